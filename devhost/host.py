@@ -1,0 +1,263 @@
+"""The local host: what the Functions host and the Durable extension do, on one machine.
+
+:class:`LocalHost` loads an app (``function_app.py``), opens the task hub and the embedded
+stand-ins under a data folder, serves the Durable HTTP API and the app's HTTP triggers on
+127.0.0.1, and runs the work loops either in background threads (:meth:`start`) or step by
+step until nothing is left (:meth:`drain`, for tests, with an injected clock).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Protocol
+
+from devhost.app_loader import AppIndex, load_app
+from devhost.clock import Clock, ManualClock, SystemClock
+from devhost.taskhub.store import TaskHub
+from devhost.workers.dispatch import DurableWorker
+
+log = logging.getLogger("devhost")
+
+
+class Poller(Protocol):
+    """A trigger source the host polls (Service Bus queues, timer triggers)."""
+
+    def poll_once(self) -> int:
+        """Run what is due now; return how many function invocations were made."""
+        ...
+
+    def next_due(self) -> datetime | None:
+        """Return when something next becomes due, or None if nothing is queued."""
+        ...
+
+
+def free_port() -> int:
+    """Return a free TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LocalHost:
+    """Run one app with its task hub and stand-ins in this process.
+
+    Parameters
+    ----------
+    app_dir : str or Path
+        Folder with ``function_app.py`` and ``local.settings.json``.
+    data_dir : str or Path
+        Folder for the SQLite files (task hub, queues, stores).
+    clock : Clock, optional
+        Time source; a :class:`~devhost.clock.ManualClock` makes durable timers testable
+        without sleeping. Defaults to the system clock.
+    port : int
+        HTTP port on 127.0.0.1; 0 picks a free one.
+    hub_name : str
+        Task hub name.
+    activity_workers : int
+        Threads running activities in :meth:`start` mode.
+    orchestration_lease, activity_lease : timedelta
+        Lease durations (see :class:`~devhost.workers.dispatch.DurableWorker`).
+    serve_http : bool
+        Start the HTTP server (needed by apps that use a durable client).
+    """
+
+    def __init__(self, app_dir: str | Path, data_dir: str | Path, *,
+                 clock: Clock | None = None, port: int = 0, hub_name: str = "TestHubName",
+                 activity_workers: int = 4,
+                 orchestration_lease: timedelta = timedelta(seconds=30),
+                 activity_lease: timedelta = timedelta(seconds=60),
+                 serve_http: bool = True, app: tuple[Any, AppIndex] | None = None) -> None:
+        self.app_dir = Path(app_dir)
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.clock = clock or SystemClock()
+        self.port = port or free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.app, self.index = app or load_app(self.app_dir)
+        self.taskhub = TaskHub(self.data_dir / "taskhub.sqlite", self.clock, name=hub_name)
+        self.worker = DurableWorker(self.taskhub, self.index,
+                                    orchestration_lease=orchestration_lease,
+                                    activity_lease=activity_lease, sleep=self._sleep)
+        self.activity_workers = activity_workers
+        self.pollers: list[Poller] = []
+        self.serve_http = serve_http
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._server: Any = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def _sleep(self, seconds: float) -> None:
+        if isinstance(self.clock, ManualClock):
+            self.clock.advance(timedelta(seconds=seconds))
+        else:
+            time.sleep(seconds)
+
+    def start_http(self) -> None:
+        """Start the HTTP server (Durable HTTP API and app HTTP triggers) in a thread."""
+        if self._server is not None or not self.serve_http:
+            return
+        import uvicorn
+
+        from devhost.http_host import build_http_app
+
+        app = build_http_app(self)
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
+                                lifespan="off")
+        self._server = uvicorn.Server(config)
+        thread = threading.Thread(target=self._server.run, name="devhost-http", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise RuntimeError(f"HTTP server did not start on {self.base_url}")
+            time.sleep(0.01)
+
+    def start(self) -> None:
+        """Start the HTTP server and the background work loops."""
+        self.start_http()
+        self._spawn("devhost-orchestrations", self._orchestration_loop)
+        for n in range(self.activity_workers):
+            self._spawn(f"devhost-activities-{n}", self._activity_loop)
+        for n, poller in enumerate(self.pollers):
+            self._spawn(f"devhost-poller-{n}", self._poller_loop, poller)
+
+    def _spawn(self, name: str, target: Callable[..., None], *args: Any) -> None:
+        thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def stop(self) -> None:
+        """Stop the work loops and the HTTP server, waiting for running work to finish."""
+        self._stop.set()
+        self._wake.set()
+        if self._server is not None:
+            self._server.should_exit = True
+        for thread in self._threads:
+            thread.join(timeout=10)
+        self._threads.clear()
+        self._server = None
+
+    def wake(self) -> None:
+        """Tell idle work loops that new work may be queued."""
+        self._wake.set()
+
+    def __enter__(self) -> LocalHost:
+        self.start_http()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ loops
+    def _idle(self, delay: float) -> float:
+        self._wake.wait(delay)
+        self._wake.clear()
+        return min(delay * 2, 0.05)
+
+    def _orchestration_loop(self) -> None:
+        delay = 0.001
+        while not self._stop.is_set():
+            try:
+                worked = self.worker.run_one_episode()
+            except Exception:  # noqa: BLE001 - logged by the worker; keep serving others
+                worked = False
+            delay = 0.001 if worked else self._idle(delay)
+
+    def _activity_loop(self) -> None:
+        delay = 0.001
+        while not self._stop.is_set():
+            items = self.worker.claim_activities(1)
+            for item in items:
+                self._run_with_renewal(item)
+            if items:
+                self._wake.set()
+            delay = 0.001 if items else self._idle(delay)
+
+    def _run_with_renewal(self, item: Any) -> None:
+        done = threading.Event()
+        lease = self.worker.activity_lease
+
+        def renew() -> None:
+            while not done.wait(lease.total_seconds() / 3):
+                self.taskhub.renew_activity(item, lease)
+
+        renewer = threading.Thread(target=renew, daemon=True)
+        renewer.start()
+        try:
+            self.worker.execute_activity(item)
+        finally:
+            done.set()
+
+    def _poller_loop(self, poller: Poller) -> None:
+        delay = 0.001
+        while not self._stop.is_set():
+            try:
+                worked = poller.poll_once()
+            except Exception:  # noqa: BLE001
+                log.exception("trigger poller failed")
+                worked = 0
+            delay = 0.001 if worked else self._idle(delay)
+
+    # ------------------------------------------------------------------ drain mode
+    def run_until_idle(self, *, advance_clock: bool = False, max_steps: int = 1_000_000,
+                       until: datetime | None = None) -> int:
+        """Run all due work in this thread until nothing is left (drain mode).
+
+        Parameters
+        ----------
+        advance_clock : bool
+            With a ManualClock: when nothing is due now, move the clock to the next durable
+            timer, queued message or lease expiry and go on (timer triggers do not count as
+            pending work, so a cron schedule alone does not keep the drain going).
+        max_steps : int
+            Safety bound on work steps.
+        until : datetime, optional
+            Do not advance the clock past this time.
+
+        Returns
+        -------
+        int
+            Number of work steps run (episodes, activities, trigger invocations).
+
+        Raises
+        ------
+        RuntimeError
+            If ``max_steps`` is exceeded (a livelock in the app or the host).
+        """
+        steps = 0
+        while steps < max_steps:
+            worked = 0
+            while self.worker.run_one_episode():
+                worked += 1
+            for item in self.worker.claim_activities(64):
+                self.worker.execute_activity(item)
+                worked += 1
+            for poller in self.pollers:
+                worked += poller.poll_once()
+            steps += worked
+            if worked:
+                continue
+            if not (advance_clock and isinstance(self.clock, ManualClock)):
+                return steps
+            due = [d for d in [self.taskhub.next_due(),
+                               *(p.next_due() for p in self.pollers)] if d is not None]
+            if not due:
+                return steps
+            target = min(due)
+            if until is not None and target > until:
+                if self.clock.now() < until:
+                    self.clock.set(until)
+                    continue
+                return steps
+            if target > self.clock.now():
+                self.clock.set(target)
+        raise RuntimeError(f"drain did not reach idle within {max_steps} steps")

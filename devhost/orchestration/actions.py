@@ -1,0 +1,86 @@
+"""The actions the Python SDK returns, flattened and typed.
+
+The SDK (replay schema V2) answers each episode with every action the orchestrator has
+scheduled since the execution began, in the order the tasks were yielded; ``task_all`` and
+``task_any`` arrive as compound actions (WhenAll/WhenAny) that hold their children. Every
+atomic action except WaitForExternalEvent takes the next task sequence number in the SDK,
+and the host must give its TaskScheduled/TimerCreated/SubOrchestrationInstanceCreated event
+that same number as ``EventId`` so completions find their task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from enum import IntEnum
+from typing import Any
+
+
+class ActionType(IntEnum):
+    """Action types of the SDK's out-of-process protocol."""
+
+    CallActivity = 0
+    CallActivityWithRetry = 1
+    CallSubOrchestrator = 2
+    CallSubOrchestratorWithRetry = 3
+    ContinueAsNew = 4
+    CreateTimer = 5
+    WaitForExternalEvent = 6
+    CallEntity = 7
+    CallHttp = 8
+    SignalEntity = 9
+    WhenAny = 11
+    WhenAll = 12
+
+
+COMPOUND = (ActionType.WhenAny, ActionType.WhenAll)
+HTTP_ACTIVITY = "BuiltIn::HttpActivity"
+"""Name of the host's built-in activity that performs CallHttp (as the extension names it)."""
+
+
+class UnsupportedActionError(Exception):
+    """The orchestrator used an action this host does not run (entities)."""
+
+
+def flatten(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return the atomic actions of an SDK orchestrator state, in scheduling order.
+
+    Parameters
+    ----------
+    state : dict
+        The parsed JSON the SDK's handler returned (``{"isDone", "actions", ...}``).
+
+    Returns
+    -------
+    list of dict
+        Atomic actions (compound WhenAll/WhenAny unwrapped depth-first).
+
+    Raises
+    ------
+    UnsupportedActionError
+        For CallEntity and SignalEntity.
+    """
+
+    def walk(action: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        kind = ActionType(action["actionType"])
+        if kind in COMPOUND:
+            for child in action.get("compoundActions", []):
+                yield from walk(child)
+        elif kind in (ActionType.CallEntity, ActionType.SignalEntity):
+            raise UnsupportedActionError(
+                f"{kind.name}: durable entities are not supported by the local host yet")
+        else:
+            yield action
+
+    out: list[dict[str, Any]] = []
+    for group in state.get("actions") or []:
+        for action in group if isinstance(group, list) else [group]:
+            out.extend(walk(action))
+    return out
+
+
+def takes_sequence_number(action: dict[str, Any]) -> bool:
+    """Tell whether the SDK gives this action a task sequence number.
+
+    External-event waits are keyed by event name instead.
+    """
+    return ActionType(action["actionType"]) != ActionType.WaitForExternalEvent

@@ -1,0 +1,413 @@
+"""One orchestrator episode: history in, SDK replay, actions out, one commit.
+
+An episode takes an instance's history and its new messages, builds the context JSON the
+Functions host sends the Python worker, calls the SDK's own orchestrator handler (the SDK
+replays the generator), and turns the returned actions into history events and work items
+(:class:`~devhost.taskhub.store.EpisodeCommit`), which the caller commits atomically.
+
+Sequence numbers (why a bit of bookkeeping is needed)
+-----------------------------------------------------
+The SDK numbers tasks itself: each new atomic action takes the next number, and a
+``call_*_with_retry`` task also takes one for the retry timer when an attempt fails and one
+for the next attempt when that timer fires (the Durable Task Framework's retry interceptor
+does the same). Retry numbers are taken while the SDK processes the failure or timer event,
+before the orchestrator resumes, so the host allocates them for the episode's first new event
+and admits at most one such event per episode, as the first one; every number then lines up
+with the SDK's.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import traceback
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from devhost.orchestration.actions import (
+    HTTP_ACTIVITY,
+    ActionType,
+    UnsupportedActionError,
+    flatten,
+    takes_sequence_number,
+)
+from devhost.taskhub.events import EventType, event, format_time, parse_time
+from devhost.taskhub.store import (
+    EpisodeCommit,
+    InboxMessage,
+    NewActivity,
+    NewInstance,
+    NewMessage,
+    OrchestrationWorkItem,
+    empty_replay_state,
+)
+
+OrchestratorHandler = Callable[[str], str]
+OUT_OF_PROC_MARKER = "\n\n$OutOfProcData$:"
+"""Separator the SDK puts between an orchestrator's error message and its state JSON."""
+
+REPLAY_SCHEMA = 1
+"""``upperSchemaVersion`` sent to the SDK: V2 (flat action list with compound actions)."""
+
+CONTROL_KINDS = ("terminate", "suspend", "resume")
+
+
+def _retry_relevant(m: InboxMessage, retries: dict[str, dict[str, Any]]) -> bool:
+    ev = m.event
+    kind = ev["EventType"]
+    for r in retries.values():
+        if kind in (EventType.TaskFailed, EventType.SubOrchestrationInstanceFailed) \
+                and ev.get("TaskScheduledId") == r["task_id"]:
+            return True
+        if kind == EventType.TimerFired and ev.get("TimerId") == r.get("timer_id") \
+                and r["attempt"] < r["max"]:
+            return True
+    return False
+
+
+def select_batch(item: OrchestrationWorkItem, max_batch: int) -> tuple[list[InboxMessage],
+                                                                       list[InboxMessage]]:
+    """Choose the messages this episode processes and the ones it discards.
+
+    Parameters
+    ----------
+    item : OrchestrationWorkItem
+        The claimed instance with its visible messages.
+    max_batch : int
+        Upper bound on messages per episode.
+
+    Returns
+    -------
+    (list, list)
+        Messages to add to history now (ExecutionStarted first for a new execution; a
+        control message alone; at most one retry-relevant message, as the first), and
+        messages to drop (they belong to an older execution).
+    """
+    inst = item.instance
+    current, stale = [], []
+    for m in item.messages:
+        if m.execution_id is not None and m.execution_id != inst.execution_id:
+            stale.append(m)
+        else:
+            current.append(m)
+    if inst.runtime_status == "Suspended":
+        current = [m for m in current if m.kind in ("resume", "terminate")]
+    if not item.history:
+        starts = [m for m in current if m.kind == "start"]
+        current = starts[:1] + [m for m in current if m.kind != "start"]
+    elif any(m.kind == "start" for m in current):
+        # A start message for an execution that has history already: a duplicate.
+        stale += [m for m in current if m.kind == "start"]
+        current = [m for m in current if m.kind != "start"]
+    if current and current[0].kind in CONTROL_KINDS:
+        return current[:1], stale
+    retries = inst.replay_state.get("retries", {})
+    batch: list[InboxMessage] = []
+    for m in current[:max_batch]:
+        if m.kind in CONTROL_KINDS:
+            break
+        if batch and _retry_relevant(m, retries):
+            break
+        batch.append(m)
+    return batch, stale
+
+
+class Episode:
+    """Compute the commit of one episode for a claimed instance.
+
+    Parameters
+    ----------
+    item : OrchestrationWorkItem
+        The claimed instance, its history and its messages.
+    handler : callable or None
+        The SDK's orchestrator handler for the instance's function (``str -> str``), or
+        None if the app has no orchestrator of that name.
+    now : datetime
+        The episode's time (OrchestratorStarted timestamp, the orchestrator's
+        ``current_utc_datetime``).
+    max_batch : int
+        Upper bound on new messages per episode.
+    """
+
+    def __init__(self, item: OrchestrationWorkItem, handler: OrchestratorHandler | None,
+                 now: datetime, max_batch: int = 1000) -> None:
+        self.item = item
+        self.inst = item.instance
+        self.handler = handler
+        self.now = now
+        self.max_batch = max_batch
+        self.state = copy.deepcopy(item.instance.replay_state) or empty_replay_state()
+        self.commit = EpisodeCommit(custom_status=item.instance.custom_status)
+        self.new_events: list[dict[str, Any]] = []  # OrchestratorStarted + new messages
+        self.tail: list[dict[str, Any]] = []  # OrchestratorCompleted, ExecutionCompleted
+
+    # ------------------------------------------------------------------ entry point
+    def run(self) -> EpisodeCommit:
+        """Run the episode and return what it writes.
+
+        Returns
+        -------
+        EpisodeCommit
+            Empty (only releases the lease) when there was nothing to process.
+        """
+        batch, stale = select_batch(self.item, self.max_batch)
+        self.commit.dropped = [m.id for m in stale]
+        if self.inst.runtime_status in ("Completed", "Failed", "Terminated"):
+            self.commit.dropped += [m.id for m in batch]
+            return self.commit
+        if not batch:
+            return self.commit
+        self.commit.consumed = [m.id for m in batch]
+        self.new_events.append(event(EventType.OrchestratorStarted, self.now))
+        if batch[0].kind in CONTROL_KINDS:
+            self._control(batch[0])
+            return self._finish_commit()
+        for m in batch:
+            self._host_side_retry(m.event)
+            self.new_events.append(m.event)
+        self._replay()
+        return self._finish_commit()
+
+    def _finish_commit(self) -> EpisodeCommit:
+        # DTFx order: OrchestratorStarted, the new events, the events of newly scheduled
+        # work, OrchestratorCompleted, then ExecutionCompleted if the execution ended.
+        self.commit.new_history = [dict(e, IsPlayed=True) for e in self.new_events] \
+            + self.commit.new_history + self.tail
+        if self.commit.replay_state is None:
+            self.commit.replay_state = self.state
+        return self.commit
+
+    # ------------------------------------------------------------------ control messages
+    def _control(self, m: InboxMessage) -> None:
+        self.new_events.append(m.event)
+        if m.kind == "terminate":
+            self._end("Terminated", m.event.get("Input"), failed_reason="terminated")
+        elif m.kind == "suspend":
+            self.commit.status = "Suspended"
+        elif m.kind == "resume":
+            self.commit.status = "Running"
+
+    # ------------------------------------------------------------------ retries
+    def _next_seq(self) -> int:
+        seq = self.state["next_seq"]
+        self.state["next_seq"] = seq + 1
+        return seq
+
+    def _host_side_retry(self, ev: dict[str, Any]) -> None:
+        kind = ev["EventType"]
+        for key, r in list(self.state["retries"].items()):
+            if kind == EventType.TaskCompleted and ev.get("TaskScheduledId") == r["task_id"] \
+                    or kind == EventType.SubOrchestrationInstanceCompleted \
+                    and ev.get("TaskScheduledId") == r["task_id"]:
+                del self.state["retries"][key]
+            elif kind in (EventType.TaskFailed, EventType.SubOrchestrationInstanceFailed) \
+                    and ev.get("TaskScheduledId") == r["task_id"]:
+                # The SDK's RetryAbleTask adds a timer now, even after the last attempt
+                # (DTFx waits one extra timer before giving up).
+                timer_id = self._next_seq()
+                r["timer_id"] = timer_id
+                fire_at = self.now + timedelta(milliseconds=r["interval_ms"])
+                self._schedule_timer(timer_id, fire_at)
+            elif kind == EventType.TimerFired and ev.get("TimerId") == r.get("timer_id"):
+                r["timer_id"] = None
+                if r["attempt"] < r["max"]:
+                    r["attempt"] += 1
+                    r["task_id"] = self._next_seq()
+                    self._schedule_call(r["task_id"], r["action"])
+                else:
+                    del self.state["retries"][key]
+
+    # ------------------------------------------------------------------ replay
+    def context_json(self) -> str:
+        """Build the orchestration trigger's context JSON as the Functions host sends it."""
+        history = [dict(e, IsPlayed=True) for e in self.item.history] + self.new_events
+        started = next((e for e in history if e["EventType"] == EventType.ExecutionStarted),
+                       {})
+        parent = (started.get("ParentInstance") or {}).get("OrchestrationInstance") or {}
+        return json.dumps({
+            "history": history,
+            "input": started.get("Input"),
+            "instanceId": self.inst.instance_id,
+            "isReplaying": bool(self.item.history),
+            "parentInstanceId": parent.get("InstanceId"),
+            "upperSchemaVersion": REPLAY_SCHEMA,
+        })
+
+    def _replay(self) -> None:
+        if self.handler is None:
+            self._fail(f"The function '{self.inst.name}' doesn't exist, is disabled, or is "
+                       "not an orchestrator function.", "")
+            return
+        try:
+            state = json.loads(self.handler(self.context_json()))
+            error = None
+        except Exception as exc:  # noqa: BLE001 - the SDK reports failure by raising
+            text = str(exc)
+            if OUT_OF_PROC_MARKER in text:
+                message, _, payload = text.partition(OUT_OF_PROC_MARKER)
+                state = json.loads(payload)
+                error = state.get("error") or message
+            else:
+                state = {"isDone": False, "actions": []}
+                error = text or type(exc).__name__
+            details = "".join(traceback.format_exception(exc))
+        if state.get("customStatus") is not None:
+            self.commit.custom_status = json.dumps(state["customStatus"])
+        try:
+            actions = self._apply_actions(flatten(state))
+        except (UnsupportedActionError, NonDeterminismError) as exc:
+            self._fail(str(exc), "")
+            return
+        if error is not None:
+            self._fail(error, details)
+        elif state.get("isDone"):
+            cont = next((a for a in actions if a["actionType"] == ActionType.ContinueAsNew),
+                        None)
+            if cont is not None:
+                self._continue_as_new(cont.get("input"))
+            else:
+                self._end("Completed", json.dumps(state.get("output")))
+        else:
+            self.tail.append(event(EventType.OrchestratorCompleted, self.now))
+            self.commit.status = "Running"
+
+    def _apply_actions(self, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        numbered = [a for a in actions if takes_sequence_number(a)]
+        known = self.state["action_ids"]
+        for index, action in enumerate(numbered):
+            if index < len(known):
+                seq, kind = known[index]
+                if kind != action["actionType"]:
+                    raise NonDeterminismError(
+                        f"Non-deterministic workflow detected: action {index} was "
+                        f"{ActionType(kind).name} and is now "
+                        f"{ActionType(action['actionType']).name}")
+                if kind == ActionType.CreateTimer and action.get("isCanceled"):
+                    self.commit.cancel_timers.append(seq)
+                continue
+            seq = self._next_seq()
+            known.append([seq, action["actionType"]])
+            self._schedule_new(seq, index, action)
+        return numbered
+
+    def _schedule_new(self, seq: int, index: int, action: dict[str, Any]) -> None:
+        kind = ActionType(action["actionType"])
+        if kind == ActionType.CreateTimer:
+            fire_at = parse_time(action["fireAt"])
+            self._schedule_timer(seq, fire_at, cancelled=bool(action.get("isCanceled")))
+        elif kind == ActionType.ContinueAsNew:
+            pass
+        else:
+            if kind in (ActionType.CallActivityWithRetry,
+                        ActionType.CallSubOrchestratorWithRetry):
+                opts = action["retryOptions"]
+                self.state["retries"][str(index)] = {
+                    "task_id": seq, "attempt": 1, "max": int(opts["maxNumberOfAttempts"]),
+                    "interval_ms": int(opts["firstRetryIntervalInMilliseconds"]),
+                    "timer_id": None, "action": action,
+                }
+            self._schedule_call(seq, action)
+
+    def _schedule_timer(self, seq: int, fire_at: datetime, cancelled: bool = False) -> None:
+        self.commit.new_history.append(
+            event(EventType.TimerCreated, self.now, seq, FireAt=format_time(fire_at)))
+        if not cancelled:
+            fired = event(EventType.TimerFired, fire_at, TimerId=seq,
+                          FireAt=format_time(fire_at))
+            self.commit.messages.append(NewMessage(self.inst.instance_id,
+                                                   self._execution_id(), "timer", fired,
+                                                   fire_at, timer_id=seq))
+
+    def _execution_id(self) -> str:
+        return self.inst.execution_id
+
+    def _schedule_call(self, seq: int, action: dict[str, Any]) -> None:
+        kind = ActionType(action["actionType"])
+        if kind in (ActionType.CallSubOrchestrator, ActionType.CallSubOrchestratorWithRetry):
+            child_id = action.get("instanceId") or f"{self.inst.instance_id}:{seq:04d}"
+            self.commit.new_history.append(event(
+                EventType.SubOrchestrationInstanceCreated, self.now, seq,
+                Name=action["functionName"], InstanceId=child_id, Input=_as_json(action)))
+            self.commit.instances.append(NewInstance(child_id, action["functionName"],
+                                                     _as_json(action), seq,
+                                                     action.get("version")))
+            return
+        if kind == ActionType.CallHttp:
+            name, payload = HTTP_ACTIVITY, json.dumps(action["httpRequest"])
+        else:
+            name, payload = action["functionName"], _as_json(action)
+        self.commit.new_history.append(
+            event(EventType.TaskScheduled, self.now, seq, Name=name, Input=payload))
+        self.commit.activities.append(NewActivity(seq, name, payload))
+
+    # ------------------------------------------------------------------ endings
+    def _fail(self, message: str, details: str) -> None:
+        output = f"Orchestrator function '{self.inst.name}' failed: {message}"
+        self._end("Failed", json.dumps(output), failed_reason=message, details=details)
+
+    def _end(self, status: str, output: str | None, failed_reason: str | None = None,
+             details: str = "") -> None:
+        self.tail.append(event(EventType.OrchestratorCompleted, self.now))
+        if status != "Terminated":
+            extra: dict[str, Any] = {"OrchestrationStatus": status, "Result": output}
+            if status == "Failed":
+                extra["FailureDetails"] = {"ErrorType": "OrchestratorFailure",
+                                           "ErrorMessage": failed_reason, "StackTrace": details}
+            self.tail.append(event(EventType.ExecutionCompleted, self.now, **extra))
+        self.commit.status = status
+        self.commit.output = output
+        self.commit.purge_execution = True
+        # Work scheduled by the final episode for this instance itself is moot.
+        self.commit.activities.clear()
+        self.commit.messages = [m for m in self.commit.messages
+                                if m.instance_id != self.inst.instance_id]
+        self._notify_parent(status, output, failed_reason, details)
+
+    def _notify_parent(self, status: str, output: str | None, reason: str | None,
+                       details: str) -> None:
+        if not self.inst.parent_instance_id:
+            return
+        if status == "Completed":
+            ev = event(EventType.SubOrchestrationInstanceCompleted, self.now,
+                       TaskScheduledId=self.inst.parent_task_id, Result=output)
+        else:
+            ev = event(EventType.SubOrchestrationInstanceFailed, self.now,
+                       TaskScheduledId=self.inst.parent_task_id,
+                       Reason=f"Sub-orchestration '{self.inst.instance_id}' {status.lower()}:"
+                              f" {reason}", Details=details)
+        self.commit.messages.append(NewMessage(self.inst.parent_instance_id,
+                                               self.inst.parent_execution_id, "completion",
+                                               ev, self.now))
+
+    def _continue_as_new(self, new_input: Any) -> None:
+        input_json = json.dumps(new_input) if not isinstance(new_input, str) else new_input
+        execution_id = uuid.uuid4().hex
+        started = event(EventType.ExecutionStarted, self.now, Name=self.inst.name,
+                        Input=input_json, Version=self.inst.version or "")
+        self.commit.reset_history = True
+        self.new_events.clear()
+        self.tail.clear()
+        self.commit.new_history = []
+        self.commit.execution_id = execution_id
+        self.commit.input = input_json
+        self.commit.status = "Running"
+        self.commit.purge_execution = True
+        self.commit.activities.clear()
+        self.commit.instances.clear()
+        self.commit.messages = [NewMessage(self.inst.instance_id, execution_id, "start",
+                                           started, self.now)]
+        self.state = empty_replay_state()
+
+
+class NonDeterminismError(Exception):
+    """The orchestrator's actions no longer match its history (code changed mid-flight)."""
+
+
+def _as_json(action: dict[str, Any]) -> str | None:
+    value = action.get("input")
+    if value is None:
+        return None
+    # The SDK serialises inputs to a JSON string already; keep it as the wire value.
+    return value if isinstance(value, str) else json.dumps(value)

@@ -1,0 +1,83 @@
+"""SQLite schema of the task hub.
+
+Tables
+------
+instances
+    One row per orchestration instance: name, runtime status, input/output, the current
+    execution id, the orchestration lease (``lock_owner``/``lock_expires``) and the host's
+    sequence-number bookkeeping (``replay_state``, see :mod:`devhost.orchestration.sequence`).
+history
+    The append-only history of each instance's current execution (SPEC D3, D5).
+inbox
+    Orchestrator messages: the history events waiting to be added by the next episode
+    (ExecutionStarted, TaskCompleted, EventRaised, ...). Durable timers are inbox rows whose
+    ``visible_at`` is the fire time; cancelling a timer deletes its row.
+activities
+    Activity work items with a lease that expires, so a killed worker's item is picked up
+    by another (at-least-once, issue item 5).
+leases
+    Named leases (timer-trigger occurrences, singleton jobs) shared by host processes.
+"""
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS instances (
+    instance_id      TEXT PRIMARY KEY,
+    name             TEXT NOT NULL,
+    version          TEXT,
+    runtime_status   TEXT NOT NULL,
+    input            TEXT,
+    output           TEXT,
+    custom_status    TEXT,
+    created_at       TEXT NOT NULL,
+    last_updated_at  TEXT NOT NULL,
+    execution_id     TEXT NOT NULL,
+    parent_instance_id TEXT,
+    parent_execution_id TEXT,
+    parent_task_id   INTEGER,
+    lock_owner       TEXT,
+    lock_expires     TEXT,
+    replay_state     TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ix_instances_status_created
+    ON instances (runtime_status, created_at);
+CREATE INDEX IF NOT EXISTS ix_instances_created ON instances (created_at);
+
+CREATE TABLE IF NOT EXISTS history (
+    instance_id   TEXT NOT NULL,
+    position      INTEGER NOT NULL,
+    event         TEXT NOT NULL,
+    PRIMARY KEY (instance_id, position)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS inbox (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    instance_id   TEXT NOT NULL,
+    execution_id  TEXT,
+    kind          TEXT NOT NULL,
+    timer_id      INTEGER,
+    event         TEXT NOT NULL,
+    visible_at    TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ix_inbox_visible ON inbox (visible_at, instance_id);
+CREATE INDEX IF NOT EXISTS ix_inbox_instance ON inbox (instance_id, id);
+
+CREATE TABLE IF NOT EXISTS activities (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    instance_id   TEXT NOT NULL,
+    execution_id  TEXT NOT NULL,
+    task_id       INTEGER NOT NULL,
+    name          TEXT NOT NULL,
+    input         TEXT,
+    lock_owner    TEXT,
+    lock_expires  TEXT NOT NULL,
+    dequeue_count INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (instance_id, execution_id, task_id)
+);
+CREATE INDEX IF NOT EXISTS ix_activities_lock ON activities (lock_expires);
+
+CREATE TABLE IF NOT EXISTS leases (
+    name          TEXT PRIMARY KEY,
+    owner         TEXT NOT NULL,
+    expires       TEXT NOT NULL
+) WITHOUT ROWID;
+"""

@@ -1,0 +1,1 @@
+"""Work loops of the local host: orchestrator episodes, activities, and drain mode."""

@@ -1,0 +1,92 @@
+"""The durable work loops: claim, run and commit orchestrator episodes and activities.
+
+:class:`DurableWorker` is used both by the background threads of a running host and, step
+by step, by drain mode. Every step claims its work with a lease first, so several threads
+and several host processes can run these loops on one task hub.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from datetime import timedelta
+
+from devhost.app_loader import AppIndex
+from devhost.orchestration.episode import Episode
+from devhost.taskhub.store import ActivityWorkItem, TaskHub
+from devhost.workers.activities import run_activity
+
+log = logging.getLogger("devhost.worker")
+
+
+class DurableWorker:
+    """Runs orchestrator episodes and activities for one app against one task hub.
+
+    Parameters
+    ----------
+    taskhub : TaskHub
+        The shared task hub.
+    index : AppIndex
+        The app's functions.
+    owner : str, optional
+        Lease owner id; defaults to a fresh random id (one per worker).
+    orchestration_lease : timedelta
+        How long an episode may hold its instance.
+    activity_lease : timedelta
+        Lease of an activity work item; renewed while the activity runs.
+    sleep : callable
+        Waits between HTTP 202 polls (seconds).
+    """
+
+    def __init__(self, taskhub: TaskHub, index: AppIndex, *, owner: str | None = None,
+                 orchestration_lease: timedelta = timedelta(seconds=30),
+                 activity_lease: timedelta = timedelta(seconds=60),
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.taskhub = taskhub
+        self.index = index
+        self.owner = owner or uuid.uuid4().hex[:12]
+        self.orchestration_lease = orchestration_lease
+        self.activity_lease = activity_lease
+        self.sleep = sleep
+        self.handlers = {name: f.func for name, f in index.orchestrators.items()}
+
+    def run_one_episode(self) -> bool:
+        """Claim one instance with visible messages and run one episode for it.
+
+        Returns
+        -------
+        bool
+            True if an instance was claimed (whether or not its commit won).
+        """
+        item = self.taskhub.claim_orchestration(self.owner, self.orchestration_lease)
+        if item is None:
+            return False
+        try:
+            commit = Episode(item, self.handlers.get(item.instance.name),
+                             self.taskhub.clock.now()).run()
+        except Exception:
+            log.exception("episode of %s crashed; releasing it", item.instance.instance_id)
+            self.taskhub.release_orchestration(item)
+            raise
+        if not self.taskhub.commit_episode(item, commit):
+            log.warning("lease on %s was lost; episode discarded", item.instance.instance_id)
+        return True
+
+    def claim_activities(self, max_count: int = 1) -> list[ActivityWorkItem]:
+        """Lease up to ``max_count`` activity work items."""
+        return self.taskhub.claim_activities(self.owner, self.activity_lease, max_count)
+
+    def execute_activity(self, item: ActivityWorkItem) -> bool:
+        """Run a claimed activity and record its completion.
+
+        Returns
+        -------
+        bool
+            True if this worker's completion was recorded (False if another worker
+            completed the item after this one's lease expired).
+        """
+        result = run_activity(item, self.index.activities, self.taskhub.clock.now,
+                              self.sleep)
+        return self.taskhub.complete_activity(item, result)

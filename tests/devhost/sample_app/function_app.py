@@ -1,0 +1,121 @@
+"""A sample app exercising every durable action the local host supports."""
+
+from datetime import timedelta
+
+import azure.durable_functions as df
+import azure.functions as func
+
+app = df.DFApp(http_auth_level=func.AuthLevel.ANONYMOUS)
+
+ATTEMPTS: dict[str, int] = {}
+
+
+@app.orchestration_trigger(context_name="context")
+def chain(context: df.DurableOrchestrationContext):
+    name = context.get_input()
+    outputs = []
+    for city in ("Tokyo", "Seattle", "London"):
+        outputs.append((yield context.call_activity("hello", f"{name}-{city}")))
+    return outputs
+
+
+@app.activity_trigger(input_name="name")
+def hello(name: str) -> str:
+    return f"Hello {name}!"
+
+
+@app.orchestration_trigger(context_name="context")
+def race(context: df.DurableOrchestrationContext):
+    deadline = context.current_utc_datetime + timedelta(seconds=context.get_input())
+    reply = context.wait_for_external_event("Approval")
+    timer = context.create_timer(deadline)
+    winner = yield context.task_any([reply, timer])
+    if winner == reply:
+        timer.cancel()
+        return {"outcome": "approved", "value": reply.result}
+    return {"outcome": "timeout"}
+
+
+@app.orchestration_trigger(context_name="context")
+def retrying(context: df.DurableOrchestrationContext):
+    key = context.get_input()
+    try:
+        value = yield context.call_activity_with_retry("flaky", df.RetryOptions(1000, 3), key)
+        return {"value": value}
+    except Exception as exc:  # noqa: BLE001
+        after = yield context.call_activity("hello", "after-failure")
+        return {"error": str(exc), "after": after}
+
+
+@app.activity_trigger(input_name="key")
+def flaky(key: str) -> str:
+    ATTEMPTS[key] = ATTEMPTS.get(key, 0) + 1
+    succeed_on = int(key.split(":")[1])
+    if succeed_on and ATTEMPTS[key] >= succeed_on:
+        return f"ok after {ATTEMPTS[key]}"
+    raise RuntimeError(f"attempt {ATTEMPTS[key]} failed")
+
+
+@app.orchestration_trigger(context_name="context")
+def charge(context: df.DurableOrchestrationContext):
+    catch = context.get_input()
+    if not catch:
+        return (yield context.call_activity("decline", None))
+    try:
+        yield context.call_activity("decline", None)
+    except Exception as exc:  # noqa: BLE001
+        return {"caught": str(exc)}
+
+
+@app.activity_trigger(input_name="payload")
+def decline(payload) -> None:
+    raise ValueError("card declined")
+
+
+@app.orchestration_trigger(context_name="context")
+def parent(context: df.DurableOrchestrationContext):
+    mode = context.get_input()
+    if mode == "fail":
+        try:
+            yield context.call_sub_orchestrator("charge", False)
+        except Exception as exc:  # noqa: BLE001
+            return {"child_error": str(exc)}
+    tasks = [context.call_sub_orchestrator("chain", f"c{i}") for i in range(3)]
+    return (yield context.task_all(tasks))
+
+
+@app.orchestration_trigger(context_name="context")
+def deterministic(context: df.DurableOrchestrationContext):
+    first = (str(context.current_utc_datetime), str(context.new_uuid()))
+    yield context.call_activity("hello", "x")
+    second = (str(context.current_utc_datetime), str(context.new_uuid()))
+    yield context.call_activity("hello", "y")
+    return {"first": first, "second": second}
+
+
+@app.orchestration_trigger(context_name="context")
+def counter(context: df.DurableOrchestrationContext):
+    n = context.get_input()
+    yield context.call_activity("hello", str(n))
+    if n < 5:
+        context.continue_as_new(n + 1)
+        return None
+    return n
+
+
+@app.orchestration_trigger(context_name="context")
+def fetch(context: df.DurableOrchestrationContext):
+    response = yield context.call_http("GET", context.get_input())
+    return response
+
+
+@app.orchestration_trigger(context_name="context")
+def fan(context: df.DurableOrchestrationContext):
+    n = context.get_input()
+    results = yield context.task_all([context.call_activity("square", i) for i in range(n)])
+    return sum(results)
+
+
+@app.activity_trigger(input_name="i")
+def square(i: int) -> int:
+    return i * i
