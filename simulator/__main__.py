@@ -1,0 +1,5 @@
+"""Entry point: ``python -m simulator --port 7072 --ledger PATH [--config faults.json]``."""
+
+from simulator.cli import main
+
+main()

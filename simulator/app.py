@@ -1,0 +1,251 @@
+"""HTTP app of the simulated PAYMENT and SHIPPING APIs (Starlette), with an admin surface.
+
+Business endpoints (all require an ``Idempotency-Key`` header, as Stripe's POSTs do)::
+
+    POST /payments                       {orderId, amount, currency} -> 201 {paymentId, ...}
+    POST /payments/{orderId}/refund      -> 200 {refundId, status: "refunded"}
+    POST /shipments                      {orderId, lines, address?} -> 201 {shipmentId, ...}
+    POST /shipments/{orderId}/cancel     -> 200 {shipmentId, status: "cancelled"}
+
+Each request is counted in the ledger, then meets the fault knobs (see
+:meth:`simulator.faults.FaultInjector.decide`), then runs at most once per key: the same
+key and body replay the stored answer (header ``Idempotent-Replayed: true``), the same key
+with another body answers 422. Errors are ``{"error": code, "message": text}``.
+
+Admin endpoints: ``GET``/``POST /_admin/faults`` (read or change the knobs at runtime),
+``GET /_admin/ledger`` (side effects, filter with ``service``, ``orderId``, ``kind``),
+``GET /_admin/stats`` (request and side-effect counts).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from pydantic import BaseModel, ValidationError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from devhost.clock import Clock
+from simulator.config import FaultUpdate, SimulatorConfig, describe_errors
+from simulator.faults import FaultInjector, FaultKind
+from simulator.ledger import IdempotentResult, Ledger
+from simulator.operations import OPERATIONS, Call, ChargeBody, ShipBody
+
+logger = logging.getLogger(__name__)
+
+MAX_KEY_LENGTH = 255
+"""Longest accepted ``Idempotency-Key`` (Stripe's limit)."""
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class NoAnswer(Response):
+    """A response that is never sent: holds the request open until the client leaves.
+
+    This is the black hole: the client sees no status, only its own timeout.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(status_code=599)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Wait for ``http.disconnect`` and send nothing."""
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+
+def _error(status: int, code: str, message: str, retry_after_s: int | None = None) -> Response:
+    headers = {"Retry-After": str(retry_after_s)} if retry_after_s is not None else None
+    return JSONResponse({"error": code, "message": message}, status, headers=headers)
+
+
+def _fingerprint(method: str, path: str, body: Any) -> str:
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(f"{method} {path}\n{canonical}".encode()).hexdigest()
+
+
+class _Simulator:
+    """The request pipeline shared by the four business endpoints."""
+
+    def __init__(self, faults: FaultInjector, clock: Clock, ledger: Ledger, sleep: Sleep):
+        self.faults = faults
+        self.clock = clock
+        self.ledger = ledger
+        self.sleep = sleep
+
+    async def handle(
+        self, request: Request, service: str, operation: str,
+        body_model: type[BaseModel] | None,
+    ) -> Response:
+        raw = await request.body()
+        try:
+            body = json.loads(raw, parse_float=Decimal) if raw.strip() else {}
+        except ValueError:
+            body = None
+        if body_model is None:
+            order_id = request.path_params["order_id"]
+        else:
+            order_id = body.get("orderId") if isinstance(body, dict) else None
+            order_id = order_id if isinstance(order_id, str) else ""
+        ordinal = await anyio.to_thread.run_sync(
+            self.ledger.record_request, service, order_id, operation
+        )
+        key = request.headers.get("Idempotency-Key", "")
+        if not key.strip():
+            return _error(400, "missing_idempotency_key", "Idempotency-Key: header required")
+        if len(key) > MAX_KEY_LENGTH:
+            return _error(400, "invalid_idempotency_key",
+                          f"Idempotency-Key: at most {MAX_KEY_LENGTH} characters")
+        if not isinstance(body, dict):
+            return _error(400, "invalid_body", "body: must be a JSON object")
+        validated = None
+        if body_model is not None:
+            try:
+                validated = body_model.model_validate(body)
+            except ValidationError as exc:
+                return _error(400, "invalid_body", describe_errors(exc))
+        call = Call(service, operation, order_id, validated)
+        fingerprint = _fingerprint(request.method, request.url.path, body)
+        return await self._answer(call, key, fingerprint, ordinal)
+
+    async def _answer(self, call: Call, key: str, fingerprint: str, ordinal: int) -> Response:
+        verdict = self.faults.decide(call.service, call.order_id, ordinal)
+        latency_s = self.faults.latency_s(call.service)
+        if latency_s > 0:
+            await self.sleep(latency_s)
+        if verdict.kind is FaultKind.BLACK_HOLE:
+            if verdict.performs_effect:
+                await self._run(call, key, fingerprint)
+            logger.info("black hole: %s %s order %s key %s (effect performed: %s)",
+                        call.service, call.operation, call.order_id, key,
+                        verdict.performs_effect)
+            return NoAnswer()
+        if verdict.kind is not FaultKind.PASS:
+            assert verdict.status is not None and verdict.reason is not None
+            logger.info("fault %s: %s %s order %s -> %s", verdict.kind, call.service,
+                        call.operation, call.order_id, verdict.status)
+            return _error(verdict.status, verdict.reason,
+                          f"orderId: {call.order_id!r} met simulated fault {verdict.kind}",
+                          verdict.retry_after_s)
+        result = await self._run(call, key, fingerprint)
+        headers = {"Idempotent-Replayed": "true"} if result.replayed else None
+        return JSONResponse(result.body, result.status, headers=headers)
+
+    async def _run(self, call: Call, key: str, fingerprint: str) -> IdempotentResult:
+        now = self.clock.now()
+        run_operation = OPERATIONS[call.operation]
+        return await anyio.to_thread.run_sync(
+            lambda: self.ledger.run_idempotent(
+                service=call.service, key=key, fingerprint=fingerprint, now=now,
+                operation=lambda conn: run_operation(conn, call, key, now),
+            )
+        )
+
+
+def create_app(
+    config: SimulatorConfig | FaultUpdate | None,
+    clock: Clock,
+    ledger_path: str | Path,
+    *,
+    sleep: Sleep | None = None,
+) -> Starlette:
+    """Build the simulator app.
+
+    Parameters
+    ----------
+    config : SimulatorConfig or FaultUpdate or None
+        Initial fault knobs (a :class:`FaultUpdate`, as read from a file, is applied to
+        the defaults at ``clock.now()``); None injects no faults.
+    clock : Clock
+        Time of outage windows and ledger rows; tests pass a ``ManualClock``.
+    ledger_path : str or Path
+        SQLite ledger file (created if missing), opened with ``devhost.sqlite``.
+    sleep : callable, optional
+        ``async sleep(seconds)`` used for added latency; defaults to ``anyio.sleep``.
+        Tests inject a recorder so no time passes.
+
+    Returns
+    -------
+    Starlette
+        The ASGI app; ``app.state.ledger`` and ``app.state.faults`` give direct access.
+    """
+    if config is None:
+        config = SimulatorConfig()
+    elif isinstance(config, FaultUpdate):
+        config = SimulatorConfig().updated(config, clock.now())
+    ledger = Ledger(ledger_path)
+    faults = FaultInjector(config, clock)
+    sim = _Simulator(faults, clock, ledger, sleep or anyio.sleep)
+
+    def business(service: str, operation: str, model: type[BaseModel] | None) -> Route:
+        async def endpoint(request: Request) -> Response:
+            return await sim.handle(request, service, operation, model)
+
+        path = {"charge": "/payments", "refund": "/payments/{order_id}/refund",
+                "ship": "/shipments", "cancel": "/shipments/{order_id}/cancel"}[operation]
+        return Route(path, endpoint, methods=["POST"], name=operation)
+
+    async def get_faults(request: Request) -> Response:
+        return JSONResponse(faults.config.model_dump(mode="json"))
+
+    async def post_faults(request: Request) -> Response:
+        try:
+            update = FaultUpdate.model_validate_json(await request.body() or b"{}")
+        except ValidationError as exc:
+            return _error(400, "invalid_fault_config", describe_errors(exc))
+        new = faults.update(update)
+        logger.info("fault knobs changed: %s", update.model_dump(exclude_none=True))
+        return JSONResponse(new.model_dump(mode="json"))
+
+    async def get_ledger(request: Request) -> Response:
+        q = request.query_params
+        effects = await anyio.to_thread.run_sync(
+            lambda: ledger.side_effects(
+                service=q.get("service"), order_id=q.get("orderId"), kind=q.get("kind")
+            )
+        )
+        return JSONResponse({"sideEffects": [e.to_json() for e in effects]})
+
+    async def get_stats(request: Request) -> Response:
+        counts = await anyio.to_thread.run_sync(ledger.request_counts)
+        effects = await anyio.to_thread.run_sync(ledger.effect_counts)
+        return JSONResponse({
+            "requests": [{"service": c.service, "orderId": c.order_id,
+                          "operation": c.operation, "count": c.count} for c in counts],
+            "sideEffects": [{"service": s, "kind": k, "orderId": o, "count": n}
+                            for (s, k, o), n in sorted(effects.items())],
+        })
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        ledger.close()
+
+    app = Starlette(
+        routes=[
+            business("payment", "charge", ChargeBody),
+            business("payment", "refund", None),
+            business("shipping", "ship", ShipBody),
+            business("shipping", "cancel", None),
+            Route("/_admin/faults", get_faults, methods=["GET"]),
+            Route("/_admin/faults", post_faults, methods=["POST"]),
+            Route("/_admin/ledger", get_ledger, methods=["GET"]),
+            Route("/_admin/stats", get_stats, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.ledger = ledger
+    app.state.faults = faults
+    return app

@@ -1,0 +1,66 @@
+"""Command line of the simulator: ``python -m simulator --port 7072 --ledger PATH``.
+
+Options are read once here, at the edge; the app itself takes typed arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Sequence
+
+import uvicorn
+from starlette.applications import Starlette
+
+from devhost.clock import SystemClock
+from simulator.app import create_app
+from simulator.config import load_update
+from simulator.server import SHUTDOWN_GRACE_S
+
+DEFAULT_PORT = 7072
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse the command line.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments without the program name; defaults to ``sys.argv[1:]``.
+
+    Returns
+    -------
+    argparse.Namespace
+        ``host``, ``port``, ``ledger`` and ``config`` (None if not given).
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m simulator",
+        description="Simulated PAYMENT and SHIPPING APIs with fault knobs and a ledger.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="interface (default: loopback)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="TCP port (7072)")
+    parser.add_argument("--ledger", required=True, help="SQLite ledger file (created if missing)")
+    parser.add_argument("--config", help="JSON fault config, same shape as POST /_admin/faults")
+    return parser.parse_args(argv)
+
+
+def build_app(args: argparse.Namespace) -> Starlette:
+    """Create the app described by parsed arguments, on the system clock.
+
+    Raises
+    ------
+    ValueError
+        If the ``--config`` file is not valid JSON or holds an invalid knob.
+    """
+    update = load_update(args.config) if args.config else None
+    return create_app(update, SystemClock(), args.ledger)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the simulator until interrupted."""
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    uvicorn.run(
+        build_app(args), host=args.host, port=args.port,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+    )

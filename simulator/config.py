@@ -1,0 +1,222 @@
+"""Fault knobs of the remote-service simulator, validated once at the edge.
+
+The simulator exists so that every failure mode an agent must survive (SPEC X1: fault
+injection next to functional tests) can be switched on by a test, the demo or an operator:
+transient errors, added latency, an outage window, a black hole that never answers,
+permanent declines and orders that fail forever. The same models validate the JSON file
+given at start (``--config``) and the body of ``POST /_admin/faults``, so a typo in a knob
+name or an out-of-range value is rejected with the field's name instead of being ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+SERVICES: tuple[str, ...] = ("payment", "shipping")
+"""Names of the simulated remote services, as used in the ledger and the fault config."""
+
+
+class Decline(BaseModel):
+    """A permanent refusal for one order: the remote's answer to a non-transient error.
+
+    Parameters
+    ----------
+    status : {402, 422}
+        HTTP status of the refusal (402 Payment Required, 422 Unprocessable Content).
+    reason : str
+        Machine-readable reason returned as ``error`` in the body, e.g. ``card_declined``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    status: Literal[402, 422] = 402
+    reason: str = Field("declined", min_length=1)
+
+
+class ServiceFaults(BaseModel):
+    """Fault knobs of one simulated service; the defaults inject nothing.
+
+    Parameters
+    ----------
+    transient_rate : float
+        Probability in [0, 1] that a request is answered with a transient error.
+    transient_statuses : list of {429, 503}
+        Statuses a transient error is drawn from; 429 carries ``Retry-After``.
+    retry_after_s : int
+        Seconds sent in ``Retry-After`` with a transient 429.
+    latency_s : float
+        Seconds added before every answer of this service.
+    outage_start, outage_end : datetime, optional
+        Timezone-aware outage window ``[start, end)``; every request answers 503 with a
+        ``Retry-After`` up to the end. ``outage_start`` alone is rejected.
+    outage_for_s : float, optional
+        Outage from the moment the knob is applied for this many seconds; resolved into
+        ``outage_start``/``outage_end`` with the simulator's clock. Excludes the two above.
+    black_hole_order_ids : list of str
+        Orders whose requests are accepted but never answered: the connection is held
+        open until the client gives up.
+    black_hole_first_n : int, optional
+        Black-hole only the first N requests of each such order (counted from the moment
+        the knob is applied); afterwards its requests pass. None means every request.
+    black_hole_performs_effect : bool
+        Whether a black-holed request still performs its side effect (the answer is lost
+        after the work was done) or performs none (the request is lost before it).
+    decline : dict of str to Decline
+        Orders refused permanently, with the status and reason of the refusal.
+    fail_forever_order_ids : list of str
+        Orders whose requests always answer 503 (a fault that never heals).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    transient_rate: float = Field(0.0, ge=0.0, le=1.0)
+    transient_statuses: list[Literal[429, 503]] = Field(default=[503, 429], min_length=1)
+    retry_after_s: int = Field(1, ge=0)
+    latency_s: float = Field(0.0, ge=0.0)
+    outage_start: AwareDatetime | None = None
+    outage_end: AwareDatetime | None = None
+    outage_for_s: float | None = Field(None, gt=0)
+    black_hole_order_ids: list[str] = []
+    black_hole_first_n: int | None = Field(None, ge=1)
+    black_hole_performs_effect: bool = False
+    decline: dict[str, Decline] = {}
+    fail_forever_order_ids: list[str] = []
+
+    @model_validator(mode="after")
+    def _check_outage(self) -> ServiceFaults:
+        if self.outage_for_s is not None and (self.outage_start or self.outage_end):
+            raise ValueError("outage_for_s: cannot be combined with outage_start/outage_end")
+        if self.outage_start is not None and self.outage_end is None:
+            raise ValueError("outage_end: required when outage_start is set")
+        if self.outage_start and self.outage_end and self.outage_end <= self.outage_start:
+            raise ValueError("outage_end: must be later than outage_start")
+        return self
+
+    def resolved(self, now: datetime) -> ServiceFaults:
+        """Turn a relative outage (``outage_for_s``) into an absolute window.
+
+        Parameters
+        ----------
+        now : datetime
+            The simulator clock's current time (timezone-aware).
+
+        Returns
+        -------
+        ServiceFaults
+            A copy whose outage, if any, is given by start and end; an ``outage_end``
+            without a start starts now.
+        """
+        if self.outage_for_s is not None:
+            end = now + timedelta(seconds=self.outage_for_s)
+            return self.model_copy(
+                update={"outage_start": now, "outage_end": end, "outage_for_s": None}
+            )
+        if self.outage_end is not None and self.outage_start is None:
+            return self.model_copy(update={"outage_start": now})
+        return self
+
+    def outage_end_at(self, now: datetime) -> datetime | None:
+        """Return the end of the outage if ``now`` falls inside its window, else None."""
+        if self.outage_start is None or self.outage_end is None:
+            return None
+        return self.outage_end if self.outage_start <= now < self.outage_end else None
+
+
+class FaultUpdate(BaseModel):
+    """A change to the fault knobs, as read from ``--config`` or ``POST /_admin/faults``.
+
+    Parameters
+    ----------
+    seed : int, optional
+        New seed of the transient-error draws.
+    all : ServiceFaults, optional
+        Knobs applied to every service (before the per-service entries below).
+    payment, shipping : ServiceFaults, optional
+        Knobs replacing that service's knobs wholesale. Services not named keep theirs.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seed: int | None = None
+    all: ServiceFaults | None = None
+    payment: ServiceFaults | None = None
+    shipping: ServiceFaults | None = None
+
+
+class SimulatorConfig(BaseModel):
+    """The fault knobs in force: a seed and one :class:`ServiceFaults` per service."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seed: int = 0
+    payment: ServiceFaults = ServiceFaults()
+    shipping: ServiceFaults = ServiceFaults()
+
+    def for_service(self, service: str) -> ServiceFaults:
+        """Return the knobs of ``service`` (one of :data:`SERVICES`)."""
+        return self.payment if service == "payment" else self.shipping
+
+    def updated(self, update: FaultUpdate, now: datetime) -> SimulatorConfig:
+        """Apply ``update``; relative outages start at ``now``.
+
+        Parameters
+        ----------
+        update : FaultUpdate
+            The change; omitted parts keep their current value.
+        now : datetime
+            The simulator clock's current time.
+
+        Returns
+        -------
+        SimulatorConfig
+            The new configuration (this one is unchanged).
+        """
+        changes: dict[str, object] = {}
+        if update.seed is not None:
+            changes["seed"] = update.seed
+        for service in SERVICES:
+            faults = getattr(update, service) or update.all
+            if faults is not None:
+                changes[service] = faults.resolved(now)
+        return self.model_copy(update=changes)
+
+
+def load_update(path: str | Path) -> FaultUpdate:
+    """Read a fault config file (JSON object in the shape of :class:`FaultUpdate`).
+
+    Parameters
+    ----------
+    path : str or Path
+        The JSON file.
+
+    Returns
+    -------
+    FaultUpdate
+        The validated knobs.
+
+    Raises
+    ------
+    ValueError
+        If the file is not JSON or a knob is unknown or out of range; the message names
+        the file and the field.
+    """
+    try:
+        return FaultUpdate.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON: {exc}") from exc
+    except ValidationError as exc:
+        raise ValueError(f"{path}: invalid fault config: {describe_errors(exc)}") from exc
+
+
+def describe_errors(exc: ValidationError) -> str:
+    """Render pydantic errors as ``field.path: message`` pairs separated by ``; ``."""
+    parts = []
+    for error in exc.errors():
+        loc = ".".join(str(item) for item in error["loc"]) or "body"
+        parts.append(f"{loc}: {error['msg']}")
+    return "; ".join(parts)
