@@ -1,0 +1,137 @@
+"""Shared state of the engine: connection, clock, queue catalog, entity and lock checks.
+
+The engine is split by concern into a linear class chain: this base (lifecycle and the
+checks every operation needs), :mod:`devhost.servicebus.settlement` (complete, abandon,
+dead-letter, renew) and :mod:`devhost.servicebus.engine` (send, receive, peek, counts).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any, Self
+
+from devhost.clock import Clock, SystemClock
+from devhost.servicebus.errors import MessageLockLostError, MessagingEntityNotFoundError
+from devhost.servicebus.models import DEAD_LETTER_SUFFIX
+from devhost.servicebus.properties import QueueCatalog, QueueProperties, load_queue_catalog
+from devhost.servicebus.schema import ensure_schema, from_us, to_us
+from devhost.sqlite import connect, write
+
+FILE_NAME = "servicebus.sqlite"
+"""File name of the engine's database inside the host's data folder."""
+
+
+class EngineBase:
+    """Open the engine's file and hold what every operation shares.
+
+    Parameters
+    ----------
+    path : str or Path
+        The SQLite file; shared by every process of one local host.
+    catalog : QueueCatalog, optional
+        Queue properties; defaults to ``infra/queues.json``.
+    clock : Clock, optional
+        Time source; defaults to :class:`~devhost.clock.SystemClock`.
+
+    Notes
+    -----
+    One instance may be used from several threads (calls are serialised on its
+    connection); processes each open their own instance on the same file.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        catalog: QueueCatalog | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self._path = Path(path)
+        self._catalog = catalog if catalog is not None else load_queue_catalog()
+        self._clock = clock if clock is not None else SystemClock()
+        self._lock = threading.RLock()
+        self._conn = connect(self._path)
+        ensure_schema(self._conn)
+        with self._lock, write(self._conn):
+            now = self._now_us()
+            for name in self._catalog.queues:
+                self._conn.execute(
+                    "INSERT OR IGNORE INTO queues (name, created_us) VALUES (?, ?)", (name, now)
+                )
+
+    @classmethod
+    def in_data_dir(cls, data_dir: str | Path, **kwargs: Any) -> Self:
+        """Open ``<data_dir>/servicebus.sqlite``; keyword arguments as for the constructor."""
+        return cls(Path(data_dir) / FILE_NAME, **kwargs)
+
+    @property
+    def path(self) -> Path:
+        """The SQLite file."""
+        return self._path
+
+    @property
+    def catalog(self) -> QueueCatalog:
+        """The queue properties in force."""
+        return self._catalog
+
+    def close(self) -> None:
+        """Close the connection; the instance is unusable afterwards."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _now_us(self) -> int:
+        return to_us(self._clock.now())
+
+    def _entity(self, queue: str, dead_letter: bool) -> tuple[str, bool, QueueProperties]:
+        if not isinstance(queue, str) or not queue:
+            raise ValueError(f"queue: must be a non-empty string, got {queue!r}")
+        name = queue.lower()
+        if name.endswith(DEAD_LETTER_SUFFIX):
+            name, dead_letter = name[: -len(DEAD_LETTER_SUFFIX)], True
+        props = self._catalog.resolve(name)
+        if props is None:
+            raise MessagingEntityNotFoundError(
+                queue,
+                "declare it under 'queues' in infra/queues.json, or use a client reply queue "
+                f"name matching {self._catalog.reply_queue_pattern!r}",
+            )
+        return name, dead_letter, props
+
+    def _register(self, conn: sqlite3.Connection, name: str, now: int) -> None:
+        if name not in self._catalog.queues:  # declared queues were registered at open
+            conn.execute(
+                "INSERT OR IGNORE INTO queues (name, created_us) VALUES (?, ?)", (name, now)
+            )
+
+    def _known_names(self) -> list[str]:
+        with self._lock:
+            found = self._conn.execute("SELECT name FROM queues ORDER BY name").fetchall()
+        return [row["name"] for row in found if self._catalog.resolve(row["name"]) is not None]
+
+    def _held(self, conn: sqlite3.Connection, queue: str, lock_token: str) -> sqlite3.Row:
+        if not isinstance(lock_token, str) or not lock_token:
+            raise ValueError(f"lock_token: must be a non-empty string, got {lock_token!r}")
+        name, dead_letter, _ = self._entity(queue, False)
+        row = conn.execute("SELECT * FROM messages WHERE lock_token = ?", (lock_token,)).fetchone()
+        if row is None:
+            raise MessageLockLostError(
+                lock_token,
+                "no message holds this lock: it was settled already, or the lock expired and "
+                "the message was received again under a new lock token",
+            )
+        if row["queue"] != name or bool(row["dead_letter"]) != dead_letter:
+            held_on = row["queue"] + (DEAD_LETTER_SUFFIX if row["dead_letter"] else "")
+            raise MessageLockLostError(lock_token, f"lock is held on {held_on!r}, not {queue!r}")
+        if row["locked_until_us"] <= self._now_us():
+            raise MessageLockLostError(
+                lock_token, f"lock expired at {from_us(row['locked_until_us']).isoformat()}"
+            )
+        return row

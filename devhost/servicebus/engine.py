@@ -1,0 +1,360 @@
+"""The local Service Bus queue engine: send, peek-lock receive and settlement on SQLite.
+
+Every operation is one ``BEGIN IMMEDIATE`` transaction (:func:`devhost.sqlite.write`), so
+several host processes can share the file: two receivers never lock the same message,
+and a receiver killed mid-way loses nothing (its locks expire and the messages are
+redelivered with a higher delivery count). All time comes from the injected
+:class:`~devhost.clock.Clock`. Broker rules that Azure applies on its own (TTL expiry,
+``MaxDeliveryCountExceeded`` after a lock expires) are applied when a receive reaches the
+message, so receivers observe them exactly when they would in Azure; :meth:`sweep`
+applies them to queues nobody is reading, for truthful counts.
+
+The class chain: :class:`~devhost.servicebus.base.EngineBase` (file, clock, catalog,
+checks) <- :class:`~devhost.servicebus.settlement.Settlement` <- :class:`ServiceBusEngine`.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import uuid
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from devhost.clock import Clock
+from devhost.servicebus import rows
+from devhost.servicebus.base import FILE_NAME
+from devhost.servicebus.models import NewMessage, QueueCounts, QueueInfo, ReceivedMessage
+from devhost.servicebus.properties import QueueCatalog
+from devhost.servicebus.schema import MAX_US, span_us
+from devhost.servicebus.settlement import Settlement
+from devhost.sqlite import write
+
+__all__ = ["FILE_NAME", "ServiceBusEngine", "open_engine"]
+
+logger = logging.getLogger(__name__)
+
+_CANDIDATES = """
+    SELECT seq, delivery_count, expires_us FROM messages
+    WHERE queue = ? AND dead_letter = ? AND enqueued_us <= ?
+      AND (locked_until_us IS NULL OR locked_until_us <= ?)
+    ORDER BY enqueued_us, seq LIMIT ?
+"""
+
+
+class ServiceBusEngine(Settlement):
+    """Service Bus queues with peek-lock, duplicate detection and dead-lettering.
+
+    Parameters
+    ----------
+    path : str or Path
+        The SQLite file; shared by every process of one local host.
+    catalog : QueueCatalog, optional
+        Queue properties; defaults to ``infra/queues.json``.
+    clock : Clock, optional
+        Time source; defaults to :class:`~devhost.clock.SystemClock`.
+
+    Notes
+    -----
+    One instance may be used from several threads (calls are serialised on its
+    connection); processes each open their own instance on the same file.
+    """
+
+    # -- sending ---------------------------------------------------------------------
+
+    def send(
+        self,
+        queue: str,
+        body: bytes | str,
+        *,
+        message_id: str | None = None,
+        application_properties: Mapping[str, Any] | None = None,
+        content_type: str | None = None,
+        correlation_id: str | None = None,
+        session_id: str | None = None,
+        scheduled_enqueue_time: datetime | None = None,
+        time_to_live: timedelta | None = None,
+    ) -> bool:
+        """Send one message (see :class:`~devhost.servicebus.models.NewMessage` for fields).
+
+        Returns
+        -------
+        bool
+            False when the MessageId was seen on this queue within the duplicate
+            detection window and the message was silently dropped (Azure behaviour).
+
+        Raises
+        ------
+        MessagingEntityNotFoundError
+            If the queue is neither declared nor a client reply queue.
+        ValueError
+            If a field breaks its rule (the message names it).
+        """
+        message = NewMessage(
+            body,
+            message_id=message_id,
+            application_properties=application_properties,
+            content_type=content_type,
+            correlation_id=correlation_id,
+            session_id=session_id,
+            scheduled_enqueue_time=scheduled_enqueue_time,
+            time_to_live=time_to_live,
+        )
+        return self.send_many(queue, [message])[0]
+
+    def send_many(self, queue: str, messages: Iterable[NewMessage]) -> list[bool]:
+        """Send messages atomically (one transaction, like an Azure message batch).
+
+        Parameters
+        ----------
+        queue : str
+            Queue name (not a dead-letter path).
+        messages : Iterable[NewMessage]
+            Messages in send order; sequence numbers follow this order.
+
+        Returns
+        -------
+        list[bool]
+            Per message, False when dropped as a duplicate (also within this batch).
+
+        Raises
+        ------
+        MessagingEntityNotFoundError
+            If the queue is neither declared nor a client reply queue.
+        ValueError
+            If ``queue`` is a dead-letter path or an item is not a ``NewMessage``.
+        """
+        name, dead_letter, props = self._entity(queue, False)
+        if dead_letter:
+            raise ValueError(f"queue: cannot send to a dead-letter subqueue ({queue!r})")
+        batch = list(messages)
+        for index, message in enumerate(batch):
+            if not isinstance(message, NewMessage):
+                raise ValueError(f"messages[{index}]: must be a NewMessage")
+        accepted: list[bool] = []
+        with self._lock, write(self._conn) as conn:
+            now = self._now_us()
+            self._register(conn, name, now)
+            dedup = props.requires_duplicate_detection
+            if dedup:
+                horizon = now - span_us(props.duplicate_detection_history_time_window)
+                conn.execute(
+                    "DELETE FROM duplicate_history WHERE queue = ? AND first_sent_us <= ?",
+                    (name, horizon),
+                )
+            for message in batch:
+                if dedup and not self._remember(conn, name, message.message_id, now):
+                    logger.debug("duplicate dropped: queue=%s id=%s", name, message.message_id)
+                    accepted.append(False)
+                    continue
+                rows.insert(conn, name, message, props, now)
+                accepted.append(True)
+        return accepted
+
+    # -- receiving -------------------------------------------------------------------
+
+    def receive(
+        self,
+        queue: str,
+        max_count: int = 1,
+        lock_owner: str | None = None,
+        *,
+        dead_letter: bool = False,
+    ) -> list[ReceivedMessage]:
+        """Receive up to ``max_count`` messages in peek-lock mode, in one transaction.
+
+        Each returned message has its delivery count incremented, a new lock token and
+        ``locked_until = now + lockDuration``. Expired messages and messages already
+        delivered ``maxDeliveryCount`` times are dead-lettered (or, for expiry without
+        dead-lettering, discarded) instead of being returned.
+
+        Parameters
+        ----------
+        queue : str
+            Queue name, or ``<queue>/$deadletterqueue`` for the dead-letter subqueue.
+        max_count : int
+            At least 1.
+        lock_owner : str, optional
+            Recorded as ``locked_by`` for diagnostics.
+        dead_letter : bool
+            Receive from the dead-letter subqueue (same as the path suffix).
+
+        Returns
+        -------
+        list[ReceivedMessage]
+            Oldest first (enqueued time, then sequence number); empty when none is ready.
+
+        Raises
+        ------
+        MessagingEntityNotFoundError
+            If the queue is neither declared nor a client reply queue.
+        ValueError
+            If ``max_count`` is not a positive integer.
+        """
+        if isinstance(max_count, bool) or not isinstance(max_count, int) or max_count < 1:
+            raise ValueError(f"max_count: must be a positive integer, got {max_count!r}")
+        name, dead_letter, props = self._entity(queue, dead_letter)
+        received: list[ReceivedMessage] = []
+        with self._lock, write(self._conn) as conn:
+            now = self._now_us()
+            self._register(conn, name, now)
+            locked_until = min(now + span_us(props.lock_duration), MAX_US)
+            while len(received) < max_count:
+                candidates = conn.execute(
+                    _CANDIDATES, (name, int(dead_letter), now, now, max_count - len(received))
+                ).fetchall()
+                if not candidates:
+                    break
+                for row in candidates:
+                    if not dead_letter and rows.apply_broker_rules(conn, name, row, props, now):
+                        continue
+                    locked = conn.execute(
+                        "UPDATE messages SET delivery_count = delivery_count + 1,"
+                        " lock_token = ?, locked_until_us = ?, locked_by = ?"
+                        " WHERE seq = ? RETURNING *",
+                        (str(uuid.uuid4()), locked_until, lock_owner, row["seq"]),
+                    ).fetchone()
+                    received.append(rows.to_message(locked, with_lock=True))
+        return received
+
+    def peek(
+        self,
+        queue: str,
+        max_count: int = 1,
+        *,
+        dead_letter: bool = False,
+        from_sequence_number: int = 0,
+    ) -> list[ReceivedMessage]:
+        """Browse messages without locking them or changing their delivery count.
+
+        Like Azure's peek, the result includes locked, scheduled and expired messages not
+        yet removed; lock tokens are never returned (``locked_until``/``locked_by`` are,
+        for diagnostics).
+
+        Parameters
+        ----------
+        queue : str
+            Queue name or ``<queue>/$deadletterqueue``.
+        max_count : int
+            At least 1.
+        dead_letter : bool
+            Browse the dead-letter subqueue.
+        from_sequence_number : int
+            Smallest sequence number to return.
+
+        Returns
+        -------
+        list[ReceivedMessage]
+            By sequence number.
+
+        Raises
+        ------
+        MessagingEntityNotFoundError
+            If the queue is neither declared nor a client reply queue.
+        ValueError
+            If ``max_count`` is not a positive integer.
+        """
+        if isinstance(max_count, bool) or not isinstance(max_count, int) or max_count < 1:
+            raise ValueError(f"max_count: must be a positive integer, got {max_count!r}")
+        name, dead_letter, _ = self._entity(queue, dead_letter)
+        with self._lock:
+            found = self._conn.execute(
+                "SELECT * FROM messages WHERE queue = ? AND dead_letter = ? AND seq >= ?"
+                " ORDER BY seq LIMIT ?",
+                (name, int(dead_letter), from_sequence_number, max_count),
+            ).fetchall()
+        return [rows.to_message(row, with_lock=False) for row in found]
+
+    # -- housekeeping and visibility --------------------------------------------------
+
+    def sweep(self, queue: str | None = None) -> int:
+        """Apply TTL expiry and ``MaxDeliveryCountExceeded`` to unlocked messages now.
+
+        Receives do this for the messages they reach; the host calls this periodically so
+        counts stay truthful on queues nobody is receiving from.
+
+        Parameters
+        ----------
+        queue : str, optional
+            One queue; every known queue if None.
+
+        Returns
+        -------
+        int
+            Messages dead-lettered or discarded.
+        """
+        names = [self._entity(queue, False)[0]] if queue is not None else self._known_names()
+        moved = 0
+        with self._lock, write(self._conn) as conn:
+            now = self._now_us()
+            for name in names:
+                props = self._catalog.resolve(name)
+                if props is None:
+                    continue
+                stale = conn.execute(
+                    "SELECT seq, delivery_count, expires_us FROM messages"
+                    " WHERE queue = ? AND dead_letter = 0 AND enqueued_us <= ?"
+                    " AND (locked_until_us IS NULL OR locked_until_us <= ?)"
+                    " AND (expires_us <= ? OR delivery_count >= ?)",
+                    (name, now, now, now, props.max_delivery_count),
+                ).fetchall()
+                moved += sum(rows.apply_broker_rules(conn, name, r, props, now) for r in stale)
+        return moved
+
+    def counts(self, queue: str) -> QueueCounts:
+        """Return active, scheduled, dead-letter and locked counts of one queue.
+
+        Raises
+        ------
+        MessagingEntityNotFoundError
+            If the queue is neither declared nor a client reply queue.
+        """
+        name, _, _ = self._entity(queue, False)
+        with self._lock:
+            return rows.counts(self._conn, self._now_us(), name).get(name, rows.ZERO_COUNTS)
+
+    def list_queues(self) -> list[QueueInfo]:
+        """Return every declared queue and every reply queue used so far, with counts."""
+        with self._lock:
+            all_counts = rows.counts(self._conn, self._now_us(), None)
+        return [
+            QueueInfo(name, all_counts.get(name, rows.ZERO_COUNTS)) for name in self._known_names()
+        ]
+
+    # -- internals -------------------------------------------------------------------
+
+    @staticmethod
+    def _remember(conn: sqlite3.Connection, name: str, message_id: str, now: int) -> bool:
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO duplicate_history (queue, message_id, first_sent_us)"
+            " VALUES (?, ?, ?)",
+            (name, message_id, now),
+        )
+        return cursor.rowcount == 1
+
+
+def open_engine(
+    data_dir: str | Path,
+    *,
+    catalog: QueueCatalog | None = None,
+    clock: Clock | None = None,
+) -> ServiceBusEngine:
+    """Open the engine of a local host data folder (``<data_dir>/servicebus.sqlite``).
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The host's data folder; created if missing.
+    catalog : QueueCatalog, optional
+        Queue properties; defaults to ``infra/queues.json``.
+    clock : Clock, optional
+        Time source; defaults to the system clock.
+
+    Returns
+    -------
+    ServiceBusEngine
+        Close it (or use it as a context manager) when done.
+    """
+    return ServiceBusEngine.in_data_dir(data_dir, catalog=catalog, clock=clock)

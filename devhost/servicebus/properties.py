@@ -1,0 +1,304 @@
+"""Queue properties from ``infra/queues.json``, the one source shared by Bicep and the local host.
+
+Bicep reads the file with ``loadJsonContent`` and passes each queue's merged properties
+(``union(defaults, queues[name])``) to ARM unchanged, so property names are exactly ARM's
+``Microsoft.ServiceBus/namespaces/queues`` names and durations are ISO 8601. The local
+host loads the same file through :func:`load_queue_catalog` into typed
+:class:`QueueProperties`; a wrong value fails here, naming the file, the field and the
+rule, rather than deep inside a deployment or a test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from devhost.servicebus.durations import parse_duration
+from devhost.servicebus.errors import QueuePropertiesError
+
+DEFAULT_QUEUES_FILE = Path(__file__).resolve().parents[2] / "infra" / "queues.json"
+"""``infra/queues.json`` of this checkout."""
+
+QUEUE_NAME_RULE = re.compile(r"^[a-z0-9](?:[a-z0-9._/-]{0,258}[a-z0-9])?$")
+"""Azure queue names: letters, digits, ``. _ - /``; start and end alphanumeric; <= 260 chars."""
+
+CLIENT_ID_RULE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$")
+"""Client ids in reply queue names: 1-50 letters, digits or hyphens, alphanumeric at both ends."""
+
+CLIENT_ID_PLACEHOLDER = "{clientId}"
+
+_TOP_KEYS = {"$comment", "defaults", "queues", "clientReplyQueues", "notes"}
+_REPLY_KEYS = {"namePattern", "properties"}
+# ARM property name -> (python field, kind, minimum, maximum); limits are Service Bus's.
+_FIELDS: dict[str, tuple[str, str, Any, Any]] = {
+    "lockDuration": ("lock_duration", "duration", timedelta(seconds=5), timedelta(minutes=5)),
+    "maxDeliveryCount": ("max_delivery_count", "int", 1, None),
+    "requiresDuplicateDetection": ("requires_duplicate_detection", "bool", None, None),
+    "duplicateDetectionHistoryTimeWindow": (
+        "duplicate_detection_history_time_window",
+        "duration",
+        timedelta(seconds=20),
+        timedelta(days=7),
+    ),
+    "deadLetteringOnMessageExpiration": (
+        "dead_lettering_on_message_expiration",
+        "bool",
+        None,
+        None,
+    ),
+    "defaultMessageTimeToLive": (
+        "default_message_time_to_live",
+        "duration",
+        timedelta(seconds=1),
+        None,
+    ),
+}
+
+
+@dataclass(frozen=True)
+class QueueProperties:
+    """Properties of one queue, typed; field names are ARM's in snake case.
+
+    Attributes
+    ----------
+    lock_duration : timedelta
+        Peek-lock duration, 5 s to 5 min (Service Bus limits).
+    max_delivery_count : int
+        Deliveries after which a message is dead-lettered with ``MaxDeliveryCountExceeded``.
+    requires_duplicate_detection : bool
+        Drop a MessageId already seen inside the history window.
+    duplicate_detection_history_time_window : timedelta
+        Duplicate detection history, 20 s to 7 days (Service Bus limits).
+    dead_lettering_on_message_expiration : bool
+        Dead-letter expired messages (``TTLExpiredException``) instead of discarding them.
+    default_message_time_to_live : timedelta
+        TTL of messages sent without one; also the cap on a message's own TTL.
+    """
+
+    lock_duration: timedelta
+    max_delivery_count: int
+    requires_duplicate_detection: bool
+    duplicate_detection_history_time_window: timedelta
+    dead_lettering_on_message_expiration: bool
+    default_message_time_to_live: timedelta
+
+
+@dataclass(frozen=True)
+class QueueCatalog:
+    """Declared queues plus the rule for client reply queues created on demand.
+
+    Attributes
+    ----------
+    queues : Mapping[str, QueueProperties]
+        Declared queues by lower-case name.
+    reply_queue_pattern : str
+        Name pattern of client reply queues, containing ``{clientId}`` once.
+    reply_queue_properties : QueueProperties
+        Properties of every client reply queue.
+    """
+
+    queues: Mapping[str, QueueProperties]
+    reply_queue_pattern: str
+    reply_queue_properties: QueueProperties
+
+    def reply_queue_name(self, client_id: str) -> str:
+        """Return the reply queue name of a client (SPEC S8: one private queue per client).
+
+        Parameters
+        ----------
+        client_id : str
+            1-50 letters, digits or hyphens, alphanumeric at both ends.
+
+        Returns
+        -------
+        str
+            The pattern with ``{clientId}`` replaced, lower case.
+
+        Raises
+        ------
+        ValueError
+            If ``client_id`` breaks the rule above.
+        """
+        if not isinstance(client_id, str) or not CLIENT_ID_RULE.match(client_id.lower()):
+            raise ValueError(
+                f"client_id: {client_id!r} must be 1-50 letters, digits or hyphens, "
+                "starting and ending with a letter or digit"
+            )
+        return self.reply_queue_pattern.replace(CLIENT_ID_PLACEHOLDER, client_id.lower())
+
+    def is_reply_queue(self, name: str) -> bool:
+        """Tell whether ``name`` (any case) matches the client reply queue pattern."""
+        prefix, suffix = self.reply_queue_pattern.split(CLIENT_ID_PLACEHOLDER)
+        name = name.lower()
+        if not (name.startswith(prefix) and name.endswith(suffix)):
+            return False
+        client_id = name[len(prefix) : len(name) - len(suffix)]
+        return bool(CLIENT_ID_RULE.match(client_id))
+
+    def resolve(self, name: str) -> QueueProperties | None:
+        """Return the properties of a declared or reply queue, or None if neither.
+
+        Parameters
+        ----------
+        name : str
+            Queue name; Service Bus entity names are case-insensitive.
+
+        Returns
+        -------
+        QueueProperties or None
+            None when the queue is not declared and does not match the reply pattern.
+        """
+        declared = self.queues.get(name.lower())
+        if declared is not None:
+            return declared
+        return self.reply_queue_properties if self.is_reply_queue(name) else None
+
+
+def load_queue_catalog(path: str | Path | None = None) -> QueueCatalog:
+    """Load and validate a queue properties file.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        The JSON file; defaults to :data:`DEFAULT_QUEUES_FILE`.
+
+    Returns
+    -------
+    QueueCatalog
+        The validated catalog.
+
+    Raises
+    ------
+    QueuePropertiesError
+        If the file is missing, is not JSON, or breaks a rule; the message names the file
+        and the field (for example ``queues.orders.lockDuration``).
+    """
+    path = Path(path) if path is not None else DEFAULT_QUEUES_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise QueuePropertiesError(f"{path.name}: cannot read queue properties: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise QueuePropertiesError(f"{path.name}: not valid JSON: {exc}") from exc
+    return parse_queue_catalog(data, source=path.name)
+
+
+def parse_queue_catalog(data: Any, *, source: str = "queues.json") -> QueueCatalog:
+    """Validate already-parsed queue properties (see :func:`load_queue_catalog`).
+
+    Parameters
+    ----------
+    data : Any
+        The decoded JSON document.
+    source : str
+        Name used in error messages.
+
+    Returns
+    -------
+    QueueCatalog
+        The validated catalog.
+
+    Raises
+    ------
+    QueuePropertiesError
+        If a rule is broken; the message names ``source`` and the field.
+    """
+
+    def fail(field: str, rule: str) -> QueuePropertiesError:
+        return QueuePropertiesError(f"{source}: {field}: {rule}")
+
+    _require_object(data, "(top level)", fail)
+    _reject_unknown(data, _TOP_KEYS, "(top level)", fail)
+    defaults_raw = data.get("defaults")
+    _require_object(defaults_raw, "defaults", fail)
+    missing = [key for key in _FIELDS if key not in defaults_raw]
+    if missing:
+        raise fail("defaults", f"missing required properties {missing}")
+    _parse_properties(defaults_raw, {}, "defaults", fail)  # validate the defaults once
+
+    queues_raw = data.get("queues")
+    _require_object(queues_raw, "queues", fail)
+    if not queues_raw:
+        raise fail("queues", "must declare at least one queue")
+    queues: dict[str, QueueProperties] = {}
+    for name, overrides in queues_raw.items():
+        field = f"queues.{name}"
+        if not QUEUE_NAME_RULE.match(name.lower()) or "$" in name:
+            raise fail(
+                field,
+                "queue names use letters, digits, '.', '_', '-', '/' only, start and end "
+                "with a letter or digit, at most 260 characters",
+            )
+        if name.lower() in queues:
+            raise fail(field, "declared twice (queue names are case-insensitive)")
+        _require_object(overrides, field, fail)
+        queues[name.lower()] = _parse_properties(defaults_raw, overrides, field, fail)
+
+    reply_raw = data.get("clientReplyQueues")
+    _require_object(reply_raw, "clientReplyQueues", fail)
+    _reject_unknown(reply_raw, _REPLY_KEYS, "clientReplyQueues", fail)
+    pattern = reply_raw.get("namePattern")
+    field = "clientReplyQueues.namePattern"
+    if not isinstance(pattern, str) or pattern.count(CLIENT_ID_PLACEHOLDER) != 1:
+        raise fail(field, f"must be a string containing {CLIENT_ID_PLACEHOLDER} exactly once")
+    pattern = CLIENT_ID_PLACEHOLDER.join(
+        part.lower() for part in pattern.split(CLIENT_ID_PLACEHOLDER)
+    )
+    if not QUEUE_NAME_RULE.match(pattern.replace(CLIENT_ID_PLACEHOLDER, "x")):
+        raise fail(field, "with a client id filled in it must be a valid queue name")
+    overrides = reply_raw.get("properties", {})
+    _require_object(overrides, "clientReplyQueues.properties", fail)
+    reply_properties = _parse_properties(
+        defaults_raw, overrides, "clientReplyQueues.properties", fail
+    )
+    catalog = QueueCatalog(queues, pattern, reply_properties)
+    clash = [name for name in queues if catalog.is_reply_queue(name)]
+    if clash:
+        raise fail(f"queues.{clash[0]}", f"name collides with the reply queue pattern {pattern!r}")
+    return catalog
+
+
+def _parse_properties(
+    defaults: Mapping[str, Any], overrides: Mapping[str, Any], where: str, fail: Any
+) -> QueueProperties:
+    _reject_unknown(overrides, set(_FIELDS), where, fail)
+    merged = {**defaults, **overrides}
+    values: dict[str, Any] = {}
+    for key, (attr, kind, low, high) in _FIELDS.items():
+        raw = merged[key]
+        field = f"{where}.{key}"
+        if kind == "bool":
+            if not isinstance(raw, bool):
+                raise fail(field, f"must be true or false, got {raw!r}")
+            value: Any = raw
+        elif kind == "int":
+            if isinstance(raw, bool) or not isinstance(raw, int):
+                raise fail(field, f"must be an integer, got {raw!r}")
+            value = raw
+        else:
+            try:
+                value = parse_duration(raw)
+            except ValueError as exc:
+                raise fail(field, str(exc)) from exc
+        if low is not None and value < low:
+            raise fail(field, f"{raw!r} is below the Service Bus minimum of {low}")
+        if high is not None and value > high:
+            raise fail(field, f"{raw!r} exceeds the Service Bus maximum of {high}")
+        values[attr] = value
+    return QueueProperties(**values)
+
+
+def _require_object(value: Any, field: str, fail: Any) -> None:
+    if not isinstance(value, dict):
+        raise fail(field, f"must be a JSON object, got {type(value).__name__}")
+
+
+def _reject_unknown(value: Mapping[str, Any], allowed: set[str], field: str, fail: Any) -> None:
+    unknown = sorted(set(value) - allowed)
+    if unknown:
+        raise fail(field, f"unknown key(s) {unknown}; allowed: {sorted(allowed)}")

@@ -1,0 +1,107 @@
+"""SQLite schema of the local Service Bus file (``<data_dir>/servicebus.sqlite``).
+
+One file holds every queue, its dead-letter subqueue (a flag on the same row, so
+dead-lettering keeps the sequence number as Azure does) and the duplicate detection
+history. Times are integer microseconds since the Unix epoch (UTC), so comparisons in SQL
+are exact and indexable. The schema is versioned with ``PRAGMA user_version``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+
+from devhost.servicebus.errors import ServiceBusError
+from devhost.sqlite import write
+
+SCHEMA_VERSION = 1
+"""Value of ``PRAGMA user_version`` this code reads and writes."""
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MAX_US = (datetime(9999, 12, 31, tzinfo=UTC) - EPOCH) // timedelta(microseconds=1)
+"""Upper bound for stored times, so an 'infinite' TTL (Azure's P10675199D) stays a datetime."""
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS queues (
+    name        TEXT PRIMARY KEY,          -- lower case (entity names are case-insensitive)
+    created_us  INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    seq                     INTEGER PRIMARY KEY AUTOINCREMENT,  -- SequenceNumber, never reused
+    queue                   TEXT NOT NULL,
+    dead_letter             INTEGER NOT NULL DEFAULT 0,  -- 1: in <queue>/$deadletterqueue
+    message_id              TEXT NOT NULL,
+    body                    BLOB NOT NULL,
+    content_type            TEXT,
+    correlation_id          TEXT,
+    session_id              TEXT,
+    application_properties  TEXT NOT NULL,             -- JSON object
+    enqueued_us             INTEGER NOT NULL,          -- receivable from (scheduled time)
+    scheduled_us            INTEGER,                   -- ScheduledEnqueueTimeUtc or NULL
+    ttl_us                  INTEGER NOT NULL,
+    expires_us              INTEGER NOT NULL,
+    delivery_count          INTEGER NOT NULL DEFAULT 0,
+    lock_token              TEXT UNIQUE,               -- NULL when not locked
+    locked_until_us         INTEGER,
+    locked_by               TEXT,
+    dead_letter_reason      TEXT,
+    dead_letter_description TEXT
+);
+-- Receive, peek and counts: equality on (queue, dead_letter), range on enqueued_us (future
+-- scheduled messages are never scanned), then FIFO by sequence number without a sort.
+CREATE INDEX IF NOT EXISTS messages_receive
+    ON messages (queue, dead_letter, enqueued_us, seq);
+CREATE TABLE IF NOT EXISTS duplicate_history (
+    queue         TEXT NOT NULL,
+    message_id    TEXT NOT NULL,
+    first_sent_us INTEGER NOT NULL,
+    PRIMARY KEY (queue, message_id)
+) WITHOUT ROWID;
+-- Pruning entries older than the queue's duplicate detection window.
+CREATE INDEX IF NOT EXISTS duplicate_history_age ON duplicate_history (queue, first_sent_us);
+"""
+
+
+def ensure_schema(conn: sqlite3.Connection) -> None:
+    """Create the tables on a new file, or check the version of an existing one.
+
+    Parameters
+    ----------
+    conn : sqlite3.Connection
+        From :func:`devhost.sqlite.connect`.
+
+    Raises
+    ------
+    ServiceBusError
+        If the file was written by a different schema version (delete the file or use
+        matching code; queues are not migrated).
+    """
+    with write(conn):
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0:
+            # Statement by statement: executescript() would COMMIT our transaction first.
+            # (No ';' inside the DDL's comments.)
+            for statement in _DDL.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        elif version != SCHEMA_VERSION:
+            raise ServiceBusError(
+                f"servicebus file has schema version {version}, this code needs "
+                f"{SCHEMA_VERSION}; delete the file (local data only) or update the code"
+            )
+
+
+def to_us(when: datetime) -> int:
+    """Convert a timezone-aware datetime to integer microseconds since the epoch."""
+    return (when - EPOCH) // timedelta(microseconds=1)
+
+
+def from_us(us: int) -> datetime:
+    """Convert integer microseconds since the epoch to a UTC datetime."""
+    return EPOCH + timedelta(microseconds=us)
+
+
+def span_us(delta: timedelta) -> int:
+    """Convert a duration to integer microseconds."""
+    return delta // timedelta(microseconds=1)

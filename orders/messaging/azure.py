@@ -1,0 +1,192 @@
+"""Messaging adapter for Azure: azure-servicebus with a managed identity, no secrets.
+
+The client authenticates with :class:`~azure.identity.DefaultAzureCredential` against a
+fully-qualified namespace (``<ns>.servicebus.windows.net``); connection strings are
+refused (SPEC X10: managed identities, no secrets in code). The Function App's identity
+needs the "Azure Service Bus Data Sender" role on the queues it sends to.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from azure.servicebus import ServiceBusClient, ServiceBusMessage
+from azure.servicebus import exceptions as sb_errors
+
+from orders.messaging.errors import (
+    MessageRejectedError,
+    MessagingError,
+    MessagingUnavailableError,
+    QueueNotFoundError,
+)
+from orders.messaging.port import OutgoingMessage
+
+_HOST = re.compile(r"^(?=.{4,253}$)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9-]+)+$")
+
+_TRANSIENT = (
+    sb_errors.ServiceBusConnectionError,
+    sb_errors.ServiceBusCommunicationError,
+    sb_errors.OperationTimeoutError,
+    sb_errors.ServiceBusServerBusyError,
+    sb_errors.ServiceBusQuotaExceededError,
+)
+
+
+def to_service_bus_message(message: OutgoingMessage) -> ServiceBusMessage:
+    """Build the SDK message carrying every field of a port message.
+
+    Parameters
+    ----------
+    message : OutgoingMessage
+        The port message.
+
+    Returns
+    -------
+    ServiceBusMessage
+        Body bytes, ``message_id``, ``application_properties``, ``correlation_id``,
+        ``content_type``, ``scheduled_enqueue_time_utc`` and ``time_to_live`` set.
+    """
+    return ServiceBusMessage(
+        message.body_bytes(),
+        message_id=message.message_id,
+        application_properties=dict(message.application_properties) or None,
+        correlation_id=message.correlation_id,
+        content_type=message.content_type,
+        scheduled_enqueue_time_utc=message.scheduled_enqueue_time,
+        time_to_live=message.time_to_live,
+    )
+
+
+def validate_namespace(fully_qualified_namespace: str) -> str:
+    """Check that a namespace is a bare host name, not a connection string or URL.
+
+    Parameters
+    ----------
+    fully_qualified_namespace : str
+        For example ``orders-prod.servicebus.windows.net``.
+
+    Returns
+    -------
+    str
+        The host name, lower case.
+
+    Raises
+    ------
+    ValueError
+        Naming the field, for a connection string, a URL or a malformed host name.
+    """
+    value = fully_qualified_namespace
+    if not isinstance(value, str) or not value:
+        raise ValueError("fully_qualified_namespace: required, e.g. '<ns>.servicebus.windows.net'")
+    if "=" in value or ";" in value:
+        raise ValueError(
+            "fully_qualified_namespace: looks like a connection string; pass only the host "
+            "name '<ns>.servicebus.windows.net' (identity-based access, no secrets)"
+        )
+    if not _HOST.match(value.lower()):
+        raise ValueError(
+            f"fully_qualified_namespace: {value!r} is not a host name such as "
+            "'<ns>.servicebus.windows.net' (no scheme, port or path)"
+        )
+    return value.lower()
+
+
+class AzureServiceBusSender:
+    """A :class:`~orders.messaging.port.MessageSender` over Azure Service Bus.
+
+    Parameters
+    ----------
+    fully_qualified_namespace : str, optional
+        ``<ns>.servicebus.windows.net``; required unless ``client`` is given.
+    credential : azure.core.credentials.TokenCredential, optional
+        Defaults to :class:`~azure.identity.DefaultAzureCredential` (managed identity in
+        Azure, developer login elsewhere).
+    client : ServiceBusClient-like, optional
+        Any object with ``get_queue_sender(queue_name=...)`` and ``close()``; tests pass
+        a fake here. When given, namespace and credential are not used.
+    retry_total : int
+        The SDK's retries per send. They cannot multiply remote-service calls (a resend
+        carries the same MessageId and is dropped by duplicate detection), but they add
+        latency, so keep them small (SPEC X2).
+
+    Raises
+    ------
+    ValueError
+        If the namespace is missing, a connection string or not a host name.
+
+    Notes
+    -----
+    SDK senders are not thread-safe; sends through one instance are serialised.
+    """
+
+    def __init__(
+        self,
+        fully_qualified_namespace: str | None = None,
+        *,
+        credential: Any = None,
+        client: Any = None,
+        retry_total: int = 3,
+    ) -> None:
+        if client is None:
+            namespace = validate_namespace(fully_qualified_namespace or "")
+            if credential is None:
+                from azure.identity import DefaultAzureCredential
+
+                credential = DefaultAzureCredential()
+            client = ServiceBusClient(namespace, credential, retry_total=retry_total)
+        self._client = client
+        self._senders: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def send(self, queue: str, message: OutgoingMessage) -> None:
+        """Send one message; see :meth:`send_many`."""
+        self.send_many(queue, [message])
+
+    def send_many(self, queue: str, messages: Sequence[OutgoingMessage]) -> None:
+        """Send messages in one SDK call (one batch).
+
+        Raises
+        ------
+        QueueNotFoundError
+            If the queue does not exist in the namespace.
+        MessageRejectedError
+            If the batch exceeds the maximum message size.
+        MessagingUnavailableError
+            If the namespace stayed unreachable or busy through the SDK's retries.
+        MessagingError
+            For other Service Bus failures, such as a missing role assignment.
+        """
+        if not messages:
+            return
+        payload = [to_service_bus_message(message) for message in messages]
+        with self._lock, _translated(queue):
+            sender = self._senders.get(queue)
+            if sender is None:
+                sender = self._senders[queue] = self._client.get_queue_sender(queue_name=queue)
+            sender.send_messages(payload if len(payload) > 1 else payload[0])
+
+    def close(self) -> None:
+        """Close every queue sender and the client."""
+        with self._lock:
+            for sender in self._senders.values():
+                sender.close()
+            self._senders.clear()
+            self._client.close()
+
+
+@contextmanager
+def _translated(queue: str) -> Iterator[None]:
+    try:
+        yield
+    except sb_errors.MessagingEntityNotFoundError as exc:
+        raise QueueNotFoundError(queue, str(exc)) from exc
+    except sb_errors.MessageSizeExceededError as exc:
+        raise MessageRejectedError(f"queue {queue!r}: {exc}") from exc
+    except _TRANSIENT as exc:
+        raise MessagingUnavailableError(f"queue {queue!r}: {exc}") from exc
+    except sb_errors.ServiceBusError as exc:
+        raise MessagingError(f"queue {queue!r}: {exc}") from exc

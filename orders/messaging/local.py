@@ -1,0 +1,118 @@
+"""Messaging adapter for the local host: sends into the devhost Service Bus engine.
+
+``devhost`` is not deployed to Azure (``.funcignore``), so it is imported lazily, only
+when this adapter is constructed; importing :mod:`orders.messaging` never needs it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from orders.messaging.errors import (
+    MessageRejectedError,
+    MessagingUnavailableError,
+    QueueNotFoundError,
+)
+from orders.messaging.port import OutgoingMessage
+
+logger = logging.getLogger(__name__)
+
+MAX_BATCH_BYTES = 256 * 1024
+"""Azure Standard tier limit on a batch (bodies plus properties), enforced for parity."""
+
+
+class LocalMessageSender:
+    """A :class:`~orders.messaging.port.MessageSender` over the local Service Bus engine.
+
+    Parameters
+    ----------
+    engine : devhost.servicebus.ServiceBusEngine, optional
+        An open engine to share (not closed by :meth:`close`).
+    data_dir : str or Path, optional
+        The host's data folder; used to open an engine when ``engine`` is None.
+    queues_file : str or Path, optional
+        Queue properties file; defaults to ``infra/queues.json``.
+    clock : devhost.clock.Clock, optional
+        Time source of an engine opened here.
+
+    Raises
+    ------
+    ValueError
+        If neither ``engine`` nor ``data_dir`` is given.
+    """
+
+    def __init__(
+        self,
+        engine: Any = None,
+        *,
+        data_dir: str | Path | None = None,
+        queues_file: str | Path | None = None,
+        clock: Any = None,
+    ) -> None:
+        from devhost import servicebus  # lazy: the local host is not deployed to Azure
+
+        self._sb = servicebus
+        self._owns_engine = engine is None
+        if engine is None:
+            if data_dir is None:
+                raise ValueError("data_dir: required when no engine is given")
+            catalog = servicebus.load_queue_catalog(queues_file)
+            engine = servicebus.open_engine(data_dir, catalog=catalog, clock=clock)
+        self._engine = engine
+
+    def send(self, queue: str, message: OutgoingMessage) -> None:
+        """Send one message; see :meth:`send_many`."""
+        self.send_many(queue, [message])
+
+    def send_many(self, queue: str, messages: Sequence[OutgoingMessage]) -> None:
+        """Send messages in one engine transaction.
+
+        Raises
+        ------
+        QueueNotFoundError
+            If the queue is neither declared in ``infra/queues.json`` nor a reply queue.
+        MessageRejectedError
+            If the batch exceeds 256 KB or a message breaks a Service Bus rule.
+        MessagingUnavailableError
+            If the SQLite file stayed locked past the busy timeout.
+        """
+        if not messages:
+            return
+        drafts = [self._to_new_message(message) for message in messages]
+        size = sum(len(d.body_bytes) + len(d.properties_json) for d in drafts)
+        if len(drafts) > 1 and size > MAX_BATCH_BYTES:
+            raise MessageRejectedError(
+                f"batch: {size} bytes exceed the Service Bus batch limit of {MAX_BATCH_BYTES}"
+            )
+        try:
+            accepted = self._engine.send_many(queue, drafts)
+        except self._sb.MessagingEntityNotFoundError as exc:
+            raise QueueNotFoundError(queue, str(exc)) from exc
+        except sqlite3.OperationalError as exc:
+            raise MessagingUnavailableError(f"local Service Bus file busy: {exc}") from exc
+        for draft, ok in zip(drafts, accepted, strict=True):
+            if not ok:
+                logger.debug("duplicate dropped: queue=%s message_id=%s", queue, draft.message_id)
+
+    def close(self) -> None:
+        """Close the engine if this sender opened it."""
+        if self._owns_engine:
+            self._engine.close()
+
+    def _to_new_message(self, message: OutgoingMessage) -> Any:
+        try:
+            return self._sb.NewMessage(
+                message.body_bytes(),
+                message_id=message.message_id,
+                application_properties=dict(message.application_properties),
+                content_type=message.content_type,
+                correlation_id=message.correlation_id,
+                scheduled_enqueue_time=message.scheduled_enqueue_time,
+                time_to_live=message.time_to_live,
+            )
+        except ValueError as exc:  # includes MessageSizeExceededError
+            raise MessageRejectedError(f"message {message.message_id!r}: {exc}") from exc

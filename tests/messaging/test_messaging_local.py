@@ -1,0 +1,130 @@
+from datetime import timedelta
+
+import pytest
+
+from devhost.clock import ManualClock
+from devhost.servicebus import ServiceBusEngine, load_queue_catalog
+from orders.messaging import (
+    BACKEND_LOCAL,
+    MessageRejectedError,
+    MessageSender,
+    OutgoingMessage,
+    QueueNotFoundError,
+    create_sender,
+)
+from orders.messaging.local import LocalMessageSender
+
+
+@pytest.fixture
+def clock():
+    return ManualClock()
+
+
+@pytest.fixture
+def engine(tmp_path, clock):
+    # The repository's infra/queues.json: the app's queue names must exist in it.
+    eng = ServiceBusEngine.in_data_dir(tmp_path, catalog=load_queue_catalog(), clock=clock)
+    yield eng
+    eng.close()
+
+
+@pytest.fixture
+def sender(engine):
+    return LocalMessageSender(engine)
+
+
+def test_local_sender_satisfies_the_port(sender):
+    assert isinstance(sender, MessageSender)
+
+
+def test_send_carries_every_field_to_the_queue(sender, engine, clock):
+    sender.send(
+        "orders",
+        OutgoingMessage(
+            {"orderId": "o-1", "total": 12.5},
+            message_id="submit-o-1",
+            application_properties={"orderId": "o-1", "attempt": 1},
+            correlation_id="o-1",
+        ),
+    )
+    [msg] = engine.receive("orders", 1)
+    assert msg.json() == {"orderId": "o-1", "total": 12.5}
+    assert msg.message_id == "submit-o-1"
+    assert msg.application_properties == {"orderId": "o-1", "attempt": 1}
+    assert msg.correlation_id == "o-1"
+    assert msg.content_type == "application/json"
+    assert msg.enqueued_time == clock.now()
+
+
+def test_resend_with_same_message_id_is_dropped(sender, engine):
+    request = OutgoingMessage({"step": "charge"}, message_id="o-1/charge/1")
+    sender.send("payment-requests", request)
+    sender.send("payment-requests", request)
+    assert engine.counts("payment-requests").active == 1
+
+
+def test_scheduled_message_waits_for_its_time(sender, engine, clock):
+    due = clock.now() + timedelta(minutes=2)
+    sender.send("operator-alerts", OutgoingMessage({"x": 1}, scheduled_enqueue_time=due))
+    assert engine.receive("operator-alerts", 1) == []
+    clock.advance(timedelta(minutes=2))
+    [msg] = engine.receive("operator-alerts", 1)
+    assert msg.scheduled_enqueue_time == due
+
+
+def test_send_many_is_one_batch_and_keeps_order(sender, engine):
+    sender.send_many("agent-replies", [OutgoingMessage({"n": i}) for i in range(3)])
+    assert [m.json()["n"] for m in engine.receive("agent-replies", 10)] == [0, 1, 2]
+    sender.send_many("agent-replies", [])
+    assert engine.counts("agent-replies").active == 3
+
+
+def test_oversized_batch_rejected_and_nothing_stored(sender, engine):
+    big = "x" * (200 * 1024)
+    with pytest.raises(MessageRejectedError, match="batch limit"):
+        sender.send_many("orders", [OutgoingMessage(big), OutgoingMessage(big)])
+    with pytest.raises(MessageRejectedError, match="maximum message size"):
+        sender.send("orders", OutgoingMessage("y" * (300 * 1024)))
+    assert engine.counts("orders").active == 0
+
+
+def test_unknown_queue_raises_port_error_naming_it(sender):
+    with pytest.raises(QueueNotFoundError, match="queue 'order' not found") as info:
+        sender.send("order", OutgoingMessage({}))
+    assert info.value.queue == "order"
+    assert info.value.transient is False
+
+
+def test_reply_queue_of_a_client_is_created_on_demand(sender, engine):
+    queue = engine.catalog.reply_queue_name("shop-1")
+    sender.send(queue, OutgoingMessage({"status": "OrderReceived"}, correlation_id="o-1"))
+    assert engine.counts(queue).active == 1
+
+
+def test_create_sender_local_opens_engine_in_data_dir(tmp_path, clock):
+    sender = create_sender(" Local ", data_dir=tmp_path, clock=clock)
+    try:
+        assert isinstance(sender, LocalMessageSender)
+        sender.send("orders", OutgoingMessage({"a": 1}, message_id="m-1"))
+    finally:
+        sender.close()
+    with ServiceBusEngine.in_data_dir(tmp_path, clock=clock) as engine:
+        assert [m.message_id for m in engine.peek("orders", 5)] == ["m-1"]
+
+
+def test_close_leaves_a_shared_engine_open(engine):
+    LocalMessageSender(engine).close()
+    assert engine.counts("orders").active == 0
+
+
+@pytest.mark.parametrize(
+    ("backend", "kwargs", "field"),
+    [
+        ("rabbitmq", {}, "backend: 'rabbitmq' is not one of"),
+        (BACKEND_LOCAL, {}, "data_dir: required"),
+        ("servicebus", {}, "fully_qualified_namespace: required"),
+    ],
+)
+def test_create_sender_errors_name_the_setting(backend, kwargs, field):
+    with pytest.raises(ValueError, match=field):
+        create_sender(backend, **kwargs)
