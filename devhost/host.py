@@ -21,6 +21,7 @@ from devhost.app_loader import AppIndex, load_app
 from devhost.clock import Clock, ManualClock, SystemClock
 from devhost.taskhub.store import TaskHub
 from devhost.workers.dispatch import DurableWorker
+from devhost.workers.lease import renewing
 
 log = logging.getLogger("devhost")
 
@@ -157,6 +158,13 @@ class LocalHost:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def client_binding(self) -> str:
+        """Return the ``durableClient`` binding JSON, as the Functions host passes it."""
+        from devhost.http_api import client_binding_json
+
+        self.start_http()
+        return client_binding_json(self.taskhub.name, self.base_url)
+
     # ------------------------------------------------------------------ loops
     def _idle(self, delay: float) -> float:
         self._wake.wait(delay)
@@ -183,19 +191,9 @@ class LocalHost:
             delay = 0.001 if items else self._idle(delay)
 
     def _run_with_renewal(self, item: Any) -> None:
-        done = threading.Event()
         lease = self.worker.activity_lease
-
-        def renew() -> None:
-            while not done.wait(lease.total_seconds() / 3):
-                self.taskhub.renew_activity(item, lease)
-
-        renewer = threading.Thread(target=renew, daemon=True)
-        renewer.start()
-        try:
+        with renewing(lambda: self.taskhub.renew_activity(item, lease), lease):
             self.worker.execute_activity(item)
-        finally:
-            done.set()
 
     def _poller_loop(self, poller: Poller) -> None:
         delay = 0.001
@@ -248,8 +246,12 @@ class LocalHost:
                 continue
             if not (advance_clock and isinstance(self.clock, ManualClock)):
                 return steps
-            due = [d for d in [self.taskhub.next_due(),
-                               *(p.next_due() for p in self.pollers)] if d is not None]
+            # Schedules (timer triggers) always have a next occurrence, so they only drive
+            # the clock when the drain is bounded by `until`.
+            sources = [p for p in self.pollers
+                       if until is not None or not getattr(p, "is_schedule", False)]
+            due = [d for d in [self.taskhub.next_due(), *(p.next_due() for p in sources)]
+                   if d is not None]
             if not due:
                 return steps
             target = min(due)

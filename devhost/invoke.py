@@ -1,8 +1,9 @@
 """Call an app function the way the Python worker does: sync or async, keyword arguments.
 
-Async functions run on an event loop owned by the calling thread (one per worker thread,
-reused across calls), so aiohttp sessions the SDK's durable client opens are closed on the
-loop that made them.
+The Python worker runs every ``async def`` function on its one event loop, and the Durable
+SDK relies on that: its durable client keeps one process-wide aiohttp session, bound to the
+loop that created it. So async functions here run on a single shared loop in a background
+thread (:func:`run`); sync functions run in the calling worker thread.
 """
 
 from __future__ import annotations
@@ -10,21 +11,45 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
-_local = threading.local()
+T = TypeVar("T")
+_loop: asyncio.AbstractEventLoop | None = None
+_guard = threading.Lock()
 
 
-def _loop() -> asyncio.AbstractEventLoop:
-    loop = getattr(_local, "loop", None)
-    if loop is None or loop.is_closed():
-        loop = asyncio.new_event_loop()
-        _local.loop = loop
-    return loop
+def _worker_loop() -> asyncio.AbstractEventLoop:
+    global _loop
+    with _guard:
+        if _loop is None or _loop.is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="devhost-async-worker",
+                             daemon=True).start()
+            _loop = loop
+        return _loop
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine on the shared worker event loop and wait for its result.
+
+    Tests use this to call the SDK's durable client, as app code on the same loop would.
+
+    Parameters
+    ----------
+    coro : coroutine
+        The awaitable to run.
+
+    Returns
+    -------
+    Any
+        The coroutine's result (its exception is raised here).
+    """
+    return asyncio.run_coroutine_threadsafe(coro, _worker_loop()).result()
 
 
 def call(func: Any, kwargs: dict[str, Any]) -> Any:
-    """Call ``func(**kwargs)``, running it to completion if it is a coroutine function.
+    """Call ``func(**kwargs)``; a coroutine function runs on the shared worker loop.
 
     Parameters
     ----------
@@ -42,7 +67,9 @@ def call(func: Any, kwargs: dict[str, Any]) -> Any:
     params = inspect.signature(func).parameters
     if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
         kwargs = {k: v for k, v in kwargs.items() if k in params}
+    if inspect.iscoroutinefunction(func):
+        return run(func(**kwargs))
     result = func(**kwargs)
     if inspect.isawaitable(result):
-        return _loop().run_until_complete(result)
+        return run(result)
     return result

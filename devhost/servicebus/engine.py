@@ -28,7 +28,7 @@ from devhost.servicebus import rows
 from devhost.servicebus.base import FILE_NAME
 from devhost.servicebus.models import NewMessage, QueueCounts, QueueInfo, ReceivedMessage
 from devhost.servicebus.properties import QueueCatalog
-from devhost.servicebus.schema import MAX_US, span_us
+from devhost.servicebus.schema import MAX_US, from_us, span_us
 from devhost.servicebus.settlement import Settlement
 from devhost.sqlite import write
 
@@ -322,6 +322,24 @@ class ServiceBusEngine(Settlement):
         return [
             QueueInfo(name, all_counts.get(name, rows.ZERO_COUNTS)) for name in self._known_names()
         ]
+
+    def next_visible(self, queue: str) -> datetime | None:
+        """Return when the queue's next message can be received, or None if it is empty.
+
+        That is the earliest of each active message's enqueued (scheduled) time, or its
+        lock expiry if it is locked. The host's drain mode moves its clock there.
+
+        Raises
+        ------
+        MessagingEntityNotFoundError
+            If the queue is neither declared nor a client reply queue.
+        """
+        name, _, _ = self._entity(queue, False)
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT MIN(MAX(enqueued_us, COALESCE(locked_until_us, 0))) FROM messages"
+                " WHERE queue = ? AND dead_letter = 0", (name,)).fetchone()
+        return None if row[0] is None else from_us(row[0])
 
     # -- internals -------------------------------------------------------------------
 

@@ -394,12 +394,27 @@ class TaskHub:
         self._send_control(instance_id, "resume", ev,
                            frozenset({"Suspended", "Running", "Pending"}))
 
-    def purge(self, instance_id: str) -> int:
-        """Delete an instance and its history; returns how many instances were deleted."""
+    def purge(self, instance_id: str, *, only_terminal: bool = True) -> int:
+        """Delete an instance and its history in one transaction.
+
+        Parameters
+        ----------
+        instance_id : str
+            The instance.
+        only_terminal : bool
+            Delete only if it is Completed, Failed or Terminated (checked in the same
+            transaction, so an instance restarted meanwhile is never purged while running).
+
+        Returns
+        -------
+        int
+            1 if deleted, 0 if absent or (with ``only_terminal``) not ended.
+        """
         with db.write(self._conn()) as conn:
-            row = conn.execute("SELECT 1 FROM instances WHERE instance_id=?",
+            row = conn.execute("SELECT runtime_status FROM instances WHERE instance_id=?",
                                (instance_id,)).fetchone()
-            if row is None:
+            if row is None or (only_terminal
+                               and row["runtime_status"] not in TERMINAL_STATUSES):
                 return 0
             self._delete_instance(conn, instance_id)
             return 1
@@ -689,6 +704,7 @@ class TaskHub:
         """
         now = self.clock.now()
         with db.write(self._conn()) as conn:
+            conn.execute("DELETE FROM leases WHERE expires < ?", (format_time(now),))
             row = conn.execute("SELECT owner, expires FROM leases WHERE name=?",
                                (name,)).fetchone()
             if row is not None and row["owner"] != owner and parse_time(row["expires"]) > now:

@@ -119,3 +119,47 @@ def fan(context: df.DurableOrchestrationContext):
 @app.activity_trigger(input_name="i")
 def square(i: int) -> int:
     return i * i
+
+
+@app.route(route="orchestrators/{name}", methods=["POST"])
+@app.durable_client_input(client_name="client")
+async def http_start(req: func.HttpRequest, client) -> func.HttpResponse:
+    instance_id = await client.start_new(req.route_params["name"], None, req.get_json())
+    return client.create_check_status_response(req, instance_id)
+
+
+@app.service_bus_queue_trigger(arg_name="msg", queue_name="%SAMPLE_QUEUE%",
+                               connection="SERVICEBUS")
+@app.durable_client_input(client_name="client")
+async def on_message(msg: func.ServiceBusMessage, client) -> None:
+    import json
+
+    body = json.loads(msg.get_body())
+    if body.get("fail"):
+        raise RuntimeError("boom")
+    await client.start_new("chain", body["id"], body["name"])
+
+
+TICKS: list[bool] = []
+
+
+@app.timer_trigger(arg_name="timer", schedule="0 */5 * * * *")
+def every_five_minutes(timer: func.TimerRequest) -> None:
+    TICKS.append(timer.past_due)
+
+
+@app.orchestration_trigger(context_name="context")
+def slow_chain(context: df.DurableOrchestrationContext):
+    n = context.get_input()
+    total = 0
+    for step in range(3):
+        total += yield context.call_activity("slow_double", n + step)
+    return total
+
+
+@app.activity_trigger(input_name="n")
+def slow_double(n: int) -> int:
+    import time
+
+    time.sleep(0.03)
+    return 2 * n

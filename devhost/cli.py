@@ -1,0 +1,134 @@
+"""Command line of the local host: ``start`` it, and read its task hub and queues.
+
+``status``, ``history``, ``queues`` and ``peek`` read the SQLite files directly, so they work
+whether or not a host is running.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import threading
+from datetime import timedelta
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(help="Run Azure Functions apps with Durable Functions on one machine.",
+                  no_args_is_help=True, add_completion=False)
+console = Console()
+
+DATA_DIR = typer.Option(Path(".data"), "--data-dir", help="Folder of the SQLite files.")
+
+
+@app.command()
+def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="Folder of function_app.py."),
+          port: int = typer.Option(7071, "--port", help="HTTP port on 127.0.0.1."),
+          data_dir: Path = DATA_DIR,
+          activity_workers: int = typer.Option(4, "--activity-workers", min=1),
+          orchestration_lease_s: float = typer.Option(30.0, "--orchestration-lease-s", min=0.1),
+          activity_lease_s: float = typer.Option(60.0, "--activity-lease-s", min=0.1)) -> None:
+    """Start the host: HTTP API, orchestrations, activities, timer and queue triggers."""
+    from devhost.runtime import build_host
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s "
+                        "%(message)s")
+    host = build_host(app_dir, data_dir, port=port, activity_workers=activity_workers,
+                      orchestration_lease=timedelta(seconds=orchestration_lease_s),
+                      activity_lease=timedelta(seconds=activity_lease_s))
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    host.start()
+    console.print(f"devhost: listening on {host.base_url} (task hub {host.taskhub.name}, "
+                  f"data in {data_dir})")
+    functions = sorted([*host.index.orchestrators, *host.index.activities,
+                        *(f.name for f in host.index.service_bus + host.index.timers
+                          + host.index.http)])
+    console.print(f"devhost: {len(functions)} functions: {', '.join(functions)}")
+    stop.wait()
+    host.stop()
+
+
+def _taskhub(data_dir: Path):
+    from devhost.clock import SystemClock
+    from devhost.taskhub.store import TaskHub
+
+    path = data_dir / "taskhub.sqlite"
+    if not path.exists():
+        raise typer.BadParameter(f"no task hub at {path}", param_hint="--data-dir")
+    return TaskHub(path, SystemClock())
+
+
+@app.command()
+def status(instance_id: str, data_dir: Path = DATA_DIR) -> None:
+    """Show one instance's runtime status, input, output and custom status."""
+    inst = _taskhub(data_dir).get_instance(instance_id)
+    if inst is None:
+        console.print(f"[red]No instance with ID '{instance_id}' found.[/red]")
+        raise typer.Exit(1)
+    table = Table(show_header=False)
+    for key, value in [("instanceId", inst.instance_id), ("name", inst.name),
+                       ("runtimeStatus", inst.runtime_status), ("input", inst.input),
+                       ("output", inst.output), ("customStatus", inst.custom_status),
+                       ("createdTime", inst.created_at.isoformat()),
+                       ("lastUpdatedTime", inst.last_updated_at.isoformat())]:
+        table.add_row(key, str(value))
+    console.print(table)
+
+
+@app.command()
+def history(instance_id: str, data_dir: Path = DATA_DIR) -> None:
+    """Show one instance's history table: event type, timestamp, name, input, result (D5)."""
+    from devhost.http_api.history_view import history_table
+
+    events = _taskhub(data_dir).get_history(instance_id)
+    if not events:
+        console.print(f"[red]No history for '{instance_id}'.[/red]")
+        raise typer.Exit(1)
+    table = Table("#", "event type", "timestamp", "name", "input", "result")
+    for n, row in enumerate(history_table(events)):
+        table.add_row(str(n), row["event_type"], row["timestamp"], row["name"] or "",
+                      _short(row["input"]), _short(row["result"]))
+    console.print(table)
+
+
+def _short(value: object, width: int = 60) -> str:
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@app.command()
+def queues(data_dir: Path = DATA_DIR) -> None:
+    """Show each Service Bus queue's active, scheduled and dead-letter message counts."""
+    from devhost.servicebus import open_engine
+
+    table = Table("queue", "active", "scheduled", "dead-letter")
+    for info in open_engine(data_dir).list_queues():
+        c = info.counts
+        table.add_row(info.name, str(c.active), str(c.scheduled), str(c.dead_letter))
+    console.print(table)
+
+
+@app.command()
+def peek(queue: str, data_dir: Path = DATA_DIR,
+         count: int = typer.Option(10, "--count", min=1),
+         dead_letter: bool = typer.Option(False, "--dead-letter")) -> None:
+    """Show messages of a queue (or its dead-letter subqueue) without locking them."""
+    from devhost.servicebus import open_engine
+
+    table = Table("seq", "message id", "delivery", "enqueued", "reason", "body")
+    for m in open_engine(data_dir).peek(queue, count, dead_letter=dead_letter):
+        table.add_row(str(m.sequence_number), m.message_id, str(m.delivery_count),
+                      m.enqueued_time.isoformat(), m.dead_letter_reason or "", _short(m.text))
+    console.print(table)
+
+
+def main() -> None:
+    """Run the CLI."""
+    app()

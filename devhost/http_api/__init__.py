@@ -1,0 +1,21 @@
+"""The local host's HTTP surface: the Durable Functions HTTP API and the app's HTTP triggers.
+
+Served on 127.0.0.1 by the local host so that the azure-functions-durable SDK's
+``DurableOrchestrationClient`` (given :func:`client_binding_json`) and plain HTTP clients
+manage orchestration instances exactly as they would against the Durable extension.
+"""
+
+from devhost.http_api.app import create_http_app
+from devhost.http_api.history_view import history_events_json, history_table
+from devhost.http_api.instance_ids import new_instance_id, validate_instance_id
+from devhost.http_api.urls import client_binding_json, rpc_base_url
+
+__all__ = [
+    "client_binding_json",
+    "create_http_app",
+    "history_events_json",
+    "history_table",
+    "new_instance_id",
+    "rpc_base_url",
+    "validate_instance_id",
+]

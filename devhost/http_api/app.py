@@ -1,0 +1,72 @@
+"""The local host's HTTP application: the Durable HTTP API plus the app's HTTP triggers.
+
+One Starlette app serves, on 127.0.0.1, what the Functions host and the Durable extension
+serve in Azure: the documented webhook API under ``/runtime/webhooks/durabletask/`` (which
+is also the ``rpcBaseUrl`` the Python SDK's durable client calls) and the app's HTTP
+functions under ``/api/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable
+from typing import Any
+
+from starlette.applications import Starlette
+
+from devhost.http_api.app_routes import InvokeHttp, http_trigger_routes
+from devhost.http_api.context import ApiContext
+from devhost.http_api.errors import BadRequest, handle_error
+from devhost.http_api.instance_routes import instance_routes
+from devhost.http_api.query_routes import query_routes
+from devhost.http_api.start_routes import start_routes
+from devhost.http_api.urls import check_base_url
+from devhost.taskhub.store import TaskHub, TaskHubError
+
+
+def create_http_app(taskhub: TaskHub, *, base_url: str, http_functions: Iterable[Any] = (),
+                    invoke_http: InvokeHttp | None = None,
+                    on_start_instance: Callable[[str], None] | None = None,
+                    orchestrator_names: Collection[str] | None = None) -> Starlette:
+    """Build the HTTP application of the local host.
+
+    Parameters
+    ----------
+    taskhub : TaskHub
+        The task hub the Durable API reads and writes.
+    base_url : str
+        Where the app is served, such as ``http://127.0.0.1:7071``; used in the management
+        URLs it returns.
+    http_functions : iterable
+        The app's HTTP-triggered function definitions (``name`` and ``trigger``), mounted
+        under ``/api/{route}``.
+    invoke_http : callable, optional
+        ``async (function_def, request) -> Response`` running one HTTP function; required
+        when ``http_functions`` is not empty.
+    on_start_instance : callable, optional
+        Called with the instance id after an instance is created by start or restart (the
+        host wakes its dispatcher with it). It runs on the event loop: it must not block.
+    orchestrator_names : collection of str, optional
+        The app's orchestrator function names; when given, starting any other name is
+        refused with 400 as the extension does. None accepts any name.
+
+    Returns
+    -------
+    Starlette
+        The ASGI application (serve it with uvicorn, lifespan off or on).
+
+    Raises
+    ------
+    ValueError
+        If ``base_url`` is not an absolute http(s) URL, ``http_functions`` is given without
+        ``invoke_http``, or a route template is malformed.
+    """
+    base_url = check_base_url(base_url)
+    functions = list(http_functions)
+    if functions and invoke_http is None:
+        raise ValueError("invoke_http: required when http_functions is not empty")
+    ctx = ApiContext(taskhub, base_url, orchestrator_names, on_start_instance)
+    routes = [*start_routes(ctx), *query_routes(ctx), *instance_routes(ctx)]
+    if functions:
+        routes += http_trigger_routes(functions, invoke_http)
+    return Starlette(routes=routes,
+                     exception_handlers={BadRequest: handle_error, TaskHubError: handle_error})

@@ -1,0 +1,202 @@
+"""The app's own HTTP-triggered functions, mounted under ``/api/{route}`` like func start.
+
+A function's ``httpTrigger`` binding gives its ``route`` (an ASP.NET-style template, the
+function name if empty) and ``methods`` (all if absent). Templates are translated to
+Starlette paths: ``{name}`` stays, ``{*rest}`` becomes ``{rest:path}``, trailing optional
+parameters ``{id?}`` and defaults ``{id=1}`` produce one route with and one without the
+segment, and inline constraints (``int``, ``long``, ``bool``, ``alpha``, ``guid``,
+``float``, ``double``, ``decimal``) are checked before the function is invoked (no match:
+404). Route values stay strings, as in ``HttpRequest.route_params``. Calling the function is
+the host's business: it passes ``invoke_http(function_def, request) -> Response``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+log = logging.getLogger(__name__)
+
+InvokeHttp = Callable[[Any, Request], Awaitable[Response]]
+"""``async invoke_http(function_def, request) -> Response``, supplied by the host."""
+
+ROUTE_PREFIX = "api"
+"""Default ``extensions.http.routePrefix`` of host.json."""
+
+CONSTRAINTS = {
+    "int": r"-?\d+",
+    "long": r"-?\d+",
+    "bool": r"(?i:true|false)",
+    "alpha": r"[A-Za-z]+",
+    "guid": r"\{?[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?"
+            r"[0-9a-fA-F]{12}\}?",
+    "float": r"-?\d+(?:\.\d+)?",
+    "double": r"-?\d+(?:\.\d+)?",
+    "decimal": r"-?\d+(?:\.\d+)?",
+}
+"""Route constraints checked locally, as regular expressions on the whole value."""
+
+_PARAM = re.compile(r"\{([^{}]+)\}")
+
+
+@dataclass
+class RouteVariant:
+    """One Starlette path for a function route template.
+
+    Attributes
+    ----------
+    path : str
+        Starlette path, such as ``/api/orders/{id}``.
+    constraints : dict of str to re.Pattern
+        Route values that must match fully.
+    defaults : dict of str to str
+        Values for parameters left out of this variant.
+    rank : tuple of int
+        Matching precedence, lower first (literal, constrained, plain, catch-all).
+    """
+
+    path: str
+    constraints: dict[str, re.Pattern[str]] = field(default_factory=dict)
+    defaults: dict[str, str] = field(default_factory=dict)
+    rank: tuple[int, ...] = ()
+
+
+def _parse_param(body: str, template: str) -> tuple[str, str | None, bool, str | None, bool]:
+    catch_all = body.startswith("*")
+    body = body.lstrip("*")
+    default = None
+    if "=" in body:
+        body, default = body.split("=", 1)
+    optional = body.endswith("?")
+    body = body.rstrip("?")
+    name, _, constraint = body.partition(":")
+    if not name.isidentifier():
+        raise ValueError(f"route: parameter {name!r} in {template!r} is not a valid name")
+    return name, constraint or None, optional or default is not None, default, catch_all
+
+
+def translate_route(template: str, prefix: str = ROUTE_PREFIX) -> list[RouteVariant]:
+    """Translate a Functions route template into Starlette paths.
+
+    Parameters
+    ----------
+    template : str
+        The ``route`` of an HTTP trigger, such as ``start/{name}`` or ``files/{*path}``.
+    prefix : str
+        Route prefix (host.json ``extensions.http.routePrefix``), ``api`` by default.
+
+    Returns
+    -------
+    list of RouteVariant
+        The full path first, then one variant per trailing optional segment left out.
+
+    Raises
+    ------
+    ValueError
+        If a parameter name is not an identifier, or an optional parameter is not alone
+        in a trailing segment.
+    """
+    segments = [s for s in template.strip("/").split("/") if s]
+    head = f"/{prefix.strip('/')}" if prefix.strip("/") else ""
+    parts: list[str] = []
+    ranks: list[int] = []
+    constraints: dict[str, re.Pattern[str]] = {}
+    optional_from: list[tuple[int, str, str | None]] = []
+    for index, segment in enumerate(segments):
+        rank = 0
+        out = segment
+        for match in _PARAM.finditer(segment):
+            name, constraint, optional, default, catch_all = _parse_param(match.group(1),
+                                                                          template)
+            if optional and match.group(0) != segment:
+                raise ValueError(f"route: optional parameter {name!r} in {template!r} must be "
+                                 "alone in its segment")
+            if constraint:
+                pattern = CONSTRAINTS.get(constraint.split(":")[0].split("(")[0].lower())
+                if pattern is None:
+                    log.warning("route %r: constraint %r of %r is not enforced locally",
+                                template, constraint, name)
+                else:
+                    constraints[name] = re.compile(pattern)
+            rank = max(rank, 3 if catch_all else 1 if constraint else 2)
+            out = out.replace(match.group(0), f"{{{name}:path}}" if catch_all else f"{{{name}}}")
+            if optional:
+                optional_from.append((index, name, default))
+        parts.append(out)
+        ranks.append(rank)
+    variants = [RouteVariant(head + "/" + "/".join(parts), dict(constraints), {}, tuple(ranks))]
+    defaults: dict[str, str] = {}
+    for index, name, default in reversed(optional_from):
+        if index != len(parts) - 1:
+            raise ValueError(f"route: optional parameter {name!r} in {template!r} must be in "
+                             "a trailing segment")
+        parts, ranks = parts[:-1], ranks[:-1]
+        if default is not None:
+            defaults[name] = default
+        variants.append(RouteVariant(head + "/" + "/".join(parts), dict(constraints),
+                                     dict(defaults), tuple(ranks)))
+    return variants
+
+
+ALL_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS")
+"""Methods of a trigger that lists none (Starlette would otherwise allow only GET)."""
+
+
+def _methods(trigger: dict[str, Any]) -> list[str]:
+    methods = trigger.get("methods") or ALL_METHODS
+    return [str(getattr(m, "value", m)).upper() for m in methods]
+
+
+def http_trigger_routes(functions: Iterable[Any], invoke_http: InvokeHttp,
+                        prefix: str = ROUTE_PREFIX) -> list[Route]:
+    """Build the Starlette routes of the app's HTTP-triggered functions.
+
+    Parameters
+    ----------
+    functions : iterable
+        Function definitions with ``name`` and ``trigger`` (the ``httpTrigger`` binding
+        dict with ``route`` and ``methods``), such as :class:`devhost.app_loader.FunctionDef`.
+    invoke_http : callable
+        ``async (function_def, request) -> Response``; gets the request with
+        ``path_params`` holding the route values (strings).
+    prefix : str
+        Route prefix, ``api`` by default.
+
+    Returns
+    -------
+    list of Route
+        Ordered so that literal segments win over parameters and parameters over catch-alls.
+
+    Raises
+    ------
+    ValueError
+        If a route template is malformed (see :func:`translate_route`).
+    """
+    entries = []
+    for fdef in functions:
+        template = fdef.trigger.get("route") or fdef.name
+        for variant in translate_route(template, prefix):
+            entries.append((variant.rank, len(entries), variant, fdef))
+    entries.sort(key=lambda e: (e[0], e[1]))
+    return [Route(v.path, _endpoint(fdef, v, invoke_http), methods=_methods(fdef.trigger),
+                  name=f"{fdef.name}:{v.path}")
+            for _, _, v, fdef in entries]
+
+
+def _endpoint(fdef: Any, variant: RouteVariant,
+              invoke_http: InvokeHttp) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        values = {k: str(v) for k, v in request.path_params.items()}
+        for name, pattern in variant.constraints.items():
+            if name in values and not pattern.fullmatch(values[name]):
+                return Response(status_code=404)
+        request.scope["path_params"] = {**variant.defaults, **values}
+        return await invoke_http(fdef, request)
+    return endpoint

@@ -1,0 +1,225 @@
+"""Reading the Durable HTTP API's query parameters, headers and JSON bodies.
+
+Every reader raises :class:`~devhost.http_api.errors.BadRequest` with the parameter's name
+and the rule, so a malformed request is answered with HTTP 400 before anything is written.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from datetime import datetime
+
+from starlette.datastructures import QueryParams
+
+from devhost.http_api.errors import BadRequest
+from devhost.taskhub.events import parse_time
+from devhost.taskhub.store import ALL_STATUSES
+
+KNOWN_STATUSES = (*ALL_STATUSES, "Canceled")
+"""Runtime status names a query may filter on (Canceled is documented but never used)."""
+
+CONTINUATION_HEADER = "x-ms-continuation-token"
+"""Request and response header carrying the paging continuation token."""
+
+
+def get_bool(query: QueryParams, name: str, default: bool) -> bool:
+    """Read a ``true``/``false`` query parameter (any case; the SDK sends ``True``).
+
+    Raises
+    ------
+    BadRequest
+        If the value is present but neither true nor false.
+    """
+    value = query.get(name)
+    if value is None or value == "":
+        return default
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise BadRequest(f"{name}: must be true or false, got {value!r}")
+
+
+def get_int(query: QueryParams, name: str, default: int, low: int, high: int) -> int:
+    """Read an integer query parameter within ``low..high`` (inclusive).
+
+    Raises
+    ------
+    BadRequest
+        If the value is not an integer or out of range.
+    """
+    value = query.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise BadRequest(f"{name}: must be an integer, got {value!r}") from None
+    if not low <= number <= high:
+        raise BadRequest(f"{name}: must be between {low} and {high}, got {number}")
+    return number
+
+
+def get_seconds(query: QueryParams, name: str) -> float | None:
+    """Read a duration in seconds (``timeout``, ``pollingInterval``); None if absent.
+
+    Raises
+    ------
+    BadRequest
+        If the value is not a non-negative number.
+    """
+    value = query.get(name)
+    if value is None or value == "":
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise BadRequest(f"{name}: must be a number of seconds, got {value!r}") from None
+    if not seconds >= 0:
+        raise BadRequest(f"{name}: must not be negative, got {value!r}")
+    return seconds
+
+
+def get_time(query: QueryParams, name: str) -> datetime | None:
+    """Read an ISO 8601 time (``createdTimeFrom``/``createdTimeTo``); None if absent.
+
+    A space is read as ``+`` (an unencoded ``+00:00`` offset arrives as a space), and a
+    year written with fewer than four digits is zero-padded (Python's ``strftime`` writes
+    year 1 as ``1`` on Linux; the SDK sends ``datetime.min`` that way).
+
+    Raises
+    ------
+    BadRequest
+        If the value is not an ISO 8601 time.
+    """
+    value = query.get(name)
+    if value is None or value == "":
+        return None
+    text = value.replace(" ", "+")
+    year, sep, rest = text.partition("-")
+    if sep and year.isdigit() and len(year) < 4:
+        text = year.zfill(4) + sep + rest
+    try:
+        return parse_time(text)
+    except ValueError:
+        raise BadRequest(f"{name}: must be an ISO 8601 time such as "
+                         f"2030-01-01T00:00:00Z, got {value!r}") from None
+
+
+def get_statuses(query: QueryParams) -> list[str] | None:
+    """Read ``runtimeStatus`` (comma-separated and/or repeated); None if absent.
+
+    Raises
+    ------
+    BadRequest
+        If a name is not a documented runtime status (case-sensitive, as documented).
+    """
+    values = [v.strip() for raw in query.getlist("runtimeStatus") for v in raw.split(",")]
+    values = [v for v in values if v]
+    if not values:
+        return None
+    bad = [v for v in values if v not in KNOWN_STATUSES]
+    if bad:
+        raise BadRequest(f"runtimeStatus: unknown status {bad}; use one of {list(KNOWN_STATUSES)}")
+    return list(dict.fromkeys(values))
+
+
+def encode_token(token: str | None) -> str | None:
+    """Make the task hub's continuation token safe for an HTTP header (base64url)."""
+    if token is None:
+        return None
+    return base64.urlsafe_b64encode(token.encode()).decode("ascii")
+
+
+def decode_token(headers: Mapping[str, str]) -> str | None:
+    """Read the ``x-ms-continuation-token`` request header; None if absent or empty.
+
+    Raises
+    ------
+    BadRequest
+        If the header is not a token this API handed out.
+    """
+    value = headers.get(CONTINUATION_HEADER)
+    if not value or value == "null":
+        return None
+    try:
+        token = base64.b64decode(value.encode("ascii"), altchars=b"-_", validate=True).decode()
+    except (binascii.Error, UnicodeError, ValueError):
+        token = ""
+    if not token:
+        raise BadRequest(f"{CONTINUATION_HEADER}: malformed continuation token")
+    return token
+
+
+def check_task_hub(query: QueryParams, task_hub_name: str) -> None:
+    """Refuse a ``taskHub`` query parameter that names another task hub.
+
+    Raises
+    ------
+    BadRequest
+        If ``taskHub`` is given, not empty and differs from ``task_hub_name``.
+    """
+    hub = query.get("taskHub")
+    if hub and hub != task_hub_name:
+        raise BadRequest(f"taskHub: this host serves only task hub '{task_hub_name}', "
+                         f"got {hub!r}")
+
+
+def check_known_params(query: QueryParams, allowed: frozenset[str]) -> None:
+    """Refuse query parameters the route does not take.
+
+    On the start route this catches an instance id with ``?`` that a client put in the URL
+    unencoded (the SDK does): the rest of the id arrives as a stray query parameter, and
+    the instance must not be created under the truncated id (SPEC D2).
+
+    Raises
+    ------
+    BadRequest
+        Naming the unexpected parameters.
+    """
+    unknown = sorted({k for k in query.keys() if k not in allowed})
+    if unknown:
+        raise BadRequest(f"query: unexpected parameter(s) {unknown}; this route takes "
+                         f"{sorted(allowed)} (an instanceId must not contain '?')")
+
+
+def body_as_input_json(body: bytes, field: str) -> str | None:
+    r"""Turn a request body into the JSON text the task hub stores as input or event data.
+
+    The Python SDK serialises a value to JSON text itself and then sends that text as a
+    JSON string (so ``{"a": 1}`` arrives as ``"{\"a\": 1}"``); a plain HTTP client sends
+    the value itself. A JSON string whose content is valid JSON is therefore taken as the
+    SDK's JSON text; any other JSON value is serialised. The orchestrator sees the same
+    value either way, as it does behind the Durable extension.
+
+    Parameters
+    ----------
+    body : bytes
+        The request body (empty means no input).
+    field : str
+        Name used in the error message (``input`` or ``eventData``).
+
+    Returns
+    -------
+    str or None
+        JSON text, or None for an empty body.
+
+    Raises
+    ------
+    BadRequest
+        If the body is not valid UTF-8 JSON.
+    """
+    if not body.strip():
+        return None
+    try:
+        value = json.loads(body)
+    except ValueError as exc:
+        raise BadRequest(f"{field}: the request body is not valid JSON ({exc})") from None
+    if isinstance(value, str):
+        try:
+            json.loads(value)
+        except ValueError:
+            return json.dumps(value)
+        return value
+    return json.dumps(value)

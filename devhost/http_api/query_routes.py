@@ -1,0 +1,111 @@
+"""Listing and purging many instances, with continuation-token paging.
+
+``GET /runtime/webhooks/durabletask/instances`` filters on ``runtimeStatus`` (comma-
+separated), ``createdTimeFrom``, ``createdTimeTo`` and ``instanceIdPrefix``, returns at most
+``top`` instances (default 100, as the extension) and, when more match, the
+``x-ms-continuation-token`` response header; sending that header back returns the next
+page. ``DELETE`` on the same path purges the matching instances that have ended.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from devhost.http_api.context import ApiContext
+from devhost.http_api.errors import BadRequest, error_response
+from devhost.http_api.params import (
+    CONTINUATION_HEADER,
+    check_task_hub,
+    decode_token,
+    encode_token,
+    get_bool,
+    get_int,
+    get_statuses,
+    get_time,
+)
+from devhost.http_api.status import status_json
+from devhost.http_api.urls import WEBHOOK_PATH
+from devhost.taskhub.store import ALL_STATUSES, TERMINAL_STATUSES
+
+DEFAULT_PAGE_SIZE = 100
+"""Page size when ``top`` is not given (the extension's default)."""
+
+MAX_PAGE_SIZE = 1000
+"""Largest ``top`` accepted (the task hub's limit)."""
+
+
+def query_routes(ctx: ApiContext) -> list[Route]:
+    """Return the list and purge-many routes bound to ``ctx``."""
+
+    async def list_instances(request: Request) -> Response:
+        query = request.query_params
+        check_task_hub(query, ctx.taskhub.name)
+        statuses = get_statuses(query)
+        created_from = get_time(query, "createdTimeFrom")
+        created_to = get_time(query, "createdTimeTo")
+        top = get_int(query, "top", DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE)
+        show_input = get_bool(query, "showInput", False)
+        token = decode_token(request.headers)
+        if statuses is not None:
+            statuses = [s for s in statuses if s in ALL_STATUSES]
+            if not statuses:  # only statuses no instance can have (Canceled)
+                return JSONResponse([])
+        page, next_token = await ctx.call(
+            ctx.taskhub.query, statuses=statuses, created_from=created_from,
+            created_to=created_to, prefix=query.get("instanceIdPrefix") or None, top=top,
+            continuation=token)
+        headers = {}
+        if next_token is not None:
+            headers[CONTINUATION_HEADER] = encode_token(next_token)
+        return JSONResponse([status_json(r, show_input=show_input) for r in page],
+                            headers=headers)
+
+    async def purge_many(request: Request) -> Response:
+        query = request.query_params
+        check_task_hub(query, ctx.taskhub.name)
+        created_from = get_time(query, "createdTimeFrom")
+        if created_from is None:
+            raise BadRequest("createdTimeFrom: required to purge instance history")
+        created_to = get_time(query, "createdTimeTo") or ctx.taskhub.clock.now()
+        statuses = get_statuses(query)
+        if statuses is None:
+            statuses = sorted(TERMINAL_STATUSES)
+        else:
+            running = [s for s in statuses if s not in TERMINAL_STATUSES and s != "Canceled"]
+            if running:
+                raise BadRequest(f"runtimeStatus: only ended instances (Completed, Failed, "
+                                 f"Terminated) can be purged, got {running}")
+            statuses = [s for s in statuses if s in TERMINAL_STATUSES]
+        deleted = 0
+        if statuses:
+            ids = await ctx.call(_matching_ids, ctx, statuses, created_from, created_to)
+            for instance_id in ids:
+                deleted += await ctx.call(ctx.taskhub.purge, instance_id)
+        if deleted == 0:
+            return error_response(404, "no ended instance matches the purge filter")
+        return JSONResponse({"instancesDeleted": deleted})
+
+    base = WEBHOOK_PATH + "/instances"
+    return [
+        Route(base, list_instances, methods=["GET"]),
+        Route(base + "/", list_instances, methods=["GET"]),
+        Route(base, purge_many, methods=["DELETE"]),
+        Route(base + "/", purge_many, methods=["DELETE"]),
+    ]
+
+
+def _matching_ids(ctx: ApiContext, statuses: list[str], created_from: datetime,
+                  created_to: datetime) -> list[str]:
+    ids: list[str] = []
+    token = None
+    while True:
+        page, token = ctx.taskhub.query(statuses=statuses, created_from=created_from,
+                                        created_to=created_to, top=MAX_PAGE_SIZE,
+                                        continuation=token)
+        ids += [r.instance_id for r in page]
+        if token is None:
+            return ids

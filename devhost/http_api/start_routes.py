@@ -1,0 +1,77 @@
+"""Starting and restarting orchestration instances over HTTP.
+
+``POST /runtime/webhooks/durabletask/orchestrators/{functionName}[/{instanceId}]`` is both
+the documented start API and what the SDK's ``start_new`` calls; ``POST .../instances/{id}/
+restart`` is the documented restart API. Both answer 202 with the check-status payload, or
+wait for completion when ``timeout`` and ``pollingInterval`` are given. An invalid instance
+id is refused with 400 before anything is written (SPEC D2).
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from devhost.http_api.context import ApiContext
+from devhost.http_api.errors import BadRequest
+from devhost.http_api.instance_ids import new_instance_id, validate_instance_id
+from devhost.http_api.params import (
+    body_as_input_json,
+    check_known_params,
+    check_task_hub,
+    get_bool,
+    get_seconds,
+)
+from devhost.http_api.urls import WEBHOOK_PATH
+
+START_PARAMS = frozenset({"version", "timeout", "pollingInterval", "taskHub", "connection",
+                          "code"})
+"""Query parameters the start route takes (``code`` is the system key, ignored locally)."""
+
+
+def checked_instance_id(value: str) -> str:
+    """Validate a user-chosen instance id, turning a refusal into HTTP 400 (SPEC D2)."""
+    try:
+        return validate_instance_id(value)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+
+
+def start_routes(ctx: ApiContext) -> list[Route]:
+    """Return the start and restart routes bound to ``ctx``."""
+
+    async def start(request: Request) -> JSONResponse:
+        query = request.query_params
+        check_known_params(query, START_PARAMS)
+        check_task_hub(query, ctx.taskhub.name)
+        name = request.path_params["function_name"]
+        raw_id = request.path_params.get("instance_id")
+        instance_id = new_instance_id() if raw_id is None else checked_instance_id(raw_id)
+        ctx.check_orchestrator(name)
+        input_json = body_as_input_json(await request.body(), "input")
+        timeout_s = get_seconds(query, "timeout")
+        interval_s = get_seconds(query, "pollingInterval")
+        await ctx.create(name, instance_id, input_json, query.get("version") or None)
+        return await ctx.wait_or_check_status(instance_id, timeout_s, interval_s)
+
+    async def restart(request: Request) -> JSONResponse:
+        query = request.query_params
+        check_task_hub(query, ctx.taskhub.name)
+        old = await ctx.instance(request.path_params["instance_id"])
+        with_new_id = get_bool(query, "restartWithNewInstanceId", True)
+        instance_id = new_instance_id() if with_new_id else old.instance_id
+        timeout_s = get_seconds(query, "timeout")
+        interval_s = get_seconds(query, "pollingInterval")
+        await ctx.create(old.name, instance_id, old.input, old.version)
+        return await ctx.wait_or_check_status(instance_id, timeout_s, interval_s)
+
+    base = WEBHOOK_PATH + "/orchestrators/{function_name}"
+    return [
+        Route(base, start, methods=["POST"]),
+        # ``path`` so that an id with "/" (raw or %2F) is captured whole and refused rather
+        # than routed elsewhere, and an empty id (".../orchestrators/Fn/") is refused too.
+        Route(base + "/{instance_id:path}", start, methods=["POST"]),
+        Route(WEBHOOK_PATH + "/instances/{instance_id}/restart", restart, methods=["POST"]),
+    ]
+

@@ -1,0 +1,1 @@
+"""Trigger sources of the local host: timer schedules and Service Bus queues."""

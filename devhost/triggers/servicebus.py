@@ -1,0 +1,130 @@
+"""Service Bus queue triggers: receive in peek-lock, invoke, complete or abandon.
+
+As the Functions host does with ``autoCompleteMessages`` on: a function that returns
+completes its message, one that raises abandons it (the delivery count then leads to
+``MaxDeliveryCountExceeded`` dead-lettering). A message the function settled itself (for
+example dead-lettered with a reason through the message-actions port) is left as it is.
+The lock is renewed while the function runs (``maxAutoLockRenewalDuration``).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from typing import Any
+
+import azure.functions as func
+from azure.functions.servicebus import ServiceBusMessage
+
+from devhost import invoke
+from devhost.app_loader import AppLoadError, FunctionDef
+from devhost.servicebus import MessageLockLostError, ServiceBusEngine
+from devhost.servicebus.models import ReceivedMessage
+from devhost.workers.lease import renewing
+
+log = logging.getLogger("devhost.servicebus")
+
+
+def to_function_message(m: ReceivedMessage) -> func.ServiceBusMessage:
+    """Build the ``azure.functions.ServiceBusMessage`` the Python worker would pass.
+
+    Parameters
+    ----------
+    m : ReceivedMessage
+        A message received in peek-lock mode.
+
+    Returns
+    -------
+    azure.functions.ServiceBusMessage
+        With body, ids, delivery count, lock token, times and application properties.
+    """
+    props = dict(m.application_properties)
+    return ServiceBusMessage(
+        body=m.body, application_properties=props, user_properties=props,
+        content_type=m.content_type, correlation_id=m.correlation_id,
+        delivery_count=m.delivery_count, enqueued_time_utc=m.enqueued_time,
+        expires_at_utc=m.expires_at, locked_until=m.locked_until, lock_token=m.lock_token,
+        message_id=m.message_id, sequence_number=m.sequence_number,
+        scheduled_enqueue_time_utc=m.scheduled_enqueue_time, session_id=m.session_id,
+        time_to_live=m.time_to_live, dead_letter_reason=m.dead_letter_reason,
+        dead_letter_error_description=m.dead_letter_error_description,
+        trigger_metadata={"MessageId": m.message_id, "DeliveryCount": m.delivery_count,
+                          "LockToken": m.lock_token, "EntityPath": m.entity_path})
+
+
+class ServiceBusTriggerPoller:
+    """Feeds one queue-triggered function from the local Service Bus engine.
+
+    Parameters
+    ----------
+    fdef : FunctionDef
+        The function (``serviceBusTrigger`` binding with ``queueName``).
+    engine : ServiceBusEngine
+        The shared queue engine.
+    owner : str
+        Receiver id recorded as LockedBy.
+    client_binding : callable
+        Returns the durable client binding JSON, for functions with a durable client.
+    batch_size : int
+        Messages received per poll (prefetch).
+
+    Raises
+    ------
+    AppLoadError
+        For session-enabled or ``cardinality=many`` triggers (not supported yet).
+    """
+
+    def __init__(self, fdef: FunctionDef, engine: ServiceBusEngine, owner: str,
+                 client_binding: Any, batch_size: int = 16) -> None:
+        trigger = fdef.trigger
+        if trigger.get("isSessionsEnabled"):
+            raise AppLoadError(f"function '{fdef.name}': Service Bus sessions are not "
+                               "supported by the local host yet")
+        if str(trigger.get("cardinality", "one")).lower() != "one":
+            raise AppLoadError(f"function '{fdef.name}': cardinality 'many' is not "
+                               "supported by the local host yet")
+        if "queueName" not in trigger:
+            raise AppLoadError(f"function '{fdef.name}': only queue triggers are supported "
+                               "(topic subscriptions are not)")
+        self.fdef = fdef
+        self.queue = trigger["queueName"]
+        self.engine = engine
+        self.owner = owner
+        self.client_binding = client_binding
+        self.batch_size = batch_size
+        self.lock_duration = engine.catalog.resolve(self.queue).lock_duration \
+            if engine.catalog.resolve(self.queue) else timedelta(seconds=30)
+
+    def next_due(self) -> datetime | None:
+        """Return when the queue's next message becomes receivable, or None."""
+        return self.engine.next_visible(self.queue)
+
+    def poll_once(self) -> int:
+        """Receive a batch and run the function for each message; return how many ran."""
+        messages = self.engine.receive(self.queue, self.batch_size, lock_owner=self.owner)
+        for m in messages:
+            self._handle(m)
+        return len(messages)
+
+    def _handle(self, m: ReceivedMessage) -> None:
+        kwargs: dict[str, Any] = {self.fdef.trigger_param: to_function_message(m)}
+        if self.fdef.client_param:
+            kwargs[self.fdef.client_param] = self.client_binding()
+        try:
+            with renewing(lambda: self.engine.renew_lock(self.queue, m.lock_token),
+                          self.lock_duration):
+                invoke.call(self.fdef.func, kwargs)
+        except Exception:  # noqa: BLE001 - an exception abandons the message, as in Azure
+            log.exception("function %s failed on message %s (delivery %d); abandoning",
+                          self.fdef.name, m.message_id, m.delivery_count)
+            self._settle(self.engine.abandon, m)
+        else:
+            self._settle(self.engine.complete, m)
+
+    def _settle(self, action: Any, m: ReceivedMessage) -> None:
+        try:
+            action(self.queue, m.lock_token)
+        except MessageLockLostError:
+            # Settled by the function itself (dead-lettered or completed), or the lock
+            # expired: the broker's state stands, as with Azure's auto-complete.
+            log.debug("message %s already settled or lock lost", m.message_id)

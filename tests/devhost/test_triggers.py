@@ -1,0 +1,90 @@
+"""HTTP, Service Bus and timer triggers of an app, with the SDK's real durable client."""
+
+import json
+import sys
+from datetime import timedelta
+
+import azure.durable_functions as df
+import httpx
+import pytest
+
+from devhost import invoke
+from devhost.runtime import build_host
+from devhost.servicebus import MAX_DELIVERY_COUNT_EXCEEDED
+from devhost.triggers.timer import TimerTriggerPoller
+from tests.devhost.conftest import SAMPLE_APP
+
+
+@pytest.fixture
+def full_host(tmp_path, clock):
+    host = build_host(SAMPLE_APP, tmp_path / "data", clock=clock)
+    host.start_http()
+    yield host
+    host.stop()
+
+
+def test_http_trigger_starts_orchestration_through_sdk_client(full_host):
+    r = httpx.post(f"{full_host.base_url}/api/orchestrators/chain", json="Bo")
+    assert r.status_code == 202
+    payload = r.json()
+    full_host.run_until_idle()
+    client = df.DurableOrchestrationClient(full_host.client_binding())
+    status = invoke.run(client.get_status(payload["id"]))
+    assert status.runtime_status == df.OrchestrationRuntimeStatus.Completed
+    assert status.output == ["Hello Bo-Tokyo!", "Hello Bo-Seattle!", "Hello Bo-London!"]
+    polled = httpx.get(payload["statusQueryGetUri"]).json()
+    assert polled["runtimeStatus"] == "Completed"
+
+
+def test_raise_event_on_completed_instance_is_410_and_changes_nothing(full_host):
+    r = httpx.post(f"{full_host.base_url}/api/orchestrators/chain", json="Cy")
+    iid = r.json()["id"]
+    full_host.run_until_idle()
+    before = full_host.taskhub.get_history(iid)
+    client = df.DurableOrchestrationClient(full_host.client_binding())
+    with pytest.raises(Exception, match="gone|410|completed"):
+        invoke.run(client.raise_event(iid, "Approval", {"ok": True}))
+    full_host.run_until_idle()
+    assert full_host.taskhub.get_history(iid) == before
+
+
+def test_queue_trigger_completes_on_success_and_dead_letters_after_max_deliveries(full_host):
+    engine = full_host.engine
+    engine.send("orders", json.dumps({"id": "from-queue", "name": "Q"}), message_id="m1")
+    engine.send("orders", json.dumps({"fail": True}), message_id="m2")
+    full_host.run_until_idle()
+    assert full_host.taskhub.get_instance("from-queue").runtime_status == "Completed"
+    dead = engine.peek("orders", 10, dead_letter=True)
+    assert [m.message_id for m in dead] == ["m2"]
+    assert dead[0].dead_letter_reason == MAX_DELIVERY_COUNT_EXCEEDED
+    max_count = engine.catalog.resolve("orders").max_delivery_count
+    assert dead[0].delivery_count == max_count
+    assert engine.counts("orders").active == 0
+
+
+def test_timer_trigger_fires_each_occurrence_once_across_two_hosts(full_host, clock):
+    appmod = sys.modules["function_app"]
+    other = TimerTriggerPoller(full_host.index.timers, full_host.taskhub, "other-host",
+                               full_host.client_binding)
+    mine = [p for p in full_host.pollers if isinstance(p, TimerTriggerPoller)][0]
+    for _ in range(3):
+        clock.advance(timedelta(minutes=5))
+        assert mine.poll_once() + other.poll_once() == 1
+    assert appmod.TICKS == [False, False, False]
+    clock.advance(timedelta(minutes=17))
+    assert mine.poll_once() + other.poll_once() == 1
+    assert appmod.TICKS[-1] is True, "a missed occurrence fires once, past due"
+
+
+def test_unsupported_binding_is_a_startup_error_naming_it(tmp_path):
+    app_dir = tmp_path / "app"
+    app_dir.mkdir()
+    (app_dir / "function_app.py").write_text(
+        "import azure.functions as func\n"
+        "app = func.FunctionApp()\n"
+        "@app.blob_trigger(arg_name='b', path='c/{name}', connection='S')\n"
+        "def on_blob(b): pass\n")
+    from devhost.app_loader import AppLoadError, load_app
+
+    with pytest.raises(AppLoadError, match="blobTrigger.*supported: orchestrationTrigger"):
+        load_app(app_dir)

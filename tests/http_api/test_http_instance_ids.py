@@ -1,0 +1,46 @@
+import re
+
+import pytest
+
+from devhost.http_api import new_instance_id, validate_instance_id
+
+INVALID_IDS = [
+    ("", "1 to 100 characters"),
+    ("x" * 101, "1 to 100 characters"),
+    ("@x", "must not start with '@'"),
+    ("a/b", "must not contain '/'"),
+    ("a\\b", "must not contain '\\\\'"),
+    ("a#b", "must not contain '#'"),
+    ("a?b", "must not contain '?'"),
+    ("a\x01b", "control characters (U+0001"),
+    ("a\x7fb", "control characters (U+007F"),
+    ("a\x85b", "control characters (U+0085"),
+]
+
+
+@pytest.mark.parametrize("value", ["order-42-attempt-1", "x" * 100, "a", "commande é 7",
+                                   "x@y", "ORD:1|2"])
+def test_valid_ids_are_returned_unchanged(value):
+    assert validate_instance_id(value) == value
+
+
+@pytest.mark.parametrize(("value", "rule"), INVALID_IDS)
+def test_invalid_ids_are_refused_naming_field_and_rule(value, rule):
+    with pytest.raises(ValueError) as info:
+        validate_instance_id(value)
+    assert str(info.value).startswith("instanceId: ")
+    assert rule in str(info.value)
+
+
+def test_non_string_is_refused():
+    with pytest.raises(ValueError, match="instanceId: must be a string, got int"):
+        validate_instance_id(42)
+
+
+def test_generated_ids_are_uuid4_hex_and_distinct():
+    ids = {new_instance_id() for _ in range(50)}
+    assert len(ids) == 50
+    for value in ids:
+        assert re.fullmatch(r"[0-9a-f]{32}", value)
+        assert value[12] == "4"  # uuid version 4
+        assert validate_instance_id(value) == value
