@@ -1,0 +1,152 @@
+"""Field types shared by the order and state contracts, each with the rule it enforces.
+
+The same rules are checked on every path into the system (Service Bus message, Cosmos DB
+document, SQLite row), so they live in one place. Timestamps are serialised in one
+fixed-width UTC format so that string comparison in Cosmos DB SQL and SQLite orders them
+the same way as time (the supervisor and starter queries compare them as strings).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, PlainSerializer
+from pydantic.alias_generators import to_camel
+
+ORDER_ID_MAX_LENGTH = 64
+"""Longest OrderID: ``f"{order_id}:{attempt}"`` must stay within SPEC D2's 100 characters."""
+
+_ORDER_ID_RE = re.compile(rf"[A-Za-z0-9._-]{{1,{ORDER_ID_MAX_LENGTH}}}")
+_SKU_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+_CURRENCY_RE = re.compile(r"[A-Z]{3}")
+# Service Bus entity names: letters, digits, '.', '-', '_', '/'; start and end with a
+# letter or digit; at most 260 characters (documented Service Bus naming rules).
+_QUEUE_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._/-]{0,258}[A-Za-z0-9])?")
+_INSTANCE_ID_FORBIDDEN = set("/\\#?")
+INSTANCE_ID_MAX_LENGTH = 100
+"""Longest orchestration instance id accepted by Durable Functions (SPEC D2)."""
+
+
+def format_utc(value: datetime) -> str:
+    """Format an aware datetime as fixed-width ISO 8601 UTC, e.g. ``2030-01-01T00:00:00.000000Z``.
+
+    Parameters
+    ----------
+    value : datetime
+        Timezone-aware time.
+
+    Returns
+    -------
+    str
+        Always 27 characters with microseconds, so strings sort like the times they encode.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is naive.
+    """
+    return _utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _utc(value: datetime) -> datetime:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError("must be timezone-aware (UTC); got a naive datetime")
+    return value.astimezone(UTC)
+
+
+def _order_id(value: str) -> str:
+    if not _ORDER_ID_RE.fullmatch(value):
+        raise ValueError(
+            f"must be 1 to {ORDER_ID_MAX_LENGTH} characters from A-Z a-z 0-9 . _ - "
+            f"(it becomes part of the orchestration instance id, SPEC D2); got {value!r}"
+        )
+    return value
+
+
+def _sku(value: str) -> str:
+    if not _SKU_RE.fullmatch(value):
+        raise ValueError(f"must be 1 to 64 characters from A-Z a-z 0-9 . _ -; got {value!r}")
+    return value
+
+
+def _currency(value: str) -> str:
+    if not _CURRENCY_RE.fullmatch(value):
+        raise ValueError(f"must be an ISO 4217 code of three capital letters; got {value!r}")
+    return value
+
+
+def _customer_id(value: str) -> str:
+    if not value.strip() or len(value) > 64 or any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise ValueError(
+            f"must be 1 to 64 characters, not blank, without control characters; got {value!r}"
+        )
+    return value
+
+
+def _queue_name(value: str) -> str:
+    if not _QUEUE_RE.fullmatch(value):
+        raise ValueError(
+            "must be a Service Bus queue name: 1 to 260 characters from A-Z a-z 0-9 . _ - /, "
+            f"starting and ending with a letter or digit; got {value!r}"
+        )
+    return value
+
+
+def check_instance_id(value: str) -> str:
+    """Check an orchestration instance id against SPEC D2.
+
+    Parameters
+    ----------
+    value : str
+        Candidate instance id (the value stored in LockedBy).
+
+    Returns
+    -------
+    str
+        ``value`` unchanged.
+
+    Raises
+    ------
+    ValueError
+        If it is empty, longer than 100 characters, starts with ``@``, or contains
+        a slash, backslash, ``#``, ``?`` or a control character.
+    """
+    if not 1 <= len(value) <= INSTANCE_ID_MAX_LENGTH:
+        raise ValueError(f"must be 1 to {INSTANCE_ID_MAX_LENGTH} characters (SPEC D2)")
+    if value.startswith("@"):
+        raise ValueError(f"must not start with '@' (SPEC D2); got {value!r}")
+    if any(ch in _INSTANCE_ID_FORBIDDEN or ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise ValueError(
+            f"must not contain / \\ # ? or control characters (SPEC D2); got {value!r}"
+        )
+    return value
+
+
+OrderId = Annotated[str, AfterValidator(_order_id)]
+Sku = Annotated[str, AfterValidator(_sku)]
+Currency = Annotated[str, AfterValidator(_currency)]
+CustomerId = Annotated[str, AfterValidator(_customer_id)]
+QueueName = Annotated[str, AfterValidator(_queue_name)]
+InstanceId = Annotated[str, AfterValidator(check_instance_id)]
+UtcDatetime = Annotated[
+    datetime, AfterValidator(_utc), PlainSerializer(format_utc, return_type=str, when_used="json")
+]
+"""Aware datetime normalised to UTC; JSON form is :func:`format_utc` (sortable as text)."""
+
+
+class Contract(BaseModel):
+    """Base of the versioned contracts: immutable, camelCase on the wire, snake_case in Python.
+
+    ``populate_by_name`` lets Python code construct with ``order_id=...`` while messages
+    and Cosmos DB documents use ``orderId``; ``serialize_by_alias`` makes camelCase the
+    default output.
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        serialize_by_alias=True,
+        frozen=True,
+    )

@@ -1,0 +1,160 @@
+"""The state record: the durable, per-order coordination record of SPEC S2.
+
+Scheduler, supervisor and operators meet only here: the starter claims a Pending record,
+the orchestration moves it on while LockedBy names its instance, the supervisor finds
+records whose CompleteBy expired. Every change is a conditional write on the ETag, so the
+record is also the arbiter between concurrent starters and supervisors (SPEC S3, S4, V4).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import Field, model_validator
+
+from orders.models._types import Contract, InstanceId, OrderId, QueueName, UtcDatetime
+
+STATE_SCHEMA_VERSION = 1
+"""Version of the state record contract written by this code (SPEC X6)."""
+
+
+class ProcessState(StrEnum):
+    """ProcessState of an order (SPEC S2), including the compensation states of SPEC S9.
+
+    The compensation states are distinct values, never folded into ``Error``, so operators
+    can find a stuck (Compensating) or failed (CompensationFailed) compensation.
+    """
+
+    PENDING = "Pending"
+    PROCESSING = "Processing"
+    PROCESSED = "Processed"
+    ERROR = "Error"
+    COMPENSATING = "Compensating"
+    COMPENSATED = "Compensated"
+    COMPENSATION_FAILED = "CompensationFailed"
+
+
+SUPERVISED_STATES: tuple[ProcessState, ...] = (ProcessState.PROCESSING, ProcessState.COMPENSATING)
+"""States owned by a running orchestration with a deadline; the supervisor scans these (V1)."""
+
+IN_FLIGHT_STATES: tuple[ProcessState, ...] = (ProcessState.PENDING, *SUPERVISED_STATES)
+"""States that count against the admission-control backlog cap (SPEC X3)."""
+
+_LOCKED_STATES = frozenset(SUPERVISED_STATES)
+
+
+class StateRecord(Contract):
+    """One order's state record (SPEC S2); immutable, change it with ``model_copy(update=...)``.
+
+    Parameters
+    ----------
+    order_id : str
+        OrderID, also the partition key (JSON ``orderId``).
+    reply_to : str
+        The submitting client's private reply queue (SPEC S8), a Service Bus queue name.
+    created_at, updated_at : datetime
+        Timezone-aware; the stores set ``updated_at`` on every write.
+    process_state : ProcessState
+        Defaults to Pending.
+    locked_by : str or None
+        Orchestration instance id that owns the record (SPEC D2 rules), null when free.
+    complete_by : datetime or None
+        Deadline of the current step (CompleteBy); the supervisor recovers records whose
+        CompleteBy has passed.
+    failure_count : int
+        FailureCount, >= 0, incremented by the supervisor (SPEC V2).
+    attempt : int
+        Number of the last attempt started, >= 0 (0 = none yet); the instance id of
+        attempt ``n`` is ``f"{order_id}:{n}"``.
+    not_before : datetime or None
+        Held-back retry: the starter ignores the record until this time (SPEC V2).
+    workflow_version, schema_version : int
+        Versions of the workflow and of this record's contract, >= 1 (SPEC X6).
+    etag : str or None
+        ETag of the stored version, set by the store; None before the first write.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        On a broken field rule, or if ProcessState and LockedBy disagree: Pending requires
+        LockedBy null (S2, V2), Processing and Compensating require LockedBy set (S3).
+    """
+
+    order_id: OrderId
+    process_state: ProcessState = ProcessState.PENDING
+    locked_by: InstanceId | None = None
+    complete_by: UtcDatetime | None = None
+    failure_count: int = Field(default=0, ge=0)
+    attempt: int = Field(default=0, ge=0)
+    not_before: UtcDatetime | None = None
+    reply_to: QueueName
+    workflow_version: int = Field(default=1, ge=1)
+    schema_version: int = Field(default=STATE_SCHEMA_VERSION, ge=1)
+    etag: str | None = None
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+
+    @model_validator(mode="after")
+    def _lock_matches_state(self) -> StateRecord:
+        if self.process_state is ProcessState.PENDING and self.locked_by is not None:
+            raise ValueError(
+                "lockedBy: must be null while processState is Pending (SPEC S2, V2); "
+                f"got {self.locked_by!r}"
+            )
+        if self.process_state in _LOCKED_STATES and self.locked_by is None:
+            raise ValueError(
+                f"lockedBy: must name the owning orchestration instance while processState "
+                f"is {self.process_state.value} (SPEC S3)"
+            )
+        return self
+
+    @classmethod
+    def new(
+        cls, order_id: str, reply_to: str, now: datetime, *, workflow_version: int = 1
+    ) -> StateRecord:
+        """Build the first version of a record, as SPEC S2 prescribes.
+
+        Parameters
+        ----------
+        order_id : str
+            OrderID of the submitted order.
+        reply_to : str
+            Reply queue of the submitting client.
+        now : datetime
+            Timezone-aware submission time (``created_at`` and ``updated_at``).
+        workflow_version : int
+            Workflow version the order will run under.
+
+        Returns
+        -------
+        StateRecord
+            Pending, LockedBy null, CompleteBy null, FailureCount 0, attempt 0, no ETag.
+        """
+        return cls(
+            order_id=order_id,
+            reply_to=reply_to,
+            workflow_version=workflow_version,
+            created_at=now,
+            updated_at=now,
+        )
+
+    def same_submission(self, other: StateRecord) -> bool:
+        """Tell whether ``other`` comes from the same submission (idempotent create, SPEC S1).
+
+        Only OrderID and reply-to queue identify a submission. Everything else is either
+        mutable (ProcessState, LockedBy, ... move on after the first write) or stamped
+        at write time (timestamps, versions after an upgrade), so a redelivered message
+        must not conflict because of them.
+
+        Parameters
+        ----------
+        other : StateRecord
+            Typically the record already stored under the same OrderID.
+
+        Returns
+        -------
+        bool
+            True if OrderID and reply-to queue are equal.
+        """
+        return (self.order_id, self.reply_to) == (other.order_id, other.reply_to)

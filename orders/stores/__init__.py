@@ -1,0 +1,39 @@
+"""The order database and the state store: ports, errors, adapters and the factory.
+
+Workflow code imports the ports and errors from here; only the wiring edge calls
+:func:`create_stores`. Adapters: SQLite (embedded, local default) and Cosmos DB (Azure).
+"""
+
+from orders.stores.errors import (
+    ConflictError,
+    NotFoundError,
+    PreconditionFailedError,
+    StoreError,
+    TransientStoreError,
+)
+from orders.stores.factory import BACKENDS, Stores, create_stores
+from orders.stores.ports import (
+    MAX_PAGE_SIZE,
+    Created,
+    OrderStore,
+    ScanPage,
+    StateStore,
+    iter_expired_pages,
+)
+
+__all__ = [
+    "BACKENDS",
+    "MAX_PAGE_SIZE",
+    "ConflictError",
+    "Created",
+    "NotFoundError",
+    "OrderStore",
+    "PreconditionFailedError",
+    "ScanPage",
+    "StateStore",
+    "StoreError",
+    "Stores",
+    "TransientStoreError",
+    "create_stores",
+    "iter_expired_pages",
+]

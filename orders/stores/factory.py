@@ -1,0 +1,126 @@
+"""Choose the order database and state store backend in one place (the wiring edge).
+
+Workflow code receives a :class:`Stores` and sees only the ports; whether SQLite files
+or Cosmos DB containers sit behind them is decided here, from settings read by the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from clocks import Clock
+from orders.stores.ports import OrderStore, StateStore
+
+if TYPE_CHECKING:
+    from azure.core.credentials import TokenCredential
+
+BACKENDS = ("sqlite", "cosmos")
+
+
+@dataclass(frozen=True)
+class Stores:
+    """The two stores of one deployment.
+
+    Attributes
+    ----------
+    orders : OrderStore
+        Order database.
+    states : StateStore
+        State store.
+    release : callable or None
+        Frees what the two share (the Cosmos DB client's connection pool).
+    """
+
+    orders: OrderStore
+    states: StateStore
+    release: Callable[[], None] | None = None
+
+    def close(self) -> None:
+        """Close both stores and what they share."""
+        self.orders.close()
+        self.states.close()
+        if self.release is not None:
+            self.release()
+
+
+def create_stores(
+    backend: str,
+    *,
+    orders_path: str | Path | None = None,
+    state_path: str | Path | None = None,
+    endpoint: str | None = None,
+    database: str | None = None,
+    credential: TokenCredential | str | None = None,
+    orders_container: str = "orders",
+    state_container: str = "states",
+    create_containers: bool = False,
+    connection_verify: bool = True,
+    clock: Clock | None = None,
+) -> Stores:
+    """Build the order database and state store for ``backend``.
+
+    Parameters
+    ----------
+    backend : {"sqlite", "cosmos"}
+        ``"sqlite"``: embedded files (local host default). ``"cosmos"``: Azure Cosmos DB.
+    orders_path, state_path : str or Path
+        SQLite files (required for ``"sqlite"``); keep them apart from the task hub so
+        they can be recovered independently of the workers (SPEC X4). May be one file.
+    endpoint : str
+        Cosmos DB account endpoint (required for ``"cosmos"``).
+    database : str
+        Cosmos DB database name (required for ``"cosmos"``).
+    credential : TokenCredential or str or None
+        None: ``DefaultAzureCredential`` (managed identity, SPEC X10). A key string only
+        for the local test server.
+    orders_container, state_container : str
+        Container names, both partitioned on ``/orderId``.
+    create_containers : bool
+        Create database and containers if missing (local server only: data-plane RBAC
+        cannot; in Azure, Bicep creates them).
+    connection_verify : bool
+        TLS verification; False only for the local server's self-signed certificate.
+    clock : Clock, optional
+        Time source for write timestamps.
+
+    Returns
+    -------
+    Stores
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``backend`` or a missing setting, naming it.
+    """
+    if backend == "sqlite":
+        if orders_path is None or state_path is None:
+            raise ValueError("orders_path and state_path: both are required for backend 'sqlite'")
+        from orders.stores.sqlite_orders import SqliteOrderStore
+        from orders.stores.sqlite_state import SqliteStateStore
+
+        return Stores(
+            orders=SqliteOrderStore(orders_path, clock=clock),
+            states=SqliteStateStore(state_path, clock=clock),
+        )
+    if backend == "cosmos":
+        if not endpoint or not database:
+            raise ValueError("endpoint and database: both are required for backend 'cosmos'")
+        from orders.stores._cosmos import container, open_client, open_database
+        from orders.stores.cosmos_orders import CosmosOrderStore
+        from orders.stores.cosmos_state import CosmosStateStore
+
+        client = open_client(endpoint, credential, connection_verify=connection_verify)
+        db = open_database(client, database, create_if_missing=create_containers)
+        return Stores(
+            orders=CosmosOrderStore(
+                container(db, orders_container, create_if_missing=create_containers)
+            ),
+            states=CosmosStateStore(
+                container(db, state_container, create_if_missing=create_containers), clock=clock
+            ),
+            release=client.close,
+        )
+    raise ValueError(f"backend: must be one of {', '.join(BACKENDS)}; got {backend!r}")

@@ -1,0 +1,269 @@
+"""Ports of the order database and the state store: what workflow code may ask of them.
+
+Two small ``typing.Protocol`` classes with no Azure import (STYLE 1). The embedded adapter
+(SQLite) and the Azure adapter (Cosmos DB) both satisfy them and are checked by one
+contract suite (``tests/stores``). Reads answer ``None`` for a missing record; writes
+raise the errors of :mod:`orders.stores.errors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Generic, Protocol, TypeVar
+
+from orders.models import SUPERVISED_STATES, Order, ProcessState, StateRecord
+
+T = TypeVar("T")
+
+MAX_PAGE_SIZE = 1000
+"""Upper bound for ``limit`` and ``page_size``: a scan is bounded by design (SPEC V1)."""
+
+
+@dataclass(frozen=True)
+class Created(Generic[T]):
+    """Outcome of an idempotent create-if-absent.
+
+    Attributes
+    ----------
+    record : T
+        The stored record: the new one, or the existing one if it was already there.
+    created : bool
+        True if this call wrote it; False if an equal record existed.
+    """
+
+    record: T
+    created: bool
+
+
+@dataclass(frozen=True)
+class ScanPage:
+    """One page of the supervisor's scan, with its cost (SPEC V1: cost is observable).
+
+    Attributes
+    ----------
+    records : tuple of StateRecord
+        At most ``page_size`` records, in no guaranteed order across partitions.
+    continuation : str or None
+        Opaque continuation token for the next page; None when the backend knows the scan
+        is complete. A token may come with a page that turns out to be the last.
+    rows_read : int or None
+        Rows the query read (SQLite); None for Cosmos DB.
+    request_charge : float or None
+        Request units charged for the page, summed over its requests (Cosmos DB);
+        None for SQLite.
+    """
+
+    records: tuple[StateRecord, ...]
+    continuation: str | None
+    rows_read: int | None = None
+    request_charge: float | None = None
+
+
+class OrderStore(Protocol):
+    """The order database: immutable orders keyed on OrderID (SPEC S1, X5)."""
+
+    def create_if_absent(self, order: Order) -> Created[Order]:
+        """Store ``order`` unless its OrderID exists; equal data again is accepted.
+
+        Raises
+        ------
+        ConflictError
+            If different data is stored under the same OrderID (nothing is changed).
+        """
+        ...
+
+    def get(self, order_id: str) -> Order | None:
+        """Return the order, or None if there is none."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...
+
+
+class StateStore(Protocol):
+    """The state store: one :class:`StateRecord` per order, changed only conditionally."""
+
+    def create_if_absent(self, record: StateRecord) -> Created[StateRecord]:
+        """Store ``record`` unless its OrderID exists (SPEC S1, X5).
+
+        A record of the same submission (:meth:`StateRecord.same_submission`) is accepted
+        and returned as stored, whatever its current ProcessState.
+
+        Raises
+        ------
+        ConflictError
+            If another submission's record exists under the same OrderID (unchanged).
+        """
+        ...
+
+    def get(self, order_id: str) -> StateRecord | None:
+        """Return the record with its ETag, or None if there is none."""
+        ...
+
+    def replace(self, record: StateRecord) -> StateRecord:
+        """Write ``record`` if the stored ETag still equals ``record.etag`` (SPEC S3, S4, V2).
+
+        Returns
+        -------
+        StateRecord
+            The stored version, with the new ETag and ``updated_at``.
+
+        Raises
+        ------
+        ValueError
+            If ``record.etag`` is None.
+        PreconditionFailedError
+            If another writer changed the record since it was read (the record keeps that
+            writer's version).
+        NotFoundError
+            If there is no record with that OrderID.
+        """
+        ...
+
+    def find_startable(self, now: datetime, limit: int) -> list[StateRecord]:
+        """Return up to ``limit`` records the starter may claim (SPEC S3, V2).
+
+        Pending, LockedBy null, and NotBefore null or ``<= now``.
+        """
+        ...
+
+    def scan_expired(
+        self,
+        now: datetime,
+        window: timedelta,
+        page_size: int,
+        continuation: str | None = None,
+        states: tuple[ProcessState, ...] = SUPERVISED_STATES,
+    ) -> ScanPage:
+        """Return one page of records whose CompleteBy expired (SPEC V1).
+
+        Records in ``states`` with ``now - window <= CompleteBy < now``. Pass the same
+        ``now``, ``window`` and ``states`` with a continuation token as for the first page.
+        """
+        ...
+
+    def count_by_state(
+        self, states: Iterable[ProcessState] | None = None
+    ) -> dict[ProcessState, int]:
+        """Count records per ProcessState (all states if ``states`` is None) (SPEC X3)."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...
+
+
+def iter_expired_pages(
+    store: StateStore,
+    now: datetime,
+    window: timedelta,
+    page_size: int,
+    *,
+    max_pages: int = 1000,
+    states: tuple[ProcessState, ...] = SUPERVISED_STATES,
+) -> Iterator[ScanPage]:
+    """Follow continuation tokens through one bounded supervisor scan (SPEC V1).
+
+    Stops after an empty page even if it carries a token, after a page without a token,
+    or after ``max_pages`` pages. The empty page is still yielded, so its cost is counted.
+    Stopping on an empty page is safe on Cosmos DB because the azure-cosmos SDK itself
+    keeps fetching while the service returns empty pages with a continuation token; an
+    empty page reaching us therefore ends the result set.
+
+    Parameters
+    ----------
+    store : StateStore
+        Store to scan.
+    now : datetime
+        Scan time (timezone-aware), the same for every page.
+    window : timedelta
+        How far back CompleteBy may lie, > 0.
+    page_size : int
+        Records per page, 1..:data:`MAX_PAGE_SIZE`.
+    max_pages : int
+        Hard bound on pages per scan, >= 1.
+    states : tuple of ProcessState
+        States to scan.
+
+    Yields
+    ------
+    ScanPage
+        Each page as the store returned it.
+
+    Raises
+    ------
+    ValueError
+        If ``max_pages`` < 1 (and whatever the store raises for bad arguments).
+    """
+    if max_pages < 1:
+        raise ValueError(f"max_pages: must be >= 1; got {max_pages}")
+    token: str | None = None
+    for _ in range(max_pages):
+        page = store.scan_expired(now, window, page_size, continuation=token, states=states)
+        yield page
+        if not page.records or page.continuation is None:
+            return
+        token = page.continuation
+
+
+def check_now(now: datetime) -> datetime:
+    """Validate a query's ``now`` (shared by the adapters).
+
+    Raises
+    ------
+    ValueError
+        If ``now`` is naive.
+    """
+    if now.tzinfo is None or now.utcoffset() is None:
+        raise ValueError("now: must be timezone-aware (UTC)")
+    return now
+
+
+def check_count(name: str, value: int) -> int:
+    """Validate a bounded row count (``limit``, ``page_size``) against 1..MAX_PAGE_SIZE.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, if the value is out of range or not an int.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PAGE_SIZE:
+        raise ValueError(f"{name}: must be an int from 1 to {MAX_PAGE_SIZE}; got {value!r}")
+    return value
+
+
+def check_window(window: timedelta) -> timedelta:
+    """Validate a supervisor window.
+
+    Raises
+    ------
+    ValueError
+        If ``window`` is not a positive ``timedelta``.
+    """
+    if not isinstance(window, timedelta) or window <= timedelta(0):
+        raise ValueError(f"window: must be a positive timedelta; got {window!r}")
+    return window
+
+
+def check_states(states: Iterable[ProcessState] | None) -> tuple[ProcessState, ...]:
+    """Normalise a ``states`` argument: None means all states; duplicates are dropped.
+
+    Raises
+    ------
+    ValueError
+        If a value is not a ProcessState, or the tuple is empty.
+    """
+    if states is None:
+        return tuple(ProcessState)
+    result: list[ProcessState] = []
+    for state in states:
+        if not isinstance(state, ProcessState):
+            raise ValueError(f"states: {state!r} is not a ProcessState")
+        if state not in result:
+            result.append(state)
+    if not result:
+        raise ValueError("states: must name at least one ProcessState")
+    return tuple(result)
