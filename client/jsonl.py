@@ -1,0 +1,128 @@
+"""Orders from a JSON-lines file, checked line by line against the shared contracts.
+
+Why: clients that do not use TPC-H hand-write or export orders, one JSON object per line,
+either as the full queue message (:class:`~orders.models.messages.SubmitOrder`, with an
+``order`` member) or as the bare :class:`~orders.models.Order` (with ``orderId``). A bad
+line must not stop the rest, and the client must learn which line, which field and which
+rule, so every invalid line is reported as an :class:`~client.rejects.InvalidOrder` and
+skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from client.rejects import InvalidOrder, Problem, problems_from
+from orders.models import Order
+from orders.models.messages import SubmitOrder
+
+_WHOLE_LINE = "(line)"
+
+
+def load_jsonl(
+    path: Path,
+    limit: int | None = None,
+    *,
+    client_id: str | None = None,
+    reply_to: str | None = None,
+    on_invalid: Callable[[InvalidOrder], None] | None = None,
+) -> Iterator[Order]:
+    """Read orders from a JSON-lines file, skipping and reporting invalid lines.
+
+    Parameters
+    ----------
+    path : Path
+        UTF-8 file, one JSON object per line; blank lines are ignored.
+    limit : int, optional
+        Read at most this many non-blank lines (valid or not), >= 0; all when None.
+    client_id, reply_to : str, optional
+        The submitting client and its reply queue. When given, a SubmitOrder-shaped line
+        whose ``clientId`` or ``replyTo`` differs is invalid: a client may only submit in
+        its own name, and status messages go to its own reply queue only (SPEC S8).
+    on_invalid : callable, optional
+        Called with an :class:`~client.rejects.InvalidOrder` per invalid line;
+        ``where`` is ``"<file name>:<line number>"`` (1-based).
+
+    Yields
+    ------
+    Order
+        The valid orders, in file order.
+
+    Raises
+    ------
+    ValueError
+        If ``limit`` is negative.
+    FileNotFoundError
+        If ``path`` does not exist.
+
+    Notes
+    -----
+    A line is invalid if it is not JSON, not an object, has neither ``order`` nor
+    ``orderId``, breaks a rule of the contract, or repeats an OrderID of an earlier line
+    (the service would accept only the first and dead-letter a conflicting second, S1).
+    """
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise ValueError(f"limit: must be a non-negative integer or None, got {limit!r}")
+    path = Path(path)
+    seen: dict[str, int] = {}
+    read = 0
+    with open(path, encoding="utf-8") as handle:
+        for number, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            if limit is not None and read >= limit:
+                break
+            read += 1
+            where = f"{path.name}:{number}"
+            result = _parse_line(text, client_id, reply_to)
+            if isinstance(result, Order):
+                first = seen.setdefault(result.order_id, number)
+                if first == number:
+                    yield result
+                    continue
+                result = (result.order_id, (Problem(
+                    "orderId", f"repeats the OrderID of line {first}; OrderIDs must be unique"),))
+            order_id, problems = result
+            if on_invalid is not None:
+                on_invalid(InvalidOrder(where, order_id, problems))
+
+
+def _parse_line(
+    text: str, client_id: str | None, reply_to: str | None
+) -> Order | tuple[str | None, tuple[Problem, ...]]:
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, (Problem(_WHOLE_LINE, f"must be JSON: {exc.msg} at column {exc.colno}"),)
+    if not isinstance(data, dict):
+        return None, (Problem(_WHOLE_LINE, f"must be a JSON object, got {type(data).__name__}"),)
+    if "order" in data:
+        nested = data["order"]
+        order_id = nested.get("orderId") if isinstance(nested, dict) else None
+        try:
+            message = SubmitOrder.model_validate(data)
+        except ValidationError as exc:
+            return _str_or_none(order_id), problems_from(exc)
+        mismatch = [
+            Problem(name, f"must be {expected!r} (the submitting client), got {actual!r}")
+            for name, expected, actual in (("clientId", client_id, message.client_id),
+                                           ("replyTo", reply_to, message.reply_to))
+            if expected is not None and actual != expected
+        ]
+        return (message.order.order_id, tuple(mismatch)) if mismatch else message.order
+    if "orderId" in data:
+        try:
+            return Order.model_validate(data)
+        except ValidationError as exc:
+            return _str_or_none(data["orderId"]), problems_from(exc)
+    return None, (Problem(_WHOLE_LINE, "must be a SubmitOrder object (with 'order') or an "
+                                       "Order object (with 'orderId')"),)
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

@@ -1,0 +1,170 @@
+"""Adapters of the watcher's :class:`~client.watch.ReplyReceiver` port: local and Azure.
+
+Why two: the same :func:`~client.watch.watch` runs against the local host's SQLite
+Service Bus engine (tests, demos) and against a real namespace. Each adapter is thin:
+receive in peek-lock mode, complete, dead-letter, and translate its lock-lost error into
+:class:`~client.watch.LockLostError`. Their imports are lazy, so the local one never needs
+azure-servicebus and the Azure one never opens SQLite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from client.watch import LockLostError, ReplyMessage
+
+LOCK_OWNER = "client-watch"
+"""Recorded by the local engine as the holder of the locks this watcher takes."""
+
+
+class LocalReplyReceiver:
+    """Receiver of one reply queue of the local host's Service Bus engine.
+
+    Parameters
+    ----------
+    engine : devhost.servicebus.ServiceBusEngine
+        An open engine (not closed by :meth:`close` unless opened by :meth:`open`).
+    queue : str
+        The reply queue, e.g. ``replies-acme``; created on first use, as the local host
+        does for every name matching the reply queue pattern.
+    """
+
+    def __init__(self, engine: Any, queue: str, *, _owns_engine: bool = False) -> None:
+        from devhost.servicebus import MessageLockLostError
+
+        self._engine = engine
+        self._queue = queue
+        self._lock_lost = MessageLockLostError
+        self._owns_engine = _owns_engine
+
+    @classmethod
+    def open(cls, data_dir: str | Path, queue: str, *, clock: Any = None) -> LocalReplyReceiver:
+        """Open the engine of a local host data folder and receive from ``queue``.
+
+        Parameters
+        ----------
+        data_dir : str or Path
+            The local host's data folder (``.data`` by default in the CLIs).
+        queue : str
+            The reply queue.
+        clock : clocks.Clock, optional
+            Time source of the engine (lock expiry).
+
+        Returns
+        -------
+        LocalReplyReceiver
+            Owning the engine; :meth:`close` closes it.
+        """
+        from devhost.servicebus import open_engine
+
+        return cls(open_engine(data_dir, clock=clock), queue, _owns_engine=True)
+
+    def receive(self, max_count: int) -> Sequence[ReplyMessage]:
+        """Receive up to ``max_count`` messages in peek-lock mode (returns at once)."""
+        return [
+            ReplyMessage(m.body, m.message_id, m.delivery_count, m.lock_token)
+            for m in self._engine.receive(self._queue, max_count, LOCK_OWNER)
+        ]
+
+    def complete(self, message: ReplyMessage) -> None:
+        """Complete with the lock token; :class:`~client.watch.LockLostError` if lost."""
+        try:
+            self._engine.complete(self._queue, message.handle)
+        except self._lock_lost as exc:
+            raise LockLostError(str(exc)) from exc
+
+    def dead_letter(self, message: ReplyMessage, reason: str, description: str) -> None:
+        """Dead-letter with ``DeadLetterReason`` / ``DeadLetterErrorDescription``."""
+        try:
+            self._engine.dead_letter(self._queue, message.handle, reason, description)
+        except self._lock_lost as exc:
+            raise LockLostError(str(exc)) from exc
+
+    def close(self) -> None:
+        """Close the engine if :meth:`open` opened it."""
+        if self._owns_engine:
+            self._engine.close()
+
+
+class AzureReplyReceiver:
+    """Receiver of one reply queue in Azure Service Bus, identity-based (SPEC X10).
+
+    Not covered by the test suite (it needs a namespace); it only maps the port onto
+    ``ServiceBusClient.get_queue_receiver`` in peek-lock mode. The identity running it
+    needs the "Azure Service Bus Data Receiver" role on the client's reply queue.
+
+    Parameters
+    ----------
+    fully_qualified_namespace : str
+        ``<ns>.servicebus.windows.net`` (a connection string is refused).
+    queue : str
+        The client's reply queue.
+    credential : azure.core.credentials.TokenCredential, optional
+        Defaults to :class:`~azure.identity.DefaultAzureCredential`.
+    max_wait_time_s : float
+        How long one receive waits for a first message, > 0 (Azure receives block; the
+        watcher's poll pause only applies after an empty receive).
+
+    Raises
+    ------
+    ValueError
+        If the namespace is not a host name or ``max_wait_time_s`` is not positive.
+    """
+
+    def __init__(
+        self,
+        fully_qualified_namespace: str,
+        queue: str,
+        *,
+        credential: Any = None,
+        max_wait_time_s: float = 5.0,
+    ) -> None:
+        from azure.servicebus import ServiceBusClient, ServiceBusReceiveMode
+        from azure.servicebus.exceptions import MessageLockLostError
+
+        from orders.messaging.azure import validate_namespace
+
+        if not max_wait_time_s > 0:
+            raise ValueError(f"max_wait_time_s: must be positive, got {max_wait_time_s!r}")
+        namespace = validate_namespace(fully_qualified_namespace)
+        if credential is None:
+            from azure.identity import DefaultAzureCredential
+
+            credential = DefaultAzureCredential()
+        self._client = ServiceBusClient(namespace, credential)
+        self._receiver = self._client.get_queue_receiver(
+            queue_name=queue, receive_mode=ServiceBusReceiveMode.PEEK_LOCK
+        )
+        self._lock_lost = MessageLockLostError
+        self._max_wait_time_s = max_wait_time_s
+
+    def receive(self, max_count: int) -> Sequence[ReplyMessage]:
+        """Receive up to ``max_count`` messages, waiting at most ``max_wait_time_s``."""
+        found = self._receiver.receive_messages(
+            max_message_count=max_count, max_wait_time=self._max_wait_time_s
+        )
+        return [ReplyMessage(b"".join(m.body), str(m.message_id), m.delivery_count or 0, m)
+                for m in found]
+
+    def complete(self, message: ReplyMessage) -> None:
+        """Complete the SDK message; :class:`~client.watch.LockLostError` if the lock is lost."""
+        try:
+            self._receiver.complete_message(message.handle)
+        except self._lock_lost as exc:
+            raise LockLostError(str(exc)) from exc
+
+    def dead_letter(self, message: ReplyMessage, reason: str, description: str) -> None:
+        """Dead-letter the SDK message with a reason and an error description."""
+        try:
+            self._receiver.dead_letter_message(
+                message.handle, reason=reason, error_description=description
+            )
+        except self._lock_lost as exc:
+            raise LockLostError(str(exc)) from exc
+
+    def close(self) -> None:
+        """Close the receiver and the client."""
+        self._receiver.close()
+        self._client.close()

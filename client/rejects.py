@@ -1,0 +1,114 @@
+"""Why an order was not submitted: field-and-rule problems a client can act on.
+
+Both order sources (TPC-H files and JSON lines) drop invalid orders instead of stopping,
+and report each one with where it came from, the field and the rule it broke. The
+problems are taken from the pydantic errors of the shared contracts in
+:mod:`orders.models`, so the client applies exactly the rules the service applies on
+receipt (SPEC S1) and never sends an order the service would dead-letter.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+_VALUE_ERROR_PREFIX = "Value error, "
+_FIELD_IN_MESSAGE = re.compile(r"^([A-Za-z][A-Za-z0-9_.\[\]]*): (.+)$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One broken rule.
+
+    Attributes
+    ----------
+    field : str
+        Path of the field in the JSON form, e.g. ``order.lines[0].quantity``; ``"(line)"``
+        when the whole input is at fault (not JSON, not an object).
+    rule : str
+        What the value must be, or what is wrong with it.
+    """
+
+    field: str
+    rule: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.rule}"
+
+
+@dataclass(frozen=True)
+class InvalidOrder:
+    """An order dropped before sending, with every problem found.
+
+    Attributes
+    ----------
+    where : str
+        Its origin: ``"orders.jsonl:12"`` (file and line number) or ``"TPC-H o_orderkey=7"``.
+    order_id : str or None
+        OrderID when it could be read.
+    problems : tuple of Problem
+        At least one.
+    """
+
+    where: str
+    order_id: str | None
+    problems: tuple[Problem, ...]
+
+    def __str__(self) -> str:
+        ident = f" ({self.order_id})" if self.order_id else ""
+        return f"{self.where}{ident}: " + "; ".join(str(p) for p in self.problems)
+
+
+def problems_from(
+    error: ValidationError, prefix: str = "", whole: str = "(order)"
+) -> tuple[Problem, ...]:
+    """Turn a pydantic validation error into field/rule problems.
+
+    Parameters
+    ----------
+    error : pydantic.ValidationError
+        From validating an :class:`~orders.models.Order` or a
+        :class:`~orders.models.messages.SubmitOrder`.
+    prefix : str
+        Prepended to every field path (``"order."`` when validating an order nested in
+        something else).
+    whole : str
+        Field name used for errors about the whole input (such as invalid JSON).
+
+    Returns
+    -------
+    tuple of Problem
+        One per pydantic error, except a collection's "too short" error that only counts
+        items failing their own rules (those are reported). Model-level errors whose
+        message starts with ``"<field>: "``, like the ``totalPrice`` check, are
+        attributed to that field.
+    """
+    found: list[Problem] = []
+    items = error.errors(include_url=False)
+    for item in items:
+        if item["type"] == "too_short" and _has_item_errors(item["loc"], items):
+            continue  # pydantic counts failed items as missing; their own errors say why
+        message = str(item["msg"]).removeprefix(_VALUE_ERROR_PREFIX)
+        path = _path(item["loc"])
+        named = _FIELD_IN_MESSAGE.match(message)
+        if item["type"] == "value_error" and isinstance(item.get("input"), dict) and named:
+            # A model-level rule (input is the whole object) that names its field.
+            path = f"{path}.{named.group(1)}" if path else named.group(1)
+            message = named.group(2)
+        found.append(Problem(prefix + path if path else whole, message))
+    return tuple(found)
+
+
+def _has_item_errors(loc: tuple[int | str, ...], items: list) -> bool:
+    depth = len(loc)
+    return any(len(other["loc"]) > depth and tuple(other["loc"][:depth]) == tuple(loc)
+               for other in items)
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text

@@ -1,0 +1,318 @@
+"""TPC-H orders as client orders: generate ORDERS and LINEITEM and stream them joined.
+
+Why: a realistic, reproducible order load for demos and benchmarks, with totals that the
+TPC-H specification defines and the shared :class:`~orders.models.Order` contract checks
+(O_TOTALPRICE = sum(L_EXTENDEDPRICE * (1 + L_TAX) * (1 - L_DISCOUNT))). The data comes
+from ``tpchgen-cli`` (PyPI package ``tpchgen-cli``, a Rust generator shipped as a wheel;
+tested with :data:`TPCHGEN_VERSION`), written as CSV with a header row.
+
+tpchgen writes both tables in ascending order key (LINEITEM grouped by ``l_orderkey``), so
+:func:`load_orders` reads the two files in step, holding one order's lines at a time, and
+fails with :class:`TpchFormatError` if that order is broken.
+
+Mapping: OrderID ``TPCH-<o_orderkey>``, customer ``CUST-<o_custkey>``, currency USD,
+``created_at`` O_ORDERDATE at midnight UTC; one line per LINEITEM row with SKU
+``P<l_partkey>-S<l_suppkey>``, quantity L_QUANTITY, unit price L_EXTENDEDPRICE /
+L_QUANTITY (P_RETAILPRICE by the TPC-H definition of L_EXTENDEDPRICE), discount L_DISCOUNT,
+tax L_TAX; ``total_price`` O_TOTALPRICE.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from datetime import UTC, date, datetime
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from client.rejects import InvalidOrder, Problem, problems_from
+from orders.models import Order
+
+TPCHGEN_VERSION = "4.0.0"
+"""The ``tpchgen-cli`` version this module was written and tested against."""
+
+ORDERS_FILE = "orders.csv"
+LINEITEM_FILE = "lineitem.csv"
+MARKER_FILE = "tpch.json"
+"""Written after a successful generation: scale factor and generator, checked on reuse."""
+
+_ORDER_COLUMNS = ("o_orderkey", "o_custkey", "o_totalprice", "o_orderdate")
+_LINE_COLUMNS = ("l_orderkey", "l_partkey", "l_suppkey", "l_quantity", "l_extendedprice",
+                 "l_discount", "l_tax")
+_PRICE_PLACES = Decimal("0.0001")
+
+
+class TpchFormatError(ValueError):
+    """The TPC-H files cannot be joined: missing column, bad key, or keys out of order."""
+
+
+def generate(scale_factor: float, out_dir: Path, *, executable: str | None = None) -> Path:
+    """Generate ``orders.csv`` and ``lineitem.csv`` with ``tpchgen-cli``, unless present.
+
+    The files are generated in a temporary folder inside ``out_dir`` and moved into
+    place, so an interrupted run never leaves half-written files that a later call would
+    reuse. Scale factor 1 is 1.5 million orders; 0.01 is 15,000 orders (about 9 MB).
+
+    Parameters
+    ----------
+    scale_factor : float
+        TPC-H scale factor, > 0.
+    out_dir : Path
+        Folder for the files; created if missing. Use one folder per scale factor.
+    executable : str, optional
+        Path of ``tpchgen-cli``; by default the one next to the running Python
+        interpreter (the virtualenv's ``bin``), else the one on ``PATH``.
+
+    Returns
+    -------
+    Path
+        ``out_dir``, holding both files and :data:`MARKER_FILE`.
+
+    Raises
+    ------
+    ValueError
+        If ``scale_factor`` is not a positive number, or ``out_dir`` already holds files of
+        another scale factor.
+    FileNotFoundError
+        If ``tpchgen-cli`` is not installed.
+    RuntimeError
+        If ``tpchgen-cli`` fails (its stderr is included).
+    """
+    if isinstance(scale_factor, bool) or not isinstance(scale_factor, int | float) or not (
+        math.isfinite(scale_factor) and scale_factor > 0
+    ):
+        raise ValueError(f"scale_factor: must be a positive number, got {scale_factor!r}")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if (out_dir / ORDERS_FILE).is_file() and (out_dir / LINEITEM_FILE).is_file():
+        _check_marker(out_dir, scale_factor)
+        return out_dir
+    command = [executable or _find_tpchgen(), "csv", "--scale-factor", str(scale_factor),
+               "--tables", "orders,lineitem", "--quiet"]
+    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".tpchgen-") as tmp:
+        done = subprocess.run([*command, "--output-dir", tmp], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(
+                f"tpchgen-cli exited with {done.returncode}: {done.stderr.strip()[-2000:]}"
+            )
+        for name in (LINEITEM_FILE, ORDERS_FILE):
+            Path(tmp, name).replace(out_dir / name)
+    marker = {"scaleFactor": scale_factor, "generator": f"tpchgen-cli {_version(command[0])}"}
+    (out_dir / MARKER_FILE).write_text(json.dumps(marker) + "\n", encoding="utf-8")
+    return out_dir
+
+
+def load_orders(
+    directory: Path,
+    limit: int | None = None,
+    *,
+    on_invalid: Callable[[InvalidOrder], None] | None = None,
+) -> Iterator[Order]:
+    """Stream TPC-H orders joined with their line items, as validated orders.
+
+    Parameters
+    ----------
+    directory : Path
+        Folder with ``orders.csv`` and ``lineitem.csv`` (see :func:`generate`).
+    limit : int, optional
+        Read at most this many ORDERS rows (valid or not), >= 0; all when None.
+    on_invalid : callable, optional
+        Called with an :class:`~client.rejects.InvalidOrder` for each order that breaks a
+        rule of the :class:`~orders.models.Order` contract (for example a
+        ``totalPrice`` outside the tolerance); such orders are not yielded.
+
+    Yields
+    ------
+    Order
+        In ascending order key.
+
+    Raises
+    ------
+    ValueError
+        If ``limit`` is negative.
+    FileNotFoundError
+        If a file is missing.
+    TpchFormatError
+        If a required column is missing, a key is not an integer, ORDERS keys do not
+        ascend, or a LINEITEM row has no order at its position (unsorted or orphan;
+        detected when the reading reaches it).
+    """
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise ValueError(f"limit: must be a non-negative integer or None, got {limit!r}")
+    directory = Path(directory)
+    with (open(directory / ORDERS_FILE, newline="", encoding="utf-8") as orders_file,
+          open(directory / LINEITEM_FILE, newline="", encoding="utf-8") as lines_file):
+        orders = _Table(orders_file, ORDERS_FILE, _ORDER_COLUMNS)
+        lines = _Table(lines_file, LINEITEM_FILE, _LINE_COLUMNS)
+        pending = lines.next()
+        previous_key = 0
+        read = 0
+        while limit is None or read < limit:
+            order_row = orders.next()
+            if order_row is None:
+                if pending is not None:
+                    raise TpchFormatError(
+                        f"{LINEITEM_FILE} line {lines.line_num}: l_orderkey "
+                        f"{lines.key(pending, 'l_orderkey')} has no order in {ORDERS_FILE}"
+                    )
+                break
+            read += 1
+            key = orders.key(order_row, "o_orderkey")
+            if key <= previous_key:
+                raise TpchFormatError(
+                    f"{ORDERS_FILE} line {orders.line_num}: o_orderkey {key} does not ascend "
+                    f"(previous {previous_key}); the join needs files sorted by order key"
+                )
+            previous_key = key
+            line_rows: list[dict[str, str]] = []
+            while pending is not None and lines.key(pending, "l_orderkey") == key:
+                line_rows.append(pending)
+                pending = lines.next()
+            if pending is not None and lines.key(pending, "l_orderkey") < key:
+                raise TpchFormatError(
+                    f"{LINEITEM_FILE} line {lines.line_num}: l_orderkey "
+                    f"{lines.key(pending, 'l_orderkey')} is not the order being read ({key}): "
+                    "LINEITEM is not sorted by order key or has a row without an order"
+                )
+            order = _to_order(order_row, line_rows)
+            if isinstance(order, InvalidOrder):
+                if on_invalid is not None:
+                    on_invalid(order)
+                continue
+            yield order
+
+
+class _Table:
+    """A CSV file with a header row, read one row at a time as a dict of named cells."""
+
+    def __init__(self, handle: Any, name: str, required: tuple[str, ...]) -> None:
+        self._reader = csv.reader(handle)
+        self._name = name
+        header = next(self._reader, None)
+        if header is None:
+            raise TpchFormatError(f"{name}: empty file, expected a header row")
+        self._columns = [column.strip().lower() for column in header]
+        missing = [column for column in required if column not in self._columns]
+        if missing:
+            raise TpchFormatError(f"{name}: missing column(s) {missing} in the header row")
+
+    @property
+    def line_num(self) -> int:
+        return self._reader.line_num
+
+    def next(self) -> dict[str, str] | None:
+        row = next(self._reader, None)
+        if row is None:
+            return None
+        if len(row) != len(self._columns):
+            raise TpchFormatError(
+                f"{self._name} line {self.line_num}: {len(row)} cells, header has "
+                f"{len(self._columns)}"
+            )
+        return dict(zip(self._columns, row, strict=True))
+
+    def key(self, row: dict[str, str], column: str) -> int:
+        try:
+            return int(row[column])
+        except ValueError:
+            raise TpchFormatError(
+                f"{self._name} line {self.line_num}: {column} must be an integer, "
+                f"got {row[column]!r}"
+            ) from None
+
+
+def _to_order(order_row: dict[str, str], line_rows: list[dict[str, str]]) -> Order | InvalidOrder:
+    key = order_row["o_orderkey"]
+    order_id = f"TPCH-{key}"
+    where = f"TPC-H o_orderkey={key}"
+    problems: list[Problem] = []
+    lines = [_to_line(index, row, problems) for index, row in enumerate(line_rows)]
+    try:
+        created = datetime.combine(date.fromisoformat(order_row["o_orderdate"]),
+                                   datetime.min.time(), tzinfo=UTC)
+    except ValueError:
+        problems.append(Problem("o_orderdate", f"must be a date YYYY-MM-DD, got "
+                                               f"{order_row['o_orderdate']!r}"))
+    if problems:
+        return InvalidOrder(where, order_id, tuple(problems))
+    try:
+        return Order(
+            order_id=order_id,
+            customer_id=f"CUST-{order_row['o_custkey']}",
+            currency="USD",
+            lines=lines,
+            total_price=_decimal(order_row["o_totalprice"]),
+            created_at=created,
+        )
+    except ValidationError as exc:
+        return InvalidOrder(where, order_id, problems_from(exc))
+
+
+def _to_line(index: int, row: dict[str, str], problems: list[Problem]) -> dict[str, Any]:
+    quantity: Any = row["l_quantity"]
+    unit_price: Any = None
+    parsed_quantity = _decimal(quantity)
+    extended = _decimal(row["l_extendedprice"])
+    if isinstance(parsed_quantity, Decimal) and parsed_quantity == parsed_quantity.to_integral():
+        quantity = int(parsed_quantity)
+    if isinstance(quantity, int) and quantity > 0 and isinstance(extended, Decimal):
+        unit_price = extended / quantity
+        if unit_price != unit_price.quantize(_PRICE_PLACES):
+            problems.append(Problem(
+                f"lines[{index}].unitPrice",
+                f"l_extendedprice / l_quantity = {extended} / {quantity} is not exact to 4 "
+                "decimal places; the Order contract derives the extended price as "
+                "quantity * unitPrice, so this line cannot be carried exactly",
+            ))
+    return {
+        "sku": f"P{row['l_partkey']}-S{row['l_suppkey']}",
+        "quantity": quantity,
+        "unit_price": unit_price if unit_price is not None else row["l_extendedprice"],
+        "discount": _decimal(row["l_discount"]),
+        "tax": _decimal(row["l_tax"]),
+    }
+
+
+def _decimal(text: str) -> Decimal | str:
+    """Parse a number exactly; return the text unchanged so the contract names the field."""
+    try:
+        return Decimal(text.strip())
+    except InvalidOperation:
+        return text
+
+
+def _find_tpchgen() -> str:
+    beside = Path(sys.executable).parent / "tpchgen-cli"
+    found = str(beside) if beside.is_file() else shutil.which("tpchgen-cli")
+    if found is None:
+        raise FileNotFoundError(
+            "tpchgen-cli: not found next to the Python interpreter nor on PATH; install it "
+            f"with 'pip install tpchgen-cli=={TPCHGEN_VERSION}'"
+        )
+    return found
+
+
+def _version(executable: str) -> str:
+    done = subprocess.run([executable, "--version"], capture_output=True, text=True)
+    return done.stdout.strip().removeprefix("tpchgen-cli ") or "unknown"
+
+
+def _check_marker(out_dir: Path, scale_factor: float) -> None:
+    marker = out_dir / MARKER_FILE
+    if not marker.is_file():
+        return  # files placed by hand: trusted as they are
+    recorded = json.loads(marker.read_text(encoding="utf-8")).get("scaleFactor")
+    if recorded != scale_factor:
+        raise ValueError(
+            f"out_dir: {out_dir} holds TPC-H data of scale factor {recorded}, not "
+            f"{scale_factor}; use one folder per scale factor"
+        )

@@ -1,0 +1,53 @@
+"""Fixtures of the client tests: TPC-H data once per session, a local engine per test."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import pytest
+
+from client import tpch
+from clocks import ManualClock
+from devhost.servicebus import ServiceBusEngine, load_queue_catalog
+from orders.models import Order
+
+TPCH_SCALE_FACTOR = 0.01
+
+
+@pytest.fixture(scope="session")
+def tpch_dir(tmp_path_factory):
+    """orders.csv and lineitem.csv at scale factor 0.01 (15,000 orders), generated once."""
+    return tpch.generate(TPCH_SCALE_FACTOR, tmp_path_factory.mktemp("tpch"))
+
+
+@pytest.fixture
+def clock():
+    return ManualClock()
+
+
+@pytest.fixture
+def engine(tmp_path, clock):
+    # The repository's infra/queues.json: 'orders' and the replies-{clientId} pattern.
+    eng = ServiceBusEngine.in_data_dir(tmp_path / "data", catalog=load_queue_catalog(),
+                                       clock=clock)
+    yield eng
+    eng.close()
+
+
+@pytest.fixture
+def make_order():
+    return _make_order
+
+
+def _make_order(order_id: str, *, lines: int = 1, quantity: int = 2) -> Order:
+    """A valid order: each line 2 x 10.00 with 10 % discount and 5 % tax (18.90)."""
+    return Order(
+        order_id=order_id,
+        customer_id="CUST-1",
+        currency="USD",
+        lines=[{"sku": f"SKU-{i}", "quantity": quantity, "unit_price": Decimal("10.00"),
+                "discount": Decimal("0.10"), "tax": Decimal("0.05")} for i in range(lines)],
+        total_price=Decimal("9.45") * quantity * lines,
+        created_at=datetime(2030, 1, 1, tzinfo=UTC),
+    )

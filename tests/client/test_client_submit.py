@@ -1,0 +1,169 @@
+import json
+import shutil
+from datetime import timedelta
+
+import pytest
+from typer.testing import CliRunner
+
+from client import tpch
+from client.cli import app
+from client.submit import (
+    MAX_BATCH_BYTES,
+    MAX_BATCH_MESSAGES,
+    ORDERS_QUEUE,
+    reply_queue_for,
+    submit_message,
+    submit_orders,
+)
+from devhost.servicebus import open_engine
+from orders.messaging.local import LocalMessageSender
+from orders.models.messages import SubmitOrder
+
+
+class RecordingSender:
+    def __init__(self):
+        self.batches = []
+
+    def send(self, queue, message):
+        self.send_many(queue, [message])
+
+    def send_many(self, queue, messages):
+        self.batches.append((queue, list(messages)))
+
+    def close(self):
+        pass
+
+
+def test_reply_queue_follows_the_catalog_pattern():
+    assert reply_queue_for("acme") == "replies-acme"
+
+
+@pytest.mark.parametrize("bad", ["Acme", "acme-", "-acme", "a" * 41, "", "ac me"])
+def test_client_id_outside_both_rules_is_rejected(bad):
+    with pytest.raises(ValueError, match="client_id: "):
+        reply_queue_for(bad)
+
+
+def test_message_carries_submit_order_with_order_id_as_message_id(make_order):
+    order = make_order("A-1")
+    message = submit_message("acme", "replies-acme", order)
+    assert message.message_id == "A-1"
+    assert message.correlation_id == "A-1"
+    assert message.application_properties == {"orderId": "A-1", "clientId": "acme"}
+    body = SubmitOrder.model_validate_json(message.body_bytes())
+    assert (body.client_id, body.reply_to, body.order) == ("acme", "replies-acme", order)
+    assert json.loads(message.body_bytes())["order"]["totalPrice"] == "18.90"
+
+
+def test_submit_into_local_engine_and_resubmit_is_dropped(engine, clock, make_order):
+    sender = LocalMessageSender(engine)
+    orders = [make_order(f"A-{i}") for i in range(3)]
+    assert submit_orders(sender, orders, client_id="acme", reply_to="replies-acme") == 3
+    assert engine.counts(ORDERS_QUEUE).active == 3
+    # Resubmission within the duplicate detection window: same MessageIds, dropped.
+    clock.advance(timedelta(minutes=5))
+    submit_orders(sender, orders, client_id="acme", reply_to="replies-acme")
+    assert engine.counts(ORDERS_QUEUE).active == 3
+    received = engine.receive(ORDERS_QUEUE, 10)
+    assert [m.message_id for m in received] == ["A-0", "A-1", "A-2"]
+    assert SubmitOrder.model_validate_json(received[0].body).reply_to == "replies-acme"
+
+
+def test_batches_respect_count_limit():
+    sender = RecordingSender()
+    orders = [_small_order(i) for i in range(MAX_BATCH_MESSAGES * 2 + 50)]
+    totals = []
+    sent = submit_orders(sender, orders, client_id="acme", reply_to="replies-acme",
+                         on_sent=totals.append)
+    assert sent == 250
+    assert [len(batch) for _, batch in sender.batches] == [100, 100, 50]
+    assert totals == [100, 200, 250]
+    assert {queue for queue, _ in sender.batches} == {"orders"}
+
+
+def test_batches_respect_byte_limit(make_order):
+    sender = RecordingSender()
+    big = [make_order(f"BIG-{i}", lines=1000) for i in range(5)]  # about 82 KB each
+    submit_orders(sender, big, client_id="acme", reply_to="replies-acme")
+    assert [len(batch) for _, batch in sender.batches] == [2, 2, 1]
+    for _, batch in sender.batches:
+        assert sum(len(m.body_bytes()) for m in batch) <= MAX_BATCH_BYTES
+
+
+def test_an_empty_source_sends_nothing():
+    sender = RecordingSender()
+    assert submit_orders(sender, [], client_id="acme", reply_to="replies-acme") == 0
+    assert sender.batches == []
+
+
+def _small_order(i):
+    from datetime import UTC, datetime
+
+    from orders.models import Order
+
+    return Order(order_id=f"S-{i}", customer_id="c", currency="EUR",
+                 lines=[{"sku": "x", "quantity": 1, "unit_price": "1.00"}],
+                 total_price="1.00", created_at=datetime(2030, 1, 1, tzinfo=UTC))
+
+
+# -- command line -------------------------------------------------------------------------
+
+def _active(data_dir, queue):
+    with open_engine(data_dir) as eng:
+        return eng.counts(queue).active
+
+
+def test_cli_submit_jsonl_reports_sent_and_invalid(tmp_path, make_order):
+    path = tmp_path / "orders.jsonl"
+    good = [json.dumps(make_order(f"J-{i}").model_dump(mode="json")) for i in range(2)]
+    path.write_text("\n".join([*good, '{"orderId": "J-9"}']) + "\n")
+    data_dir = tmp_path / "data"
+    args = ["submit", "--client-id", "acme", "--source", "jsonl", "--file", str(path),
+            "--data-dir", str(data_dir)]
+    result = CliRunner().invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "sent 2 orders" in result.output
+    assert "dropped 1 as invalid" in result.output
+    assert "orders.jsonl:3 (J-9): customerId: Field required" in result.output
+    assert _active(data_dir, "orders") == 2
+    again = CliRunner().invoke(app, args, terminal_width=200)
+    assert again.exit_code == 0, again.output
+    assert _active(data_dir, "orders") == 2
+
+
+def test_cli_submit_tpch_sends_the_valid_first_orders(tmp_path, tpch_dir):
+    data_dir = tmp_path / "data"
+    shutil.copytree(tpch_dir, data_dir / "tpch" / "sf-0.01")  # reused, not regenerated
+    invalid = []
+    expected = [o.order_id for o in tpch.load_orders(tpch_dir, 50, on_invalid=invalid.append)]
+    result = CliRunner().invoke(app, ["submit", "--client-id", "acme", "--limit", "50",
+                                      "--data-dir", str(data_dir)], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert f"sent {len(expected)} orders" in result.output
+    assert f"dropped {len(invalid)} as invalid" in result.output
+    with open_engine(data_dir) as eng:
+        assert [m.message_id for m in eng.peek("orders", 100)] == expected
+
+
+def test_cli_submit_rejects_bad_client_id(tmp_path):
+    result = CliRunner().invoke(app, ["submit", "--client-id", "ACME!", "--data-dir",
+                                      str(tmp_path)], terminal_width=200)
+    assert result.exit_code == 2
+    assert "client_id" in result.output
+
+
+def test_cli_submit_jsonl_needs_a_file(tmp_path):
+    result = CliRunner().invoke(app, ["submit", "--client-id", "acme", "--source", "jsonl",
+                                      "--data-dir", str(tmp_path)], terminal_width=200)
+    assert result.exit_code == 2
+    assert "required with --source jsonl" in result.output
+
+
+def test_cli_submit_servicebus_needs_a_namespace(tmp_path, make_order):
+    path = tmp_path / "orders.jsonl"
+    path.write_text(json.dumps(make_order("N-1").model_dump(mode="json")) + "\n")
+    result = CliRunner().invoke(app, ["submit", "--client-id", "acme", "--source", "jsonl",
+                                      "--file", str(path), "--backend", "servicebus"],
+                                terminal_width=200)
+    assert result.exit_code == 2
+    assert "fully_qualified_namespace" in result.output
