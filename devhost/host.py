@@ -85,7 +85,7 @@ class LocalHost:
         self.taskhub = TaskHub(self.data_dir / "taskhub.sqlite", self.clock, name=hub_name)
         self.worker = DurableWorker(self.taskhub, self.index,
                                     orchestration_lease=orchestration_lease,
-                                    activity_lease=activity_lease, sleep=self._sleep)
+                                    activity_lease=activity_lease, sleep=self.sleep)
         self.activity_workers = activity_workers
         self.pollers: list[Poller] = []
         self.serve_http = serve_http
@@ -95,7 +95,8 @@ class LocalHost:
         self._server: Any = None
 
     # ------------------------------------------------------------------ lifecycle
-    def _sleep(self, seconds: float) -> None:
+    def sleep(self, seconds: float) -> None:
+        """Wait: a ManualClock is advanced instead of sleeping (drain mode stays instant)."""
         if isinstance(self.clock, ManualClock):
             self.clock.advance(timedelta(seconds=seconds))
         else:

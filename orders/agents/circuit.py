@@ -3,7 +3,7 @@
 Why not a library: pybreaker (``datetime.now`` in its open state), circuitbreaker
 (``time.monotonic``) and purgatory (``time.time``) all read the wall clock themselves and
 take no clock argument, so a test could only see the cool-down pass by sleeping through it.
-This breaker asks a :class:`devhost.clock.Clock` instead, and is small enough to read whole.
+This breaker asks a :class:`clocks.Clock` instead, and is small enough to read whole.
 
 States (Nygard, *Release It!*; Azure Architecture Center, Circuit Breaker pattern):
 
@@ -26,7 +26,7 @@ import threading
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from devhost.clock import Clock, SystemClock
+from clocks import Clock, SystemClock
 
 logger = logging.getLogger(__name__)
 

@@ -31,7 +31,7 @@ from typing import Any
 import httpx
 import tenacity
 
-from devhost.clock import Clock
+from clocks import Clock
 from orders.agents.circuit import CircuitBreaker
 
 logger = logging.getLogger(__name__)

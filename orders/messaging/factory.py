@@ -39,7 +39,7 @@ def create_sender(
         Required for ``local``: the host's data folder.
     queues_file : str or Path, optional
         ``local`` only; defaults to ``infra/queues.json``.
-    clock : devhost.clock.Clock, optional
+    clock : clocks.Clock, optional
         ``local`` only; time source of the engine.
 
     Returns

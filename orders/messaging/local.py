@@ -36,7 +36,7 @@ class LocalMessageSender:
         The host's data folder; used to open an engine when ``engine`` is None.
     queues_file : str or Path, optional
         Queue properties file; defaults to ``infra/queues.json``.
-    clock : devhost.clock.Clock, optional
+    clock : clocks.Clock, optional
         Time source of an engine opened here.
 
     Raises

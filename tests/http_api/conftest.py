@@ -3,7 +3,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from devhost.clock import ManualClock
+from clocks import ManualClock
 from devhost.taskhub.store import TaskHub
 from tests.http_api.helpers import Listener
 

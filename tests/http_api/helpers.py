@@ -1,6 +1,5 @@
 """Shared helpers of the HTTP API tests: a real uvicorn server, SDK calls, canned history."""
 
-import asyncio
 import json
 import socket
 import threading
@@ -10,9 +9,9 @@ from typing import Any
 
 import uvicorn
 from azure.durable_functions import DurableOrchestrationClient
-from azure.durable_functions.models.utils import http_utils
 
-from devhost.clock import ManualClock
+from clocks import ManualClock
+from devhost import invoke
 from devhost.http_api import client_binding_json, create_http_app
 from devhost.taskhub.events import EventType, event
 from devhost.taskhub.store import EpisodeCommit, TaskHub
@@ -79,13 +78,12 @@ class Listener:
 
 
 def run(coro):
-    """Run one SDK coroutine; close the SDK's shared aiohttp session on the same loop."""
-    async def main():
-        try:
-            return await coro
-        finally:
-            await http_utils._close_session()
-    return asyncio.run(main())
+    """Run one SDK coroutine on the shared worker loop, as app code runs it.
+
+    The SDK keeps one process-wide aiohttp session bound to the loop that made it, so
+    every caller in this process must use the same loop (as in the Python worker).
+    """
+    return invoke.run(coro)
 
 
 def claim(taskhub: TaskHub, instance_id: str):

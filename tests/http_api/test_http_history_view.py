@@ -1,6 +1,6 @@
 from datetime import UTC, datetime
 
-from devhost.clock import ManualClock
+from clocks import ManualClock
 from devhost.http_api import history_events_json, history_table
 from devhost.taskhub.events import EventType, event
 from tests.http_api.helpers import canned_history

@@ -1,0 +1,45 @@
+"""Registers the agents: one Service Bus trigger per remote service (SPEC A1).
+
+A request that cannot be parsed is dead-lettered with the reason; it has no instance to
+reply to. Any other failure raises, so the message is abandoned and redelivered (bounded by
+the queue's max delivery count, part of the X2 budget).
+"""
+
+import logging
+
+import azure.functions as func
+
+from orders import names
+from orders.agents import handler
+from orders.runtime import services
+from orders.scheduler.settle import dead_letter
+
+log = logging.getLogger("orders.agents")
+bp = func.Blueprint()
+
+
+def _serve(queue: str, msg: func.ServiceBusMessage) -> None:
+    svc = services()
+    try:
+        request = handler.parse_request(msg.get_body())
+    except ValueError as exc:
+        dead_letter(queue, msg, "InvalidAgentRequest", str(exc))
+        return
+    answer = handler.handle(request, svc, sleep=svc.sleep)
+    handler.reply(svc, request, answer)
+    log.info("agent %s: order %s %s -> %s after %d call(s)", request.service, request.order_id,
+             request.operation, answer.outcome.value, answer.attempts)
+
+
+@bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.PAYMENT_REQUESTS_QUEUE,
+                              connection=names.SERVICEBUS_CONNECTION)
+def payment_agent(msg: func.ServiceBusMessage) -> None:
+    """Payment agent: charges and refunds through the payment service."""
+    _serve(names.PAYMENT_REQUESTS_QUEUE, msg)
+
+
+@bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.SHIPPING_REQUESTS_QUEUE,
+                              connection=names.SERVICEBUS_CONNECTION)
+def shipping_agent(msg: func.ServiceBusMessage) -> None:
+    """Shipping agent: creates and cancels shipments through the shipping service."""
+    _serve(names.SHIPPING_REQUESTS_QUEUE, msg)

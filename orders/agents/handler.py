@@ -1,0 +1,108 @@
+"""The agent's request handler (SPEC A1-A5): one request in, one reply out.
+
+An agent calls one remote service for a request: with the request's idempotency key on
+every try (A2), retries and circuit breaker inside the deadline (A5), no call started after
+the deadline (A3). It never recovers a workflow: whatever happens, it only replies, and the
+scheduler and supervisor decide what comes next (A3, V3). The reply's MessageId is derived
+from the request's, so a redelivered request that is handled again replies with the same id
+and the reply queue drops the duplicate (A4).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from datetime import timedelta
+
+from orders.agents.remote_call import OutcomeKind, RemoteRequest, call_remote
+from orders.messaging import OutgoingMessage
+from orders.models.messages import AgentOutcome, AgentReply, AgentRequest
+from orders.runtime import Services
+
+log = logging.getLogger("orders.agents")
+
+ENDPOINTS = {
+    "charge": ("POST", "/payments"),
+    "refund": ("POST", "/payments/{orderId}/refund"),
+    "ship": ("POST", "/shipments"),
+    "cancel_shipment": ("POST", "/shipments/{orderId}/cancel"),
+}
+"""HTTP method and path of each operation on its service."""
+
+_OUTCOMES = {
+    OutcomeKind.SUCCEEDED: AgentOutcome.SUCCEEDED,
+    OutcomeKind.PERMANENT_FAILURE: AgentOutcome.PERMANENT_FAILURE,
+    OutcomeKind.TRANSIENT_EXHAUSTED: AgentOutcome.TRANSIENT_FAILURE,
+    OutcomeKind.CIRCUIT_OPEN: AgentOutcome.TRANSIENT_FAILURE,
+}
+
+
+def parse_request(body: bytes) -> AgentRequest:
+    """Parse an agent request.
+
+    Raises
+    ------
+    ValueError
+        Naming the field and rule when the body is not a valid AgentRequest.
+    """
+    try:
+        return AgentRequest.model_validate(json.loads(body))
+    except ValueError as exc:
+        raise ValueError(f"agent request: {exc}") from exc
+
+
+def service_url(services: Services, request: AgentRequest) -> str:
+    """Return the URL of the request's operation on its service."""
+    base = services.settings.PAYMENT_API_URL if request.service == "payment" \
+        else services.settings.SHIPPING_API_URL
+    _, path = ENDPOINTS[request.operation]
+    return base.rstrip("/") + path.format(orderId=request.order_id)
+
+
+def handle(request: AgentRequest, services: Services,
+           sleep: Callable[[float], None] = time.sleep) -> AgentReply:
+    """Call the remote service for ``request`` and build the reply.
+
+    Parameters
+    ----------
+    request : AgentRequest
+        The scheduler's request.
+    services : Services
+        HTTP client, breakers, clock and settings.
+    sleep : callable
+        Waits between retries (seconds); tests advance a ManualClock instead.
+
+    Returns
+    -------
+    AgentReply
+        Succeeded, PermanentFailure (4xx) or TransientFailure (retries, deadline or open
+        circuit exhausted: the scheduler may try again in a later attempt).
+    """
+    method, _ = ENDPOINTS[request.operation]
+    remote = RemoteRequest(service=request.service, method=method,
+                           url=service_url(services, request),
+                           idempotency_key=request.idempotency_key, json=request.payload,
+                           order_id=request.order_id)
+    outcome = call_remote(services.http, remote, deadline=request.complete_by,
+                          max_attempts=request.max_attempts,
+                          breaker=services.breakers.get(request.service),
+                          clock=services.clock, sleep=sleep,
+                          attempt_timeout=timedelta(
+                              seconds=services.settings.AGENT_CALL_TIMEOUT_S))
+    result = outcome.body if isinstance(outcome.body, dict) else None
+    return AgentReply(message_id=f"{request.message_id}:reply", order_id=request.order_id,
+                      instance_id=request.instance_id, operation=request.operation,
+                      event_name=request.event_name, outcome=_OUTCOMES[outcome.kind],
+                      attempts=outcome.attempts, status_code=outcome.status_code,
+                      result=result if outcome.succeeded else None, reason=outcome.reason)
+
+
+def reply(services: Services, request: AgentRequest, answer: AgentReply) -> None:
+    """Send the reply to the request's reply queue with its stable MessageId."""
+    services.sender.send(request.reply_to, OutgoingMessage(
+        body=answer.model_dump(mode="json"), message_id=answer.message_id,
+        correlation_id=request.message_id,
+        application_properties={"orderId": answer.order_id,
+                                "outcome": answer.outcome.value}))

@@ -1,0 +1,175 @@
+"""Versioned message contracts on the queues (SPEC S1, S8, A1, A4, X6).
+
+Every message carries ``schemaVersion``; a reader refuses a version it does not know with a
+clear error instead of guessing. Queue by queue:
+
+- ``orders``: :class:`SubmitOrder` from client applications.
+- ``payment-requests`` / ``shipping-requests``: :class:`AgentRequest` from the scheduler.
+- ``agent-replies``: :class:`AgentReply` from the agents.
+- ``replies-<clientId>``: :class:`StatusMessage` to one client only (S8).
+- ``operator-alerts``: :class:`OperatorAlert`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import Field
+
+from orders.models._types import Contract, InstanceId, OrderId, QueueName, UtcDatetime
+from orders.models.order import Order
+
+MESSAGE_SCHEMA_VERSION = 1
+"""Version of the message contracts this code writes and reads."""
+
+Service = Literal["payment", "shipping"]
+"""Remote services, one agent each (SPEC A1)."""
+
+Operation = Literal["charge", "refund", "ship", "cancel_shipment"]
+"""Operations the agents perform; ``refund``/``cancel_shipment`` undo ``charge``/``ship``."""
+
+
+class Versioned(Contract):
+    """A message with a schema version this code can read."""
+
+    schema_version: Literal[1] = MESSAGE_SCHEMA_VERSION
+
+
+class SubmitOrder(Versioned):
+    """An order submitted by a client application (queue ``orders``).
+
+    Attributes
+    ----------
+    client_id : str
+        The submitting application (1-40 characters: letters, digits, ``-``).
+    reply_to : str
+        The client's private reply queue (``replies-<clientId>``), recorded in the state
+        record so status messages go there only (SPEC S8).
+    order : Order
+        The immutable order data.
+    """
+
+    client_id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")
+    reply_to: QueueName
+    order: Order
+
+
+class AgentRequest(Versioned):
+    """What an agent needs to call its service once, within a deadline (SPEC A1-A3).
+
+    Attributes
+    ----------
+    message_id : str
+        Stable per instance and step, ``<instanceId>:<operation>``; the queue's duplicate
+        detection drops a resend (SPEC A4).
+    order_id, instance_id : str
+        The order and the orchestration instance (attempt) waiting for the reply.
+    service, operation : str
+        Which agent and what it does.
+    idempotency_key : str
+        ``<orderId>:<operation>``, the same on every retry and every attempt, so the
+        service performs the side effect once (SPEC A2).
+    complete_by : datetime
+        The scheduler's deadline; the agent starts no call after it (SPEC A3).
+    max_attempts : int
+        Calls the agent may make for this request (its share of the X2 budget).
+    event_name : str
+        External event the orchestrator waits on; the reply handler raises it.
+    reply_to : str
+        Queue for the reply (``agent-replies``).
+    payload : dict
+        Service-specific request body (amount and currency, shipment lines).
+    """
+
+    message_id: str = Field(min_length=1, max_length=128)
+    order_id: OrderId
+    instance_id: InstanceId
+    service: Service
+    operation: Operation
+    idempotency_key: str = Field(min_length=1, max_length=255)
+    complete_by: UtcDatetime
+    max_attempts: int = Field(ge=1, le=100)
+    event_name: str = Field(min_length=1, max_length=128)
+    reply_to: QueueName = "agent-replies"
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
+class AgentOutcome(StrEnum):
+    """How an agent's request ended."""
+
+    SUCCEEDED = "Succeeded"
+    PERMANENT_FAILURE = "PermanentFailure"
+    """The service refused (4xx): retrying cannot help; non-transient (SPEC S7)."""
+    TRANSIENT_FAILURE = "TransientFailure"
+    """Retries, deadline or open circuit exhausted this request; a later attempt may work."""
+
+
+class AgentReply(Versioned):
+    """An agent's answer, routed back to the waiting orchestration (SPEC A4).
+
+    Attributes
+    ----------
+    message_id : str
+        ``<request messageId>:reply``, stable, so a resent reply is a duplicate.
+    order_id, instance_id, operation, event_name : str
+        Copied from the request.
+    outcome : AgentOutcome
+        Succeeded, PermanentFailure or TransientFailure.
+    attempts : int
+        Calls made for this request.
+    status_code : int or None
+        Last HTTP status, if a call was answered.
+    result : dict or None
+        The service's answer on success.
+    reason : str or None
+        Why it failed.
+    """
+
+    message_id: str = Field(min_length=1, max_length=160)
+    order_id: OrderId
+    instance_id: InstanceId
+    operation: Operation
+    event_name: str = Field(min_length=1, max_length=128)
+    outcome: AgentOutcome
+    attempts: int = Field(ge=0)
+    status_code: int | None = None
+    result: dict[str, Any] | None = None
+    reason: str | None = None
+
+
+class StatusKind(StrEnum):
+    """Status messages a client receives on its reply queue (SPEC S8, S9, X3)."""
+
+    REQUEST_RECEIVED = "RequestReceived"
+    ORDER_COMPLETED = "OrderCompleted"
+    ORDER_FAILED = "OrderFailed"
+    REJECTED = "Rejected"
+    COMPENSATED = "Compensated"
+    COMPENSATION_FAILED = "CompensationFailed"
+
+
+TERMINAL_STATUS_KINDS = frozenset({StatusKind.ORDER_COMPLETED, StatusKind.ORDER_FAILED,
+                                   StatusKind.REJECTED, StatusKind.COMPENSATED,
+                                   StatusKind.COMPENSATION_FAILED})
+"""Kinds after which the client hears nothing more about the order."""
+
+
+class StatusMessage(Versioned):
+    """A status update for one order, sent to its client's reply queue only."""
+
+    order_id: OrderId
+    status: StatusKind
+    at: UtcDatetime
+    reason: str | None = None
+
+
+class OperatorAlert(Versioned):
+    """Something an operator must look at (SPEC S1 conflicts, S7 errors, V2 give-ups)."""
+
+    kind: Literal["ConflictingOrder", "OrderError", "RetriesExhausted",
+                  "CompensationFailed", "UnknownWorkflowVersion"]
+    reason: str
+    at: UtcDatetime
+    order_id: str | None = None
+    instance_id: str | None = None

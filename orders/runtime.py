@@ -1,0 +1,118 @@
+"""Composition root: build the ports the functions use from the settings, once.
+
+Functions call :func:`services` to get the stores, the message sender, the clock and the
+circuit breakers. They are built on first use from :func:`~orders.settings.load_settings`:
+Azure adapters in Azure, embedded ones under the local host (whose clock they share, so a
+test's ManualClock drives the app too). Tests may install their own with :func:`use`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from clocks import Clock, SystemClock
+from orders.agents.circuit import BreakerRegistry
+from orders.messaging import MessageSender, create_sender
+from orders.messaging.settlement import FunctionsSettler, LocalSettler, MessageSettler
+from orders.settings import Settings, load_settings
+from orders.stores import Stores, create_stores
+
+
+@dataclass
+class Services:
+    """Everything the scheduler, agents and supervisor talk to."""
+
+    settings: Settings
+    clock: Clock
+    stores: Stores
+    sender: MessageSender
+    breakers: BreakerRegistry
+    http: httpx.Client
+    settler: MessageSettler
+    sleep: Callable[[float], None] = time.sleep
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def close(self) -> None:
+        """Release connections."""
+        self.stores.close()
+        self.sender.close()
+        self.http.close()
+
+
+_services: Services | None = None
+_guard = threading.Lock()
+
+
+def _local_host() -> Any:
+    try:
+        from devhost.runtime import current
+    except ImportError:  # not under the local host (devhost is not deployed)
+        return None
+    return current()
+
+
+def build_services(settings: Settings, clock: Clock | None = None) -> Services:
+    """Build the services for ``settings``.
+
+    Parameters
+    ----------
+    settings : Settings
+        Validated settings.
+    clock : Clock, optional
+        Defaults to the local host's clock when running under it, else the system clock.
+        Under the local host, waits between agent retries go through the host too (a
+        ManualClock is advanced instead of sleeping).
+
+    Returns
+    -------
+    Services
+    """
+    host = _local_host()
+    clock = clock or (host.clock if host is not None else None) or SystemClock()
+    if settings.STORE_BACKEND == "sqlite":
+        data = Path(settings.DEVHOST_DATA_DIR or ".data")
+        stores = create_stores("sqlite", orders_path=data / "orders.sqlite",
+                               state_path=data / "state.sqlite", clock=clock)
+    else:
+        stores = create_stores("cosmos", endpoint=settings.COSMOS_ENDPOINT,
+                               database=settings.COSMOS_DATABASE, clock=clock)
+    settler: MessageSettler
+    if settings.MESSAGING_BACKEND == "local":
+        sender = create_sender("local", data_dir=settings.DEVHOST_DATA_DIR, clock=clock)
+        settler = LocalSettler(settings.DEVHOST_DATA_DIR or ".data", clock)
+    else:
+        sender = create_sender(
+            "servicebus", fully_qualified_namespace=settings.SERVICEBUS__fullyQualifiedNamespace)
+        settler = FunctionsSettler()
+    breakers = BreakerRegistry(clock=clock,
+                               failure_threshold=settings.CIRCUIT_FAILURE_THRESHOLD,
+                               cool_down=timedelta(seconds=settings.CIRCUIT_COOL_DOWN_S))
+    http = httpx.Client(timeout=settings.AGENT_CALL_TIMEOUT_S)
+    return Services(settings, clock, stores, sender, breakers, http, settler,
+                    sleep=host.sleep if host is not None else time.sleep)
+
+
+def services() -> Services:
+    """Return this process's services, building them on first use."""
+    global _services
+    with _guard:
+        if _services is None:
+            _services = build_services(load_settings())
+        return _services
+
+
+def use(new: Services | None) -> None:
+    """Install ``new`` as this process's services (tests); None drops the current ones."""
+    global _services
+    with _guard:
+        if _services is not None and _services is not new:
+            _services.close()
+        _services = new

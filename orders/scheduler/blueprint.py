@@ -1,0 +1,45 @@
+"""Registers the scheduler's functions: submission, starter and reply handler (S1, S3, A4)."""
+
+import logging
+
+import azure.durable_functions as df
+import azure.functions as func
+
+from orders import names
+from orders.runtime import services
+from orders.scheduler import replies, starter, submission
+from orders.scheduler.settle import dead_letter
+
+log = logging.getLogger("orders.scheduler")
+bp = df.Blueprint()
+
+
+@bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.ORDERS_QUEUE,
+                              connection=names.SERVICEBUS_CONNECTION)
+def submit_order(msg: func.ServiceBusMessage) -> None:
+    """Store a submitted order and its state record; dead-letter what cannot be (S1)."""
+    svc = services()
+    result = submission.submit(msg.get_body(), svc.stores, svc.sender, svc.clock.now())
+    if isinstance(result, submission.Rejected):
+        dead_letter(names.ORDERS_QUEUE, msg, result.reason, result.description)
+
+
+@bp.timer_trigger(arg_name="timer", schedule="%STARTER_SCHEDULE%")
+@bp.durable_client_input(client_name="client")
+async def start_orders(timer: func.TimerRequest, client: df.DurableOrchestrationClient) -> None:
+    """Claim Pending records and start their attempts (S3)."""
+    await starter.run_starter(client, services())
+
+
+@bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.AGENT_REPLIES_QUEUE,
+                              connection=names.SERVICEBUS_CONNECTION)
+@bp.durable_client_input(client_name="client")
+async def route_agent_reply(msg: func.ServiceBusMessage,
+                            client: df.DurableOrchestrationClient) -> None:
+    """Raise an agent's reply as an external event on its instance (A4)."""
+    try:
+        reply = replies.parse_reply(msg.get_body())
+    except ValueError as exc:
+        dead_letter(names.AGENT_REPLIES_QUEUE, msg, "InvalidAgentReply", str(exc))
+        return
+    await replies.route_reply(client, reply)

@@ -1,0 +1,25 @@
+"""Dead-letter the message a trigger holds, with a reason, through the settlement port."""
+
+import logging
+from typing import Any
+
+from orders.runtime import services
+
+log = logging.getLogger("orders.settle")
+
+
+def dead_letter(queue: str, message: Any, reason: str, description: str) -> None:
+    """Dead-letter ``message`` on ``queue`` and log why (never drop a bad message, S1).
+
+    Parameters
+    ----------
+    queue : str
+        The trigger's queue.
+    message : azure.functions.ServiceBusMessage
+        The message being processed.
+    reason, description : str
+        DeadLetterReason and DeadLetterErrorDescription.
+    """
+    log.warning("dead-lettering message %s on %s: %s: %s", message.message_id, queue, reason,
+                description)
+    services().settler.dead_letter(queue, message, reason, description)

@@ -1,0 +1,140 @@
+"""The app's settings: one typed object, read once at the edge (STYLE 10).
+
+Every key is an app setting of the same name in ``local.settings.json``, in the Bicep app
+settings and in the local host's environment. :func:`load_settings` reads them when the
+first function runs (never at import time), validates every value and fails with the name
+of the setting and the rule it broke.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class SettingsError(ValueError):
+    """An app setting is missing or invalid; the message names it."""
+
+
+class Settings(BaseSettings):
+    """App settings (environment variables; names are case-sensitive, as app settings are).
+
+    Durations end in ``_S`` and are seconds; the ``*_interval`` properties give them as
+    ``timedelta``.
+    """
+
+    model_config = SettingsConfigDict(case_sensitive=True, extra="ignore", frozen=True)
+
+    STORE_BACKEND: Literal["sqlite", "cosmos"] = "sqlite"
+    """Where the order database and state store live: embedded SQLite or Cosmos DB."""
+    COSMOS_ENDPOINT: str | None = None
+    """Cosmos DB account endpoint (``https://<account>.documents.azure.com:443/``)."""
+    COSMOS_DATABASE: str = "orders"
+    """Cosmos DB database holding the ``orders`` and ``state`` containers."""
+    MESSAGING_BACKEND: Literal["local", "servicebus"] = "local"
+    """Queues: the local host's embedded Service Bus or Azure Service Bus."""
+    SERVICEBUS__fullyQualifiedNamespace: str | None = None
+    """Service Bus namespace host name; identity-based connection ``SERVICEBUS``."""
+    DEVHOST_DATA_DIR: str | None = None
+    """Data folder of the local host (set by the host; local only)."""
+
+    PAYMENT_API_URL: str = "http://127.0.0.1:7072"
+    """Base URL of the payment service the payment agent calls."""
+    SHIPPING_API_URL: str = "http://127.0.0.1:7072"
+    """Base URL of the shipping service the shipping agent calls."""
+
+    ORDER_DEADLINE_S: float = Field(30.0, gt=0)
+    """CompleteBy of one attempt: seconds from the orchestrator's start (SPEC S5, S6)."""
+    START_GRACE_S: float = Field(60.0, gt=0)
+    """CompleteBy the starter sets when it claims a record: if the orchestration never
+    starts (a crash between claim and start), the supervisor finds it after this (S3)."""
+    STARTER_BATCH: int = Field(50, ge=1, le=1000)
+    """Pending records the starter claims per run."""
+    SUPERVISOR_SCAN_WINDOW_S: float = Field(86_400.0, gt=0)
+    """How far back an expired CompleteBy is still scanned (SPEC V1)."""
+    SUPERVISOR_PAGE_SIZE: int = Field(100, ge=1, le=1000)
+    """Records per page of a supervisor scan (continuation-token paging)."""
+    SUPERVISOR_MAX_RECORDS: int = Field(1000, ge=1)
+    """Records one supervisor run recovers at most (SPEC V1)."""
+    MAX_FAILURES: int = Field(3, ge=1, le=100)
+    """FailureCount at which the supervisor gives up: Error and an operator alert (V2)."""
+    RETRY_HOLD_BASE_S: float = Field(2.0, ge=0)
+    """Hold-back before attempt n+1: RETRY_HOLD_BASE_S * 2**(FailureCount-1) (V2)."""
+    AGENT_MAX_ATTEMPTS: int = Field(4, ge=1, le=20)
+    """Calls an agent makes for one request at most (SPEC A1, X2)."""
+    AGENT_CALL_TIMEOUT_S: float = Field(5.0, gt=0)
+    """Timeout of one HTTP call by an agent (never past the deadline)."""
+    CIRCUIT_FAILURE_THRESHOLD: int = Field(5, ge=1)
+    """Consecutive transient failures that open a service's circuit (SPEC A5)."""
+    CIRCUIT_COOL_DOWN_S: float = Field(5.0, gt=0)
+    """How long an open circuit fails fast before one trial call (SPEC A5)."""
+
+    @model_validator(mode="after")
+    def _backends_configured(self) -> Settings:
+        if self.STORE_BACKEND == "cosmos" and not self.COSMOS_ENDPOINT:
+            raise ValueError("COSMOS_ENDPOINT: required when STORE_BACKEND is cosmos")
+        if self.MESSAGING_BACKEND == "servicebus" and not self.SERVICEBUS__fullyQualifiedNamespace:
+            raise ValueError("SERVICEBUS__fullyQualifiedNamespace: required when "
+                             "MESSAGING_BACKEND is servicebus")
+        if (self.STORE_BACKEND == "sqlite" or self.MESSAGING_BACKEND == "local") \
+                and not self.DEVHOST_DATA_DIR:
+            raise ValueError("DEVHOST_DATA_DIR: required by the embedded backends (the "
+                             "local host sets it)")
+        return self
+
+    @property
+    def order_deadline(self) -> timedelta:
+        """:attr:`ORDER_DEADLINE_S` as a timedelta."""
+        return timedelta(seconds=self.ORDER_DEADLINE_S)
+
+    @property
+    def start_grace(self) -> timedelta:
+        """:attr:`START_GRACE_S` as a timedelta."""
+        return timedelta(seconds=self.START_GRACE_S)
+
+    @property
+    def scan_window(self) -> timedelta:
+        """:attr:`SUPERVISOR_SCAN_WINDOW_S` as a timedelta."""
+        return timedelta(seconds=self.SUPERVISOR_SCAN_WINDOW_S)
+
+    def retry_hold(self, failure_count: int) -> timedelta:
+        """Hold-back before the next attempt after ``failure_count`` failures (SPEC V2).
+
+        Parameters
+        ----------
+        failure_count : int
+            FailureCount after the increment, at least 1.
+
+        Returns
+        -------
+        timedelta
+            ``RETRY_HOLD_BASE_S * 2**(failure_count-1)``: a record that keeps failing is
+            held back longer.
+        """
+        return timedelta(seconds=self.RETRY_HOLD_BASE_S * 2 ** max(failure_count - 1, 0))
+
+
+@lru_cache(maxsize=1)
+def load_settings() -> Settings:
+    """Read and validate the settings once.
+
+    Returns
+    -------
+    Settings
+
+    Raises
+    ------
+    SettingsError
+        Naming each invalid or missing setting and its rule.
+    """
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}"
+            for e in exc.errors())
+        raise SettingsError(f"invalid app settings: {problems}") from exc

@@ -1,0 +1,112 @@
+"""One supervisor pass (SPEC V1-V5).
+
+The supervisor scans the state store for records in Processing whose CompleteBy has
+expired, bounded by a CompleteBy window, a maximum record count and continuation-token
+paging (V1). For each it makes a conditional update that checks the stale LockedBy and the
+ETag before incrementing FailureCount (V2, V4):
+
+- below ``MAX_FAILURES``: Pending, LockedBy null, a not-before that doubles with each failure
+  (a record that keeps failing is held back longer) and a new CompleteBy at that time; the
+  starter then schedules the next attempt;
+- at ``MAX_FAILURES``: Error, an operator alert and "OrderFailed" to the client.
+
+It only requests recovery (V3): it starts nothing itself. Several supervisors may run at
+once: a record changed by another one fails the ETag check and is skipped (V4). Records in
+Compensating are left to the compensation workflow's own budget (S9).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+from orders.models import ProcessState, StateRecord
+from orders.models.messages import OperatorAlert, StatusKind, StatusMessage
+from orders.runtime import Services
+from orders.scheduler.notify import send_alert, send_status
+from orders.stores.errors import PreconditionFailedError
+from orders.stores.ports import iter_expired_pages
+
+log = logging.getLogger("orders.supervisor")
+
+
+@dataclass
+class ScanReport:
+    """What one supervisor pass read and did (its cost is observable, V1)."""
+
+    pages: int = 0
+    rows_read: int = 0
+    request_charge: float = 0.0
+    expired: int = 0
+    retried: list[str] = field(default_factory=list)
+    gave_up: list[str] = field(default_factory=list)
+    skipped: int = 0
+    duration_s: float = 0.0
+
+
+def recover(record: StateRecord, services: Services, report: ScanReport) -> None:
+    """Request recovery of one expired record with a conditional update (SPEC V2)."""
+    s = services.settings
+    now = services.clock.now()
+    failures = record.failure_count + 1
+    if failures < s.MAX_FAILURES:
+        hold = s.retry_hold(failures)
+        change = {"process_state": ProcessState.PENDING, "locked_by": None,
+                  "failure_count": failures, "not_before": now + hold,
+                  "complete_by": now + hold}
+    else:
+        change = {"process_state": ProcessState.ERROR, "failure_count": failures,
+                  "complete_by": None}
+    try:
+        # replace() checks the ETag read in the scan, so LockedBy is still the stale
+        # instance's: a record another supervisor or the attempt itself changed is skipped.
+        services.stores.states.replace(record.model_copy(update=change))
+    except PreconditionFailedError:
+        report.skipped += 1
+        return
+    if failures < s.MAX_FAILURES:
+        report.retried.append(record.order_id)
+        return
+    report.gave_up.append(record.order_id)
+    reason = (f"attempt {record.locked_by} missed CompleteBy; {failures} failures reached "
+              f"MAX_FAILURES={s.MAX_FAILURES}")
+    send_alert(services.sender, OperatorAlert(
+        kind="RetriesExhausted", order_id=record.order_id, instance_id=record.locked_by,
+        reason=reason, at=now), message_id=f"RetriesExhausted:{record.locked_by}")
+    send_status(services.sender, record.reply_to, StatusMessage(
+        order_id=record.order_id, status=StatusKind.ORDER_FAILED, at=now, reason=reason))
+
+
+def supervise(services: Services) -> ScanReport:
+    """Run one bounded scan and request recovery of every expired attempt found.
+
+    Returns
+    -------
+    ScanReport
+        Pages, rows read / request charge, and the OrderIDs retried or given up.
+    """
+    s = services.settings
+    started = time.perf_counter()
+    report = ScanReport()
+    now = services.clock.now()
+    budget = s.SUPERVISOR_MAX_RECORDS
+    for page in iter_expired_pages(services.stores.states, now, s.scan_window,
+                                   s.SUPERVISOR_PAGE_SIZE,
+                                   states=(ProcessState.PROCESSING,)):
+        report.pages += 1
+        report.rows_read += page.rows_read or 0
+        report.request_charge += page.request_charge or 0.0
+        for record in page.records[:budget]:
+            report.expired += 1
+            recover(record, services, report)
+        budget -= len(page.records)
+        if budget <= 0:
+            break
+    report.duration_s = time.perf_counter() - started
+    if report.expired or report.skipped:
+        log.info("supervisor: pages=%d rows_read=%d ru=%.1f expired=%d retried=%d gave_up=%d "
+                 "skipped=%d in %.3fs", report.pages, report.rows_read, report.request_charge,
+                 report.expired, len(report.retried), len(report.gave_up), report.skipped,
+                 report.duration_s)
+    return report

@@ -1,0 +1,131 @@
+"""An order-processing system on one machine, in one test process, driven by drain mode.
+
+The real ``function_app.py`` runs under the local host with a ManualClock; the remote
+services are the simulator on a real loopback port sharing that clock; orders arrive as
+Service Bus messages on the ``orders`` queue.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+
+from devhost.runtime import build_host
+from orders import runtime
+from orders.models import Order, OrderLine, ProcessState
+from orders.models.messages import SubmitOrder
+from orders.settings import load_settings
+from simulator.app import create_app
+from simulator.config import FaultUpdate
+from simulator.ledger import Ledger
+from simulator.server import serve_in_thread
+
+REPO = Path(__file__).resolve().parents[2]
+TEST_SETTINGS = {
+    "ORDER_DEADLINE_S": "30", "START_GRACE_S": "60", "MAX_FAILURES": "3",
+    "RETRY_HOLD_BASE_S": "1", "AGENT_MAX_ATTEMPTS": "4", "AGENT_CALL_TIMEOUT_S": "0.5",
+    "CIRCUIT_FAILURE_THRESHOLD": "50", "CIRCUIT_COOL_DOWN_S": "5",
+    "STARTER_SCHEDULE": "*/1 * * * * *", "SUPERVISOR_SCHEDULE": "*/2 * * * * *",
+}
+
+
+def make_order(n: int, lines: int = 2) -> Order:
+    """A valid order with ``lines`` lines and a total computed from them."""
+    order_lines = [OrderLine(sku=f"SKU-{n}-{i}", quantity=i + 1, unit_price=Decimal("10.00"))
+                   for i in range(lines)]
+    total = sum(Decimal(li.quantity) * li.unit_price for li in order_lines)
+    from datetime import UTC, datetime
+
+    return Order(order_id=f"ORD-{n:05d}", customer_id=f"CUST-{n % 7}", currency="USD",
+                 lines=order_lines, total_price=total,
+                 created_at=datetime(2029, 12, 31, tzinfo=UTC))
+
+
+class System:
+    """The app under the local host plus the simulator, with one ManualClock."""
+
+    def __init__(self, tmp_path: Path, clock, monkeypatch, faults: dict | None = None,
+                 settings: dict | None = None) -> None:
+        self.clock = clock
+        self.stack = ExitStack()
+        self.ledger_path = tmp_path / "ledger.sqlite"
+        sim = create_app(FaultUpdate.model_validate(faults or {}), clock, self.ledger_path)
+        self.sim_app = sim
+        url = self.stack.enter_context(serve_in_thread(sim))
+        for key, value in {**TEST_SETTINGS, **(settings or {}), "PAYMENT_API_URL": url,
+                           "SHIPPING_API_URL": url}.items():
+            monkeypatch.setenv(key, value)
+        load_settings.cache_clear()
+        runtime.use(None)
+        self.host = build_host(REPO, tmp_path / "data", clock=clock)
+        self.host.start_http()
+        self.engine = self.host.engine
+        self.ledger = Ledger(self.ledger_path)
+
+    def close(self) -> None:
+        """Stop the host and the simulator."""
+        self.host.stop()
+        runtime.use(None)
+        load_settings.cache_clear()
+        self.ledger.close()
+        self.stack.close()
+
+    @property
+    def services(self):
+        """The app's services (stores, sender) as the functions see them."""
+        return runtime.services()
+
+    def submit(self, order: Order, client_id: str = "acme", message_id: str | None = None,
+               body: bytes | None = None) -> None:
+        """Send an order message to the ``orders`` queue."""
+        msg = SubmitOrder(client_id=client_id, reply_to=f"replies-{client_id}", order=order)
+        self.engine.send("orders", body or msg.model_dump_json(by_alias=True),
+                         message_id=message_id or order.order_id)
+
+    @contextmanager
+    def paused(self, queue: str) -> Iterator[None]:
+        """Stop delivering ``queue`` to its function for the duration of the block."""
+        from devhost.triggers.servicebus import ServiceBusTriggerPoller
+
+        held = [p for p in self.host.pollers
+                if isinstance(p, ServiceBusTriggerPoller) and p.queue == queue]
+        for p in held:
+            self.host.pollers.remove(p)
+        try:
+            yield
+        finally:
+            self.host.pollers.extend(held)
+
+    def run(self, seconds: float) -> None:
+        """Drain all work, moving the clock forward up to ``seconds`` from now."""
+        self.host.run_until_idle(advance_clock=True,
+                                 until=self.clock.now() + timedelta(seconds=seconds))
+
+    def state(self, order_id: str):
+        """The order's state record."""
+        return self.services.stores.states.get(order_id)
+
+    def states(self, order_ids) -> Counter:
+        """Count of ProcessState over ``order_ids``."""
+        return Counter(self.state(o).process_state for o in order_ids)
+
+    def replies(self, client_id: str = "acme") -> list[dict]:
+        """Every status message on the client's reply queue (peeked)."""
+        queue = f"replies-{client_id}"
+        return [json.loads(m.body) for m in self.engine.peek(queue, 100_000)]
+
+    def alerts(self) -> list[dict]:
+        """Every operator alert (peeked)."""
+        return [json.loads(m.body) for m in self.engine.peek("operator-alerts", 10_000)]
+
+    def effects(self, kind: str | None = None, order_id: str | None = None) -> list:
+        """Side effects in the simulator's ledger."""
+        return self.ledger.side_effects(kind=kind, order_id=order_id)
+
+
+__all__ = ["ProcessState", "System", "make_order"]

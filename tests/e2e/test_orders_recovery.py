@@ -1,0 +1,62 @@
+"""Recovery by the supervisor: timer wins, late replies, giving up (S6, V1-V4, A3, A4)."""
+
+from tests.e2e.harness import ProcessState, make_order
+
+
+def test_held_request_timer_wins_supervisor_retries_and_late_reply_changes_nothing(make_system):
+    system = make_system()
+    order = make_order(11)
+    system.submit(order)
+    with system.paused("payment-requests"):
+        system.run(1.5)  # submitted, claimed, attempt 1 sent its payment request
+        held = system.engine.receive("payment-requests", 1, lock_owner="crashed-agent")
+    assert len(held) == 1 and held[0].message_id == f"{order.order_id}:1:charge"
+    # The agent holding the request "crashed": attempt 1's timer at CompleteBy wins.
+    system.run(31)
+    record = system.state(order.order_id)
+    assert record.failure_count == 1, record
+    system.run(20)
+    record = system.state(order.order_id)
+    assert record.process_state == ProcessState.PROCESSED
+    assert record.attempt == 2 and record.locked_by == f"{order.order_id}:2"
+    first = system.host.taskhub.get_instance(f"{order.order_id}:1")
+    assert first.runtime_status == "Completed" and '"timedOut"' in first.output
+    # The lock expires: the held request is redelivered, the agent replies late.
+    system.run(60)
+    assert system.engine.counts("payment-requests").active == 0
+    assert system.state(order.order_id) == record
+    assert len(system.effects(kind="charge", order_id=order.order_id)) == 1
+    statuses = [m["status"] for m in system.replies()]
+    assert statuses == ["RequestReceived", "OrderCompleted"]
+
+
+def test_remote_never_answering_one_order_ends_in_error_with_one_alert(make_system):
+    doomed = make_order(12)
+    system = make_system(faults={"payment": {"black_hole_order_ids": [doomed.order_id]}},
+                         settings={"AGENT_MAX_ATTEMPTS": "2", "AGENT_CALL_TIMEOUT_S": "0.2"})
+    others = [make_order(n) for n in range(20, 30)]
+    for order in [doomed, *others]:
+        system.submit(order)
+    system.run(200)
+    assert system.state(doomed.order_id).process_state == ProcessState.ERROR
+    assert system.state(doomed.order_id).failure_count == 3
+    assert system.states(o.order_id for o in others) == {ProcessState.PROCESSED: 10}
+    alerts = system.alerts()
+    assert [(a["kind"], a["orderId"]) for a in alerts] == [("RetriesExhausted",
+                                                           doomed.order_id)]
+    statuses = [m["status"] for m in system.replies() if m["orderId"] == doomed.order_id]
+    assert statuses == ["RequestReceived", "OrderFailed"]
+    assert len(system.effects(order_id=doomed.order_id)) == 0
+
+
+def test_permanent_decline_sets_error_alerts_and_tells_client(make_system):
+    declined = make_order(13)
+    system = make_system(faults={"payment": {"decline": {declined.order_id: {
+        "status": 402, "reason": "card declined"}}}})
+    system.submit(declined)
+    system.run(10)
+    record = system.state(declined.order_id)
+    assert record.process_state == ProcessState.ERROR and record.failure_count == 0
+    alerts = system.alerts()
+    assert alerts[0]["kind"] == "OrderError" and "card declined" in alerts[0]["reason"]
+    assert [m["status"] for m in system.replies()] == ["RequestReceived", "OrderFailed"]

@@ -1,0 +1,50 @@
+"""Submission faults: duplicates, conflicting data, malformed and invalid messages (S1)."""
+
+import json
+
+from tests.e2e.harness import ProcessState, make_order
+
+
+def test_same_message_twice_gives_one_record_and_one_workflow(make_system):
+    system = make_system()
+    order = make_order(7)
+    system.submit(order, message_id="first")
+    system.submit(order, message_id="second")  # a resend the client gave a new MessageId
+    system.run(10)
+    record = system.state(order.order_id)
+    assert record.process_state == ProcessState.PROCESSED and record.attempt == 1
+    assert system.host.taskhub.get_instance(f"{order.order_id}:2") is None
+    assert len(system.effects(kind="charge", order_id=order.order_id)) == 1
+    assert system.engine.counts("orders").dead_letter == 0
+
+
+def test_other_data_under_same_order_id_is_dead_lettered_and_alerted(make_system):
+    system = make_system()
+    original = make_order(8)
+    system.submit(original)
+    system.run(10)
+    changed = original.model_copy(update={"customer_id": "CUST-EVIL"})
+    system.submit(changed, message_id="conflicting")
+    system.run(5)
+    dead = system.engine.peek("orders", 10, dead_letter=True)
+    assert [m.message_id for m in dead] == ["conflicting"]
+    assert dead[0].dead_letter_reason == "ConflictingOrder"
+    assert system.services.stores.orders.get(original.order_id) == original
+    alerts = system.alerts()
+    assert [(a["kind"], a["orderId"]) for a in alerts] == [("ConflictingOrder",
+                                                           original.order_id)]
+
+
+def test_malformed_json_and_schema_violation_are_dead_lettered_with_reason(make_system):
+    system = make_system()
+    system.engine.send("orders", b"{not json", message_id="bad-json")
+    bad = json.loads(make_order(9).model_dump_json(by_alias=True))
+    bad["lines"][0]["quantity"] = -3
+    body = json.dumps({"clientId": "acme", "replyTo": "replies-acme", "order": bad})
+    system.engine.send("orders", body, message_id="bad-schema")
+    system.run(5)
+    dead = {m.message_id: m for m in system.engine.peek("orders", 10, dead_letter=True)}
+    assert dead["bad-json"].dead_letter_reason == "InvalidJson"
+    assert dead["bad-schema"].dead_letter_reason == "SchemaViolation"
+    assert "order.lines.0.quantity" in dead["bad-schema"].dead_letter_error_description
+    assert system.services.stores.states.get("ORD-00009") is None
