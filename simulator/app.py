@@ -37,7 +37,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from devhost.clock import Clock
+from clocks import Clock
 from simulator.config import FaultUpdate, SimulatorConfig, describe_errors
 from simulator.faults import FaultInjector, FaultKind
 from simulator.ledger import IdempotentResult, Ledger

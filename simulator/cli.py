@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import uvicorn
 from starlette.applications import Starlette
 
-from devhost.clock import SystemClock
+from clocks import SystemClock
 from simulator.app import create_app
 from simulator.config import load_update
 from simulator.server import SHUTDOWN_GRACE_S

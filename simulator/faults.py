@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from devhost.clock import Clock
+from clocks import Clock
 from simulator.config import SERVICES, FaultUpdate, SimulatorConfig
 
 

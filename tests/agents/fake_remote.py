@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from devhost.clock import ManualClock
+from clocks import ManualClock
 
 
 @dataclass(frozen=True)

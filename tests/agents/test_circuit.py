@@ -3,7 +3,7 @@ from datetime import timedelta
 
 import pytest
 
-from devhost.clock import ManualClock
+from clocks import ManualClock
 from orders.agents import circuit
 from orders.agents.circuit import (
     BreakerRegistry,

@@ -4,7 +4,7 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
-from devhost.clock import ManualClock
+from clocks import ManualClock
 from orders.agents.circuit import CircuitBreaker, CircuitState
 from orders.agents.remote_call import (
     BackoffPolicy,

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import httpx
 
-from devhost.clock import ManualClock
+from clocks import ManualClock
 from orders.agents.circuit import BreakerRegistry
 from orders.agents.remote_call import (
     BackoffPolicy,

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from devhost.clock import ManualClock
+from clocks import ManualClock
 from devhost.host import LocalHost
 
 SAMPLE_APP = Path(__file__).parent / "sample_app"

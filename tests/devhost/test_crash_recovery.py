@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from devhost.clock import SystemClock
+from clocks import SystemClock
 from devhost.host import free_port
 from devhost.taskhub.store import TaskHub
 from tests.devhost.conftest import SAMPLE_APP

@@ -2,7 +2,7 @@ from datetime import timedelta
 
 import pytest
 
-from devhost.clock import ManualClock
+from clocks import ManualClock
 from devhost.servicebus import ServiceBusEngine, load_queue_catalog
 from orders.messaging import (
     BACKEND_LOCAL,

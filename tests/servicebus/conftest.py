@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from devhost.clock import ManualClock
+from clocks import ManualClock
 from devhost.servicebus import ServiceBusEngine, load_queue_catalog
 
 # Explicit properties, so the tests do not depend on the values in infra/queues.json.

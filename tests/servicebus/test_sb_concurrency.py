@@ -28,7 +28,7 @@ LOCK = timedelta(seconds=30)
 WORKER = r"""
 import json, os, sys
 from datetime import datetime
-from devhost.clock import ManualClock
+from clocks import ManualClock
 from devhost.servicebus import ServiceBusEngine, load_queue_catalog
 
 db, queues_file, start, mode, batch = sys.argv[1:6]

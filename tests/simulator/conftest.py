@@ -4,7 +4,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from devhost.clock import ManualClock
+from clocks import ManualClock
 from simulator import create_app
 
 

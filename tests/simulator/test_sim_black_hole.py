@@ -4,7 +4,7 @@ simulator under uvicorn on a free loopback port."""
 import httpx
 import pytest
 
-from devhost.clock import ManualClock
+from clocks import ManualClock
 from simulator import Ledger, ServiceFaults, SimulatorConfig, create_app, serve_in_thread
 
 CLIENT_TIMEOUT_S = 0.5

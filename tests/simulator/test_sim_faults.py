@@ -2,7 +2,7 @@ from datetime import timedelta
 
 import pytest
 
-from devhost.clock import ManualClock
+from clocks import ManualClock
 from simulator import Decline, FaultUpdate, Ledger, ServiceFaults, SimulatorConfig
 from simulator.faults import FaultInjector, FaultKind
 

@@ -4,7 +4,7 @@ from datetime import timedelta
 import pytest
 from starlette.applications import Starlette
 
-from devhost.clock import ManualClock
+from clocks import ManualClock
 from simulator import Ledger
 from simulator.cli import build_app, parse_args
 from simulator.config import load_update
