@@ -20,7 +20,7 @@ $(NODE_STAMP): package.json package-lock.json
 	touch $(NODE_STAMP)
 
 demo: $(STAMP)
-	$(PY) -m devhost demo --orders $(ORDERS)
+	$(PY) -m demo --orders $(ORDERS)
 
 test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m ruff check .

@@ -54,6 +54,9 @@ class Settings(BaseSettings):
     starts (a crash between claim and start), the supervisor finds it after this (S3)."""
     STARTER_BATCH: int = Field(50, ge=1, le=1000)
     """Pending records the starter claims per run."""
+    MAX_PROCESSING: int = Field(200, ge=1)
+    """Attempts in Processing at once: the starter claims no more (S3). Starting more than
+    the agents can serve before CompleteBy would only make attempts expire in the queues."""
     SUPERVISOR_SCAN_WINDOW_S: float = Field(86_400.0, gt=0)
     """How far back an expired CompleteBy is still scanned (SPEC V1)."""
     SUPERVISOR_PAGE_SIZE: int = Field(100, ge=1, le=1000)

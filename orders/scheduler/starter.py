@@ -6,6 +6,9 @@ Processing and LockedBy, and only then starts the orchestration under that id. T
 can never start the same attempt: only one claim per ETag succeeds, and the instance id is
 unique in the task hub.
 
+The starter keeps at most MAX_PROCESSING attempts in Processing: starting more than the
+agents can serve before CompleteBy would only make attempts expire in the queues.
+
 Crash between claim and start: the claim also sets CompleteBy = now + START_GRACE_S. If the
 orchestration never starts, nothing renews that deadline, so the supervisor finds the record
 Processing with an expired CompleteBy and returns it to Pending for a new attempt (V2).
@@ -64,7 +67,11 @@ async def run_starter(client: Any, services: Services) -> StartReport:
     states = services.stores.states
     now = services.clock.now()
     claimed = started = lost = 0
-    for record in states.find_startable(now, services.settings.STARTER_BATCH):
+    processing = states.count_by_state([ProcessState.PROCESSING]).get(ProcessState.PROCESSING, 0)
+    room = min(services.settings.STARTER_BATCH, services.settings.MAX_PROCESSING - processing)
+    if room <= 0:
+        return StartReport(0, 0, 0)
+    for record in states.find_startable(now, room):
         attempt = record.attempt + 1
         iid = instance_id(record.order_id, attempt)
         try:

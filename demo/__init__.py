@@ -1,0 +1,1 @@
+"""The local demo: the whole order system on one machine, on real TPC-H orders, with faults."""

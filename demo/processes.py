@@ -1,0 +1,104 @@
+"""Start and stop the demo's processes: the local host and the simulated services.
+
+Each runs as its own OS process, as it would on a developer's machine, so the demo can
+SIGKILL the host mid-run and start it again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from devhost.host import free_port
+
+
+class Process:
+    """A child process with a log file and an HTTP readiness probe.
+
+    Parameters
+    ----------
+    name : str
+        For messages.
+    args : list of str
+        Arguments after ``python -m``.
+    log : Path
+        stdout and stderr go here.
+    env : dict
+        Extra environment variables.
+    ready_url : str
+        Polled until it answers (any status) before :meth:`start` returns.
+    """
+
+    def __init__(self, name: str, args: list[str], log: Path, env: dict[str, str],
+                 ready_url: str) -> None:
+        self.name, self.args, self.log, self.env, self.ready_url = name, args, log, env, ready_url
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout_s: float = 60.0) -> None:
+        """Start the process and wait until it answers HTTP.
+
+        Raises
+        ------
+        RuntimeError
+            If it exits or does not answer within ``timeout_s``, with its log's tail.
+        """
+        out = self.log.open("ab")
+        self.proc = subprocess.Popen([sys.executable, "-m", *self.args], stdout=out,
+                                     stderr=subprocess.STDOUT, env={**os.environ, **self.env})
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                break
+            try:
+                httpx.get(self.ready_url, timeout=1.0)
+                return
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        tail = self.log.read_text(errors="replace")[-3000:]
+        self.stop()
+        raise RuntimeError(f"{self.name} did not start; last log lines:\n{tail}")
+
+    def kill(self) -> None:
+        """SIGKILL: no clean-up of any kind (the crash the host must survive)."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL after 20 s."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def simulator(data_dir: Path, faults: dict) -> tuple[Process, str]:
+    """Prepare the payment and shipping services with the demo's faults."""
+    port = free_port()
+    config = data_dir / "faults.json"
+    config.write_text(json.dumps(faults, indent=2))
+    url = f"http://127.0.0.1:{port}"
+    proc = Process("simulator", ["simulator", "--port", str(port), "--ledger",
+                                 str(data_dir / "ledger.sqlite"), "--config", str(config)],
+                   data_dir / "simulator.log", {}, f"{url}/_admin/stats")
+    return proc, url
+
+
+def host(app_dir: Path, data_dir: Path, env: dict[str, str]) -> Process:
+    """Prepare the local host running ``function_app.py``."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    return Process("local host", ["devhost", "start", "--app-dir", str(app_dir), "--data-dir",
+                                  str(data_dir), "--port", str(port),
+                                  "--orchestration-lease-s", "5", "--activity-lease-s", "10"],
+                   data_dir / "host.log", env,
+                   f"{url}/runtime/webhooks/durabletask/instances?top=1")

@@ -1,0 +1,167 @@
+"""Run the demo: local host + simulated services + a client submitting TPC-H orders.
+
+Prints progress while orders complete, then one summary line::
+
+    summary: orders=N processed=… error=… recovered=… lost=0 duplicate_effects=0 orders_per_s=…
+
+and exits non-zero if any order is lost, left non-terminal, or charged twice.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from client import tpch
+from client.receivers import LocalReplyReceiver
+from client.submit import reply_queue_for, submit_orders
+from client.watch import WatchProgress, watch
+from demo import processes
+from demo.faults import default_faults
+from orders.messaging import create_sender
+from orders.models import ProcessState
+from orders.models.messages import StatusKind
+from orders.stores import create_stores
+from simulator.ledger import Ledger
+
+console = Console()
+REPO = Path(__file__).resolve().parents[1]
+CLIENT_ID = "demo"
+TERMINAL = {ProcessState.PROCESSED, ProcessState.ERROR, ProcessState.COMPENSATED,
+            ProcessState.COMPENSATION_FAILED}
+DEMO_SETTINGS = {
+    "ORDER_DEADLINE_S": "10", "START_GRACE_S": "20", "RETRY_HOLD_BASE_S": "1",
+    "MAX_FAILURES": "5", "AGENT_MAX_ATTEMPTS": "4", "AGENT_CALL_TIMEOUT_S": "2",
+    "MAX_PROCESSING": "60",
+    "CIRCUIT_FAILURE_THRESHOLD": "5", "CIRCUIT_COOL_DOWN_S": "2",
+    "STARTER_SCHEDULE": "*/1 * * * * *", "SUPERVISOR_SCHEDULE": "*/1 * * * * *",
+}
+
+
+@dataclass
+class Summary:
+    """The demo's outcome, from the state store and the simulator's ledger."""
+
+    orders: int
+    states: Counter
+    recovered: int
+    rejected: int
+    lost: int
+    non_terminal: int
+    duplicate_effects: int
+    orders_per_s: float
+
+    @property
+    def ok(self) -> bool:
+        """No order lost, none left non-terminal, no side effect twice."""
+        return self.lost == 0 and self.non_terminal == 0 and self.duplicate_effects == 0
+
+    def line(self) -> str:
+        """Return the one-line summary the README documents."""
+        error = sum(self.states[s] for s in (ProcessState.ERROR, ProcessState.COMPENSATED,
+                                             ProcessState.COMPENSATION_FAILED))
+        return (f"summary: orders={self.orders} processed={self.states[ProcessState.PROCESSED]}"
+                f" error={error} recovered={self.recovered} lost={self.lost}"
+                f" duplicate_effects={self.duplicate_effects}"
+                f" orders_per_s={self.orders_per_s:.1f}")
+
+
+def summarize(data_dir: Path, order_ids: list[str], rejected: set[str],
+              elapsed_s: float) -> Summary:
+    """Count outcomes from the durable records, not from what the client heard."""
+    stores = create_stores("sqlite", orders_path=data_dir / "orders.sqlite",
+                           state_path=data_dir / "state.sqlite")
+    try:
+        records = {o: stores.states.get(o) for o in order_ids}
+    finally:
+        stores.close()
+    present = {o: r for o, r in records.items() if r is not None}
+    states = Counter(r.process_state for r in present.values())
+    lost = sum(1 for o in order_ids if o not in present and o not in rejected)
+    with Ledger(data_dir / "ledger.sqlite") as ledger:
+        duplicates = sum(n - 1 for n in ledger.effect_counts().values() if n > 1)
+    recovered = sum(1 for r in present.values()
+                    if r.process_state == ProcessState.PROCESSED and r.attempt > 1)
+    non_terminal = sum(1 for r in present.values() if r.process_state not in TERMINAL)
+    terminal = len(present) - non_terminal + len(rejected)
+    return Summary(len(order_ids), states, recovered, len(rejected), lost, non_terminal,
+                   duplicates, terminal / elapsed_s if elapsed_s > 0 else 0.0)
+
+
+def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders to submit."),
+        data_root: Path = typer.Option(REPO / ".data", "--data-dir"),
+        kill_at: float | None = typer.Option(None, "--kill-at", min=0.0, max=1.0,
+                                             help="SIGKILL the host when this fraction of "
+                                                  "orders is terminal, then restart it."),
+        timeout_s: float = typer.Option(900.0, "--timeout-s", min=1.0)) -> None:
+    """Submit TPC-H orders to the local system with faults and report the outcome."""
+    data_dir = data_root / "demo"
+    shutil.rmtree(data_dir, ignore_errors=True)
+    data_dir.mkdir(parents=True)
+    scale = max(0.01, round(orders / 1_500_000 * 1.05, 4))
+    console.print(f"demo: generating TPC-H data (scale factor {scale}) ...")
+    tpch_dir = tpch.generate(scale, data_root / "tpch" / f"sf-{scale}")
+    batch = list(tpch.load_orders(tpch_dir, orders))
+    faults = default_faults(batch)
+    sim, sim_url = processes.simulator(data_dir, faults)
+    host = processes.host(REPO, data_dir, {**DEMO_SETTINGS, "PAYMENT_API_URL": sim_url,
+                                           "SHIPPING_API_URL": sim_url})
+    sim.start()
+    host.start()
+    console.print(f"demo: local host and simulator up; logs in {data_dir}")
+    reply_to = reply_queue_for(CLIENT_ID)
+    started = time.monotonic()
+    try:
+        sender = create_sender("local", data_dir=data_dir)
+        submit_orders(sender, batch, client_id=CLIENT_ID, reply_to=reply_to)
+        sender.close()
+        console.print(f"demo: submitted {len(batch)} orders as client '{CLIENT_ID}'")
+        result = _watch(data_dir, reply_to, len(batch), host, kill_at, timeout_s)
+    finally:
+        host.stop()
+        sim.stop()
+    elapsed = time.monotonic() - started
+    rejected = {o for o, s in result.statuses.items() if s.status == StatusKind.REJECTED}
+    summary = summarize(data_dir, [o.order_id for o in batch], rejected, elapsed)
+    print(summary.line(), flush=True)
+    if not summary.ok:
+        console.print("[red]demo failed: an order was lost, left non-terminal, or had a "
+                      "side effect twice[/red]")
+        raise typer.Exit(1)
+
+
+def _watch(data_dir: Path, reply_to: str, expect: int, host: processes.Process,
+           kill_at: float | None, timeout_s: float):
+    receiver = LocalReplyReceiver.open(data_dir, reply_to)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    killed = False
+    try:
+        with Progress(*columns, console=console) as progress:
+            task = progress.add_task("orders terminal", total=expect)
+
+            def show(p: WatchProgress) -> None:
+                nonlocal killed
+                progress.update(task, completed=p.terminal)
+                if kill_at is not None and not killed and p.terminal >= kill_at * expect:
+                    killed = True
+                    host.kill()
+                    progress.console.print("demo: host SIGKILLed; restarting it")
+                    host.start()
+
+            return watch(receiver, expect, timedelta(seconds=timeout_s), on_progress=show)
+    finally:
+        receiver.close()
+
+
+def main() -> None:
+    """Entry point of ``python -m demo``."""
+    typer.run(run)
