@@ -9,13 +9,18 @@ up).
 from __future__ import annotations
 
 import json
+import signal
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from devhost.host import LocalHost
+from clocks import SystemClock
+from devhost.host import LocalHost, free_port
+from devhost.taskhub.store import TaskHub
 
 APP = Path(__file__).parent / "apps" / "chain5"
 
@@ -42,11 +47,39 @@ def run_once(n: int, activity_workers: int = 4) -> dict[str, float]:
             "activities_per_s": 5 * n / elapsed}
 
 
-def run(n: int = 1000, repetitions: int = 3) -> dict[str, Any]:
-    """Run :func:`run_once` ``repetitions`` times; min/median/max of instances/s."""
-    runs = [run_once(n) for _ in range(repetitions)]
+def run_once_processes(n: int, workers: int) -> dict[str, float]:
+    """Like :func:`run_once`, with ``python -m devhost start --workers N`` (N processes)."""
+    with tempfile.TemporaryDirectory(prefix="chain5-") as tmp:
+        hub = TaskHub(Path(tmp) / "taskhub.sqlite", SystemClock())
+        start = time.perf_counter()
+        for i in range(n):
+            hub.create_instance("chain5", f"c5-{i:06d}", json.dumps(i))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "devhost", "start", "--app-dir", str(APP), "--data-dir",
+             tmp, "--port", str(free_port()), "--workers", str(workers)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            while hub.count_by_status().get("Completed", 0) < n:
+                if proc.poll() is not None:
+                    raise RuntimeError("the host exited")
+                time.sleep(0.02)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=60)
+        elapsed = time.perf_counter() - start
+    return {"seconds": elapsed, "instances_per_s": n / elapsed,
+            "activities_per_s": 5 * n / elapsed}
+
+
+def run(n: int = 1000, repetitions: int = 3, workers: int = 1) -> dict[str, Any]:
+    """Run ``repetitions`` times; min/median/max of instances/s.
+
+    ``workers`` = 1 runs the host in this process; more runs ``devhost start --workers``.
+    """
+    runs = [run_once(n) if workers == 1 else run_once_processes(n, workers)
+            for _ in range(repetitions)]
     rates = sorted(r["instances_per_s"] for r in runs)
-    return {"n": n, "repetitions": repetitions, "runs": runs,
+    return {"n": n, "repetitions": repetitions, "workers": workers, "runs": runs,
             "instances_per_s": {"min": rates[0], "median": statistics.median(rates),
                                 "max": rates[-1]},
             "activities_per_s_median": 5 * statistics.median(rates)}

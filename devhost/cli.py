@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import logging
 import signal
+import subprocess
+import sys
 import threading
 from datetime import timedelta
 from pathlib import Path
@@ -30,7 +32,10 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="Folder of f
           data_dir: Path = DATA_DIR,
           activity_workers: int = typer.Option(4, "--activity-workers", min=1),
           orchestration_lease_s: float = typer.Option(30.0, "--orchestration-lease-s", min=0.1),
-          activity_lease_s: float = typer.Option(60.0, "--activity-lease-s", min=0.1)) -> None:
+          activity_lease_s: float = typer.Option(60.0, "--activity-lease-s", min=0.1),
+          workers: int = typer.Option(1, "--workers", min=1,
+                                      help="Host processes sharing the task hub (use the "
+                                           "machine's cores; one serves HTTP).")) -> None:
     """Start the host: HTTP API, orchestrations, activities, timer and queue triggers."""
     from devhost.runtime import build_host
 
@@ -43,6 +48,11 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="Folder of f
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     host.start()
+    children = [subprocess.Popen([
+        sys.executable, "-m", "devhost", "worker", "--app-dir", str(app_dir), "--data-dir",
+        str(data_dir), "--api-url", host.base_url, "--activity-workers",
+        str(activity_workers), "--orchestration-lease-s", str(orchestration_lease_s),
+        "--activity-lease-s", str(activity_lease_s)]) for _ in range(workers - 1)]
     console.print(f"devhost: listening on {host.base_url} (task hub {host.taskhub.name}, "
                   f"data in {data_dir})")
     functions = sorted([*host.index.orchestrators, *host.index.activities,
@@ -50,7 +60,47 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="Folder of f
                           + host.index.http)])
     console.print(f"devhost: {len(functions)} functions: {', '.join(functions)}")
     stop.wait()
+    for child in children:
+        child.terminate()
     host.stop()
+    for child in children:
+        child.wait(timeout=30)
+
+
+@app.command(hidden=True)
+def worker(app_dir: Path = typer.Option(..., "--app-dir"), data_dir: Path = DATA_DIR,
+           api_url: str = typer.Option(..., "--api-url"),
+           activity_workers: int = typer.Option(4, "--activity-workers", min=1),
+           orchestration_lease_s: float = typer.Option(30.0, "--orchestration-lease-s"),
+           activity_lease_s: float = typer.Option(60.0, "--activity-lease-s")) -> None:
+    """Run one extra worker process of ``start --workers N`` (no HTTP server of its own)."""
+    from devhost.runtime import build_host
+
+    _die_with_parent()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s "
+                        "%(message)s")
+    host = build_host(app_dir, data_dir, activity_workers=activity_workers,
+                      orchestration_lease=timedelta(seconds=orchestration_lease_s),
+                      activity_lease=timedelta(seconds=activity_lease_s), api_base_url=api_url)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    host.start()
+    stop.wait()
+    host.stop()
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this worker when its parent dies.
+
+    A SIGKILLed host takes its workers with it, so a restart starts from a clean set of
+    processes.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
 def _taskhub(data_dir: Path):

@@ -67,6 +67,14 @@ class LocalHost:
         Lease durations (see :class:`~devhost.workers.dispatch.DurableWorker`).
     serve_http : bool
         Start the HTTP server (needed by apps that use a durable client).
+    app : (app, AppIndex), optional
+        An already loaded app (default: load it from ``app_dir``).
+    episode_batch, activity_batch : int
+        Episodes / activities claimed and committed per transaction (group commit: one
+        fsync serves the batch; latency is unchanged, the batch only fills under load).
+    api_base_url : str, optional
+        For a worker process of a multi-process host: serve no HTTP and give durable
+        clients the API of the process that does (``http://127.0.0.1:<port>``).
     """
 
     def __init__(self, app_dir: str | Path, data_dir: str | Path, *,
@@ -74,19 +82,24 @@ class LocalHost:
                  activity_workers: int = 4,
                  orchestration_lease: timedelta = timedelta(seconds=30),
                  activity_lease: timedelta = timedelta(seconds=60),
-                 serve_http: bool = True, app: tuple[Any, AppIndex] | None = None) -> None:
+                 serve_http: bool = True, app: tuple[Any, AppIndex] | None = None,
+                 episode_batch: int = 32, activity_batch: int = 8,
+                 api_base_url: str | None = None) -> None:
         self.app_dir = Path(app_dir)
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.clock = clock or SystemClock()
         self.port = port or free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.base_url = api_base_url or f"http://127.0.0.1:{self.port}"
+        serve_http = serve_http and api_base_url is None
         self.app, self.index = app or load_app(self.app_dir)
         self.taskhub = TaskHub(self.data_dir / "taskhub.sqlite", self.clock, name=hub_name)
         self.worker = DurableWorker(self.taskhub, self.index,
                                     orchestration_lease=orchestration_lease,
                                     activity_lease=activity_lease, sleep=self.sleep)
         self.activity_workers = activity_workers
+        self.episode_batch = episode_batch
+        self.activity_batch = activity_batch
         self.pollers: list[Poller] = []
         self.serve_http = serve_http
         self._stop = threading.Event()
@@ -176,25 +189,30 @@ class LocalHost:
         delay = 0.001
         while not self._stop.is_set():
             try:
-                worked = self.worker.run_one_episode()
+                worked = self.worker.run_episodes(self.episode_batch)
             except Exception:  # noqa: BLE001 - logged by the worker; keep serving others
-                worked = False
+                log.exception("orchestration dispatcher failed")
+                worked = 0
             delay = 0.001 if worked else self._idle(delay)
 
     def _activity_loop(self) -> None:
         delay = 0.001
         while not self._stop.is_set():
-            items = self.worker.claim_activities(1)
-            for item in items:
-                self._run_with_renewal(item)
+            items = self.worker.claim_activities(self.activity_batch)
             if items:
+                self._run_with_renewal(items)
                 self._wake.set()
             delay = 0.001 if items else self._idle(delay)
 
-    def _run_with_renewal(self, item: Any) -> None:
+    def _run_with_renewal(self, items: list[Any]) -> None:
         lease = self.worker.activity_lease
-        with renewing(lambda: self.taskhub.renew_activity(item, lease), lease):
-            self.worker.execute_activity(item)
+
+        def renew() -> None:
+            for item in items:
+                self.taskhub.renew_activity(item, lease)
+
+        with renewing(renew, lease):
+            self.worker.execute_activities(items)
 
     def _poller_loop(self, poller: Poller) -> None:
         delay = 0.001
@@ -235,11 +253,12 @@ class LocalHost:
         steps = 0
         while steps < max_steps:
             worked = 0
-            while self.worker.run_one_episode():
-                worked += 1
-            for item in self.worker.claim_activities(64):
-                self.worker.execute_activity(item)
-                worked += 1
+            while n := self.worker.run_episodes(self.episode_batch):
+                worked += n
+            items = self.worker.claim_activities(64)
+            if items:
+                self.worker.execute_activities(items)
+                worked += len(items)
             for poller in self.pollers:
                 worked += poller.poll_once()
             steps += worked

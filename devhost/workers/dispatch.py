@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from devhost.app_loader import AppIndex
+from devhost.orchestration import timestamps
 from devhost.orchestration.episode import Episode
 from devhost.taskhub.store import ActivityWorkItem, TaskHub
 from devhost.workers.activities import run_activity
@@ -51,6 +52,35 @@ class DurableWorker:
         self.activity_lease = activity_lease
         self.sleep = sleep
         self.handlers = {name: f.func for name, f in index.orchestrators.items()}
+        timestamps.install()
+
+    def run_episodes(self, max_instances: int = 1) -> int:
+        """Claim up to ``max_instances`` instances, run one episode each, commit them together.
+
+        Returns
+        -------
+        int
+            Instances claimed (whether or not each commit won).
+        """
+        items = self.taskhub.claim_orchestrations(self.owner, self.orchestration_lease,
+                                                  max_instances)
+        if not items:
+            return 0
+        batch = []
+        for item in items:
+            try:
+                commit = Episode(item, self.handlers.get(item.instance.name),
+                                 self.taskhub.clock.now()).run()
+            except Exception:  # noqa: BLE001 - a host bug; others in the batch go on
+                log.exception("episode of %s crashed; releasing it", item.instance.instance_id)
+                self.taskhub.release_orchestration(item)
+                continue
+            batch.append((item, commit))
+        for (item, _), won in zip(batch, self.taskhub.commit_episodes(batch), strict=True):
+            if not won:
+                log.warning("lease on %s was lost; episode discarded",
+                            item.instance.instance_id)
+        return len(items)
 
     def run_one_episode(self) -> bool:
         """Claim one instance with visible messages and run one episode for it.
@@ -58,35 +88,27 @@ class DurableWorker:
         Returns
         -------
         bool
-            True if an instance was claimed (whether or not its commit won).
+            True if an instance was claimed.
         """
-        item = self.taskhub.claim_orchestration(self.owner, self.orchestration_lease)
-        if item is None:
-            return False
-        try:
-            commit = Episode(item, self.handlers.get(item.instance.name),
-                             self.taskhub.clock.now()).run()
-        except Exception:
-            log.exception("episode of %s crashed; releasing it", item.instance.instance_id)
-            self.taskhub.release_orchestration(item)
-            raise
-        if not self.taskhub.commit_episode(item, commit):
-            log.warning("lease on %s was lost; episode discarded", item.instance.instance_id)
-        return True
+        return self.run_episodes(1) > 0
 
     def claim_activities(self, max_count: int = 1) -> list[ActivityWorkItem]:
         """Lease up to ``max_count`` activity work items."""
         return self.taskhub.claim_activities(self.owner, self.activity_lease, max_count)
 
-    def execute_activity(self, item: ActivityWorkItem) -> bool:
-        """Run a claimed activity and record its completion.
+    def execute_activities(self, items: list[ActivityWorkItem]) -> list[bool]:
+        """Run claimed activities one after another; record their completions together.
 
         Returns
         -------
-        bool
-            True if this worker's completion was recorded (False if another worker
-            completed the item after this one's lease expired).
+        list of bool
+            Per item: True if this worker's completion was recorded (False if another
+            worker completed it after this one's lease expired).
         """
-        result = run_activity(item, self.index.activities, self.taskhub.clock.now,
-                              self.sleep)
-        return self.taskhub.complete_activity(item, result)
+        done = [(item, run_activity(item, self.index.activities, self.taskhub.clock.now,
+                                    self.sleep)) for item in items]
+        return self.taskhub.complete_activities(done)
+
+    def execute_activity(self, item: ActivityWorkItem) -> bool:
+        """Run one claimed activity and record its completion."""
+        return self.execute_activities([item])[0]

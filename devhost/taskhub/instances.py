@@ -1,0 +1,305 @@
+"""Client-facing operations of the task hub: create, inspect, signal, query and purge.
+
+These are what the Durable HTTP API and the CLI call. Every write is one IMMEDIATE
+transaction; an event for an instance that has ended is refused before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from clocks import Clock
+from devhost import sqlite as db
+from devhost.taskhub.events import EventType, event, format_time
+from devhost.taskhub.records import (
+    ALL_STATUSES,
+    TERMINAL_STATUSES,
+    InstanceExistsError,
+    InstanceGoneError,
+    InstanceNotFoundError,
+    InstanceRecord,
+    NewInstance,
+    NewMessage,
+    TaskHubError,
+    empty_replay_state,
+)
+from devhost.taskhub.schema import SCHEMA
+
+
+class InstanceStore:
+    """Instances and their histories: the task hub's client-facing operations.
+
+    Parameters
+    ----------
+    path : str or Path
+        The SQLite file (created with its schema if missing).
+    clock : Clock
+        Time source for timestamps, leases and timer visibility.
+    name : str
+        Task hub name, as in host.json ``extensions.durableTask.hubName``.
+    synchronous : {"FULL", "NORMAL"}
+        SQLite durability, see :func:`devhost.sqlite.connect`.
+    """
+
+    def __init__(self, path: str | Path, clock: Clock, *, name: str = "TestHubName",
+                 synchronous: str = "FULL") -> None:
+        self.path = Path(path)
+        self.clock = clock
+        self.name = name
+        self._synchronous = synchronous
+        self._local = threading.local()
+        # executescript manages its own transaction; CREATE ... IF NOT EXISTS is idempotent,
+        # so several processes opening one file at once is safe.
+        self._conn().executescript(SCHEMA)
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = db.connect(self.path, synchronous=self._synchronous)
+            self._local.conn = conn
+        return conn
+
+    def _now(self) -> str:
+        return format_time(self.clock.now())
+
+    # ----------------------------------------------------------------- client operations
+
+    def create_instance(self, name: str, instance_id: str, input_json: str | None, *,
+                        version: str | None = None) -> InstanceRecord:
+        """Create an orchestration instance and queue its ExecutionStarted event.
+
+        Parameters
+        ----------
+        name : str
+            Orchestrator function name.
+        instance_id : str
+            Instance id, already validated (SPEC D2).
+        input_json : str or None
+            The input, serialised as JSON.
+        version : str, optional
+            Orchestration version recorded in ExecutionStarted.
+
+        Returns
+        -------
+        InstanceRecord
+            The new instance (status Pending).
+
+        Raises
+        ------
+        InstanceExistsError
+            If a non-terminal instance has that id (a terminal one is replaced, as the
+            extension does by default).
+        """
+        with db.write(self._conn()) as conn:
+            row = conn.execute("SELECT runtime_status FROM instances WHERE instance_id=?",
+                               (instance_id,)).fetchone()
+            if row is not None and row["runtime_status"] not in TERMINAL_STATUSES:
+                raise InstanceExistsError(
+                    f"instanceId: an instance with ID '{instance_id}' already exists and is "
+                    f"{row['runtime_status']}")
+            if row is not None:
+                self._delete_instance(conn, instance_id)
+            self._insert_instance(conn, NewInstance(instance_id, name, input_json, -1, version),
+                                  parent=None)
+            return self._get(conn, instance_id)
+
+    def _insert_instance(self, conn: sqlite3.Connection, new: NewInstance,
+                         parent: tuple[str, str] | None) -> None:
+        now = self.clock.now()
+        execution_id = uuid.uuid4().hex
+        conn.execute(
+            "INSERT INTO instances (instance_id, name, version, runtime_status, input,"
+            " created_at, last_updated_at, execution_id, parent_instance_id,"
+            " parent_execution_id, parent_task_id, replay_state)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (new.instance_id, new.name, new.version, "Pending", new.input, format_time(now),
+             format_time(now), execution_id, parent[0] if parent else None,
+             parent[1] if parent else None, new.parent_task_id if parent else None,
+             json.dumps(empty_replay_state())))
+        started = event(EventType.ExecutionStarted, now, Name=new.name, Input=new.input,
+                        Version=new.version or "",
+                        ParentInstance=({"OrchestrationInstance": {"InstanceId": parent[0]}}
+                                        if parent else None))
+        self._insert_message(conn, NewMessage(new.instance_id, execution_id, "start", started,
+                                              now))
+
+    def _insert_message(self, conn: sqlite3.Connection, m: NewMessage) -> None:
+        conn.execute(
+            "INSERT INTO inbox (instance_id, execution_id, kind, timer_id, event, visible_at)"
+            " VALUES (?,?,?,?,?,?)",
+            (m.instance_id, m.execution_id, m.kind, m.timer_id, json.dumps(m.event),
+             format_time(m.visible_at)))
+
+    def _delete_instance(self, conn: sqlite3.Connection, instance_id: str) -> None:
+        for table in ("history", "inbox", "activities", "instances"):
+            conn.execute(f"DELETE FROM {table} WHERE instance_id=?", (instance_id,))
+
+    def _get(self, conn: sqlite3.Connection, instance_id: str) -> InstanceRecord:
+        row = conn.execute("SELECT * FROM instances WHERE instance_id=?",
+                           (instance_id,)).fetchone()
+        if row is None:
+            raise InstanceNotFoundError(f"No instance with ID '{instance_id}' found.")
+        return InstanceRecord.from_row(row)
+
+    def get_instance(self, instance_id: str) -> InstanceRecord | None:
+        """Return the instance, or None if there is none with that id."""
+        try:
+            return self._get(self._conn(), instance_id)
+        except InstanceNotFoundError:
+            return None
+
+    def get_history(self, instance_id: str) -> list[dict[str, Any]]:
+        """Return the current execution's history events, oldest first (SPEC D5)."""
+        rows = self._conn().execute(
+            "SELECT event FROM history WHERE instance_id=? ORDER BY position",
+            (instance_id,)).fetchall()
+        return [json.loads(r["event"]) for r in rows]
+
+    def _send_control(self, instance_id: str, kind: str, ev: dict[str, Any],
+                      allowed: frozenset[str] | None = None) -> None:
+        with db.write(self._conn()) as conn:
+            inst = self._get(conn, instance_id)
+            if inst.runtime_status in TERMINAL_STATUSES:
+                raise InstanceGoneError(
+                    f"Instance with ID '{instance_id}' is gone: it is {inst.runtime_status}")
+            if allowed is not None and inst.runtime_status not in allowed:
+                raise TaskHubError(
+                    f"instance '{instance_id}' is {inst.runtime_status}; {kind} needs one of "
+                    f"{sorted(allowed)}")
+            self._insert_message(conn, NewMessage(instance_id, None, kind, ev,
+                                                  self.clock.now()))
+
+    def raise_event(self, instance_id: str, event_name: str, data_json: str | None) -> None:
+        """Queue an EventRaised for the instance (SPEC D8).
+
+        Raises
+        ------
+        InstanceNotFoundError
+            No such instance (404).
+        InstanceGoneError
+            The instance is completed, failed or terminated (410); nothing is written.
+        """
+        ev = event(EventType.EventRaised, self.clock.now(), Name=event_name, Input=data_json)
+        self._send_control(instance_id, "event", ev)
+
+    def terminate(self, instance_id: str, reason: str | None) -> None:
+        """Queue an ExecutionTerminated for the instance (404/410 as :meth:`raise_event`)."""
+        ev = event(EventType.ExecutionTerminated, self.clock.now(),
+                   Input=json.dumps(reason) if reason is not None else None)
+        self._send_control(instance_id, "terminate", ev)
+
+    def suspend(self, instance_id: str, reason: str | None) -> None:
+        """Queue an ExecutionSuspended; the instance then runs no episode until resumed."""
+        ev = event(EventType.ExecutionSuspended, self.clock.now(), Reason=reason)
+        self._send_control(instance_id, "suspend", ev,
+                           frozenset({"Pending", "Running", "Suspended"}))
+
+    def resume(self, instance_id: str, reason: str | None) -> None:
+        """Queue an ExecutionResumed for a suspended instance."""
+        ev = event(EventType.ExecutionResumed, self.clock.now(), Reason=reason)
+        self._send_control(instance_id, "resume", ev,
+                           frozenset({"Suspended", "Running", "Pending"}))
+
+    def purge(self, instance_id: str, *, only_terminal: bool = True) -> int:
+        """Delete an instance and its history in one transaction.
+
+        Parameters
+        ----------
+        instance_id : str
+            The instance.
+        only_terminal : bool
+            Delete only if it is Completed, Failed or Terminated (checked in the same
+            transaction, so an instance restarted meanwhile is never purged while running).
+
+        Returns
+        -------
+        int
+            1 if deleted, 0 if absent or (with ``only_terminal``) not ended.
+        """
+        with db.write(self._conn()) as conn:
+            row = conn.execute("SELECT runtime_status FROM instances WHERE instance_id=?",
+                               (instance_id,)).fetchone()
+            if row is None or (only_terminal
+                               and row["runtime_status"] not in TERMINAL_STATUSES):
+                return 0
+            self._delete_instance(conn, instance_id)
+            return 1
+
+    def query(self, *, statuses: list[str] | None = None, created_from: datetime | None = None,
+              created_to: datetime | None = None, prefix: str | None = None, top: int = 100,
+              continuation: str | None = None) -> tuple[list[InstanceRecord], str | None]:
+        """List instances, oldest first, with continuation-token paging.
+
+        Parameters
+        ----------
+        statuses : list of str, optional
+            Runtime statuses to include (all if None).
+        created_from, created_to : datetime, optional
+            Inclusive bounds on the creation time.
+        prefix : str, optional
+            Instance id prefix.
+        top : int
+            Page size, 1 to 1000.
+        continuation : str, optional
+            Token from the previous page.
+
+        Returns
+        -------
+        (list of InstanceRecord, str or None)
+            The page and the token of the next page (None on the last page).
+
+        Raises
+        ------
+        TaskHubError
+            If ``top`` is out of range or the token is malformed.
+        """
+        if not 1 <= top <= 1000:
+            raise TaskHubError("top: must be between 1 and 1000")
+        where, args = [], []
+        if statuses:
+            bad = [s for s in statuses if s not in ALL_STATUSES]
+            if bad:
+                raise TaskHubError(f"runtimeStatus: unknown status {bad}; use {ALL_STATUSES}")
+            where.append(f"runtime_status IN ({','.join('?' * len(statuses))})")
+            args += statuses
+        if created_from:
+            where.append("created_at >= ?")
+            args.append(format_time(created_from))
+        if created_to:
+            where.append("created_at <= ?")
+            args.append(format_time(created_to))
+        if prefix:
+            where.append("substr(instance_id, 1, ?) = ?")
+            args += [len(prefix), prefix]
+        if continuation:
+            try:
+                created, iid = json.loads(continuation)
+            except (ValueError, TypeError) as exc:
+                raise TaskHubError("continuationToken: malformed") from exc
+            where.append("(created_at, instance_id) > (?, ?)")
+            args += [created, iid]
+        sql = "SELECT * FROM instances"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY created_at, instance_id LIMIT ?"
+        rows = self._conn().execute(sql, (*args, top + 1)).fetchall()
+        page = [InstanceRecord.from_row(r) for r in rows[:top]]
+        token = None
+        if len(rows) > top:
+            last = rows[top - 1]
+            token = json.dumps([last["created_at"], last["instance_id"]])
+        return page, token
+
+    def count_by_status(self) -> dict[str, int]:
+        """Return the number of instances per runtime status."""
+        rows = self._conn().execute(
+            "SELECT runtime_status, COUNT(*) AS n FROM instances GROUP BY runtime_status")
+        return {r["runtime_status"]: r["n"] for r in rows}
+
+    # ----------------------------------------------------------------- orchestration work

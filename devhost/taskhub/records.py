@@ -1,0 +1,209 @@
+"""Records of the task hub: instances, messages, work items, and the errors it raises."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from devhost.taskhub.events import parse_time
+
+TERMINAL_STATUSES = frozenset({"Completed", "Failed", "Terminated"})
+"""Runtime statuses after which an instance accepts no more events (HTTP 410 Gone)."""
+
+ALL_STATUSES = ("Pending", "Running", "Completed", "ContinuedAsNew", "Failed", "Terminated",
+                "Suspended")
+"""Runtime status names as the Durable Functions HTTP API reports them."""
+
+
+class TaskHubError(Exception):
+    """Base error of the task hub; ``status`` is the HTTP status the API answers with."""
+
+    status = 400
+
+
+class InstanceNotFoundError(TaskHubError):
+    """No instance has that id (HTTP 404)."""
+
+    status = 404
+
+
+class InstanceGoneError(TaskHubError):
+    """The instance is completed, failed or terminated (HTTP 410)."""
+
+    status = 410
+
+
+class InstanceExistsError(TaskHubError):
+    """A non-terminal instance with that id exists already (HTTP 409)."""
+
+    status = 409
+
+
+@dataclass(frozen=True)
+class InstanceRecord:
+    """One orchestration instance as stored.
+
+    Attributes
+    ----------
+    instance_id, name : str
+        Instance id (SPEC D2) and orchestrator function name.
+    runtime_status : str
+        One of :data:`ALL_STATUSES`.
+    input, output, custom_status : str or None
+        JSON texts.
+    created_at, last_updated_at : datetime
+        UTC times.
+    execution_id : str
+        Id of the current execution (changes on continue-as-new).
+    parent_instance_id : str or None
+        Set for sub-orchestrations.
+    """
+
+    instance_id: str
+    name: str
+    runtime_status: str
+    input: str | None
+    output: str | None
+    custom_status: str | None
+    created_at: datetime
+    last_updated_at: datetime
+    execution_id: str
+    parent_instance_id: str | None
+    parent_execution_id: str | None
+    parent_task_id: int | None
+    version: str | None
+    replay_state: dict[str, Any]
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> InstanceRecord:
+        """Build a record from an ``instances`` row."""
+        return cls(
+            instance_id=row["instance_id"], name=row["name"],
+            runtime_status=row["runtime_status"], input=row["input"], output=row["output"],
+            custom_status=row["custom_status"], created_at=parse_time(row["created_at"]),
+            last_updated_at=parse_time(row["last_updated_at"]),
+            execution_id=row["execution_id"], parent_instance_id=row["parent_instance_id"],
+            parent_execution_id=row["parent_execution_id"],
+            parent_task_id=row["parent_task_id"], version=row["version"],
+            replay_state=json.loads(row["replay_state"]),
+        )
+
+
+@dataclass(frozen=True)
+class InboxMessage:
+    """A history event waiting for the instance's next episode."""
+
+    id: int
+    kind: str
+    execution_id: str | None
+    timer_id: int | None
+    event: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class OrchestrationWorkItem:
+    """What one episode needs: the instance, its history and its visible messages."""
+
+    instance: InstanceRecord
+    history: list[dict[str, Any]]
+    messages: list[InboxMessage]
+    lock_owner: str
+
+
+@dataclass(frozen=True)
+class ActivityWorkItem:
+    """A claimed activity execution (``dequeue_count`` counts deliveries, from 1)."""
+
+    id: int
+    instance_id: str
+    execution_id: str
+    task_id: int
+    name: str
+    input: str | None
+    dequeue_count: int
+    lock_owner: str
+
+
+@dataclass
+class NewMessage:
+    """An inbox row to insert (for this or another instance)."""
+
+    instance_id: str
+    execution_id: str | None
+    kind: str
+    event: dict[str, Any]
+    visible_at: datetime
+    timer_id: int | None = None
+
+
+@dataclass
+class NewActivity:
+    """An activity work item to insert."""
+
+    task_id: int
+    name: str
+    input: str | None
+
+
+@dataclass
+class NewInstance:
+    """A sub-orchestration instance to create, with its ExecutionStarted message."""
+
+    instance_id: str
+    name: str
+    input: str | None
+    parent_task_id: int
+    version: str | None = None
+
+
+@dataclass
+class EpisodeCommit:
+    """Everything one orchestrator episode writes, committed in one transaction (SPEC D3).
+
+    Attributes
+    ----------
+    consumed : list of int
+        Inbox ids the episode added to history (deleted).
+    dropped : list of int
+        Inbox ids discarded (stale execution, finished instance).
+    new_history : list of dict
+        Events appended to the history.
+    reset_history : bool
+        Replace the history instead of appending (continue-as-new).
+    status, output, custom_status, execution_id, input : optional
+        Instance columns to update (None leaves a column as it is, except custom_status
+        which is always written).
+    replay_state : dict
+        The sequence bookkeeping after the episode.
+    activities, messages, instances : lists
+        Work the episode schedules.
+    cancel_timers : list of int
+        TimerIds whose pending TimerFired rows are deleted.
+    purge_execution : bool
+        The execution ended (completed, failed, terminated, continued as new): its pending
+        timers, completions and activity work items are deleted.
+    """
+
+    consumed: list[int] = field(default_factory=list)
+    dropped: list[int] = field(default_factory=list)
+    new_history: list[dict[str, Any]] = field(default_factory=list)
+    reset_history: bool = False
+    status: str | None = None
+    output: str | None = None
+    custom_status: str | None = None
+    execution_id: str | None = None
+    input: str | None = None
+    replay_state: dict[str, Any] | None = None
+    activities: list[NewActivity] = field(default_factory=list)
+    messages: list[NewMessage] = field(default_factory=list)
+    instances: list[NewInstance] = field(default_factory=list)
+    cancel_timers: list[int] = field(default_factory=list)
+    purge_execution: bool = False
+
+
+def empty_replay_state() -> dict[str, Any]:
+    """Return the sequence bookkeeping of a fresh execution."""
+    return {"next_seq": 0, "action_ids": [], "retries": {}}
