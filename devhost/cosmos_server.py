@@ -4,7 +4,7 @@ The Cosmos DB adapter is tested and benchmarked against this in-memory server: n
 emulator, Docker or cloud needed. It is installed by ``npm ci`` from the repository's
 ``package.json`` (test tooling, never deployed). It binds 127.0.0.1 on a free port chosen
 by the OS and serves HTTPS with a self-signed certificate, so clients connect with
-``connection_verify=False`` and :data:`orders.stores._cosmos.EMULATOR_KEY`.
+``connection_verify=False`` and :data:`EMULATOR_KEY`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,11 @@ from pathlib import Path
 from types import TracebackType
 
 SERVER_PACKAGE = Path("node_modules", "@vercel", "cosmosdb-server")
+
+EMULATOR_KEY = (
+    "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
+)
+"""The Cosmos DB emulator's published well-known key: for local test servers only."""
 
 # The package's own CLI serves without keep-alive ("connection: close" on every answer),
 # so each request paid a new TLS handshake (~50 ms per request in the Python SDK).

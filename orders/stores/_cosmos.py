@@ -36,10 +36,6 @@ if TYPE_CHECKING:
 PARTITION_KEY_PATH = "/orderId"
 """Partition key of both containers: all of one order's data lives in one partition."""
 
-EMULATOR_KEY = (
-    "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
-)
-"""The Cosmos DB emulator's published well-known key: for local test servers only."""
 
 _TRANSIENT = {408, 429, 449, 503}
 
@@ -58,7 +54,8 @@ def open_client(
         Account endpoint, e.g. ``https://<account>.documents.azure.com:443/``.
     credential : TokenCredential or str or None
         None: ``DefaultAzureCredential()`` (managed identity in Azure). A string is an
-        account key, meant for the local test server (:data:`EMULATOR_KEY`).
+        account key, meant for the local test server
+        (:data:`devhost.cosmos_server.EMULATOR_KEY`).
     connection_verify : bool
         Verify the TLS certificate; False only for the local server's self-signed one.
 

@@ -10,7 +10,8 @@ import uuid
 import pytest
 from azure.cosmos.exceptions import CosmosHttpResponseError, CosmosResourceNotFoundError
 
-from orders.stores._cosmos import EMULATOR_KEY, container, open_client, open_database
+from devhost.cosmos_server import EMULATOR_KEY
+from orders.stores._cosmos import container, open_client, open_database
 
 pytestmark = pytest.mark.cosmos
 

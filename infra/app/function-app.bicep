@@ -1,0 +1,102 @@
+// The Function App on Flex Consumption (Linux, Python 3.11), running as its user-assigned
+// identity. The deployment package lives in a blob container reached with that identity;
+// AzureWebJobsStorage is identity-based (accountName / credential / clientId, no key), and
+// telemetry authenticates with Entra ID (APPLICATIONINSIGHTS_AUTHENTICATION_STRING).
+// Flex Consumption takes the runtime from functionAppConfig.runtime, so the app settings
+// must not contain FUNCTIONS_WORKER_RUNTIME or FUNCTIONS_EXTENSION_VERSION.
+
+param name string
+param location string
+param tags object
+
+@description('Flex Consumption plan (FC1) resource id.')
+param planId string
+
+@description('Resource id of the app\'s user-assigned identity.')
+param identityId string
+
+@description('Client id of the app\'s user-assigned identity.')
+param identityClientId string
+
+@description('Host storage account (AzureWebJobsStorage and the deployment package).')
+param storageAccountName string
+
+@description('Blob container of the deployment package in that account.')
+param deploymentContainerName string
+
+@description('Application Insights component of the app.')
+param applicationInsightsName string
+
+@description('The app\'s own settings (main.bicep); the host\'s settings are added below.')
+param appSettings object
+
+@minValue(1)
+@maxValue(1000)
+param maximumInstanceCount int
+
+param instanceMemoryMB int
+
+resource storageAccount 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
+  name: storageAccountName
+}
+
+resource applicationInsights 'Microsoft.Insights/components@2020-02-02' existing = {
+  name: applicationInsightsName
+}
+
+resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
+  name: name
+  location: location
+  tags: tags
+  kind: 'functionapp,linux'
+  identity: {
+    type: 'UserAssigned'
+    userAssignedIdentities: {
+      '${identityId}': {}
+    }
+  }
+  properties: {
+    serverFarmId: planId
+    httpsOnly: true
+    siteConfig: {
+      minTlsVersion: '1.2'
+    }
+    functionAppConfig: {
+      deployment: {
+        storage: {
+          type: 'blobContainer'
+          value: '${storageAccount.properties.primaryEndpoints.blob}${deploymentContainerName}'
+          authentication: {
+            type: 'UserAssignedIdentity'
+            userAssignedIdentityResourceId: identityId
+          }
+        }
+      }
+      scaleAndConcurrency: {
+        maximumInstanceCount: maximumInstanceCount
+        instanceMemoryMB: instanceMemoryMB
+      }
+      runtime: {
+        name: 'python'
+        version: '3.11'
+      }
+    }
+  }
+}
+
+resource siteSettings 'Microsoft.Web/sites/config@2024-04-01' = {
+  parent: functionApp
+  name: 'appsettings'
+  properties: union(appSettings, {
+    // Identity-based host storage: the host and the Durable Functions task hub.
+    AzureWebJobsStorage__accountName: storageAccount.name
+    AzureWebJobsStorage__credential: 'managedidentity'
+    AzureWebJobsStorage__clientId: identityClientId
+    // Not a secret (it only says where telemetry goes); ingestion needs the identity below.
+    APPLICATIONINSIGHTS_CONNECTION_STRING: applicationInsights.properties.ConnectionString
+    APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'Authorization=AAD;ClientId=${identityClientId}'
+  })
+}
+
+output name string = functionApp.name
+output defaultHostName string = functionApp.properties.defaultHostName

@@ -1,0 +1,178 @@
+// Service Bus for the order pipeline: the namespace (Standard: duplicate detection needs
+// it; local auth off, so only Entra ID identities can send or receive), every queue of
+// infra/queues.json with its merged properties (the one source shared with the local host),
+// one private reply queue per client (SPEC S8), and the data-plane roles:
+//   - the app's identity: Data Sender and Data Receiver on the namespace (it triggers on
+//     four queues and sends to the others and to every client's reply queue), and Data
+//     Owner only if appIsDataOwner (dead-letter depths for the ops summary);
+//   - each client: Data Receiver on its own reply queue only, Data Sender on orders only;
+//   - operators (optional): Data Receiver on operator-alerts;
+//   - a developer (optional, dev only): Data Sender and Data Receiver on the namespace.
+// Role assignments are named guid(scope, principal, role).
+
+@description('Namespace name, globally unique, 6-50 characters.')
+param name string
+
+param location string
+param tags object
+
+@description('Principal id of the Function App\'s identity.')
+param appPrincipalId string
+
+@description('Client applications: { clientId, principalId, principalType } each.')
+param clients array
+
+@description('Operators\' principal id, or empty.')
+param operatorPrincipalId string
+
+@description('Principal type of operatorPrincipalId.')
+param operatorPrincipalType string
+
+@description('Developer\'s principal id (Core Tools against Azure, watch from a shell), or empty.')
+param developerPrincipalId string
+
+@description('Also give the app Data Owner (Manage): the ops summary then reads dead-letter depths.')
+param appIsDataOwner bool
+
+// The one source of queue properties (also read by devhost/servicebus/properties.py).
+var queueFile = loadJsonContent('../queues.json')
+
+// orders/names.py ORDERS_QUEUE: clients submit here.
+var submissionQueue = 'orders'
+// orders/names.py OPERATOR_ALERTS_QUEUE: operators read alerts here (SPEC S7).
+var operatorAlertsQueue = 'operator-alerts'
+
+// Azure Service Bus Data Sender
+var dataSenderRole = '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39'
+// Azure Service Bus Data Receiver
+var dataReceiverRole = '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0'
+// Azure Service Bus Data Owner
+var dataOwnerRole = '090c5cfd-751d-490a-894a-3ce6f1109419'
+
+var namespaceRoles = [
+  dataSenderRole
+  dataReceiverRole
+]
+
+resource namespace 'Microsoft.ServiceBus/namespaces@2021-11-01' = {
+  name: name
+  location: location
+  tags: tags
+  sku: {
+    name: 'Standard'
+    tier: 'Standard'
+  }
+  properties: {
+    disableLocalAuth: true
+    minimumTlsVersion: '1.2'
+  }
+}
+
+// Defaults merged with each queue's overrides, exactly as the local host merges them.
+resource queues 'Microsoft.ServiceBus/namespaces/queues@2021-11-01' = [for queue in items(queueFile.queues): {
+  parent: namespace
+  name: queue.key
+  properties: union(queueFile.defaults, queue.value)
+}]
+
+// One private reply queue per client: replies-<clientId> (clientReplyQueues.namePattern).
+resource replyQueues 'Microsoft.ServiceBus/namespaces/queues@2021-11-01' = [for client in clients: {
+  parent: namespace
+  name: replace(queueFile.clientReplyQueues.namePattern, '{clientId}', toLower(client.clientId))
+  properties: union(queueFile.defaults, queueFile.clientReplyQueues.properties)
+}]
+
+resource ordersQueue 'Microsoft.ServiceBus/namespaces/queues@2021-11-01' existing = {
+  parent: namespace
+  name: submissionQueue
+}
+
+resource alertsQueue 'Microsoft.ServiceBus/namespaces/queues@2021-11-01' existing = {
+  parent: namespace
+  name: operatorAlertsQueue
+}
+
+resource appAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = [for role in namespaceRoles: {
+  name: guid(namespace.id, appPrincipalId, role)
+  scope: namespace
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role)
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+  }
+}]
+
+// Manage rights (queue runtime properties: dead-letter depth in the ops summary), opt-in.
+resource appOwnerAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (appIsDataOwner) {
+  name: guid(namespace.id, appPrincipalId, dataOwnerRole)
+  scope: namespace
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', dataOwnerRole)
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+  }
+}
+
+// A client receives on its own reply queue only: the role is scoped to that queue.
+resource clientReplyAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = [for (client, i) in clients: {
+  name: guid(replyQueues[i].id, client.principalId, dataReceiverRole)
+  scope: replyQueues[i]
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', dataReceiverRole)
+    principalId: client.principalId
+    principalType: client.principalType
+  }
+}]
+
+// A client sends orders: Data Sender scoped to the orders queue.
+resource clientSubmitAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = [for client in clients: {
+  name: guid(ordersQueue.id, client.principalId, dataSenderRole)
+  scope: ordersQueue
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', dataSenderRole)
+    principalId: client.principalId
+    principalType: client.principalType
+  }
+  dependsOn: [
+    queues
+  ]
+}]
+
+resource operatorAlertsAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(operatorPrincipalId)) {
+  name: guid(alertsQueue.id, operatorPrincipalId, dataReceiverRole)
+  scope: alertsQueue
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', dataReceiverRole)
+    principalId: operatorPrincipalId
+    principalType: operatorPrincipalType
+  }
+  dependsOn: [
+    queues
+  ]
+}
+
+resource developerSendAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(developerPrincipalId)) {
+  name: guid(namespace.id, developerPrincipalId, dataSenderRole)
+  scope: namespace
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', dataSenderRole)
+    principalId: developerPrincipalId
+    principalType: 'User'
+  }
+}
+
+resource developerReceiveAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(developerPrincipalId)) {
+  name: guid(namespace.id, developerPrincipalId, dataReceiverRole)
+  scope: namespace
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', dataReceiverRole)
+    principalId: developerPrincipalId
+    principalType: 'User'
+  }
+}
+
+@description('Host name of the namespace, <name>.servicebus.windows.net (the SERVICEBUS__fullyQualifiedNamespace setting).')
+output fullyQualifiedNamespace string = replace(replace(namespace.properties.serviceBusEndpoint, 'https://', ''), ':443/', '')
+
+@description('Reply queue of each client, in the order of the clients parameter.')
+output clientReplyQueues array = [for client in clients: replace(queueFile.clientReplyQueues.namePattern, '{clientId}', toLower(client.clientId))]

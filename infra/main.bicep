@@ -1,0 +1,280 @@
+// The order-processing app in one resource group: a Function App on Flex Consumption
+// (Python 3.11) with a user-assigned managed identity, its host storage, monitoring, the
+// Service Bus namespace with every queue of infra/queues.json plus one private reply queue
+// per client, and the Cosmos DB order database and state store. Identity only: no key,
+// SAS or connection string is created, read or output (SPEC X10).
+//
+// Deploy: see docs/deploy.md ("Deploy to Azure").
+targetScope = 'resourceGroup'
+
+// ---------------------------------------------------------------- parameters
+
+@description('Short environment name (dev, test, prod); part of every resource name.')
+@minLength(2)
+@maxLength(10)
+param environmentName string
+
+@description('Region of every resource; Flex Consumption must be offered there.')
+param location string = resourceGroup().location
+
+@description('A client application: it may send to the orders queue and read its own reply queue.')
+type clientAccess = {
+  // 1-40 lower-case letters, digits or hyphens, alphanumeric at both ends (the clientId rule of
+  // orders/models/messages.py SubmitOrder): the client's queue is replies-<clientId>.
+  clientId: string
+  // Object (principal) id of the client's identity in Entra ID.
+  principalId: string
+  // ServicePrincipal (a managed identity or app registration), User or Group.
+  principalType: string
+}
+
+@description('Client applications. Each gets the queue replies-<clientId>, Azure Service Bus Data Receiver on that queue only and Data Sender on the orders queue (SPEC S8, X10).')
+param clients clientAccess[] = []
+
+@description('Object id of the operators\' group or user: reads operator-alerts and the state store. Empty: none.')
+param operatorPrincipalId string = ''
+
+@description('Principal type of operatorPrincipalId: Group, User or ServicePrincipal.')
+param operatorPrincipalType string = 'Group'
+
+@description('Object id of a developer who runs the app with Core Tools against these resources (dev only). Empty: none.')
+param developerPrincipalId string = ''
+
+@description('Base URL of the payment service the payment agent calls.')
+param paymentApiUrl string
+
+@description('Base URL of the shipping service the shipping agent calls.')
+param shippingApiUrl string
+
+@description('NCRONTAB (six fields, with seconds) of the starter timer trigger (SPEC S3).')
+param starterSchedule string = '*/10 * * * * *'
+
+@description('NCRONTAB of the supervisor timer trigger; bounds the detection delay of an expired CompleteBy (SPEC V5).')
+param supervisorSchedule string = '*/30 * * * * *'
+
+@description('NCRONTAB of the ops snapshot timer (backlog and dead-letter metrics, SPEC X8).')
+param opsSnapshotSchedule string = '0 */1 * * * *'
+
+@description('Give the app\'s identity Azure Service Bus Data Owner (Manage) so the ops summary can read dead-letter depths; off by default (least privilege: the depth then shows as unavailable and the DeadletteredMessages metric is the place to alert).')
+param appReadsDeadLetterDepth bool = false
+
+@description('App settings that override the defaults below (string values), e.g. {"MAX_FAILURES": "5"}.')
+param appSettingOverrides object = {}
+
+@description('Flex Consumption: most instances the app scales out to.')
+@minValue(1)
+@maxValue(1000)
+param maximumInstanceCount int = 40
+
+@description('Flex Consumption: memory of one instance in MB (2048 or 4096).')
+param instanceMemoryMB int = 2048
+
+@description('Cosmos DB serverless (dev, bursty load) instead of provisioned autoscale throughput.')
+param cosmosServerless bool = true
+
+// ---------------------------------------------------------------- names
+
+var resourceToken = toLower(uniqueString(subscription().id, resourceGroup().id, environmentName))
+var tags = {
+  application: 'sas-orders'
+  environment: environmentName
+}
+var functionAppName = 'func-orders-${environmentName}-${take(resourceToken, 6)}'
+var deploymentContainerName = 'app-package'
+var cosmosDatabaseName = 'orders'
+
+// ---------------------------------------------------------------- identity and hosting
+
+// The app's identity: every data-plane call (storage, Service Bus, Cosmos DB, App Insights) uses it.
+module identity 'br/public:avm/res/managed-identity/user-assigned-identity:0.4.1' = {
+  name: 'orders-identity'
+  params: {
+    name: 'id-orders-${environmentName}'
+    location: location
+    tags: tags
+  }
+}
+
+module plan 'br/public:avm/res/web/serverfarm:0.1.1' = {
+  name: 'orders-plan'
+  params: {
+    name: 'plan-orders-${environmentName}'
+    location: location
+    tags: tags
+    reserved: true
+    sku: {
+      name: 'FC1'
+      tier: 'FlexConsumption'
+    }
+  }
+}
+
+// Host storage (AzureWebJobsStorage: leases, timers, the Durable Functions task hub) and
+// the deployment package container. Shared-key access is off: identity only.
+module storage 'br/public:avm/res/storage/storage-account:0.8.3' = {
+  name: 'orders-storage'
+  params: {
+    name: 'storders${resourceToken}'
+    location: location
+    tags: tags
+    skuName: 'Standard_LRS'
+    allowSharedKeyAccess: false
+    allowBlobPublicAccess: false
+    minimumTlsVersion: 'TLS1_2'
+    dnsEndpointType: 'Standard'
+    publicNetworkAccess: 'Enabled'
+    networkAcls: {
+      defaultAction: 'Allow'
+      bypass: 'AzureServices'
+    }
+    blobServices: {
+      containers: [
+        {
+          name: deploymentContainerName
+        }
+      ]
+    }
+  }
+}
+
+module logAnalytics 'br/public:avm/res/operational-insights/workspace:0.11.1' = {
+  name: 'orders-logAnalytics'
+  params: {
+    name: 'log-orders-${environmentName}'
+    location: location
+    tags: tags
+    dataRetention: 30
+  }
+}
+
+// Local (instrumentation key) authentication off: telemetry is sent with the app's identity.
+module appInsights 'br/public:avm/res/insights/component:0.6.0' = {
+  name: 'orders-appInsights'
+  params: {
+    name: 'appi-orders-${environmentName}'
+    location: location
+    tags: tags
+    workspaceResourceId: logAnalytics.outputs.resourceId
+    disableLocalAuth: true
+  }
+}
+
+module hostAccess './app/rbac.bicep' = {
+  name: 'orders-hostAccess'
+  params: {
+    storageAccountName: storage.outputs.name
+    applicationInsightsName: appInsights.outputs.name
+    principalId: identity.outputs.principalId
+  }
+}
+
+// ---------------------------------------------------------------- messaging and data
+
+module serviceBus './app/servicebus.bicep' = {
+  name: 'orders-serviceBus'
+  params: {
+    name: 'sb-orders-${resourceToken}'
+    location: location
+    tags: tags
+    appPrincipalId: identity.outputs.principalId
+    clients: clients
+    operatorPrincipalId: operatorPrincipalId
+    operatorPrincipalType: operatorPrincipalType
+    developerPrincipalId: developerPrincipalId
+    appIsDataOwner: appReadsDeadLetterDepth
+  }
+}
+
+module cosmosDb './app/cosmos.bicep' = {
+  name: 'orders-cosmos'
+  params: {
+    name: 'cosmos-orders-${resourceToken}'
+    location: location
+    tags: tags
+    databaseName: cosmosDatabaseName
+    serverless: cosmosServerless
+    appPrincipalId: identity.outputs.principalId
+    operatorPrincipalId: operatorPrincipalId
+    developerPrincipalId: developerPrincipalId
+  }
+}
+
+// ---------------------------------------------------------------- the app
+
+module functionApp './app/function-app.bicep' = {
+  name: 'orders-functionApp'
+  params: {
+    name: functionAppName
+    location: location
+    tags: tags
+    planId: plan.outputs.resourceId
+    identityId: identity.outputs.resourceId
+    identityClientId: identity.outputs.clientId
+    storageAccountName: storage.outputs.name
+    deploymentContainerName: deploymentContainerName
+    applicationInsightsName: appInsights.outputs.name
+    maximumInstanceCount: maximumInstanceCount
+    instanceMemoryMB: instanceMemoryMB
+    // Every setting orders/settings.py and the function metadata read (same names as in
+    // local.settings.json; tests/infra checks both). The host's own settings
+    // (AzureWebJobsStorage__*, APPLICATIONINSIGHTS_*) are added in app/function-app.bicep.
+    appSettings: union({
+      // Backends: the Azure adapters.
+      STORE_BACKEND: 'cosmos'
+      COSMOS_ENDPOINT: cosmosDb.outputs.endpoint
+      COSMOS_DATABASE: cosmosDatabaseName
+      MESSAGING_BACKEND: 'servicebus'
+      // Identity-based connection "SERVICEBUS" of every Service Bus trigger; the app's
+      // sender reads the same namespace setting.
+      SERVICEBUS__fullyQualifiedNamespace: serviceBus.outputs.fullyQualifiedNamespace
+      SERVICEBUS__credential: 'managedidentity'
+      SERVICEBUS__clientId: identity.outputs.clientId
+      // DefaultAzureCredential (Cosmos DB client, Service Bus sender) picks the
+      // user-assigned identity by this client id.
+      AZURE_CLIENT_ID: identity.outputs.clientId
+      // Remote services the agents call.
+      PAYMENT_API_URL: paymentApiUrl
+      SHIPPING_API_URL: shippingApiUrl
+      // Timer trigger schedules (%NAME% expressions in the function metadata).
+      STARTER_SCHEDULE: starterSchedule
+      SUPERVISOR_SCHEDULE: supervisorSchedule
+      OPS_SNAPSHOT_SCHEDULE: opsSnapshotSchedule
+      // Deadlines, batches and admission control (seconds; rules in orders/settings.py).
+      ORDER_DEADLINE_S: '120'
+      START_GRACE_S: '300'
+      COMPENSATION_DEADLINE_S: '120'
+      STARTER_BATCH: '50'
+      MAX_PROCESSING: '200'
+      MAX_IN_FLIGHT: '1000'
+      SUPERVISOR_SCAN_WINDOW_S: '86400'
+      SUPERVISOR_PAGE_SIZE: '100'
+      SUPERVISOR_MAX_RECORDS: '1000'
+      WORKFLOW_VERSION: '1'
+      // Retry budget (SPEC X2, orders/ops/budget.py): calls per order and service are at most
+      // AGENT_MAX_ATTEMPTS x maxDeliveryCount of the request queue (queues.json)
+      // x (MAX_FAILURES + MAX_COMPENSATION_FAILURES) = 4 x 5 x (3 + 3) = 120; the app
+      // refuses to start if this exceeds RETRY_BUDGET_CALLS_PER_SERVICE.
+      MAX_FAILURES: '3'
+      MAX_COMPENSATION_FAILURES: '3'
+      AGENT_MAX_ATTEMPTS: '4'
+      RETRY_BUDGET_CALLS_PER_SERVICE: '120'
+      RETRY_HOLD_BASE_S: '30'
+      AGENT_CALL_TIMEOUT_S: '10'
+      CIRCUIT_FAILURE_THRESHOLD: '5'
+      CIRCUIT_COOL_DOWN_S: '30'
+      // Metrics export interval; APPLICATIONINSIGHTS_CONNECTION_STRING is set with the host's settings.
+      METRICS_EXPORT_INTERVAL_S: '60'
+    }, appSettingOverrides)
+  }
+}
+
+// ---------------------------------------------------------------- outputs
+// Named like the app settings they feed, so a shell or local.settings.json can take them as they are.
+
+output AZURE_RESOURCE_GROUP string = resourceGroup().name
+output AZURE_FUNCTION_APP_NAME string = functionApp.outputs.name
+output AZURE_CLIENT_ID string = identity.outputs.clientId
+output COSMOS_ENDPOINT string = cosmosDb.outputs.endpoint
+output COSMOS_DATABASE string = cosmosDatabaseName
+output SERVICEBUS__fullyQualifiedNamespace string = serviceBus.outputs.fullyQualifiedNamespace
+output CLIENT_REPLY_QUEUES array = serviceBus.outputs.clientReplyQueues

@@ -1,0 +1,332 @@
+"""Consistency checks between the code, the local settings and the infrastructure.
+
+Why: the same app setting and queue names live in four places (orders/settings.py and the
+function metadata, local.settings.json, infra/queues.json, the Bicep). Each check is a
+function of file paths that returns the names it finds missing, so the real tests run it on
+the repository and the mutation tests run it on a copy with one name removed and assert
+that exactly that name is reported.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.infra.bicep_eval import RUNTIME, Scope, deployment_scopes, load_parameter_file
+
+REPO = Path(__file__).resolve().parents[2]
+INFRA = REPO / "infra"
+QUEUES_JSON = INFRA / "queues.json"
+LOCAL_SETTINGS = REPO / "local.settings.json"
+
+SITE_CONFIG = "Microsoft.Web/sites/config"
+SB_QUEUE = "Microsoft.ServiceBus/namespaces/queues"
+COSMOS_CONTAINER = "Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers"
+
+_SETTING_EXPR = re.compile(r"%([^%]+)%")
+
+
+# ---------------------------------------------------------------- function metadata
+def function_metadata(app: Any) -> dict[str, dict[str, Any]]:
+    """Trigger binding of each function, as the worker reports it to the host.
+
+    Parameters
+    ----------
+    app : azure.functions.FunctionApp
+        The imported ``function_app.app``.
+
+    Returns
+    -------
+    dict
+        Function name -> trigger binding (``type``, ``queueName``, ``connection``, ...)
+        without ``name`` and ``direction``.
+    """
+    triggers: dict[str, dict[str, Any]] = {}
+    for fn in app.get_functions():
+        for binding in fn.get_dict_repr()["bindings"]:
+            if binding["type"].endswith("Trigger"):
+                triggers[fn.get_function_name()] = {
+                    k: _plain(v) for k, v in binding.items() if k not in {"name", "direction"}}
+    return triggers
+
+
+def _plain(value: Any) -> Any:
+    """Enum members (binding directions, HTTP methods) as their values."""
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return getattr(value, "value", value)
+
+
+def metadata_differences(actual: Mapping[str, dict[str, Any]],
+                         expected: Mapping[str, dict[str, Any]]) -> dict[str, str]:
+    """Functions whose trigger differs from the expected table, with what differs."""
+    problems: dict[str, str] = {}
+    for name in sorted(set(actual) | set(expected)):
+        if name not in actual:
+            problems[name] = "missing from the app"
+        elif name not in expected:
+            problems[name] = f"not in the expected table: {actual[name]}"
+        elif actual[name] != expected[name]:
+            problems[name] = f"expected {expected[name]}, got {actual[name]}"
+    return problems
+
+
+# ---------------------------------------------------------------- app settings
+def binding_settings(triggers: Mapping[str, dict[str, Any]]) -> set[str]:
+    """App settings the bindings read: ``%NAME%`` expressions and connection prefixes.
+
+    An identity-based Service Bus connection ``X`` is read from ``X__fullyQualifiedNamespace``.
+    """
+    names: set[str] = set()
+    for trigger in triggers.values():
+        for key, value in trigger.items():
+            if isinstance(value, str):
+                names.update(_SETTING_EXPR.findall(value))
+            if key == "connection" and trigger["type"].startswith("serviceBus"):
+                names.add(f"{value}__fullyQualifiedNamespace")
+    return names
+
+
+def code_settings(settings_class: type, triggers: Mapping[str, dict[str, Any]]) -> set[str]:
+    """Every app setting the code reads: the typed settings' fields plus the bindings'."""
+    return set(settings_class.model_fields) | binding_settings(triggers)
+
+
+def bicep_app_settings(infra: Path = INFRA, params: Mapping[str, Any] | None = None
+                       ) -> dict[str, Any]:
+    """App settings the deployment gives the Function App (values or RUNTIME).
+
+    Evaluates ``main.bicep`` with ``main.parameters.json`` (plus ``params``) and every
+    ``Microsoft.Web/sites/config`` resource named ``appsettings`` in it or its modules.
+
+    Raises
+    ------
+    AssertionError
+        If no such resource exists.
+    """
+    found: dict[str, Any] = {}
+    seen = False
+    for scope in scopes(infra, params):
+        for config in scope.resource_instances(SITE_CONFIG):
+            if config.get("name") == "appsettings":
+                seen = True
+                found.update(config["properties"])
+    assert seen, f"{infra}: no {SITE_CONFIG} 'appsettings' resource"
+    return found
+
+
+def local_settings(path: Path = LOCAL_SETTINGS) -> dict[str, str]:
+    """``Values`` of a ``local.settings.json``."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))["Values"]
+
+
+def missing_settings(required: Iterable[str], present: Iterable[str],
+                     exempt: Iterable[str] = ()) -> set[str]:
+    """Required names absent from ``present``, except the ``exempt`` ones."""
+    return set(required) - set(present) - set(exempt)
+
+
+# ---------------------------------------------------------------- queues
+def code_queues(names_module: Any, triggers: Mapping[str, dict[str, Any]]) -> set[str]:
+    """Queues the code sends to or triggers on: ``*_QUEUE`` constants, agents' and triggers'."""
+    queues = {value for key, value in vars(names_module).items()
+              if key.endswith("_QUEUE") and isinstance(value, str)}
+    queues |= set(getattr(names_module, "REQUEST_QUEUES", {}).values())
+    queues |= {t["queueName"] for t in triggers.values() if "queueName" in t}
+    return queues
+
+
+def catalog(queues_json: Path = QUEUES_JSON) -> dict[str, Any]:
+    """The decoded queue properties file."""
+    return json.loads(Path(queues_json).read_text(encoding="utf-8"))
+
+
+def queues_missing_from_catalog(queues: Iterable[str], queues_json: Path = QUEUES_JSON
+                                ) -> set[str]:
+    """Queues of the code not declared in ``queues.json``."""
+    return set(queues) - set(catalog(queues_json)["queues"])
+
+
+def bicep_queues(infra: Path = INFRA, params: Mapping[str, Any] | None = None
+                 ) -> dict[str, dict[str, Any]]:
+    """Queues the deployment creates: name -> ARM properties."""
+    return {queue["name"]: queue.get("properties", {})
+            for scope in scopes(infra, params)
+            for queue in scope.resource_instances(SB_QUEUE)}
+
+
+def catalog_queues_missing_from_bicep(queues_json: Path = QUEUES_JSON, infra: Path = INFRA
+                                      ) -> set[str]:
+    """Queues declared in ``queues.json`` that the Bicep does not create."""
+    return set(catalog(queues_json)["queues"]) - set(bicep_queues(infra))
+
+
+def merged_properties(queues_json: Path, name: str | None) -> dict[str, Any]:
+    """``defaults`` merged with a queue's overrides (None: the client reply queues')."""
+    data = catalog(queues_json)
+    overrides = data["clientReplyQueues"]["properties"] if name is None else data["queues"][name]
+    return {**data["defaults"], **overrides}
+
+
+def queue_property_mismatches(queues_json: Path = QUEUES_JSON, infra: Path = INFRA,
+                              params: Mapping[str, Any] | None = None) -> set[str]:
+    """Queues whose Bicep properties differ from ``queues.json``'s merged properties.
+
+    Client reply queues (matching ``clientReplyQueues.namePattern``) are compared with the
+    defaults merged with ``clientReplyQueues.properties``.
+    """
+    data = catalog(queues_json)
+    prefix, suffix = data["clientReplyQueues"]["namePattern"].split("{clientId}")
+    wrong = set()
+    for name, properties in bicep_queues(infra, params).items():
+        declared = name in data["queues"]
+        if not declared and not (name.startswith(prefix) and name.endswith(suffix)):
+            wrong.add(name)
+            continue
+        if properties != merged_properties(queues_json, name if declared else None):
+            wrong.add(name)
+    return wrong
+
+
+# ---------------------------------------------------------------- Cosmos DB indexing
+def query_fields(source: Path) -> set[str]:
+    """Document fields (``c.<field>``) the Cosmos DB queries of a module filter on.
+
+    Reads the module's string literals (f-string parts included), not its docstrings.
+    """
+    tree = ast.parse(Path(source).read_text(encoding="utf-8"))
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef
+                                | ast.AsyncFunctionDef)
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
+    fields: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and id(node) not in docstrings:
+            fields.update(re.findall(r"\bc\.([A-Za-z_]\w*)", node.value))
+    return fields
+
+
+def container_indexing(infra: Path, container: str) -> dict[str, Any]:
+    """Indexing policy of a Cosmos DB container created by the Bicep."""
+    for scope in scopes(infra, None):
+        for resource in scope.resource_instances(COSMOS_CONTAINER):
+            if resource["properties"]["resource"]["id"] == container:
+                return resource["properties"]["resource"]["indexingPolicy"]
+    raise AssertionError(f"{infra}: no Cosmos DB container {container!r}")
+
+
+def unindexed_query_fields(source: Path, infra: Path = INFRA, container: str = "states"
+                           ) -> set[str]:
+    """Fields a module's queries filter on that the container's policy does not index."""
+    policy = container_indexing(infra, container)
+    included = {entry.get("path") for entry in policy.get("includedPaths", [])}
+    if "/*" in included:
+        return set()
+    return {f for f in query_fields(source) if f"/{f}/?" not in included and f"/{f}/*" not in
+            included}
+
+
+# ---------------------------------------------------------------- parameters file
+def parameter_file_problems(main: Path, parameters_json: Path) -> set[str]:
+    """Parameters required by ``main`` (no default) missing from the file, or unknown to it."""
+    declared = Scope(main).doc["parameters"]
+    given = set(load_parameter_file(parameters_json))
+    required = {name for name, spec in declared.items() if spec.get("default") is None}
+    return (required - given) | (given - set(declared))
+
+
+# ---------------------------------------------------------------- secrets
+@dataclass(frozen=True)
+class Finding:
+    """A secret-looking string in a file that would be committed."""
+
+    path: str
+    line: int
+    kind: str
+
+
+_SECRET_PATTERNS = {
+    "storage account key": re.compile(r"AccountKey\s*=\s*[A-Za-z0-9+/=]{16,}"),
+    "Service Bus / Event Hubs SAS key": re.compile(r"SharedAccessKey\s*=\s*[A-Za-z0-9+/=]{16,}"),
+    "SAS token signature": re.compile(r"[?&]sig=[A-Za-z0-9%+/=]{16,}"),
+    "private key": re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"),
+    "App Insights instrumentation key":
+        re.compile(r"InstrumentationKey\s*=\s*[0-9a-fA-F]{8}-[0-9a-fA-F-]{27}"),
+    "client secret": re.compile(r"(?i)client_?secret\s*[=:]\s*['\"]?[A-Za-z0-9~._-]{20,}"),
+    # 64-byte keys in base64 (Cosmos DB and storage account keys); npm integrity hashes
+    # (sha512-...) have the same shape and are excluded by the look-behind.
+    "base64 account key": re.compile(r"(?<![\w+/=-])(?<!sha512-)[A-Za-z0-9+/]{86}==(?![\w+/=])"),
+}
+
+
+def committed_files(repo: Path = REPO) -> list[str]:
+    """Files git would commit: tracked plus untracked-but-not-ignored (repo-relative).
+
+    Raises
+    ------
+    FileNotFoundError, subprocess.CalledProcessError
+        If git is missing or ``repo`` is not a work tree.
+    """
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+                         cwd=repo, check=True, capture_output=True).stdout
+    return sorted({name for name in out.decode().split("\0") if name})
+
+
+def find_secrets(repo: Path, files: Iterable[str],
+                 allowed: Mapping[str, set[str]] | None = None) -> list[Finding]:
+    """Scan text files for key-, SAS- and private-key-shaped strings.
+
+    Parameters
+    ----------
+    repo : Path
+        Root the ``files`` are relative to.
+    files : iterable of str
+        Relative paths; binary and missing files are skipped.
+    allowed : mapping, optional
+        Exact secret strings allowed in given files: ``{string: {relative paths}}``.
+
+    Returns
+    -------
+    list of Finding
+        One per match not allowed, in file order.
+    """
+    allowed = allowed or {}
+    findings = []
+    for rel in files:
+        path = repo / rel
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
+            continue
+        for number, line in enumerate(text.splitlines(), start=1):
+            for kind, pattern in _SECRET_PATTERNS.items():
+                for match in pattern.finditer(line):
+                    if rel in allowed.get(match.group(0), set()):
+                        continue
+                    findings.append(Finding(rel, number, kind))
+    return findings
+
+
+# ---------------------------------------------------------------- helpers
+def scopes(infra: Path, params: Mapping[str, Any] | None) -> list[Scope]:
+    """Scopes of main.bicep (with main.parameters.json and ``params``) and its modules."""
+    infra = Path(infra)
+    values: dict[str, Any] = {}
+    parameters_file = infra / "main.parameters.json"
+    if parameters_file.exists():
+        values.update(load_parameter_file(parameters_file))
+    values.update(params or {})
+    return deployment_scopes(infra / "main.bicep", values)
+
+
+def is_runtime(value: Any) -> bool:
+    """Whether a Bicep value is only known at deployment."""
+    return value is RUNTIME

@@ -1,0 +1,41 @@
+"""Fixtures of the infrastructure checks: the app's trigger metadata and a copy of infra/."""
+
+import shutil
+
+import pytest
+
+from devhost.app_loader import import_app
+from tests.infra.checks import INFRA, LOCAL_SETTINGS, REPO, function_metadata, local_settings
+
+
+@pytest.fixture(scope="session")
+def triggers():
+    """Trigger metadata of function_app, imported as the host does: binding settings
+    (%STARTER_SCHEDULE%, ...) from local.settings.json in the environment."""
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in local_settings(LOCAL_SETTINGS).items():
+            mp.setenv(name, value)
+        app = import_app(REPO)
+        return function_metadata(app)
+
+
+@pytest.fixture
+def infra_copy(tmp_path):
+    """A writable copy of infra/ (Bicep, parameters, queues.json)."""
+    target = tmp_path / "infra"
+    shutil.copytree(INFRA, target)
+    return target
+
+
+def remove_line(path, needle):
+    """Delete the one line of ``path`` containing ``needle`` (fails if not exactly one)."""
+    lines = path.read_text().splitlines(keepends=True)
+    hits = [line for line in lines if needle in line]
+    assert len(hits) == 1, f"{path.name}: {len(hits)} lines contain {needle!r}"
+    path.write_text("".join(line for line in lines if needle not in line))
+
+
+def replace_once(path, old, new):
+    text = path.read_text()
+    assert text.count(old) == 1, f"{path.name}: {old!r} occurs {text.count(old)} times"
+    path.write_text(text.replace(old, new))

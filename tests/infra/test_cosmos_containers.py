@@ -1,0 +1,69 @@
+"""The Cosmos DB containers match the stores: names, partition key, indexes for the queries."""
+
+import inspect
+
+import pytest
+
+from orders.settings import Settings
+from orders.stores import _cosmos, cosmos_compensation, cosmos_state
+from orders.stores.factory import create_stores
+from tests.infra.checks import (
+    COSMOS_CONTAINER,
+    INFRA,
+    bicep_app_settings,
+    container_indexing,
+    scopes,
+    unindexed_query_fields,
+)
+from tests.infra.conftest import remove_line
+
+QUERYING_MODULES = [(cosmos_state, "states"), (cosmos_compensation, "compensation")]
+
+
+def bicep_containers(infra=INFRA):
+    return {c["properties"]["resource"]["id"]: c["properties"]["resource"]
+            for scope in scopes(infra, None)
+            for c in scope.resource_instances(COSMOS_CONTAINER)}
+
+
+def test_containers_are_the_ones_the_factory_opens():
+    defaults = {name: p.default for name, p in inspect.signature(create_stores).parameters.items()
+                if name.endswith("_container")}
+    assert set(bicep_containers()) == set(defaults.values())
+
+
+def test_every_container_is_partitioned_on_order_id():
+    for name, container in bicep_containers().items():
+        assert container["partitionKey"]["paths"] == [_cosmos.PARTITION_KEY_PATH], name
+
+
+def test_database_is_the_setting():
+    assert bicep_app_settings()["COSMOS_DATABASE"] == Settings.model_fields[
+        "COSMOS_DATABASE"].default
+
+
+def test_compensation_log_has_time_to_live_on():
+    assert bicep_containers()["compensation"]["defaultTtl"] == -1
+
+
+@pytest.mark.parametrize(("module", "container"), QUERYING_MODULES,
+                         ids=[c for _, c in QUERYING_MODULES])
+def test_every_queried_field_is_indexed(module, container):
+    assert unindexed_query_fields(module.__file__, INFRA, container) == set()
+
+
+def test_supervisor_scan_has_its_composite_index():
+    composite = container_indexing(INFRA, "states")["compositeIndexes"]
+    assert [[p["path"] for p in index] for index in composite] == \
+        [["/processState", "/completeBy"]]
+
+
+def test_order_documents_are_not_indexed():
+    policy = container_indexing(INFRA, "orders")
+    assert policy["includedPaths"] == [] and policy["excludedPaths"] == [{"path": "/*"}]
+
+
+def test_index_check_reports_a_removed_path(infra_copy):
+    remove_line(infra_copy / "app" / "cosmos.bicep", "path: '/notBefore/?'")
+    # the now empty { } entry stays valid Bicep and indexes no path
+    assert unindexed_query_fields(cosmos_state.__file__, infra_copy, "states") == {"notBefore"}

@@ -1,0 +1,59 @@
+"""The triggers the infrastructure serves: queues, connections, schedules and routes."""
+
+from orders import names
+from tests.infra.checks import metadata_differences
+
+DURABLE_TRIGGERS = {"orchestrationTrigger", "activityTrigger", "entityTrigger"}
+
+# Every trigger that needs something outside the task hub: a queue and its identity-based
+# connection (Bicep creates the queue, the app setting SERVICEBUS__fullyQualifiedNamespace
+# names the namespace), a schedule setting, or an HTTP route. Durable triggers only need the
+# task hub and are checked against orders/names.py below.
+EXPECTED = {
+    "submit_order": {"type": "serviceBusTrigger", "connection": "SERVICEBUS",
+                     "queueName": "orders"},
+    "route_agent_reply": {"type": "serviceBusTrigger", "connection": "SERVICEBUS",
+                          "queueName": "agent-replies"},
+    "payment_agent": {"type": "serviceBusTrigger", "connection": "SERVICEBUS",
+                      "queueName": "payment-requests"},
+    "shipping_agent": {"type": "serviceBusTrigger", "connection": "SERVICEBUS",
+                       "queueName": "shipping-requests"},
+    "start_orders": {"type": "timerTrigger", "schedule": "%STARTER_SCHEDULE%"},
+    "supervisor": {"type": "timerTrigger", "schedule": "%SUPERVISOR_SCHEDULE%"},
+    "ops_snapshot": {"type": "timerTrigger", "schedule": "%OPS_SNAPSHOT_SCHEDULE%"},
+    "ops_summary": {"type": "httpTrigger", "methods": ["GET"], "authLevel": "function",
+                    "route": "ops/summary"},
+}
+
+
+def infrastructure_triggers(triggers):
+    return {name: t for name, t in triggers.items() if t["type"] not in DURABLE_TRIGGERS}
+
+
+def test_infrastructure_triggers_match_the_table(triggers):
+    assert metadata_differences(infrastructure_triggers(triggers), EXPECTED) == {}
+
+
+def test_connections_are_the_shared_identity_based_prefix(triggers):
+    connections = {t["connection"] for t in triggers.values() if "connection" in t}
+    assert connections == {names.SERVICEBUS_CONNECTION}
+
+
+def test_durable_triggers_use_the_names_module(triggers):
+    constants = {v for k, v in vars(names).items() if k.isupper() and isinstance(v, str)}
+    durable = [t for t in triggers.values() if t["type"] in DURABLE_TRIGGERS]
+    assert durable
+    for trigger in durable:
+        assert (trigger.get("orchestration") or trigger.get("activity")) in constants, trigger
+
+
+def test_the_table_check_reports_a_removed_function(triggers):
+    actual = infrastructure_triggers(triggers)
+    del actual["supervisor"]
+    assert metadata_differences(actual, EXPECTED) == {"supervisor": "missing from the app"}
+
+
+def test_the_table_check_reports_a_changed_queue(triggers):
+    actual = infrastructure_triggers(triggers)
+    actual["payment_agent"] = {**actual["payment_agent"], "queueName": "payments"}
+    assert set(metadata_differences(actual, EXPECTED)) == {"payment_agent"}
