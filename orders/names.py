@@ -6,6 +6,8 @@ renaming a function cannot silently break a caller.
 
 ORDER_WORKFLOW = "order_workflow"
 """The orchestrator that processes one attempt of one order."""
+COMPENSATION_WORKFLOW = "compensation_workflow"
+"""The orchestrator that undoes an order's completed steps, one attempt (SPEC S9)."""
 
 BEGIN_ATTEMPT = "begin_attempt"
 LOAD_ORDER = "load_order"
@@ -14,6 +16,14 @@ SEND_AGENT_REQUEST = "send_agent_request"
 FINISH_ATTEMPT = "finish_attempt"
 PUBLISH_STATUS = "publish_status"
 ALERT_OPERATOR = "alert_operator"
+RECORD_STEP = "record_step"
+"""Writes a compensation log entry (a completed step, or an undo)."""
+FAIL_ORDER = "fail_order"
+"""Hands a failed order over to compensation, or sets Error if nothing is to undo."""
+BEGIN_COMPENSATION = "begin_compensation"
+PENDING_UNDOS = "pending_undos"
+RELEASE_INVENTORY = "release_inventory"
+FINISH_COMPENSATION = "finish_compensation"
 
 ORDERS_QUEUE = "orders"
 PAYMENT_REQUESTS_QUEUE = "payment-requests"

@@ -1,9 +1,12 @@
-"""Registers the workflow's activities; each delegates to :mod:`orders.activities.steps`."""
+"""Registers the activities.
+
+Each delegates to :mod:`orders.activities.steps` or :mod:`orders.activities.compensation_steps`.
+"""
 
 import azure.durable_functions as df
 
 from orders import names
-from orders.activities import steps
+from orders.activities import compensation_steps, steps
 from orders.runtime import services
 
 bp = df.Blueprint()
@@ -49,3 +52,39 @@ def publish_status(data: dict) -> None:
 def alert_operator(data: dict) -> None:
     """Send an operator alert."""
     steps.alert_operator(data, services())
+
+
+@bp.activity_trigger(input_name="data", activity=names.RECORD_STEP)
+def record_step(data: dict) -> dict:
+    """Write a compensation log entry (S9)."""
+    return compensation_steps.record_step(data, services())
+
+
+@bp.activity_trigger(input_name="data", activity=names.FAIL_ORDER)
+def fail_order(data: dict) -> dict:
+    """Hand a failed order over to compensation, or set Error (S7, S9)."""
+    return compensation_steps.fail_order(data, services())
+
+
+@bp.activity_trigger(input_name="data", activity=names.BEGIN_COMPENSATION)
+def begin_compensation(data: dict) -> dict:
+    """Set CompleteBy of a compensation attempt, fenced on LockedBy (S9)."""
+    return compensation_steps.begin_compensation(data, services())
+
+
+@bp.activity_trigger(input_name="orderId", activity=names.PENDING_UNDOS)
+def pending_undos(orderId: str) -> list:  # noqa: N803 - binding name is the wire name
+    """Read the logged steps still to undo, newest first (S9)."""
+    return compensation_steps.pending_undo_entries(orderId, services())
+
+
+@bp.activity_trigger(input_name="data", activity=names.RELEASE_INVENTORY)
+def release_inventory(data: dict) -> dict:
+    """Release the order's reservation (local undo step)."""
+    return compensation_steps.release_inventory(data, services())
+
+
+@bp.activity_trigger(input_name="data", activity=names.FINISH_COMPENSATION)
+def finish_compensation(data: dict) -> dict:
+    """Set Compensated or CompensationFailed, fenced on LockedBy (S9)."""
+    return compensation_steps.finish_compensation(data, services())

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from orders.messaging import OutgoingMessage
-from orders.models import ProcessState
+from orders.models import ProcessState, StateRecord
 from orders.models.messages import AgentRequest, OperatorAlert, StatusKind, StatusMessage
 from orders.names import REQUEST_QUEUES
 from orders.runtime import Services
@@ -94,12 +94,21 @@ def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``{"fenced": bool}``: True if a newer attempt owns the record (nothing written).
+        ``{"fenced": bool}``: True if a newer attempt owns the record, or the supervisor
+        already gave up on it (nothing written).
     """
+    target = ProcessState(data["state"])
+
+    def change(record: StateRecord) -> StateRecord:
+        # A record the supervisor gave up on (Error, Compensating) keeps or drops the stale
+        # LockedBy; either way this attempt no longer owns it. A rerun finds its own target.
+        if record.process_state not in (ProcessState.PROCESSING, target):
+            raise FencedError(f"order {record.order_id}: ProcessState is "
+                              f"{record.process_state.value}, not Processing")
+        return record.model_copy(update={"process_state": target, "complete_by": None})
+
     try:
-        fenced_update(services.stores.states, data["orderId"], data["instanceId"],
-                      lambda r: r.model_copy(update={"process_state": ProcessState(data["state"]),
-                                                     "complete_by": None}))
+        fenced_update(services.stores.states, data["orderId"], data["instanceId"], change)
     except FencedError:
         return {"fenced": True}
     return {"fenced": False}

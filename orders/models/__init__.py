@@ -5,6 +5,13 @@ snake_case Python names. They import nothing from Azure, so workflow code can us
 """
 
 from orders.models._types import ORDER_ID_MAX_LENGTH, check_instance_id, format_utc
+from orders.models.compensation import (
+    COMPENSATION_SCHEMA_VERSION,
+    Classification,
+    CompensationEntry,
+    Step,
+    UndoOutcome,
+)
 from orders.models.order import (
     ORDER_SCHEMA_VERSION,
     TOTAL_TOLERANCE_PER_LINE,
@@ -20,16 +27,21 @@ from orders.models.state import (
 )
 
 __all__ = [
+    "COMPENSATION_SCHEMA_VERSION",
     "IN_FLIGHT_STATES",
     "ORDER_ID_MAX_LENGTH",
     "ORDER_SCHEMA_VERSION",
     "STATE_SCHEMA_VERSION",
     "SUPERVISED_STATES",
     "TOTAL_TOLERANCE_PER_LINE",
+    "Classification",
+    "CompensationEntry",
     "Order",
     "OrderLine",
     "ProcessState",
     "StateRecord",
+    "Step",
+    "UndoOutcome",
     "check_instance_id",
     "format_utc",
 ]

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from pydantic import Field, model_validator
 
 from orders.models._types import Contract, InstanceId, OrderId, QueueName, UtcDatetime
 
-STATE_SCHEMA_VERSION = 1
-"""Version of the state record contract written by this code (SPEC X6)."""
+STATE_SCHEMA_VERSION = 2
+"""Version of the state record contract written by this code (SPEC X6).
+
+Version 2 added ``compensationAttempt``, ``compensationFailures`` and ``failureReason``
+(SPEC S9). A version 1 record is read with them at 0, 0 and null and is written back as
+version 2 (see :meth:`StateRecord._upcast`); nothing else changed, so both read alike."""
 
 
 class ProcessState(StrEnum):
@@ -41,7 +46,9 @@ SUPERVISED_STATES: tuple[ProcessState, ...] = (ProcessState.PROCESSING, ProcessS
 IN_FLIGHT_STATES: tuple[ProcessState, ...] = (ProcessState.PENDING, *SUPERVISED_STATES)
 """States that count against the admission-control backlog cap (SPEC X3)."""
 
-_LOCKED_STATES = frozenset(SUPERVISED_STATES)
+_LOCKED_STATES = frozenset({ProcessState.PROCESSING})
+FAILURE_REASON_MAX_LENGTH = 1000
+"""Longest ``failureReason`` kept on a record (longer reasons are cut by the writer)."""
 
 
 class StateRecord(Contract):
@@ -69,6 +76,14 @@ class StateRecord(Contract):
         attempt ``n`` is ``f"{order_id}:{n}"``.
     not_before : datetime or None
         Held-back retry: the starter ignores the record until this time (SPEC V2).
+    compensation_attempt : int
+        Number of the last compensation attempt started, >= 0; its instance id is
+        ``f"{order_id}:comp:{n}"`` (SPEC S9).
+    compensation_failures : int
+        Compensation attempts that missed their CompleteBy, counted by the supervisor
+        against ``MAX_COMPENSATION_FAILURES`` (a budget separate from FailureCount).
+    failure_reason : str or None
+        Why the order could not complete, set when it fails (for operators and the client).
     workflow_version, schema_version : int
         Versions of the workflow and of this record's contract, >= 1 (SPEC X6).
     etag : str or None
@@ -78,7 +93,9 @@ class StateRecord(Contract):
     ------
     pydantic.ValidationError
         On a broken field rule, or if ProcessState and LockedBy disagree: Pending requires
-        LockedBy null (S2, V2), Processing and Compensating require LockedBy set (S3).
+        LockedBy null (S2, V2), Processing requires LockedBy set (S3). Compensating has
+        LockedBy set while a compensation attempt owns the record and null while it waits
+        for the starter to start the next one (see :mod:`orders.compensation`).
     """
 
     order_id: OrderId
@@ -88,12 +105,26 @@ class StateRecord(Contract):
     failure_count: int = Field(default=0, ge=0)
     attempt: int = Field(default=0, ge=0)
     not_before: UtcDatetime | None = None
+    compensation_attempt: int = Field(default=0, ge=0)
+    compensation_failures: int = Field(default=0, ge=0)
+    failure_reason: str | None = Field(default=None, max_length=FAILURE_REASON_MAX_LENGTH)
     reply_to: QueueName
     workflow_version: int = Field(default=1, ge=1)
     schema_version: int = Field(default=STATE_SCHEMA_VERSION, ge=1)
     etag: str | None = None
     created_at: UtcDatetime
     updated_at: UtcDatetime
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upcast(cls, data: Any) -> Any:
+        """Read an older record version as the current one (SPEC X6)."""
+        if isinstance(data, dict):
+            for key in ("schemaVersion", "schema_version"):
+                version = data.get(key)
+                if isinstance(version, int) and version < STATE_SCHEMA_VERSION:
+                    data = {**data, key: STATE_SCHEMA_VERSION}
+        return data
 
     @model_validator(mode="after")
     def _lock_matches_state(self) -> StateRecord:

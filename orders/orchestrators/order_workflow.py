@@ -1,20 +1,43 @@
-"""The order workflow, version 1: one attempt of one order (SPEC S4-S7).
+"""The order workflow: one attempt of one order, in every registered version (SPEC S4-S7, X6).
 
-validate and reserve (local) -> charge payment (payment agent) -> create shipment (shipping
-agent) -> Processed, each remote step racing the agent's reply against a durable timer at
-CompleteBy. The code is deterministic (context time only, no I/O; settings come in the
-input) and logs only when not replaying (SPEC D4).
+Versions
+--------
+- 1: reserve inventory (local) -> charge payment (payment agent) -> create shipment
+  (shipping agent) -> Processed.
+- 2, "charge on dispatch": reserve inventory -> create shipment -> charge payment ->
+  Processed. The customer is charged only once the goods are on their way; a declined
+  charge then cancels the shipment (compensation, S9).
+
+Each remote step races the agent's reply against a durable timer at CompleteBy. Both
+versions write a compensation log entry after each completed step (reserve inventory, a
+successful charge, a successful shipment), idempotent on OrderID + step (S9). The code is
+deterministic (context time only, no I/O; settings come in the input) and logs only when
+not replaying (SPEC D4).
+
+Which version runs (X6)
+-----------------------
+The starter fixes an order's version when it claims the first attempt (the
+``WORKFLOW_VERSION`` setting then) and every attempt gets it in its input; the dispatcher
+runs ``WORKFLOWS[version]``, so an order started under version 1 finishes under version 1
+whatever the setting says later. An unknown version raises an operator alert and ends the
+attempt without touching the record (it is retried by the supervisor, so registering the
+version fixes it). A version is frozen once orders run under it: anything that changes the
+sequence of activities, timers and events an attempt schedules is a new version, because
+an in-flight attempt replays its history against this code. Roll out by registering the
+new version everywhere first (``WORKFLOW_VERSION`` unchanged), then switching the setting;
+remove a version only when no Pending, Processing or Compensating order uses it.
 
 Outcomes
 --------
-- Reply first, success: next step; after the last one, Processed if LockedBy still names
-  this instance, then "OrderCompleted" to the client.
+- Reply first, success: log the step, next step; after the last one, Processed if LockedBy
+  still names this instance, then "OrderCompleted" to the client.
 - Timer first: stop waiting and finish without touching the state record; it stays
   Processing with an expired CompleteBy for the supervisor (S6). A late reply is ignored.
 - Transient failure reply (agent retries or circuit exhausted): the same as a timeout, the
   supervisor schedules a new attempt once CompleteBy has passed.
-- Permanent failure reply: Error, an operator alert and "OrderFailed" (S7). Compensating
-  the steps already done is the compensation workflow's job (S9).
+- Permanent failure reply: an operator alert (S7) and the order is handed over to
+  compensation (Compensating, see :mod:`orders.compensation`); with nothing to undo it
+  is set to Error and the client gets "OrderFailed".
 """
 
 from __future__ import annotations
@@ -25,16 +48,22 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from orders import names
-from orders.models import format_utc
+from orders.models import Step, format_utc
 from orders.models.messages import AgentOutcome, AgentRequest, Operation, Service
+from orders.orchestrators.remote import remote_step
 
 log = logging.getLogger("orders.workflow")
 
 WORKFLOW_VERSION = 1
+"""Version assumed for an input without ``workflowVersion`` (attempts started before X6)."""
 
-REMOTE_STEPS: tuple[tuple[Service, Operation], ...] = (("payment", "charge"),
-                                                       ("shipping", "ship"))
+RemoteSteps = tuple[tuple[Service, Operation], ...]
+
+REMOTE_STEPS: RemoteSteps = (("payment", "charge"), ("shipping", "ship"))
 """The remote steps of version 1, in order."""
+
+REMOTE_STEPS_V2: RemoteSteps = (("shipping", "ship"), ("payment", "charge"))
+"""The remote steps of version 2 ("charge on dispatch"), in order."""
 
 
 def agent_request(context: Any, order: dict[str, Any], service: Service, operation: Operation,
@@ -55,27 +84,9 @@ def agent_request(context: Any, order: dict[str, Any], service: Service, operati
         max_attempts=max_attempts, event_name=f"{operation}-reply", payload=payload)
 
 
-def remote_step(context: Any, request: AgentRequest,
-                deadline: datetime) -> Generator[Any, Any, dict[str, Any] | None]:
-    """Send a request to its agent and race the reply against the deadline (SPEC S6).
-
-    Returns
-    -------
-    dict or None
-        The agent's reply, or None if the durable timer at CompleteBy fired first.
-    """
-    yield context.call_activity(names.SEND_AGENT_REQUEST, request.model_dump(mode="json"))
-    reply = context.wait_for_external_event(request.event_name)
-    timer = context.create_timer(deadline)
-    winner = yield context.task_any([reply, timer])
-    if winner == reply:
-        timer.cancel()
-        return reply.result
-    return None
-
-
-def run_v1(context: Any, data: dict[str, Any]) -> Generator[Any, Any, dict[str, Any]]:
-    """Version 1 of the workflow; see the module docstring."""
+def run_steps(context: Any, data: dict[str, Any],
+              remote_steps: RemoteSteps) -> Generator[Any, Any, dict[str, Any]]:
+    """Run one attempt: reserve, then ``remote_steps`` in order; see the module docstring."""
     order_id, iid = data["orderId"], context.instance_id
     deadline = context.current_utc_datetime + timedelta(seconds=data["deadlineS"])
     begun = yield context.call_activity(names.BEGIN_ATTEMPT, {
@@ -84,9 +95,10 @@ def run_v1(context: Any, data: dict[str, Any]) -> Generator[Any, Any, dict[str, 
         return {"outcome": "superseded"}
     reply_to = begun["replyTo"]
     order = yield context.call_activity(names.LOAD_ORDER, order_id)
-    yield context.call_activity(names.RESERVE_INVENTORY,
-                                {"orderId": order_id, "lines": order["lines"]})
-    for service, operation in REMOTE_STEPS:
+    reservation = yield context.call_activity(names.RESERVE_INVENTORY,
+                                              {"orderId": order_id, "lines": order["lines"]})
+    yield from record_step(context, data, Step.RESERVE_INVENTORY, reservation)
+    for service, operation in remote_steps:
         request = agent_request(context, order, service, operation, deadline,
                                 data["agentMaxAttempts"])
         reply = yield from remote_step(context, request, deadline)
@@ -98,6 +110,7 @@ def run_v1(context: Any, data: dict[str, Any]) -> Generator[Any, Any, dict[str, 
                     "step": operation}
         if reply["outcome"] == AgentOutcome.PERMANENT_FAILURE:
             return (yield from fail(context, order_id, reply_to, operation, reply["reason"]))
+        yield from record_step(context, data, Step(operation), reply["result"])
     done = yield context.call_activity(names.FINISH_ATTEMPT, {
         "orderId": order_id, "instanceId": iid, "state": "Processed"})
     if done["fenced"]:
@@ -107,23 +120,44 @@ def run_v1(context: Any, data: dict[str, Any]) -> Generator[Any, Any, dict[str, 
     return {"outcome": "processed"}
 
 
+def record_step(context: Any, data: dict[str, Any], step: Step,
+                result: dict[str, Any]) -> Generator[Any, Any, None]:
+    """Write the compensation log entry of a completed step (SPEC S9)."""
+    yield context.call_activity(names.RECORD_STEP, {
+        "orderId": data["orderId"], "instanceId": context.instance_id,
+        "workflowVersion": data.get("workflowVersion", WORKFLOW_VERSION),
+        "step": step.value, "result": result})
+
+
+def run_v1(context: Any, data: dict[str, Any]) -> Generator[Any, Any, dict[str, Any]]:
+    """Version 1: reserve -> charge -> ship."""
+    return (yield from run_steps(context, data, REMOTE_STEPS))
+
+
+def run_v2(context: Any, data: dict[str, Any]) -> Generator[Any, Any, dict[str, Any]]:
+    """Version 2, charge on dispatch: reserve -> ship -> charge."""
+    return (yield from run_steps(context, data, REMOTE_STEPS_V2))
+
+
 def fail(context: Any, order_id: str, reply_to: str, operation: str,
          reason: str | None) -> Generator[Any, Any, dict[str, Any]]:
-    """Non-transient failure: Error, operator alert, OrderFailed (SPEC S7)."""
+    """Non-transient failure: alert, then compensation or Error (SPEC S7, S9)."""
     iid = context.instance_id
     why = f"{operation} failed permanently: {reason}"
-    done = yield context.call_activity(names.FINISH_ATTEMPT, {
-        "orderId": order_id, "instanceId": iid, "state": "Error"})
-    if done["fenced"]:
+    failed = yield context.call_activity(names.FAIL_ORDER, {
+        "orderId": order_id, "instanceId": iid, "reason": f"attempt {iid}: {why}"})
+    if failed["fenced"]:
         return {"outcome": "superseded"}
     yield context.call_activity(names.ALERT_OPERATOR, {
         "kind": "OrderError", "orderId": order_id, "instanceId": iid, "reason": why})
-    yield context.call_activity(names.PUBLISH_STATUS, {
-        "orderId": order_id, "replyTo": reply_to, "status": "OrderFailed", "reason": why})
-    return {"outcome": "error", "step": operation, "reason": reason}
+    if failed["state"] == "Error":
+        yield context.call_activity(names.PUBLISH_STATUS, {
+            "orderId": order_id, "replyTo": reply_to, "status": "OrderFailed", "reason": why})
+        return {"outcome": "error", "step": operation, "reason": reason}
+    return {"outcome": "compensating", "step": operation, "reason": reason}
 
 
-WORKFLOWS = {1: run_v1}
+WORKFLOWS = {1: run_v1, 2: run_v2}
 """Workflow versions still registered; an order runs the version it started with (X6)."""
 
 

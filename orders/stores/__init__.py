@@ -1,4 +1,4 @@
-"""The order database and the state store: ports, errors, adapters and the factory.
+"""The order database, state store and compensation log: ports, errors, adapters, factory.
 
 Workflow code imports the ports and errors from here; only the wiring edge calls
 :func:`create_stores`. Adapters: SQLite (embedded, local default) and Cosmos DB (Azure).
@@ -14,6 +14,8 @@ from orders.stores.errors import (
 from orders.stores.factory import BACKENDS, Stores, create_stores
 from orders.stores.ports import (
     MAX_PAGE_SIZE,
+    STARTABLE_STATES,
+    CompensationLog,
     Created,
     OrderStore,
     ScanPage,
@@ -24,6 +26,8 @@ from orders.stores.ports import (
 __all__ = [
     "BACKENDS",
     "MAX_PAGE_SIZE",
+    "STARTABLE_STATES",
+    "CompensationLog",
     "ConflictError",
     "Created",
     "NotFoundError",

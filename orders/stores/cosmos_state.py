@@ -42,14 +42,16 @@ from orders.stores.ports import (
     ScanPage,
     check_count,
     check_now,
+    check_startable,
     check_states,
     check_window,
 )
 
 _STARTABLE_SQL = (
-    "SELECT * FROM c WHERE c.processState = @pending AND IS_NULL(c.lockedBy) "
+    "SELECT * FROM c WHERE c.processState = @state AND IS_NULL(c.lockedBy) "
     "AND (IS_NULL(c.notBefore) OR c.notBefore <= @now)"
 )
+_BY_STATE_SQL = "SELECT * FROM c WHERE c.processState = @state"
 _COUNT_SQL = "SELECT VALUE COUNT(1) FROM c WHERE c.processState = @state"
 
 
@@ -135,28 +137,49 @@ class CosmosStateStore:
             )
         return _record(document)
 
-    def find_startable(self, now: datetime, limit: int) -> list[StateRecord]:
-        """Return up to ``limit`` Pending, unlocked records whose NotBefore has come (S3).
+    def find_startable(
+        self, now: datetime, limit: int, state: ProcessState = ProcessState.PENDING
+    ) -> list[StateRecord]:
+        """Return up to ``limit`` unlocked records in ``state`` whose NotBefore has come (S3).
 
         One cross-partition page of at most ``limit`` items; no order is guaranteed.
 
         Raises
         ------
         ValueError
-            If ``now`` is naive or ``limit`` is outside 1..1000.
+            If ``now`` is naive, ``limit`` is outside 1..1000 or ``state`` is neither
+            Pending nor Compensating.
         """
         check_now(now)
         check_count("limit", limit)
+        check_startable(state)
         documents, _, _ = self._page(
             _STARTABLE_SQL,
             [
-                {"name": "@pending", "value": ProcessState.PENDING.value},
+                {"name": "@state", "value": state.value},
                 {"name": "@now", "value": format_utc(now)},
             ],
             limit,
             None,
         )
         return [_record(document) for document in documents]
+
+    def find_by_state(
+        self, state: ProcessState, page_size: int, continuation: str | None = None
+    ) -> ScanPage:
+        """Return one page of the records in ``state`` (a streamed cross-partition query).
+
+        Raises
+        ------
+        ValueError
+            If ``state`` is not a ProcessState or ``page_size`` is outside 1..1000.
+        """
+        (state,) = check_states([state])
+        check_count("page_size", page_size)
+        documents, token, charge = self._page(
+            _BY_STATE_SQL, [{"name": "@state", "value": state.value}], page_size, continuation)
+        return ScanPage(records=tuple(_record(document) for document in documents),
+                        continuation=token, request_charge=charge.total)
 
     def scan_expired(
         self,

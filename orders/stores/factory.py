@@ -1,4 +1,4 @@
-"""Choose the order database and state store backend in one place (the wiring edge).
+"""Choose the backend of the order database, state store and compensation log in one place.
 
 Workflow code receives a :class:`Stores` and sees only the ports; whether SQLite files
 or Cosmos DB containers sit behind them is decided here, from settings read by the caller.
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clocks import Clock
-from orders.stores.ports import OrderStore, StateStore
+from orders.stores.ports import CompensationLog, OrderStore, StateStore
 
 if TYPE_CHECKING:
     from azure.core.credentials import TokenCredential
@@ -22,7 +22,7 @@ BACKENDS = ("sqlite", "cosmos")
 
 @dataclass(frozen=True)
 class Stores:
-    """The two stores of one deployment.
+    """The stores of one deployment.
 
     Attributes
     ----------
@@ -30,18 +30,22 @@ class Stores:
         Order database.
     states : StateStore
         State store.
+    compensation : CompensationLog
+        Compensation log (SPEC S9, X4).
     release : callable or None
-        Frees what the two share (the Cosmos DB client's connection pool).
+        Frees what the stores share (the Cosmos DB client's connection pool).
     """
 
     orders: OrderStore
     states: StateStore
+    compensation: CompensationLog
     release: Callable[[], None] | None = None
 
     def close(self) -> None:
-        """Close both stores and what they share."""
+        """Close the stores and what they share."""
         self.orders.close()
         self.states.close()
+        self.compensation.close()
         if self.release is not None:
             self.release()
 
@@ -51,16 +55,18 @@ def create_stores(
     *,
     orders_path: str | Path | None = None,
     state_path: str | Path | None = None,
+    compensation_path: str | Path | None = None,
     endpoint: str | None = None,
     database: str | None = None,
     credential: TokenCredential | str | None = None,
     orders_container: str = "orders",
     state_container: str = "states",
+    compensation_container: str = "compensation",
     create_containers: bool = False,
     connection_verify: bool = True,
     clock: Clock | None = None,
 ) -> Stores:
-    """Build the order database and state store for ``backend``.
+    """Build the order database, state store and compensation log for ``backend``.
 
     Parameters
     ----------
@@ -69,6 +75,9 @@ def create_stores(
     orders_path, state_path : str or Path
         SQLite files (required for ``"sqlite"``); keep them apart from the task hub so
         they can be recovered independently of the workers (SPEC X4). May be one file.
+    compensation_path : str or Path, optional
+        SQLite file of the compensation log; by default the state store's file (its own
+        table, so it shares the state store's durability and backups).
     endpoint : str
         Cosmos DB account endpoint (required for ``"cosmos"``).
     database : str
@@ -76,8 +85,10 @@ def create_stores(
     credential : TokenCredential or str or None
         None: ``DefaultAzureCredential`` (managed identity, SPEC X10). A key string only
         for the local test server.
-    orders_container, state_container : str
-        Container names, both partitioned on ``/orderId``.
+    orders_container, state_container, compensation_container : str
+        Container names, all partitioned on ``/orderId``. The compensation container
+        should have time-to-live on (``defaultTtl: -1``) so entries expire with their
+        retention.
     create_containers : bool
         Create database and containers if missing (local server only: data-plane RBAC
         cannot; in Azure, Bicep creates them).
@@ -98,17 +109,20 @@ def create_stores(
     if backend == "sqlite":
         if orders_path is None or state_path is None:
             raise ValueError("orders_path and state_path: both are required for backend 'sqlite'")
+        from orders.stores.sqlite_compensation import SqliteCompensationLog
         from orders.stores.sqlite_orders import SqliteOrderStore
         from orders.stores.sqlite_state import SqliteStateStore
 
         return Stores(
             orders=SqliteOrderStore(orders_path, clock=clock),
             states=SqliteStateStore(state_path, clock=clock),
+            compensation=SqliteCompensationLog(compensation_path or state_path),
         )
     if backend == "cosmos":
         if not endpoint or not database:
             raise ValueError("endpoint and database: both are required for backend 'cosmos'")
         from orders.stores._cosmos import container, open_client, open_database
+        from orders.stores.cosmos_compensation import CosmosCompensationLog
         from orders.stores.cosmos_orders import CosmosOrderStore
         from orders.stores.cosmos_state import CosmosStateStore
 
@@ -120,6 +134,9 @@ def create_stores(
             ),
             states=CosmosStateStore(
                 container(db, state_container, create_if_missing=create_containers), clock=clock
+            ),
+            compensation=CosmosCompensationLog(
+                container(db, compensation_container, create_if_missing=create_containers)
             ),
             release=client.close,
         )

@@ -1,6 +1,6 @@
-"""Ports of the order database and the state store: what workflow code may ask of them.
+"""Ports of the order database, the state store and the compensation log.
 
-Two small ``typing.Protocol`` classes with no Azure import (STYLE 1). The embedded adapter
+Three small ``typing.Protocol`` classes with no Azure import (STYLE 1). The embedded adapter
 (SQLite) and the Azure adapter (Cosmos DB) both satisfy them and are checked by one
 contract suite (``tests/stores``). Reads answer ``None`` for a missing record; writes
 raise the errors of :mod:`orders.stores.errors`.
@@ -13,12 +13,22 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Generic, Protocol, TypeVar
 
-from orders.models import SUPERVISED_STATES, Order, ProcessState, StateRecord
+from orders.models import (
+    SUPERVISED_STATES,
+    CompensationEntry,
+    Order,
+    ProcessState,
+    StateRecord,
+)
 
 T = TypeVar("T")
 
 MAX_PAGE_SIZE = 1000
 """Upper bound for ``limit`` and ``page_size``: a scan is bounded by design (SPEC V1)."""
+
+STARTABLE_STATES = (ProcessState.PENDING, ProcessState.COMPENSATING)
+"""States a starter claims from when LockedBy is null: a new attempt of the order, or of
+its compensation (SPEC S3, S9)."""
 
 
 @dataclass(frozen=True)
@@ -123,10 +133,28 @@ class StateStore(Protocol):
         """
         ...
 
-    def find_startable(self, now: datetime, limit: int) -> list[StateRecord]:
-        """Return up to ``limit`` records the starter may claim (SPEC S3, V2).
+    def find_startable(
+        self, now: datetime, limit: int, state: ProcessState = ProcessState.PENDING
+    ) -> list[StateRecord]:
+        """Return up to ``limit`` records the starter may claim (SPEC S3, V2, S9).
 
-        Pending, LockedBy null, and NotBefore null or ``<= now``.
+        ``state`` (Pending, or Compensating for a compensation attempt), LockedBy null,
+        and NotBefore null or ``<= now``.
+
+        Raises
+        ------
+        ValueError
+            If ``state`` is not one of :data:`STARTABLE_STATES`.
+        """
+        ...
+
+    def find_by_state(
+        self, state: ProcessState, page_size: int, continuation: str | None = None
+    ) -> ScanPage:
+        """Return one page of the records in ``state``, for operators (SPEC S9, X8).
+
+        Finds e.g. every CompensationFailed or Error record whatever its CompleteBy; pass
+        the continuation token of a page to get the next one.
         """
         ...
 
@@ -154,6 +182,55 @@ class StateStore(Protocol):
     def close(self) -> None:
         """Release connections."""
         ...
+
+
+class CompensationLog(Protocol):
+    """The compensation log: per order, the completed steps and their undos (SPEC S9, X4).
+
+    Entries are keyed on OrderID + step and ordered by ``seq``, the order in which they
+    were written, which is the order of completion.
+    """
+
+    def record(self, entry: CompensationEntry) -> Created[CompensationEntry]:
+        """Append ``entry`` unless its step is logged; the same step again is accepted.
+
+        Returns
+        -------
+        Created
+            The stored entry with its ``seq``; ``created`` False if it was already there.
+
+        Raises
+        ------
+        ConflictError
+            If the step is logged with other details (nothing is changed).
+        """
+        ...
+
+    def entries(self, order_id: str) -> list[CompensationEntry]:
+        """Return the order's entries in ``seq`` order (empty if none)."""
+        ...
+
+    def purge_expired(self, now: datetime, limit: int) -> int:
+        """Delete up to ``limit`` entries whose ``retainUntil`` has passed; return how many."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...
+
+
+def check_startable(state: ProcessState) -> ProcessState:
+    """Validate the ``state`` argument of ``find_startable``.
+
+    Raises
+    ------
+    ValueError
+        If ``state`` is not one of :data:`STARTABLE_STATES`.
+    """
+    if state not in STARTABLE_STATES:
+        raise ValueError(f"state: must be one of {', '.join(s.value for s in STARTABLE_STATES)}"
+                         f"; got {state!r}")
+    return state
 
 
 def iter_expired_pages(

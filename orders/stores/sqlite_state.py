@@ -11,6 +11,12 @@ Two partial/compound indexes make both scans read only the rows they return:
   instead of NULL, so the query is one index range ``not_before <= now`` without an OR.
 * ``ix_state_deadline (process_state, complete_by, order_id)`` for the supervisor, which
   pages by key (keyset pagination): the continuation token is the last key returned.
+
+A third, ``ix_state_by_state (process_state, order_id)``, lets operators page through one
+state (every CompensationFailed record, say) the same way.
+
+Files written by state schema version 1 lack the compensation columns; opening one adds
+them (``ALTER TABLE ... ADD COLUMN`` with the version 1 meaning as default, SPEC X6).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from orders.stores.ports import (
     ScanPage,
     check_count,
     check_now,
+    check_startable,
     check_states,
     check_window,
 )
@@ -42,7 +49,8 @@ from orders.stores.ports import (
 _NO_HOLD = ""
 _COLUMNS = (
     "order_id", "process_state", "locked_by", "complete_by", "not_before", "failure_count",
-    "attempt", "reply_to", "workflow_version", "schema_version", "etag", "created_at",
+    "attempt", "compensation_attempt", "compensation_failures", "failure_reason",
+    "reply_to", "workflow_version", "schema_version", "etag", "created_at",
     "updated_at",
 )
 _SCHEMA = (
@@ -55,6 +63,9 @@ _SCHEMA = (
         not_before       TEXT NOT NULL DEFAULT '',-- '' = no hold (see module docstring)
         failure_count    INTEGER NOT NULL,
         attempt          INTEGER NOT NULL,
+        compensation_attempt  INTEGER NOT NULL DEFAULT 0,
+        compensation_failures INTEGER NOT NULL DEFAULT 0,
+        failure_reason   TEXT,
         reply_to         TEXT NOT NULL,
         workflow_version INTEGER NOT NULL,
         schema_version   INTEGER NOT NULL,
@@ -67,7 +78,14 @@ _SCHEMA = (
     "ON state_records (process_state, not_before) WHERE locked_by IS NULL",
     "CREATE INDEX IF NOT EXISTS ix_state_deadline "
     "ON state_records (process_state, complete_by, order_id)",
+    "CREATE INDEX IF NOT EXISTS ix_state_by_state ON state_records (process_state, order_id)",
 )
+_ADDED_IN_V2 = {
+    "compensation_attempt": "INTEGER NOT NULL DEFAULT 0",
+    "compensation_failures": "INTEGER NOT NULL DEFAULT 0",
+    "failure_reason": "TEXT",
+}
+"""Columns state schema version 2 added, with their definitions for ``ADD COLUMN``."""
 _STARTABLE_SQL = (
     "SELECT * FROM state_records WHERE process_state = ? AND locked_by IS NULL "
     "AND not_before <= ? ORDER BY not_before LIMIT ?"
@@ -76,6 +94,10 @@ _EXPIRED_SQL = (
     "SELECT * FROM state_records WHERE process_state = ? AND complete_by >= ? "
     "AND complete_by < ? AND (complete_by, order_id) > (?, ?) "
     "ORDER BY complete_by, order_id LIMIT ?"
+)
+_BY_STATE_SQL = (
+    "SELECT * FROM state_records WHERE process_state = ? AND order_id > ? "
+    "ORDER BY order_id LIMIT ?"
 )
 
 
@@ -127,7 +149,12 @@ class SqliteStateStore:
         self._db = Database(path, synchronous=synchronous)
         self._clock = clock or SystemClock()
         with self._db.use() as conn, write(conn):
-            for statement in _SCHEMA:
+            conn.execute(_SCHEMA[0])
+            present = {row["name"] for row in conn.execute("PRAGMA table_info(state_records)")}
+            for column, definition in _ADDED_IN_V2.items():
+                if column not in present:
+                    conn.execute(f"ALTER TABLE state_records ADD COLUMN {column} {definition}")
+            for statement in _SCHEMA[1:]:
                 conn.execute(statement)
 
     def create_if_absent(self, record: StateRecord) -> Created[StateRecord]:
@@ -209,8 +236,10 @@ class SqliteStateStore:
             "changed the record (re-read it)"
         )
 
-    def find_startable(self, now: datetime, limit: int) -> list[StateRecord]:
-        """Return up to ``limit`` Pending, unlocked records whose NotBefore has come (S3).
+    def find_startable(
+        self, now: datetime, limit: int, state: ProcessState = ProcessState.PENDING
+    ) -> list[StateRecord]:
+        """Return up to ``limit`` unlocked records in ``state`` whose NotBefore has come (S3).
 
         Ordered by NotBefore (records without a hold first); served by
         ``ix_state_startable``.
@@ -218,15 +247,41 @@ class SqliteStateStore:
         Raises
         ------
         ValueError
-            If ``now`` is naive or ``limit`` is outside 1..1000.
+            If ``now`` is naive, ``limit`` is outside 1..1000 or ``state`` is neither
+            Pending nor Compensating.
         """
         check_now(now)
         check_count("limit", limit)
+        check_startable(state)
         with self._db.use() as conn:
-            rows = conn.execute(
-                _STARTABLE_SQL, (ProcessState.PENDING.value, format_utc(now), limit)
-            ).fetchall()
+            rows = conn.execute(_STARTABLE_SQL, (state.value, format_utc(now), limit)).fetchall()
         return [_from_row(row) for row in rows]
+
+    def find_by_state(
+        self, state: ProcessState, page_size: int, continuation: str | None = None
+    ) -> ScanPage:
+        """Return one page of the records in ``state``, in OrderID order (see the port).
+
+        Keyset pagination on ``ix_state_by_state``: the token is the last OrderID returned.
+
+        Raises
+        ------
+        ValueError
+            If ``state`` is not a ProcessState, ``page_size`` is outside 1..1000, or the
+            token was not issued for this state.
+        """
+        (state,) = check_states([state])
+        check_count("page_size", page_size)
+        after = ""
+        if continuation:
+            _, _, after = _decode_token(continuation, (state,))
+        with self._db.use() as conn:
+            rows = conn.execute(_BY_STATE_SQL, (state.value, after, page_size)).fetchall()
+        token = None
+        if len(rows) == page_size:
+            token = _encode_token(state, "", rows[-1]["order_id"])
+        return ScanPage(records=tuple(_from_row(row) for row in rows), continuation=token,
+                        rows_read=len(rows))
 
     def scan_expired(
         self,

@@ -30,7 +30,8 @@ def test_held_request_timer_wins_supervisor_retries_and_late_reply_changes_nothi
     assert statuses == ["RequestReceived", "OrderCompleted"]
 
 
-def test_remote_never_answering_one_order_ends_in_error_with_one_alert(make_system):
+def test_remote_never_answering_one_order_is_given_up_and_compensated_with_one_alert(
+        make_system):
     doomed = make_order(12)
     system = make_system(faults={"payment": {"black_hole_order_ids": [doomed.order_id]}},
                          settings={"AGENT_MAX_ATTEMPTS": "2", "AGENT_CALL_TIMEOUT_S": "0.2"})
@@ -38,25 +39,27 @@ def test_remote_never_answering_one_order_ends_in_error_with_one_alert(make_syst
     for order in [doomed, *others]:
         system.submit(order)
     system.run(200)
-    assert system.state(doomed.order_id).process_state == ProcessState.ERROR
+    # Given up at MAX_FAILURES; the reservation was undone (SPEC S9), so: Compensated.
+    assert system.state(doomed.order_id).process_state == ProcessState.COMPENSATED
     assert system.state(doomed.order_id).failure_count == 3
     assert system.states(o.order_id for o in others) == {ProcessState.PROCESSED: 10}
     alerts = system.alerts()
     assert [(a["kind"], a["orderId"]) for a in alerts] == [("RetriesExhausted",
                                                            doomed.order_id)]
     statuses = [m["status"] for m in system.replies() if m["orderId"] == doomed.order_id]
-    assert statuses == ["RequestReceived", "OrderFailed"]
+    assert statuses == ["RequestReceived", "Compensated"]
     assert len(system.effects(order_id=doomed.order_id)) == 0
 
 
-def test_permanent_decline_sets_error_alerts_and_tells_client(make_system):
+def test_permanent_decline_alerts_compensates_and_tells_client(make_system):
     declined = make_order(13)
     system = make_system(faults={"payment": {"decline": {declined.order_id: {
         "status": 402, "reason": "card declined"}}}})
     system.submit(declined)
     system.run(10)
     record = system.state(declined.order_id)
-    assert record.process_state == ProcessState.ERROR and record.failure_count == 0
+    # The reservation made before the charge is released (SPEC S9), so: Compensated.
+    assert record.process_state == ProcessState.COMPENSATED and record.failure_count == 0
     alerts = system.alerts()
     assert alerts[0]["kind"] == "OrderError" and "card declined" in alerts[0]["reason"]
-    assert [m["status"] for m in system.replies()] == ["RequestReceived", "OrderFailed"]
+    assert [m["status"] for m in system.replies()] == ["RequestReceived", "Compensated"]

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from clocks import ManualClock
-from devhost.cosmos_server import LocalCosmosServer, LocalCosmosUnavailable
+from devhost.cosmos_server import EMULATOR_KEY, LocalCosmosServer, LocalCosmosUnavailable
 from orders.stores import Stores, create_stores
-from orders.stores._cosmos import EMULATOR_KEY, open_client, open_database
+from orders.stores._cosmos import open_client, open_database
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -82,6 +82,7 @@ def make_stores(
             "credential": EMULATOR_KEY,
             "orders_container": f"orders-{suffix}",
             "state_container": f"states-{suffix}",
+            "compensation_container": f"compensation-{suffix}",
             "create_containers": True,
             "connection_verify": False,
         }
@@ -98,7 +99,8 @@ def make_stores(
     if backend == "cosmos":
         with open_client(settings["endpoint"], EMULATOR_KEY, connection_verify=False) as client:
             db = open_database(client, settings["database"])
-            for name in (settings["orders_container"], settings["state_container"]):
+            for name in (settings["orders_container"], settings["state_container"],
+                         settings["compensation_container"]):
                 db.delete_container(name)
 
 

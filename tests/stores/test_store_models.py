@@ -167,7 +167,9 @@ def test_new_state_record_follows_s2_first_write():
     assert record.process_state is ProcessState.PENDING
     assert (record.locked_by, record.complete_by, record.not_before) == (None, None, None)
     assert (record.failure_count, record.attempt) == (0, 0)
-    assert (record.workflow_version, record.schema_version) == (1, 1)
+    assert (record.workflow_version, record.schema_version) == (1, 2)
+    assert (record.compensation_attempt, record.compensation_failures) == (0, 0)
+    assert record.failure_reason is None
     assert record.etag is None
     assert record.model_dump(mode="json")["orderId"] == "ORD-1"
     assert StateRecord.model_validate(record.model_dump(mode="json")) == record
@@ -180,12 +182,30 @@ def test_pending_record_must_not_be_locked():
         )
 
 
-@pytest.mark.parametrize("state", SUPERVISED_STATES)
-def test_running_record_must_name_its_instance(state):
+def test_processing_record_must_name_its_instance():
     with pytest.raises(ValidationError, match="lockedBy: must name the owning"):
         StateRecord(
-            order_id="O", reply_to="q", process_state=state, created_at=NOW, updated_at=NOW
+            order_id="O", reply_to="q", process_state=ProcessState.PROCESSING,
+            created_at=NOW, updated_at=NOW,
         )
+
+
+def test_compensating_record_may_wait_unlocked_for_its_next_attempt():
+    waiting = StateRecord(order_id="O", reply_to="q", process_state=ProcessState.COMPENSATING,
+                          created_at=NOW, updated_at=NOW)
+    running = waiting.model_copy(update={"locked_by": "O:comp:1"})
+    assert StateRecord.model_validate(running.model_dump(mode="json")) == running
+
+
+def test_state_record_version_1_is_read_as_version_2():
+    v1 = StateRecord.new("ORD-1", "client-a-replies", NOW).model_dump(mode="json")
+    for added in ("compensationAttempt", "compensationFailures", "failureReason"):
+        del v1[added]
+    v1["schemaVersion"] = 1
+    record = StateRecord.model_validate(v1)
+    assert record.schema_version == 2
+    assert (record.compensation_attempt, record.compensation_failures) == (0, 0)
+    assert record.failure_reason is None
 
 
 @pytest.mark.parametrize("reply_to", ["", "-q", "q-", "q q", "x" * 261])

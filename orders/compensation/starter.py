@@ -1,0 +1,78 @@
+"""The compensation starter (SPEC S9 with S3's claim-then-start): step 3 of the protocol.
+
+Runs with the order starter. For each Compensating record with LockedBy null whose hold has
+passed, it claims the record with a conditional update (ETag) that sets LockedBy to the next
+compensation instance id and CompleteBy = now + START_GRACE_S, and only then starts the
+compensation orchestration under that id. Two starters never start the same attempt: one
+claim per ETag succeeds and the instance id is unique. A crash between claim and start
+leaves an expired CompleteBy for the supervisor (counted against the compensation budget).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from orders.compensation.protocol import claim
+from orders.models import ProcessState, StateRecord
+from orders.names import COMPENSATION_WORKFLOW
+from orders.runtime import Services
+from orders.settings import Settings
+from orders.stores.errors import PreconditionFailedError
+
+log = logging.getLogger("orders.compensation")
+
+
+@dataclass(frozen=True)
+class CompensationStartReport:
+    """What one compensation starter run did."""
+
+    claimed: int
+    started: int
+    lost_races: int
+
+
+def compensation_input(record: StateRecord, settings: Settings) -> dict[str, Any]:
+    """Build the compensation orchestrator's input (settings travel in it, SPEC D4)."""
+    return {"orderId": record.order_id, "workflowVersion": record.workflow_version,
+            "deadlineS": settings.COMPENSATION_DEADLINE_S,
+            "agentMaxAttempts": settings.AGENT_MAX_ATTEMPTS}
+
+
+async def start_compensations(client: Any, services: Services) -> CompensationStartReport:
+    """Claim handed-over records and start one compensation attempt per claim.
+
+    Parameters
+    ----------
+    client : DurableOrchestrationClient
+        The SDK's durable client.
+    services : Services
+        Stores, clock and settings.
+
+    Returns
+    -------
+    CompensationStartReport
+    """
+    states = services.stores.states
+    s = services.settings
+    now = services.clock.now()
+    claimed = started = lost = 0
+    for record in states.find_startable(now, s.STARTER_BATCH, ProcessState.COMPENSATING):
+        try:
+            mine = states.replace(claim(record, now, s.start_grace))
+        except PreconditionFailedError:
+            lost += 1  # another starter claimed it first (SPEC S3, V4)
+            continue
+        claimed += 1
+        try:
+            await client.start_new(COMPENSATION_WORKFLOW, mine.locked_by,
+                                   compensation_input(mine, s))
+            started += 1
+        except Exception:  # noqa: BLE001 - the supervisor recovers it after START_GRACE_S
+            log.exception("order %s: claimed compensation %s but could not start it",
+                          record.order_id, mine.locked_by)
+    if claimed or lost:
+        log.info("compensation starter: claimed=%d started=%d lost_races=%d", claimed, started,
+                 lost)
+    return CompensationStartReport(claimed, started, lost)

@@ -1,0 +1,43 @@
+"""A remote step: send a request to its agent and race the reply against CompleteBy (S6).
+
+Shared by the order workflow and the compensation workflow; deterministic orchestrator code
+(SPEC D4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from datetime import datetime
+from typing import Any
+
+from orders import names
+from orders.models.messages import AgentRequest
+
+
+def remote_step(context: Any, request: AgentRequest,
+                deadline: datetime) -> Generator[Any, Any, dict[str, Any] | None]:
+    """Send a request to its agent and race the reply against the deadline (SPEC S6).
+
+    Parameters
+    ----------
+    context : DurableOrchestrationContext
+        The orchestration's context.
+    request : AgentRequest
+        The request; its ``event_name`` is the external event the reply is raised as.
+    deadline : datetime
+        CompleteBy of the attempt (the durable timer's fire time).
+
+    Returns
+    -------
+    dict or None
+        The agent's reply (JSON form), or None if the durable timer at CompleteBy fired
+        first (a late reply is then ignored).
+    """
+    yield context.call_activity(names.SEND_AGENT_REQUEST, request.model_dump(mode="json"))
+    reply = context.wait_for_external_event(request.event_name)
+    timer = context.create_timer(deadline)
+    winner = yield context.task_any([reply, timer])
+    if winner == reply:
+        timer.cancel()
+        return reply.result
+    return None

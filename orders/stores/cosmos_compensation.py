@@ -1,0 +1,133 @@
+"""Compensation log on Azure Cosmos DB (the Azure adapter of the compensation log port).
+
+One container partitioned on ``/orderId``; an entry's ``id`` is ``<OrderID>:<step>``, so
+the database itself keeps one entry per order and step (a second create answers 409 and
+the stored entry is compared instead). ``seq`` is one more than the largest ``seq`` of the
+order's entries, read from the partition just before the create: the workflow writes one
+order's entries one after another, and two writers of the same order could at worst give
+two entries the same ``seq`` (readers then order them by write time).
+
+Each item carries ``ttl`` = its retention in seconds: with time-to-live enabled on the
+container (``defaultTtl: -1`` in Bicep) Cosmos DB deletes an entry when its retention ends
+(SPEC S9: the log follows the retention of what it tracks). :meth:`purge_expired` does the
+same explicitly where TTL is off (the local test server ignores ``ttl``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from azure.cosmos import ContainerProxy
+
+from orders.models import CompensationEntry, format_utc
+from orders.stores._cosmos import from_document, translated
+from orders.stores.errors import ConflictError, NotFoundError, StoreError
+from orders.stores.ports import Created, check_count, check_now
+
+_SECONDS_PER_DAY = 86_400
+
+
+def _document(entry: CompensationEntry) -> dict[str, Any]:
+    document = entry.model_dump(mode="json")
+    document["id"] = f"{entry.order_id}:{entry.step.value}"
+    document["ttl"] = entry.retention_days * _SECONDS_PER_DAY
+    return document
+
+
+def _entry(document: dict[str, Any]) -> CompensationEntry:
+    data = from_document(document, with_etag=False)
+    data.pop("ttl", None)
+    return CompensationEntry.model_validate(data)
+
+
+class CosmosCompensationLog:
+    """Compensation log in a Cosmos DB container (SPEC S9, X4).
+
+    Parameters
+    ----------
+    container : azure.cosmos.ContainerProxy
+        Container partitioned on ``/orderId`` (see :func:`orders.stores.create_stores`).
+    """
+
+    def __init__(self, container: ContainerProxy) -> None:
+        self._container = container
+
+    def record(self, entry: CompensationEntry) -> Created[CompensationEntry]:
+        """Append ``entry`` unless its step is logged for the order; see the port.
+
+        Raises
+        ------
+        ConflictError
+            If the step is logged with other details.
+        """
+        logged = self.entries(entry.order_id)
+        existing = next((e for e in logged if e.step is entry.step), None)
+        if existing is None:
+            seq = max((e.seq or 0 for e in logged), default=0) + 1
+            stored = entry.model_copy(update={"seq": seq})
+            what = f"log {entry.step.value} of order {entry.order_id!r}"
+            try:
+                with translated(what):
+                    self._container.create_item(body=_document(stored))
+                return Created(stored, created=True)
+            except ConflictError:
+                existing = self._read(entry)  # 409: written meanwhile; compare below
+                if existing is None:
+                    raise StoreError(f"{what}: Cosmos DB reported a conflict but the entry "
+                                     "is gone") from None
+        if not existing.same_step(entry):
+            raise ConflictError(
+                f"orderId {entry.order_id!r}: step {entry.step.value} is logged with other "
+                "details; nothing was overwritten (SPEC S9)")
+        return Created(existing, created=False)
+
+    def entries(self, order_id: str) -> list[CompensationEntry]:
+        """Return the order's entries in ``seq`` order (one single-partition query)."""
+        with translated(f"read compensation log of {order_id!r}"):
+            documents = list(self._container.query_items(
+                # The WHERE clause repeats the partition key: the local test server ignores
+                # the partition_key argument (see orders.stores.cosmos_state).
+                "SELECT * FROM c WHERE c.orderId = @pk",
+                parameters=[{"name": "@pk", "value": order_id}], partition_key=order_id))
+        found = [_entry(document) for document in documents]
+        return sorted(found, key=lambda e: (e.seq or 0, e.recorded_at))
+
+    def purge_expired(self, now: datetime, limit: int) -> int:
+        """Delete up to ``limit`` entries with ``retainUntil <= now`` (one query page).
+
+        Raises
+        ------
+        ValueError
+            If ``now`` is naive or ``limit`` is outside 1..1000.
+        """
+        check_now(now)
+        check_count("limit", limit)
+        with translated("query expired compensation entries"):
+            pages = self._container.query_items(
+                "SELECT * FROM c WHERE c.retainUntil <= @now",
+                parameters=[{"name": "@now", "value": format_utc(now)}],
+                enable_cross_partition_query=True, max_item_count=limit).by_page()
+            documents = list(next(pages, []))[:limit]
+        deleted = 0
+        for document in documents:
+            try:
+                with translated(f"delete compensation entry {document['id']!r}"):
+                    self._container.delete_item(item=document["id"],
+                                                partition_key=document["orderId"])
+                deleted += 1
+            except NotFoundError:
+                continue  # deleted meanwhile (TTL or another purge)
+        return deleted
+
+    def close(self) -> None:
+        """Nothing to release: the client's connection pool belongs to the caller."""
+
+    def _read(self, entry: CompensationEntry) -> CompensationEntry | None:
+        try:
+            with translated(f"read compensation entry of {entry.order_id!r}"):
+                document = self._container.read_item(
+                    item=f"{entry.order_id}:{entry.step.value}", partition_key=entry.order_id)
+        except NotFoundError:
+            return None
+        return _entry(document)

@@ -1,0 +1,122 @@
+"""Embedded compensation log: entries in a SQLite table, one row per order and step.
+
+Implements :class:`orders.stores.ports.CompensationLog`. The primary key (OrderID, step)
+makes writing an entry idempotent; ``seq`` is ``MAX(seq) + 1`` for the order, computed in
+the same ``BEGIN IMMEDIATE`` transaction as the insert, so it is the order of completion
+and unique per order even with several writers. The entry is kept as its JSON document
+(the versioned contract) next to the columns the queries need.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from devhost.sqlite import write
+from orders.models import CompensationEntry, format_utc
+from orders.stores._sqlite import Database
+from orders.stores.errors import ConflictError
+from orders.stores.ports import Created, check_count, check_now
+
+_SCHEMA = (
+    """
+    CREATE TABLE IF NOT EXISTS compensation_log (
+        order_id       TEXT NOT NULL,              -- OrderID
+        step           TEXT NOT NULL,              -- Step value
+        seq            INTEGER NOT NULL,           -- order of completion, from 1
+        classification TEXT NOT NULL,
+        retain_until   TEXT NOT NULL,              -- fixed-width UTC text
+        body           TEXT NOT NULL,              -- the entry's JSON document
+        PRIMARY KEY (order_id, step),
+        UNIQUE (order_id, seq)
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS ix_compensation_retention ON compensation_log (retain_until)",
+)
+
+
+def _entry(body: str) -> CompensationEntry:
+    return CompensationEntry.model_validate(json.loads(body))
+
+
+class SqliteCompensationLog:
+    """Compensation log in a SQLite file (SPEC S9, X4).
+
+    Parameters
+    ----------
+    path : str or Path
+        Database file; may be the state store's file (the table is its own).
+    synchronous : {"FULL", "NORMAL"}
+        See :func:`devhost.sqlite.connect`.
+    """
+
+    def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
+        self._db = Database(path, synchronous=synchronous)
+        with self._db.use() as conn, write(conn):
+            for statement in _SCHEMA:
+                conn.execute(statement)
+
+    def record(self, entry: CompensationEntry) -> Created[CompensationEntry]:
+        """Append ``entry`` unless its step is logged for the order; see the port.
+
+        Raises
+        ------
+        ConflictError
+            If the step is logged with other details.
+        """
+        row: dict[str, Any] = {"order_id": entry.order_id, "step": entry.step.value}
+        with self._db.use() as conn:
+            with write(conn):
+                found = conn.execute(
+                    "SELECT body FROM compensation_log WHERE order_id = :order_id "
+                    "AND step = :step", row).fetchone()
+                if found is None:
+                    seq = conn.execute(
+                        "SELECT COALESCE(MAX(seq), 0) + 1 FROM compensation_log "
+                        "WHERE order_id = ?", (entry.order_id,)).fetchone()[0]
+                    stored = entry.model_copy(update={"seq": seq})
+                    row.update(seq=seq, classification=stored.classification.value,
+                               retain_until=format_utc(stored.retain_until),
+                               body=stored.model_dump_json())
+                    conn.execute(
+                        "INSERT INTO compensation_log (order_id, step, seq, classification, "
+                        "retain_until, body) VALUES (:order_id, :step, :seq, :classification, "
+                        ":retain_until, :body)", row)
+                    return Created(stored, created=True)
+        existing = _entry(found["body"])
+        if not existing.same_step(entry):
+            raise ConflictError(
+                f"orderId {entry.order_id!r}: step {entry.step.value} is logged with other "
+                "details; nothing was overwritten (SPEC S9)")
+        return Created(existing, created=False)
+
+    def entries(self, order_id: str) -> list[CompensationEntry]:
+        """Return the order's entries in ``seq`` order."""
+        with self._db.use() as conn:
+            rows = conn.execute(
+                "SELECT body FROM compensation_log WHERE order_id = ? ORDER BY seq",
+                (order_id,)).fetchall()
+        return [_entry(row["body"]) for row in rows]
+
+    def purge_expired(self, now: datetime, limit: int) -> int:
+        """Delete up to ``limit`` entries with ``retainUntil <= now``.
+
+        Raises
+        ------
+        ValueError
+            If ``now`` is naive or ``limit`` is outside 1..1000.
+        """
+        check_now(now)
+        check_count("limit", limit)
+        with self._db.use() as conn, write(conn):
+            cursor = conn.execute(
+                "DELETE FROM compensation_log WHERE rowid IN (SELECT rowid FROM "
+                "compensation_log WHERE retain_until <= ? ORDER BY retain_until LIMIT ?)",
+                (format_utc(now), limit))
+            return cursor.rowcount
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
