@@ -75,6 +75,8 @@ def build_services(settings: Settings, clock: Clock | None = None) -> Services:
     -------
     Services
     """
+    from orders.ops.startup import on_start
+    on_start(settings)  # refuses settings over the retry budget (X2); logs and metrics (X8)
     host = _local_host()
     clock = clock or (host.clock if host is not None else None) or SystemClock()
     if settings.STORE_BACKEND == "sqlite":

@@ -65,6 +65,15 @@ class Settings(BaseSettings):
     """Records one supervisor run recovers at most (SPEC V1)."""
     MAX_FAILURES: int = Field(3, ge=1, le=100)
     """FailureCount at which the supervisor gives up: Error and an operator alert (V2)."""
+    MAX_COMPENSATION_FAILURES: int = Field(3, ge=1, le=100)
+    """Compensation attempts that may miss their CompleteBy before the supervisor gives up
+    on the compensation: CompensationFailed and an operator alert (S9). Its own budget,
+    apart from MAX_FAILURES."""
+    COMPENSATION_DEADLINE_S: float = Field(30.0, gt=0)
+    """CompleteBy of one compensation attempt: seconds from its start (S9, S6)."""
+    WORKFLOW_VERSION: int = Field(1, ge=1)
+    """Workflow version new orders start under (X6); an order keeps the version its first
+    attempt started with. Register a version in every instance before selecting it here."""
     RETRY_HOLD_BASE_S: float = Field(2.0, ge=0)
     """Hold-back before attempt n+1: RETRY_HOLD_BASE_S * 2**(FailureCount-1) (V2)."""
     AGENT_MAX_ATTEMPTS: int = Field(4, ge=1, le=20)
@@ -75,6 +84,20 @@ class Settings(BaseSettings):
     """Consecutive transient failures that open a service's circuit (SPEC A5)."""
     CIRCUIT_COOL_DOWN_S: float = Field(5.0, gt=0)
     """How long an open circuit fails fast before one trial call (SPEC A5)."""
+    RETRY_BUDGET_CALLS_PER_SERVICE: int = Field(200, ge=1)
+    """Most calls one order may cause at each remote service, over every retry layer (X2);
+    start-up refuses settings whose worst case exceeds it (``orders.ops.budget``)."""
+    MAX_IN_FLIGHT: int = Field(1000, ge=1)
+    """Admission control: submissions are rejected while Pending + Processing +
+    Compensating orders reach this many (SPEC X3)."""
+    METRICS_EXPORT_INTERVAL_S: float = Field(60.0, gt=0)
+    """How often metrics are exported (console locally, Azure Monitor in Azure) (X8)."""
+    APPLICATIONINSIGHTS_CONNECTION_STRING: str | None = None
+    """Application Insights connection string; when set, metrics and the ``orders`` logs go
+    to Azure Monitor, else metrics go to the console (X8). Empty means unset."""
+    APPLICATIONINSIGHTS_AUTHENTICATION_STRING: str | None = None
+    """``Authorization=AAD;ClientId=<id>``: export telemetry with that managed identity
+    (Entra ID) instead of the connection string's key (X8, X10). Empty means unset."""
 
     @model_validator(mode="after")
     def _backends_configured(self) -> Settings:

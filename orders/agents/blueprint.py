@@ -11,6 +11,7 @@ import azure.functions as func
 
 from orders import names
 from orders.agents import handler
+from orders.ops.logs import log_context
 from orders.runtime import services
 from orders.scheduler.settle import dead_letter
 
@@ -25,10 +26,11 @@ def _serve(queue: str, msg: func.ServiceBusMessage) -> None:
     except ValueError as exc:
         dead_letter(queue, msg, "InvalidAgentRequest", str(exc))
         return
-    answer = handler.handle(request, svc, sleep=svc.sleep)
-    handler.reply(svc, request, answer)
-    log.info("agent %s: order %s %s -> %s after %d call(s)", request.service, request.order_id,
-             request.operation, answer.outcome.value, answer.attempts)
+    with log_context(request.order_id, request.instance_id):
+        answer = handler.handle(request, svc, sleep=svc.sleep)
+        handler.reply(svc, request, answer)
+        log.info("agent %s: order %s %s -> %s after %d call(s)", request.service,
+                 request.order_id, request.operation, answer.outcome.value, answer.attempts)
 
 
 @bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.PAYMENT_REQUESTS_QUEUE,

@@ -19,6 +19,7 @@ from datetime import timedelta
 from orders.agents.remote_call import OutcomeKind, RemoteRequest, call_remote
 from orders.messaging import OutgoingMessage
 from orders.models.messages import AgentOutcome, AgentReply, AgentRequest
+from orders.ops.metrics import record_agent_call, record_circuit_state
 from orders.runtime import Services
 
 log = logging.getLogger("orders.agents")
@@ -91,6 +92,10 @@ def handle(request: AgentRequest, services: Services,
                           clock=services.clock, sleep=sleep,
                           attempt_timeout=timedelta(
                               seconds=services.settings.AGENT_CALL_TIMEOUT_S))
+    breaker_state = services.breakers.get(request.service).state
+    record_agent_call(request.service, outcome.attempts, _OUTCOMES[outcome.kind].value,
+                      request.operation)
+    record_circuit_state(request.service, breaker_state.value)
     result = outcome.body if isinstance(outcome.body, dict) else None
     return AgentReply(message_id=f"{request.message_id}:reply", order_id=request.order_id,
                       instance_id=request.instance_id, operation=request.operation,

@@ -6,6 +6,9 @@ import azure.durable_functions as df
 import azure.functions as func
 
 from orders import names
+from orders.compensation.starter import start_compensations
+from orders.ops.logs import log_context
+from orders.ops.metrics import record_submission
 from orders.runtime import services
 from orders.scheduler import replies, starter, submission
 from orders.scheduler.settle import dead_letter
@@ -17,18 +20,30 @@ bp = df.Blueprint()
 @bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.ORDERS_QUEUE,
                               connection=names.SERVICEBUS_CONNECTION)
 def submit_order(msg: func.ServiceBusMessage) -> None:
-    """Store a submitted order and its state record; dead-letter what cannot be (S1)."""
+    """Store a submitted order and its state record; dead-letter what cannot be (S1).
+
+    Past ``MAX_IN_FLIGHT`` a new order is rejected to its client and the message completed
+    (admission control, X3).
+    """
     svc = services()
-    result = submission.submit(msg.get_body(), svc.stores, svc.sender, svc.clock.now())
+    result = submission.submit(msg.get_body(), svc.stores, svc.sender, svc.clock.now(),
+                               max_in_flight=svc.settings.MAX_IN_FLIGHT,
+                               message_id=msg.message_id)
     if isinstance(result, submission.Rejected):
+        record_submission(False, result.reason)
         dead_letter(names.ORDERS_QUEUE, msg, result.reason, result.description)
+    elif isinstance(result, submission.AdmissionRefused):
+        record_submission(False, "AdmissionControl")
+    else:
+        record_submission(True)
 
 
 @bp.timer_trigger(arg_name="timer", schedule="%STARTER_SCHEDULE%")
 @bp.durable_client_input(client_name="client")
 async def start_orders(timer: func.TimerRequest, client: df.DurableOrchestrationClient) -> None:
-    """Claim Pending records and start their attempts (S3)."""
+    """Claim Pending records and start their attempts (S3), then handed-over compensations (S9)."""
     await starter.run_starter(client, services())
+    await start_compensations(client, services())
 
 
 @bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.AGENT_REPLIES_QUEUE,
@@ -42,4 +57,5 @@ async def route_agent_reply(msg: func.ServiceBusMessage,
     except ValueError as exc:
         dead_letter(names.AGENT_REPLIES_QUEUE, msg, "InvalidAgentReply", str(exc))
         return
-    await replies.route_reply(client, reply)
+    with log_context(reply.order_id, reply.instance_id):
+        await replies.route_reply(client, reply)

@@ -78,6 +78,9 @@ async def run_starter(client: Any, services: Services) -> StartReport:
             mine = states.replace(record.model_copy(update={
                 "process_state": ProcessState.PROCESSING, "locked_by": iid,
                 "attempt": attempt, "not_before": None,
+                # The workflow version is fixed when the first attempt starts (X6).
+                "workflow_version": record.workflow_version if record.attempt
+                else services.settings.WORKFLOW_VERSION,
                 "complete_by": now + services.settings.start_grace}))
         except PreconditionFailedError:
             lost += 1  # another starter claimed it first (SPEC S3, V4)

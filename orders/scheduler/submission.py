@@ -5,6 +5,14 @@ delivered twice writes nothing new. An existing record is accepted only if it ho
 submission; other data under the same OrderID is a conflict: nothing is overwritten, the
 message is dead-lettered with the reason and an operator is alerted. A message that is not
 valid JSON or breaks the contract is dead-lettered with the field and rule it broke.
+
+Admission control (SPEC X3): before any write, a new order is refused while the in-flight
+orders (Pending + Processing + Compensating) reach ``MAX_IN_FLIGHT``. The client gets
+"Rejected" with the reason on its reply queue and the message is completed: the backlog in
+the state store stays bounded when a downstream service fails, and nothing piles up in the
+queue either. A redelivery of an order already stored is never refused. The count and the
+writes are not one transaction, so concurrent submissions can overshoot the limit by at
+most the number of submission invocations running at once.
 """
 
 from __future__ import annotations
@@ -18,8 +26,10 @@ from hashlib import sha256
 from pydantic import ValidationError
 
 from orders.messaging import MessageSender
-from orders.models import StateRecord
+from orders.models import IN_FLIGHT_STATES, StateRecord
 from orders.models.messages import OperatorAlert, StatusKind, StatusMessage, SubmitOrder
+from orders.ops.logs import log_context
+from orders.ops.metrics import record_backlog
 from orders.scheduler.notify import send_alert, send_status
 from orders.stores import Stores
 from orders.stores.errors import ConflictError
@@ -33,6 +43,19 @@ class Rejected:
 
     reason: str
     description: str
+
+
+@dataclass(frozen=True)
+class AdmissionRefused:
+    """Admission control refused a new order (SPEC X3); the client was told "Rejected".
+
+    The message is completed (not dead-lettered): the refusal is the answer.
+    """
+
+    order_id: str
+    reason: str
+    in_flight: int
+    limit: int
 
 
 @dataclass(frozen=True)
@@ -63,8 +86,35 @@ def parse_submission(body: bytes) -> SubmitOrder | Rejected:
         return Rejected("SchemaViolation", problems)
 
 
-def submit(body: bytes, stores: Stores, sender: MessageSender,
-           now: datetime) -> Accepted | Rejected:
+def admit(stores: Stores, order_id: str, max_in_flight: int) -> tuple[bool, int]:
+    """Decide whether a submission may create a new order (SPEC X3).
+
+    Parameters
+    ----------
+    stores : Stores
+        Order database and state store.
+    order_id : str
+        The submitted OrderID.
+    max_in_flight : int
+        ``MAX_IN_FLIGHT``: the cap on Pending + Processing + Compensating orders.
+
+    Returns
+    -------
+    (bool, int)
+        Whether to admit, and the in-flight count (-1 if not counted). An order already in
+        the state store or the order database (a redelivery, or a retry after a crash
+        between the two writes) is always admitted without counting.
+    """
+    if stores.states.get(order_id) is not None or stores.orders.get(order_id) is not None:
+        return True, -1
+    in_flight = sum(stores.states.count_by_state(IN_FLIGHT_STATES).values())
+    record_backlog(in_flight, max_in_flight)
+    return in_flight < max_in_flight, in_flight
+
+
+def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
+           max_in_flight: int | None = None,
+           message_id: str | None = None) -> Accepted | Rejected | AdmissionRefused:
     """Store a submitted order idempotently and tell the client it was received.
 
     Parameters
@@ -74,18 +124,41 @@ def submit(body: bytes, stores: Stores, sender: MessageSender,
     stores : Stores
         Order database and state store.
     sender : MessageSender
-        For the RequestReceived status and operator alerts.
+        For the RequestReceived / Rejected status and operator alerts.
     now : datetime
         Submission time (state record timestamps).
+    max_in_flight : int, optional
+        ``MAX_IN_FLIGHT`` (SPEC X3); None disables admission control.
+    message_id : str, optional
+        The order message's MessageId: a refusal's status message id is derived from it,
+        so a redelivered message is answered once and a later resend gets its own answer.
 
     Returns
     -------
-    Accepted or Rejected
-        Rejected results must be dead-lettered by the caller with their reason.
+    Accepted, Rejected or AdmissionRefused
+        Rejected results must be dead-lettered by the caller with their reason;
+        AdmissionRefused ones completed (the client has been told).
     """
     parsed = parse_submission(body)
     if isinstance(parsed, Rejected):
         return parsed
+    with log_context(parsed.order.order_id):
+        if max_in_flight is not None:
+            admitted, in_flight = admit(stores, parsed.order.order_id, max_in_flight)
+            if not admitted:
+                return refuse(parsed, sender, now, in_flight, max_in_flight, message_id)
+        return store(parsed, body, stores, sender, now)
+
+
+def store(parsed: SubmitOrder, body: bytes, stores: Stores, sender: MessageSender,
+          now: datetime) -> Accepted | Rejected:
+    """Write the order and its state record idempotently; RequestReceived to the client (S1).
+
+    Returns
+    -------
+    Accepted or Rejected
+        ``Rejected("ConflictingOrder", ...)`` if other data is stored under the OrderID.
+    """
     order = parsed.order
     record = StateRecord(order_id=order.order_id, reply_to=parsed.reply_to,
                          created_at=now, updated_at=now)
@@ -103,3 +176,18 @@ def submit(body: bytes, stores: Stores, sender: MessageSender,
                 StatusMessage(order_id=order.order_id, status=StatusKind.REQUEST_RECEIVED,
                               at=now))
     return Accepted(order.order_id, stored.created or state.created)
+
+
+def refuse(parsed: SubmitOrder, sender: MessageSender, now: datetime, in_flight: int,
+           limit: int, message_id: str | None) -> AdmissionRefused:
+    """Tell the client its order was rejected by admission control; write nothing (SPEC X3)."""
+    order_id = parsed.order.order_id
+    reason = (f"admission control: {in_flight} orders in flight (Pending, Processing, "
+              f"Compensating) reached MAX_IN_FLIGHT={limit}; nothing was stored, submit the "
+              "order again later")
+    suffix = f":{sha256((message_id or '').encode()).hexdigest()[:16]}"
+    send_status(sender, parsed.reply_to,
+                StatusMessage(order_id=order_id, status=StatusKind.REJECTED, at=now,
+                              reason=reason), dedupe_suffix=suffix)
+    log.info("order %s rejected: %s", order_id, reason)
+    return AdmissionRefused(order_id, reason, in_flight, limit)

@@ -1,0 +1,74 @@
+"""Orchestration status and history of an attempt, through the Durable Functions HTTP API (D5).
+
+``GET {base}/runtime/webhooks/durabletask/instances/{instanceId}?showHistory=true`` is the
+documented instance query of Durable Functions: the local host serves it on its own port
+(default ``http://127.0.0.1:7071``) and a Function App in Azure on
+``https://<app>.azurewebsites.net``, where it needs the ``durabletask_extension`` system key
+as ``code``. Reading it over HTTP, instead of opening the task hub, works the same against
+both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+STATUS_PATH = "/runtime/webhooks/durabletask/instances/{instance_id}"
+"""Instance status endpoint of the Durable Functions HTTP API."""
+
+
+class HistoryError(RuntimeError):
+    """The status endpoint could not be reached or answered an error."""
+
+
+def fetch_status(base_url: str, instance_id: str, *, code: str | None = None,
+                 client: httpx.Client | None = None,
+                 timeout_s: float = 10.0) -> dict[str, Any] | None:
+    """Return an instance's status with its history, or None if the task hub has no such id.
+
+    Parameters
+    ----------
+    base_url : str
+        Host root, e.g. ``http://127.0.0.1:7071`` or ``https://<app>.azurewebsites.net``.
+    instance_id : str
+        Orchestration instance id (``<OrderID>:<attempt>``); URL-encoded here.
+    code : str, optional
+        The ``durabletask_extension`` system key (Azure).
+    client : httpx.Client, optional
+        Client to use (tests); a new one otherwise.
+    timeout_s : float
+        Request timeout in seconds.
+
+    Returns
+    -------
+    dict or None
+        The documented status object (``runtimeStatus``, ``createdTime``,
+        ``lastUpdatedTime``, ``input``, ``output``, ``historyEvents``, ...).
+
+    Raises
+    ------
+    HistoryError
+        If the host cannot be reached or answers other than 200/202/404.
+    """
+    url = base_url.rstrip("/") + STATUS_PATH.format(instance_id=quote(instance_id, safe=""))
+    params = {"showHistory": "true", "showHistoryOutput": "true", "showInput": "true"}
+    if code:
+        params["code"] = code
+    own = client is None
+    http = client or httpx.Client(timeout=timeout_s)
+    try:
+        response = http.get(url, params=params)
+    except httpx.HTTPError as exc:
+        raise HistoryError(f"{base_url}: cannot read instance {instance_id}: {exc} "
+                           "(is the host running? see --host-url)") from exc
+    finally:
+        if own:
+            http.close()
+    if response.status_code == 404:
+        return None
+    if response.status_code not in (200, 202):  # 202: still running, body is the status
+        raise HistoryError(f"{base_url}: instance {instance_id}: HTTP "
+                           f"{response.status_code}: {response.text[:200]}")
+    return response.json()

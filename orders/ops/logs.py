@@ -1,0 +1,204 @@
+"""Log records that carry OrderID, orchestration instance id and attempt (SPEC X8, D4).
+
+Two ways to attach the ids, both ending as attributes ``order_id``, ``instance_id`` and
+``attempt`` on every :class:`logging.LogRecord` (``"-"`` when unknown), plus ``log_ids``,
+their rendering for text formats (:data:`LOG_FORMAT`):
+
+- :func:`log_context` around a function invocation (submission, agent, activity): every
+  line logged inside, by any module-level logger, carries the ids. It uses a context
+  variable, so concurrent invocations on other threads or tasks keep their own ids.
+- :func:`order_logger` / :func:`replay_safe_logger`: a :class:`logging.LoggerAdapter` bound
+  to the ids; the replay-safe one logs nothing while the orchestrator replays history, so
+  each line appears once however often the orchestrator code is re-run (STYLE 11).
+
+:func:`install_log_record_factory` (called at start-up) makes the attributes exist on every
+record, so formats and Azure Monitor custom dimensions can rely on them. Do not pass these
+names in ``extra=``: the logging module refuses to overwrite record attributes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+from typing import Any
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(log_ids)s] %(message)s"
+"""Text format that shows the ids on every line."""
+
+UNKNOWN = "-"
+
+
+@dataclass(frozen=True)
+class LogIds:
+    """The ids one log line is about; None when unknown."""
+
+    order_id: str | None = None
+    instance_id: str | None = None
+    attempt: int | None = None
+
+    def text(self) -> str:
+        """Render as ``order=<id> instance=<id> attempt=<n>`` (``-`` for unknown)."""
+        return (f"order={self.order_id or UNKNOWN} instance={self.instance_id or UNKNOWN} "
+                f"attempt={self.attempt if self.attempt is not None else UNKNOWN}")
+
+
+_NO_IDS = LogIds()
+_current: ContextVar[LogIds] = ContextVar("orders_log_ids", default=_NO_IDS)  # noqa: B039 - frozen
+_install_lock = threading.Lock()
+_installed = False
+
+
+def ids_for(order_id: str | None = None, instance_id: str | None = None,
+            attempt: int | None = None) -> LogIds:
+    """Build :class:`LogIds`, filling OrderID and attempt from an ``<OrderID>:<n>`` instance id."""
+    if instance_id and (order_id is None or attempt is None):
+        head, sep, tail = instance_id.rpartition(":")
+        if sep and tail.isdigit():
+            order_id = order_id or head
+            attempt = attempt if attempt is not None else int(tail)
+    return LogIds(order_id, instance_id, attempt)
+
+
+def current_ids() -> LogIds:
+    """Return the ids of the innermost :func:`log_context` (all None outside one)."""
+    return _current.get()
+
+
+@contextmanager
+def log_context(order_id: str | None = None, instance_id: str | None = None,
+                attempt: int | None = None) -> Iterator[LogIds]:
+    """Attach the ids to every record logged inside the block (in this thread or task).
+
+    Values not given are inherited from an enclosing block; from an instance id
+    ``<OrderID>:<attempt>`` the OrderID and attempt are derived.
+
+    Parameters
+    ----------
+    order_id, instance_id : str, optional
+        The order and the orchestration instance (attempt) being worked on.
+    attempt : int, optional
+        Attempt number.
+
+    Yields
+    ------
+    LogIds
+        The ids in force inside the block.
+    """
+    outer = _current.get()
+    own = ids_for(order_id, instance_id, attempt)
+    ids = replace(outer, **{k: v for k, v in vars(own).items() if v is not None})
+    token = _current.set(ids)
+    try:
+        yield ids
+    finally:
+        _current.reset(token)
+
+
+def install_log_record_factory() -> None:
+    """Give every log record ``order_id``, ``instance_id``, ``attempt`` and ``log_ids``.
+
+    Wraps the current record factory once per process (later calls do nothing); the values
+    come from :func:`log_context`.
+    """
+    global _installed
+    with _install_lock:
+        if _installed:
+            return
+        previous = logging.getLogRecordFactory()
+
+        def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+            record = previous(*args, **kwargs)
+            ids = _current.get()
+            record.order_id = ids.order_id or UNKNOWN
+            record.instance_id = ids.instance_id or UNKNOWN
+            record.attempt = ids.attempt if ids.attempt is not None else UNKNOWN
+            record.log_ids = ids.text()
+            return record
+
+        logging.setLogRecordFactory(factory)
+        _installed = True
+
+
+class OrderLogger(logging.LoggerAdapter):
+    """A logger bound to one order's ids (see :func:`order_logger`)."""
+
+    def __init__(self, logger: logging.Logger, ids: LogIds) -> None:
+        super().__init__(logger, {})
+        self.ids = ids
+
+    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
+        """Log with the bound ids in force; the caller's line is reported, not this one."""
+        if not self.isEnabledFor(level):
+            return
+        kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 1
+        with log_context(self.ids.order_id, self.ids.instance_id, self.ids.attempt):
+            msg, kwargs = self.process(msg, kwargs)
+            self.logger.log(level, msg, *args, **kwargs)
+
+    def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, Any]:
+        """Leave the message unchanged (the ids travel as record attributes)."""
+        return msg, kwargs
+
+
+class ReplaySafeLogger(OrderLogger):
+    """An :class:`OrderLogger` that is silent while its orchestration replays (SPEC D4)."""
+
+    def __init__(self, logger: logging.Logger, context: Any, ids: LogIds) -> None:
+        super().__init__(logger, ids)
+        self.context = context
+
+    def isEnabledFor(self, level: int) -> bool:
+        """Return False while replaying history, else the logger's answer."""
+        if getattr(self.context, "is_replaying", False):
+            return False
+        return self.logger.isEnabledFor(level)
+
+
+def order_logger(logger: logging.Logger, order_id: str | None = None,
+                 instance_id: str | None = None, attempt: int | None = None) -> OrderLogger:
+    """Return ``logger`` bound to one order (and attempt) for code outside orchestrators.
+
+    Parameters
+    ----------
+    logger : logging.Logger
+        A module-level logger.
+    order_id, instance_id : str, optional
+        The ids; OrderID and attempt are derived from an ``<OrderID>:<n>`` instance id.
+    attempt : int, optional
+        Attempt number.
+
+    Returns
+    -------
+    OrderLogger
+    """
+    return OrderLogger(logger, ids_for(order_id, instance_id, attempt))
+
+
+def replay_safe_logger(context: Any, logger: logging.Logger,
+                       order_id: str | None = None) -> ReplaySafeLogger:
+    """Return a logger for orchestrator code: ids from the context, silent during replay.
+
+    Use it inside an orchestrator function (SPEC D4: replay-safe logging)::
+
+        log = replay_safe_logger(context, logging.getLogger(__name__))
+        log.info("charging")   # logged once, with the attempt's OrderID and instance id
+
+    Parameters
+    ----------
+    context : azure.durable_functions.DurableOrchestrationContext
+        Provides ``instance_id`` and ``is_replaying`` (read at each call, so one adapter
+        serves the whole orchestrator run).
+    logger : logging.Logger
+        A module-level logger.
+    order_id : str, optional
+        Defaults to the OrderID in an ``<OrderID>:<n>`` instance id.
+
+    Returns
+    -------
+    ReplaySafeLogger
+    """
+    return ReplaySafeLogger(logger, context, ids_for(order_id, context.instance_id))

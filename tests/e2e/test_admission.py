@@ -1,0 +1,104 @@
+"""Admission control under a downstream outage: a bounded backlog, nothing lost (SPEC X3).
+
+Shipping is down (simulator outage) while orders keep arriving. Submission admits new
+orders only while Pending + Processing + Compensating stay below MAX_IN_FLIGHT; the rest
+are told "Rejected" with the reason and their messages completed. A hook checks the
+backlog after every submission invocation, so a momentary overshoot would be caught, not
+only the state after each drain step. When shipping returns, every accepted order ends
+terminal, and new orders are admitted again.
+"""
+
+import time
+from collections import Counter
+
+import pytest
+
+from orders.models import IN_FLIGHT_STATES
+from orders.scheduler import submission
+from tests.e2e.harness import ProcessState, make_order
+
+TERMINAL = {ProcessState.PROCESSED, ProcessState.ERROR, ProcessState.COMPENSATED,
+            ProcessState.COMPENSATION_FAILED}
+
+
+def in_flight(system) -> int:
+    return sum(system.services.stores.states.count_by_state(IN_FLIGHT_STATES).values())
+
+
+def run_outage(make_system, monkeypatch, orders: int, limit: int, wave: int) -> None:
+    started = time.perf_counter()
+    system = make_system(faults={"shipping": {"outage_for_s": 60}},
+                         settings={"MAX_IN_FLIGHT": str(limit)})
+    seen: list[int] = []
+    real_submit = submission.submit
+
+    def observed(body, stores, *args, **kwargs):
+        result = real_submit(body, stores, *args, **kwargs)
+        seen.append(sum(stores.states.count_by_state(IN_FLIGHT_STATES).values()))
+        return result
+
+    monkeypatch.setattr(submission, "submit", observed)
+    batch = [make_order(n) for n in range(orders)]
+    for start in range(0, orders, wave):
+        for order in batch[start:start + wave]:
+            system.submit(order)
+        system.run(1)
+        assert in_flight(system) <= limit
+    assert len(seen) == orders and max(seen) == limit
+
+    ids = [o.order_id for o in batch]
+    records = {i: system.state(i) for i in ids}
+    accepted = {i for i, r in records.items() if r is not None}
+    replies = system.replies()
+    rejected = Counter(m["orderId"] for m in replies if m["status"] == "Rejected")
+    received = {m["orderId"] for m in replies if m["status"] == "RequestReceived"}
+    assert len(accepted) == limit
+    assert set(rejected) == set(ids) - accepted and set(rejected.values()) == {1}
+    assert received == accepted  # every order has a record or got Rejected, never both
+    reasons = {m["reason"] for m in replies if m["status"] == "Rejected"}
+    assert all(f"reached MAX_IN_FLIGHT={limit}" in r for r in reasons)
+    for order_id in list(rejected)[:20]:
+        assert system.services.stores.orders.get(order_id) is None
+    counts = system.engine.counts("orders")
+    assert (counts.active, counts.dead_letter) == (0, 0)
+    assert system.engine.counts("replies-acme").dead_letter == 0
+
+    system.run(150)  # shipping is back after 60 s; attempt 3 starts at about 66 s
+    finals = system.states(accepted)
+    assert set(finals) <= TERMINAL, finals
+    assert finals == {ProcessState.PROCESSED: limit}
+    assert in_flight(system) == 0
+
+    fresh = [make_order(n) for n in range(orders, orders + limit)]
+    for order in fresh:
+        system.submit(order)
+    system.run(30)
+    assert system.states(o.order_id for o in fresh) == {ProcessState.PROCESSED: limit}
+    print(f"\nadmission {orders}/{limit}: {time.perf_counter() - started:.1f}s")
+
+
+def test_backlog_stays_bounded_during_an_outage(make_system, monkeypatch):
+    run_outage(make_system, monkeypatch, orders=200, limit=30, wave=20)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # about 200 s on a laptop: every write is fsynced (synchronous=FULL)
+def test_backlog_stays_bounded_during_an_outage_at_scale(make_system, monkeypatch):
+    run_outage(make_system, monkeypatch, orders=2000, limit=300, wave=200)
+
+
+def test_redelivery_of_an_accepted_order_is_not_rejected_at_the_limit(make_system):
+    system = make_system(faults={"shipping": {"outage_for_s": 60}},
+                         settings={"MAX_IN_FLIGHT": "2"})
+    first, second, third = (make_order(n) for n in (1, 2, 3))
+    for order in (first, second, third):
+        system.submit(order)
+    system.run(0.5)
+    system.submit(first, message_id="client-resend")  # the limit is reached now
+    system.run(0.5)
+    statuses = [(m["orderId"], m["status"]) for m in system.replies()]
+    assert statuses == [(first.order_id, "RequestReceived"),
+                        (second.order_id, "RequestReceived"),
+                        (third.order_id, "Rejected")]
+    assert system.state(first.order_id).process_state in IN_FLIGHT_STATES
+    assert system.engine.counts("orders").dead_letter == 0

@@ -1,0 +1,88 @@
+"""The operator CLI against a local data folder, without a running host."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from orders import runtime
+from orders.models import ProcessState
+from orders.ops.cli import app
+from tests.e2e.harness import make_order
+from tests.ops.stores import put, sqlite_stores
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(runtime, "_local_host", lambda: None)
+    for key in ("STORE_BACKEND", "MESSAGING_BACKEND", "MAX_IN_FLIGHT"):
+        monkeypatch.delenv(key, raising=False)
+    stores = sqlite_stores(tmp_path)
+    put(stores.states, "ORD-00001", ProcessState.ERROR, attempt=3, failures=3,
+        failure_reason="payment: card declined")
+    put(stores.states, "ORD-00002", ProcessState.PROCESSED, attempt=1)
+    put(stores.states, "ORD-00003", ProcessState.PENDING)
+    stores.orders.create_if_absent(make_order(1))
+    stores.close()
+    return tmp_path
+
+
+def cli(data_dir, *args):
+    return runner.invoke(app, ["--data-dir", str(data_dir), *args], env={"COLUMNS": "200"})
+
+
+def test_list_error_as_json_and_as_table(data_dir):
+    result = cli(data_dir, "list", "error", "--json")
+    assert result.exit_code == 0, result.output
+    listed = json.loads(result.stdout)
+    assert [o["orderId"] for o in listed["orders"]] == ["ORD-00001"] and not listed["more"]
+    table = cli(data_dir, "list", "Error")
+    assert table.exit_code == 0 and "ORD-00001" in table.stdout and "card declined" in table.stdout
+    assert cli(data_dir, "list", "nonsense").exit_code == 2
+
+
+def test_resubmit_twice_changes_the_record_once(data_dir):
+    first = cli(data_dir, "resubmit", "ORD-00001", "--by", "alice")
+    assert first.exit_code == 0, first.output
+    second = cli(data_dir, "resubmit", "ORD-00001")
+    assert second.exit_code == 1 and "Pending, not Error" in " ".join(second.stdout.split())
+    missing = cli(data_dir, "resubmit", "ORD-09999")
+    assert missing.exit_code == 1 and "no state record" in missing.stdout
+    stores = sqlite_stores(data_dir)
+    record = stores.states.get("ORD-00001")
+    stores.close()
+    assert (record.process_state, record.failure_count, record.locked_by) == \
+        (ProcessState.PENDING, 0, None)
+
+
+def test_summary_counts_and_dead_letters(data_dir):
+    result = cli(data_dir, "summary", "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["counts"]["Error"] == 1 and summary["counts"]["Pending"] == 1
+    assert summary["inFlight"] == 1 and summary["maxInFlight"] == 1000
+    assert summary["deadLetters"]["orders"] == 0
+
+
+def test_show_without_a_reachable_host_still_shows_the_record(data_dir):
+    result = cli(data_dir, "show", "ORD-00001", "--host-url", "http://127.0.0.1:9", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["record"]["processState"] == "Error"
+    assert report["order"]["orderId"] == "ORD-00001"
+    assert [a["instanceId"] for a in report["attempts"]] == [f"ORD-00001:{n}" for n in (1, 2, 3)]
+    assert all("cannot read instance" in a["error"] for a in report["attempts"])
+    quiet = cli(data_dir, "show", "ORD-00001", "--no-history")
+    assert quiet.exit_code == 0 and "no orchestration history" in quiet.stdout
+    assert cli(data_dir, "show", "ORD-09999").exit_code == 1
+
+
+def test_budget_and_bad_settings(data_dir, monkeypatch):
+    result = cli(data_dir, "budget")
+    assert result.exit_code == 0 and "payment: at most" in result.stdout
+    monkeypatch.setenv("STORE_BACKEND", "cosmos")
+    monkeypatch.setenv("COSMOS_ENDPOINT", "")
+    broken = cli(data_dir, "list", "error")
+    assert broken.exit_code == 2 and "COSMOS_ENDPOINT" in broken.stdout
