@@ -27,6 +27,7 @@ test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m pytest
 
 bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) -m bench
 
 clean:

@@ -101,7 +101,9 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
         kill_at: float | None = typer.Option(None, "--kill-at", min=0.0, max=1.0,
                                              help="SIGKILL the host when this fraction of "
                                                   "orders is terminal, then restart it."),
-        timeout_s: float = typer.Option(900.0, "--timeout-s", min=1.0)) -> None:
+        timeout_s: float = typer.Option(900.0, "--timeout-s", min=1.0),
+        faults: bool = typer.Option(True, "--faults/--no-faults",
+                                    help="Inject the default faults (demo/faults.py).")) -> None:
     """Submit TPC-H orders to the local system with faults and report the outcome."""
     data_dir = data_root / "demo"
     shutil.rmtree(data_dir, ignore_errors=True)
@@ -110,8 +112,7 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
     console.print(f"demo: generating TPC-H data (scale factor {scale}) ...")
     tpch_dir = tpch.generate(scale, data_root / "tpch" / f"sf-{scale}")
     batch = list(tpch.load_orders(tpch_dir, orders))
-    faults = default_faults(batch)
-    sim, sim_url = processes.simulator(data_dir, faults)
+    sim, sim_url = processes.simulator(data_dir, default_faults(batch) if faults else {})
     host = processes.host(REPO, data_dir, {**DEMO_SETTINGS, "PAYMENT_API_URL": sim_url,
                                            "SHIPPING_API_URL": sim_url})
     sim.start()

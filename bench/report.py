@@ -1,0 +1,155 @@
+"""Turn one benchmark run's results (``bench/results.json``) into ``bench/RESULTS.md``.
+
+Kept apart from the runner so the table layout can be checked on fixed numbers and
+re-rendered from a saved JSON without measuring again
+(``python -m bench.report bench/results.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+GOAL_FACTOR = 2.0
+"""The issue's goal: local host chain-5 instances/s at least this times the better peer's."""
+
+PEER_NAMES = {"dbos": "DBOS Transact", "durabletask": "Durable Task SDK (in-memory backend)"}
+
+
+WHY = [
+    "Why these peer settings: DBOS does not put its SQLite system database in WAL mode, so "
+    "a SQLAlchemy connect hook sets WAL (and synchronous=FULL, the host's durability); "
+    "max_executor_threads=4 was the fastest of 2/4/6/8/16/32/unbounded (DBOS's default, a "
+    "thread per started workflow, contends for SQLite's write lock). The Durable Task SDK's "
+    "in-memory backend is a gRPC server, so it runs in its own process (faster than "
+    "in-process in a side-by-side check); its worker keeps the default concurrency; SDK "
+    "logging is at WARNING (its default handler logs every start at INFO).",
+]
+
+
+def chain5_comparison(results: dict[str, Any]) -> dict[str, Any]:
+    """Host / peer ratios of median chain-5 instances/s, the better peer and the goal.
+
+    Returns
+    -------
+    dict
+        ``ratios`` (peer -> host median / peer median), ``best_peer``, ``best_peer_median``,
+        ``host_median``, ``goal`` (``GOAL_FACTOR`` x best peer) and ``goal_met``.
+    """
+    host = results["chain5"]["host"]["instances_per_s"]["median"]
+    peers = {k: v["instances_per_s"]["median"] for k, v in results["chain5"]["peers"].items()}
+    best = max(peers, key=peers.__getitem__)
+    return {"host_median": host, "ratios": {k: host / v for k, v in peers.items()},
+            "best_peer": best, "best_peer_median": peers[best],
+            "goal": GOAL_FACTOR * peers[best], "goal_met": host >= GOAL_FACTOR * peers[best]}
+
+
+def _rate_row(name: str, doc: dict[str, Any], host_median: float) -> str:
+    r = doc["instances_per_s"]
+    return (f"| {name} | {r['min']:.1f} | {r['median']:.1f} | {r['max']:.1f} | "
+            f"{doc['activities_per_s_median']:.0f} | {host_median / r['median']:.2f} |")
+
+
+def _machine(results: dict[str, Any]) -> list[str]:
+    m = results["machine"]
+    load = results["load"]
+    lines = [f"- Command: `{results['command']}` ({results['elapsed_s'] / 60:.1f} min)",
+             f"- Date: {m['date']}",
+             f"- Machine: {m['cpus']} CPUs, {m['platform']}",
+             "- Versions: " + ", ".join(f"{k} {v}" for k, v in m["versions"].items()),
+             f"- Load average (1/5/15 min): {load['start']} at start, {load['end']} at end"]
+    if load["high"]:
+        lines.append(f"- **Note:** the load average was high ({load['high']}); other "
+                     "processes shared the CPUs and the disk, so absolute figures are low "
+                     "and noisy. The ratios compare runs interleaved in the same minutes.")
+    return lines
+
+
+def _chain5(results: dict[str, Any], cmp_: dict[str, Any]) -> list[str]:
+    c5 = results["chain5"]
+    host_median = cmp_["host_median"]
+    verdict = "met" if cmp_["goal_met"] else "not met"
+    return [f"**Goal:** local host chain-5 {host_median:.1f} instances/s vs 2 x "
+            f"{PEER_NAMES[cmp_['best_peer']]} {cmp_['best_peer_median']:.1f} = "
+            f"{cmp_['goal']:.1f}: **{verdict}** (host / best peer = "
+            f"{cmp_['ratios'][cmp_['best_peer']]:.2f}).", "",
+            f"## 1. Chain-5 ({c5['n']} instances x {c5['repetitions']} repetitions, "
+            "interleaved)", "",
+            "Instances/s from the first start to the last completion; each peer run in its "
+            "own process. Ratio = host median / that row's median.", "",
+            "| system | min | median | max | activities/s (median) | host / this |",
+            "|---|---:|---:|---:|---:|---:|",
+            _rate_row("local host (SQLite task hub, defaults)", c5["host"], host_median),
+            *[_rate_row(PEER_NAMES[k], v, host_median) for k, v in c5["peers"].items()],
+            "", "Peer configurations:", "",
+            *[f"- {PEER_NAMES[k]}: "
+              + "; ".join(f"{ck}: {cv}" for ck, cv in v["config"].items() if ck != "peer")
+              for k, v in c5["peers"].items()], "", *WHY, ""]
+
+
+def _sqlite_limit(lim: dict[str, Any]) -> list[str]:
+    hc = lim["host_commits"]
+    disk = "same disk as" if lim.get("same_disk_as_host", True) else "NOT the disk of"
+    return [f"## 2. SQLite limit ({disk} the host's task hub, WAL)", "",
+            "| one-row insert transaction | commits/s |", "|---|---:|",
+            f"| synchronous=FULL | {lim['full']['commits_per_s']:.0f} |",
+            f"| synchronous=NORMAL | {lim['normal']['commits_per_s']:.0f} |", "",
+            "- Host chain-5 work items/s (median instances/s x (5 activities + 6 episodes)): "
+            f"{lim['host_work_items_per_s']:.0f} = "
+            f"**{lim['host_work_items_fraction_of_full']:.2f}** of the FULL commit rate.",
+            f"- Host commits per activity: **{hc['commits_per_activity']:.2f}** "
+            f"({hc['commits_per_instance']:.2f} per chain-5 instance; counted by tracing "
+            f"every SQLite connection in an untimed run of {hc['n']} instances: "
+            f"{hc['commits']} committing transactions, {hc['autocommit_writes']} autocommit "
+            f"writes, plus {hc['empty_commits']} commits of transactions that wrote nothing).",
+            ""]
+
+
+def _replay(rp: dict[str, Any]) -> list[str]:
+    per_length = rp["us_per_handler_call_by_history_length"]
+    return ["## 3. SDK replay cost", "", "| history events | us per handler call |",
+            "|---:|---:|", *[f"| {k} | {v:.0f} |" for k, v in per_length.items()], "",
+            "Replay cost per chain-5 instance (all 6 episodes): "
+            f"{rp['replay_us_per_chain5_instance'] / 1000:.1f} ms.", ""]
+
+
+def _orders(runs: list[dict[str, Any]]) -> list[str]:
+    lines = ["## 4. Orders (end to end, `demo/`)", "",
+             "| faults | orders | processed | error | recovered | lost | orders/s |",
+             "|---|---:|---:|---:|---:|---:|---:|",
+             *[f"| {o['faults']} | {o['orders']} | {o['processed']} | {o['error']} | "
+               f"{o['recovered']} | {o['lost']} | {o['orders_per_s']:.1f} |" for o in runs], ""]
+    rates = {o["faults"]: o["orders_per_s"] for o in runs}
+    if rates.get("none") and "demo default" in rates:
+        lines += [f"With faults / without: {rates['demo default'] / rates['none']:.2f}.", ""]
+    return lines
+
+
+def _fanout(fan: dict[str, Any]) -> list[str]:
+    return [f"## 5. Fan-out/fan-in on the local host ({fan['n']} activities)", "",
+            "| | min | median | max |", "|---|---:|---:|---:|",
+            "| total seconds | {min:.2f} | {median:.2f} | {max:.2f} |".format(**fan["seconds"]),
+            f"| episodes (median run) | | {fan['episodes']} | |", ""]
+
+
+def render(results: dict[str, Any]) -> str:
+    """Return the markdown report for one run's results document."""
+    cmp_ = chain5_comparison(results)
+    return "\n".join(["# Benchmark results", "", *_machine(results), "",
+                      *_chain5(results, cmp_), *_sqlite_limit(results["sqlite_limit"]),
+                      *_replay(results["replay"]), *_orders(results["orders"]),
+                      *_fanout(results["fanout"])])
+
+
+def main() -> None:
+    """Re-render ``RESULTS.md`` beside a saved ``results.json`` (first argument)."""
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "results.json"
+    out = path.with_name("RESULTS.md")
+    out.write_text(render(json.loads(path.read_text())))
+    print(out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""Smoke tests of the benchmarks: each runs with a tiny N and returns sane numbers."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+
+import pytest
+
+from bench import __main__ as bench_main
+from bench import chain5, fanout, orders, replay, report, sqlite_limit
+from bench.peers.common import run_peer, summarize
+
+
+def test_host_chain5_tiny_run_completes_every_instance():
+    result = chain5.run_once(5)
+    assert result["seconds"] > 0
+    assert result["activities_per_s"] == pytest.approx(5 * result["instances_per_s"])
+
+
+@pytest.mark.parametrize("peer", ["dbos", "durabletask"])
+def test_peer_runs_chain5_in_its_own_process(peer):
+    pytest.importorskip(peer)
+    result = run_peer(bench_main.PEERS[peer], 5, timeout_s=60)
+    assert result["n"] == 5
+    assert result["peer"] == peer
+    assert 0 < result["instances_per_s"] < 100_000
+    assert result["activities_per_s"] == pytest.approx(5 * result["instances_per_s"])
+
+
+def test_run_peer_reports_a_failing_child_with_its_output():
+    with pytest.raises(RuntimeError, match=r"bench\.peers\.no_such_peer failed \(exit 1\)"):
+        run_peer("bench.peers.no_such_peer", 5, timeout_s=30)
+
+
+def test_summarize_gives_min_median_max_and_keeps_the_configuration():
+    runs = [{"n": 4, "seconds": s, "instances_per_s": 4 / s, "activities_per_s": 20 / s,
+             "threads": 8} for s in (2.0, 1.0, 4.0)]
+    doc = summarize(4, runs)
+    assert doc["instances_per_s"] == {"min": 1.0, "median": 2.0, "max": 4.0}
+    assert doc["activities_per_s_median"] == 10.0
+    assert doc["config"] == {"threads": 8}
+
+
+@pytest.mark.parametrize("synchronous", ["FULL", "NORMAL"])
+def test_commit_rate_commits_one_row_transactions(synchronous):
+    result = sqlite_limit.commit_rate(synchronous, duration_s=0.05)
+    assert result["commits"] >= 10
+    assert result["commits_per_s"] == pytest.approx(result["commits"] / result["seconds"])
+
+
+def test_commit_rate_rejects_an_unknown_synchronous_level():
+    with pytest.raises(ValueError, match="synchronous"):
+        sqlite_limit.commit_rate("OFF", duration_s=0.01)
+
+
+def test_commit_counter_tells_writing_empty_and_autocommit_transactions_apart(tmp_path):
+    counter = sqlite_limit.CommitCounter()
+    with counter.active():
+        conn = sqlite3.connect(tmp_path / "c.sqlite", isolation_level=None)
+    conn.execute("CREATE TABLE t (v INTEGER)")  # autocommit DDL: not a row write
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("INSERT INTO t VALUES (1)")
+    conn.execute("COMMIT")
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("SELECT * FROM t").fetchall()
+    conn.execute("COMMIT")
+    conn.execute("INSERT INTO t VALUES (2)")  # autocommit
+    conn.close()
+    assert counter.snapshot() == (1, 1, 1)
+    assert counter.total == 2
+    later = sqlite3.connect(tmp_path / "c.sqlite", isolation_level=None)
+    later.execute("INSERT INTO t VALUES (3)")  # opened after the block: not traced
+    later.close()
+    assert counter.snapshot() == (1, 1, 1)
+
+
+def test_host_commits_are_counted_per_activity():
+    result = sqlite_limit.host_commits(5)
+    assert 0 < result["commits_per_activity"] <= 11 / 5
+    assert result["commits_per_instance"] == pytest.approx(5 * result["commits_per_activity"])
+
+
+def test_fanout_tiny_run_sums_every_result():
+    result = fanout.run_once(5)
+    assert result["seconds"] > 0
+    assert result["episodes"] >= 2  # one to schedule, at least one to collect
+
+
+def test_replay_cost_is_timed_for_each_history_length():
+    result = replay.run(repeat=3)
+    assert len(result["us_per_handler_call_by_history_length"]) == 6
+    assert result["replay_us_per_chain5_instance"] > 0
+
+
+def test_orders_summary_line_is_parsed_into_numbers():
+    out = ("demo: submitted\nsummary: orders=200 processed=197 error=3 recovered=12 lost=0 "
+           "duplicate_effects=0 orders_per_s=8.4\n")
+    assert orders.parse_summary(out) == {
+        "orders": 200, "processed": 197, "error": 3, "recovered": 12, "lost": 0,
+        "duplicate_effects": 0, "orders_per_s": 8.4}
+    with pytest.raises(ValueError, match="summary"):
+        orders.parse_summary("demo failed\n")
+
+
+def test_orders_tiny_fault_free_run_processes_every_order(tmp_path):
+    result = orders.run(3, faults=False, timeout_s=120, data_root=tmp_path)
+    assert result["faults"] == "none"
+    assert (result["orders"], result["processed"], result["lost"]) == (3, 3, 0)
+    assert result["orders_per_s"] > 0
+
+
+def _results(host: float, dbos: float, durabletask: float) -> dict:
+    def rates(median: float) -> dict:
+        return {"instances_per_s": {"min": median * 0.9, "median": median, "max": median * 1.1},
+                "activities_per_s_median": 5 * median, "config": {"peer": "x", "k": "v"}}
+
+    return {
+        "machine": {"platform": "Linux", "cpus": 2, "date": "2030-01-01 00:00 UTC",
+                    "versions": {"python": "3.11.7"}},
+        "command": "make bench", "elapsed_s": 600.0,
+        "load": {"start": "0.10 0.20 0.30", "end": "1.00 0.50 0.40", "high": ""},
+        "chain5": {"n": 1000, "repetitions": 3, "host": rates(host),
+                   "peers": {"dbos": rates(dbos), "durabletask": rates(durabletask)}},
+        "sqlite_limit": {"full": {"commits_per_s": 2000.0},
+                         "normal": {"commits_per_s": 15000.0},
+                         "host_work_items_per_s": 11 * host,
+                         "host_work_items_fraction_of_full": 11 * host / 2000.0,
+                         "host_commits": {"n": 300, "commits": 600, "empty_commits": 50,
+                                          "autocommit_writes": 0, "commits_per_instance": 2.0,
+                                          "commits_per_activity": 0.4}},
+        "replay": {"us_per_handler_call_by_history_length": {"2": 300.0, "6": 400.0},
+                   "replay_us_per_chain5_instance": 700.0},
+        "orders": [{"faults": "none", "orders": 200, "processed": 200, "error": 0,
+                    "recovered": 0, "lost": 0, "orders_per_s": 10.0},
+                   {"faults": "demo default", "orders": 200, "processed": 197, "error": 3,
+                    "recovered": 12, "lost": 0, "orders_per_s": 8.0}],
+        "fanout": {"n": 1000, "seconds": {"min": 2.0, "median": 3.0, "max": 4.0},
+                   "episodes": 13},
+    }
+
+
+def test_report_goal_is_met_at_twice_the_better_peer():
+    text = report.render(_results(host=60.0, dbos=20.0, durabletask=30.0))
+    assert ("**Goal:** local host chain-5 60.0 instances/s vs 2 x Durable Task SDK "
+            "(in-memory backend) 30.0 = 60.0: **met** (host / best peer = 2.00).") in text
+    assert "| DBOS Transact | 18.0 | 20.0 | 22.0 | 100 | 3.00 |" in text
+    assert "660 = **0.33** of the FULL commit rate" in text
+    assert "| demo default | 200 | 197 | 3 | 12 | 0 | 8.0 |" in text
+    assert "Note:" not in text
+
+
+def test_report_goal_is_not_met_below_twice_the_better_peer_and_flags_load():
+    results = _results(host=59.9, dbos=30.0, durabletask=10.0)
+    results["load"]["high"] = "4.0 at start on 2 CPUs"
+    text = report.render(results)
+    assert "= 60.0: **not met** (host / best peer = 2.00)" in text
+    assert "vs 2 x DBOS Transact 30.0" in text
+    assert "the load average was high (4.0 at start on 2 CPUs)" in text
+
+
+def test_high_load_is_reported_when_the_one_minute_average_reaches_the_cpus():
+    assert bench_main.high_load("0.50 1 1", "1.90 1 1", 2) == ""
+    assert bench_main.high_load("2.00 1 1", "3.50 1 1", 2) == "2.0 at start, 3.5 at end on 2 CPUs"
+    assert bench_main.high_load("n/a", "n/a", 2) == ""
+
+
+def test_bench_exits_with_the_install_command_when_peers_are_missing(monkeypatch):
+    monkeypatch.setattr(bench_main, "missing_peers", lambda: ["dbos", "durabletask"])
+    monkeypatch.setattr(sys, "argv", ["bench"])
+    with pytest.raises(SystemExit) as exc:
+        bench_main.main()
+    message = str(exc.value.code)
+    assert "peer packages not installed: dbos, durabletask" in message
+    assert "pip install 'dbos==3.4.0' 'durabletask==1.12.0'" in message
+
+
+def test_bench_rejects_a_non_positive_count(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["bench", "--n", "0"])
+    with pytest.raises(SystemExit):
+        bench_main.main()
+    assert "--n: must be at least 1" in capsys.readouterr().err
