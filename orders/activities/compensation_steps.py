@@ -14,6 +14,7 @@ from typing import Any
 from orders.compensation.plan import pending_undos, step_details
 from orders.compensation.protocol import cut_reason, fail_without_undo, finish, hand_over
 from orders.models import CompensationEntry, ProcessState, StateRecord, Step, UndoOutcome
+from orders.ops import metrics
 from orders.runtime import Services
 from orders.scheduler.fencing import FencedError, fenced_update
 
@@ -160,4 +161,7 @@ def finish_compensation(data: dict[str, Any], services: Services) -> dict[str, A
         mine = (record is not None and record.locked_by == data["instanceId"]
                 and record.process_state is state)
         return {"fenced": not mine}
+    # Counted here, where the state is written once, not in the orchestrator (replays).
+    metrics.record_compensation("compensated" if state is ProcessState.COMPENSATED
+                                else "failed")
     return {"fenced": False}

@@ -115,10 +115,15 @@ def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
 
 
 def publish_status(data: dict[str, Any], services: Services) -> None:
-    """Send a status message to the order's reply queue only (SPEC S8)."""
+    """Send a status message to the order's reply queue only (SPEC S8).
+
+    The MessageId includes the instance id: a rerun of this step sends a duplicate the
+    queue drops, while a resubmitted order that fails again is still told.
+    """
     message = StatusMessage(order_id=data["orderId"], status=StatusKind(data["status"]),
                             at=services.clock.now(), reason=data.get("reason"))
-    send_status(services.sender, data["replyTo"], message)
+    suffix = f":{data['instanceId']}" if data.get("instanceId") else ""
+    send_status(services.sender, data["replyTo"], message, dedupe_suffix=suffix)
 
 
 def alert_operator(data: dict[str, Any], services: Services) -> None:

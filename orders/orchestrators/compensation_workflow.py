@@ -30,6 +30,7 @@ from orders import names
 from orders.compensation.plan import nothing_to_undo, undo_request, undo_step
 from orders.models import Step, UndoOutcome, format_utc
 from orders.models.messages import AgentOutcome
+from orders.ops.logs import replay_safe_logger
 from orders.orchestrators.remote import remote_step
 
 log = logging.getLogger("orders.compensation")
@@ -55,9 +56,9 @@ def compensation_workflow(context: Any) -> Generator[Any, Any, dict[str, Any]]:
         for entry in pending:
             result = yield from undo(context, data, entry, deadline)
             if result["outcome"] in ("timedOut", "transientFailure"):
-                if not context.is_replaying:
-                    log.info("compensation %s: %s %s; left for the supervisor", iid,
-                             result["step"], result["outcome"])
+                replay_safe_logger(context, log, order_id).info(
+                    "compensation %s: %s %s; left for the supervisor", iid, result["step"],
+                    result["outcome"])
                 return result
             if result["outcome"] == "refused":
                 return (yield from end(context, begun, "CompensationFailed",
@@ -122,6 +123,7 @@ def end(context: Any, begun: dict[str, Any], state: str,
             "kind": "CompensationFailed", "orderId": order_id, "instanceId": iid,
             "reason": reason})
     yield context.call_activity(names.PUBLISH_STATUS, {
-        "orderId": order_id, "replyTo": begun["replyTo"], "status": state, "reason": reason})
+        "orderId": order_id, "instanceId": iid, "replyTo": begun["replyTo"], "status": state,
+        "reason": reason})
     return {"outcome": "compensated" if state == "Compensated" else "compensationFailed",
             "detail": detail}

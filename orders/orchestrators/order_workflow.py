@@ -50,6 +50,7 @@ from typing import Any
 from orders import names
 from orders.models import Step, format_utc
 from orders.models.messages import AgentOutcome, AgentRequest, Operation, Service
+from orders.ops.logs import replay_safe_logger
 from orders.orchestrators.remote import remote_step
 
 log = logging.getLogger("orders.workflow")
@@ -103,9 +104,9 @@ def run_steps(context: Any, data: dict[str, Any],
                                 data["agentMaxAttempts"])
         reply = yield from remote_step(context, request, deadline)
         if reply is None or reply["outcome"] == AgentOutcome.TRANSIENT_FAILURE:
-            if not context.is_replaying:
-                log.info("order %s attempt %s: %s %s; left for the supervisor", order_id,
-                         iid, operation, "timed out" if reply is None else "failed transiently")
+            replay_safe_logger(context, log, order_id).info(
+                "%s %s; left for the supervisor", operation,
+                "timed out" if reply is None else "failed transiently")
             return {"outcome": "timedOut" if reply is None else "transientFailure",
                     "step": operation}
         if reply["outcome"] == AgentOutcome.PERMANENT_FAILURE:
@@ -116,7 +117,8 @@ def run_steps(context: Any, data: dict[str, Any],
     if done["fenced"]:
         return {"outcome": "superseded"}
     yield context.call_activity(names.PUBLISH_STATUS, {
-        "orderId": order_id, "replyTo": reply_to, "status": "OrderCompleted"})
+        "orderId": order_id, "instanceId": iid, "replyTo": reply_to,
+        "status": "OrderCompleted"})
     return {"outcome": "processed"}
 
 
@@ -152,7 +154,8 @@ def fail(context: Any, order_id: str, reply_to: str, operation: str,
         "kind": "OrderError", "orderId": order_id, "instanceId": iid, "reason": why})
     if failed["state"] == "Error":
         yield context.call_activity(names.PUBLISH_STATUS, {
-            "orderId": order_id, "replyTo": reply_to, "status": "OrderFailed", "reason": why})
+            "orderId": order_id, "instanceId": iid, "replyTo": reply_to,
+            "status": "OrderFailed", "reason": why})
         return {"outcome": "error", "step": operation, "reason": reason}
     return {"outcome": "compensating", "step": operation, "reason": reason}
 

@@ -35,6 +35,8 @@ from orders.compensation.plan import pending_undos
 from orders.compensation.protocol import fail_without_undo, give_up, hand_over, retry_later
 from orders.models import SUPERVISED_STATES, ProcessState, StateRecord
 from orders.models.messages import OperatorAlert, StatusKind, StatusMessage
+from orders.ops import metrics
+from orders.ops.logs import log_context
 from orders.runtime import Services
 from orders.scheduler.notify import send_alert, send_status
 from orders.stores.errors import PreconditionFailedError
@@ -156,11 +158,16 @@ def supervise(services: Services) -> ScanReport:
         report.request_charge += page.request_charge or 0.0
         for record in page.records[:budget]:
             report.expired += 1
-            recover(record, services, report)
+            with log_context(record.order_id, record.locked_by):
+                recover(record, services, report)
         budget -= len(page.records)
         if budget <= 0:
             break
     report.duration_s = time.perf_counter() - started
+    metrics.record_scan(report.rows_read, report.duration_s, report.request_charge or None)
+    metrics.record_recovery("retried", len(report.retried) + len(report.compensation_retried))
+    metrics.record_recovery("gave_up", len(report.gave_up) + len(report.compensation_gave_up))
+    metrics.record_recovery("skipped", report.skipped)
     if report.expired or report.skipped:
         log.info("supervisor: pages=%d rows_read=%d ru=%.1f expired=%d retried=%d gave_up=%d "
                  "(handed_over=%d) compensation_retried=%d compensation_gave_up=%d skipped=%d "
