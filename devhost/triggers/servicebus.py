@@ -92,8 +92,8 @@ class ServiceBusTriggerPoller:
         self.owner = owner
         self.client_binding = client_binding
         self.batch_size = batch_size
-        self.lock_duration = engine.catalog.resolve(self.queue).lock_duration \
-            if engine.catalog.resolve(self.queue) else timedelta(seconds=30)
+        props = engine.catalog.resolve(self.queue)
+        self.lock_duration = props.lock_duration if props else timedelta(seconds=30)
 
     def next_due(self) -> datetime | None:
         """Return when the queue's next message becomes receivable, or None."""

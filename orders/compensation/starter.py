@@ -11,26 +11,17 @@ leaves an expired CompleteBy for the supervisor (counted against the compensatio
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 from orders.compensation.protocol import claim
 from orders.models import ProcessState, StateRecord
 from orders.names import COMPENSATION_WORKFLOW
 from orders.runtime import Services
+from orders.scheduler.starter import StartReport
 from orders.settings import Settings
 from orders.stores.errors import PreconditionFailedError
 
 log = logging.getLogger("orders.compensation")
-
-
-@dataclass(frozen=True)
-class CompensationStartReport:
-    """What one compensation starter run did."""
-
-    claimed: int
-    started: int
-    lost_races: int
 
 
 def compensation_input(record: StateRecord, settings: Settings) -> dict[str, Any]:
@@ -40,7 +31,7 @@ def compensation_input(record: StateRecord, settings: Settings) -> dict[str, Any
             "agentMaxAttempts": settings.AGENT_MAX_ATTEMPTS}
 
 
-async def start_compensations(client: Any, services: Services) -> CompensationStartReport:
+async def start_compensations(client: Any, services: Services) -> StartReport:
     """Claim handed-over records and start one compensation attempt per claim.
 
     Parameters
@@ -52,7 +43,7 @@ async def start_compensations(client: Any, services: Services) -> CompensationSt
 
     Returns
     -------
-    CompensationStartReport
+    StartReport
     """
     states = services.stores.states
     s = services.settings
@@ -75,4 +66,4 @@ async def start_compensations(client: Any, services: Services) -> CompensationSt
     if claimed or lost:
         log.info("compensation starter: claimed=%d started=%d lost_races=%d", claimed, started,
                  lost)
-    return CompensationStartReport(claimed, started, lost)
+    return StartReport(claimed, started, lost)

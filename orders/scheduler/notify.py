@@ -8,7 +8,7 @@ queue's duplicate detection drops the resend.
 from __future__ import annotations
 
 from orders.messaging import MessageSender, OutgoingMessage
-from orders.models.messages import OperatorAlert, StatusKind, StatusMessage
+from orders.models.messages import OperatorAlert, StatusMessage
 from orders.names import OPERATOR_ALERTS_QUEUE
 
 
@@ -40,5 +40,3 @@ def send_alert(sender: MessageSender, alert: OperatorAlert, message_id: str) -> 
         body=alert.model_dump(mode="json"), message_id=message_id,
         application_properties={"kind": alert.kind, "orderId": alert.order_id or ""}))
 
-
-__all__ = ["StatusKind", "send_alert", "send_status"]
