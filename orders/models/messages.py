@@ -15,13 +15,17 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from orders.models._types import Contract, InstanceId, OrderId, QueueName, UtcDatetime
 from orders.models.order import Order
 
 MESSAGE_SCHEMA_VERSION = 1
 """Version of the message contracts this code writes and reads."""
+
+REPLY_QUEUE_PATTERN = "replies-{clientId}"
+"""Name of a client's private reply queue; ``infra/queues.json`` (clientReplyQueues) and the
+Bicep use the same pattern (checked by tests)."""
 
 Service = Literal["payment", "shipping"]
 """Remote services, one agent each (SPEC A1)."""
@@ -44,8 +48,9 @@ class SubmitOrder(Versioned):
     client_id : str
         The submitting application (1-40 characters: letters, digits, ``-``).
     reply_to : str
-        The client's private reply queue (``replies-<clientId>``), recorded in the state
-        record so status messages go there only (SPEC S8).
+        The client's private reply queue, which must be ``replies-<clientId>``: a client
+        can never direct the system's messages to another queue (SPEC S8, X10). Recorded
+        in the state record so status messages go there only.
     order : Order
         The immutable order data.
     """
@@ -53,6 +58,14 @@ class SubmitOrder(Versioned):
     client_id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")
     reply_to: QueueName
     order: Order
+
+    @model_validator(mode="after")
+    def _reply_to_is_the_clients_own_queue(self) -> SubmitOrder:
+        expected = REPLY_QUEUE_PATTERN.format(clientId=self.client_id)
+        if self.reply_to != expected:
+            raise ValueError(f"replyTo: must be the client's own reply queue '{expected}' "
+                             f"(SPEC S8, X10), got '{self.reply_to}'")
+        return self
 
 
 class AgentRequest(Versioned):

@@ -25,7 +25,7 @@ from hashlib import sha256
 
 from pydantic import ValidationError
 
-from orders.messaging import MessageSender
+from orders.messaging import MessageSender, QueueNotFoundError
 from orders.models import IN_FLIGHT_STATES, StateRecord
 from orders.models.messages import OperatorAlert, StatusKind, StatusMessage, SubmitOrder
 from orders.ops.logs import log_context
@@ -163,7 +163,19 @@ def store(parsed: SubmitOrder, body: bytes, stores: Stores, sender: MessageSende
     record = StateRecord(order_id=order.order_id, reply_to=parsed.reply_to,
                          created_at=now, updated_at=now)
     try:
+        # Order first, then RequestReceived, then the state record: an order whose reply
+        # queue does not exist gets no state record, so it never starts, and the message is
+        # dead-lettered naming replyTo (a valid resend with the same data is accepted).
         stored = stores.orders.create_if_absent(order)
+        existing = stores.states.get(order.order_id)
+        if existing is not None and not existing.same_submission(record):
+            stores.states.create_if_absent(record)  # raises ConflictError, writes nothing
+        try:
+            send_status(sender, parsed.reply_to, StatusMessage(
+                order_id=order.order_id, status=StatusKind.REQUEST_RECEIVED, at=now))
+        except QueueNotFoundError as exc:
+            return Rejected("UnknownReplyQueue", f"replyTo: queue '{parsed.reply_to}' does "
+                                                 f"not exist ({exc}); nothing was started")
         state = stores.states.create_if_absent(record)
     except ConflictError as exc:
         alert = OperatorAlert(kind="ConflictingOrder", order_id=order.order_id, at=now,
@@ -172,9 +184,6 @@ def store(parsed: SubmitOrder, body: bytes, stores: Stores, sender: MessageSende
         send_alert(sender, alert,
                    message_id=f"conflict:{order.order_id}:{sha256(body).hexdigest()[:16]}")
         return Rejected("ConflictingOrder", str(exc))
-    send_status(sender, state.record.reply_to,
-                StatusMessage(order_id=order.order_id, status=StatusKind.REQUEST_RECEIVED,
-                              at=now))
     return Accepted(order.order_id, stored.created or state.created)
 
 

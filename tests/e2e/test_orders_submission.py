@@ -48,3 +48,48 @@ def test_malformed_json_and_schema_violation_are_dead_lettered_with_reason(make_
     assert dead["bad-schema"].dead_letter_reason == "SchemaViolation"
     assert "order.lines.0.quantity" in dead["bad-schema"].dead_letter_error_description
     assert system.services.stores.states.get("ORD-00009") is None
+
+
+def test_reply_to_another_clients_queue_is_refused_and_nothing_is_sent(make_system):
+    system = make_system()
+    order = make_order(31)
+    body = json.dumps({"clientId": "acme", "replyTo": "replies-globex",
+                       "order": json.loads(order.model_dump_json(by_alias=True))})
+    system.engine.send("orders", body, message_id="hijack")
+    for queue in ("operator-alerts", "payment-requests"):
+        body = json.dumps({"clientId": "acme", "replyTo": queue,
+                           "order": json.loads(order.model_dump_json(by_alias=True))})
+        system.engine.send("orders", body, message_id=f"hijack-{queue}")
+    system.run(5)
+    dead = system.engine.peek("orders", 10, dead_letter=True)
+    assert {m.message_id for m in dead} == {"hijack", "hijack-operator-alerts",
+                                            "hijack-payment-requests"}
+    assert all(m.dead_letter_reason == "SchemaViolation" for m in dead)
+    assert "replyTo: must be the client's own reply queue 'replies-acme'" in \
+        dead[0].dead_letter_error_description
+    assert system.replies("globex") == [] and system.alerts() == []
+    assert system.services.stores.states.get(order.order_id) is None
+
+
+def test_missing_reply_queue_dead_letters_naming_reply_to_and_starts_nothing(make_system):
+    from orders.messaging import QueueNotFoundError
+    from orders.scheduler.submission import Rejected, submit
+
+    system = make_system()
+    order = make_order(32)
+    body = json.dumps({"clientId": "gone", "replyTo": "replies-gone",
+                       "order": json.loads(order.model_dump_json(by_alias=True))}).encode()
+
+    class NoReplyQueue:
+        def send(self, queue, message):
+            raise QueueNotFoundError(queue, "no such entity")
+
+    svc = system.services
+    result = submit(body, svc.stores, NoReplyQueue(), system.clock.now())
+    assert isinstance(result, Rejected) and result.reason == "UnknownReplyQueue"
+    assert "replyTo: queue 'replies-gone' does not exist" in result.description
+    assert svc.stores.states.get(order.order_id) is None
+    # The client fixes its queue and sends again: accepted, processed once.
+    system.submit(order, client_id="gone")
+    system.run(10)
+    assert system.state(order.order_id).process_state == ProcessState.PROCESSED
