@@ -26,6 +26,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from devhost.http_api.instance_ids import validate_instance_id
 from devhost.orchestration.actions import (
     HTTP_ACTIVITY,
     ActionType,
@@ -278,17 +279,20 @@ class Episode:
         known = self.state["action_ids"]
         for index, action in enumerate(numbered):
             if index < len(known):
-                seq, kind = known[index]
-                if kind != action["actionType"]:
+                seq, kind, *name = known[index]
+                now_name = action.get("functionName")
+                if kind != action["actionType"] or (name and name[0] != now_name):
+                    was = f"{ActionType(kind).name} {name[0] if name else ''}".strip()
+                    now = f"{ActionType(action['actionType']).name} {now_name or ''}".strip()
                     raise NonDeterminismError(
-                        f"Non-deterministic workflow detected: action {index} was "
-                        f"{ActionType(kind).name} and is now "
-                        f"{ActionType(action['actionType']).name}")
+                        f"Non-deterministic workflow detected: action {index} was {was} "
+                        f"and is now {now} (DTFx compares the type and name of each "
+                        "scheduled task on replay)")
                 if kind == ActionType.CreateTimer and action.get("isCanceled"):
                     self.commit.cancel_timers.append(seq)
                 continue
             seq = self._next_seq()
-            known.append([seq, action["actionType"]])
+            known.append([seq, action["actionType"], action.get("functionName")])
             self._schedule_new(seq, index, action)
         return numbered
 
@@ -327,6 +331,17 @@ class Episode:
         kind = ActionType(action["actionType"])
         if kind in (ActionType.CallSubOrchestrator, ActionType.CallSubOrchestratorWithRetry):
             child_id = action.get("instanceId") or f"{self.inst.instance_id}:{seq:04d}"
+            try:
+                validate_instance_id(child_id)
+            except ValueError as exc:  # refused before anything is created (SPEC D2)
+                self.commit.new_history.append(event(
+                    EventType.SubOrchestrationInstanceCreated, self.now, seq,
+                    Name=action["functionName"], InstanceId=child_id, Input=_as_json(action)))
+                self.commit.messages.append(NewMessage(
+                    self.inst.instance_id, self._execution_id(), "completion",
+                    event(EventType.SubOrchestrationInstanceFailed, self.now,
+                          TaskScheduledId=seq, Reason=str(exc), Details=None), self.now))
+                return
             self.commit.new_history.append(event(
                 EventType.SubOrchestrationInstanceCreated, self.now, seq,
                 Name=action["functionName"], InstanceId=child_id, Input=_as_json(action)))

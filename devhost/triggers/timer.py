@@ -66,10 +66,10 @@ class TimerTriggerPoller:
             fdef, schedule, due = entry
             if due > now:
                 continue
-            following = schedule.next_after(due)
-            past_due = following <= now
-            while following <= now:
-                following = schedule.next_after(following)
+            past_due = schedule.next_after(due) <= now
+            # Straight to the first occurrence after now: a long gap (host down, clock
+            # jump) costs one step, not one per missed occurrence.
+            following = schedule.next_after(now)
             entry[2] = following
             lease = f"timer:{fdef.name}:{format_time(due)}"
             if not self.taskhub.try_lease(lease, self.owner, OCCURRENCE_LEASE):

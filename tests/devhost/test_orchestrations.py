@@ -138,3 +138,22 @@ def test_fan_out_fan_in(host):
     iid = start(host, "fan", 200)
     host.run_until_idle()
     assert output(host, iid) == ("Completed", sum(i * i for i in range(200)))
+
+
+def test_changing_the_called_activity_mid_flight_fails_as_non_deterministic(host):
+    appmod = sys.modules["function_app"]
+    iid = start(host, "switching")
+    assert host.worker.run_one_episode()  # schedules "hello"
+    appmod.SWITCH["activity"] = "square"  # the code changed under a running instance
+    host.run_until_idle()
+    status, out = output(host, iid)
+    assert status == "Failed"
+    assert "Non-deterministic workflow detected" in out and "hello" in out
+
+
+def test_sub_orchestration_with_invalid_instance_id_fails_in_the_parent(host):
+    iid = start(host, "bad_child_id")
+    host.run_until_idle()
+    status, out = output(host, iid)
+    assert status == "Completed" and "instanceId" in out["refused"]
+    assert host.taskhub.get_instance("bad/id#?") is None

@@ -88,3 +88,11 @@ def test_unsupported_binding_is_a_startup_error_naming_it(tmp_path):
 
     with pytest.raises(AppLoadError, match="blobTrigger.*supported: orchestrationTrigger"):
         load_app(app_dir)
+
+
+def test_timer_catch_up_after_a_day_long_gap_is_one_step(full_host, clock):
+    mine = [p for p in full_host.pollers if isinstance(p, TimerTriggerPoller)][0]
+    clock.advance(timedelta(days=1))
+    assert mine.poll_once() == 1
+    assert mine.next_due() - clock.now() <= timedelta(minutes=5)
+    assert mine.poll_once() == 0

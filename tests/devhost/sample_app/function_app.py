@@ -163,3 +163,20 @@ def slow_double(n: int) -> int:
 
     time.sleep(0.03)
     return 2 * n
+
+
+SWITCH = {"activity": "hello"}
+
+
+@app.orchestration_trigger(context_name="context")
+def switching(context: df.DurableOrchestrationContext):
+    first = yield context.call_activity(SWITCH["activity"], "a")
+    return first
+
+
+@app.orchestration_trigger(context_name="context")
+def bad_child_id(context: df.DurableOrchestrationContext):
+    try:
+        yield context.call_sub_orchestrator("chain", "x", "bad/id#?")
+    except Exception as exc:  # noqa: BLE001
+        return {"refused": str(exc)}
