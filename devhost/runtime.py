@@ -8,6 +8,7 @@ builds is also registered as this process's *current* host, so the app's local a
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -24,6 +25,26 @@ DATA_DIR_SETTING = "DEVHOST_DATA_DIR"
 
 _current: LocalHost | None = None
 
+MAX_QUEUE_THREADS = 4
+"""Poller threads per queue at most: each idle one polls SQLite, so more cost more."""
+
+
+def max_concurrent_calls(app_dir: Path) -> int:
+    """Read ``extensions.serviceBus.maxConcurrentCalls`` from the app's host.json.
+
+    Returns
+    -------
+    int
+        That value capped at :data:`MAX_QUEUE_THREADS` (16 is the Functions default), or
+        the cap when host.json does not set it.
+    """
+    try:
+        host_json = json.loads((app_dir / "host.json").read_text())
+    except (OSError, ValueError):
+        return MAX_QUEUE_THREADS
+    calls = host_json.get("extensions", {}).get("serviceBus", {}).get("maxConcurrentCalls", 16)
+    return max(1, min(int(calls), MAX_QUEUE_THREADS))
+
 
 def current() -> LocalHost | None:
     """Return the host built last in this process, or None when not under the local host."""
@@ -34,7 +55,7 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
                port: int = 0, activity_workers: int = 4,
                orchestration_lease: timedelta = timedelta(seconds=30),
                activity_lease: timedelta = timedelta(seconds=60),
-               queue_batch_size: int = 16, **kwargs: Any) -> LocalHost:
+               queue_concurrency: int | None = None, **kwargs: Any) -> LocalHost:
     """Build a host with every trigger source of the app wired in.
 
     Parameters
@@ -49,8 +70,11 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
         Activity threads.
     orchestration_lease, activity_lease : timedelta
         Lease durations.
-    queue_batch_size : int
-        Messages received per Service Bus poll.
+    queue_concurrency : int, optional
+        Messages of one queue handled at once by this process (one poller thread each,
+        each holding one message and renewing its lock, as the Functions host does up to
+        ``maxConcurrentCalls``). Defaults to host.json's
+        ``extensions.serviceBus.maxConcurrentCalls``, capped at :data:`MAX_QUEUE_THREADS`.
     **kwargs
         Passed to :class:`~devhost.host.LocalHost`.
 
@@ -69,10 +93,10 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
     _current = host
     host.engine = open_engine(data_dir, clock=host.clock)
     owner = host.worker.owner
+    concurrency = queue_concurrency or max_concurrent_calls(Path(app_dir))
     host.pollers.extend(
-        ServiceBusTriggerPoller(f, host.engine, owner, host.client_binding,
-                                batch_size=queue_batch_size)
-        for f in host.index.service_bus)
+        ServiceBusTriggerPoller(f, host.engine, owner, host.client_binding, batch_size=1)
+        for f in host.index.service_bus for _ in range(concurrency))
     if host.index.timers:
         host.pollers.append(TimerTriggerPoller(host.index.timers, host.taskhub, owner,
                                                host.client_binding))

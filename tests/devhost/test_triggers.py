@@ -96,3 +96,15 @@ def test_timer_catch_up_after_a_day_long_gap_is_one_step(full_host, clock):
     assert mine.poll_once() == 1
     assert mine.next_due() - clock.now() <= timedelta(minutes=5)
     assert mine.poll_once() == 0
+
+
+def test_slow_handlers_never_lose_the_lock_of_messages_waiting_their_turn(full_host):
+    # Each handler takes 20 s of a 30 s lock. Received in a batch, the later messages'
+    # locks would expire before their turn and they would be handled twice.
+    appmod = sys.modules["function_app"]
+    for n in range(5):
+        full_host.engine.send("orders", json.dumps({"slow_s": 20}), message_id=f"slow-{n}")
+    full_host.run_until_idle()
+    assert sorted(appmod.HANDLED) == [f"slow-{n}" for n in range(5)]
+    counts = full_host.engine.counts("orders")
+    assert counts.active == 0 and counts.dead_letter == 0

@@ -137,10 +137,17 @@ async def on_message(msg: func.ServiceBusMessage, client) -> None:
     body = json.loads(msg.get_body())
     if body.get("fail"):
         raise RuntimeError("boom")
+    if body.get("slow_s"):  # a handler that takes a while (time moves on the host's clock)
+        from devhost.runtime import current
+
+        HANDLED.append(msg.message_id)
+        current().clock.advance(timedelta(seconds=body["slow_s"]))
+        return
     await client.start_new("chain", body["id"], body["name"])
 
 
 TICKS: list[bool] = []
+HANDLED: list[str] = []
 
 
 @app.timer_trigger(arg_name="timer", schedule="0 */5 * * * *")
