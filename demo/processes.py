@@ -51,7 +51,8 @@ class Process:
         """
         out = self.log.open("ab")
         self.proc = subprocess.Popen([sys.executable, "-m", *self.args], stdout=out,
-                                     stderr=subprocess.STDOUT, env={**os.environ, **self.env})
+                                     stderr=subprocess.STDOUT, env={**os.environ, **self.env},
+                                     preexec_fn=_die_with_parent)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -79,6 +80,19 @@ class Process:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+
+def _die_with_parent() -> None:
+    """In the child: be SIGKILLed when the demo process dies, however it dies (Linux).
+
+    Without this, a demo killed by its caller would leave the host and the simulator
+    running with nobody to stop them.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
 def simulator(data_dir: Path, faults: dict) -> tuple[Process, str]:

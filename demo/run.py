@@ -113,8 +113,10 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
     tpch_dir = tpch.generate(scale, data_root / "tpch" / f"sf-{scale}")
     batch = list(tpch.load_orders(tpch_dir, orders))
     sim, sim_url = processes.simulator(data_dir, default_faults(batch) if faults else {})
+    # Admission control (MAX_IN_FLIGHT) is not one of the demo's faults: room for all.
     host = processes.host(REPO, data_dir, {**DEMO_SETTINGS, "PAYMENT_API_URL": sim_url,
-                                           "SHIPPING_API_URL": sim_url})
+                                           "SHIPPING_API_URL": sim_url,
+                                           "MAX_IN_FLIGHT": str(max(1000, orders))})
     sim.start()
     host.start()
     console.print(f"demo: local host and simulator up; logs in {data_dir}")

@@ -8,6 +8,7 @@ step until nothing is left (:meth:`drain`, for tests, with an injected clock).
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import threading
@@ -38,6 +39,22 @@ class Poller(Protocol):
         ...
 
 
+def hub_name_of(app_dir: Path) -> str:
+    """Return the task hub name from the app's host.json, or the extension's default.
+
+    Returns
+    -------
+    str
+        ``extensions.durableTask.hubName``, or ``TestHubName`` (the Durable extension's
+        default) when host.json is absent or does not set it.
+    """
+    try:
+        config = json.loads((app_dir / "host.json").read_text())
+    except (OSError, ValueError):
+        return "TestHubName"
+    return config.get("extensions", {}).get("durableTask", {}).get("hubName") or "TestHubName"
+
+
 def free_port() -> int:
     """Return a free TCP port on 127.0.0.1."""
     with socket.socket() as s:
@@ -59,8 +76,8 @@ class LocalHost:
         without sleeping. Defaults to the system clock.
     port : int
         HTTP port on 127.0.0.1; 0 picks a free one.
-    hub_name : str
-        Task hub name.
+    hub_name : str, optional
+        Task hub name; defaults to host.json's ``extensions.durableTask.hubName``.
     activity_workers : int
         Threads running activities in :meth:`start` mode.
     orchestration_lease, activity_lease : timedelta
@@ -78,7 +95,7 @@ class LocalHost:
     """
 
     def __init__(self, app_dir: str | Path, data_dir: str | Path, *,
-                 clock: Clock | None = None, port: int = 0, hub_name: str = "TestHubName",
+                 clock: Clock | None = None, port: int = 0, hub_name: str | None = None,
                  activity_workers: int = 4,
                  orchestration_lease: timedelta = timedelta(seconds=30),
                  activity_lease: timedelta = timedelta(seconds=60),
@@ -93,7 +110,8 @@ class LocalHost:
         self.base_url = api_base_url or f"http://127.0.0.1:{self.port}"
         serve_http = serve_http and api_base_url is None
         self.app, self.index = app or load_app(self.app_dir)
-        self.taskhub = TaskHub(self.data_dir / "taskhub.sqlite", self.clock, name=hub_name)
+        self.taskhub = TaskHub(self.data_dir / "taskhub.sqlite", self.clock,
+                               name=hub_name or hub_name_of(self.app_dir))
         self.worker = DurableWorker(self.taskhub, self.index,
                                     orchestration_lease=orchestration_lease,
                                     activity_lease=activity_lease, sleep=self.sleep)
