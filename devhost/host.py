@@ -119,6 +119,8 @@ class LocalHost:
         self.episode_batch = episode_batch
         self.activity_batch = activity_batch
         self.pollers: list[Poller] = []
+        self.engine: Any = None
+        """The embedded Service Bus engine, set by :func:`devhost.runtime.build_host`."""
         self.serve_http = serve_http
         self._stop = threading.Event()
         self._wake = threading.Event()

@@ -95,7 +95,7 @@ def select_batch(item: OrchestrationWorkItem, max_batch: int) -> tuple[list[Inbo
             current.append(m)
     if inst.runtime_status == "Suspended":
         current = [m for m in current if m.kind in ("resume", "terminate")]
-    if not item.history:
+    if not item.has_history():
         starts = [m for m in current if m.kind == "start"]
         current = starts[:1] + [m for m in current if m.kind != "start"]
     elif any(m.kind == "start" for m in current):
@@ -174,8 +174,9 @@ class Episode:
     def _finish_commit(self) -> EpisodeCommit:
         # DTFx order: OrchestratorStarted, the new events, the events of newly scheduled
         # work, OrchestratorCompleted, then ExecutionCompleted if the execution ended.
-        self.commit.new_history = [dict(e, IsPlayed=True) for e in self.new_events] \
-            + self.commit.new_history + self.tail
+        # Stored as the next episode replays them: IsPlayed true.
+        self.commit.new_history = [dict(e, IsPlayed=True) for e in
+                                   self.new_events + self.commit.new_history + self.tail]
         if self.commit.replay_state is None:
             self.commit.replay_state = self.state
         return self.commit
@@ -223,18 +224,20 @@ class Episode:
     # ------------------------------------------------------------------ replay
     def context_json(self) -> str:
         """Build the orchestration trigger's context JSON as the Functions host sends it."""
-        history = [dict(e, IsPlayed=True) for e in self.item.history] + self.new_events
-        started = next((e for e in history if e["EventType"] == EventType.ExecutionStarted),
-                       {})
+        # The stored events go in as their JSON texts: parsing and re-serialising the whole
+        # history on every episode was a fifth of the host's CPU.
+        texts = self.item.stored_events_json() + [json.dumps(e) for e in self.new_events]
+        started = next((e for e in self.item.first_events() + self.new_events
+                        if e["EventType"] == EventType.ExecutionStarted), {})
         parent = (started.get("ParentInstance") or {}).get("OrchestrationInstance") or {}
-        return json.dumps({
-            "history": history,
+        rest = json.dumps({
             "input": started.get("Input"),
             "instanceId": self.inst.instance_id,
-            "isReplaying": bool(self.item.history),
+            "isReplaying": self.item.has_history(),
             "parentInstanceId": parent.get("InstanceId"),
             "upperSchemaVersion": REPLAY_SCHEMA,
         })
+        return '{"history": [' + ",".join(texts) + "], " + rest[1:]
 
     def _replay(self) -> None:
         if self.handler is None:

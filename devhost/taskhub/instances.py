@@ -156,10 +156,14 @@ class InstanceStore:
 
     def get_history(self, instance_id: str) -> list[dict[str, Any]]:
         """Return the current execution's history events, oldest first (SPEC D5)."""
+        return [json.loads(t) for t in self.get_history_json(instance_id)]
+
+    def get_history_json(self, instance_id: str) -> list[str]:
+        """Return the current execution's history events as stored JSON texts, oldest first."""
         rows = self._conn().execute(
             "SELECT event FROM history WHERE instance_id=? ORDER BY position",
             (instance_id,)).fetchall()
-        return [json.loads(r["event"]) for r in rows]
+        return [r["event"] for r in rows]
 
     def _send_control(self, instance_id: str, kind: str, ev: dict[str, Any],
                       allowed: frozenset[str] | None = None) -> None:

@@ -105,12 +105,35 @@ class InboxMessage:
 
 @dataclass(frozen=True)
 class OrchestrationWorkItem:
-    """What one episode needs: the instance, its history and its visible messages."""
+    """What one episode needs: the instance, its history and its visible messages.
+
+    The task hub fills ``history_json`` (each stored event's JSON text, as replayed:
+    ``IsPlayed`` true) and leaves ``history`` empty: the episode passes the texts to the SDK
+    without parsing and re-serialising them. Code that builds a work item by hand may give
+    the parsed ``history`` instead.
+    """
 
     instance: InstanceRecord
     history: list[dict[str, Any]]
     messages: list[InboxMessage]
     lock_owner: str
+    history_json: list[str] | None = None
+
+    def has_history(self) -> bool:
+        """Tell whether the current execution has any history yet."""
+        return bool(self.history_json) if self.history_json is not None else bool(self.history)
+
+    def stored_events_json(self) -> list[str]:
+        """Return the stored events as JSON texts, each with ``IsPlayed`` true."""
+        if self.history_json is not None:
+            return self.history_json
+        return [json.dumps(dict(e, IsPlayed=True)) for e in self.history]
+
+    def first_events(self, n: int = 2) -> list[dict[str, Any]]:
+        """Return the first ``n`` stored events, parsed (ExecutionStarted is among them)."""
+        if self.history_json is not None:
+            return [json.loads(t) for t in self.history_json[:n]]
+        return self.history[:n]
 
 
 @dataclass(frozen=True)

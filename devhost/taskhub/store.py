@@ -88,8 +88,9 @@ class TaskHub(InstanceStore):
                     " WHERE instance_id=? AND visible_at <= ? ORDER BY visible_at, id LIMIT ?",
                     (instance_id, now, max_messages))
             ]
-            items.append(OrchestrationWorkItem(self._get(conn, instance_id),
-                                               self.get_history(instance_id), messages, owner))
+            items.append(OrchestrationWorkItem(
+                self._get(conn, instance_id), [], messages, owner,
+                history_json=self.get_history_json(instance_id)))
         return items
 
     def claim_orchestration(self, owner: str, lease: timedelta,
