@@ -100,7 +100,8 @@ class Order(Contract):
     customer_id: CustomerId
     currency: Currency
     lines: tuple[OrderLine, ...] = Field(min_length=1, max_length=1000)
-    total_price: Decimal = Field(ge=0, decimal_places=MONEY_DECIMAL_PLACES, allow_inf_nan=False)
+    # > 0: the payment service refuses a zero charge, so a free order would only fail later.
+    total_price: Decimal = Field(gt=0, decimal_places=MONEY_DECIMAL_PLACES, allow_inf_nan=False)
     created_at: UtcDatetime
     schema_version: int = Field(default=ORDER_SCHEMA_VERSION, ge=1)
 

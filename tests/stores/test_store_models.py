@@ -224,3 +224,10 @@ def test_format_utc_is_fixed_width_and_sorts_like_time():
     assert format_utc(early) < format_utc(late)
     with pytest.raises(ValueError, match="timezone-aware"):
         format_utc(datetime(2030, 1, 1))
+
+
+def test_zero_total_order_is_refused_naming_total_price():
+    with pytest.raises(ValidationError) as info:
+        make_order(total_price=Decimal("0"))
+    assert "total_price" in str(info.value) or "totalPrice" in str(info.value)
+    assert "greater than 0" in str(info.value)
