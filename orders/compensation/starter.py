@@ -17,9 +17,8 @@ from orders.compensation.protocol import claim
 from orders.models import ProcessState, StateRecord
 from orders.names import COMPENSATION_WORKFLOW
 from orders.runtime import Services
-from orders.scheduler.starter import StartReport
+from orders.scheduler.starter import StartReport, claim_and_start
 from orders.settings import Settings
-from orders.stores.errors import PreconditionFailedError
 
 log = logging.getLogger("orders.compensation")
 
@@ -48,22 +47,7 @@ async def start_compensations(client: Any, services: Services) -> StartReport:
     states = services.stores.states
     s = services.settings
     now = services.clock.now()
-    claimed = started = lost = 0
-    for record in states.find_startable(now, s.STARTER_BATCH, ProcessState.COMPENSATING):
-        try:
-            mine = states.replace(claim(record, now, s.start_grace))
-        except PreconditionFailedError:
-            lost += 1  # another starter claimed it first (SPEC S3, V4)
-            continue
-        claimed += 1
-        try:
-            await client.start_new(COMPENSATION_WORKFLOW, mine.locked_by,
-                                   compensation_input(mine, s))
-            started += 1
-        except Exception:  # noqa: BLE001 - the supervisor recovers it after START_GRACE_S
-            log.exception("order %s: claimed compensation %s but could not start it",
-                          record.order_id, mine.locked_by)
-    if claimed or lost:
-        log.info("compensation starter: claimed=%d started=%d lost_races=%d", claimed, started,
-                 lost)
-    return StartReport(claimed, started, lost)
+    records = states.find_startable(now, s.STARTER_BATCH, ProcessState.COMPENSATING)
+    return await claim_and_start(client, states, records,
+                                 lambda r: claim(r, now, s.start_grace), COMPENSATION_WORKFLOW,
+                                 lambda r: compensation_input(r, s), "compensation starter")

@@ -17,6 +17,7 @@ Processing with an expired CompleteBy and returns it to Pending for a new attemp
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,7 @@ from orders.models import ProcessState, StateRecord
 from orders.names import ORDER_WORKFLOW
 from orders.runtime import Services
 from orders.scheduler.instance_ids import instance_id
+from orders.stores import StateStore
 from orders.stores.errors import PreconditionFailedError
 
 log = logging.getLogger("orders.starter")
@@ -50,6 +52,57 @@ def workflow_input(record: StateRecord, services: Services) -> dict[str, Any]:
             "deadlineS": s.ORDER_DEADLINE_S, "agentMaxAttempts": s.AGENT_MAX_ATTEMPTS}
 
 
+async def claim_and_start(client: Any, states: StateStore, records: Iterable[StateRecord],
+                          claim: Callable[[StateRecord], StateRecord], workflow: str,
+                          make_input: Callable[[StateRecord], dict[str, Any]],
+                          what: str) -> StartReport:
+    """Claim each record with its ETag, then start ``workflow`` under the claimed LockedBy.
+
+    The claim-then-start mechanism of SPEC S3, shared by the order starter and the
+    compensation starter: a lost ETag race means another starter claimed the record
+    (V4); a start that fails leaves the claim's CompleteBy to expire, and the supervisor
+    recovers the record.
+
+    Parameters
+    ----------
+    client : DurableOrchestrationClient
+        The SDK's durable client.
+    states : StateStore
+        The state store.
+    records : iterable of StateRecord
+        Records to claim, as read (their ETags are the claim's condition).
+    claim : callable
+        Returns the claimed version of a record (LockedBy = the instance id to start).
+    workflow : str
+        Orchestrator function name.
+    make_input : callable
+        Builds the orchestrator input from the claimed record.
+    what : str
+        Names the starter in its logs.
+
+    Returns
+    -------
+    StartReport
+    """
+    claimed = started = lost = 0
+    for record in records:
+        try:
+            mine = states.replace(claim(record))
+        except PreconditionFailedError:
+            lost += 1  # another starter claimed it first (SPEC S3, V4)
+            continue
+        claimed += 1
+        try:
+            await client.start_new(workflow, mine.locked_by, make_input(mine))
+            started += 1
+        except Exception:  # noqa: BLE001 - the supervisor recovers it after START_GRACE_S
+            log.exception("%s: order %s claimed as %s but could not start it", what,
+                          record.order_id, mine.locked_by)
+    if claimed or lost:
+        log.info("%s: claimed=%d started=%d lost_races=%d", what, claimed, started, lost)
+    return StartReport(claimed, started, lost)
+
+
 async def run_starter(client: Any, services: Services) -> StartReport:
     """Claim startable records and start one orchestration per claim.
 
@@ -65,33 +118,24 @@ async def run_starter(client: Any, services: Services) -> StartReport:
     StartReport
     """
     states = services.stores.states
+    s = services.settings
     now = services.clock.now()
-    claimed = started = lost = 0
     processing = states.count_by_state([ProcessState.PROCESSING]).get(ProcessState.PROCESSING, 0)
-    room = min(services.settings.STARTER_BATCH, services.settings.MAX_PROCESSING - processing)
+    room = min(s.STARTER_BATCH, s.MAX_PROCESSING - processing)
     if room <= 0:
         return StartReport(0, 0, 0)
-    for record in states.find_startable(now, room):
+
+    def claim(record: StateRecord) -> StateRecord:
         attempt = record.attempt + 1
-        iid = instance_id(record.order_id, attempt)
-        try:
-            mine = states.replace(record.model_copy(update={
-                "process_state": ProcessState.PROCESSING, "locked_by": iid,
-                "attempt": attempt, "not_before": None,
-                # The workflow version is fixed when the first attempt starts (X6).
-                "workflow_version": record.workflow_version if record.attempt
-                else services.settings.WORKFLOW_VERSION,
-                "complete_by": now + services.settings.start_grace}))
-        except PreconditionFailedError:
-            lost += 1  # another starter claimed it first (SPEC S3, V4)
-            continue
-        claimed += 1
-        try:
-            await client.start_new(ORDER_WORKFLOW, iid, workflow_input(mine, services))
-            started += 1
-        except Exception:  # noqa: BLE001 - the supervisor recovers it after START_GRACE_S
-            log.exception("order %s: claimed attempt %s but could not start it", record.order_id,
-                          iid)
-    if claimed or lost:
-        log.info("starter: claimed=%d started=%d lost_races=%d", claimed, started, lost)
-    return StartReport(claimed, started, lost)
+        return record.model_copy(update={
+            "process_state": ProcessState.PROCESSING,
+            "locked_by": instance_id(record.order_id, attempt),
+            "attempt": attempt, "not_before": None,
+            # The workflow version is fixed when the first attempt starts (X6).
+            "workflow_version": record.workflow_version if record.attempt
+            else s.WORKFLOW_VERSION,
+            "complete_by": now + s.start_grace})
+
+    return await claim_and_start(client, states, states.find_startable(now, room), claim,
+                                 ORDER_WORKFLOW, lambda r: workflow_input(r, services),
+                                 "starter")
