@@ -25,19 +25,24 @@ from devhost.taskhub.store import TaskHub
 APP = Path(__file__).parent / "apps" / "chain5"
 
 
+def start_and_drain(host: LocalHost, n: int) -> None:
+    """Create ``n`` chain-5 instances, run the host's workers until all are Completed."""
+    for i in range(n):
+        host.taskhub.create_instance("chain5", f"c5-{i:06d}", json.dumps(i))
+    host.start()
+    try:
+        while host.taskhub.count_by_status().get("Completed", 0) < n:
+            time.sleep(0.02)
+    finally:
+        host.stop()
+
+
 def run_once(n: int, activity_workers: int = 4) -> dict[str, float]:
     """Run ``n`` chain-5 instances once and return throughput figures."""
     with tempfile.TemporaryDirectory(prefix="chain5-") as tmp:
         host = LocalHost(APP, Path(tmp), activity_workers=activity_workers, serve_http=False)
         start = time.perf_counter()
-        for i in range(n):
-            host.taskhub.create_instance("chain5", f"c5-{i:06d}", json.dumps(i))
-        host.start()
-        try:
-            while host.taskhub.count_by_status().get("Completed", 0) < n:
-                time.sleep(0.02)
-        finally:
-            host.stop()
+        start_and_drain(host, n)
         elapsed = time.perf_counter() - start
         wrong = [i for i in range(n)
                  if json.loads(host.taskhub.get_instance(f"c5-{i:06d}").output) != i + 5]

@@ -14,7 +14,6 @@ Two measurements that together say how close the host runs to what its store all
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import tempfile
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from bench.chain5 import APP
+from bench.chain5 import APP, start_and_drain
 from devhost import sqlite as db
 from devhost.host import LocalHost
 
@@ -127,14 +126,7 @@ def host_commits(n: int, activity_workers: int = 4) -> dict[str, Any]:
     with counter.active(), tempfile.TemporaryDirectory(prefix="chain5-commits-") as tmp:
         host = LocalHost(APP, Path(tmp), activity_workers=activity_workers, serve_http=False)
         before = counter.snapshot()
-        for i in range(n):
-            host.taskhub.create_instance("chain5", f"c5-{i:06d}", json.dumps(i))
-        host.start()
-        try:
-            while host.taskhub.count_by_status().get("Completed", 0) < n:
-                time.sleep(0.02)
-        finally:
-            host.stop()
+        start_and_drain(host, n)
         after = counter.snapshot()
     commits, empty, auto = (a - b for a, b in zip(after, before, strict=True))
     written = commits + auto
