@@ -6,23 +6,71 @@ processes sharing one file (STYLE 5: SQLite stand-ins are production code).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:  # Windows: SQLite's own busy handler is the only cross-process queue
+    fcntl = None  # type: ignore[assignment]
+
 BUSY_TIMEOUT_MS = 30_000
 """How long a writer waits for another process's write lock before ``database is locked``."""
 
-_path_locks: dict[str, threading.Lock] = {}
 _registry_guard = threading.Lock()
 
 
-class _Connection(sqlite3.Connection):
-    """A connection that knows the in-process write lock of its database file."""
+class WriteLock:
+    """The queue that writers of one database file wait in, within and across processes.
 
-    write_lock: threading.Lock
+    SQLite's busy handler waits for another connection's write lock by sleeping in growing
+    steps (1, 2, 5 ... 100 ms), so a writer that lost the race stalls long after the lock
+    was freed, and several host processes on one task hub spend their time asleep. Writers
+    here queue instead: first on a ``threading.Lock`` (threads of this process), then on
+    an exclusive ``flock`` of ``<database>.lock`` (other processes), which the kernel hands
+    over the moment it is released, and releases by itself if the holder dies. SQLite's
+    own locking still guards the data; this only decides who asks next. Without ``fcntl``
+    (Windows) only the in-process queue is used and the busy timeout covers the rest.
+
+    Parameters
+    ----------
+    path : Path
+        The database file; the lock file is created beside it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._thread_lock = threading.Lock()
+        self._fd: int | None = None
+        if fcntl is not None:
+            self._fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+
+    def __enter__(self) -> WriteLock:
+        self._thread_lock.acquire()
+        if self._fd is not None:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+            except BaseException:
+                self._thread_lock.release()
+                raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        self._thread_lock.release()
+
+
+_path_locks: dict[str, WriteLock] = {}
+
+
+class _Connection(sqlite3.Connection):
+    """A connection that knows the write lock of its database file."""
+
+    write_lock: WriteLock
 
 
 def connect(path: str | Path, *, synchronous: str = "FULL") -> sqlite3.Connection:
@@ -66,7 +114,10 @@ def connect(path: str | Path, *, synchronous: str = "FULL") -> sqlite3.Connectio
     conn.execute("PRAGMA foreign_keys=ON")
     conn.row_factory = sqlite3.Row
     with _registry_guard:
-        conn.write_lock = _path_locks.setdefault(str(path.resolve()), threading.Lock())
+        key = str(path.resolve())
+        if key not in _path_locks:
+            _path_locks[key] = WriteLock(path)
+        conn.write_lock = _path_locks[key]
     return conn
 
 
@@ -87,9 +138,8 @@ def write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     sqlite3.Connection
         The same connection, inside the transaction.
     """
-    # Writers of one process queue on a Python lock first: SQLite's own busy handler waits
-    # by sleeping in growing steps (up to 100 ms), which stalls threads that could have
-    # gone the moment the lock was free. Other processes still meet the busy timeout.
+    # Writers queue on the file's WriteLock first (see there): SQLite's busy handler
+    # would make them sleep-poll for the write lock instead.
     lock = getattr(conn, "write_lock", None)
     with lock if lock is not None else threading.Lock():
         conn.execute("BEGIN IMMEDIATE")
