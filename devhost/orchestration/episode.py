@@ -18,7 +18,6 @@ with the SDK's.
 
 from __future__ import annotations
 
-import copy
 import json
 import traceback
 import uuid
@@ -139,7 +138,9 @@ class Episode:
         self.handler = handler
         self.now = now
         self.max_batch = max_batch
-        self.state = copy.deepcopy(item.instance.replay_state) or empty_replay_state()
+        # A JSON round trip copies the (JSON-shaped) state several times faster than deepcopy.
+        self.state = (json.loads(json.dumps(item.instance.replay_state))
+                      or empty_replay_state())
         self.commit = EpisodeCommit(custom_status=item.instance.custom_status)
         self.new_events: list[dict[str, Any]] = []  # OrchestratorStarted + new messages
         self.tail: list[dict[str, Any]] = []  # OrchestratorCompleted, ExecutionCompleted

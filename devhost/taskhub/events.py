@@ -9,6 +9,7 @@ completions to tasks by ``TaskScheduledId`` (activities, sub-orchestrations), ``
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 from enum import IntEnum
 from typing import Any
@@ -44,6 +45,7 @@ TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 """The SDK's ``DATETIME_STRING_FORMAT``; history timestamps and ``FireAt`` use it."""
 
 
+@functools.lru_cache(maxsize=256)
 def format_time(when: datetime) -> str:
     """Format a timezone-aware time as the history's UTC timestamp string.
 
@@ -57,7 +59,10 @@ def format_time(when: datetime) -> str:
     str
         ``YYYY-MM-DDTHH:MM:SS.ffffffZ``.
     """
-    return when.astimezone(UTC).strftime(TIMESTAMP_FORMAT)
+    # Memoised: one episode stamps several events and leases with the same instant.
+    # isoformat() gives the same text as TIMESTAMP_FORMAT, about a third faster.
+    utc = when if when.tzinfo is UTC else when.astimezone(UTC)
+    return utc.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def parse_time(text: str) -> datetime:

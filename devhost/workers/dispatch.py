@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from devhost.app_loader import AppIndex
-from devhost.orchestration import timestamps
+from devhost.orchestration import sdk_fastpaths
 from devhost.orchestration.episode import Episode
 from devhost.taskhub.store import ActivityWorkItem, TaskHub
 from devhost.workers.activities import run_activity
@@ -52,7 +52,7 @@ class DurableWorker:
         self.activity_lease = activity_lease
         self.sleep = sleep
         self.handlers = {name: f.func for name, f in index.orchestrators.items()}
-        timestamps.install()
+        sdk_fastpaths.install()
 
     def run_episodes(self, max_instances: int = 1) -> int:
         """Claim up to ``max_instances`` instances, run one episode each, commit them together.
