@@ -21,8 +21,8 @@ from typing import Any, Protocol
 from devhost.app_loader import AppIndex, load_app
 from devhost.clock import Clock, ManualClock, SystemClock
 from devhost.taskhub.store import TaskHub
+from devhost.workers.activity_pool import ActivityPool
 from devhost.workers.dispatch import DurableWorker
-from devhost.workers.lease import renewing
 
 log = logging.getLogger("devhost")
 
@@ -79,16 +79,18 @@ class LocalHost:
     hub_name : str, optional
         Task hub name; defaults to host.json's ``extensions.durableTask.hubName``.
     activity_workers : int
-        Threads running activities in :meth:`start` mode.
+        Activities run at once in :meth:`start` mode (threads of the
+        :class:`~devhost.workers.activity_pool.ActivityPool`).
     orchestration_lease, activity_lease : timedelta
         Lease durations (see :class:`~devhost.workers.dispatch.DurableWorker`).
     serve_http : bool
         Start the HTTP server (needed by apps that use a durable client).
     app : (app, AppIndex), optional
         An already loaded app (default: load it from ``app_dir``).
-    episode_batch, activity_batch : int
-        Episodes / activities claimed and committed per transaction (group commit: one
-        fsync serves the batch; latency is unchanged, the batch only fills under load).
+    episode_batch : int
+        Episodes claimed and committed per transaction (group commit: one fsync serves
+        the batch; latency is unchanged, the batch only fills under load). Activities
+        are settled and claimed together by the pool, one transaction per round.
     api_base_url : str, optional
         For a worker process of a multi-process host: serve no HTTP and give durable
         clients the API of the process that does (``http://127.0.0.1:<port>``).
@@ -100,7 +102,7 @@ class LocalHost:
                  orchestration_lease: timedelta = timedelta(seconds=30),
                  activity_lease: timedelta = timedelta(seconds=60),
                  serve_http: bool = True, app: tuple[Any, AppIndex] | None = None,
-                 episode_batch: int = 32, activity_batch: int = 8,
+                 episode_batch: int = 32,
                  api_base_url: str | None = None) -> None:
         self.app_dir = Path(app_dir)
         self.data_dir = Path(data_dir)
@@ -117,13 +119,13 @@ class LocalHost:
                                     activity_lease=activity_lease, sleep=self.sleep)
         self.activity_workers = activity_workers
         self.episode_batch = episode_batch
-        self.activity_batch = activity_batch
         self.pollers: list[Poller] = []
         self.engine: Any = None
         """The embedded Service Bus engine, set by :func:`devhost.runtime.build_host`."""
         self.serve_http = serve_http
         self._stop = threading.Event()
-        self._wake = threading.Event()
+        self._wake = threading.Event()  # trigger pollers
+        self._work_ready = threading.Event()  # the work loop (see _work_loop)
         self._threads: list[threading.Thread] = []
         self._server: Any = None
 
@@ -159,9 +161,7 @@ class LocalHost:
     def start(self) -> None:
         """Start the HTTP server and the background work loops."""
         self.start_http()
-        self._spawn("devhost-orchestrations", self._orchestration_loop)
-        for n in range(self.activity_workers):
-            self._spawn(f"devhost-activities-{n}", self._activity_loop)
+        self._spawn("devhost-work", self._work_loop)
         for n, poller in enumerate(self.pollers):
             self._spawn(f"devhost-poller-{n}", self._poller_loop, poller)
 
@@ -173,7 +173,7 @@ class LocalHost:
     def stop(self) -> None:
         """Stop the work loops and the HTTP server, waiting for running work to finish."""
         self._stop.set()
-        self._wake.set()
+        self.wake()
         if self._server is not None:
             self._server.should_exit = True
         for thread in self._threads:
@@ -184,6 +184,7 @@ class LocalHost:
     def wake(self) -> None:
         """Tell idle work loops that new work may be queued."""
         self._wake.set()
+        self._work_ready.set()
 
     def __enter__(self) -> LocalHost:
         self.start_http()
@@ -205,34 +206,41 @@ class LocalHost:
         self._wake.clear()
         return min(delay * 2, 0.05)
 
-    def _orchestration_loop(self) -> None:
+    def _work_loop(self) -> None:
+        # The process's single task hub writer: each round commits the last episodes,
+        # records finished activities and claims new work in one transaction, then runs
+        # the claimed episodes here and hands the claimed activities to the pool.
+        pool = ActivityPool(self.worker.run_activity, self.activity_workers,
+                            on_finished=self._work_ready.set)
+        pending: list[Any] = []
         delay = 0.001
         while not self._stop.is_set():
+            self._work_ready.clear()
+            finished = pool.take_finished()
             try:
-                worked = self.worker.run_episodes(self.episode_batch)
-            except Exception:  # noqa: BLE001 - logged by the worker; keep serving others
-                log.exception("orchestration dispatcher failed")
-                worked = 0
-            delay = 0.001 if worked else self._idle(delay)
-
-    def _activity_loop(self) -> None:
-        delay = 0.001
-        while not self._stop.is_set():
-            items = self.worker.claim_activities(self.activity_batch)
-            if items:
-                self._run_with_renewal(items)
-                self._wake.set()
-            delay = 0.001 if items else self._idle(delay)
-
-    def _run_with_renewal(self, items: list[Any]) -> None:
-        lease = self.worker.activity_lease
-
-        def renew() -> None:
-            for item in items:
-                self.taskhub.renew_activity(item, lease)
-
-        with renewing(renew, lease):
-            self.worker.execute_activities(items)
+                pending, claimed = self.worker.run_round(pending, finished,
+                                                         self.episode_batch, pool.room())
+            except Exception:  # noqa: BLE001 - nothing of the round was written
+                # Its episodes and finished activities run again once their leases
+                # expire (activities are idempotent, SPEC X7).
+                log.exception("work round failed")
+                pending, claimed = [], []
+            pool.submit(claimed)
+            try:
+                pool.renew_if_due(self.taskhub, self.worker.activity_lease)
+            except Exception:  # noqa: BLE001 - retried next round, well within the lease
+                log.exception("activity lease renewal failed")
+            if pending or claimed or finished:
+                delay = 0.001
+                continue
+            # A runner finishing, or wake(), ends the wait at once.
+            self._work_ready.wait(delay)
+            delay = min(delay * 2, 0.05)
+        pool.shutdown()
+        try:  # record what finished, so a restart does not run it again
+            self.worker.run_round(pending, pool.take_finished(), 0, 0)
+        except Exception:  # noqa: BLE001 - the leases expire; nothing is lost
+            log.exception("final work round failed")
 
     def _poller_loop(self, poller: Poller) -> None:
         delay = 0.001

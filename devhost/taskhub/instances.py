@@ -129,12 +129,17 @@ class InstanceStore:
         self._insert_message(conn, NewMessage(new.instance_id, execution_id, "start", started,
                                               now))
 
+    INSERT_MESSAGE = ("INSERT INTO inbox (instance_id, execution_id, kind, timer_id, event,"
+                      " visible_at) VALUES (?,?,?,?,?,?)")
+
+    @staticmethod
+    def _message_row(m: NewMessage) -> tuple[Any, ...]:
+        """Return the parameters of :attr:`INSERT_MESSAGE` (built outside the write lock)."""
+        return (m.instance_id, m.execution_id, m.kind, m.timer_id, json.dumps(m.event),
+                format_time(m.visible_at))
+
     def _insert_message(self, conn: sqlite3.Connection, m: NewMessage) -> None:
-        conn.execute(
-            "INSERT INTO inbox (instance_id, execution_id, kind, timer_id, event, visible_at)"
-            " VALUES (?,?,?,?,?,?)",
-            (m.instance_id, m.execution_id, m.kind, m.timer_id, json.dumps(m.event),
-             format_time(m.visible_at)))
+        conn.execute(self.INSERT_MESSAGE, self._message_row(m))
 
     def _delete_instance(self, conn: sqlite3.Connection, instance_id: str) -> None:
         for table in ("history", "inbox", "activities", "instances"):

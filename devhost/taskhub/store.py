@@ -10,12 +10,13 @@ batches: one transaction (one fsync) serves several episodes or activities.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from devhost import sqlite as db
+from devhost.taskhub.activity_queue import ActivityQueue
 from devhost.taskhub.events import EventType, event, format_time, parse_time
-from devhost.taskhub.instances import InstanceStore
 from devhost.taskhub.records import (  # noqa: F401 - re-exported for callers
     ALL_STATUSES,
     TERMINAL_STATUSES,
@@ -35,10 +36,46 @@ from devhost.taskhub.records import (  # noqa: F401 - re-exported for callers
 )
 
 
-class TaskHub(InstanceStore):
+@dataclass
+class _Prepared:
+    """An episode's commit with its JSON and row tuples built before the transaction."""
+
+    item: OrchestrationWorkItem
+    commit: EpisodeCommit
+    now: datetime
+    history: list[str]
+    activities: list[tuple[Any, ...]]
+    messages: list[tuple[Any, ...]]
+    update: tuple[Any, ...]
+
+
+@dataclass
+class Round:
+    """What one :meth:`TaskHub.run_round` transaction wrote and claimed.
+
+    Attributes
+    ----------
+    committed : list of bool
+        Per episode commit given: False, with nothing of it written, if its lease was lost.
+    settled : list of bool
+        Per activity completion given: False if another worker had recorded it.
+    instances : list of OrchestrationWorkItem
+        Newly leased instances, with their histories and visible messages.
+    activities : list of ActivityWorkItem
+        Newly leased activity work items.
+    """
+
+    committed: list[bool] = field(default_factory=list)
+    settled: list[bool] = field(default_factory=list)
+    instances: list[OrchestrationWorkItem] = field(default_factory=list)
+    activities: list[ActivityWorkItem] = field(default_factory=list)
+
+
+class TaskHub(ActivityQueue):
     """The task hub in one SQLite file, safe for many threads and many processes.
 
-    Parameters are those of :class:`~devhost.taskhub.instances.InstanceStore`.
+    Parameters are those of :class:`~devhost.taskhub.instances.InstanceStore`; the
+    activity queue is :class:`~devhost.taskhub.activity_queue.ActivityQueue`.
     """
 
     def claim_orchestrations(self, owner: str, lease: timedelta, max_instances: int = 1,
@@ -64,20 +101,48 @@ class TaskHub(InstanceStore):
         list of OrchestrationWorkItem
             Empty when no instance has visible work.
         """
-        now = self._now()
+        now = self.clock.now()
         conn = self._conn()
+        if not self._any_visible(conn, format_time(now)):
+            return []  # nothing to claim: no turn at the write lock
         with db.write(conn):
-            ids = [r["instance_id"] for r in conn.execute(
-                "SELECT DISTINCT i.instance_id FROM inbox m JOIN instances i USING (instance_id)"
-                " WHERE m.visible_at <= ? AND (i.lock_owner IS NULL OR i.lock_expires < ?)"
-                " AND (i.runtime_status != 'Suspended' OR m.kind IN ('resume','terminate'))"
-                " ORDER BY m.visible_at, m.id LIMIT ?", (now, now, max_instances))]
-            if not ids:
-                return []
-            expires = format_time(self.clock.now() + lease)
+            ids = self._claim_instances(conn, owner, now, lease, max_instances)
+        return self._load_work_items(ids, owner, now, max_messages)
+
+    @staticmethod
+    def _any_visible(conn: Any, stamp: str) -> bool:
+        # A read outside any transaction (WAL: never blocked by the writer). A false "yes"
+        # costs one empty transaction; a false "no" is caught by the next poll.
+        return conn.execute(
+            "SELECT 1 FROM inbox m JOIN instances i USING (instance_id)"
+            " WHERE m.visible_at <= ? AND (i.lock_owner IS NULL OR i.lock_expires < ?)"
+            " AND (i.runtime_status != 'Suspended' OR m.kind IN ('resume','terminate'))"
+            " LIMIT 1", (stamp, stamp)).fetchone() is not None
+
+    @staticmethod
+    def _claim_instances(conn: Any, owner: str, now: datetime, lease: timedelta,
+                         max_instances: int) -> list[str]:
+        if max_instances <= 0:
+            return []
+        stamp = format_time(now)
+        ids = [r[0] for r in conn.execute(
+            "SELECT DISTINCT i.instance_id FROM inbox m JOIN instances i USING (instance_id)"
+            " WHERE m.visible_at <= ? AND (i.lock_owner IS NULL OR i.lock_expires < ?)"
+            " AND (i.runtime_status != 'Suspended' OR m.kind IN ('resume','terminate'))"
+            " ORDER BY m.visible_at, m.id LIMIT ?", (stamp, stamp, max_instances))]
+        if ids:
+            expires = format_time(now + lease)
             conn.executemany(
                 "UPDATE instances SET lock_owner=?, lock_expires=? WHERE instance_id=?",
                 [(owner, expires, i) for i in ids])
+        return ids
+
+    def _load_work_items(self, ids: list[str], owner: str, now: datetime,
+                         max_messages: int = 10_000) -> list[OrchestrationWorkItem]:
+        # After the claim's transaction: the lease keeps other writers off these instances'
+        # history; messages queued meanwhile are simply left for the next episode.
+        conn = self._conn()
+        stamp = format_time(now)
         items = []
         for instance_id in ids:
             messages = [
@@ -86,7 +151,7 @@ class TaskHub(InstanceStore):
                 for r in conn.execute(
                     "SELECT id, kind, execution_id, timer_id, event FROM inbox"
                     " WHERE instance_id=? AND visible_at <= ? ORDER BY visible_at, id LIMIT ?",
-                    (instance_id, now, max_messages))
+                    (instance_id, stamp, max_messages))
             ]
             items.append(OrchestrationWorkItem(
                 self._get(conn, instance_id), [], messages, owner,
@@ -118,16 +183,77 @@ class TaskHub(InstanceStore):
         list of bool
             Per episode: False, with nothing of it written, if its lease was lost.
         """
-        now = self.clock.now()
+        prepared = [self._prepare(item, commit, self.clock.now()) for item, commit in batch]
         with db.write(self._conn()) as conn:
-            return [self._commit_one(conn, item, commit, now) for item, commit in batch]
+            return [self._commit_one(conn, p) for p in prepared]
+
+    def run_round(self, commits: list[tuple[OrchestrationWorkItem, EpisodeCommit]],
+                  completions: list[tuple[ActivityWorkItem, dict[str, Any]]], owner: str, *,
+                  orchestration_lease: timedelta, max_instances: int,
+                  activity_lease: timedelta, max_activities: int) -> Round:
+        """Commit episodes, record activity completions and claim new work: one transaction.
+
+        This is a host process's whole turn at the write lock. Under load one commit
+        (one fsync) serves every episode and activity that finished since the last turn,
+        and one writer thread per process means no other thread of the process competes
+        for the interpreter while the lock is held.
+
+        Parameters
+        ----------
+        commits : list of (OrchestrationWorkItem, EpisodeCommit)
+            Episodes to write (see :meth:`commit_episodes`).
+        completions : list of (ActivityWorkItem, dict)
+            Finished activities (see :meth:`complete_activities`).
+        owner : str
+            LockedBy of the new leases.
+        orchestration_lease, activity_lease : timedelta
+            Lease durations of the newly claimed instances and activity work items.
+        max_instances, max_activities : int
+            How many of each to claim (0: none).
+
+        Returns
+        -------
+        Round
+            The outcome per commit and completion, and the newly claimed work.
+        """
+        now = self.clock.now()
+        stamp = format_time(now)
+        conn = self._conn()
+        if not commits and not completions and not (
+                max_instances > 0 and self._any_visible(conn, stamp)
+                or max_activities > 0 and self._any_claimable(conn, stamp)):
+            return Round()  # nothing to write or claim: no turn at the write lock
+        prepared = [self._prepare(item, commit, now) for item, commit in commits]
+        messages = self._completion_rows(completions, now)
+        with db.write(conn):
+            committed = [self._commit_one(conn, p) for p in prepared]
+            settled = self._settle(conn, completions, messages)
+            ids = self._claim_instances(conn, owner, now, orchestration_lease, max_instances)
+            rows = self._claim_activity_rows(conn, owner, stamp,
+                                             format_time(now + activity_lease), max_activities)
+        return Round(committed, settled, self._load_work_items(ids, owner, now),
+                     self._activity_items(rows, owner))
 
     def commit_episode(self, item: OrchestrationWorkItem, commit: EpisodeCommit) -> bool:
         """Write one episode's results atomically (see :meth:`commit_episodes`)."""
         return self.commit_episodes([(item, commit)])[0]
 
-    def _commit_one(self, conn: Any, item: OrchestrationWorkItem, commit: EpisodeCommit,
-                    now: datetime) -> bool:
+    def _prepare(self, item: OrchestrationWorkItem, commit: EpisodeCommit,
+                 now: datetime) -> _Prepared:
+        """Serialise an episode's writes before the transaction (see :meth:`_commit_one`)."""
+        inst = item.instance
+        execution_id = commit.execution_id or inst.execution_id
+        return _Prepared(
+            item, commit, now, [json.dumps(e) for e in commit.new_history],
+            [(inst.instance_id, execution_id, a.task_id, a.name, a.input, format_time(now))
+             for a in commit.activities],
+            [self._message_row(m) for m in commit.messages],
+            (commit.status, commit.output, commit.custom_status, execution_id,
+             commit.input, json.dumps(commit.replay_state) if commit.replay_state else None,
+             format_time(now), inst.instance_id))
+
+    def _commit_one(self, conn: Any, prepared: _Prepared) -> bool:
+        item, commit, now = prepared.item, prepared.commit, prepared.now
         inst = item.instance
         held = conn.execute(
             "SELECT 1 FROM instances WHERE instance_id=? AND lock_owner=?"
@@ -147,8 +273,7 @@ class TaskHub(InstanceStore):
                 (inst.instance_id,)).fetchone()[0]
         conn.executemany(
             "INSERT INTO history (instance_id, position, event) VALUES (?,?,?)",
-            [(inst.instance_id, start + k, json.dumps(e))
-             for k, e in enumerate(commit.new_history)])
+            [(inst.instance_id, start + k, text) for k, text in enumerate(prepared.history)])
         execution_id = commit.execution_id or inst.execution_id
         if commit.purge_execution:
             conn.execute("DELETE FROM inbox WHERE instance_id=? AND execution_id=?",
@@ -161,11 +286,8 @@ class TaskHub(InstanceStore):
                 [(inst.instance_id, inst.execution_id, t) for t in commit.cancel_timers])
         conn.executemany(
             "INSERT OR IGNORE INTO activities (instance_id, execution_id, task_id, name,"
-            " input, lock_expires) VALUES (?,?,?,?,?,?)",
-            [(inst.instance_id, execution_id, a.task_id, a.name, a.input, format_time(now))
-             for a in commit.activities])
-        for m in commit.messages:
-            self._insert_message(conn, m)
+            " input, lock_expires) VALUES (?,?,?,?,?,?)", prepared.activities)
+        conn.executemany(self.INSERT_MESSAGE, prepared.messages)
         for child in commit.instances:
             existing = conn.execute(
                 "SELECT runtime_status FROM instances WHERE instance_id=?",
@@ -188,82 +310,8 @@ class TaskHub(InstanceStore):
             " output=COALESCE(?, output), custom_status=?, execution_id=?,"
             " input=COALESCE(?, input), replay_state=COALESCE(?, replay_state),"
             " last_updated_at=?, lock_owner=NULL, lock_expires=NULL WHERE instance_id=?",
-            (commit.status, commit.output, commit.custom_status, execution_id,
-             commit.input, json.dumps(commit.replay_state) if commit.replay_state else None,
-             format_time(now), inst.instance_id))
+            prepared.update)
         return True
-
-    # ----------------------------------------------------------------- activity work
-    def claim_activities(self, owner: str, lease: timedelta,
-                         max_count: int = 1) -> list[ActivityWorkItem]:
-        """Lease up to ``max_count`` activity work items whose lease is free or expired.
-
-        Parameters
-        ----------
-        owner : str
-            The claiming worker's id.
-        lease : timedelta
-            How long the claim holds before another worker may take the item.
-        max_count : int
-            Batch size.
-
-        Returns
-        -------
-        list of ActivityWorkItem
-            Possibly empty.
-        """
-        now = self.clock.now()
-        conn = self._conn()
-        with db.write(conn):
-            rows = conn.execute(
-                "SELECT * FROM activities WHERE lock_expires <= ? ORDER BY id LIMIT ?",
-                (format_time(now), max_count)).fetchall()
-            if not rows:
-                return []
-            expires = format_time(now + lease)
-            conn.executemany(
-                "UPDATE activities SET lock_owner=?, lock_expires=?,"
-                " dequeue_count=dequeue_count+1 WHERE id=?",
-                [(owner, expires, r["id"]) for r in rows])
-        return [ActivityWorkItem(r["id"], r["instance_id"], r["execution_id"], r["task_id"],
-                                 r["name"], r["input"], r["dequeue_count"] + 1, owner)
-                for r in rows]
-
-    def renew_activity(self, item: ActivityWorkItem, lease: timedelta) -> bool:
-        """Extend an activity lease; False if another worker holds it now."""
-        with db.write(self._conn()) as conn:
-            cur = conn.execute("UPDATE activities SET lock_expires=? WHERE id=? AND lock_owner=?",
-                               (format_time(self.clock.now() + lease), item.id,
-                                item.lock_owner))
-            return cur.rowcount == 1
-
-    def complete_activities(self, done: list[tuple[ActivityWorkItem, dict[str, Any]]]
-                            ) -> list[bool]:
-        """Record activities' TaskCompleted/TaskFailed events, in one transaction.
-
-        Each work item is deleted and its event queued together. An item that is gone
-        (another worker finished it after this one's lease expired) writes nothing: the
-        orchestration sees exactly one completion per task.
-
-        Returns
-        -------
-        list of bool
-            Per item: True if this call recorded its completion.
-        """
-        now = self.clock.now()
-        recorded = []
-        with db.write(self._conn()) as conn:
-            for item, result in done:
-                cur = conn.execute("DELETE FROM activities WHERE id=?", (item.id,))
-                if cur.rowcount == 1:
-                    self._insert_message(conn, NewMessage(item.instance_id, item.execution_id,
-                                                          "completion", result, now))
-                recorded.append(cur.rowcount == 1)
-        return recorded
-
-    def complete_activity(self, item: ActivityWorkItem, result: dict[str, Any]) -> bool:
-        """Record one activity's completion (see :meth:`complete_activities`)."""
-        return self.complete_activities([(item, result)])[0]
 
     # ----------------------------------------------------------------- scheduling helpers
     def next_due(self) -> datetime | None:

@@ -12,11 +12,17 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 from devhost.app_loader import AppIndex
 from devhost.orchestration import sdk_fastpaths
 from devhost.orchestration.episode import Episode
-from devhost.taskhub.store import ActivityWorkItem, TaskHub
+from devhost.taskhub.store import (
+    ActivityWorkItem,
+    EpisodeCommit,
+    OrchestrationWorkItem,
+    TaskHub,
+)
 from devhost.workers.activities import run_activity
 
 log = logging.getLogger("devhost.worker")
@@ -66,6 +72,22 @@ class DurableWorker:
                                                   max_instances)
         if not items:
             return 0
+        batch = self.run_claimed(items)
+        for (item, _), won in zip(batch, self.taskhub.commit_episodes(batch), strict=True):
+            if not won:
+                log.warning("lease on %s was lost; episode discarded",
+                            item.instance.instance_id)
+        return len(items)
+
+    def run_claimed(self, items: list[OrchestrationWorkItem]
+                    ) -> list[tuple[OrchestrationWorkItem, EpisodeCommit]]:
+        """Run one episode for each claimed instance; release the ones that crash.
+
+        Returns
+        -------
+        list of (OrchestrationWorkItem, EpisodeCommit)
+            The commits to write, in claim order.
+        """
         batch = []
         for item in items:
             try:
@@ -76,11 +98,46 @@ class DurableWorker:
                 self.taskhub.release_orchestration(item)
                 continue
             batch.append((item, commit))
-        for (item, _), won in zip(batch, self.taskhub.commit_episodes(batch), strict=True):
+        return batch
+
+    def run_round(self, commits: list[tuple[OrchestrationWorkItem, EpisodeCommit]],
+                  completions: list[tuple[ActivityWorkItem, dict[str, Any]]],
+                  max_instances: int, max_activities: int
+                  ) -> tuple[list[tuple[OrchestrationWorkItem, EpisodeCommit]],
+                             list[ActivityWorkItem]]:
+        """Write the last round's results, claim new work, and run the claimed episodes.
+
+        One transaction per round (:meth:`~devhost.taskhub.store.TaskHub.run_round`); the
+        episodes' commits are written by the next round.
+
+        Parameters
+        ----------
+        commits : list of (OrchestrationWorkItem, EpisodeCommit)
+            The previous round's episodes.
+        completions : list of (ActivityWorkItem, dict)
+            Activities that finished since the previous round.
+        max_instances, max_activities : int
+            How much new work to claim.
+
+        Returns
+        -------
+        (list of (OrchestrationWorkItem, EpisodeCommit), list of ActivityWorkItem)
+            This round's episode commits (to pass to the next round) and the activities
+            claimed for the caller to run.
+        """
+        done = self.taskhub.run_round(
+            commits, completions, self.owner, orchestration_lease=self.orchestration_lease,
+            max_instances=max_instances, activity_lease=self.activity_lease,
+            max_activities=max_activities)
+        for (item, _), won in zip(commits, done.committed, strict=True):
             if not won:
                 log.warning("lease on %s was lost; episode discarded",
                             item.instance.instance_id)
-        return len(items)
+        for (item, _), won in zip(completions, done.settled, strict=True):
+            if not won:
+                log.warning("activity %s of %s finished after its lease was lost; another "
+                            "worker's result stands", item.name, item.instance_id)
+        return self.run_claimed(done.instances), done.activities
 
     def run_one_episode(self) -> bool:
         """Claim one instance with visible messages and run one episode for it.
@@ -105,9 +162,12 @@ class DurableWorker:
             Per item: True if this worker's completion was recorded (False if another
             worker completed it after this one's lease expired).
         """
-        done = [(item, run_activity(item, self.index.activities, self.taskhub.clock.now,
-                                    self.sleep)) for item in items]
-        return self.taskhub.complete_activities(done)
+        return self.taskhub.complete_activities([(item, self.run_activity(item))
+                                                 for item in items])
+
+    def run_activity(self, item: ActivityWorkItem) -> dict[str, Any]:
+        """Run one claimed activity; return its TaskCompleted or TaskFailed event."""
+        return run_activity(item, self.index.activities, self.taskhub.clock.now, self.sleep)
 
     def execute_activity(self, item: ActivityWorkItem) -> bool:
         """Run one claimed activity and record its completion."""

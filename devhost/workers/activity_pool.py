@@ -1,0 +1,111 @@
+"""The threads that run a host process's activities, and the leases they hold.
+
+The pool only runs activity code. The task hub side -- claiming activities, recording
+their completions -- is done by the host's work loop, in the same transaction as the
+episodes' commits (:meth:`~devhost.workers.dispatch.DurableWorker.run_round`), so a process
+has a single writer. The loop renews the leases of running activities through
+:meth:`ActivityPool.renew_if_due`, one transaction for all of them.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from typing import Any
+
+from devhost.taskhub.records import ActivityWorkItem
+from devhost.taskhub.store import TaskHub
+
+log = logging.getLogger("devhost.activities")
+
+Finished = tuple[ActivityWorkItem, dict[str, Any]]
+"""An activity and its TaskCompleted/TaskFailed event."""
+
+
+class ActivityPool:
+    """Run up to ``threads`` activities at once and collect their outcomes.
+
+    Parameters
+    ----------
+    run : callable
+        ``ActivityWorkItem -> dict``: runs one activity, returns its completion event.
+    threads : int
+        Activities run at once (the Functions host's ``maxConcurrentActivityFunctions``).
+    on_finished : callable
+        Called from a runner thread after each activity (wakes the work loop).
+    monotonic : callable
+        Seconds on a monotonic clock (lease renewal timing; injectable for tests).
+    """
+
+    QUEUED_PER_THREAD = 8
+    """Claimed activities per runner thread, so the runners never wait for a round."""
+
+    def __init__(self, run: Callable[[ActivityWorkItem], dict[str, Any]], threads: int,
+                 on_finished: Callable[[], None],
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        if threads < 1:
+            raise ValueError("threads: must be at least 1")
+        self._run_activity = run
+        self.threads = threads
+        self._on_finished = on_finished
+        self._finished: queue.SimpleQueue[tuple[ActivityWorkItem, dict[str, Any] | None]] = \
+            queue.SimpleQueue()
+        self._running: dict[int, ActivityWorkItem] = {}
+        self._executor = ThreadPoolExecutor(threads, thread_name_prefix="devhost-activity")
+        self._monotonic = monotonic
+        self._last_renewal = monotonic()
+
+    def room(self) -> int:
+        """Return how many more activities to claim now (runners plus a short queue)."""
+        return self.threads * self.QUEUED_PER_THREAD - len(self._running)
+
+    def submit(self, items: list[ActivityWorkItem]) -> None:
+        """Start claimed activities (at most :meth:`room` of them)."""
+        for item in items:
+            self._running[item.id] = item
+            self._executor.submit(self._run, item)
+
+    def take_finished(self) -> list[Finished]:
+        """Return the activities that finished since the last call, with their events.
+
+        An activity whose runner crashed (a host bug) is dropped here: its lease expires
+        and another attempt runs it.
+        """
+        done = []
+        while True:
+            try:
+                item, result = self._finished.get_nowait()
+            except queue.Empty:
+                return done
+            self._running.pop(item.id, None)
+            if result is not None:
+                done.append((item, result))
+
+    def renew_if_due(self, taskhub: TaskHub, lease: timedelta) -> None:
+        """Renew the leases of running activities, every third of ``lease``."""
+        if self._monotonic() - self._last_renewal < lease.total_seconds() / 3:
+            return
+        items = list(self._running.values())
+        kept_all = taskhub.renew_activities(items, lease)  # a failure is retried next call
+        self._last_renewal = self._monotonic()
+        for item, kept in zip(items, kept_all, strict=True):
+            if not kept:
+                log.warning("lease on activity %s of %s was lost", item.name, item.instance_id)
+
+    def shutdown(self) -> None:
+        """Wait for running activities to finish (their outcomes stay to be taken)."""
+        self._executor.shutdown(wait=True)
+
+    def _run(self, item: ActivityWorkItem) -> None:
+        result = None
+        try:
+            result = self._run_activity(item)
+        except Exception:  # noqa: BLE001 - a host bug: the lease expires, another try runs it
+            log.exception("activity %s of %s crashed its runner", item.name, item.instance_id)
+        finally:
+            self._finished.put((item, result))
+            self._on_finished()

@@ -1,0 +1,151 @@
+"""A host process's turn at the task hub: commit, settle and claim in one transaction."""
+
+import json
+import threading
+from datetime import timedelta
+
+import pytest
+
+from devhost.taskhub.events import EventType
+from devhost.workers.activity_pool import ActivityPool
+from tests.devhost.conftest import output, start
+
+
+def transactions(host):
+    """Count the write transactions opened on the task hub connection of this thread."""
+    seen = []
+    host.taskhub._conn().set_trace_callback(
+        lambda sql: seen.append(sql) if sql.startswith("BEGIN") else None)
+    return seen
+
+
+def test_one_round_commits_settles_and_claims_together(host):
+    worker = host.worker
+    start(host, "chain", "Ann", "c1")
+    pending, activities = worker.run_round([], [], 10, 10)
+    assert [item.instance.instance_id for item, _ in pending] == ["c1"] and activities == []
+
+    begins = transactions(host)
+    pending, activities = worker.run_round(pending, [], 10, 10)
+    # The episode's commit scheduled the first activity; the same transaction claimed it.
+    assert len(begins) == 1 and pending == []
+    assert [(a.instance_id, a.name, json.loads(a.input)) for a in activities] == [
+        ("c1", "hello", "Ann-Tokyo")]
+
+    finished = [(activities[0], worker.run_activity(activities[0]))]
+    pending, activities = worker.run_round([], finished, 10, 10)
+    # Settling queued TaskCompleted, and the same transaction claimed the instance again.
+    assert len(begins) == 2 and [i.instance.instance_id for i, _ in pending] == ["c1"]
+    assert [m.event["EventType"] for m in pending[0][0].messages] == [EventType.TaskCompleted]
+
+    while pending or activities:
+        finished = [(a, worker.run_activity(a)) for a in activities]
+        pending, activities = worker.run_round(pending, finished, 10, 10)
+    assert output(host, "c1") == ("Completed", ["Hello Ann-Tokyo!", "Hello Ann-Seattle!",
+                                                "Hello Ann-London!"])
+
+
+def test_an_idle_round_opens_no_transaction(host):
+    begins = transactions(host)
+    assert host.worker.run_round([], [], 10, 10) == ([], [])
+    assert begins == []
+
+
+def test_a_commit_whose_lease_was_lost_writes_nothing_and_the_round_goes_on(host, clock):
+    worker = host.worker
+    start(host, "chain", "Ann", "c1")
+    start(host, "chain", "Paris", "c2")
+    pending, _ = worker.run_round([], [], 1, 0)
+    assert [i.instance.instance_id for i, _ in pending] == ["c1"]
+    clock.advance(worker.orchestration_lease + timedelta(seconds=1))
+    taken = host.taskhub.claim_orchestrations("other-worker", timedelta(minutes=5), 1)
+    assert [i.instance.instance_id for i in taken] == ["c1"]
+
+    pending, activities = worker.run_round(pending, [], 1, 10)
+    assert host.taskhub.get_history("c1") == []  # the stale episode wrote nothing
+    assert [i.instance.instance_id for i, _ in pending] == ["c2"]  # claimed all the same
+    assert activities == []
+
+
+def test_a_completion_is_recorded_once(host):
+    worker = host.worker
+    start(host, "chain", "Ann", "c1")
+    pending, _ = worker.run_round([], [], 10, 0)
+    _, activities = worker.run_round(pending, [], 0, 10)
+    done = (activities[0], worker.run_activity(activities[0]))
+    assert host.taskhub.run_round([], [done], "w", orchestration_lease=timedelta(0),
+                                  max_instances=0, activity_lease=timedelta(0),
+                                  max_activities=0).settled == [True]
+    assert host.taskhub.run_round([], [done], "w", orchestration_lease=timedelta(0),
+                                  max_instances=0, activity_lease=timedelta(0),
+                                  max_activities=0).settled == [False]
+    completions = [m for m in host.taskhub._conn().execute(
+        "SELECT event FROM inbox WHERE instance_id='c1'")]
+    assert len(completions) == 1
+
+
+class FakeHub:
+    def __init__(self):
+        self.renewed = []
+
+    def renew_activities(self, items, lease):
+        self.renewed.append(([i.id for i in items], lease))
+        return [True] * len(items)
+
+
+def test_pool_runs_claimed_activities_and_hands_back_their_outcomes(host):
+    start(host, "chain", "Ann", "c1")
+    pending, _ = host.worker.run_round([], [], 10, 0)
+    _, activities = host.worker.run_round(pending, [], 0, 10)
+    woken = threading.Event()
+    pool = ActivityPool(host.worker.run_activity, 2, on_finished=woken.set)
+    assert pool.room() == 2 * ActivityPool.QUEUED_PER_THREAD
+    pool.submit(activities)
+    assert pool.room() == 2 * ActivityPool.QUEUED_PER_THREAD - 1
+    pool.shutdown()
+    assert woken.is_set()
+    [(item, result)] = pool.take_finished()
+    assert item is activities[0]
+    assert result["EventType"] == EventType.TaskCompleted
+    assert json.loads(result["Result"]) == "Hello Ann-Tokyo!"
+    assert pool.room() == 2 * ActivityPool.QUEUED_PER_THREAD
+
+
+def test_pool_drops_an_activity_whose_runner_crashed(host):
+    start(host, "chain", "Ann", "c1")
+    pending, _ = host.worker.run_round([], [], 10, 0)
+    _, activities = host.worker.run_round(pending, [], 0, 10)
+
+    def crash(item):
+        raise RuntimeError("host bug")
+
+    pool = ActivityPool(crash, 1, on_finished=lambda: None)
+    pool.submit(activities)
+    pool.shutdown()
+    assert pool.take_finished() == []  # not recorded: its lease expires, it runs again
+    assert pool.room() == ActivityPool.QUEUED_PER_THREAD
+
+
+def test_pool_renews_running_leases_every_third_of_the_lease(host):
+    now = [0.0]
+    release = threading.Event()
+    pool = ActivityPool(lambda item: release.wait(30) and {}, 1, on_finished=lambda: None,
+                        monotonic=lambda: now[0])
+    start(host, "chain", "Ann", "c1")
+    pending, _ = host.worker.run_round([], [], 10, 0)
+    _, activities = host.worker.run_round(pending, [], 0, 10)
+    pool.submit(activities)
+    hub, lease = FakeHub(), timedelta(seconds=60)
+    now[0] = 19.9
+    pool.renew_if_due(hub, lease)
+    assert hub.renewed == []
+    now[0] = 20.0
+    pool.renew_if_due(hub, lease)
+    assert hub.renewed == [([activities[0].id], lease)]
+    release.set()
+    pool.shutdown()
+
+
+def test_pool_refuses_zero_threads():
+    with pytest.raises(ValueError, match="threads"):
+        ActivityPool(lambda item: {}, 0, on_finished=lambda: None)
