@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -23,7 +24,21 @@ app = typer.Typer(help="Run Azure Functions apps with Durable Functions on one m
                   no_args_is_help=True, add_completion=False)
 console = Console()
 
+MAX_DEFAULT_WORKERS = 4
+"""Processes beyond this gave nothing more: they all queue for the task hub's write lock."""
+
+WORKER_READY = "devhost-worker: ready"
+"""The line a worker process prints on stdout when it serves (``start`` waits for it)."""
+
 DATA_DIR = typer.Option(Path(".data"), "--data-dir", help="Folder of the SQLite files.")
+
+
+def default_workers() -> int:
+    """Return the default number of host processes: one per CPU, capped.
+
+    Replay is CPU work in Python, so one process uses one core; see bench/RESULTS.md.
+    """
+    return max(1, min(os.cpu_count() or 1, MAX_DEFAULT_WORKERS))
 
 
 @app.command()
@@ -33,12 +48,14 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="Folder of f
           activity_workers: int = typer.Option(4, "--activity-workers", min=1),
           orchestration_lease_s: float = typer.Option(30.0, "--orchestration-lease-s", min=0.1),
           activity_lease_s: float = typer.Option(60.0, "--activity-lease-s", min=0.1),
-          workers: int = typer.Option(1, "--workers", min=1,
-                                      help="Host processes sharing the task hub (use the "
-                                           "machine's cores; one serves HTTP).")) -> None:
+          workers: int | None = typer.Option(
+              None, "--workers", min=1,
+              help="Host processes sharing the task hub; one serves HTTP. Default: one "
+                   f"per CPU, at most {MAX_DEFAULT_WORKERS}.")) -> None:
     """Start the host: HTTP API, orchestrations, activities, timer and queue triggers."""
     from devhost.runtime import build_host
 
+    workers = workers or default_workers()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s "
                         "%(message)s")
     host = build_host(app_dir, data_dir, port=port, activity_workers=activity_workers,
@@ -52,9 +69,17 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="Folder of f
         sys.executable, "-m", "devhost", "worker", "--app-dir", str(app_dir), "--data-dir",
         str(data_dir), "--api-url", host.base_url, "--activity-workers",
         str(activity_workers), "--orchestration-lease-s", str(orchestration_lease_s),
-        "--activity-lease-s", str(activity_lease_s)]) for _ in range(workers - 1)]
+        "--activity-lease-s", str(activity_lease_s)], stdout=subprocess.PIPE, text=True)
+        for _ in range(workers - 1)]
+    for child in children:  # each says "ready" once its app is loaded and its loops run
+        if child.stdout is None or not child.stdout.readline().startswith(WORKER_READY):
+            for other in children:
+                other.kill()
+            host.stop()
+            raise typer.Exit(f"devhost: a worker process exited during start-up "
+                             f"(exit code {child.wait()}); see its log above")
     console.print(f"devhost: listening on {host.base_url} (task hub {host.taskhub.name}, "
-                  f"data in {data_dir})")
+                  f"data in {data_dir}, {workers} process{'es' if workers > 1 else ''})")
     functions = sorted([*host.index.orchestrators, *host.index.activities,
                         *(f.name for f in host.index.service_bus + host.index.timers
                           + host.index.http)])
@@ -77,6 +102,7 @@ def worker(app_dir: Path = typer.Option(..., "--app-dir"), data_dir: Path = DATA
     from devhost.runtime import build_host
 
     _die_with_parent()
+    parent = os.getppid()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s "
                         "%(message)s")
     host = build_host(app_dir, data_dir, activity_workers=activity_workers,
@@ -86,7 +112,11 @@ def worker(app_dir: Path = typer.Option(..., "--app-dir"), data_dir: Path = DATA
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     host.start()
-    stop.wait()
+    print(WORKER_READY, flush=True)
+    # Where the kernel cannot kill us with the parent (not Linux), notice being orphaned.
+    while not stop.wait(1.0):
+        if os.getppid() != parent:
+            break
     host.stop()
 
 
