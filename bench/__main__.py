@@ -1,8 +1,9 @@
 """``python -m bench`` (``make bench``): every benchmark in one run; writes RESULTS.md + JSON.
 
-Runs, in this process tree and in this order: chain-5 on the local host and on each peer
-(repetitions interleaved, host / peer / peer, so a change in machine load hits all of them
-alike; each peer in its own child process), the SQLite commit limit and the host's
+Runs, in this process tree and in this order: chain-5 on the local host (``devhost start``
+with its defaults, and with one process) and on each peer (repetitions interleaved, host /
+host one process / peer / peer, so a change in machine load hits all of them alike; each
+system in its own child processes), the SQLite commit limit and the host's
 commits per activity, the SDK replay cost, fan-out/fan-in, and the order pipeline end to
 end with and without faults. Then ``bench/results.json`` and ``bench/RESULTS.md``.
 
@@ -64,18 +65,27 @@ def chain5_all(n: int, repetitions: int, log: Any) -> dict[str, Any]:
     """Chain-5 on the host and every peer, repetitions interleaved."""
     from bench import chain5
     from bench.peers.common import run_peer, summarize
+    from devhost.cli import default_workers
 
-    host_runs, peer_runs = [], {p: [] for p in PEERS}
+    host_runs, single_runs, peer_runs = [], [], {p: [] for p in PEERS}
     for rep in range(repetitions):
-        host_runs.append(chain5.run_once(n))
+        host_runs.append(chain5.run_once_processes(n))
         log(f"chain-5 {rep + 1}/{repetitions}: host {host_runs[-1]['instances_per_s']:.1f}/s")
+        single_runs.append(chain5.run_once_processes(n, workers=1))
+        log(f"chain-5 {rep + 1}/{repetitions}: host, one process "
+            f"{single_runs[-1]['instances_per_s']:.1f}/s")
         for peer, module in PEERS.items():
             peer_runs[peer].append(run_peer(module, n))
             log(f"chain-5 {rep + 1}/{repetitions}: {peer} "
                 f"{peer_runs[peer][-1]['instances_per_s']:.1f}/s")
     host = summarize(n, [{**r, "n": n} for r in host_runs])
-    host["config"] = {"activity_workers": 4, "synchronous": "FULL"}
-    return {"n": n, "repetitions": repetitions, "host": host,
+    host["config"] = {"command": "python -m devhost start (defaults)",
+                      "processes": default_workers(), "activity_workers": 4,
+                      "synchronous": "FULL"}
+    single = summarize(n, [{**r, "n": n} for r in single_runs])
+    single["config"] = {**host["config"], "command": "python -m devhost start --workers 1",
+                        "processes": 1}
+    return {"n": n, "repetitions": repetitions, "host": host, "host_one_process": single,
             "peers": {p: summarize(n, runs) for p, runs in peer_runs.items()}}
 
 

@@ -1,22 +1,21 @@
-"""Chain-5 on the local host: N instances of 5 sequential activities, one host process.
+"""Chain-5 on the local host: N instances of 5 sequential activities.
 
-Instances are created through the task hub as fast as it accepts them, then the host's
-background workers run until every instance is Completed. Measured from the first start to
-the last completion; the task hub is SQLite with ``synchronous=FULL`` (no durability given
-up).
+The host serves first; then the client (this process) creates the instances through the
+task hub, one at a time as fast as it accepts them, while the host works. Measured from the
+first start to the last completion; the task hub is SQLite with ``synchronous=FULL`` (no
+durability given up). :func:`run_once_processes` runs the host as ``devhost start`` in its
+own processes (what ``make bench`` reports); :func:`run_once` runs it in this process.
 """
 
 from __future__ import annotations
 
 import json
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from clocks import SystemClock
 from devhost.host import LocalHost, free_port
@@ -25,14 +24,26 @@ from devhost.taskhub.store import TaskHub
 APP = Path(__file__).parent / "apps" / "chain5"
 
 
-def start_and_drain(host: LocalHost, n: int) -> None:
-    """Create ``n`` chain-5 instances, run the host's workers until all are Completed."""
-    for i in range(n):
-        host.taskhub.create_instance("chain5", f"c5-{i:06d}", json.dumps(i))
+def start_and_drain(host: LocalHost, n: int) -> float:
+    """Start the host, create ``n`` chain-5 instances, wait until all are Completed.
+
+    The host runs while the instances are created, as the peers' workers do while their
+    clients schedule.
+
+    Returns
+    -------
+    float
+        Seconds from the first start to the last completion.
+    """
     host.start()
     try:
+        start = time.perf_counter()
+        for i in range(n):
+            host.taskhub.create_instance("chain5", f"c5-{i:06d}", json.dumps(i))
+            host.wake()
         while host.taskhub.count_by_status().get("Completed", 0) < n:
             time.sleep(0.02)
+        return time.perf_counter() - start
     finally:
         host.stop()
 
@@ -41,9 +52,7 @@ def run_once(n: int, activity_workers: int = 4) -> dict[str, float]:
     """Run ``n`` chain-5 instances once and return throughput figures."""
     with tempfile.TemporaryDirectory(prefix="chain5-") as tmp:
         host = LocalHost(APP, Path(tmp), activity_workers=activity_workers, serve_http=False)
-        start = time.perf_counter()
-        start_and_drain(host, n)
-        elapsed = time.perf_counter() - start
+        elapsed = start_and_drain(host, n)
         wrong = [i for i in range(n)
                  if json.loads(host.taskhub.get_instance(f"c5-{i:06d}").output) != i + 5]
         if wrong:
@@ -52,18 +61,25 @@ def run_once(n: int, activity_workers: int = 4) -> dict[str, float]:
             "activities_per_s": 5 * n / elapsed}
 
 
-def run_once_processes(n: int, workers: int) -> dict[str, float]:
-    """Like :func:`run_once`, with ``python -m devhost start --workers N`` (N processes)."""
+def run_once_processes(n: int, workers: int | None = None) -> dict[str, float]:
+    """Like :func:`run_once`, with the host as ``python -m devhost start`` in its own processes.
+
+    ``workers`` None runs ``devhost start`` with its defaults (one process per CPU, see
+    :func:`devhost.cli.default_workers`); a number is passed as ``--workers``. This process
+    is the client: it creates the instances once every host process serves.
+    """
     with tempfile.TemporaryDirectory(prefix="chain5-") as tmp:
         hub = TaskHub(Path(tmp) / "taskhub.sqlite", SystemClock())
-        start = time.perf_counter()
-        for i in range(n):
-            hub.create_instance("chain5", f"c5-{i:06d}", json.dumps(i))
+        flags = [] if workers is None else ["--workers", str(workers)]
         proc = subprocess.Popen(
             [sys.executable, "-m", "devhost", "start", "--app-dir", str(APP), "--data-dir",
-             tmp, "--port", str(free_port()), "--workers", str(workers)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             tmp, "--port", str(free_port()), *flags],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         try:
+            wait_until_serving(proc)
+            start = time.perf_counter()
+            for i in range(n):
+                hub.create_instance("chain5", f"c5-{i:06d}", json.dumps(i))
             while hub.count_by_status().get("Completed", 0) < n:
                 if proc.poll() is not None:
                     raise RuntimeError("the host exited")
@@ -72,19 +88,24 @@ def run_once_processes(n: int, workers: int) -> dict[str, float]:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=60)
         elapsed = time.perf_counter() - start
+        wrong = [i for i in range(n)
+                 if json.loads(hub.get_instance(f"c5-{i:06d}").output) != i + 5]
+        if wrong:
+            raise AssertionError(f"{len(wrong)} instances returned a wrong output")
     return {"seconds": elapsed, "instances_per_s": n / elapsed,
             "activities_per_s": 5 * n / elapsed}
 
 
-def run(n: int = 1000, repetitions: int = 3, workers: int = 1) -> dict[str, Any]:
-    """Run ``repetitions`` times; min/median/max of instances/s.
+def wait_until_serving(proc: subprocess.Popen[str]) -> None:
+    """Wait for ``devhost start``'s "listening" line (printed once every process serves).
 
-    ``workers`` = 1 runs the host in this process; more runs ``devhost start --workers``.
+    Raises
+    ------
+    RuntimeError
+        If the host exits first.
     """
-    runs = [run_once(n) if workers == 1 else run_once_processes(n, workers)
-            for _ in range(repetitions)]
-    rates = sorted(r["instances_per_s"] for r in runs)
-    return {"n": n, "repetitions": repetitions, "workers": workers, "runs": runs,
-            "instances_per_s": {"min": rates[0], "median": statistics.median(rates),
-                                "max": rates[-1]},
-            "activities_per_s_median": 5 * statistics.median(rates)}
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("devhost: listening"):
+            return
+    raise RuntimeError(f"the host exited during start-up (exit code {proc.wait()})")

@@ -77,11 +77,17 @@ def _chain5(results: dict[str, Any], cmp_: dict[str, Any]) -> list[str]:
             f"{cmp_['ratios'][cmp_['best_peer']]:.2f}).", "",
             f"## 1. Chain-5 ({c5['n']} instances x {c5['repetitions']} repetitions, "
             "interleaved)", "",
-            "Instances/s from the first start to the last completion; each peer run in its "
-            "own process. Ratio = host median / that row's median.", "",
+            "Instances/s from the first start to the last completion; every system runs in "
+            "its own processes, the client in the benchmark's. Ratio = host median / that "
+            "row's median.", "",
             "| system | min | median | max | activities/s (median) | host / this |",
             "|---|---:|---:|---:|---:|---:|",
-            _rate_row("local host (SQLite task hub, defaults)", c5["host"], host_median),
+            _rate_row(f"local host (SQLite task hub, `devhost start` defaults: "
+                      f"{c5['host']['config']['processes']} processes)", c5["host"],
+                      host_median),
+            *([_rate_row("local host, one process (`--workers 1`)",
+                         c5["host_one_process"], host_median)]
+              if "host_one_process" in c5 else []),
             *[_rate_row(PEER_NAMES[k], v, host_median) for k, v in c5["peers"].items()],
             "", "Peer configurations:", "",
             *[f"- {PEER_NAMES[k]}: "

@@ -18,6 +18,13 @@ def test_host_chain5_tiny_run_completes_every_instance():
     assert result["activities_per_s"] == pytest.approx(5 * result["instances_per_s"])
 
 
+def test_host_chain5_on_two_host_processes_completes_every_instance():
+    # devhost start --workers 2: the client starts only once both processes serve, and
+    # run_once_processes checks every instance's output.
+    result = chain5.run_once_processes(20, workers=2)
+    assert result["instances_per_s"] == pytest.approx(20 / result["seconds"])
+
+
 @pytest.mark.parametrize("peer", ["dbos", "durabletask"])
 def test_peer_runs_chain5_in_its_own_process(peer):
     pytest.importorskip(peer)
@@ -120,7 +127,9 @@ def _results(host: float, dbos: float, durabletask: float) -> dict:
                     "versions": {"python": "3.11.7"}},
         "command": "make bench", "elapsed_s": 600.0,
         "load": {"start": "0.10 0.20 0.30", "end": "1.00 0.50 0.40", "high": ""},
-        "chain5": {"n": 1000, "repetitions": 3, "host": rates(host),
+        "chain5": {"n": 1000, "repetitions": 3,
+                   "host": {**rates(host), "config": {"processes": 2}},
+                   "host_one_process": rates(host / 2),
                    "peers": {"dbos": rates(dbos), "durabletask": rates(durabletask)}},
         "sqlite_limit": {"full": {"commits_per_s": 2000.0},
                          "normal": {"commits_per_s": 15000.0},
@@ -145,6 +154,10 @@ def test_report_goal_is_met_at_twice_the_better_peer():
     assert ("**Goal:** local host chain-5 60.0 instances/s vs 2 x Durable Task SDK "
             "(in-memory backend) 30.0 = 60.0: **met** (host / best peer = 2.00).") in text
     assert "| DBOS Transact | 18.0 | 20.0 | 22.0 | 100 | 3.00 |" in text
+    assert "| local host (SQLite task hub, `devhost start` defaults: 2 processes) | 54.0 |" \
+        in text
+    assert "| local host, one process (`--workers 1`) | 27.0 | 30.0 | 33.0 | 150 | 2.00 |" \
+        in text
     assert "660 = **0.33** of the FULL commit rate" in text
     assert "| demo default | 200 | 197 | 3 | 12 | 0 | 8.0 |" in text
     assert "Note:" not in text
