@@ -38,11 +38,16 @@ class ActivityPool:
     on_finished : callable
         Called from a runner thread after each activity (wakes the work loop).
     monotonic : callable
-        Seconds on a monotonic clock (lease renewal timing; injectable for tests).
+        Seconds on a monotonic clock (run times and lease renewal; injectable for tests).
     """
 
-    QUEUED_PER_THREAD = 8
-    """Claimed activities per runner thread, so the runners never wait for a round."""
+    QUEUE_TARGET_S = 1.0
+    """Claim as many activities as the runners should finish within this time, so fast
+    activities are claimed in large batches (few rounds, few replays of a fan-out) while
+    slow ones are not hoarded away from other host processes."""
+    MAX_CLAIMED_PER_THREAD = 64
+    FIRST_CLAIMED_PER_THREAD = 8
+    """Before any activity has been timed."""
 
     def __init__(self, run: Callable[[ActivityWorkItem], dict[str, Any]], threads: int,
                  on_finished: Callable[[], None],
@@ -58,10 +63,23 @@ class ActivityPool:
         self._executor = ThreadPoolExecutor(threads, thread_name_prefix="devhost-activity")
         self._monotonic = monotonic
         self._last_renewal = monotonic()
+        self._mean_run_s: float | None = None  # moving average of activity run times
 
     def room(self) -> int:
-        """Return how many more activities to claim now (runners plus a short queue)."""
-        return self.threads * self.QUEUED_PER_THREAD - len(self._running)
+        """Return how many more activities to claim now: the runners' next second of work.
+
+        Returns
+        -------
+        int
+            ``threads x QUEUE_TARGET_S / (mean run time)`` (between 1 and
+            ``MAX_CLAIMED_PER_THREAD`` per thread) minus those claimed and not finished.
+        """
+        if self._mean_run_s is None:
+            per_thread = self.FIRST_CLAIMED_PER_THREAD
+        else:
+            per_thread = int(self.QUEUE_TARGET_S / max(self._mean_run_s, 1e-6))
+            per_thread = max(1, min(per_thread, self.MAX_CLAIMED_PER_THREAD))
+        return max(0, self.threads * per_thread - len(self._running))
 
     def submit(self, items: list[ActivityWorkItem]) -> None:
         """Start claimed activities (at most :meth:`room` of them)."""
@@ -102,10 +120,14 @@ class ActivityPool:
 
     def _run(self, item: ActivityWorkItem) -> None:
         result = None
+        began = self._monotonic()
         try:
             result = self._run_activity(item)
         except Exception:  # noqa: BLE001 - a host bug: the lease expires, another try runs it
             log.exception("activity %s of %s crashed its runner", item.name, item.instance_id)
         finally:
+            took = self._monotonic() - began
+            mean = self._mean_run_s
+            self._mean_run_s = took if mean is None else 0.9 * mean + 0.1 * took
             self._finished.put((item, result))
             self._on_finished()

@@ -98,17 +98,24 @@ def test_pool_runs_claimed_activities_and_hands_back_their_outcomes(host):
     pending, _ = host.worker.run_round([], [], 10, 0)
     _, activities = host.worker.run_round(pending, [], 0, 10)
     woken = threading.Event()
-    pool = ActivityPool(host.worker.run_activity, 2, on_finished=woken.set)
-    assert pool.room() == 2 * ActivityPool.QUEUED_PER_THREAD
+    release = threading.Event()
+
+    def run(item):
+        release.wait(30)
+        return host.worker.run_activity(item)
+
+    pool = ActivityPool(run, 2, on_finished=woken.set, monotonic=lambda: 0.0)
+    assert pool.room() == 2 * ActivityPool.FIRST_CLAIMED_PER_THREAD  # nothing timed yet
     pool.submit(activities)
-    assert pool.room() == 2 * ActivityPool.QUEUED_PER_THREAD - 1
+    assert pool.room() == 2 * ActivityPool.FIRST_CLAIMED_PER_THREAD - 1
+    release.set()
     pool.shutdown()
     assert woken.is_set()
     [(item, result)] = pool.take_finished()
     assert item is activities[0]
     assert result["EventType"] == EventType.TaskCompleted
     assert json.loads(result["Result"]) == "Hello Ann-Tokyo!"
-    assert pool.room() == 2 * ActivityPool.QUEUED_PER_THREAD
+    assert pool.room() == 2 * ActivityPool.MAX_CLAIMED_PER_THREAD  # it took no time
 
 
 def test_pool_drops_an_activity_whose_runner_crashed(host):
@@ -119,11 +126,11 @@ def test_pool_drops_an_activity_whose_runner_crashed(host):
     def crash(item):
         raise RuntimeError("host bug")
 
-    pool = ActivityPool(crash, 1, on_finished=lambda: None)
+    pool = ActivityPool(crash, 1, on_finished=lambda: None, monotonic=lambda: 0.0)
     pool.submit(activities)
     pool.shutdown()
     assert pool.take_finished() == []  # not recorded: its lease expires, it runs again
-    assert pool.room() == ActivityPool.QUEUED_PER_THREAD
+    assert pool.room() == ActivityPool.MAX_CLAIMED_PER_THREAD  # and no longer counted
 
 
 def test_pool_renews_running_leases_every_third_of_the_lease(host):
@@ -144,6 +151,28 @@ def test_pool_renews_running_leases_every_third_of_the_lease(host):
     assert hub.renewed == [([activities[0].id], lease)]
     release.set()
     pool.shutdown()
+
+
+@pytest.mark.parametrize(("run_s", "per_thread"), [
+    (0.25, 4),  # a second of work per runner
+    (5.0, 1),  # slow activities: one each, none hoarded from other processes
+    (0.0001, 64),  # fast ones: claimed in large batches, capped
+])
+def test_pool_claims_about_a_second_of_work_per_runner(host, run_s, per_thread):
+    now = [0.0]
+
+    def run(item):
+        now[0] += run_s
+        return {"EventType": EventType.TaskCompleted}
+
+    start(host, "chain", "Ann", "c1")
+    pending, _ = host.worker.run_round([], [], 10, 0)
+    _, activities = host.worker.run_round(pending, [], 0, 10)
+    pool = ActivityPool(run, 3, on_finished=lambda: None, monotonic=lambda: now[0])
+    pool.submit(activities)
+    pool.shutdown()
+    assert len(pool.take_finished()) == 1
+    assert pool.room() == 3 * per_thread
 
 
 def test_pool_refuses_zero_threads():
