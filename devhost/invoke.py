@@ -15,6 +15,40 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+
+class FunctionExit(RuntimeError):
+    """A function raised ``SystemExit`` or ``KeyboardInterrupt`` (``sys.exit()`` in app code).
+
+    The host treats it as that function's failure (TaskFailed, a failed orchestration, an
+    abandoned message), so one function cannot stop a host thread or the event loop.
+    """
+
+
+def _as_failure(exc: BaseException, func: Any) -> FunctionExit:
+    name = getattr(func, "__name__", repr(func))
+    return FunctionExit(f"{name} raised {type(exc).__name__}({exc})")
+
+
+async def _guarded(awaitable: Any, func: Any) -> Any:
+    try:
+        return await awaitable
+    except (SystemExit, KeyboardInterrupt) as exc:  # would stop the shared loop
+        raise _as_failure(exc, func) from exc
+
+
+def call_guarded(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """Call ``func(*args, **kwargs)``, turning ``SystemExit``/``KeyboardInterrupt`` into failure.
+
+    Raises
+    ------
+    FunctionExit
+        If ``func`` raised ``SystemExit`` or ``KeyboardInterrupt``.
+    """
+    try:
+        return func(*args, **kwargs)
+    except (SystemExit, KeyboardInterrupt) as exc:
+        raise _as_failure(exc, func) from exc
 _loop: asyncio.AbstractEventLoop | None = None
 _guard = threading.Lock()
 
@@ -63,13 +97,19 @@ def call(func: Any, kwargs: dict[str, Any]) -> Any:
     -------
     Any
         What the function returned.
+
+    Raises
+    ------
+    FunctionExit
+        If the function raised ``SystemExit`` or ``KeyboardInterrupt``; any other
+        exception propagates as raised.
     """
     params = inspect.signature(func).parameters
     if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
         kwargs = {k: v for k, v in kwargs.items() if k in params}
     if inspect.iscoroutinefunction(func):
-        return run(func(**kwargs))
-    result = func(**kwargs)
+        return run(_guarded(func(**kwargs), func))
+    result = call_guarded(func, **kwargs)
     if inspect.isawaitable(result):
-        return run(result)
+        return run(_guarded(result, func))
     return result

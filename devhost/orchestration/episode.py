@@ -25,6 +25,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from devhost import invoke
 from devhost.http_api.instance_ids import validate_instance_id
 from devhost.orchestration.actions import (
     HTTP_ACTIVITY,
@@ -246,7 +247,8 @@ class Episode:
                        "not an orchestrator function.", "")
             return
         try:
-            state = json.loads(self.handler(self.context_json()))
+            # sys.exit() in an orchestrator fails the instance, not the host thread.
+            state = json.loads(invoke.call_guarded(self.handler, self.context_json()))
             error = None
         except Exception as exc:  # noqa: BLE001 - the SDK reports failure by raising
             text = str(exc)

@@ -157,3 +157,24 @@ def test_sub_orchestration_with_invalid_instance_id_fails_in_the_parent(host):
     status, out = output(host, iid)
     assert status == "Completed" and "instanceId" in out["refused"]
     assert host.taskhub.get_instance("bad/id#?") is None
+
+
+def test_sys_exit_in_an_orchestrator_fails_that_instance_and_the_host_goes_on(host):
+    start(host, "exits", None, "x1")
+    start(host, "chain", "Ann", "c1")
+    host.run_until_idle()
+    inst = host.taskhub.get_instance("x1")
+    assert inst.runtime_status == "Failed"
+    assert "SystemExit(orchestrator called sys.exit)" in inst.output
+    assert output(host, "c1")[0] == "Completed"
+
+
+def test_sys_exit_in_an_activity_is_a_task_failure(host):
+    start(host, "exits_in_activity", None, "q1")
+    host.run_until_idle()
+    inst = host.taskhub.get_instance("q1")
+    assert inst.runtime_status == "Failed"
+    failed = [e for e in host.taskhub.get_history("q1")
+              if e["EventType"] == EventType.TaskFailed]
+    assert len(failed) == 1
+    assert "quitter raised SystemExit(activity called sys.exit)" in failed[0]["Reason"]

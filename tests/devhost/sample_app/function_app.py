@@ -1,5 +1,6 @@
 """A sample app exercising every durable action the local host supports."""
 
+import sys
 from datetime import timedelta
 
 import azure.durable_functions as df
@@ -187,3 +188,19 @@ def bad_child_id(context: df.DurableOrchestrationContext):
         yield context.call_sub_orchestrator("chain", "x", "bad/id#?")
     except Exception as exc:  # noqa: BLE001
         return {"refused": str(exc)}
+
+
+@app.orchestration_trigger(context_name="context")
+def exits(context: df.DurableOrchestrationContext):
+    sys.exit("orchestrator called sys.exit")
+    yield context.call_activity("hello", "unreachable")
+
+
+@app.orchestration_trigger(context_name="context")
+def exits_in_activity(context: df.DurableOrchestrationContext):
+    return (yield context.call_activity("quitter", "x"))
+
+
+@app.activity_trigger(input_name="x")
+def quitter(x: str) -> None:
+    sys.exit("activity called sys.exit")
