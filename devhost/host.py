@@ -126,6 +126,7 @@ class LocalHost:
         self._stop = threading.Event()
         self._wake = threading.Event()  # trigger pollers
         self._work_ready = threading.Event()  # the work loop (see _work_loop)
+        self._stop_deadline = 0.0  # monotonic time by which stop() wants the loops done
         self._threads: list[threading.Thread] = []
         self._server: Any = None
 
@@ -166,18 +167,35 @@ class LocalHost:
             self._spawn(f"devhost-poller-{n}", self._poller_loop, poller)
 
     def _spawn(self, name: str, target: Callable[..., None], *args: Any) -> None:
-        thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+        def run() -> None:
+            try:
+                target(*args)
+            except BaseException:  # threading ignores SystemExit silently; say it stopped
+                log.critical("host thread %s stopped by an unexpected error; this process "
+                             "no longer runs that loop", name, exc_info=True)
+                raise
+
+        thread = threading.Thread(target=run, name=name, daemon=True)
         thread.start()
         self._threads.append(thread)
 
-    def stop(self) -> None:
-        """Stop the work loops and the HTTP server, waiting for running work to finish."""
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Stop the work loops and the HTTP server, letting running work finish.
+
+        Parameters
+        ----------
+        timeout_s : float
+            How long, in all, to wait for the loops; work still running then is left to
+            its daemon thread (its lease expires and another attempt runs it).
+        """
+        deadline = time.monotonic() + timeout_s
+        self._stop_deadline = deadline
         self._stop.set()
         self.wake()
         if self._server is not None:
             self._server.should_exit = True
         for thread in self._threads:
-            thread.join(timeout=10)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
         self._threads.clear()
         self._server = None
 
@@ -236,9 +254,12 @@ class LocalHost:
             # A runner finishing, or wake(), ends the wait at once.
             self._work_ready.wait(delay)
             delay = min(delay * 2, 0.05)
-        pool.shutdown()
-        try:  # record what finished, so a restart does not run it again
+        # Stopping: activities not started yet go back to the queue; running ones get
+        # until the stop deadline; what finished is recorded with the last episodes.
+        unstarted = pool.shutdown(max(0.0, self._stop_deadline - time.monotonic() - 0.5))
+        try:
             self.worker.run_round(pending, pool.take_finished(), 0, 0)
+            self.taskhub.release_activities(unstarted)
         except Exception:  # noqa: BLE001 - the leases expire; nothing is lost
             log.exception("final work round failed")
 

@@ -137,6 +137,17 @@ class ActivityQueue(InstanceStore):
         return conn.execute("SELECT 1 FROM activities WHERE lock_expires <= ? LIMIT 1",
                             (stamp,)).fetchone() is not None
 
+    def release_activities(self, items: list[ActivityWorkItem]) -> None:
+        """Give up claims on activities that were never started: claimable again at once."""
+        if not items:
+            return
+        stamp = format_time(self.clock.now())
+        with db.write(self._conn()) as conn:
+            conn.executemany(
+                "UPDATE activities SET lock_owner=NULL, lock_expires=?,"
+                " dequeue_count=MAX(dequeue_count-1, 0) WHERE id=? AND lock_owner=?",
+                [(stamp, item.id, item.lock_owner) for item in items])
+
     def renew_activity(self, item: ActivityWorkItem, lease: timedelta) -> bool:
         """Extend an activity lease; False if another worker holds it now."""
         return self.renew_activities([item], lease)[0]

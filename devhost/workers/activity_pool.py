@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import logging
 import queue
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
@@ -46,8 +46,8 @@ class ActivityPool:
     activities are claimed in large batches (few rounds, few replays of a fan-out) while
     slow ones are not hoarded away from other host processes."""
     MAX_CLAIMED_PER_THREAD = 64
-    FIRST_CLAIMED_PER_THREAD = 8
-    """Before any activity has been timed."""
+    FIRST_CLAIMED_PER_THREAD = 1
+    """Before any activity has been timed (they may be slow; fast ones ramp up at once)."""
 
     def __init__(self, run: Callable[[ActivityWorkItem], dict[str, Any]], threads: int,
                  on_finished: Callable[[], None],
@@ -60,7 +60,13 @@ class ActivityPool:
         self._finished: queue.SimpleQueue[tuple[ActivityWorkItem, dict[str, Any] | None]] = \
             queue.SimpleQueue()
         self._running: dict[int, ActivityWorkItem] = {}
-        self._executor = ThreadPoolExecutor(threads, thread_name_prefix="devhost-activity")
+        self._todo: queue.SimpleQueue[ActivityWorkItem | None] = queue.SimpleQueue()
+        # Daemon threads, not a ThreadPoolExecutor: an activity that never returns must not
+        # keep a stopping host process alive (its lease expires; another attempt runs it).
+        self._runners = [threading.Thread(target=self._runner, name=f"devhost-activity-{n}",
+                                          daemon=True) for n in range(threads)]
+        for runner in self._runners:
+            runner.start()
         self._monotonic = monotonic
         self._last_renewal = monotonic()
         self._mean_run_s: float | None = None  # moving average of activity run times
@@ -85,7 +91,7 @@ class ActivityPool:
         """Start claimed activities (at most :meth:`room` of them)."""
         for item in items:
             self._running[item.id] = item
-            self._executor.submit(self._run, item)
+            self._todo.put(item)
 
     def take_finished(self) -> list[Finished]:
         """Return the activities that finished since the last call, with their events.
@@ -114,9 +120,40 @@ class ActivityPool:
             if not kept:
                 log.warning("lease on activity %s of %s was lost", item.name, item.instance_id)
 
-    def shutdown(self) -> None:
-        """Wait for running activities to finish (their outcomes stay to be taken)."""
-        self._executor.shutdown(wait=True)
+    def shutdown(self, timeout_s: float | None = None) -> list[ActivityWorkItem]:
+        """Stop: drop the claimed activities not yet started, wait for the running ones.
+
+        Parameters
+        ----------
+        timeout_s : float, optional
+            How long to wait for running activities (None: until they finish). Outcomes
+            of those that finish stay to be taken with :meth:`take_finished`.
+
+        Returns
+        -------
+        list of ActivityWorkItem
+            Claimed but never started: the caller should release their leases.
+        """
+        unstarted = []
+        while True:
+            try:
+                item = self._todo.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                unstarted.append(item)
+                self._running.pop(item.id, None)
+        for _ in self._runners:
+            self._todo.put(None)
+        deadline = None if timeout_s is None else self._monotonic() + timeout_s
+        for runner in self._runners:
+            runner.join(None if deadline is None
+                        else max(0.0, deadline - self._monotonic()))
+        return unstarted
+
+    def _runner(self) -> None:
+        while (item := self._todo.get()) is not None:
+            self._run(item)
 
     def _run(self, item: ActivityWorkItem) -> None:
         result = None

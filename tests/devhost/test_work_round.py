@@ -109,8 +109,8 @@ def test_pool_runs_claimed_activities_and_hands_back_their_outcomes(host):
     pool.submit(activities)
     assert pool.room() == 2 * ActivityPool.FIRST_CLAIMED_PER_THREAD - 1
     release.set()
-    pool.shutdown()
-    assert woken.is_set()
+    assert woken.wait(30)
+    assert pool.shutdown() == []
     [(item, result)] = pool.take_finished()
     assert item is activities[0]
     assert result["EventType"] == EventType.TaskCompleted
@@ -126,8 +126,10 @@ def test_pool_drops_an_activity_whose_runner_crashed(host):
     def crash(item):
         raise RuntimeError("host bug")
 
-    pool = ActivityPool(crash, 1, on_finished=lambda: None, monotonic=lambda: 0.0)
+    ran = threading.Event()
+    pool = ActivityPool(crash, 1, on_finished=ran.set, monotonic=lambda: 0.0)
     pool.submit(activities)
+    assert ran.wait(30)
     pool.shutdown()
     assert pool.take_finished() == []  # not recorded: its lease expires, it runs again
     assert pool.room() == ActivityPool.MAX_CLAIMED_PER_THREAD  # and no longer counted
@@ -154,7 +156,7 @@ def test_pool_renews_running_leases_every_third_of_the_lease(host):
 
 
 @pytest.mark.parametrize(("run_s", "per_thread"), [
-    (0.25, 4),  # a second of work per runner
+    (0.25, 4),  # a second of work per runner (1 each before anything was timed)
     (5.0, 1),  # slow activities: one each, none hoarded from other processes
     (0.0001, 64),  # fast ones: claimed in large batches, capped
 ])
@@ -168,11 +170,39 @@ def test_pool_claims_about_a_second_of_work_per_runner(host, run_s, per_thread):
     start(host, "chain", "Ann", "c1")
     pending, _ = host.worker.run_round([], [], 10, 0)
     _, activities = host.worker.run_round(pending, [], 0, 10)
-    pool = ActivityPool(run, 3, on_finished=lambda: None, monotonic=lambda: now[0])
+    ran = threading.Event()
+    pool = ActivityPool(run, 3, on_finished=ran.set, monotonic=lambda: now[0])
     pool.submit(activities)
+    assert ran.wait(30)
     pool.shutdown()
     assert len(pool.take_finished()) == 1
     assert pool.room() == 3 * per_thread
+
+
+def test_pool_shutdown_hands_back_unstarted_work_and_bounds_its_wait(host):
+    for k in range(3):
+        start(host, "chain", f"P{k}", f"c{k}")
+    pending, _ = host.worker.run_round([], [], 10, 0)
+    _, activities = host.worker.run_round(pending, [], 0, 10)
+    assert len(activities) == 3
+    started, release = threading.Event(), threading.Event()
+
+    def stuck(item):
+        started.set()
+        release.wait(30)
+        return {"EventType": EventType.TaskCompleted}
+
+    pool = ActivityPool(stuck, 1, on_finished=lambda: None)
+    pool.submit(activities)
+    assert started.wait(30)
+    unstarted = pool.shutdown(timeout_s=0.05)  # the running one does not finish in time
+    assert [a.id for a in unstarted] == [a.id for a in activities[1:]]
+    assert pool.take_finished() == []
+    host.taskhub.release_activities(unstarted)
+    again = host.taskhub.claim_activities("another", timedelta(minutes=1), 10)
+    assert sorted(a.id for a in again) == sorted(a.id for a in unstarted)
+    assert all(a.dequeue_count == 1 for a in again)  # a release is not a delivery
+    release.set()
 
 
 def test_pool_refuses_zero_threads():
