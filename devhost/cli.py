@@ -10,7 +10,6 @@ import json
 import logging
 import os
 import signal
-import subprocess
 import sys
 import threading
 from datetime import timedelta
@@ -20,15 +19,19 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from devhost.worker_processes import (
+    WorkerProcesses,
+    WorkerStartError,
+    signal_ready,
+    worker_argv,
+)
+
 app = typer.Typer(help="Run Azure Functions apps with Durable Functions on one machine.",
                   no_args_is_help=True, add_completion=False)
 console = Console()
 
 MAX_DEFAULT_WORKERS = 4
 """Processes beyond this gave nothing more: they all queue for the task hub's write lock."""
-
-WORKER_READY = "devhost-worker: ready"
-"""The line a worker process prints on stdout when it serves (``start`` waits for it)."""
 
 DATA_DIR = typer.Option(Path(".data"), "--data-dir", help="Folder of the SQLite files.")
 
@@ -65,31 +68,29 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="Folder of f
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     host.start()
-    children = [subprocess.Popen([
-        sys.executable, "-m", "devhost", "worker", "--app-dir", str(app_dir), "--data-dir",
-        str(data_dir), "--api-url", host.base_url, "--activity-workers",
-        str(activity_workers), "--orchestration-lease-s", str(orchestration_lease_s),
-        "--activity-lease-s", str(activity_lease_s)], stdout=subprocess.PIPE, text=True)
-        for _ in range(workers - 1)]
-    for child in children:  # each says "ready" once its app is loaded and its loops run
-        if child.stdout is None or not child.stdout.readline().startswith(WORKER_READY):
-            for other in children:
-                other.kill()
-            host.stop()
-            raise typer.Exit(f"devhost: a worker process exited during start-up "
-                             f"(exit code {child.wait()}); see its log above")
-    console.print(f"devhost: listening on {host.base_url} (task hub {host.taskhub.name}, "
-                  f"data in {data_dir}, {workers} process{'es' if workers > 1 else ''})")
-    functions = sorted([*host.index.orchestrators, *host.index.activities,
-                        *(f.name for f in host.index.service_bus + host.index.timers
-                          + host.index.http)])
-    console.print(f"devhost: {len(functions)} functions: {', '.join(functions)}")
-    stop.wait()
-    for child in children:
-        child.terminate()
+    workers_argv = worker_argv(str(app_dir), str(data_dir), host.base_url, activity_workers,
+                               orchestration_lease_s, activity_lease_s)
+    children = WorkerProcesses(workers_argv, workers - 1)
+    try:
+        ready = children.wait_ready(stop)
+    except WorkerStartError as exc:
+        children.stop(grace_s=0)
+        host.stop()
+        raise typer.Exit(f"devhost: {exc}") from None
+    if ready:
+        console.print(f"devhost: listening on {host.base_url} (task hub {host.taskhub.name}, "
+                      f"data in {data_dir}, {workers} process{'es' if workers > 1 else ''})",
+                      soft_wrap=True)
+        functions = sorted([*host.index.orchestrators, *host.index.activities,
+                            *(f.name for f in host.index.service_bus + host.index.timers
+                              + host.index.http)])
+        console.print(f"devhost: {len(functions)} functions: {', '.join(functions)}",
+                      soft_wrap=True)
+    while not stop.wait(1.0):
+        children.replace_exited()
+    # Workers first, while this process still serves the HTTP API their functions call.
+    children.stop()
     host.stop()
-    for child in children:
-        child.wait(timeout=30)
 
 
 @app.command(hidden=True)
@@ -97,7 +98,8 @@ def worker(app_dir: Path = typer.Option(..., "--app-dir"), data_dir: Path = DATA
            api_url: str = typer.Option(..., "--api-url"),
            activity_workers: int = typer.Option(4, "--activity-workers", min=1),
            orchestration_lease_s: float = typer.Option(30.0, "--orchestration-lease-s"),
-           activity_lease_s: float = typer.Option(60.0, "--activity-lease-s")) -> None:
+           activity_lease_s: float = typer.Option(60.0, "--activity-lease-s"),
+           ready_fd: int | None = typer.Option(None, "--ready-fd")) -> None:
     """Run one extra worker process of ``start --workers N`` (no HTTP server of its own)."""
     from devhost.runtime import build_host
 
@@ -112,7 +114,7 @@ def worker(app_dir: Path = typer.Option(..., "--app-dir"), data_dir: Path = DATA
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     host.start()
-    print(WORKER_READY, flush=True)
+    signal_ready(ready_fd)
     # Where the kernel cannot kill us with the parent (not Linux), notice being orphaned.
     while not stop.wait(1.0):
         if os.getppid() != parent:

@@ -38,6 +38,16 @@ def completed(hub):
     return hub.count_by_status().get("Completed", 0)
 
 
+def restart_until_completed(data_dir, hub, n):
+    """Start a fresh host on the task hub and wait until all ``n`` instances completed."""
+    host = spawn(data_dir)
+    try:
+        assert wait_for(lambda: completed(hub) == n), hub.count_by_status()
+    finally:
+        host.send_signal(signal.SIGTERM)
+        host.wait(timeout=30)
+
+
 def test_sigkill_mid_run_then_restart_completes_all_50(tmp_path):
     hub = TaskHub(tmp_path / "taskhub.sqlite", SystemClock())
     for i in range(50):
@@ -50,12 +60,7 @@ def test_sigkill_mid_run_then_restart_completes_all_50(tmp_path):
         first.wait()
     done_at_kill = completed(hub)
     assert done_at_kill < 50, "the kill must happen mid-run"
-    second = spawn(tmp_path)
-    try:
-        assert wait_for(lambda: completed(hub) == 50), hub.count_by_status()
-    finally:
-        second.send_signal(signal.SIGTERM)
-        second.wait(timeout=30)
+    restart_until_completed(tmp_path, hub, 50)
     for i in range(50):
         inst = hub.get_instance(f"crash-{i:02d}")
         assert json.loads(inst.output) == 2 * (i + i + 1 + i + 2)
@@ -75,3 +80,32 @@ def test_two_host_processes_share_one_task_hub(tmp_path):
             p.wait(timeout=30)
     for i in range(40):
         assert json.loads(hub.get_instance(f"pair-{i:02d}").output) == 2 * (3 * i + 3)
+
+
+def test_ctrl_c_stops_every_process_of_a_multi_process_host(tmp_path):
+    # Ctrl-C signals the whole process group; the host stops its workers first, then itself.
+    hub = TaskHub(tmp_path / "taskhub.sqlite", SystemClock())
+    for i in range(20):
+        hub.create_instance("slow_chain", f"int-{i:02d}", json.dumps(i))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "devhost", "start", "--app-dir", str(SAMPLE_APP),
+         "--data-dir", str(tmp_path), "--port", str(free_port()), "--workers", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        start_new_session=True)
+    try:
+        listening = proc.stdout.readline()
+        assert "2 processes" in listening, listening
+        workers = [int(p) for p in subprocess.run(
+            ["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()]
+        assert len(workers) == 1
+        assert wait_for(lambda: completed(hub) >= 2), "host made no progress"
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=40) == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    for pid in workers:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    restart_until_completed(tmp_path, hub, 20)  # what was cut short is finished

@@ -1,0 +1,148 @@
+"""The extra host processes of ``devhost start --workers N``: start, readiness, restart, stop.
+
+Each worker process says it serves by writing one line to a pipe of its own (not to its
+stdout, which stays the app's), so ``start`` reports "listening" only once every process
+works, and a worker that dies is noticed and replaced, as the Functions host restarts a
+dead language worker. On stop, workers get :data:`STOP_GRACE_S` before they are killed;
+a killed worker loses nothing (its leases expire).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+
+log = logging.getLogger("devhost")
+
+STOP_GRACE_S = 15.0
+"""How long a worker may take to stop before it is killed (its own stop allows 10 s)."""
+
+READY = b"ready\n"
+"""What a worker writes to its ready pipe once its loops run."""
+
+
+class WorkerStartError(RuntimeError):
+    """A worker process exited before it was ready."""
+
+
+class WorkerProcesses:
+    """Run ``count`` worker processes with the arguments ``argv`` (``--ready-fd`` is added).
+
+    Parameters
+    ----------
+    argv : list of str
+        ``python -m devhost worker ...`` without ``--ready-fd``.
+    count : int
+        How many to keep running.
+    """
+
+    def __init__(self, argv: list[str], count: int) -> None:
+        self.argv = argv
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self._ready_fds: dict[int, int] = {}  # pid -> read end of its ready pipe
+        for _ in range(count):
+            self._spawn()
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        if os.name != "posix":  # no fd passing: take the worker as ready at once
+            proc = subprocess.Popen(self.argv)
+        else:
+            read_fd, write_fd = os.pipe()
+            try:
+                proc = subprocess.Popen([*self.argv, "--ready-fd", str(write_fd)],
+                                        pass_fds=(write_fd,))
+            finally:
+                os.close(write_fd)
+            self._ready_fds[proc.pid] = read_fd
+        self.procs.append(proc)
+        return proc
+
+    def wait_ready(self, stop: threading.Event, timeout_s: float = 300.0) -> bool:
+        """Wait until every worker is ready, or ``stop`` is set.
+
+        Returns
+        -------
+        bool
+            True when all are ready; False if ``stop`` was set first.
+
+        Raises
+        ------
+        WorkerStartError
+            If a worker exits (or closes its pipe) before it is ready, or ``timeout_s``
+            passes.
+        """
+        deadline = time.monotonic() + timeout_s
+        while self._ready_fds:
+            if stop.is_set():
+                return False
+            if time.monotonic() > deadline:
+                raise WorkerStartError(f"worker processes not ready after {timeout_s:.0f} s")
+            readable, _, _ = select.select(list(self._ready_fds.values()), [], [], 0.2)
+            for pid, fd in list(self._ready_fds.items()):
+                if fd not in readable:
+                    continue
+                line = os.read(fd, len(READY))
+                os.close(fd)
+                del self._ready_fds[pid]
+                if line != READY:
+                    code = next(p for p in self.procs if p.pid == pid).wait()
+                    raise WorkerStartError(f"a worker process exited during start-up "
+                                           f"(exit code {code}); see its log above")
+        return True
+
+    def replace_exited(self) -> int:
+        """Start a new worker for each one that exited; return how many were replaced."""
+        replaced = 0
+        for proc in list(self.procs):
+            code = proc.poll()
+            if code is None:
+                continue
+            log.warning("worker process %d exited (code %s); starting a new one",
+                        proc.pid, code)
+            self.procs.remove(proc)
+            fd = self._ready_fds.pop(proc.pid, None)
+            if fd is not None:
+                os.close(fd)
+            self._spawn()
+            replaced += 1
+        return replaced
+
+    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+        """Ask every worker to stop (SIGTERM); kill those still running after ``grace_s``."""
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()
+        deadline = time.monotonic() + grace_s
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                log.warning("worker process %d did not stop in %.0f s; killing it",
+                            proc.pid, grace_s)
+                proc.kill()
+                proc.wait()
+        for fd in self._ready_fds.values():
+            os.close(fd)
+        self._ready_fds.clear()
+
+
+def signal_ready(fd: int | None) -> None:
+    """In a worker: tell ``start`` this process serves (no-op without a ready pipe)."""
+    if fd is None:
+        return
+    os.write(fd, READY)
+    os.close(fd)
+
+
+def worker_argv(app_dir: str, data_dir: str, api_url: str, activity_workers: int,
+                orchestration_lease_s: float, activity_lease_s: float) -> list[str]:
+    """Return the command line of one worker process."""
+    return [sys.executable, "-m", "devhost", "worker", "--app-dir", app_dir, "--data-dir",
+            data_dir, "--api-url", api_url, "--activity-workers", str(activity_workers),
+            "--orchestration-lease-s", str(orchestration_lease_s),
+            "--activity-lease-s", str(activity_lease_s)]
