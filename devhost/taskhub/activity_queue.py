@@ -58,10 +58,6 @@ class ActivityQueue(InstanceStore):
         """
         return self.settle_and_claim_activities(done, "", timedelta(0), 0)[0]
 
-    def complete_activity(self, item: ActivityWorkItem, result: dict[str, Any]) -> bool:
-        """Record one activity's completion (see :meth:`complete_activities`)."""
-        return self.complete_activities([(item, result)])[0]
-
     def settle_and_claim_activities(self, done: list[Completion], owner: str,
                                     lease: timedelta, max_count: int
                                     ) -> tuple[list[bool], list[ActivityWorkItem]]:
@@ -147,10 +143,6 @@ class ActivityQueue(InstanceStore):
                 "UPDATE activities SET lock_owner=NULL, lock_expires=?,"
                 " dequeue_count=MAX(dequeue_count-1, 0) WHERE id=? AND lock_owner=?",
                 [(stamp, item.id, item.lock_owner) for item in items])
-
-    def renew_activity(self, item: ActivityWorkItem, lease: timedelta) -> bool:
-        """Extend an activity lease; False if another worker holds it now."""
-        return self.renew_activities([item], lease)[0]
 
     def renew_activities(self, items: list[ActivityWorkItem], lease: timedelta) -> list[bool]:
         """Extend several activity leases in one transaction.

@@ -35,6 +35,13 @@ from devhost.taskhub.records import (  # noqa: F401 - re-exported for callers
     empty_replay_state,
 )
 
+_CLAIMABLE = (
+    "FROM inbox m JOIN instances i USING (instance_id)"
+    " WHERE m.visible_at <= ? AND (i.lock_owner IS NULL OR i.lock_expires < ?)"
+    " AND (i.runtime_status != 'Suspended' OR m.kind IN ('resume','terminate'))")
+"""Visible messages of unleased instances (a suspended one takes only resume/terminate);
+parameters: now, now."""
+
 
 @dataclass
 class _Prepared:
@@ -114,10 +121,7 @@ class TaskHub(ActivityQueue):
         # A read outside any transaction (WAL: never blocked by the writer). A false "yes"
         # costs one empty transaction; a false "no" is caught by the next poll.
         return conn.execute(
-            "SELECT 1 FROM inbox m JOIN instances i USING (instance_id)"
-            " WHERE m.visible_at <= ? AND (i.lock_owner IS NULL OR i.lock_expires < ?)"
-            " AND (i.runtime_status != 'Suspended' OR m.kind IN ('resume','terminate'))"
-            " LIMIT 1", (stamp, stamp)).fetchone() is not None
+            f"SELECT 1 {_CLAIMABLE} LIMIT 1", (stamp, stamp)).fetchone() is not None
 
     @staticmethod
     def _claim_instances(conn: Any, owner: str, now: datetime, lease: timedelta,
@@ -126,10 +130,8 @@ class TaskHub(ActivityQueue):
             return []
         stamp = format_time(now)
         ids = [r[0] for r in conn.execute(
-            "SELECT DISTINCT i.instance_id FROM inbox m JOIN instances i USING (instance_id)"
-            " WHERE m.visible_at <= ? AND (i.lock_owner IS NULL OR i.lock_expires < ?)"
-            " AND (i.runtime_status != 'Suspended' OR m.kind IN ('resume','terminate'))"
-            " ORDER BY m.visible_at, m.id LIMIT ?", (stamp, stamp, max_instances))]
+            f"SELECT DISTINCT i.instance_id {_CLAIMABLE} ORDER BY m.visible_at, m.id LIMIT ?",
+            (stamp, stamp, max_instances))]
         if ids:
             expires = format_time(now + lease)
             conn.executemany(

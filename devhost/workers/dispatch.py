@@ -73,10 +73,7 @@ class DurableWorker:
         if not items:
             return 0
         batch = self.run_claimed(items)
-        for (item, _), won in zip(batch, self.taskhub.commit_episodes(batch), strict=True):
-            if not won:
-                log.warning("lease on %s was lost; episode discarded",
-                            item.instance.instance_id)
+        _log_lost(batch, self.taskhub.commit_episodes(batch), [], [])
         return len(items)
 
     def run_claimed(self, items: list[OrchestrationWorkItem]
@@ -129,14 +126,7 @@ class DurableWorker:
             commits, completions, self.owner, orchestration_lease=self.orchestration_lease,
             max_instances=max_instances, activity_lease=self.activity_lease,
             max_activities=max_activities)
-        for (item, _), won in zip(commits, done.committed, strict=True):
-            if not won:
-                log.warning("lease on %s was lost; episode discarded",
-                            item.instance.instance_id)
-        for (item, _), won in zip(completions, done.settled, strict=True):
-            if not won:
-                log.warning("activity %s of %s finished after its lease was lost; another "
-                            "worker's result stands", item.name, item.instance_id)
+        _log_lost(commits, done.committed, completions, done.settled)
         return self.run_claimed(done.instances), done.activities
 
     def run_one_episode(self) -> bool:
@@ -169,6 +159,16 @@ class DurableWorker:
         """Run one claimed activity; return its TaskCompleted or TaskFailed event."""
         return run_activity(item, self.index.activities, self.taskhub.clock.now, self.sleep)
 
-    def execute_activity(self, item: ActivityWorkItem) -> bool:
-        """Run one claimed activity and record its completion."""
-        return self.execute_activities([item])[0]
+
+def _log_lost(commits: list[tuple[OrchestrationWorkItem, EpisodeCommit]],
+              committed: list[bool],
+              completions: list[tuple[ActivityWorkItem, dict[str, Any]]],
+              settled: list[bool]) -> None:
+    """Warn about episodes and activity results that were refused for a lost lease."""
+    for (item, _), won in zip(commits, committed, strict=True):
+        if not won:
+            log.warning("lease on %s was lost; episode discarded", item.instance.instance_id)
+    for (activity, _), won in zip(completions, settled, strict=True):
+        if not won:
+            log.warning("activity %s of %s finished after its lease was lost; another "
+                        "worker's result stands", activity.name, activity.instance_id)
