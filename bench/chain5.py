@@ -48,17 +48,32 @@ def start_and_drain(host: LocalHost, n: int) -> float:
         host.stop()
 
 
+def check_outputs(hub: TaskHub, n: int) -> None:
+    """Check that instance ``i`` returned ``i + 5``.
+
+    Raises
+    ------
+    AssertionError
+        If any instance returned something else.
+    """
+    wrong = [i for i in range(n) if json.loads(hub.get_instance(f"c5-{i:06d}").output) != i + 5]
+    if wrong:
+        raise AssertionError(f"{len(wrong)} instances returned a wrong output")
+
+
+def figures(n: int, elapsed: float) -> dict[str, float]:
+    """Return seconds, instances/s and activities/s of a run of ``n`` instances."""
+    return {"seconds": elapsed, "instances_per_s": n / elapsed,
+            "activities_per_s": 5 * n / elapsed}
+
+
 def run_once(n: int, activity_workers: int = 4) -> dict[str, float]:
     """Run ``n`` chain-5 instances once and return throughput figures."""
     with tempfile.TemporaryDirectory(prefix="chain5-") as tmp:
         host = LocalHost(APP, Path(tmp), activity_workers=activity_workers, serve_http=False)
         elapsed = start_and_drain(host, n)
-        wrong = [i for i in range(n)
-                 if json.loads(host.taskhub.get_instance(f"c5-{i:06d}").output) != i + 5]
-        if wrong:
-            raise AssertionError(f"{len(wrong)} instances returned a wrong output")
-    return {"seconds": elapsed, "instances_per_s": n / elapsed,
-            "activities_per_s": 5 * n / elapsed}
+        check_outputs(host.taskhub, n)
+    return figures(n, elapsed)
 
 
 def run_once_processes(n: int, workers: int | None = None) -> dict[str, float]:
@@ -88,12 +103,8 @@ def run_once_processes(n: int, workers: int | None = None) -> dict[str, float]:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=60)
         elapsed = time.perf_counter() - start
-        wrong = [i for i in range(n)
-                 if json.loads(hub.get_instance(f"c5-{i:06d}").output) != i + 5]
-        if wrong:
-            raise AssertionError(f"{len(wrong)} instances returned a wrong output")
-    return {"seconds": elapsed, "instances_per_s": n / elapsed,
-            "activities_per_s": 5 * n / elapsed}
+        check_outputs(hub, n)
+    return figures(n, elapsed)
 
 
 def wait_until_serving(proc: subprocess.Popen[str]) -> None:

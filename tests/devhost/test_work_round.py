@@ -19,6 +19,14 @@ def transactions(host):
     return seen
 
 
+def claimed_activities(host, *inputs):
+    """Start one chain per input and run the rounds that claim each chain's first activity."""
+    for k, value in enumerate(inputs):
+        start(host, "chain", value, f"c{k}" if len(inputs) > 1 else "c1")
+    pending, _ = host.worker.run_round([], [], 10, 0)
+    return host.worker.run_round(pending, [], 0, 10)[1]
+
+
 def test_one_round_commits_settles_and_claims_together(host):
     worker = host.worker
     start(host, "chain", "Ann", "c1")
@@ -68,11 +76,8 @@ def test_a_commit_whose_lease_was_lost_writes_nothing_and_the_round_goes_on(host
 
 
 def test_a_completion_is_recorded_once(host):
-    worker = host.worker
-    start(host, "chain", "Ann", "c1")
-    pending, _ = worker.run_round([], [], 10, 0)
-    _, activities = worker.run_round(pending, [], 0, 10)
-    done = (activities[0], worker.run_activity(activities[0]))
+    activities = claimed_activities(host, "Ann")
+    done = (activities[0], host.worker.run_activity(activities[0]))
     assert host.taskhub.run_round([], [done], "w", orchestration_lease=timedelta(0),
                                   max_instances=0, activity_lease=timedelta(0),
                                   max_activities=0).settled == [True]
@@ -94,9 +99,7 @@ class FakeHub:
 
 
 def test_pool_runs_claimed_activities_and_hands_back_their_outcomes(host):
-    start(host, "chain", "Ann", "c1")
-    pending, _ = host.worker.run_round([], [], 10, 0)
-    _, activities = host.worker.run_round(pending, [], 0, 10)
+    activities = claimed_activities(host, "Ann")
     woken = threading.Event()
     release = threading.Event()
 
@@ -119,9 +122,7 @@ def test_pool_runs_claimed_activities_and_hands_back_their_outcomes(host):
 
 
 def test_pool_drops_an_activity_whose_runner_crashed(host):
-    start(host, "chain", "Ann", "c1")
-    pending, _ = host.worker.run_round([], [], 10, 0)
-    _, activities = host.worker.run_round(pending, [], 0, 10)
+    activities = claimed_activities(host, "Ann")
 
     def crash(item):
         raise RuntimeError("host bug")
@@ -140,9 +141,7 @@ def test_pool_renews_running_leases_every_third_of_the_lease(host):
     release = threading.Event()
     pool = ActivityPool(lambda item: release.wait(30) and {}, 1, on_finished=lambda: None,
                         monotonic=lambda: now[0])
-    start(host, "chain", "Ann", "c1")
-    pending, _ = host.worker.run_round([], [], 10, 0)
-    _, activities = host.worker.run_round(pending, [], 0, 10)
+    activities = claimed_activities(host, "Ann")
     pool.submit(activities)
     hub, lease = FakeHub(), timedelta(seconds=60)
     now[0] = 19.9
@@ -167,9 +166,7 @@ def test_pool_claims_about_a_second_of_work_per_runner(host, run_s, per_thread):
         now[0] += run_s
         return {"EventType": EventType.TaskCompleted}
 
-    start(host, "chain", "Ann", "c1")
-    pending, _ = host.worker.run_round([], [], 10, 0)
-    _, activities = host.worker.run_round(pending, [], 0, 10)
+    activities = claimed_activities(host, "Ann")
     ran = threading.Event()
     pool = ActivityPool(run, 3, on_finished=ran.set, monotonic=lambda: now[0])
     pool.submit(activities)
@@ -180,10 +177,7 @@ def test_pool_claims_about_a_second_of_work_per_runner(host, run_s, per_thread):
 
 
 def test_pool_shutdown_hands_back_unstarted_work_and_bounds_its_wait(host):
-    for k in range(3):
-        start(host, "chain", f"P{k}", f"c{k}")
-    pending, _ = host.worker.run_round([], [], 10, 0)
-    _, activities = host.worker.run_round(pending, [], 0, 10)
+    activities = claimed_activities(host, "P0", "P1", "P2")
     assert len(activities) == 3
     started, release = threading.Event(), threading.Event()
 
