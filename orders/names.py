@@ -31,6 +31,14 @@ SHIPPING_REQUESTS_QUEUE = "shipping-requests"
 AGENT_REPLIES_QUEUE = "agent-replies"
 OPERATOR_ALERTS_QUEUE = "operator-alerts"
 
+WORKFLOW_REMOTE_STEPS: dict[int, tuple[tuple[str, str], ...]] = {
+    1: (("payment", "charge"), ("shipping", "ship")),
+    2: (("shipping", "ship"), ("payment", "charge")),
+}
+"""The remote steps (service, operation) of each registered workflow version, in order
+(SPEC X6): version 1 charges then ships, version 2 ("charge on dispatch") ships then
+charges. The workflow, the retry budget and compensation read them from here."""
+
 REQUEST_QUEUES = {"payment": PAYMENT_REQUESTS_QUEUE, "shipping": SHIPPING_REQUESTS_QUEUE}
 """Request queue of each agent (one agent per remote service, SPEC A1)."""
 

@@ -2,10 +2,15 @@
 
 Business endpoints (all require an ``Idempotency-Key`` header, as Stripe's POSTs do)::
 
-    POST /payments                       {orderId, amount, currency} -> 201 {paymentId, ...}
-    POST /payments/{orderId}/refund      -> 200 {refundId, status: "refunded"}
-    POST /shipments                      {orderId, lines, address?} -> 201 {shipmentId, ...}
-    POST /shipments/{orderId}/cancel     -> 200 {shipmentId, status: "cancelled"}
+    POST /payments                 {orderId, amount, currency} -> 201 {paymentId, ...}
+    POST /payments/refunds         {orderId, chargeKey} -> 200 {refundId, status: "refunded"}
+    POST /shipments                {orderId, lines, address?} -> 201 {shipmentId, ...}
+    POST /shipments/cancellations  {orderId, shipmentKey} -> 200 {shipmentId, status: "cancelled"}
+
+Identifiers travel in the body only; paths are fixed. An undo names the forward request by
+its ``Idempotency-Key`` (``chargeKey``, ``shipmentKey``) and answers 409 with error code
+``nothing_to_undo`` if that request was never carried out, or ``already_undone`` (see
+:mod:`simulator.operations`): a documented answer, distinct from every other refusal.
 
 Each request is counted in the ledger, then meets the fault knobs (see
 :meth:`simulator.faults.FaultInjector.decide`), then runs at most once per key: the same
@@ -41,7 +46,7 @@ from clocks import Clock
 from simulator.config import FaultUpdate, SimulatorConfig, describe_errors
 from simulator.faults import FaultInjector, FaultKind
 from simulator.ledger import IdempotentResult, Ledger
-from simulator.operations import OPERATIONS, Call, ChargeBody, ShipBody
+from simulator.operations import OPERATIONS, Call, CancelBody, ChargeBody, RefundBody, ShipBody
 
 logger = logging.getLogger(__name__)
 
@@ -86,19 +91,15 @@ class _Simulator:
         self.sleep = sleep
 
     async def handle(
-        self, request: Request, service: str, operation: str,
-        body_model: type[BaseModel] | None,
+        self, request: Request, service: str, operation: str, body_model: type[BaseModel],
     ) -> Response:
         raw = await request.body()
         try:
             body = json.loads(raw, parse_float=Decimal) if raw.strip() else {}
         except ValueError:
             body = None
-        if body_model is None:
-            order_id = request.path_params["order_id"]
-        else:
-            order_id = body.get("orderId") if isinstance(body, dict) else None
-            order_id = order_id if isinstance(order_id, str) else ""
+        order_id = body.get("orderId") if isinstance(body, dict) else None
+        order_id = order_id if isinstance(order_id, str) else ""
         ordinal = await anyio.to_thread.run_sync(
             self.ledger.record_request, service, order_id, operation
         )
@@ -110,18 +111,16 @@ class _Simulator:
                           f"Idempotency-Key: at most {MAX_KEY_LENGTH} characters")
         if not isinstance(body, dict):
             return _error(400, "invalid_body", "body: must be a JSON object")
-        validated = None
-        if body_model is not None:
-            try:
-                validated = body_model.model_validate(body)
-            except ValidationError as exc:
-                return _error(400, "invalid_body", describe_errors(exc))
+        try:
+            validated = body_model.model_validate(body)
+        except ValidationError as exc:
+            return _error(400, "invalid_body", describe_errors(exc))
         call = Call(service, operation, order_id, validated)
         fingerprint = _fingerprint(request.method, request.url.path, body)
         return await self._answer(call, key, fingerprint, ordinal)
 
     async def _answer(self, call: Call, key: str, fingerprint: str, ordinal: int) -> Response:
-        verdict = self.faults.decide(call.service, call.order_id, ordinal)
+        verdict = self.faults.decide(call.service, call.order_id, ordinal, call.operation)
         latency_s = self.faults.latency_s(call.service)
         if latency_s > 0:
             await self.sleep(latency_s)
@@ -189,12 +188,12 @@ def create_app(
     faults = FaultInjector(config, clock)
     sim = _Simulator(faults, clock, ledger, sleep or anyio.sleep)
 
-    def business(service: str, operation: str, model: type[BaseModel] | None) -> Route:
+    def business(service: str, operation: str, model: type[BaseModel]) -> Route:
         async def endpoint(request: Request) -> Response:
             return await sim.handle(request, service, operation, model)
 
-        path = {"charge": "/payments", "refund": "/payments/{order_id}/refund",
-                "ship": "/shipments", "cancel": "/shipments/{order_id}/cancel"}[operation]
+        path = {"charge": "/payments", "refund": "/payments/refunds",
+                "ship": "/shipments", "cancel": "/shipments/cancellations"}[operation]
         return Route(path, endpoint, methods=["POST"], name=operation)
 
     async def get_faults(request: Request) -> Response:
@@ -236,9 +235,9 @@ def create_app(
     app = Starlette(
         routes=[
             business("payment", "charge", ChargeBody),
-            business("payment", "refund", None),
+            business("payment", "refund", RefundBody),
             business("shipping", "ship", ShipBody),
-            business("shipping", "cancel", None),
+            business("shipping", "cancel", CancelBody),
             Route("/_admin/faults", get_faults, methods=["GET"]),
             Route("/_admin/faults", post_faults, methods=["POST"]),
             Route("/_admin/ledger", get_ledger, methods=["GET"]),

@@ -66,6 +66,10 @@ class ServiceFaults(BaseModel):
     black_hole_performs_effect : bool
         Whether a black-holed request still performs its side effect (the answer is lost
         after the work was done) or performs none (the request is lost before it).
+    order_fault_operations : list of {"charge", "refund", "ship", "cancel"}
+        The operations the per-order knobs (black hole, decline, fail forever) apply to;
+        by default the forward ones (``charge``, ``ship``), so the undo of such an order
+        is answered. List ``refund`` or ``cancel`` to make the undo fail too.
     decline : dict of str to Decline
         Orders refused permanently, with the status and reason of the refusal.
     fail_forever_order_ids : list of str
@@ -84,6 +88,8 @@ class ServiceFaults(BaseModel):
     black_hole_order_ids: list[str] = []
     black_hole_first_n: int | None = Field(None, ge=1)
     black_hole_performs_effect: bool = False
+    order_fault_operations: list[Literal["charge", "refund", "ship", "cancel"]] = Field(
+        default=["charge", "ship"], min_length=1)
     decline: dict[str, Decline] = {}
     fail_forever_order_ids: list[str] = []
 

@@ -106,12 +106,19 @@ class FaultInjector:
         """Seconds to add before answering a request of ``service``."""
         return self.config.for_service(service).latency_s
 
-    def decide(self, service: str, order_id: str, ordinal: int) -> Verdict:
+    def decide(self, service: str, order_id: str, ordinal: int,
+               operation: str = "charge") -> Verdict:
         """Decide the fault of one request.
 
         Rules are checked in this order, the first match wins: fail-forever (503),
         outage window (503 with ``Retry-After`` up to its end), decline (402/422),
         black hole, transient error (503, or 429 with ``Retry-After``).
+
+        The per-order knobs (fail-forever, decline, black hole) model a problem with that
+        order's requests and apply to the operations in ``order_fault_operations``: the
+        forward ones (``charge``, ``ship``) by default, so the undo of a declined order is
+        answered. Outages and transient errors are the service's and apply to every
+        operation.
 
         Parameters
         ----------
@@ -122,6 +129,8 @@ class FaultInjector:
         ordinal : int
             1-based number of this request among all requests for ``(service, order_id)``;
             feeds the reproducible transient draw.
+        operation : str
+            ``charge``, ``refund``, ``ship`` or ``cancel``.
 
         Returns
         -------
@@ -132,16 +141,17 @@ class FaultInjector:
         with self._lock:
             seed = self._config.seed
             faults = self._config.for_service(service)
-            if order_id in faults.fail_forever_order_ids:
+            applies = operation in faults.order_fault_operations
+            if applies and order_id in faults.fail_forever_order_ids:
                 return Verdict(FaultKind.FAIL_FOREVER, 503, None, "fail_forever")
             end = faults.outage_end_at(now)
             if end is not None:
                 wait_s = max(1, int(-(-(end - now).total_seconds() // 1)))
                 return Verdict(FaultKind.OUTAGE, 503, wait_s, "outage")
-            decline = faults.decline.get(order_id)
+            decline = faults.decline.get(order_id) if applies else None
             if decline is not None:
                 return Verdict(FaultKind.DECLINE, decline.status, None, decline.reason)
-            if order_id in faults.black_hole_order_ids:
+            if applies and order_id in faults.black_hole_order_ids:
                 held = self._black_holed.get((service, order_id), 0)
                 limit = faults.black_hole_first_n
                 if limit is None or held < limit:

@@ -31,6 +31,32 @@ class ChargeBody(BaseModel):
     currency: str = Field(pattern=r"^[A-Z]{3}$")
 
 
+class RefundBody(BaseModel):
+    """Body of ``POST /payments/refunds``: undo the charge made with ``chargeKey``.
+
+    ``chargeKey`` is the charge request's ``Idempotency-Key``: the refund undoes exactly
+    what that request did, whether or not its answer ever reached the caller. Without it
+    (requests of older callers) the order's most recent open charge is refunded.
+    """
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    order_id: str = Field(alias="orderId", min_length=1, max_length=200)
+    charge_key: str | None = Field(None, alias="chargeKey", min_length=1, max_length=255)
+
+
+class CancelBody(BaseModel):
+    """Body of ``POST /shipments/cancellations``: undo the shipment made with ``shipmentKey``.
+
+    Like :class:`RefundBody`, keyed on the forward request's ``Idempotency-Key``.
+    """
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    order_id: str = Field(alias="orderId", min_length=1, max_length=200)
+    shipment_key: str | None = Field(None, alias="shipmentKey", min_length=1, max_length=255)
+
+
 class ShipmentLine(BaseModel):
     """One line of a shipment: a stock-keeping unit and a positive quantity."""
 
@@ -62,14 +88,21 @@ class Call:
         ``charge``, ``refund``, ``ship`` or ``cancel`` (also the ledger ``kind``).
     order_id : str
         The order.
-    body : BaseModel or None
-        The validated body (None for refund and cancel).
+    body : BaseModel
+        The validated body.
     """
 
     service: str
     operation: str
     order_id: str
-    body: BaseModel | None = None
+    body: BaseModel
+
+
+NOTHING_TO_UNDO = "nothing_to_undo"
+"""Error code (with 409) of an undo whose forward request was never carried out."""
+
+ALREADY_UNDONE = "already_undone"
+"""Error code (with 409) of an undo whose forward effect is undone already."""
 
 
 def _resource_id(prefix: str, service: str, key: str) -> str:
@@ -98,21 +131,31 @@ def charge(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Ans
     )
 
 
-def refund(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Answer:
-    """Refund the order's most recent captured payment not yet refunded.
+def _undo_target(effects: list[SideEffect], kind: str, undo_kind: str,
+                 forward_key: str | None) -> SideEffect | str:
+    """Find the forward effect an undo applies to, or the error code saying why none."""
+    undone = {e.ref_id for e in effects if e.kind == undo_kind}
+    done = [e for e in effects if e.kind == kind
+            and (forward_key is None or e.idempotency_key == forward_key)]
+    if not done:
+        return NOTHING_TO_UNDO
+    still_open = [e for e in done if e.resource_id not in undone]
+    return still_open[-1] if still_open else ALREADY_UNDONE
 
-    Answers 404 ``payment_not_found`` if the order was never charged and 409
-    ``already_refunded`` if every charge is refunded; both are permanent.
+
+def refund(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Answer:
+    """Refund the charge made with ``chargeKey`` (or the order's most recent open one).
+
+    Answers 409 ``nothing_to_undo`` if no such charge was ever made and 409
+    ``already_undone`` if it is refunded; both are permanent and documented, so the
+    caller can tell "nothing to undo" from any other refusal.
     """
+    assert isinstance(call.body, RefundBody)
     earlier = effects_of(conn, call.service, call.order_id)
-    refunded = {e.ref_id for e in earlier if e.kind == "refund"}
-    charges = [e for e in earlier if e.kind == "charge"]
-    if not charges:
-        return _error(404, "payment_not_found", f"orderId: no payment for {call.order_id!r}")
-    open_charges = [e for e in charges if e.resource_id not in refunded]
-    if not open_charges:
-        return _error(409, "already_refunded", f"orderId: {call.order_id!r} already refunded")
-    target = open_charges[-1]
+    target = _undo_target(earlier, "charge", "refund", call.body.charge_key)
+    if isinstance(target, str):
+        return _error(409, target, f"chargeKey: no open charge of order {call.order_id!r}"
+                      f" for key {call.body.charge_key!r}")
     refund_id = _resource_id("re", call.service, key)
     effect = SideEffect(
         call.service, "refund", call.order_id, key, target.amount, target.currency,
@@ -138,22 +181,17 @@ def ship(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Answe
 
 
 def cancel(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Answer:
-    """Cancel the order's most recent shipment not yet cancelled.
+    """Cancel the shipment made with ``shipmentKey`` (or the order's most recent open one).
 
-    Answers 404 ``shipment_not_found`` if the order was never shipped and 409
-    ``already_cancelled`` if every shipment is cancelled; both are permanent.
+    Answers 409 ``nothing_to_undo`` if no such shipment was ever made and 409
+    ``already_undone`` if it is cancelled (see :func:`refund`).
     """
+    assert isinstance(call.body, CancelBody)
     earlier = effects_of(conn, call.service, call.order_id)
-    cancelled = {e.ref_id for e in earlier if e.kind == "cancel"}
-    shipments = [e for e in earlier if e.kind == "ship"]
-    if not shipments:
-        return _error(404, "shipment_not_found", f"orderId: no shipment for {call.order_id!r}")
-    open_shipments = [e for e in shipments if e.resource_id not in cancelled]
-    if not open_shipments:
-        return _error(
-            409, "already_cancelled", f"orderId: {call.order_id!r} already cancelled"
-        )
-    target = open_shipments[-1]
+    target = _undo_target(earlier, "ship", "cancel", call.body.shipment_key)
+    if isinstance(target, str):
+        return _error(409, target, f"shipmentKey: no open shipment of order "
+                      f"{call.order_id!r} for key {call.body.shipment_key!r}")
     effect = SideEffect(
         call.service, "cancel", call.order_id, key, None, None,
         _resource_id("cnl", call.service, key), target.resource_id, now,

@@ -9,8 +9,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from orders.compensation.plan import request_details
 from orders.messaging import OutgoingMessage
-from orders.models import ProcessState, StateRecord
+from orders.models import CompensationEntry, ProcessState, StateRecord
 from orders.models.messages import AgentRequest, OperatorAlert, StatusKind, StatusMessage
 from orders.names import REQUEST_QUEUES
 from orders.runtime import Services
@@ -68,14 +69,42 @@ def reserve_inventory(data: dict[str, Any], services: Services) -> dict[str, Any
 
 
 def send_agent_request(data: dict[str, Any], services: Services) -> str:
-    """Send a request to its agent's queue with its stable MessageId (SPEC A1, A4).
+    """Log a remote forward step as requested, then send it to its agent (SPEC S9, A1, A4).
+
+    The *requested* entry (with the idempotency key) is written before the message goes
+    out, so compensation undoes the step even if no answer ever comes
+    (:mod:`orders.compensation.plan`). Both writes are idempotent (SPEC X7): a rerun logs
+    nothing new and sends the same MessageId, which the queue drops.
+
+    Parameters
+    ----------
+    data : dict
+        The :class:`AgentRequest` in JSON form, plus ``workflowVersion`` (int, optional:
+        the order's workflow version for the log entry; read from the state record if
+        absent).
 
     Returns
     -------
     str
-        The MessageId (a rerun sends the same one; the queue drops the duplicate).
+        The MessageId.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If ``data`` is not a valid request.
+    ConflictError
+        If the step is logged as requested with another idempotency key or amount.
     """
     request = AgentRequest.model_validate(data)
+    details = request_details(request)
+    if details is not None:
+        version = data.get("workflowVersion")
+        if version is None:
+            record = services.stores.states.get(request.order_id)
+            version = record.workflow_version if record is not None else 1
+        services.stores.compensation.record(CompensationEntry.new(
+            request.order_id, details, instance_id=request.instance_id,
+            workflow_version=version, now=services.clock.now()))
     services.sender.send(REQUEST_QUEUES[request.service], OutgoingMessage(
         body=request.model_dump(mode="json"), message_id=request.message_id,
         application_properties={"orderId": request.order_id,

@@ -26,11 +26,15 @@ log = logging.getLogger("orders.agents")
 
 ENDPOINTS = {
     "charge": ("POST", "/payments"),
-    "refund": ("POST", "/payments/{orderId}/refund"),
+    "refund": ("POST", "/payments/refunds"),
     "ship": ("POST", "/shipments"),
-    "cancel_shipment": ("POST", "/shipments/{orderId}/cancel"),
+    "cancel_shipment": ("POST", "/shipments/cancellations"),
 }
-"""HTTP method and path of each operation on its service."""
+"""HTTP method and path of each operation on its service.
+
+Fixed paths: identifiers (OrderID, the forward request's idempotency key) travel in the
+JSON body, never in the URL, so no data can steer a request (an OrderID ``..`` in a path
+would be normalised away by the HTTP client, turning a refund into another request)."""
 
 _OUTCOMES = {
     OutcomeKind.SUCCEEDED: AgentOutcome.SUCCEEDED,
@@ -59,7 +63,7 @@ def service_url(services: Services, request: AgentRequest) -> str:
     base = services.settings.PAYMENT_API_URL if request.service == "payment" \
         else services.settings.SHIPPING_API_URL
     _, path = ENDPOINTS[request.operation]
-    return base.rstrip("/") + path.format(orderId=request.order_id)
+    return base.rstrip("/") + path
 
 
 def handle(request: AgentRequest, services: Services,
@@ -96,12 +100,15 @@ def handle(request: AgentRequest, services: Services,
     record_agent_call(request.service, outcome.attempts, _OUTCOMES[outcome.kind].value,
                       request.operation)
     record_circuit_state(request.service, breaker_state.value)
-    result = outcome.body if isinstance(outcome.body, dict) else None
+    body = outcome.body if isinstance(outcome.body, dict) else None
+    result = body if outcome.succeeded else None
+    error_code = body.get("error") if body is not None and not outcome.succeeded else None
     return AgentReply(message_id=f"{request.message_id}:reply", order_id=request.order_id,
                       instance_id=request.instance_id, operation=request.operation,
                       event_name=request.event_name, outcome=_OUTCOMES[outcome.kind],
                       attempts=outcome.attempts, status_code=outcome.status_code,
-                      result=result if outcome.succeeded else None, reason=outcome.reason)
+                      error_code=error_code[:128] if isinstance(error_code, str) else None,
+                      result=result, reason=outcome.reason)
 
 
 def reply(services: Services, request: AgentRequest, answer: AgentReply) -> None:

@@ -19,7 +19,10 @@ Error                     last holder                 failed with nothing to und
 Who does what:
 
 1. The order workflow writes a log entry after each completed step (reserve inventory, a
-   successful charge, a successful shipment), idempotent on OrderID + step.
+   successful charge, a successful shipment), idempotent on OrderID + step. Before a
+   remote step's request goes out, the activity that sends it logs the step as
+   *requested* (``charge_requested``, ``ship_requested``) with its idempotency key: a
+   request that never got an answer may have been carried out, so it must be undone too.
 2. Whoever gives up on an order only *hands it over*
    (:func:`~orders.compensation.protocol.hand_over`): the order workflow on a permanent
    failure reply (S7), the supervisor when FailureCount reaches MAX_FAILURES (V2). The
@@ -32,14 +35,16 @@ Who does what:
    under SPEC D2: OrderIDs have at most 64 characters) and CompleteBy = now +
    START_GRACE_S, and only then starts the compensation orchestration under that id.
 4. The compensation orchestration (``orders.orchestrators.compensation_workflow``) sets
-   its CompleteBy (COMPENSATION_DEADLINE_S), reads the log and undoes each completed step
-   not yet undone, newest first: cancel shipment and refund through the same agents
-   (racing each reply against CompleteBy, S6), release inventory locally. Each undo is
+   its CompleteBy (COMPENSATION_DEADLINE_S), reads the log and undoes each step that was
+   requested or completed and is not yet undone, newest first: cancel shipment and refund
+   through the same agents (racing each reply against CompleteBy, S6), release inventory
+   locally. The undo names the forward request by its idempotency key. Each undo is
    logged too, so a resumed compensation skips what is done; each agent call carries a
    stable idempotency key (``<OrderID>:refund``), so no undo happens twice (A2, X7).
-   The service answering 404 (never done) or 409 (already undone) to an undo means
+   The service's error codes ``nothing_to_undo`` (never done) and ``already_undone`` mean
    *nothing to undo*: the step counts as undone
-   (:data:`~orders.compensation.plan.NOTHING_TO_UNDO_STATUSES`).
+   (:data:`~orders.compensation.plan.NOTHING_TO_UNDO_CODES`); the status alone (a bare
+   404, say) never does.
    Any other permanent failure ends CompensationFailed with an operator alert; success
    ends Compensated. Either way the client's reply queue gets the outcome (S8).
 5. A compensation attempt that times out or meets a transient failure finishes without

@@ -3,15 +3,36 @@
 Pure functions of JSON-shaped data, so orchestrators may call them (deterministic, no I/O)
 and activities may use them to turn service answers into log details.
 
-What a 404 or 409 to an undo means
-----------------------------------
-The payment service answers a refund with 404 ``payment_not_found`` when the order was
-never charged, and 409 ``already_refunded`` when every charge is refunded; the shipping
-service answers a cancel the same way. Both mean the same thing for compensation: there is
-*nothing to undo* (never done, or already undone, e.g. by an earlier compensation attempt
-whose reply was lost), so the undo step counts as done and is logged with outcome
-``NothingToUndo``. Any other permanent failure (402, 422, ...) means the service refused to
-undo: the compensation fails and an operator must act.
+Undo what may have happened
+---------------------------
+A remote step is logged as *requested* (``charge_requested``, ``ship_requested``, with its
+idempotency key) before its request goes out, and as completed when the reply confirms it.
+A request that went out without an answer (black hole, timer first, late reply ignored)
+may have been carried out, so :func:`pending_undos` returns every forward step that was
+requested *or* completed and is not undone yet. The undo names the forward request by its
+idempotency key, so the service undoes exactly what that key did, or nothing.
+
+What the services answer to an undo of something they never did
+----------------------------------------------------------------
+The payment and shipping services answer an undo whose forward request they never carried
+out (or that is undone already) with ``409`` and an error code they define for it:
+``nothing_to_undo`` (never performed) or ``already_undone``
+(:data:`NOTHING_TO_UNDO_CODES`). Compensation reads the *code*, never the status alone:
+the undo step counts as done and is logged with outcome ``NothingToUndo``. Any other
+permanent answer (a bare 404, 402, 422, ...) means the undo did not happen: the
+compensation fails and an operator must act.
+
+Orders whose log was written before requests were logged (SPEC X6)
+------------------------------------------------------------------
+An order that started before this rule (its log holds entries of compensation schema
+version 1) may have sent a request without logging it. For such an order every remote
+step of its workflow version (:data:`orders.names.WORKFLOW_REMOTE_STEPS`) that has no entry
+is treated as requested, with the stable key ``<OrderID>:<operation>`` it was sent with,
+and is undone like any other: the service answers ``nothing_to_undo`` where it never
+happened. An undo request queued before the change (no ``chargeKey``/``shipmentKey``)
+makes the service undo the order's most recent open effect, as it did then; a reply
+without ``errorCode`` is never taken for *nothing to undo*, so at worst such a
+compensation ends CompensationFailed with an operator alert instead of keeping money.
 """
 
 from __future__ import annotations
@@ -21,11 +42,19 @@ from datetime import datetime
 from typing import Any
 
 from orders.models import CompensationEntry, Step, UndoOutcome
-from orders.models.compensation import UNDO_STEP, UNDOES
+from orders.models.compensation import (
+    REQUEST_OF,
+    REQUESTED,
+    UNDO_STEP,
+    UNDOES,
+    ChargeRequestDetails,
+    ShipRequestDetails,
+)
 from orders.models.messages import AgentOutcome, AgentRequest, Operation, Service
+from orders.names import WORKFLOW_REMOTE_STEPS
 
-NOTHING_TO_UNDO_STATUSES = frozenset({404, 409})
-"""Permanent answers to an undo that mean there is nothing to undo (module docstring)."""
+NOTHING_TO_UNDO_CODES = frozenset({"nothing_to_undo", "already_undone"})
+"""Error codes of an undo's answer that mean there is nothing to undo (module docstring)."""
 
 REMOTE_UNDO: dict[Step, tuple[Service, Operation]] = {
     Step.REFUND: ("payment", "refund"),
@@ -33,9 +62,46 @@ REMOTE_UNDO: dict[Step, tuple[Service, Operation]] = {
 }
 """Undo steps done by an agent; release inventory is local."""
 
+LOGS_REQUESTS_FROM = 2
+"""First compensation schema version whose writers log requests before sending them."""
+
+
+def forward_key(order_id: str, step: Step) -> str:
+    """Return the idempotency key a remote forward step is sent with: ``<OrderID>:<step>``.
+
+    The same key on every retry and attempt (SPEC A2); the undo names the request by it.
+    """
+    return f"{order_id}:{step.value}"
+
+
+def _unlogged_requests(entries: list[CompensationEntry]) -> list[CompensationEntry]:
+    """Stand-in *requested* entries for the remote steps a version-1 order may have sent."""
+    legacy = [e for e in entries if e.schema_version < LOGS_REQUESTS_FROM]
+    if not legacy:
+        return []
+    logged = {e.step for e in entries}
+    first = legacy[0]
+    last_seq = max((e.seq or 0 for e in entries), default=0)
+    made = []
+    for _, operation in WORKFLOW_REMOTE_STEPS.get(first.workflow_version, ()):
+        step = Step(operation)
+        if step in logged or REQUESTED[step] in logged or UNDO_STEP[step] in logged:
+            continue
+        key = forward_key(first.order_id, step)
+        details = (ChargeRequestDetails(idempotency_key=key) if step is Step.CHARGE
+                   else ShipRequestDetails(idempotency_key=key))
+        last_seq += 1
+        made.append(first.model_copy(update={"details": details, "seq": last_seq}))
+    return made
+
 
 def pending_undos(entries: Iterable[CompensationEntry]) -> list[CompensationEntry]:
-    """Return the completed forward steps not yet undone, newest first (reverse ``seq``).
+    """Return the forward steps that may have happened and are not undone, newest first.
+
+    A remote step counts once its request was logged, confirmed or not (module
+    docstring); its completed entry is returned when there is one (it names what the
+    service created), else its *requested* entry. Steps are ordered by when their first
+    entry was written, newest first (SPEC S9: reverse order).
 
     Parameters
     ----------
@@ -45,12 +111,22 @@ def pending_undos(entries: Iterable[CompensationEntry]) -> list[CompensationEntr
     Returns
     -------
     list of CompensationEntry
-        The order in which to undo them (SPEC S9: reverse order of completion).
+        The order in which to undo them.
     """
-    entries = list(entries)
+    entries = sorted(entries, key=lambda e: (e.seq or 0, e.recorded_at))
+    entries += _unlogged_requests(entries)
     undone = {UNDOES[e.step] for e in entries if e.step in UNDOES}
-    forward = [e for e in entries if e.step in UNDO_STEP and e.step not in undone]
-    return sorted(forward, key=lambda e: (e.seq or 0, e.recorded_at), reverse=True)
+    first_seen: dict[Step, int] = {}
+    latest: dict[Step, CompensationEntry] = {}
+    for position, entry in enumerate(entries):
+        forward = REQUEST_OF.get(entry.step, entry.step)
+        if forward not in UNDO_STEP or forward in undone:
+            continue
+        first_seen.setdefault(forward, position)
+        if entry.step is forward or forward not in latest:
+            latest[forward] = entry
+    return [latest[step] for step in sorted(first_seen, key=first_seen.__getitem__,
+                                            reverse=True)]
 
 
 def undo_step(entry: dict[str, Any]) -> Step:
@@ -62,6 +138,7 @@ def undo_step(entry: dict[str, Any]) -> Step:
         If the entry is itself an undo.
     """
     step = Step(entry["details"]["step"])
+    step = REQUEST_OF.get(step, step)
     if step not in UNDO_STEP:
         raise ValueError(f"details.step: {step.value} is an undo, not a step to undo")
     return UNDO_STEP[step]
@@ -86,7 +163,9 @@ def undo_request(instance_id: str, entry: dict[str, Any], deadline: datetime,
     -------
     AgentRequest
         MessageId ``<instanceId>:<operation>``; idempotency key ``<OrderID>:<operation>``,
-        the same in every compensation attempt, so the service undoes once.
+        the same in every compensation attempt, so the service undoes once. The payload
+        names the forward request by its idempotency key (``chargeKey`` or
+        ``shipmentKey``) and carries the ids the service returned, if it answered.
 
     Raises
     ------
@@ -98,12 +177,17 @@ def undo_request(instance_id: str, entry: dict[str, Any], deadline: datetime,
         raise ValueError(f"details.step: {step.value} is undone locally, not by an agent")
     service, operation = REMOTE_UNDO[step]
     order_id, details = entry["orderId"], entry["details"]
-    payload = {"orderId": order_id}
+    key = details.get("idempotencyKey") or forward_key(order_id, UNDOES[step])
+    payload: dict[str, Any] = {"orderId": order_id}
     if step is Step.REFUND:
-        payload.update(paymentId=details["paymentId"], amount=details["amount"],
-                       currency=details["currency"])
+        payload["chargeKey"] = key
+        if "paymentId" in details:
+            payload.update(paymentId=details["paymentId"], amount=details["amount"],
+                           currency=details["currency"])
     else:
-        payload.update(shipmentId=details["shipmentId"])
+        payload["shipmentKey"] = key
+        if "shipmentId" in details:
+            payload["shipmentId"] = details["shipmentId"]
     return AgentRequest(
         message_id=f"{instance_id}:{operation}", order_id=order_id, instance_id=instance_id,
         service=service, operation=operation, idempotency_key=f"{order_id}:{operation}",
@@ -111,10 +195,39 @@ def undo_request(instance_id: str, entry: dict[str, Any], deadline: datetime,
         payload=payload)
 
 
+def request_details(request: AgentRequest) -> dict[str, Any] | None:
+    """Return the details of the *requested* entry logged before ``request`` is sent.
+
+    Parameters
+    ----------
+    request : AgentRequest
+        A request about to go to an agent.
+
+    Returns
+    -------
+    dict or None
+        ``{"step": "charge_requested" | "ship_requested", "idempotencyKey", ...}`` for a
+        remote forward step (a charge also names its amount and currency); None for an
+        undo, which is logged when it is confirmed.
+    """
+    step = Step(request.operation)
+    if step not in REQUESTED:
+        return None
+    details: dict[str, Any] = {"step": REQUESTED[step].value,
+                               "idempotencyKey": request.idempotency_key}
+    if step is Step.CHARGE:
+        details.update(amount=request.payload.get("amount"),
+                       currency=request.payload.get("currency"))
+    return details
+
+
 def nothing_to_undo(reply: dict[str, Any]) -> bool:
-    """Tell whether an agent's reply to an undo means *nothing to undo* (module docstring)."""
+    """Tell whether an agent's reply to an undo means *nothing to undo* (module docstring).
+
+    Decided by the service's error code (``errorCode`` of the reply), never by the status.
+    """
     return (reply["outcome"] == AgentOutcome.PERMANENT_FAILURE
-            and reply.get("statusCode") in NOTHING_TO_UNDO_STATUSES)
+            and reply.get("errorCode") in NOTHING_TO_UNDO_CODES)
 
 
 def step_details(step: Step, result: dict[str, Any] | None,

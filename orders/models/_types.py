@@ -62,6 +62,10 @@ def _order_id(value: str) -> str:
             f"must be 1 to {ORDER_ID_MAX_LENGTH} characters from A-Z a-z 0-9 . _ - "
             f"(it becomes part of the orchestration instance id, SPEC D2); got {value!r}"
         )
+    if not value.strip("."):
+        # "." and ".." are path segments with a meaning of their own (RFC 3986 dot
+        # segments): wherever an id reaches a path, a client or proxy may remove them.
+        raise ValueError(f"must not consist of dots only (a URL dot segment); got {value!r}")
     return value
 
 

@@ -1,10 +1,13 @@
 """The compensation log entry: what undoing one completed step needs (SPEC S9, X4, X10).
 
-When an order cannot complete, its completed steps are undone in reverse order of
-completion from a durable, ordered log, one entry per step, written as each step completes.
-An entry holds only what its undo needs: a reservation id and lines, a payment id with its
-amount and currency, a shipment id. Never card numbers: the details models forbid unknown
-fields and refuse any text that looks like a primary account number.
+When an order cannot complete, what it did is undone in reverse order from a durable,
+ordered log, one entry per step. A remote step is logged twice: *requested* (with its
+idempotency key) before the agent sends the request, and *completed* (with the service's
+ids) when the reply confirms it. A request that went out without an answer may have been
+carried out, so compensation undoes every requested step, confirmed or not (SPEC S9).
+An entry holds only what its undo needs: a reservation id and lines, an idempotency key, a
+payment id with its amount and currency, a shipment id. Never card numbers: the details
+models forbid unknown fields and refuse any text that looks like a primary account number.
 
 Data classification
 -------------------
@@ -56,8 +59,14 @@ from pydantic import ConfigDict, Field, model_validator
 
 from orders.models._types import Contract, Currency, InstanceId, OrderId, Sku, UtcDatetime
 
-COMPENSATION_SCHEMA_VERSION = 1
-"""Version of the compensation log entry contract written by this code (SPEC X6)."""
+COMPENSATION_SCHEMA_VERSION = 2
+"""Version of the compensation log entry contract written by this code (SPEC X6).
+
+- 1: completed steps only; a remote step's request was not logged before it was sent.
+- 2: remote steps are also logged as requested before they are sent (``*_requested``).
+  A log holding version-1 entries belongs to an order that may have sent requests
+  without logging them; :func:`orders.compensation.plan.pending_undos` probes those.
+"""
 
 
 class Classification(StrEnum):
@@ -101,6 +110,10 @@ class Step(StrEnum):
     RELEASE_INVENTORY = "release_inventory"
     REFUND = "refund"
     CANCEL_SHIPMENT = "cancel_shipment"
+    CHARGE_REQUESTED = "charge_requested"
+    """The charge request is about to go out (logged before the agent sends it)."""
+    SHIP_REQUESTED = "ship_requested"
+    """The shipment request is about to go out (logged before the agent sends it)."""
 
 
 UNDO_STEP: dict[Step, Step] = {
@@ -112,6 +125,15 @@ UNDO_STEP: dict[Step, Step] = {
 
 UNDOES: dict[Step, Step] = {undo: step for step, undo in UNDO_STEP.items()}
 """The forward step each compensating step undoes."""
+
+REQUESTED: dict[Step, Step] = {
+    Step.CHARGE: Step.CHARGE_REQUESTED,
+    Step.SHIP: Step.SHIP_REQUESTED,
+}
+"""The *requested* entry of each remote forward step (logged before its request is sent)."""
+
+REQUEST_OF: dict[Step, Step] = {requested: step for step, requested in REQUESTED.items()}
+"""The remote forward step a *requested* entry announces."""
 
 
 class UndoOutcome(StrEnum):
@@ -143,6 +165,8 @@ def looks_like_card_number(value: str) -> bool:
 
 
 Id = Annotated[str, Field(min_length=1, max_length=128)]
+Key = Annotated[str, Field(min_length=1, max_length=255)]
+"""An idempotency key (SPEC A2), at most 255 characters like the services accept."""
 Amount = Annotated[Decimal, Field(ge=0, decimal_places=4, allow_inf_nan=False)]
 
 
@@ -206,6 +230,22 @@ class ShipmentDetails(_Details):
     shipment_id: Annotated[Id, Classified(Classification.CONFIDENTIAL)]
 
 
+class ChargeRequestDetails(_Details):
+    """A charge request is going out: what refunding it needs even if no answer comes."""
+
+    step: Literal["charge_requested"] = "charge_requested"
+    idempotency_key: Annotated[Key, Classified(Classification.INTERNAL)]
+    amount: Annotated[Amount | None, Classified(Classification.RESTRICTED)] = None
+    currency: Annotated[Currency | None, Classified(Classification.RESTRICTED)] = None
+
+
+class ShipRequestDetails(_Details):
+    """A shipment request is going out: what cancelling it needs even if no answer comes."""
+
+    step: Literal["ship_requested"] = "ship_requested"
+    idempotency_key: Annotated[Key, Classified(Classification.INTERNAL)]
+
+
 class ReleaseDetails(_Details):
     """Inventory released."""
 
@@ -234,7 +274,7 @@ class CancellationDetails(_Details):
 
 StepDetails = Annotated[
     ReservationDetails | PaymentDetails | ShipmentDetails | ReleaseDetails | RefundDetails
-    | CancellationDetails,
+    | CancellationDetails | ChargeRequestDetails | ShipRequestDetails,
     Field(discriminator="step"),
 ]
 """The details of one entry, told apart by their ``step``."""

@@ -133,6 +133,10 @@ class AgentReply(Versioned):
         Calls made for this request.
     status_code : int or None
         Last HTTP status, if a call was answered.
+    error_code : str or None
+        The service's machine-readable error code of a refusal (its body's ``error``),
+        e.g. ``nothing_to_undo``; what a refusal means is read from it, never from the
+        status alone. Absent in replies written before it existed.
     result : dict or None
         The service's answer on success.
     reason : str or None
@@ -147,6 +151,7 @@ class AgentReply(Versioned):
     outcome: AgentOutcome
     attempts: int = Field(ge=0)
     status_code: int | None = None
+    error_code: str | None = Field(default=None, max_length=128)
     result: dict[str, Any] | None = None
     reason: str | None = None
 

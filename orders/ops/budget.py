@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from orders.names import REQUEST_QUEUES
+from orders.names import REQUEST_QUEUES, WORKFLOW_REMOTE_STEPS
 from orders.ops.queues import QueueLimits
-from orders.orchestrators.order_workflow import REMOTE_STEPS, REMOTE_STEPS_V2
 
 COMPENSATING_OPERATIONS: dict[str, tuple[str, ...]] = {"payment": ("refund",),
                                                        "shipping": ("cancel_shipment",)}
@@ -38,8 +37,8 @@ class BudgetError(ValueError):
     """The configured retries can exceed the retry budget, or a queue breaks an assumption."""
 
 
-VERSION_REMOTE_STEPS = (REMOTE_STEPS, REMOTE_STEPS_V2)
-"""The remote steps of every registered workflow version (add a new version's here)."""
+VERSION_REMOTE_STEPS = tuple(WORKFLOW_REMOTE_STEPS.values())
+"""The remote steps of every registered workflow version (``names.WORKFLOW_REMOTE_STEPS``)."""
 
 
 def forward_operations(service: str) -> tuple[str, ...]:

@@ -2,7 +2,8 @@
 
 Started by the compensation starter under ``<OrderID>:comp:<m>`` once the record was handed
 over (see :mod:`orders.compensation` for the whole protocol). It sets its CompleteBy, reads
-the compensation log and undoes every completed step not yet undone, newest first:
+the compensation log and undoes every step that was requested or completed and is not yet
+undone, newest first:
 
 - ship -> cancel shipment (shipping agent), charge -> refund (payment agent), each racing
   the agent's reply against CompleteBy like a forward step (S6);
@@ -12,7 +13,8 @@ Each undo is logged as it completes, so a resumed attempt skips it. The log is r
 after a round, in case a stale attempt of the order logged a step late; a round undoes at
 least one step, so the rounds are bounded by the number of steps.
 
-Outcomes: all undone (or nothing to undo, 404/409) -> Compensated and "Compensated" to the
+Outcomes: all undone (or nothing to undo: the service's ``nothing_to_undo`` or
+``already_undone`` code) -> Compensated and "Compensated" to the
 client. Permanent refusal of an undo -> CompensationFailed, a CompensationFailed alert and
 "CompensationFailed" to the client. Timer first or transient failure -> finish without
 touching the record (Compensating with an expired CompleteBy, for the supervisor).

@@ -10,7 +10,9 @@ Versions
 
 Each remote step races the agent's reply against a durable timer at CompleteBy. Both
 versions write a compensation log entry after each completed step (reserve inventory, a
-successful charge, a successful shipment), idempotent on OrderID + step (S9). The code is
+successful charge, a successful shipment), idempotent on OrderID + step (S9); a remote
+step is also logged as *requested* by the activity that sends it, before it goes out, so
+a request that never got an answer is undone too. The code is
 deterministic (context time only, no I/O; settings come in the input) and logs only when
 not replaying (SPEC D4).
 
@@ -60,10 +62,10 @@ WORKFLOW_VERSION = 1
 
 RemoteSteps = tuple[tuple[Service, Operation], ...]
 
-REMOTE_STEPS: RemoteSteps = (("payment", "charge"), ("shipping", "ship"))
+REMOTE_STEPS: RemoteSteps = names.WORKFLOW_REMOTE_STEPS[1]  # type: ignore[assignment]
 """The remote steps of version 1, in order."""
 
-REMOTE_STEPS_V2: RemoteSteps = (("shipping", "ship"), ("payment", "charge"))
+REMOTE_STEPS_V2: RemoteSteps = names.WORKFLOW_REMOTE_STEPS[2]  # type: ignore[assignment]
 """The remote steps of version 2 ("charge on dispatch"), in order."""
 
 
@@ -102,7 +104,8 @@ def run_steps(context: Any, data: dict[str, Any],
     for service, operation in remote_steps:
         request = agent_request(context, order, service, operation, deadline,
                                 data["agentMaxAttempts"])
-        reply = yield from remote_step(context, request, deadline)
+        reply = yield from remote_step(context, request, deadline,
+                                       data.get("workflowVersion", WORKFLOW_VERSION))
         if reply is None or reply["outcome"] == AgentOutcome.TRANSIENT_FAILURE:
             replay_safe_logger(context, log, order_id).info(
                 "%s %s; left for the supervisor", operation,

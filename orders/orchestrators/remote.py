@@ -14,8 +14,9 @@ from orders import names
 from orders.models.messages import AgentRequest
 
 
-def remote_step(context: Any, request: AgentRequest,
-                deadline: datetime) -> Generator[Any, Any, dict[str, Any] | None]:
+def remote_step(context: Any, request: AgentRequest, deadline: datetime,
+                workflow_version: int | None = None,
+                ) -> Generator[Any, Any, dict[str, Any] | None]:
     """Send a request to its agent and race the reply against the deadline (SPEC S6).
 
     Parameters
@@ -26,6 +27,9 @@ def remote_step(context: Any, request: AgentRequest,
         The request; its ``event_name`` is the external event the reply is raised as.
     deadline : datetime
         CompleteBy of the attempt (the durable timer's fire time).
+    workflow_version : int, optional
+        The order's workflow version, for the *requested* log entry the send activity
+        writes before a forward request goes out (SPEC S9).
 
     Returns
     -------
@@ -33,7 +37,10 @@ def remote_step(context: Any, request: AgentRequest,
         The agent's reply (JSON form), or None if the durable timer at CompleteBy fired
         first (a late reply is then ignored).
     """
-    yield context.call_activity(names.SEND_AGENT_REQUEST, request.model_dump(mode="json"))
+    message = request.model_dump(mode="json")
+    if workflow_version is not None:
+        message["workflowVersion"] = workflow_version
+    yield context.call_activity(names.SEND_AGENT_REQUEST, message)
     reply = context.wait_for_external_event(request.event_name)
     timer = context.create_timer(deadline)
     winner = yield context.task_any([reply, timer])

@@ -26,9 +26,13 @@ def test_shipping_declined_after_payment_refunds_then_releases(make_system):
     assert (record.failure_count, record.compensation_attempt) == (0, 1)
     assert record.locked_by == f"{order.order_id}:comp:1"
     assert "ship failed permanently" in record.failure_reason
-    # Completed: reserve, charge; undone newest first: refund, then release.
+    # Reserved, charged, shipment requested (declined); undone newest first: the shipment
+    # request (the service answers nothing_to_undo), the charge, the reservation.
     assert steps(system, order.order_id) == [
-        (1, "reserve_inventory"), (2, "charge"), (3, "refund"), (4, "release_inventory")]
+        (1, "reserve_inventory"), (2, "charge_requested"), (3, "charge"),
+        (4, "ship_requested"), (5, "cancel_shipment"), (6, "refund"),
+        (7, "release_inventory")]
+    assert system.effects(kind="cancel", order_id=order.order_id) == []
     charges = system.effects(kind="charge", order_id=order.order_id)
     refunds = system.effects(kind="refund", order_id=order.order_id)
     assert len(charges) == 1 and len(refunds) == 1
@@ -38,6 +42,7 @@ def test_shipping_declined_after_payment_refunds_then_releases(make_system):
     assert statuses(system, order.order_id) == ["RequestReceived", "Compensated"]
     final = system.replies()[-1]
     assert "address_undeliverable" in final["reason"] and "refund (Undone)" in final["reason"]
+    assert "cancel_shipment (NothingToUndo)" in final["reason"]
     assert [a["kind"] for a in system.alerts()] == ["OrderError"]
     comp = system.host.taskhub.get_instance(f"{order.order_id}:comp:1")
     assert comp.runtime_status == "Completed" and json.loads(comp.output)["outcome"] == \
@@ -68,13 +73,16 @@ def test_refund_refused_ends_compensation_failed_alerted_and_findable(make_syste
         assert len(system.effects(kind="charge", order_id=order.order_id)) == 1
         system.sim_app.state.faults.update(FaultUpdate.model_validate({
             "payment": {"decline": {order.order_id: {"status": 402,
-                                                     "reason": "refund_not_allowed"}}},
+                                                     "reason": "refund_not_allowed"}},
+                        "order_fault_operations": ["refund"]},
             "shipping": {"decline": {order.order_id: SHIP_DECLINE}}}))
     system.run(20)
     record = system.state(order.order_id)
     assert record.process_state == ProcessState.COMPENSATION_FAILED
     # Stops at the refused refund: the reservation stays for the operator to decide.
-    assert steps(system, order.order_id) == [(1, "reserve_inventory"), (2, "charge")]
+    assert steps(system, order.order_id) == [
+        (1, "reserve_inventory"), (2, "charge_requested"), (3, "charge"),
+        (4, "ship_requested"), (5, "cancel_shipment")]
     assert system.effects(kind="refund", order_id=order.order_id) == []
     alerts = system.alerts()
     assert [a["kind"] for a in alerts] == ["OrderError", "CompensationFailed"]
@@ -115,7 +123,7 @@ def test_stalled_compensation_is_resumed_by_the_supervisor_and_finishes(make_sys
     assert system.engine.counts("payment-requests").active == 0
     assert system.state(order.order_id) == record
     assert len(system.effects(kind="refund", order_id=order.order_id)) == 1
-    assert steps(system, order.order_id)[-2:] == [(3, "refund"), (4, "release_inventory")]
+    assert steps(system, order.order_id)[-2:] == [(6, "refund"), (7, "release_inventory")]
     assert statuses(system, order.order_id) == ["RequestReceived", "Compensated"]
 
 
@@ -128,7 +136,8 @@ def test_compensation_that_keeps_stalling_fails_after_its_own_budget(make_system
     with system.paused("shipping-requests"):
         system.run(1.5)  # charged; now the payment service stops answering
         system.sim_app.state.faults.update(FaultUpdate.model_validate({
-            "payment": {"black_hole_order_ids": [order.order_id]},
+            "payment": {"black_hole_order_ids": [order.order_id],
+                        "order_fault_operations": ["refund"]},
             "shipping": {"decline": {order.order_id: SHIP_DECLINE}}}))
     system.run(200)
     record = system.state(order.order_id)
@@ -151,11 +160,13 @@ def test_payment_failing_forever_is_given_up_then_compensated_with_an_alert(make
         system.submit(order)
     system.run(200)
     record = system.state(doomed.order_id)
-    # The order failed (MAX_FAILURES); its one completed step, the reservation, was undone.
+    # The order failed (MAX_FAILURES). Its charge requests may have been carried out, so
+    # the refund is asked for too: the service never charged (nothing_to_undo).
     assert record.process_state == ProcessState.COMPENSATED
     assert record.failure_count == 3 and "MAX_FAILURES=3" in record.failure_reason
     assert steps(system, doomed.order_id) == [(1, "reserve_inventory"),
-                                              (2, "release_inventory")]
+                                              (2, "charge_requested"), (3, "refund"),
+                                              (4, "release_inventory")]
     assert system.states(o.order_id for o in others) == {ProcessState.PROCESSED: 5}
     assert [(a["kind"], a["orderId"]) for a in system.alerts()] == [
         ("RetriesExhausted", doomed.order_id)]
@@ -172,6 +183,7 @@ def test_v2_declined_charge_cancels_the_shipment_then_releases(make_system):
     record = system.state(order.order_id)
     assert record.process_state == ProcessState.COMPENSATED and record.workflow_version == 2
     assert steps(system, order.order_id) == [
-        (1, "reserve_inventory"), (2, "ship"), (3, "cancel_shipment"), (4, "release_inventory")]
+        (1, "reserve_inventory"), (2, "ship_requested"), (3, "ship"), (4, "charge_requested"),
+        (5, "refund"), (6, "cancel_shipment"), (7, "release_inventory")]
     kinds = [e.kind for e in system.effects(order_id=order.order_id)]
     assert kinds == ["ship", "cancel"]

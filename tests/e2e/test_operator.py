@@ -154,7 +154,7 @@ def test_show_lists_the_compensation_log_details_only_on_request(make_system):
     assert system.state(declined.order_id).process_state == ProcessState.COMPENSATED
     report = ops_json(system, "show", declined.order_id, "--host-url", system.host.base_url)
     steps = [e["step"] for e in report["compensation"]]
-    assert steps == ["reserve_inventory", "release_inventory"]
+    assert steps == ["reserve_inventory", "charge_requested", "refund", "release_inventory"]
     assert all("details" not in e for e in report["compensation"])
     ids = [a["instanceId"] for a in report["attempts"]]
     assert ids == [f"{declined.order_id}:1", f"{declined.order_id}:comp:1"]

@@ -35,7 +35,8 @@ def test_v1_order_in_flight_finishes_under_v1_after_v2_is_registered_and_selecte
     first = system.host.taskhub.get_instance(f"{old.order_id}:1")
     assert json.loads(first.input)["workflowVersion"] == 1
     logged = [e.step.value for e in system.services.stores.compensation.entries(old.order_id)]
-    assert logged == ["reserve_inventory", "charge", "ship"]
+    assert logged == ["reserve_inventory", "charge_requested", "charge", "ship_requested",
+                      "ship"]
     assert all(e.workflow_version == 1
                for e in system.services.stores.compensation.entries(old.order_id))
 

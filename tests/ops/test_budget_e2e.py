@@ -26,8 +26,10 @@ def test_payment_failing_forever_never_exceeds_the_computed_maximum(make_system)
     calls = system.ledger.request_count("payment", doomed.order_id)
     assert system.state(doomed.order_id).process_state in TERMINAL
     assert calls <= maximum["payment"]
-    # No redelivery was needed: the agent and supervisor layers alone.
-    assert calls == settings.MAX_FAILURES * settings.AGENT_MAX_ATTEMPTS
+    # No redelivery was needed: the agent and supervisor layers alone, plus the one refund
+    # compensation asks for because the charge requests went out (answered nothing_to_undo).
+    assert calls == settings.MAX_FAILURES * settings.AGENT_MAX_ATTEMPTS + 1
+    assert system.ledger.request_count("payment", doomed.order_id, "refund") == 1
     assert system.ledger.request_count("shipping", doomed.order_id) == 0
     assert system.states(o.order_id for o in others) == {ProcessState.PROCESSED: 4}
 
@@ -54,6 +56,11 @@ def test_redeliveries_multiply_but_stay_within_the_maximum(make_system, monkeypa
     deliveries = queues["payment-requests"].max_delivery_count
     calls = system.ledger.request_count("payment", doomed.order_id)
     assert system.state(doomed.order_id).process_state in TERMINAL
-    assert system.engine.counts("payment-requests").dead_letter == settings.MAX_FAILURES
-    assert calls == settings.MAX_FAILURES * settings.AGENT_MAX_ATTEMPTS * deliveries
+    # Every charge request and, since the agent never replies, every compensation attempt's
+    # refund request (one call each: nothing_to_undo is final) is redelivered to the limit.
+    compensations = settings.MAX_COMPENSATION_FAILURES
+    assert system.engine.counts("payment-requests").dead_letter == \
+        settings.MAX_FAILURES + compensations
+    assert calls == (settings.MAX_FAILURES * settings.AGENT_MAX_ATTEMPTS
+                     + compensations) * deliveries
     assert calls <= max_calls_per_service(settings, queues)["payment"]

@@ -53,7 +53,7 @@ async def test_same_key_with_different_body_is_refused_with_422(make_client, led
 async def test_same_key_on_another_endpoint_is_refused_with_422(make_client):
     client = make_client()
     assert (await charge(client, "order-1", "k-1")).status_code == 201
-    refund = await client.post("/payments/order-1/refund", headers={"Idempotency-Key": "k-1"})
+    refund = await undo(client, "/payments/refunds", "order-1", "k-1", chargeKey="k-1")
     assert refund.status_code == 422
 
 
@@ -121,44 +121,70 @@ async def test_invalid_json_and_empty_shipment_lines_answer_400(make_client):
     assert no_lines.json()["message"].startswith("lines")
 
 
+async def undo(client, path, order_id, key, **body):
+    return await client.post(path, json={"orderId": order_id, **body},
+                             headers={"Idempotency-Key": key})
+
+
 async def test_refund_flow(make_client, ledger_path):
     client = make_client()
-    missing = await client.post("/payments/order-1/refund", headers={"Idempotency-Key": "r-0"})
-    assert missing.status_code == 404
-    assert missing.json()["error"] == "payment_not_found"
+    missing = await undo(client, "/payments/refunds", "order-1", "r-0", chargeKey="c-1")
+    assert missing.status_code == 409
+    assert missing.json()["error"] == "nothing_to_undo"
     paid = (await charge(client, "order-1", "c-1", amount="30.00")).json()
-    refund = await client.post("/payments/order-1/refund", headers={"Idempotency-Key": "r-1"})
+    other = await undo(client, "/payments/refunds", "order-1", "r-9", chargeKey="c-other")
+    assert (other.status_code, other.json()["error"]) == (409, "nothing_to_undo")
+    refund = await undo(client, "/payments/refunds", "order-1", "r-1", chargeKey="c-1")
     assert refund.status_code == 200
     assert refund.json()["status"] == "refunded"
     assert refund.json()["paymentId"] == paid["paymentId"]
     assert refund.json()["amount"] == "30.00"
-    replay = await client.post("/payments/order-1/refund", headers={"Idempotency-Key": "r-1"})
+    replay = await undo(client, "/payments/refunds", "order-1", "r-1", chargeKey="c-1")
     assert replay.json() == refund.json()
     assert replay.headers["Idempotent-Replayed"] == "true"
-    again = await client.post("/payments/order-1/refund", headers={"Idempotency-Key": "r-2"})
+    again = await undo(client, "/payments/refunds", "order-1", "r-2", chargeKey="c-1")
     assert again.status_code == 409
-    assert again.json()["error"] == "already_refunded"
+    assert again.json()["error"] == "already_undone"
     with Ledger(ledger_path) as ledger:
         [row] = ledger.side_effects(kind="refund")
         assert (row.ref_id, row.amount, row.idempotency_key) == (paid["paymentId"], "30.00", "r-1")
 
 
+async def test_refund_without_charge_key_refunds_the_latest_open_charge(make_client, ledger_path):
+    # Requests of callers that predate chargeKey still work (SPEC X6).
+    client = make_client()
+    paid = (await charge(client, "order-1", "c-1", amount="12.00")).json()
+    refund = await undo(client, "/payments/refunds", "order-1", "r-1")
+    assert (refund.status_code, refund.json()["paymentId"]) == (200, paid["paymentId"])
+
+
 async def test_shipment_and_cancel_flow(make_client, ledger_path):
     client = make_client()
-    missing = await client.post("/shipments/order-1/cancel", headers={"Idempotency-Key": "x-0"})
-    assert missing.status_code == 404
+    missing = await undo(client, "/shipments/cancellations", "order-1", "x-0", shipmentKey="s-1")
+    assert (missing.status_code, missing.json()["error"]) == (409, "nothing_to_undo")
     created = await ship(client, "order-1", "s-1")
     assert created.status_code == 201
     shipment_id = created.json()["shipmentId"]
-    cancel = await client.post("/shipments/order-1/cancel", headers={"Idempotency-Key": "x-1"})
+    cancel = await undo(client, "/shipments/cancellations", "order-1", "x-1", shipmentKey="s-1")
     assert cancel.status_code == 200
     assert cancel.json() == {"shipmentId": shipment_id, "orderId": "order-1", "status": "cancelled"}
-    again = await client.post("/shipments/order-1/cancel", headers={"Idempotency-Key": "x-2"})
-    assert again.status_code == 409
+    again = await undo(client, "/shipments/cancellations", "order-1", "x-2", shipmentKey="s-1")
+    assert (again.status_code, again.json()["error"]) == (409, "already_undone")
     with Ledger(ledger_path) as ledger:
         assert ledger.effect_counts() == {
             ("shipping", "ship", "order-1"): 1, ("shipping", "cancel", "order-1"): 1,
         }
+
+
+async def test_identifiers_never_steer_the_path(make_client, ledger_path):
+    # An OrderID made of dots travels in the body: the request reaches its own endpoint.
+    client = make_client()
+    assert (await charge(client, "..", "c-1", amount="5.00")).status_code == 201
+    refund = await undo(client, "/payments/refunds", "..", "r-1", chargeKey="c-1")
+    assert refund.status_code == 200
+    with Ledger(ledger_path) as ledger:
+        assert ledger.effect_counts() == {("payment", "charge", ".."): 1,
+                                          ("payment", "refund", ".."): 1}
 
 
 async def test_concurrent_requests_with_one_key_perform_one_side_effect(make_client, ledger_path):

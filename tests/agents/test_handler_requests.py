@@ -1,0 +1,36 @@
+"""What the agent sends: fixed paths, identifiers in the body, the service's error code."""
+
+from datetime import UTC, datetime
+from types import SimpleNamespace
+
+import pytest
+
+from orders.agents.handler import ENDPOINTS, service_url
+from orders.models.messages import AgentRequest
+
+SETTINGS = SimpleNamespace(PAYMENT_API_URL="http://pay.test/v1/",
+                           SHIPPING_API_URL="http://ship.test")
+
+
+def request(order_id, operation, service):
+    return AgentRequest(message_id=f"{order_id}:1:{operation}", order_id=order_id,
+                        instance_id=f"{order_id}:1", service=service, operation=operation,
+                        idempotency_key=f"{order_id}:{operation}",
+                        complete_by=datetime(2030, 1, 1, tzinfo=UTC), max_attempts=2,
+                        event_name=f"{operation}-reply", payload={"orderId": order_id})
+
+
+@pytest.mark.parametrize(("operation", "service", "expected"), [
+    ("charge", "payment", "http://pay.test/v1/payments"),
+    ("refund", "payment", "http://pay.test/v1/payments/refunds"),
+    ("ship", "shipping", "http://ship.test/shipments"),
+    ("cancel_shipment", "shipping", "http://ship.test/shipments/cancellations"),
+])
+@pytest.mark.parametrize("order_id", ["..a", "a..b", "a.", "-", "ORD-1"])
+def test_no_identifier_ever_reaches_the_url(operation, service, expected, order_id):
+    url = service_url(SimpleNamespace(settings=SETTINGS), request(order_id, operation, service))
+    assert url == expected
+
+
+def test_every_operation_has_a_fixed_path():
+    assert all("{" not in path for _, path in ENDPOINTS.values())
