@@ -1,10 +1,14 @@
 """Run the demo: local host + simulated services + a client submitting TPC-H orders.
 
-Prints progress while orders complete, then one summary line::
+Prints progress while orders complete, then the unbalanced orders (if any, the first
+few, each with the audit's reason) and one summary line (wrapped here)::
 
-    summary: orders=N processed=… error=… recovered=… lost=0 duplicate_effects=0 orders_per_s=…
+    summary: orders=N processed=… error=… recovered=… lost=0 duplicate_effects=0
+             unbalanced=0 orders_per_s=…
 
-and exits non-zero if any order is lost, left non-terminal, or charged twice.
+It exits non-zero if any order is lost, left non-terminal, charged (or shipped) twice,
+or unbalanced: its side effects in the simulator's ledger disagree with its final state
+(the ledger audit, :mod:`demo.audit`).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
@@ -25,6 +29,7 @@ from client.receivers import LocalReplyReceiver
 from client.submit import reply_queue_for, submit_orders
 from client.watch import WatchProgress, watch
 from demo import processes
+from demo.audit import Verdict, audit_data_dir
 from demo.faults import default_faults
 from orders.messaging import create_sender
 from orders.models import ProcessState
@@ -44,11 +49,13 @@ DEMO_SETTINGS = {
     "CIRCUIT_FAILURE_THRESHOLD": "5", "CIRCUIT_COOL_DOWN_S": "2",
     "STARTER_SCHEDULE": "*/1 * * * * *", "SUPERVISOR_SCHEDULE": "*/1 * * * * *",
 }
+UNBALANCED_SHOWN = 10
+"""Unbalanced orders printed above the summary; the rest are counted."""
 
 
 @dataclass
 class Summary:
-    """The demo's outcome, from the state store and the simulator's ledger."""
+    """The demo's outcome, from the state store, the simulator's ledger and the audit."""
 
     orders: int
     states: Counter
@@ -58,11 +65,13 @@ class Summary:
     non_terminal: int
     duplicate_effects: int
     orders_per_s: float
+    unbalanced: list[Verdict] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        """No order lost, none left non-terminal, no side effect twice."""
-        return self.lost == 0 and self.non_terminal == 0 and self.duplicate_effects == 0
+        """No order lost, none left non-terminal, no side effect twice, none unbalanced."""
+        return (self.lost == 0 and self.non_terminal == 0 and self.duplicate_effects == 0
+                and not self.unbalanced)
 
     def line(self) -> str:
         """Return the one-line summary the README documents."""
@@ -71,12 +80,37 @@ class Summary:
         return (f"summary: orders={self.orders} processed={self.states[ProcessState.PROCESSED]}"
                 f" error={error} recovered={self.recovered} lost={self.lost}"
                 f" duplicate_effects={self.duplicate_effects}"
+                f" unbalanced={len(self.unbalanced)}"
                 f" orders_per_s={self.orders_per_s:.1f}")
+
+    def unbalanced_lines(self, limit: int = UNBALANCED_SHOWN) -> list[str]:
+        """Return one line per unbalanced order (the first ``limit``), then how many more."""
+        lines = [v.line() for v in self.unbalanced[:limit]]
+        if len(self.unbalanced) > limit:
+            lines.append(f"... and {len(self.unbalanced) - limit} more unbalanced orders")
+        return lines
 
 
 def summarize(data_dir: Path, order_ids: list[str], rejected: set[str],
               elapsed_s: float) -> Summary:
-    """Count outcomes from the durable records, not from what the client heard."""
+    """Count outcomes from the durable records, not from what the client heard.
+
+    Parameters
+    ----------
+    data_dir : Path
+        The run's folder: the local host's data and the simulator's ``ledger.sqlite``.
+    order_ids : list of str
+        The orders submitted.
+    rejected : set of str
+        Orders the client heard "Rejected" for (admission control, SPEC X3).
+    elapsed_s : float
+        Seconds from submission to the end of the watch.
+
+    Returns
+    -------
+    Summary
+        Including the ledger audit's unbalanced orders (:func:`demo.audit.audit_data_dir`).
+    """
     stores = create_stores("sqlite", orders_path=data_dir / "orders.sqlite",
                            state_path=data_dir / "state.sqlite")
     try:
@@ -92,8 +126,10 @@ def summarize(data_dir: Path, order_ids: list[str], rejected: set[str],
                     if r.process_state == ProcessState.PROCESSED and r.attempt > 1)
     non_terminal = sum(1 for r in present.values() if r.process_state not in TERMINAL)
     terminal = len(present) - non_terminal + len(rejected)
+    report = audit_data_dir(data_dir, data_dir / "ledger.sqlite", order_ids)
     return Summary(len(order_ids), states, recovered, len(rejected), lost, non_terminal,
-                   duplicates, terminal / elapsed_s if elapsed_s > 0 else 0.0)
+                   duplicates, terminal / elapsed_s if elapsed_s > 0 else 0.0,
+                   report.unbalanced)
 
 
 def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders to submit."),
@@ -104,7 +140,12 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
         timeout_s: float = typer.Option(900.0, "--timeout-s", min=1.0),
         faults: bool = typer.Option(True, "--faults/--no-faults",
                                     help="Inject the default faults (demo/faults.py).")) -> None:
-    """Submit TPC-H orders to the local system with faults and report the outcome."""
+    """Submit TPC-H orders to the local system with faults and report the outcome.
+
+    Exits 1 if an order is lost, left non-terminal, has a side effect twice,
+    or is unbalanced by the ledger audit (demo/audit.py).
+    Unbalanced orders are printed above the summary line, with the reason.
+    """
     data_dir = data_root / "demo"
     shutil.rmtree(data_dir, ignore_errors=True)
     data_dir.mkdir(parents=True)
@@ -134,10 +175,12 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
     elapsed = time.monotonic() - started
     rejected = {o for o, s in result.statuses.items() if s.status == StatusKind.REJECTED}
     summary = summarize(data_dir, [o.order_id for o in batch], rejected, elapsed)
+    for line in summary.unbalanced_lines():
+        print(line, flush=True)
     print(summary.line(), flush=True)
     if not summary.ok:
-        console.print("[red]demo failed: an order was lost, left non-terminal, or had a "
-                      "side effect twice[/red]")
+        console.print("[red]demo failed: an order was lost, left non-terminal, had a side "
+                      "effect twice, or is unbalanced in the ledger[/red]")
         raise typer.Exit(1)
 
 
