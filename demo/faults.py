@@ -1,10 +1,17 @@
-"""The demo's default faults (issue 4): what a real day with two remote services looks like.
+"""The demo's faults: what a real day with two remote services looks like, and a worse one.
+
+The default faults (:func:`default_faults`, issue 4):
 
 - 10% transient errors (503, or 429 with Retry-After) on both services;
 - 1% of orders declined permanently by the payment service;
 - a 5-second shipping outage at the start of the run;
 - a few orders whose first payment request is black-holed (accepted, charged, never
   answered), so the agent times out and its retry gets the stored answer.
+
+The chaos faults (:func:`chaos_faults`, ``python -m demo --chaos``) keep the transient
+errors, decline 2% of orders, and black-hole *every* payment request of a few orders with
+the effect performed: each is charged once and never hears so, so it can only give up and
+be compensated. No shipping outage: in a chaos run the simulator itself is SIGKILLed.
 """
 
 from __future__ import annotations
@@ -49,3 +56,44 @@ def default_faults(orders: list[Order], *, seed: int = 7) -> dict[str, Any]:
 def declined_ids(faults: dict[str, Any]) -> set[str]:
     """OrderIDs the fault configuration declines permanently."""
     return set(faults["payment"]["decline"])
+
+
+def chaos_faults(orders: list[Order], *, seed: int = 7) -> dict[str, Any]:
+    """Build the simulator's fault configuration of a chaos run (module docstring).
+
+    Parameters
+    ----------
+    orders : list of Order
+        The orders the demo submits (declines and black holes pick from them).
+    seed : int
+        Seed of the simulator's random transient errors, for reproducible runs.
+
+    Returns
+    -------
+    dict
+        A simulator ``FaultUpdate`` document: 2% of the orders (at least one) declined,
+        and 2 to 5 other orders (2 for fewer than 30 orders, one per 10 orders up to 5)
+        whose every payment request is black-holed with its effect performed
+        (``black_hole_first_n`` unset); none of them is declined.
+    """
+    ids = [o.order_id for o in orders]
+    declined = ids[7::50]
+    wanted = max(2, min(5, len(ids) // 10))
+    step = max(1, len(ids) // wanted)
+    black_holed = [i for i in ids[3::step] if i not in declined][:wanted]
+    return {
+        "seed": seed,
+        "all": {"transient_rate": 0.10},
+        "payment": {
+            "transient_rate": 0.10,
+            "decline": {i: {"status": 402, "reason": "card declined"} for i in declined},
+            "black_hole_order_ids": black_holed,
+            "black_hole_performs_effect": True,
+        },
+        "shipping": {"transient_rate": 0.10},
+    }
+
+
+def black_holed_ids(faults: dict[str, Any]) -> set[str]:
+    """OrderIDs whose payment requests the fault configuration black-holes."""
+    return set(faults["payment"].get("black_hole_order_ids", []))

@@ -246,6 +246,21 @@ class Ledger:
             ).fetchall()
         return {(r["service"], r["kind"], r["order_id"]): r["n"] for r in rows}
 
+    def effects_by_order(self) -> dict[str, list[SideEffect]]:
+        """Return every side effect grouped by order, each order's in the order performed.
+
+        Returns
+        -------
+        dict of str to list of SideEffect
+            OrderID to its side effects of both services (charges, refunds, shipments,
+            cancellations); orders without any are absent. The ledger audit of the demo
+            (``demo.audit``) nets them per order.
+        """
+        grouped: dict[str, list[SideEffect]] = {}
+        for effect in self.side_effects():
+            grouped.setdefault(effect.order_id, []).append(effect)
+        return grouped
+
     def request_counts(self) -> list[RequestCount]:
         """Return the number of requests received per service, order and operation."""
         with self._lock:

@@ -22,5 +22,6 @@ def test_demo_with_host_killed_midway_ends_all_terminal_without_duplicates(tmp_p
     fields = dict(re.findall(r"(\w+)=([\d.]+)", line[0]))
     assert fields["orders"] == "80"
     assert fields["lost"] == "0" and fields["duplicate_effects"] == "0"
+    assert fields["unbalanced"] == "0", done.stdout[-2000:]
     assert int(fields["processed"]) + int(fields["error"]) == 80
     assert done.returncode == 0, done.stdout[-2000:]

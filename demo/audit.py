@@ -1,0 +1,348 @@
+"""The ledger audit: whether the money (and the goods) balance for every terminal order.
+
+The simulator's ledger records every side effect the remote services performed (charge,
+refund, ship, cancel). The state store says how each order ended. The audit compares
+the two, order by order, and classifies every terminal order as balanced or unbalanced
+(the product's promise: an order either completes or is cleanly undone, SPEC S9, X7):
+
+==================  ===================================================================
+ProcessState        Balanced when
+==================  ===================================================================
+Processed           exactly one net charge (charges minus refunds) whose net amount is
+                    the order's totalPrice in its currency, and exactly one net shipment
+                    (ships minus cancels)
+Error, Compensated  no net charge (count and amount zero), no net shipment, and the
+                    inventory released: if the order's compensation log holds a
+                    reservation, it holds its release too
+CompensationFailed  an operator alert of kind CompensationFailed names the order (the
+                    operator owns the imbalance); otherwise unbalanced
+==================  ===================================================================
+
+Orders that are not terminal (Pending, Processing, Compensating) are not audited: the
+demo counts them as ``non_terminal``. Side effects of an order without a state record are
+unbalanced (money moved for an order the system does not know).
+
+:func:`audit` is a pure function of those records; :func:`audit_data_dir` reads them from
+a local host's data folder and the simulator's ledger file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import NamedTuple
+
+from orders.models import CompensationEntry, ProcessState, StateRecord, Step
+from orders.models.messages import OperatorAlert
+from orders.names import OPERATOR_ALERTS_QUEUE
+from simulator.ledger import Ledger, SideEffect
+
+AUDITED_STATES = frozenset({ProcessState.PROCESSED, ProcessState.ERROR,
+                            ProcessState.COMPENSATED, ProcessState.COMPENSATION_FAILED})
+"""The terminal states; the audit classifies orders in these only."""
+
+_UNDONE_STATES = frozenset({ProcessState.ERROR, ProcessState.COMPENSATED})
+
+
+class Price(NamedTuple):
+    """What an order costs: its totalPrice and currency (from the order database)."""
+
+    amount: Decimal
+    currency: str
+
+
+@dataclass(frozen=True)
+class NetEffects:
+    """The ledger's side effects of one order, netted.
+
+    Attributes
+    ----------
+    charges, refunds : int
+        Number of charge and refund side effects.
+    charged, refunded : Decimal
+        Their summed amounts (in the order's currency when ``currencies`` has one entry).
+    currencies : frozenset of str
+        ISO 4217 codes of the charges and refunds.
+    ships, cancels : int
+        Number of shipment and cancellation side effects.
+    """
+
+    charges: int = 0
+    refunds: int = 0
+    charged: Decimal = Decimal(0)
+    refunded: Decimal = Decimal(0)
+    currencies: frozenset[str] = frozenset()
+    ships: int = 0
+    cancels: int = 0
+
+    @classmethod
+    def of(cls, effects: Iterable[SideEffect]) -> NetEffects:
+        """Net the side effects of one order: counts and amounts per kind (SPEC S9).
+
+        Parameters
+        ----------
+        effects : iterable of SideEffect
+            One order's side effects, of both services.
+
+        Returns
+        -------
+        NetEffects
+
+        Raises
+        ------
+        ValueError
+            If a side effect has a kind other than charge, refund, ship or cancel, or a
+            charge or refund has no amount.
+        """
+        counts = {"charge": 0, "refund": 0, "ship": 0, "cancel": 0}
+        money = {"charge": Decimal(0), "refund": Decimal(0)}
+        currencies: set[str] = set()
+        for effect in effects:
+            if effect.kind not in counts:
+                raise ValueError(f"kind: must be charge, refund, ship or cancel; got "
+                                 f"{effect.kind!r} (order {effect.order_id})")
+            counts[effect.kind] += 1
+            if effect.kind in money:
+                if effect.amount is None:
+                    raise ValueError(f"amount: missing on a {effect.kind} of order "
+                                     f"{effect.order_id}")
+                money[effect.kind] += Decimal(effect.amount)
+                if effect.currency:
+                    currencies.add(effect.currency)
+        return cls(counts["charge"], counts["refund"], money["charge"], money["refund"],
+                   frozenset(currencies), counts["ship"], counts["cancel"])
+
+    @property
+    def net_charges(self) -> int:
+        """Charges minus refunds."""
+        return self.charges - self.refunds
+
+    @property
+    def net_amount(self) -> Decimal:
+        """Amount charged minus amount refunded."""
+        return self.charged - self.refunded
+
+    @property
+    def net_shipments(self) -> int:
+        """Shipments minus cancellations."""
+        return self.ships - self.cancels
+
+    def describe(self) -> str:
+        """Return what the ledger shows, e.g. ``charges 1 (172.50 USD), refunds 0 (0), ...``."""
+        return (f"charges {self.charges} ({self._money(self.charged)}), refunds {self.refunds}"
+                f" ({self._money(self.refunded)}), ships {self.ships}, cancels {self.cancels}")
+
+    def net_money(self) -> str:
+        """Return the net amount charged with its currency, e.g. ``172.50 USD``."""
+        return self._money(self.net_amount)
+
+    def _money(self, amount: Decimal) -> str:
+        return f"{amount} {'/'.join(sorted(self.currencies))}" if self.currencies else str(amount)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The audit's finding for one order.
+
+    Attributes
+    ----------
+    order_id : str
+        OrderID.
+    state : ProcessState or None
+        The state record's ProcessState; None if the order has no state record.
+    balanced : bool
+        Whether the ledger agrees with the state (module docstring).
+    reason : str or None
+        For an unbalanced order: one line saying what the ledger shows against what the
+        state says; None when balanced.
+    """
+
+    order_id: str
+    state: ProcessState | None
+    balanced: bool
+    reason: str | None = None
+
+    def line(self) -> str:
+        """Return ``unbalanced <OrderID> (<state>): <reason>`` (or ``balanced ...``)."""
+        state = self.state.value if self.state is not None else "no state record"
+        if self.balanced:
+            return f"balanced {self.order_id} ({state})"
+        return f"unbalanced {self.order_id} ({state}): {self.reason}"
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """Verdicts for every audited order, in OrderID order."""
+
+    verdicts: tuple[Verdict, ...]
+
+    @property
+    def unbalanced(self) -> list[Verdict]:
+        """The unbalanced orders' verdicts."""
+        return [v for v in self.verdicts if not v.balanced]
+
+    def verdict(self, order_id: str) -> Verdict:
+        """Return the verdict of ``order_id``.
+
+        Raises
+        ------
+        KeyError
+            If the order was not audited (non-terminal, or unknown with no side effect).
+        """
+        for v in self.verdicts:
+            if v.order_id == order_id:
+                return v
+        raise KeyError(order_id)
+
+
+def audit(records: Mapping[str, StateRecord], prices: Mapping[str, Price],
+          entries: Mapping[str, Sequence[CompensationEntry]], alerts: Iterable[OperatorAlert],
+          effects: Mapping[str, Sequence[SideEffect]]) -> AuditReport:
+    """Classify every terminal order as balanced or unbalanced (SPEC S9, X7; module docstring).
+
+    Parameters
+    ----------
+    records : mapping of str to StateRecord
+        State records by OrderID; orders in a non-terminal state are skipped.
+    prices : mapping of str to Price
+        totalPrice and currency by OrderID, from the order database; a Processed order
+        without one is unbalanced.
+    entries : mapping of str to sequence of CompensationEntry
+        Each order's compensation log (missing: empty).
+    alerts : iterable of OperatorAlert
+        The operator alerts sent; those of kind CompensationFailed make a
+        CompensationFailed order balanced.
+    effects : mapping of str to sequence of SideEffect
+        The simulator ledger's side effects by OrderID
+        (:meth:`simulator.ledger.Ledger.effects_by_order`).
+
+    Returns
+    -------
+    AuditReport
+        One verdict per terminal order, and per order with side effects but no state
+        record.
+
+    Raises
+    ------
+    ValueError
+        If a side effect is malformed (see :meth:`NetEffects.of`).
+    """
+    alerted = {a.order_id for a in alerts if a.kind == "CompensationFailed" and a.order_id}
+    verdicts = []
+    for order_id in sorted(set(records) | set(effects)):
+        net = NetEffects.of(effects.get(order_id, ()))
+        record = records.get(order_id)
+        if record is None:
+            if net != NetEffects():
+                verdicts.append(Verdict(order_id, None, False,
+                                        f"side effects for an order without a state record"
+                                        f" [ledger: {net.describe()}]"))
+            continue
+        state = record.process_state
+        if state not in AUDITED_STATES:
+            continue
+        if state is ProcessState.PROCESSED:
+            problems = _processed_problems(net, prices.get(order_id))
+        elif state in _UNDONE_STATES:
+            problems = _undone_problems(state, net, entries.get(order_id, ()))
+        else:
+            problems = [] if order_id in alerted else [
+                "CompensationFailed but no CompensationFailed operator alert names it"]
+        reason = f"{'; '.join(problems)} [ledger: {net.describe()}]" if problems else None
+        verdicts.append(Verdict(order_id, state, not problems, reason))
+    return AuditReport(tuple(verdicts))
+
+
+def _processed_problems(net: NetEffects, price: Price | None) -> list[str]:
+    problems = []
+    if price is None:
+        problems.append("Processed but the order is missing from the order database")
+    if net.net_charges != 1:
+        problems.append(f"Processed wants net charges 1, ledger nets {net.net_charges}")
+    elif price is not None:
+        if net.currencies != {price.currency}:
+            problems.append(f"Processed wants a charge in {price.currency}, ledger charged in"
+                            f" {'/'.join(sorted(net.currencies)) or 'no currency'}")
+        elif net.net_amount != price.amount:
+            problems.append(f"Processed wants net charged {price.amount} {price.currency}"
+                            f" (totalPrice), ledger nets {net.net_money()}")
+    if net.net_shipments != 1:
+        problems.append(f"Processed wants net shipments 1, ledger nets {net.net_shipments}")
+    return problems
+
+
+def _undone_problems(state: ProcessState, net: NetEffects,
+                     entries: Sequence[CompensationEntry]) -> list[str]:
+    problems = []
+    if net.net_charges > 0 or net.net_amount > 0:
+        problems.append(f"charge kept: {state.value} wants net charge 0, ledger nets "
+                        f"{net.net_charges} charge(s) of {net.net_money()}")
+    elif net.net_charges < 0 or net.net_amount < 0:
+        problems.append(f"refunded more than charged: {state.value} wants net charge 0, "
+                        f"ledger nets {net.net_charges} charge(s) of {net.net_money()}")
+    if net.net_shipments != 0:
+        problems.append(f"shipment kept: {state.value} wants net shipments 0, ledger nets "
+                        f"{net.net_shipments}")
+    reserved = [e for e in entries if e.step is Step.RESERVE_INVENTORY]
+    if reserved and not any(e.step is Step.RELEASE_INVENTORY for e in entries):
+        problems.append(f"inventory not released: {state.value} but the compensation log "
+                        f"has reservation {reserved[0].details.reservation_id} and no release")
+    return problems
+
+
+def audit_data_dir(data_dir: str | Path, ledger_path: str | Path,
+                   order_ids: Iterable[str]) -> AuditReport:
+    """Audit the orders of a local run from its durable records (SPEC S9, X4, X7).
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The local host's data folder (``state.sqlite`` with the compensation log,
+        ``orders.sqlite``, ``servicebus.sqlite`` with the ``operator-alerts`` queue).
+    ledger_path : str or Path
+        The simulator's ledger file.
+    order_ids : iterable of str
+        The orders to audit (those submitted); side effects of other orders in the ledger
+        are audited too.
+
+    Returns
+    -------
+    AuditReport
+        See :func:`audit`.
+
+    Raises
+    ------
+    ValueError
+        If a side effect is malformed.
+    """
+    from devhost.servicebus import open_engine
+    from orders.stores import create_stores
+
+    data_dir = Path(data_dir)
+    stores = create_stores("sqlite", orders_path=data_dir / "orders.sqlite",
+                           state_path=data_dir / "state.sqlite")
+    records: dict[str, StateRecord] = {}
+    prices: dict[str, Price] = {}
+    entries: dict[str, list[CompensationEntry]] = {}
+    try:
+        for order_id in order_ids:
+            record = stores.states.get(order_id)
+            if record is None:
+                continue
+            records[order_id] = record
+            order = stores.orders.get(order_id)
+            if order is not None:
+                prices[order_id] = Price(order.total_price, order.currency)
+            entries[order_id] = stores.compensation.entries(order_id)
+    finally:
+        stores.close()
+    with open_engine(data_dir) as engine:
+        bodies = [m.body for dead in (False, True)
+                  for m in engine.peek(OPERATOR_ALERTS_QUEUE, 100_000, dead_letter=dead)]
+    alerts = [OperatorAlert.model_validate(json.loads(b)) for b in bodies]
+    with Ledger(ledger_path) as ledger:
+        effects = ledger.effects_by_order()
+    return audit(records, prices, entries, alerts, effects)
