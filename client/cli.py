@@ -70,7 +70,11 @@ def submit(
     show_invalid: int = typer.Option(20, "--show-invalid", min=0,
                                      help="Print the reasons of at most N invalid orders."),
 ) -> None:
-    """Send one SubmitOrder per valid order to the ``orders`` queue (MessageId = OrderID)."""
+    """Send one SubmitOrder per valid order to the ``orders`` queue.
+
+    MessageId = ``<OrderID>:<content hash>``: a resend of the same order is dropped by
+    duplicate detection, a changed one is refused by submission as a conflict (SPEC S1).
+    """
     reply_to = _reply_queue(client_id)
     invalid: list[InvalidOrder] = []
     orders = _orders(source, scale_factor, file, limit, data_dir, client_id, reply_to,
@@ -90,7 +94,7 @@ def submit(
     finally:
         sender.close()
     console.print(f"sent [bold]{sent}[/bold] orders to 'orders' (replies to '{reply_to}'; "
-                  "an OrderID sent before is dropped by duplicate detection); "
+                  "an order sent before unchanged is dropped by duplicate detection); "
                   f"dropped [bold]{len(invalid)}[/bold] as invalid")
     for item in invalid[:show_invalid]:
         console.print(f"  [yellow]invalid[/yellow] {escape(str(item))}", highlight=False)

@@ -1,16 +1,22 @@
 """Sending orders: one SubmitOrder message per order to the ``orders`` queue (SPEC S1, S8).
 
 Why a module of its own: the message a client sends is a contract with the submission
-function, and two of its properties carry guarantees. The MessageId is the OrderID, so the
-queue's duplicate detection drops a resubmission of the same order (within the queue's
-``duplicateDetectionHistoryTimeWindow``), and the service's idempotent write on OrderID
-covers resubmissions after the window (SPEC X5). ``replyTo`` names the client's own reply
-queue, the only place its status messages go (SPEC S8, X10).
+function, and two of its properties carry guarantees. The MessageId is
+``<OrderID>:<content hash>`` (:func:`message_id_for`): the queue's duplicate detection drops
+a resubmission of the same order (within the queue's ``duplicateDetectionHistoryTimeWindow``),
+while an order resent with changed data under the same OrderID has another MessageId, so it
+reaches submission, which refuses it as a conflict: dead-lettered with the reason and an
+operator alert, nothing overwritten (SPEC S1). (With MessageId = OrderID the broker dropped
+such a change silently: no dead letter, no answer, no alert.) After the window, the
+service's idempotent write on OrderID covers resubmissions (SPEC X5). ``replyTo`` names the
+client's own reply queue, the only place its status messages go (SPEC S8, X10).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
+from hashlib import sha256
 from pathlib import Path
 from typing import Annotated
 
@@ -29,6 +35,10 @@ MAX_BATCH_MESSAGES = 100
 MAX_BATCH_BYTES = 192 * 1024
 """Body bytes per batch, under the 256 KB Standard tier batch limit with room for the
 message properties the broker adds."""
+
+MESSAGE_ID_HASH_HEX_DIGITS = 16
+"""Hex digits of the content hash in a MessageId: 64 bits, so two different submissions of
+one OrderID share a MessageId with probability about 2**-64."""
 
 _CLIENT_ID = TypeAdapter(Annotated[str, *SubmitOrder.model_fields["client_id"].metadata])
 
@@ -67,6 +77,34 @@ def reply_queue_for(client_id: str, *, queues_file: str | Path | None = None) ->
     return load_queue_catalog(queues_file).reply_queue_name(client_id)
 
 
+def message_id_for(submission: SubmitOrder) -> str:
+    """Return the MessageId of a submission: ``<OrderID>:<content hash>``.
+
+    The hash is the first :data:`MESSAGE_ID_HASH_HEX_DIGITS` hex digits of the SHA-256 of
+    the submission's canonical JSON (its JSON form with sorted keys, no whitespace, UTF-8),
+    so every field counts: order data, ``clientId`` and ``replyTo``.
+
+    Parameters
+    ----------
+    submission : SubmitOrder
+        The message body.
+
+    Returns
+    -------
+    str
+        For example ``ORD-1:3f2a9c0d5e6b7a81``; at most 64 + 1 + 16 = 81 characters, within
+        Service Bus's 128-character MessageId limit. The same submission always gets the
+        same id (its resend is dropped by duplicate detection); a changed one gets another
+        (it reaches submission and is refused as a conflict, SPEC S1). Amounts that are
+        equal but written differently (``1.5`` and ``1.50``) give different ids; submission
+        accepts the second as the same order (SPEC X5), so nothing changes.
+    """
+    canonical = json.dumps(submission.model_dump(mode="json"), sort_keys=True,
+                           separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    digest = sha256(canonical.encode("utf-8")).hexdigest()[:MESSAGE_ID_HASH_HEX_DIGITS]
+    return f"{submission.order.order_id}:{digest}"
+
+
 def submit_message(client_id: str, reply_to: str, order: Order) -> OutgoingMessage:
     """Build the ``orders`` queue message for one order.
 
@@ -83,8 +121,8 @@ def submit_message(client_id: str, reply_to: str, order: Order) -> OutgoingMessa
     -------
     OutgoingMessage
         Body: the :class:`~orders.models.messages.SubmitOrder` JSON (amounts as strings).
-        MessageId and CorrelationId: the OrderID. Application properties ``orderId`` and
-        ``clientId`` for diagnostics.
+        MessageId: ``<OrderID>:<content hash>`` (:func:`message_id_for`). CorrelationId:
+        the OrderID. Application properties ``orderId`` and ``clientId`` for diagnostics.
 
     Raises
     ------
@@ -94,7 +132,7 @@ def submit_message(client_id: str, reply_to: str, order: Order) -> OutgoingMessa
     body = SubmitOrder(client_id=client_id, reply_to=reply_to, order=order)
     return OutgoingMessage(
         body.model_dump(mode="json"),
-        message_id=order.order_id,
+        message_id=message_id_for(body),
         correlation_id=order.order_id,
         application_properties={"orderId": order.order_id, "clientId": client_id},
     )
@@ -128,8 +166,9 @@ def submit_orders(
     Returns
     -------
     int
-        Messages handed to the broker. A resubmitted OrderID counts here but is dropped
-        by duplicate detection; the port cannot tell (as in Azure).
+        Messages handed to the broker. A resubmitted order (same data, so same MessageId)
+        counts here but is dropped by duplicate detection; the port cannot tell (as in
+        Azure).
 
     Raises
     ------

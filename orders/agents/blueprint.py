@@ -1,8 +1,10 @@
 """Registers the agents: one Service Bus trigger per remote service (SPEC A1).
 
-A request that cannot be parsed is dead-lettered with the reason; it has no instance to
-reply to. Any other failure raises, so the message is abandoned and redelivered (bounded by
-the queue's max delivery count, part of the X2 budget).
+A request that cannot be parsed is dead-lettered on its first delivery with the reason
+(``InvalidJson`` or ``SchemaViolation``, see :mod:`orders.models.wire`); it has no instance
+to reply to. So is one whose reply queue does not exist (``UnknownReplyQueue``): every
+redelivery would fail the same way. Any other failure raises, so the message is abandoned
+and redelivered (bounded by the queue's max delivery count, part of the X2 budget).
 """
 
 import logging
@@ -11,6 +13,8 @@ import azure.functions as func
 
 from orders import names
 from orders.agents import handler
+from orders.messaging import QueueNotFoundError
+from orders.models import wire
 from orders.ops.logs import log_context
 from orders.runtime import services
 from orders.scheduler.settle import dead_letter
@@ -23,12 +27,19 @@ def _serve(queue: str, msg: func.ServiceBusMessage) -> None:
     svc = services()
     try:
         request = handler.parse_request(msg.get_body())
-    except ValueError as exc:
-        dead_letter(queue, msg, "InvalidAgentRequest", str(exc))
+    except wire.InvalidMessage as exc:
+        dead_letter(queue, msg, exc.reason, exc.description)
         return
     with log_context(request.order_id, request.instance_id):
         answer = handler.handle(request, svc, sleep=svc.sleep)
-        handler.reply(svc, request, answer)
+        try:
+            handler.reply(svc, request, answer)
+        except QueueNotFoundError as exc:
+            dead_letter(queue, msg, "UnknownReplyQueue",
+                        f"agent request: replyTo: queue '{request.reply_to}' does not exist "
+                        f"({exc}); the {request.operation} call was made with idempotency "
+                        f"key '{request.idempotency_key}', so a corrected resend is safe")
+            return
         log.info("agent %s: order %s %s -> %s after %d call(s)", request.service,
                  request.order_id, request.operation, answer.outcome.value, answer.attempts)
 

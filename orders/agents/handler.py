@@ -10,7 +10,6 @@ and the reply queue drops the duplicate (A4).
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from datetime import timedelta
 
 from orders.agents.remote_call import OutcomeKind, RemoteRequest, call_remote
 from orders.messaging import OutgoingMessage
+from orders.models import wire
 from orders.models.messages import AgentOutcome, AgentReply, AgentRequest
 from orders.ops.metrics import record_agent_call, record_circuit_state
 from orders.runtime import Services
@@ -45,17 +45,29 @@ _OUTCOMES = {
 
 
 def parse_request(body: bytes) -> AgentRequest:
-    """Parse an agent request.
+    """Parse an agent request strictly (SPEC A1); never raise anything else for its body.
+
+    Parameters
+    ----------
+    body : bytes
+        The request message body.
+
+    Returns
+    -------
+    AgentRequest
+        The validated request.
 
     Raises
     ------
-    ValueError
-        Naming the field and rule when the body is not a valid AgentRequest.
+    orders.models.wire.InvalidMessage
+        A ``ValueError`` with ``reason`` ``InvalidJson`` or ``SchemaViolation`` and a
+        description naming the field and rule, for every form of bad body (see
+        :mod:`orders.models.wire`); the caller dead-letters it on its first delivery.
     """
     try:
-        return AgentRequest.model_validate(json.loads(body))
-    except ValueError as exc:
-        raise ValueError(f"agent request: {exc}") from exc
+        return wire.parse(body, AgentRequest)
+    except wire.InvalidMessage as exc:
+        raise wire.InvalidMessage(exc.reason, f"agent request: {exc.description}") from None
 
 
 def service_url(services: Services, request: AgentRequest) -> str:

@@ -33,6 +33,7 @@ import tenacity
 
 from clocks import Clock
 from orders.agents.circuit import CircuitBreaker
+from orders.models import wire
 
 logger = logging.getLogger(__name__)
 
@@ -282,12 +283,15 @@ def parse_retry_after(value: str | None, now: datetime) -> timedelta | None:
 
 
 def _decode(response: httpx.Response) -> Any:
+    # Strict JSON, as for the app's own messages: an answer with NaN, 1e999 or an unpaired
+    # surrogate would be kept as text rather than put into a reply no sender can encode
+    # (which would fail the request on every redelivery, calling the service again).
     if not response.content:
         return None
     if "json" in response.headers.get("content-type", ""):
         try:
-            return response.json()
-        except ValueError:
+            return wire.loads(response.content)
+        except wire.InvalidMessage:
             pass
     return response.text
 

@@ -45,7 +45,7 @@ def format_utc(value: datetime) -> str:
     Raises
     ------
     ValueError
-        If ``value`` is naive.
+        If ``value`` is naive, or outside years 1 to 9999 once converted to UTC.
     """
     return _utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -53,7 +53,11 @@ def format_utc(value: datetime) -> str:
 def _utc(value: datetime) -> datetime:
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError("must be timezone-aware (UTC); got a naive datetime")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is before year 1 in UTC
+        raise ValueError(f"must lie between years 1 and 9999 in UTC; got {value.isoformat()}"
+                         ) from None
 
 
 def _order_id(value: str) -> str:

@@ -33,6 +33,13 @@ MONEY_DECIMAL_PLACES = 4
 sub-cent unit prices)."""
 
 
+def _shown(amount: Decimal, places: int | None = None) -> str:
+    """``amount`` as given (or to ``places``); scientific past 10**20, so a message stays short."""
+    if amount.adjusted() >= 20:
+        return f"{amount:.6e}"
+    return str(amount) if places is None else f"{amount:.{places}f}"
+
+
 class OrderLine(Contract):
     """One line of an order, in TPC-H terms (L_QUANTITY, L_EXTENDEDPRICE, L_DISCOUNT, L_TAX).
 
@@ -113,12 +120,19 @@ class Order(Contract):
     @model_validator(mode="after")
     def _total_matches_lines(self) -> Order:
         tolerance = TOTAL_TOLERANCE_PER_LINE * len(self.lines)
-        computed = self.computed_total
-        if abs(self.total_price - computed) > tolerance:
+        try:
+            computed = self.computed_total
+            mismatch = abs(self.total_price - computed) > tolerance
+        except ArithmeticError as exc:  # decimal.Overflow: an exponent beyond 999999
             raise ValueError(
-                f"totalPrice: {self.total_price} does not match the lines: "
+                f"totalPrice: cannot be checked against the lines: the amounts are out of "
+                f"range ({type(exc).__name__})"
+            ) from None
+        if mismatch:
+            raise ValueError(
+                f"totalPrice: {_shown(self.total_price)} does not match the lines: "
                 f"sum(quantity * unitPrice * (1 + tax) * (1 - discount)) = "
-                f"{computed.quantize(Decimal('0.0001'))}, allowed difference {tolerance} "
+                f"{_shown(computed, 4)}, allowed difference {tolerance} "
                 f"({TOTAL_TOLERANCE_PER_LINE} per line, TPC-H O_TOTALPRICE)"
             )
         return self

@@ -7,6 +7,7 @@ import azure.functions as func
 
 from orders import names
 from orders.compensation.starter import start_compensations
+from orders.models import wire
 from orders.ops.logs import log_context
 from orders.ops.metrics import record_submission
 from orders.runtime import services
@@ -22,8 +23,10 @@ bp = df.Blueprint()
 def submit_order(msg: func.ServiceBusMessage) -> None:
     """Store a submitted order and its state record; dead-letter what cannot be (S1).
 
-    Past ``MAX_IN_FLIGHT`` a new order is rejected to its client and the message completed
-    (admission control, X3).
+    A body that is not strict JSON or breaks the contract, and other data under a stored
+    OrderID, are dead-lettered with the reason on the first delivery; only infrastructure
+    failures (a store or queue unavailable) raise and are retried. Past ``MAX_IN_FLIGHT`` a
+    new order is rejected to its client and the message completed (admission control, X3).
     """
     svc = services()
     result = submission.submit(msg.get_body(), svc.stores, svc.sender, svc.clock.now(),
@@ -51,11 +54,15 @@ async def start_orders(timer: func.TimerRequest, client: df.DurableOrchestration
 @bp.durable_client_input(client_name="client")
 async def route_agent_reply(msg: func.ServiceBusMessage,
                             client: df.DurableOrchestrationClient) -> None:
-    """Raise an agent's reply as an external event on its instance (A4)."""
+    """Raise an agent's reply as an external event on its instance (A4).
+
+    A reply that cannot be parsed is dead-lettered on its first delivery with the reason
+    (``InvalidJson`` or ``SchemaViolation``); failures raising the event are retried.
+    """
     try:
         reply = replies.parse_reply(msg.get_body())
-    except ValueError as exc:
-        dead_letter(names.AGENT_REPLIES_QUEUE, msg, "InvalidAgentReply", str(exc))
+    except wire.InvalidMessage as exc:
+        dead_letter(names.AGENT_REPLIES_QUEUE, msg, exc.reason, exc.description)
         return
     with log_context(reply.order_id, reply.instance_id):
         await replies.route_reply(client, reply)

@@ -8,29 +8,39 @@ duplicate detection drops a resend with the same MessageId.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
-from pydantic import ValidationError
-
+from orders.models import wire
 from orders.models.messages import AgentReply
 
 log = logging.getLogger("orders.replies")
 
 
 def parse_reply(body: bytes) -> AgentReply:
-    """Parse an agent reply.
+    """Parse an agent reply strictly (SPEC A4); never raise anything else for its body.
+
+    Parameters
+    ----------
+    body : bytes
+        The reply message body.
+
+    Returns
+    -------
+    AgentReply
+        The validated reply.
 
     Raises
     ------
-    ValueError
-        Naming the field and rule when the body is not a valid AgentReply.
+    orders.models.wire.InvalidMessage
+        A ``ValueError`` with ``reason`` ``InvalidJson`` or ``SchemaViolation`` and a
+        description naming the field and rule, for every form of bad body (see
+        :mod:`orders.models.wire`); the caller dead-letters it on its first delivery.
     """
     try:
-        return AgentReply.model_validate(json.loads(body))
-    except (ValueError, ValidationError) as exc:
-        raise ValueError(f"agent reply: {exc}") from exc
+        return wire.parse(body, AgentReply)
+    except wire.InvalidMessage as exc:
+        raise wire.InvalidMessage(exc.reason, f"agent reply: {exc.description}") from None
 
 
 async def route_reply(client: Any, reply: AgentReply) -> bool:

@@ -18,8 +18,15 @@ def dead_letter(queue: str, message: Any, reason: str, description: str) -> None
     message : azure.functions.ServiceBusMessage
         The message being processed.
     reason, description : str
-        DeadLetterReason and DeadLetterErrorDescription.
+        DeadLetterReason and DeadLetterErrorDescription. Characters UTF-8 cannot encode
+        (unpaired surrogates quoted from a bad body) are escaped, so recording why a
+        message is bad can never fail because of the message itself.
     """
+    reason, description = _encodable(reason), _encodable(description)
     log.warning("dead-lettering message %s on %s: %s: %s", message.message_id, queue, reason,
                 description)
     services().settler.dead_letter(queue, message, reason, description)
+
+
+def _encodable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -17,16 +17,13 @@ most the number of submission invocations running at once.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from datetime import datetime
 from hashlib import sha256
 
-from pydantic import ValidationError
-
 from orders.messaging import MessageSender, QueueNotFoundError
-from orders.models import IN_FLIGHT_STATES, StateRecord
+from orders.models import IN_FLIGHT_STATES, StateRecord, wire
 from orders.models.messages import OperatorAlert, StatusKind, StatusMessage, SubmitOrder
 from orders.ops.logs import log_context
 from orders.ops.metrics import record_backlog
@@ -67,23 +64,28 @@ class Accepted:
 
 
 def parse_submission(body: bytes) -> SubmitOrder | Rejected:
-    """Parse and validate an order message.
+    """Parse and validate an order message; never raise for anything the body holds (S1).
+
+    Parameters
+    ----------
+    body : bytes
+        The Service Bus message body.
 
     Returns
     -------
     SubmitOrder or Rejected
-        ``Rejected("InvalidJson" | "SchemaViolation", ...)`` naming the field and rule.
+        ``Rejected("InvalidJson" | "SchemaViolation", ...)`` naming the field and rule for
+        every form of bad body: not UTF-8, not strict JSON (NaN, 1e999, integers past 64
+        bits, duplicate names, unpaired surrogates, nesting past
+        :data:`~orders.models.wire.MAX_DEPTH`, however deep), or breaking the SubmitOrder
+        contract, including any exception a validator raises. Parsing is a pure function of
+        the body, so the message is dead-lettered on its first delivery instead of being
+        retried into ``MaxDeliveryCountExceeded``.
     """
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return Rejected("InvalidJson", f"body: not valid JSON ({exc})")
-    try:
-        return SubmitOrder.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}"
-                             for e in exc.errors())
-        return Rejected("SchemaViolation", problems)
+        return wire.parse(body, SubmitOrder)
+    except wire.InvalidMessage as exc:
+        return Rejected(exc.reason, exc.description)
 
 
 def admit(stores: Stores, order_id: str, max_in_flight: int) -> tuple[bool, int]:

@@ -1,6 +1,7 @@
 import json
 import shutil
 from datetime import timedelta
+from hashlib import sha256
 
 import pytest
 from typer.testing import CliRunner
@@ -11,12 +12,15 @@ from client.submit import (
     MAX_BATCH_BYTES,
     MAX_BATCH_MESSAGES,
     ORDERS_QUEUE,
+    message_id_for,
     reply_queue_for,
     submit_message,
     submit_orders,
 )
 from devhost.servicebus import open_engine
 from orders.messaging.local import LocalMessageSender
+from orders.messaging.port import MAX_MESSAGE_ID_LENGTH
+from orders.models import ORDER_ID_MAX_LENGTH
 from orders.models.messages import SubmitOrder
 
 
@@ -44,15 +48,40 @@ def test_client_id_outside_both_rules_is_rejected(bad):
         reply_queue_for(bad)
 
 
-def test_message_carries_submit_order_with_order_id_as_message_id(make_order):
+def test_message_carries_submit_order_with_a_content_message_id(make_order):
     order = make_order("A-1")
     message = submit_message("acme", "replies-acme", order)
-    assert message.message_id == "A-1"
+    body = SubmitOrder(client_id="acme", reply_to="replies-acme", order=order)
+    canonical = json.dumps(json.loads(message.body_bytes()), sort_keys=True,
+                           separators=(",", ":"), ensure_ascii=False).encode()
+    assert message.message_id == f"A-1:{sha256(canonical).hexdigest()[:16]}"
+    assert message.message_id == message_id_for(body)
     assert message.correlation_id == "A-1"
     assert message.application_properties == {"orderId": "A-1", "clientId": "acme"}
     body = SubmitOrder.model_validate_json(message.body_bytes())
     assert (body.client_id, body.reply_to, body.order) == ("acme", "replies-acme", order)
     assert json.loads(message.body_bytes())["order"]["totalPrice"] == "18.90"
+
+
+def test_message_id_is_stable_for_the_same_order_and_changes_with_any_field(make_order):
+    order = make_order("A-1")
+    same = submit_message("acme", "replies-acme", make_order("A-1")).message_id
+    assert submit_message("acme", "replies-acme", order).message_id == same
+    changed = [
+        submit_message("acme", "replies-acme", make_order("A-1", quantity=3)),
+        submit_message("acme", "replies-acme",
+                       order.model_copy(update={"customer_id": "CUST-2"})),
+        submit_message("globex", "replies-globex", order),
+    ]
+    ids = {m.message_id for m in changed}
+    assert len(ids) == 3 and same not in ids
+    assert all(i.startswith("A-1:") for i in ids)
+
+
+def test_message_id_stays_within_the_service_bus_limit(make_order):
+    longest = make_order("O" * ORDER_ID_MAX_LENGTH)
+    message_id = submit_message("a" * 40, "replies-" + "a" * 40, longest).message_id
+    assert len(message_id) == ORDER_ID_MAX_LENGTH + 1 + 16 <= MAX_MESSAGE_ID_LENGTH
 
 
 def test_submit_into_local_engine_and_resubmit_is_dropped(engine, clock, make_order):
@@ -64,8 +93,17 @@ def test_submit_into_local_engine_and_resubmit_is_dropped(engine, clock, make_or
     clock.advance(timedelta(minutes=5))
     submit_orders(sender, orders, client_id="acme", reply_to="replies-acme")
     assert engine.counts(ORDERS_QUEUE).active == 3
+    # A changed order under a known OrderID inside the window is not dropped: submission
+    # sees it (and refuses it as a conflict, see tests/e2e/test_orders_submission.py).
+    submit_orders(sender, [make_order("A-1", quantity=3)], client_id="acme",
+                  reply_to="replies-acme")
+    assert engine.counts(ORDERS_QUEUE).active == 4
     received = engine.receive(ORDERS_QUEUE, 10)
-    assert [m.message_id for m in received] == ["A-0", "A-1", "A-2"]
+    assert [m.correlation_id for m in received] == ["A-0", "A-1", "A-2", "A-1"]
+    assert [m.message_id for m in received] == [
+        submit_message("acme", "replies-acme", o).message_id
+        for o in [*orders, make_order("A-1", quantity=3)]]
+    assert SubmitOrder.model_validate_json(received[3].body).order.lines[0].quantity == 3
     assert SubmitOrder.model_validate_json(received[0].body).reply_to == "replies-acme"
 
 
@@ -142,7 +180,9 @@ def test_cli_submit_tpch_sends_the_valid_first_orders(tmp_path, tpch_dir):
     assert f"sent {len(expected)} orders" in result.output
     assert f"dropped {len(invalid)} as invalid" in result.output
     with open_engine(data_dir) as eng:
-        assert [m.message_id for m in eng.peek("orders", 100)] == expected
+        peeked = eng.peek("orders", 100)
+    assert [m.correlation_id for m in peeked] == expected
+    assert all(m.message_id.startswith(f"{m.correlation_id}:") for m in peeked)
 
 
 def test_cli_submit_rejects_bad_client_id(tmp_path):

@@ -93,3 +93,34 @@ def test_missing_reply_queue_dead_letters_naming_reply_to_and_starts_nothing(mak
     system.submit(order, client_id="gone")
     system.run(10)
     assert system.state(order.order_id).process_state == ProcessState.PROCESSED
+
+
+def test_client_resend_is_dropped_but_a_changed_order_is_refused_as_conflict(make_system):
+    from client.submit import submit_orders
+    from orders.messaging.local import LocalMessageSender
+
+    system = make_system()
+    sender = LocalMessageSender(system.engine)
+    original = make_order(40)
+    submit_orders(sender, [original], client_id="acme", reply_to="replies-acme")
+    system.run(10)
+    assert system.state(original.order_id).process_state == ProcessState.PROCESSED
+    assert system.engine.counts("orders").active == 0
+    # Within the 10-minute duplicate detection window: the same order is dropped by the
+    # queue, before any function sees it.
+    submit_orders(sender, [original], client_id="acme", reply_to="replies-acme")
+    assert system.engine.counts("orders").active == 0
+    # The same OrderID with other data is not: submission refuses it as a conflict.
+    changed = make_order(40, lines=3)
+    submit_orders(sender, [changed], client_id="acme", reply_to="replies-acme")
+    assert system.engine.counts("orders").active == 1
+    system.run(5)
+    dead = system.engine.peek("orders", 10, dead_letter=True)
+    assert [(m.correlation_id, m.delivery_count, m.dead_letter_reason) for m in dead] == \
+        [(original.order_id, 1, "ConflictingOrder")]
+    assert "a different order is already stored under this OrderID" in \
+        dead[0].dead_letter_error_description
+    assert system.services.stores.orders.get(original.order_id) == original
+    assert [(a["kind"], a["orderId"]) for a in system.alerts()] == [("ConflictingOrder",
+                                                                    original.order_id)]
+    assert len(system.effects(kind="charge", order_id=original.order_id)) == 1

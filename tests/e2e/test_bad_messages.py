@@ -1,0 +1,214 @@
+"""Every bad message on a queue the app consumes is dead-lettered with its reason on its
+first delivery, never retried into MaxDeliveryCountExceeded (S1, A1, A4, L3).
+
+One system serves the whole module: each test sends its own message (own MessageId) through
+the local Service Bus, lets the real trigger take it, and reads the dead-letter queue.
+"""
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from clocks import ManualClock
+from orders.models.messages import SubmitOrder
+from tests.e2e.harness import System, make_order
+
+ORDER = json.loads(SubmitOrder(client_id="acme", reply_to="replies-acme",
+                               order=make_order(900)).model_dump_json(by_alias=True))
+ORDER_ID = ORDER["order"]["orderId"]
+
+
+@pytest.fixture(scope="module")
+def system(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        s = System(tmp_path_factory.mktemp("bad-messages"), ManualClock(), mp)
+        try:
+            yield s
+        finally:
+            s.close()
+
+
+def deliver(system, queue: str, body: bytes, message_id: str):
+    """Send ``body`` to ``queue``, run the app, return the message's dead-letter copy."""
+    system.engine.send(queue, body, message_id=message_id)
+    system.run(2)
+    dead = [m for m in system.engine.peek(queue, 1000, dead_letter=True)
+            if m.message_id == message_id]
+    assert len(dead) == 1, f"{message_id} was not dead-lettered"
+    assert system.engine.counts(queue).active == 0
+    return dead[0]
+
+
+def changed(path: str, text: str) -> bytes:
+    """The valid order message with the JSON value at ``path`` replaced by raw ``text``."""
+    marker = "\u2063MARK\u2063"
+    data = json.loads(json.dumps(ORDER))
+    *parents, last = [int(p) if p.isdigit() else p for p in path.split(".")]
+    node = data
+    for p in parents:
+        node = node[p]
+    node[last] = marker
+    return json.dumps(data, ensure_ascii=False).replace(json.dumps(marker, ensure_ascii=False),
+                                                        text).encode("utf-8")
+
+
+SUBMISSIONS = {
+    # name: (body, reason, text in the description)
+    "deep-nesting": (b"[" * 100_000 + b"]" * 100_000, "InvalidJson", "body: nested deeper"),
+    "deep-nesting-in-a-field": (changed("order.customerId", "[" * 40 + "]" * 40),
+                                "InvalidJson", "nested deeper than 32"),
+    "huge-integer": (changed("order.lines.0.quantity", "9" * 100_000), "InvalidJson",
+                     "order.lines.0.quantity: integer of 100000 digits"),
+    "integer-past-64-bits": (changed("order.lines.0.quantity", str(2**64)), "InvalidJson",
+                             "order.lines.0.quantity: integer of 20 digits"),
+    "float-overflow": (changed("order.totalPrice", "1e999"), "InvalidJson",
+                       "order.totalPrice: number overflows a double"),
+    "nan-literal": (changed("order.lines.0.unitPrice", "NaN"), "InvalidJson",
+                    "order.lines.0.unitPrice: NaN is not a JSON number"),
+    "infinity-literal": (changed("order.totalPrice", "-Infinity"), "InvalidJson",
+                         "order.totalPrice: -Infinity is not a JSON number"),
+    "invalid-utf8": (changed("order.customerId", '"CUST-\u00e9"').replace(b"\xc3\xa9", b"\xff"),
+                     "InvalidJson", "not UTF-8: invalid start byte (byte 0xff"),
+    "utf16-body": (json.dumps(ORDER).encode("utf-16"), "InvalidJson", "not UTF-8"),
+    "unpaired-surrogate": (changed("order.customerId", '"CUST-\\ud800"'), "InvalidJson",
+                           "order.customerId: contains an unpaired surrogate \\ud800"),
+    "duplicate-names": (changed("order.totalPrice", '"20.00", "totalPrice": "2000.00"'),
+                        "InvalidJson", "order: duplicate name 'totalPrice'"),
+    "syntax-error": (b'{"clientId": "acme",', "InvalidJson", "body: not valid JSON"),
+    "empty-body": (b"", "InvalidJson", "body: not valid JSON: Expecting value"),
+    "top-level-array": (b"[1, 2]", "SchemaViolation", "body: Input should be a valid dict"),
+    "top-level-string": (b'"order"', "SchemaViolation", "body: Input should be a valid dict"),
+    "wrong-type": (changed("order.lines.0.quantity", '"1"'), "SchemaViolation",
+                   "order.lines.0.quantity: Input should be a valid integer"),
+    "lines-not-a-list": (changed("order.lines", '{"sku": "A"}'), "SchemaViolation",
+                         "order.lines: Input should be a valid"),
+    "amount-beyond-decimal-range": (changed("order.lines.0.unitPrice", '"1E+1000000"'),
+                                    "SchemaViolation",
+                                    "totalPrice: cannot be checked against the lines"),
+    "amount-of-100000-digits": (changed("order.lines.0.unitPrice", '"' + "1" * 100_000 + '"'),
+                                "SchemaViolation", "= 1.111111e+99999, allowed difference"),
+    "time-outside-utc-range": (changed("order.createdAt", '"0001-01-01T00:00:00+14:00"'),
+                               "SchemaViolation",
+                               "order.createdAt: Value error, must lie between years 1"),
+}
+
+
+@pytest.mark.parametrize("name", SUBMISSIONS)
+def test_bad_submission_is_dead_lettered_with_reason_on_first_delivery(system, name):
+    body, reason, text = SUBMISSIONS[name]
+    dead = deliver(system, "orders", body, f"submit-{name}")
+    assert dead.delivery_count == 1
+    assert dead.dead_letter_reason == reason
+    assert text in dead.dead_letter_error_description
+    assert system.services.stores.orders.get(ORDER_ID) is None
+    assert system.services.stores.states.get(ORDER_ID) is None
+
+
+def test_the_valid_message_the_forms_derive_from_is_accepted(system):
+    body = changed("order.orderId", '"ORD-00901"')
+    system.engine.send("orders", body, message_id="submit-valid")
+    system.run(2)
+    assert system.services.stores.states.get("ORD-00901") is not None
+    assert "submit-valid" not in {m.message_id for m in
+                                  system.engine.peek("orders", 1000, dead_letter=True)}
+
+
+def agent_request(**changes) -> dict:
+    request = {"schemaVersion": 1, "messageId": "ORD-00950:1:charge", "orderId": "ORD-00950",
+               "instanceId": "ORD-00950:1", "service": "payment", "operation": "charge",
+               "idempotencyKey": "ORD-00950:charge",
+               "completeBy": "2030-01-01T00:05:00.000000Z", "maxAttempts": 2,
+               "eventName": "charge-reply",
+               "payload": {"orderId": "ORD-00950", "amount": "10.00", "currency": "USD"}}
+    return {**request, **changes}
+
+
+def raw(data: dict, key: str, text: str) -> bytes:
+    """``data`` as JSON with the value of top-level ``key`` replaced by raw ``text``."""
+    return json.dumps({**data, key: "\u2063"}).replace('"\\u2063"', text).encode()
+
+
+AGENT_REQUESTS = {
+    "deep-nesting": (b"{" + b'"a":{' * 20_000 + b"}" * 20_001, "InvalidJson",
+                     "agent request: body: nested deeper"),
+    "nan-in-payload": (raw(agent_request(), "payload", '{"amount": NaN}'), "InvalidJson",
+                       "agent request: payload.amount: NaN is not a JSON number"),
+    "surrogate-in-payload": (raw(agent_request(), "payload", '{"note": "\\udfff"}'),
+                             "InvalidJson", "agent request: payload.note: contains an "
+                                            "unpaired surrogate"),
+    "huge-integer": (raw(agent_request(), "maxAttempts", "1" * 5000), "InvalidJson",
+                     "agent request: maxAttempts: integer of 5000 digits"),
+    "duplicate-names": (raw(agent_request(), "maxAttempts", '2, "maxAttempts": 1'),
+                        "InvalidJson", "agent request: body: duplicate name 'maxAttempts'"),
+    "invalid-utf8": (b'{"orderId": "\xc3\x28"}', "InvalidJson", "agent request: body: not "
+                                                                 "UTF-8"),
+    "wrong-type": (json.dumps(agent_request(maxAttempts="two")).encode(), "SchemaViolation",
+                   "agent request: maxAttempts: Input should be a valid integer"),
+    "time-outside-utc-range": (json.dumps(agent_request(
+        completeBy="9999-12-31T23:59:59-05:00")).encode(), "SchemaViolation",
+        "agent request: completeBy: Value error, must lie between years 1 and 9999"),
+    "top-level-array": (b"[]", "SchemaViolation", "agent request: body: Input should be"),
+}
+
+
+@pytest.mark.parametrize("name", AGENT_REQUESTS)
+def test_bad_agent_request_is_dead_lettered_with_reason_on_first_delivery(system, name):
+    body, reason, text = AGENT_REQUESTS[name]
+    dead = deliver(system, "payment-requests", body, f"request-{name}")
+    assert dead.delivery_count == 1
+    assert dead.dead_letter_reason == reason
+    assert text in dead.dead_letter_error_description
+    assert system.effects(order_id="ORD-00950") == []
+
+
+def test_agent_request_whose_reply_queue_does_not_exist_is_dead_lettered_once(system):
+    complete_by = system.clock.now() + timedelta(minutes=5)
+    request = agent_request(orderId="ORD-00951", instanceId="ORD-00951:1",
+                            messageId="ORD-00951:1:charge", idempotencyKey="ORD-00951:charge",
+                            replyTo="no-such-queue",
+                            completeBy=complete_by.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                            payload={"orderId": "ORD-00951", "amount": "10.00",
+                                     "currency": "USD"})
+    dead = deliver(system, "payment-requests", json.dumps(request).encode(), "request-noqueue")
+    assert (dead.delivery_count, dead.dead_letter_reason) == (1, "UnknownReplyQueue")
+    assert "replyTo: queue 'no-such-queue' does not exist" in \
+        dead.dead_letter_error_description
+    assert len(system.effects(kind="charge", order_id="ORD-00951")) == 1  # called once
+
+
+def agent_reply(**changes) -> dict:
+    reply = {"schemaVersion": 1, "messageId": "ORD-00960:1:charge:reply",
+             "orderId": "ORD-00960", "instanceId": "ORD-00960:1", "operation": "charge",
+             "eventName": "charge-reply", "outcome": "Succeeded", "attempts": 1,
+             "statusCode": 201, "result": {"paymentId": "P-1"}}
+    return {**reply, **changes}
+
+
+AGENT_REPLIES = {
+    "deep-nesting": (b"[" * 100_000 + b"]" * 100_000, "InvalidJson",
+                     "agent reply: body: nested deeper"),
+    "deep-result": (raw(agent_reply(), "result", '{"a":' * 40 + "1" + "}" * 40),
+                    "InvalidJson", "nested deeper than 32"),
+    "infinity-in-result": (raw(agent_reply(), "result", '{"fee": 1e400}'), "InvalidJson",
+                           "agent reply: result.fee: number overflows a double"),
+    "nan-in-result": (raw(agent_reply(), "result", '{"fee": NaN}'), "InvalidJson",
+                      "agent reply: result.fee: NaN is not a JSON number"),
+    "surrogate-in-reason": (raw(agent_reply(), "reason", '"\\udc80"'), "InvalidJson",
+                            "agent reply: reason: contains an unpaired surrogate"),
+    "huge-status-code": (raw(agent_reply(), "statusCode", "2" * 30), "InvalidJson",
+                         "agent reply: statusCode: integer of 30 digits"),
+    "invalid-utf8": (b'{"reason": "\xfe"}', "InvalidJson", "agent reply: body: not UTF-8"),
+    "wrong-type": (json.dumps(agent_reply(outcome="Done")).encode(), "SchemaViolation",
+                   "agent reply: outcome: Input should be"),
+    "top-level-null": (b"null", "SchemaViolation", "agent reply: body: Input should be"),
+}
+
+
+@pytest.mark.parametrize("name", AGENT_REPLIES)
+def test_bad_agent_reply_is_dead_lettered_with_reason_on_first_delivery(system, name):
+    body, reason, text = AGENT_REPLIES[name]
+    dead = deliver(system, "agent-replies", body, f"reply-{name}")
+    assert dead.delivery_count == 1
+    assert dead.dead_letter_reason == reason
+    assert text in dead.dead_letter_error_description
