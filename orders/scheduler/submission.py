@@ -183,10 +183,32 @@ def store(parsed: SubmitOrder, body: bytes, stores: Stores, sender: MessageSende
         alert = OperatorAlert(kind="ConflictingOrder", order_id=order.order_id, at=now,
                               reason=f"a message with other data for OrderID "
                                      f"{order.order_id} was refused: {exc}")
-        send_alert(sender, alert,
-                   message_id=f"conflict:{order.order_id}:{sha256(body).hexdigest()[:16]}")
+        digest = sha256(body).hexdigest()[:16]
+        send_alert(sender, alert, message_id=f"conflict:{order.order_id}:{digest}")
+        answer_conflict(sender, parsed, now, str(exc), digest)
         return Rejected("ConflictingOrder", str(exc))
     return Accepted(order.order_id, stored.created or state.created)
+
+
+def answer_conflict(sender: MessageSender, parsed: SubmitOrder, now: datetime, why: str,
+                    digest: str) -> None:
+    """Tell the submitter its changed order was refused: "Rejected" with the reason (S1, S8).
+
+    The stored order stands and is answered as usual; this answers the refused message,
+    so a client that resent an order with other data hears why instead of waiting. Sent to
+    the submitter's own reply queue only; a queue that does not exist is skipped (the
+    message is dead-lettered anyway). ``digest`` (of the body) makes the MessageId stable
+    for a redelivery and distinct for another refused change.
+    """
+    reason = (f"ConflictingOrder: OrderID {parsed.order.order_id} is stored with other data; "
+              f"this message was refused and nothing was changed ({why})")
+    try:
+        send_status(sender, parsed.reply_to, StatusMessage(
+            order_id=parsed.order.order_id, status=StatusKind.REJECTED, at=now,
+            reason=reason[:1000]), dedupe_suffix=f":conflict:{digest}")
+    except QueueNotFoundError:
+        log.warning("order %s: conflict not answered, reply queue %s does not exist",
+                    parsed.order.order_id, parsed.reply_to)
 
 
 def refuse(parsed: SubmitOrder, sender: MessageSender, now: datetime, in_flight: int,
