@@ -31,7 +31,8 @@ def _serve(queue: str, msg: func.ServiceBusMessage) -> None:
         dead_letter(queue, msg, exc.reason, exc.description)
         return
     with log_context(request.order_id, request.instance_id):
-        answer = handler.handle(request, svc, sleep=svc.sleep)
+        answer = handler.handle(request, svc, sleep=svc.sleep,
+                                delivery_count=msg.delivery_count or 1)
         try:
             handler.reply(svc, request, answer)
         except QueueNotFoundError as exc:

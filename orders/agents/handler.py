@@ -79,7 +79,8 @@ def service_url(services: Services, request: AgentRequest) -> str:
 
 
 def handle(request: AgentRequest, services: Services,
-           sleep: Callable[[float], None] = time.sleep) -> AgentReply:
+           sleep: Callable[[float], None] = time.sleep, *,
+           delivery_count: int = 1) -> AgentReply:
     """Call the remote service for ``request`` and build the reply.
 
     Parameters
@@ -90,12 +91,17 @@ def handle(request: AgentRequest, services: Services,
         HTTP client, breakers, clock and settings.
     sleep : callable
         Waits between retries (seconds); tests advance a ManualClock instead.
+    delivery_count : int
+        Service Bus delivery of the request, 1 for the first. Only a first delivery can
+        vouch that no call was made for the request (an earlier one may have called and
+        then crashed), so only then does an open circuit set ``circuit_open``.
 
     Returns
     -------
     AgentReply
         Succeeded, PermanentFailure (4xx) or TransientFailure (retries, deadline or open
-        circuit exhausted: the scheduler may try again in a later attempt).
+        circuit exhausted: the scheduler may try again in a later attempt). A
+        TransientFailure with ``circuit_open`` made no call at all (SPEC A5, V2).
     """
     method, _ = ENDPOINTS[request.operation]
     remote = RemoteRequest(service=request.service, method=method,
@@ -115,10 +121,14 @@ def handle(request: AgentRequest, services: Services,
     body = outcome.body if isinstance(outcome.body, dict) else None
     result = body if outcome.succeeded else None
     error_code = body.get("error") if body is not None and not outcome.succeeded else None
+    refused = (outcome.kind is OutcomeKind.CIRCUIT_OPEN and outcome.attempts == 0
+               and delivery_count <= 1)
     return AgentReply(message_id=f"{request.message_id}:reply", order_id=request.order_id,
                       instance_id=request.instance_id, operation=request.operation,
                       event_name=request.event_name, outcome=_OUTCOMES[outcome.kind],
-                      attempts=outcome.attempts, status_code=outcome.status_code,
+                      attempts=outcome.attempts, circuit_open=refused,
+                      retry_at=outcome.retry_at if refused else None,
+                      status_code=outcome.status_code,
                       error_code=error_code[:128] if isinstance(error_code, str) else None,
                       result=result, reason=outcome.reason)
 
