@@ -15,8 +15,10 @@ Two partial/compound indexes make both scans read only the rows they return:
 A third, ``ix_state_by_state (process_state, order_id)``, lets operators page through one
 state (every CompensationFailed record, say) the same way.
 
-Files written by state schema version 1 lack the compensation columns; opening one adds
-them (``ALTER TABLE ... ADD COLUMN`` with the version 1 meaning as default, SPEC X6).
+Files written by older state schema versions lack the columns later versions added
+(version 2: the compensation columns; version 3: ``circuit_refused_by``,
+``circuit_holds``); opening one adds them (``ALTER TABLE ... ADD COLUMN`` with the older
+version's meaning as default, SPEC X6).
 """
 
 from __future__ import annotations
@@ -50,8 +52,8 @@ _NO_HOLD = ""
 _COLUMNS = (
     "order_id", "process_state", "locked_by", "complete_by", "not_before", "failure_count",
     "attempt", "compensation_attempt", "compensation_failures", "failure_reason",
-    "reply_to", "workflow_version", "schema_version", "etag", "created_at",
-    "updated_at",
+    "circuit_refused_by", "circuit_holds", "reply_to", "workflow_version", "schema_version",
+    "etag", "created_at", "updated_at",
 )
 _SCHEMA = (
     """
@@ -66,6 +68,8 @@ _SCHEMA = (
         compensation_attempt  INTEGER NOT NULL DEFAULT 0,
         compensation_failures INTEGER NOT NULL DEFAULT 0,
         failure_reason   TEXT,
+        circuit_refused_by TEXT,                  -- instance id an open circuit refused
+        circuit_holds    INTEGER NOT NULL DEFAULT 0,
         reply_to         TEXT NOT NULL,
         workflow_version INTEGER NOT NULL,
         schema_version   INTEGER NOT NULL,
@@ -80,12 +84,14 @@ _SCHEMA = (
     "ON state_records (process_state, complete_by, order_id)",
     "CREATE INDEX IF NOT EXISTS ix_state_by_state ON state_records (process_state, order_id)",
 )
-_ADDED_IN_V2 = {
+_ADDED_COLUMNS = {
     "compensation_attempt": "INTEGER NOT NULL DEFAULT 0",
     "compensation_failures": "INTEGER NOT NULL DEFAULT 0",
     "failure_reason": "TEXT",
+    "circuit_refused_by": "TEXT",
+    "circuit_holds": "INTEGER NOT NULL DEFAULT 0",
 }
-"""Columns state schema version 2 added, with their definitions for ``ADD COLUMN``."""
+"""Columns state schema versions 2 and 3 added, with their definitions for ``ADD COLUMN``."""
 _STARTABLE_SQL = (
     "SELECT * FROM state_records WHERE process_state = ? AND locked_by IS NULL "
     "AND not_before <= ? ORDER BY not_before LIMIT ?"
@@ -151,7 +157,7 @@ class SqliteStateStore:
         with self._db.use() as conn, write(conn):
             conn.execute(_SCHEMA[0])
             present = {row["name"] for row in conn.execute("PRAGMA table_info(state_records)")}
-            for column, definition in _ADDED_IN_V2.items():
+            for column, definition in _ADDED_COLUMNS.items():
                 if column not in present:
                     conn.execute(f"ALTER TABLE state_records ADD COLUMN {column} {definition}")
             for statement in _SCHEMA[1:]:

@@ -8,6 +8,7 @@ from store_builders import make_order
 
 from orders.models import (
     IN_FLIGHT_STATES,
+    STATE_SCHEMA_VERSION,
     SUPERVISED_STATES,
     TOTAL_TOLERANCE_PER_LINE,
     Order,
@@ -167,7 +168,8 @@ def test_new_state_record_follows_s2_first_write():
     assert record.process_state is ProcessState.PENDING
     assert (record.locked_by, record.complete_by, record.not_before) == (None, None, None)
     assert (record.failure_count, record.attempt) == (0, 0)
-    assert (record.workflow_version, record.schema_version) == (1, 2)
+    assert (record.workflow_version, record.schema_version) == (1, STATE_SCHEMA_VERSION)
+    assert (record.circuit_refused_by, record.circuit_holds) == (None, 0)
     assert (record.compensation_attempt, record.compensation_failures) == (0, 0)
     assert record.failure_reason is None
     assert record.etag is None
@@ -197,15 +199,29 @@ def test_compensating_record_may_wait_unlocked_for_its_next_attempt():
     assert StateRecord.model_validate(running.model_dump(mode="json")) == running
 
 
-def test_state_record_version_1_is_read_as_version_2():
+def test_state_record_version_1_is_read_as_the_current_version():
     v1 = StateRecord.new("ORD-1", "client-a-replies", NOW).model_dump(mode="json")
-    for added in ("compensationAttempt", "compensationFailures", "failureReason"):
+    for added in ("compensationAttempt", "compensationFailures", "failureReason",
+                  "circuitRefusedBy", "circuitHolds"):
         del v1[added]
     v1["schemaVersion"] = 1
     record = StateRecord.model_validate(v1)
-    assert record.schema_version == 2
+    assert record.schema_version == STATE_SCHEMA_VERSION == 3
     assert (record.compensation_attempt, record.compensation_failures) == (0, 0)
     assert record.failure_reason is None
+    assert (record.circuit_refused_by, record.circuit_holds) == (None, 0)
+
+
+def test_state_record_version_2_is_read_with_no_circuit_refusal():
+    v2 = StateRecord.new("ORD-1", "client-a-replies", NOW).model_copy(update={
+        "process_state": ProcessState.PROCESSING, "locked_by": "ORD-1:1",
+        "failure_count": 1}).model_dump(mode="json")
+    del v2["circuitRefusedBy"], v2["circuitHolds"]
+    v2["schemaVersion"] = 2
+    record = StateRecord.model_validate(v2)
+    assert record.schema_version == STATE_SCHEMA_VERSION
+    assert (record.circuit_refused_by, record.circuit_holds, record.failure_count) == \
+        (None, 0, 1)
 
 
 @pytest.mark.parametrize("reply_to", ["", "-q", "q-", "q q", "x" * 261])

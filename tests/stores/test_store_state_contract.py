@@ -202,3 +202,12 @@ def test_records_survive_reopening(make_stores, clock):
     created = first.states.create_if_absent(StateRecord.new("ORD-9", "client-a", clock.now()))
     first.close()
     assert make_stores().states.get("ORD-9") == created.record
+
+
+def test_circuit_refusal_fields_round_trip(stores, clock):
+    created = stores.states.create_if_absent(StateRecord.new("ORD-9", "client-a", clock.now()))
+    marked = stores.states.replace(claim(created.record, "ORD-9:3", 3).model_copy(
+        update={"circuit_refused_by": "ORD-9:3", "circuit_holds": 2}))
+    read = stores.states.get("ORD-9")
+    assert read == marked
+    assert (read.circuit_refused_by, read.circuit_holds) == ("ORD-9:3", 2)
