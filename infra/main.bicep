@@ -262,6 +262,9 @@ module functionApp './app/function-app.bicep' = {
       AGENT_CALL_TIMEOUT_S: '10'
       CIRCUIT_FAILURE_THRESHOLD: '5'
       CIRCUIT_COOL_DOWN_S: '30'
+      // Longest hold-back of an attempt refused by an open circuit (no call made, not counted
+      // against MAX_FAILURES): CIRCUIT_COOL_DOWN_S doubling per refusal, capped here.
+      CIRCUIT_HOLD_MAX_S: '600'
       // Metrics export interval; APPLICATIONINSIGHTS_CONNECTION_STRING is set with the host's settings.
       METRICS_EXPORT_INTERVAL_S: '60'
     }, appSettingOverrides)

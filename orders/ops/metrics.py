@@ -44,7 +44,8 @@ class _Instruments:
             description="Order messages by outcome (accepted, rejected, dead_lettered)")
         self.recoveries = meter.create_counter(
             "orders.recoveries", unit="{order}",
-            description="Supervisor recoveries by outcome (retried, gave_up, skipped)")
+            description="Supervisor recoveries by outcome (retried, held_back, gave_up, "
+                        "skipped)")
         self.compensations = meter.create_counter(
             "orders.compensations", unit="{order}", description="Compensations by outcome")
         self.resubmissions = meter.create_counter(
@@ -130,8 +131,10 @@ def record_recovery(outcome: str, count: int = 1) -> None:
 
     Parameters
     ----------
-    outcome : {"retried", "gave_up", "skipped"}
-        Back to Pending, given up (Error), or skipped (another writer won the ETag race).
+    outcome : {"retried", "held_back", "gave_up", "skipped"}
+        Back to Pending; held back without a failure counted (an open circuit refused the
+        attempt before any call, SPEC A5); given up (Error); or skipped (another writer
+        won the ETag race).
     count : int
         How many.
     """

@@ -57,7 +57,8 @@ async def route_agent_reply(msg: func.ServiceBusMessage,
     """Raise an agent's reply as an external event on its instance (A4).
 
     A reply that cannot be parsed is dead-lettered on its first delivery with the reason
-    (``InvalidJson`` or ``SchemaViolation``); failures raising the event are retried.
+    (``InvalidJson`` or ``SchemaViolation``); failures raising the event are retried. A
+    reply refused by an open circuit is first marked on the state record (A5, V2).
     """
     try:
         reply = replies.parse_reply(msg.get_body())
@@ -65,4 +66,5 @@ async def route_agent_reply(msg: func.ServiceBusMessage,
         dead_letter(names.AGENT_REPLIES_QUEUE, msg, exc.reason, exc.description)
         return
     with log_context(reply.order_id, reply.instance_id):
+        replies.mark_circuit_refusal(services().stores.states, reply)
         await replies.route_reply(client, reply)

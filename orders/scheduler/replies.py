@@ -4,6 +4,12 @@ The reply names its instance id and event name; the handler raises that external
 A late reply (its attempt already finished, HTTP 410) or one for an unknown instance (404)
 changes nothing and is completed. Exact duplicates never reach here: the reply queue's
 duplicate detection drops a resend with the same MessageId.
+
+Before raising it, a reply that an open circuit refused before any call
+(``AgentReply.circuit_open``) is marked on the state record, fenced on LockedBy (S4):
+``circuitRefusedBy`` = the instance id. The supervisor, finding that attempt expired,
+then holds it back instead of counting it against MAX_FAILURES (A5, V2), so orders that
+never reached the service are not failed by another order's fault.
 """
 
 from __future__ import annotations
@@ -11,8 +17,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from orders.models import wire
+from orders.models import SUPERVISED_STATES, StateRecord, wire
 from orders.models.messages import AgentReply
+from orders.scheduler.fencing import FencedError, fenced_update
+from orders.stores import StateStore
+from orders.stores.errors import StoreError
 
 log = logging.getLogger("orders.replies")
 
@@ -62,3 +71,48 @@ async def route_reply(client: Any, reply: AgentReply) -> bool:
                      reply.event_name, text)
             return False
         raise
+
+
+def mark_circuit_refusal(states: StateStore, reply: AgentReply) -> bool:
+    """Mark the reply's attempt as refused by an open circuit, if it was (SPEC A5, V2, S4).
+
+    Sets ``circuitRefusedBy`` to the reply's instance id with a conditional update that
+    checks LockedBy still names that instance and the record is still supervised
+    (Processing or Compensating). A stale attempt changes nothing. The mark is best
+    effort: if the store refuses or fails, the attempt simply counts as a failure, as any
+    transient failure does, and the reply is still routed.
+
+    Parameters
+    ----------
+    states : StateStore
+        The state store.
+    reply : AgentReply
+        The agent's reply; only one with ``circuit_open`` is marked.
+
+    Returns
+    -------
+    bool
+        True if the mark was written.
+    """
+    if not reply.circuit_open:
+        return False
+    iid = reply.instance_id
+
+    def mark(record: StateRecord) -> StateRecord:
+        if record.process_state not in SUPERVISED_STATES:
+            raise FencedError(f"order {record.order_id}: ProcessState is "
+                              f"{record.process_state.value}, not supervised")
+        return record.model_copy(update={"circuit_refused_by": iid})
+
+    try:
+        fenced_update(states, reply.order_id, iid, mark)
+    except FencedError as exc:
+        log.info("open-circuit reply of %s not marked: %s", iid, exc)
+        return False
+    except StoreError as exc:
+        log.warning("open-circuit reply of %s not marked (the attempt will count as a "
+                    "failure): %s", iid, exc)
+        return False
+    log.info("%s %s: refused by the open circuit before any call; marked for the "
+             "supervisor", iid, reply.operation)
+    return True

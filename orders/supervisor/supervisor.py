@@ -1,9 +1,20 @@
-"""One supervisor pass (SPEC V1-V5, S9).
+"""One supervisor pass (SPEC V1-V5, S9, A5).
 
 The supervisor scans the state store for records in Processing or Compensating whose
 CompleteBy has expired, bounded by a CompleteBy window, a maximum record count and
 continuation-token paging (V1). For each it makes a conditional update that checks the
 stale LockedBy and the ETag before counting the failure (V2, V4).
+
+An attempt that ended on an open circuit breaker without any call to the service (the
+reply handler marked ``circuitRefusedBy`` = its LockedBy, see
+:mod:`orders.scheduler.replies`) is not the order's fault: another order may have opened
+the circuit. It is held back instead of counted: ``circuitHolds`` + 1, FailureCount (or
+``compensationFailures``) unchanged, LockedBy null and a not-before of
+``CIRCUIT_COOL_DOWN_S * 2**(circuitHolds-1)``, at most ``CIRCUIT_HOLD_MAX_S`` (A5, V2),
+spread over its upper half per order (:func:`circuit_hold_of`): the orders one open circuit
+refused together would otherwise all come back at the same moment and meet the circuit
+together again. Such an attempt made no remote call, so it costs nothing of the retry
+budget (X2).
 
 An expired attempt of the order (Processing) increments FailureCount:
 
@@ -29,7 +40,10 @@ from __future__ import annotations
 
 import logging
 import time
+import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from orders.compensation.plan import pending_undos
 from orders.compensation.protocol import fail_without_undo, give_up, hand_over, retry_later
@@ -39,8 +53,9 @@ from orders.ops import metrics
 from orders.ops.logs import log_context
 from orders.runtime import Services
 from orders.scheduler.notify import send_alert, send_status
+from orders.settings import Settings
 from orders.stores.errors import PreconditionFailedError
-from orders.stores.ports import iter_expired_pages
+from orders.stores.ports import ScanPage, iter_expired_pages
 
 log = logging.getLogger("orders.supervisor")
 
@@ -59,19 +74,96 @@ class ScanReport:
     """Of ``gave_up``: the orders handed over to compensation."""
     compensation_retried: list[str] = field(default_factory=list)
     compensation_gave_up: list[str] = field(default_factory=list)
+    held_back: list[str] = field(default_factory=list)
+    """Attempts (or compensation attempts) an open circuit refused before any call: held
+    back without counting a failure (SPEC A5, V2)."""
     skipped: int = 0
     duration_s: float = 0.0
 
 
-def recover(record: StateRecord, services: Services, report: ScanReport) -> None:
-    """Request recovery of one expired record with a conditional update (SPEC V2, S9)."""
+def recover(record: StateRecord, services: Services, report: ScanReport) -> str | None:
+    """Request recovery of one expired record with a conditional update (SPEC V2, S9, A5).
+
+    Returns
+    -------
+    str or None
+        What was done: ``retried``, ``held_back``, ``gave_up``, ``handed_over``,
+        ``compensation_retried`` or ``compensation_gave_up``; None if another writer
+        changed the record first (skipped, V4).
+    """
+    if refused_by_circuit(record):
+        return hold_back(record, services, report)
     if record.process_state is ProcessState.COMPENSATING:
-        recover_compensation(record, services, report)
+        return recover_compensation(record, services, report)
+    return recover_attempt(record, services, report)
+
+
+def refused_by_circuit(record: StateRecord) -> bool:
+    """Tell whether the expired attempt ended on an open circuit without a call (SPEC A5).
+
+    True when ``circuitRefusedBy`` names the instance that still holds the record, i.e.
+    the reply handler marked this very attempt (a mark of an earlier attempt never
+    matches, since every attempt has its own instance id).
+    """
+    return record.locked_by is not None and record.circuit_refused_by == record.locked_by
+
+
+def hold_back(record: StateRecord, services: Services, report: ScanReport) -> str | None:
+    """Hold back an attempt an open circuit refused, without counting a failure (A5, V2).
+
+    ``circuitHolds`` + 1; FailureCount and ``compensationFailures`` stay as they are. An
+    order attempt goes back to Pending, a compensation attempt stays Compensating; either
+    way LockedBy is null and the starter ignores the record until
+    ``now + circuit_hold_of(OrderID, circuitHolds)``.
+
+    Returns
+    -------
+    str or None
+        ``held_back``, or None if another writer changed the record first.
+    """
+    now = services.clock.now()
+    holds = record.circuit_holds + 1
+    until = now + circuit_hold_of(record.order_id, holds, services.settings)
+    if record.process_state is ProcessState.COMPENSATING:
+        changed = retry_later(record, record.compensation_failures, until)
     else:
-        recover_attempt(record, services, report)
+        changed = record.model_copy(update={
+            "process_state": ProcessState.PENDING, "locked_by": None, "not_before": until,
+            "complete_by": until})
+    if not _write(changed.model_copy(update={"circuit_holds": holds}), services, report):
+        return None
+    report.held_back.append(record.order_id)
+    log.info("attempt %s ended on an open circuit without a call: held back until %s "
+             "(circuit hold %d), not counted as a failure", record.locked_by,
+             until.isoformat(), holds)
+    return "held_back"
 
 
-def recover_attempt(record: StateRecord, services: Services, report: ScanReport) -> None:
+def circuit_hold_of(order_id: str, holds: int, settings: Settings) -> timedelta:
+    """Hold-back of one order's attempt refused by an open circuit (SPEC A5, V2).
+
+    Parameters
+    ----------
+    order_id : str
+        The order; it picks the order's place in the spread.
+    holds : int
+        ``circuitHolds`` after the increment, at least 1.
+    settings : Settings
+        For :meth:`Settings.circuit_hold`.
+
+    Returns
+    -------
+    timedelta
+        Between half and all of ``settings.circuit_hold(holds)``: never more than
+        ``CIRCUIT_HOLD_MAX_S``, and growing with ``holds`` (the least hold-back after
+        ``n + 1`` refusals is the most after ``n``, below the cap). Deterministic, so
+        concurrent supervisors compute the same value.
+    """
+    spread = zlib.crc32(f"{order_id}:{holds}".encode()) / 0xFFFFFFFF
+    return settings.circuit_hold(holds) * (0.5 + 0.5 * spread)
+
+
+def recover_attempt(record: StateRecord, services: Services, report: ScanReport) -> str | None:
     """Retry an expired attempt of the order, or give up on the order (SPEC V2)."""
     s = services.settings
     now = services.clock.now()
@@ -89,22 +181,24 @@ def recover_attempt(record: StateRecord, services: Services, report: ScanReport)
         compensate = bool(pending_undos(services.stores.compensation.entries(record.order_id)))
         changed = hand_over(counted, reason) if compensate else fail_without_undo(counted, reason)
     if not _write(changed, services, report):
-        return
+        return None
     if failures < s.MAX_FAILURES:
         report.retried.append(record.order_id)
-        return
+        return "retried"
     report.gave_up.append(record.order_id)
     send_alert(services.sender, OperatorAlert(
         kind="RetriesExhausted", order_id=record.order_id, instance_id=record.locked_by,
         reason=reason, at=now), message_id=f"RetriesExhausted:{record.locked_by}")
     if compensate:
         report.handed_over.append(record.order_id)
-        return  # the compensation tells the client its outcome
+        return "handed_over"  # the compensation tells the client its outcome
     send_status(services.sender, record.reply_to, StatusMessage(
         order_id=record.order_id, status=StatusKind.ORDER_FAILED, at=now, reason=reason))
+    return "gave_up"
 
 
-def recover_compensation(record: StateRecord, services: Services, report: ScanReport) -> None:
+def recover_compensation(record: StateRecord, services: Services,
+                         report: ScanReport) -> str | None:
     """Retry an expired compensation attempt, or give up on the compensation (SPEC S9)."""
     s = services.settings
     now = services.clock.now()
@@ -112,9 +206,10 @@ def recover_compensation(record: StateRecord, services: Services, report: ScanRe
     if failures < s.MAX_COMPENSATION_FAILURES:
         if _write(retry_later(record, failures, now + s.retry_hold(failures)), services, report):
             report.compensation_retried.append(record.order_id)
-        return
+            return "compensation_retried"
+        return None
     if not _write(give_up(record, failures), services, report):
-        return
+        return None
     report.compensation_gave_up.append(record.order_id)
     reason = (f"{record.failure_reason or 'order failed'}; compensation attempt "
               f"{record.locked_by} missed CompleteBy; {failures} compensation failures reached "
@@ -124,6 +219,7 @@ def recover_compensation(record: StateRecord, services: Services, report: ScanRe
         reason=reason, at=now), message_id=f"CompensationFailed:{record.locked_by}")
     send_status(services.sender, record.reply_to, StatusMessage(
         order_id=record.order_id, status=StatusKind.COMPENSATION_FAILED, at=now, reason=reason))
+    return "compensation_gave_up"
 
 
 def _write(changed: StateRecord, services: Services, report: ScanReport) -> bool:
@@ -143,36 +239,48 @@ def supervise(services: Services) -> ScanReport:
     Returns
     -------
     ScanReport
-        Pages, rows read / request charge, and the OrderIDs retried or given up.
+        Pages, rows read / request charge, and the OrderIDs retried, held back or given
+        up.
     """
     s = services.settings
     started = time.perf_counter()
     report = ScanReport()
     now = services.clock.now()
     budget = s.SUPERVISOR_MAX_RECORDS
-    for page in iter_expired_pages(services.stores.states, now, s.scan_window,
-                                   s.SUPERVISOR_PAGE_SIZE,
-                                   states=SUPERVISED_STATES):
+    _sweep(iter_expired_pages(services.stores.states, now, s.scan_window,
+                              s.SUPERVISOR_PAGE_SIZE, states=SUPERVISED_STATES),
+           recover, budget, services, report)
+    report.duration_s = time.perf_counter() - started
+    metrics.record_scan(report.rows_read, report.duration_s, report.request_charge or None)
+    metrics.record_recovery("retried", len(report.retried) + len(report.compensation_retried))
+    metrics.record_recovery("held_back", len(report.held_back))
+    metrics.record_recovery("gave_up", len(report.gave_up) + len(report.compensation_gave_up))
+    metrics.record_recovery("skipped", report.skipped)
+    if report.expired or report.skipped:
+        log.info("supervisor: pages=%d rows_read=%d ru=%.1f expired=%d retried=%d "
+                 "held_back=%d gave_up=%d (handed_over=%d) compensation_retried=%d "
+                 "compensation_gave_up=%d skipped=%d in %.3fs", report.pages,
+                 report.rows_read, report.request_charge, report.expired,
+                 len(report.retried), len(report.held_back),
+                 len(report.gave_up), len(report.handed_over),
+                 len(report.compensation_retried), len(report.compensation_gave_up),
+                 report.skipped, report.duration_s)
+    return report
+
+
+def _sweep(pages: Iterator[ScanPage],
+           action: Callable[[StateRecord, Services, ScanReport], str | None],
+           budget: int, services: Services, report: ScanReport) -> int:
+    """Apply ``action`` to the records of ``pages`` until ``budget`` records; return the rest."""
+    for page in pages:
         report.pages += 1
         report.rows_read += page.rows_read or 0
         report.request_charge += page.request_charge or 0.0
         for record in page.records[:budget]:
             report.expired += 1
             with log_context(record.order_id, record.locked_by):
-                recover(record, services, report)
+                action(record, services, report)
         budget -= len(page.records)
         if budget <= 0:
             break
-    report.duration_s = time.perf_counter() - started
-    metrics.record_scan(report.rows_read, report.duration_s, report.request_charge or None)
-    metrics.record_recovery("retried", len(report.retried) + len(report.compensation_retried))
-    metrics.record_recovery("gave_up", len(report.gave_up) + len(report.compensation_gave_up))
-    metrics.record_recovery("skipped", report.skipped)
-    if report.expired or report.skipped:
-        log.info("supervisor: pages=%d rows_read=%d ru=%.1f expired=%d retried=%d gave_up=%d "
-                 "(handed_over=%d) compensation_retried=%d compensation_gave_up=%d skipped=%d "
-                 "in %.3fs", report.pages, report.rows_read, report.request_charge,
-                 report.expired, len(report.retried), len(report.gave_up),
-                 len(report.handed_over), len(report.compensation_retried),
-                 len(report.compensation_gave_up), report.skipped, report.duration_s)
-    return report
+    return budget
