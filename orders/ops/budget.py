@@ -75,6 +75,16 @@ def max_calls_per_service(settings: Any, queues: Mapping[str, QueueLimits]) -> d
     ``MAX_COMPENSATION_FAILURES`` (0 if the setting does not exist) and ``K(s)`` =
     compensating operations on ``s``.
 
+    Attempts that an open circuit refused before any call are not in the formula: the
+    agent's reply says ``circuitOpen`` only when the first delivery of the request made no
+    call, and the supervisor holds such an attempt back without counting it against
+    MAX_FAILURES (or MAX_COMPENSATION_FAILURES), so however many there are they add no call
+    (SPEC A5, V2). A redelivered request refused by the circuit is not marked (its earlier
+    delivery may have called) and counts as usual. One assumption remains: the agent's
+    reply and the completion of its request are not atomic, so a host crash between the
+    two lets Service Bus redeliver a request already answered "refused"; those calls are
+    outside the formula (at most ``A_agent * (D - 1)`` for each request so redelivered).
+
     The bound holds per submission: an operator's resubmission (SPEC S7) resets
     FailureCount and grants one more budget. It assumes duplicate detection on the request
     queues (checked by :func:`check_budget`), so re-running ``send_agent_request`` inside
