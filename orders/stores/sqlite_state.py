@@ -10,7 +10,10 @@ Two partial/compound indexes make both scans read only the rows they return:
   starter. A record with no hold stores ``not_before = ''`` (sorts before every time)
   instead of NULL, so the query is one index range ``not_before <= now`` without an OR.
 * ``ix_state_deadline (process_state, complete_by, order_id)`` for the supervisor, which
-  pages by key (keyset pagination): the continuation token is the last key returned.
+  pages by key (keyset pagination): the continuation token is the last key returned. Its
+  two scans are two ranges of it: expired within the window
+  (``now - window <= complete_by < now``) and overdue (``'' <= complete_by < now - window``;
+  ``''`` sorts before every time and NULL matches neither).
 
 A third, ``ix_state_by_state (process_state, order_id)``, lets operators page through one
 state (every CompensationFailed record, say) the same way.
@@ -49,6 +52,8 @@ from orders.stores.ports import (
 )
 
 _NO_HOLD = ""
+_NO_DEADLINE = ""
+"""Lower bound of the overdue range: sorts before every CompleteBy (NULL never matches)."""
 _COLUMNS = (
     "order_id", "process_state", "locked_by", "complete_by", "not_before", "failure_count",
     "attempt", "compensation_attempt", "compensation_failures", "failure_reason",
@@ -311,9 +316,37 @@ class SqliteStateStore:
         """
         check_now(now)
         check_window(window)
+        return self._scan_range(format_utc(now - window), format_utc(now), page_size,
+                                continuation, states)
+
+    def scan_overdue(
+        self,
+        now: datetime,
+        window: timedelta,
+        page_size: int,
+        continuation: str | None = None,
+        states: tuple[ProcessState, ...] = SUPERVISED_STATES,
+    ) -> ScanPage:
+        """Return one page of records with ``CompleteBy < now - window`` (SPEC V1).
+
+        The index range of ``ix_state_deadline`` below the window, oldest CompleteBy
+        first; like :meth:`scan_expired`, ``rows_read`` equals the rows returned.
+
+        Raises
+        ------
+        ValueError
+            For a naive ``now``, a non-positive ``window``, ``page_size`` outside
+            1..1000, or a token not issued for these ``states``.
+        """
+        check_now(now)
+        check_window(window)
+        return self._scan_range(_NO_DEADLINE, format_utc(now - window), page_size,
+                                continuation, states)
+
+    def _scan_range(self, low: str, high: str, page_size: int, continuation: str | None,
+                    states: tuple[ProcessState, ...]) -> ScanPage:
         check_count("page_size", page_size)
         states = check_states(states)
-        low, high = format_utc(now - window), format_utc(now)
         start, after_c, after_o = (
             _decode_token(continuation, states) if continuation else (0, "", "")
         )
@@ -361,7 +394,8 @@ class SqliteStateStore:
         Returns
         -------
         dict of str to list of str
-            ``{"startable": [...], "expired": [...]}``, one line per plan step; a
+            ``{"startable": [...], "expired": [...], "overdue": [...]}``, one line per
+            plan step (the overdue scan is the expired query below the window); a
             ``SEARCH ... USING INDEX`` line shows the query reads an index range.
         """
         with self._db.use() as conn:
@@ -373,6 +407,7 @@ class SqliteStateStore:
                 for name, sql, args in (
                     ("startable", _STARTABLE_SQL, ("Pending", "", 1)),
                     ("expired", _EXPIRED_SQL, ("Processing", "", "", "", "", 1)),
+                    ("overdue", _EXPIRED_SQL, ("Processing", _NO_DEADLINE, "", "", "", 1)),
                 )
             }
 

@@ -6,7 +6,7 @@ import pytest
 from store_builders import make_record, minutes
 
 from orders.models import SUPERVISED_STATES, ProcessState
-from orders.stores import ScanPage, iter_expired_pages
+from orders.stores import ScanPage, iter_expired_pages, iter_overdue_pages
 
 WINDOW = minutes(60)
 
@@ -74,6 +74,70 @@ def test_following_tokens_by_hand_ends(stores, clock):
         token = page.continuation
         assert calls < 10
     assert sorted(collected) == sorted(expected)
+
+
+def seed_overdue(states, now):
+    """7 overdue records (CompleteBy before the window) among records that are not."""
+    overdue = []
+    for i in range(7):
+        state = ProcessState.COMPENSATING if i % 3 == 0 else ProcessState.PROCESSING
+        order_id = f"OLD-{i}"
+        states.create_if_absent(make_record(order_id, now, state,
+                                            complete_by=now - WINDOW - minutes(1 + i * 600)))
+        overdue.append(order_id)
+    waiting = make_record("WAITING-COMP", now, ProcessState.COMPENSATING)
+    for record in [
+        make_record("IN-WINDOW", now, ProcessState.PROCESSING, complete_by=now - minutes(5)),
+        make_record("EDGE-OF-WINDOW", now, ProcessState.PROCESSING, complete_by=now - WINDOW),
+        make_record("DUE-LATER", now, ProcessState.PROCESSING, complete_by=now + minutes(1)),
+        make_record("OLD-DONE", now, ProcessState.PROCESSED, complete_by=now - minutes(900)),
+        make_record("OLD-FAILED", now, ProcessState.ERROR, complete_by=now - minutes(900)),
+        waiting.model_copy(update={"locked_by": None}),  # no CompleteBy: waits for a start
+    ]:
+        states.create_if_absent(record)
+    return overdue
+
+
+def test_overdue_scan_returns_each_record_before_the_window_exactly_once(stores, clock):
+    now = clock.now()
+    expected = seed_overdue(stores.states, now)
+    pages = list(iter_overdue_pages(stores.states, now, WINDOW, page_size=3))
+    seen = Counter(r.order_id for page in pages for r in page.records)
+    assert seen == Counter(expected)
+    assert all(len(page.records) <= 3 for page in pages) and len(pages) <= 4
+    for page in pages:
+        if page.rows_read is not None:  # SQLite: rows read == rows returned
+            assert page.rows_read == len(page.records)
+        else:  # Cosmos DB: request units charged for the page
+            assert page.request_charge > 0
+    # The two scans split the expired records between them, without overlap.
+    in_window = {r.order_id for page in iter_expired_pages(stores.states, now, WINDOW, 10)
+                 for r in page.records}
+    assert in_window == {"IN-WINDOW", "EDGE-OF-WINDOW"}
+
+
+def test_overdue_scan_selects_states_and_follows_tokens_by_hand(stores, clock):
+    now = clock.now()
+    seed_overdue(stores.states, now)
+    token, collected = None, []
+    for _ in range(10):
+        page = stores.states.scan_overdue(now, WINDOW, 2, continuation=token,
+                                          states=(ProcessState.PROCESSING,))
+        collected += [r.order_id for r in page.records]
+        if not page.records or page.continuation is None:
+            break
+        token = page.continuation
+    assert sorted(collected) == ["OLD-1", "OLD-2", "OLD-4", "OLD-5"]
+
+
+@pytest.mark.parametrize(("call", "name"), [
+    (lambda s, now: s.scan_overdue(now, minutes(0), 3), "window"),
+    (lambda s, now: s.scan_overdue(now, minutes(5), 0), "page_size"),
+    (lambda s, now: s.scan_overdue(now.replace(tzinfo=None), minutes(5), 3), "now"),
+])
+def test_overdue_scan_refuses_bad_arguments(stores, clock, call, name):
+    with pytest.raises(ValueError, match=name):
+        call(stores.states, clock.now())
 
 
 def test_scan_of_empty_store_returns_one_empty_page(stores, clock):

@@ -21,7 +21,7 @@ def test_both_scans_search_an_index_instead_of_scanning_the_table(store):
     assert plans["startable"] == [
         "SEARCH state_records USING INDEX ix_state_startable (process_state=? AND not_before<?)"
     ]
-    assert plans["expired"] == [
+    assert plans["expired"] == plans["overdue"] == [
         "SEARCH state_records USING INDEX ix_state_deadline "
         "(process_state=? AND complete_by>? AND complete_by<?)"
     ]
@@ -42,6 +42,47 @@ def test_scan_reads_the_expired_rows_not_the_table(store):
     assert len(page.records) == 7
     assert page.rows_read == 7
     assert page.continuation is None
+
+
+def overdue_scan_steps(store, now):
+    """Rows the overdue scan returns, and the SQLite VM steps it took (its real work)."""
+    steps = 0
+
+    def count() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    store._db.conn.set_progress_handler(count, 1)
+    try:
+        page = store.scan_overdue(now, minutes(60), page_size=100)
+    finally:
+        store._db.conn.set_progress_handler(None, 1)
+    return page, steps
+
+
+def test_overdue_scan_work_grows_with_the_overdue_rows_not_the_table(store):
+    now = ManualClock().now()
+    for i in range(5):
+        store.create_if_absent(
+            make_record(f"OLD-{i}", now, ProcessState.PROCESSING, complete_by=now - minutes(90))
+        )
+    page, few_rows_steps = overdue_scan_steps(store, now)
+    assert (len(page.records), page.rows_read) == (5, 5)
+    for i in range(2000):
+        store.create_if_absent(
+            make_record(f"LATER-{i}", now, ProcessState.PROCESSING, complete_by=now + minutes(5))
+        )
+        store.create_if_absent(
+            make_record(f"RECENT-{i}", now, ProcessState.PROCESSING, complete_by=now - minutes(1))
+        )
+        store.create_if_absent(
+            make_record(f"DONE-{i}", now, ProcessState.PROCESSED, complete_by=now - minutes(90))
+        )
+    page, many_rows_steps = overdue_scan_steps(store, now)
+    assert (len(page.records), page.rows_read) == (5, 5)
+    # 6,000 more rows, none of them overdue: the work stays that of the 5 overdue rows.
+    assert many_rows_steps <= few_rows_steps * 1.2, (few_rows_steps, many_rows_steps)
 
 
 def test_continuation_token_from_elsewhere_is_rejected(store):
