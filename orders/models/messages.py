@@ -193,10 +193,14 @@ class StatusMessage(Versioned):
 
 
 class OperatorAlert(Versioned):
-    """Something an operator must look at (SPEC S1 conflicts, S7 errors, V2 give-ups)."""
+    """Something an operator must look at (SPEC S1 conflicts, S7 errors, V2 give-ups).
+
+    ``OverdueOrder``: the supervisor found a record whose CompleteBy had passed longer ago
+    than its scan window (it ran too seldom, or fell behind) and recovered it (V1, V2).
+    """
 
     kind: Literal["ConflictingOrder", "OrderError", "RetriesExhausted",
-                  "CompensationFailed", "UnknownWorkflowVersion"]
+                  "CompensationFailed", "UnknownWorkflowVersion", "OverdueOrder"]
     reason: str
     at: UtcDatetime
     order_id: str | None = None

@@ -45,7 +45,7 @@ class _Instruments:
         self.recoveries = meter.create_counter(
             "orders.recoveries", unit="{order}",
             description="Supervisor recoveries by outcome (retried, held_back, gave_up, "
-                        "skipped)")
+                        "overdue, skipped)")
         self.compensations = meter.create_counter(
             "orders.compensations", unit="{order}", description="Compensations by outcome")
         self.resubmissions = meter.create_counter(
@@ -131,10 +131,11 @@ def record_recovery(outcome: str, count: int = 1) -> None:
 
     Parameters
     ----------
-    outcome : {"retried", "held_back", "gave_up", "skipped"}
+    outcome : {"retried", "held_back", "gave_up", "overdue", "skipped"}
         Back to Pending; held back without a failure counted (an open circuit refused the
-        attempt before any call, SPEC A5); given up (Error); or skipped (another writer
-        won the ETag race).
+        attempt before any call, SPEC A5); given up (Error); found with CompleteBy before
+        the scan window (also counted under what was done to it); or skipped (another
+        writer won the ETag race).
     count : int
         How many.
     """

@@ -3,8 +3,9 @@
 Both go through the state store port, so they work on SQLite and Cosmos DB alike:
 orders in one state (Error, CompensationFailed, ...) through ``find_by_state`` pages, stuck
 orders (Processing or Compensating with CompleteBy in the past) through the supervisor's
-bounded ``scan_expired``, with a window wide enough to include records the supervisor's
-own window (``SUPERVISOR_SCAN_WINDOW_S``) has left behind.
+bounded ``scan_expired``, with a window wide enough to include records older than the
+supervisor's own window (``SUPERVISOR_SCAN_WINDOW_S``; the supervisor recovers those with
+a second scan and an ``OverdueOrder`` alert).
 """
 
 from __future__ import annotations

@@ -5,6 +5,14 @@ CompleteBy has expired, bounded by a CompleteBy window, a maximum record count a
 continuation-token paging (V1). For each it makes a conditional update that checks the
 stale LockedBy and the ETag before counting the failure (V2, V4).
 
+No order is forgotten: the same pass first scans for *overdue* records, whose CompleteBy
+lies before the window (the supervisor did not run for that long, or fell behind). They
+are recovered by the same rules as any expired record, and each one recovered raises an
+``OverdueOrder`` alert naming the order and how long its CompleteBy had passed. Both
+scans read one index range per state, so their cost grows with the expired records only,
+and they share ``SUPERVISOR_MAX_RECORDS``. The overdue scan goes first: a record the
+window scan has no room for in this pass becomes overdue later and is still found.
+
 An attempt that ended on an open circuit breaker without any call to the service (the
 reply handler marked ``circuitRefusedBy`` = its LockedBy, see
 :mod:`orders.scheduler.replies`) is not the order's fault: another order may have opened
@@ -55,7 +63,7 @@ from orders.runtime import Services
 from orders.scheduler.notify import send_alert, send_status
 from orders.settings import Settings
 from orders.stores.errors import PreconditionFailedError
-from orders.stores.ports import ScanPage, iter_expired_pages
+from orders.stores.ports import ScanPage, iter_expired_pages, iter_overdue_pages
 
 log = logging.getLogger("orders.supervisor")
 
@@ -77,6 +85,9 @@ class ScanReport:
     held_back: list[str] = field(default_factory=list)
     """Attempts (or compensation attempts) an open circuit refused before any call: held
     back without counting a failure (SPEC A5, V2)."""
+    overdue: list[str] = field(default_factory=list)
+    """Records found with CompleteBy before the scan window and recovered (one
+    ``OverdueOrder`` alert each)."""
     skipped: int = 0
     duration_s: float = 0.0
 
@@ -222,6 +233,44 @@ def recover_compensation(record: StateRecord, services: Services,
     return "compensation_gave_up"
 
 
+def recover_overdue(record: StateRecord, services: Services, report: ScanReport) -> str | None:
+    """Recover a record whose CompleteBy passed before the scan window, and alert (V1, V2).
+
+    The record is recovered by :func:`recover`, like any expired one; if this supervisor
+    made the change, an ``OverdueOrder`` alert names the order, its attempt, how long ago
+    its CompleteBy passed and what was done. A record another writer changed first is
+    skipped without an alert (the writer that won handles it, V4).
+
+    Returns
+    -------
+    str or None
+        As :func:`recover`.
+    """
+    now = services.clock.now()
+    outcome = recover(record, services, report)
+    if outcome is None:
+        return None
+    report.overdue.append(record.order_id)
+    late = _duration(now - record.complete_by) if record.complete_by else "long"
+    window = services.settings.SUPERVISOR_SCAN_WINDOW_S
+    reason = (f"order {record.order_id}: CompleteBy of {record.locked_by} passed "
+              f"{late} ago, longer than SUPERVISOR_SCAN_WINDOW_S={window:g} s "
+              f"(the supervisor did not run or fell behind); recovered: {outcome}")
+    log.warning("supervisor: %s", reason)
+    send_alert(services.sender, OperatorAlert(
+        kind="OverdueOrder", order_id=record.order_id, instance_id=record.locked_by,
+        reason=reason, at=now), message_id=f"OverdueOrder:{record.locked_by}")
+    return outcome
+
+
+def _duration(delta: timedelta) -> str:
+    seconds = int(delta.total_seconds())
+    days, rest = divmod(seconds, 86_400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    return (f"{days}d " if days else "") + f"{hours:02d}:{minutes:02d}:{seconds:02d}"
+
+
 def _write(changed: StateRecord, services: Services, report: ScanReport) -> bool:
     try:
         # replace() checks the ETag read in the scan, so LockedBy is still the stale
@@ -234,34 +283,43 @@ def _write(changed: StateRecord, services: Services, report: ScanReport) -> bool
 
 
 def supervise(services: Services) -> ScanReport:
-    """Run one bounded scan and request recovery of every expired attempt found.
+    """Run one bounded pass and request recovery of every expired attempt found (V1-V4).
+
+    Two scans share ``SUPERVISOR_MAX_RECORDS``: first the overdue records (CompleteBy
+    before ``now - SUPERVISOR_SCAN_WINDOW_S``, each recovered with an ``OverdueOrder``
+    alert), then those expired within the window. Both follow continuation tokens page by
+    page (``SUPERVISOR_PAGE_SIZE``) and read only expired records.
 
     Returns
     -------
     ScanReport
-        Pages, rows read / request charge, and the OrderIDs retried, held back or given
-        up.
+        Pages, rows read / request charge of both scans, and the OrderIDs retried, held
+        back, given up or found overdue.
     """
     s = services.settings
     started = time.perf_counter()
     report = ScanReport()
     now = services.clock.now()
     budget = s.SUPERVISOR_MAX_RECORDS
-    _sweep(iter_expired_pages(services.stores.states, now, s.scan_window,
-                              s.SUPERVISOR_PAGE_SIZE, states=SUPERVISED_STATES),
-           recover, budget, services, report)
+    for scan, action in ((iter_overdue_pages, recover_overdue), (iter_expired_pages, recover)):
+        budget = _sweep(scan(services.stores.states, now, s.scan_window,
+                             s.SUPERVISOR_PAGE_SIZE, states=SUPERVISED_STATES),
+                        action, budget, services, report)
+        if budget <= 0:
+            break
     report.duration_s = time.perf_counter() - started
     metrics.record_scan(report.rows_read, report.duration_s, report.request_charge or None)
     metrics.record_recovery("retried", len(report.retried) + len(report.compensation_retried))
     metrics.record_recovery("held_back", len(report.held_back))
     metrics.record_recovery("gave_up", len(report.gave_up) + len(report.compensation_gave_up))
+    metrics.record_recovery("overdue", len(report.overdue))
     metrics.record_recovery("skipped", report.skipped)
     if report.expired or report.skipped:
-        log.info("supervisor: pages=%d rows_read=%d ru=%.1f expired=%d retried=%d "
+        log.info("supervisor: pages=%d rows_read=%d ru=%.1f expired=%d overdue=%d retried=%d "
                  "held_back=%d gave_up=%d (handed_over=%d) compensation_retried=%d "
                  "compensation_gave_up=%d skipped=%d in %.3fs", report.pages,
                  report.rows_read, report.request_charge, report.expired,
-                 len(report.retried), len(report.held_back),
+                 len(report.overdue), len(report.retried), len(report.held_back),
                  len(report.gave_up), len(report.handed_over),
                  len(report.compensation_retried), len(report.compensation_gave_up),
                  report.skipped, report.duration_s)
