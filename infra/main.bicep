@@ -250,7 +250,7 @@ module functionApp './app/function-app.bicep' = {
       SUPERVISOR_PAGE_SIZE: '100'
       SUPERVISOR_MAX_RECORDS: '1000'
       WORKFLOW_VERSION: '1'
-      // Retry budget (SPEC X2, orders/ops/budget.py): calls per order and service are at most
+      // Retry budget (SPEC X2, orders/budget.py): calls per order and service are at most
       // AGENT_MAX_ATTEMPTS x maxDeliveryCount of the request queue (queues.json)
       // x (MAX_FAILURES + MAX_COMPENSATION_FAILURES) = 4 x 5 x (3 + 3) = 120; the app
       // refuses to start if this exceeds RETRY_BUDGET_CALLS_PER_SERVICE.

@@ -90,7 +90,7 @@ class Settings(BaseSettings):
     instead of counting it against MAX_FAILURES (SPEC A5, V2)."""
     RETRY_BUDGET_CALLS_PER_SERVICE: int = Field(200, ge=1)
     """Most calls one order may cause at each remote service, over every retry layer (X2);
-    start-up refuses settings whose worst case exceeds it (``orders.ops.budget``)."""
+    start-up refuses settings whose worst case exceeds it (``orders.budget``)."""
     MAX_IN_FLIGHT: int = Field(1000, ge=1)
     """Admission control: submissions are rejected while Pending + Processing +
     Compensating orders reach this many (SPEC X3)."""

@@ -6,7 +6,7 @@ Cosmos DB answers 412 when another writer came first, which becomes
 :class:`~orders.stores.errors.PreconditionFailedError`.
 
 Query shapes, and why (each also runs on the local test server ``@vercel/cosmosdb-server``,
-whose gaps are pinned by ``tests/stores/test_cosmos_server_gaps.py``):
+whose gaps are pinned by ``tests/orders/stores/test_cosmos_server_gaps.py``):
 
 * Scans are cross-partition filters without ORDER BY, TOP, OFFSET/LIMIT or DISTINCT, so
   the gateway streams them page by page with continuation tokens; the page size is
@@ -20,7 +20,7 @@ whose gaps are pinned by ``tests/stores/test_cosmos_server_gaps.py``):
 * No transactional batch: every change is one item write (the test server rejects the
   Python SDK's batch requests, and one item per order needs none).
 * Reading a missing item: the test server answers 500 instead of 404; the repository's
-  npm install patches it (``tests/stores/patches``), the adapter keeps real point reads.
+  npm install patches it (``tests/orders/stores/patches``), the adapter keeps real point reads.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Three small ``typing.Protocol`` classes with no Azure import (STYLE 1). The embedded adapter
 (SQLite) and the Azure adapter (Cosmos DB) both satisfy them and are checked by one
-contract suite (``tests/stores``). Reads answer ``None`` for a missing record; writes
+contract suite (``tests/orders/stores``). Reads answer ``None`` for a missing record; writes
 raise the errors of :mod:`orders.stores.errors`.
 """
 

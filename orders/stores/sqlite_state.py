@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from clocks import Clock, SystemClock
-from devhost.sqlite import write
 from orders.models import SUPERVISED_STATES, ProcessState, StateRecord, format_utc
 from orders.stores._records import require_etag, stamp
 from orders.stores._sqlite import Database
@@ -50,6 +49,7 @@ from orders.stores.ports import (
     check_states,
     check_window,
 )
+from sqlitekit import write
 
 _NO_HOLD = ""
 _NO_DEADLINE = ""
@@ -151,7 +151,7 @@ class SqliteStateStore:
     clock : Clock, optional
         Time source for ``updated_at``; :class:`clocks.SystemClock` by default.
     synchronous : {"FULL", "NORMAL"}
-        See :func:`devhost.sqlite.connect`.
+        See :func:`sqlitekit.connect`.
     """
 
     def __init__(

@@ -4,9 +4,9 @@ from datetime import timedelta
 
 import pytest
 
+from agents import handler
 from clocks import ManualClock
-from orders.agents import handler
-from orders.agents.circuit import BreakerRegistry
+from orders.circuit import BreakerRegistry
 from orders.models.messages import AgentOutcome, AgentReply, AgentRequest
 from orders.runtime import Services
 from orders.settings import Settings

@@ -4,9 +4,7 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
-from clocks import ManualClock
-from orders.agents.circuit import CircuitBreaker, CircuitState
-from orders.agents.remote_call import (
+from agents.remote_call import (
     BackoffPolicy,
     OutcomeKind,
     RemoteRequest,
@@ -15,6 +13,8 @@ from orders.agents.remote_call import (
     idempotency_key,
     parse_retry_after,
 )
+from clocks import ManualClock
+from orders.circuit import CircuitBreaker, CircuitState
 
 from .fake_remote import FakeRemote
 

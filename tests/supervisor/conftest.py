@@ -4,51 +4,11 @@ from datetime import timedelta
 
 import pytest
 
-from clocks import ManualClock
 from orders.models import ProcessState, StateRecord
 from orders.runtime import Services
 from orders.settings import Settings
-from orders.stores import create_stores
 
 WINDOW_S = 3600.0
-
-
-class RecordingSender:
-    """A MessageSender that keeps what was sent, per queue (a fake of the messaging port)."""
-
-    def __init__(self) -> None:
-        self.sent = []
-
-    def send(self, queue, message) -> None:
-        self.sent.append((queue, message))
-
-    def send_many(self, queue, messages) -> None:
-        for message in messages:
-            self.send(queue, message)
-
-    def close(self) -> None:
-        pass
-
-    def bodies(self, queue: str) -> list[dict]:
-        return [m.body for q, m in self.sent if q == queue]
-
-
-@pytest.fixture
-def clock():
-    return ManualClock()
-
-
-@pytest.fixture
-def stores(tmp_path, clock):
-    stores = create_stores("sqlite", orders_path=tmp_path / "orders.sqlite",
-                           state_path=tmp_path / "state.sqlite", clock=clock)
-    yield stores
-    stores.close()
-
-
-@pytest.fixture
-def sender():
-    return RecordingSender()
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ from orders.compensation.protocol import claim, hand_over
 from orders.models import ProcessState
 from orders.models.messages import AgentOutcome, AgentReply
 from orders.names import OPERATOR_ALERTS_QUEUE
-from orders.scheduler.replies import mark_circuit_refusal
-from orders.supervisor.supervisor import circuit_hold_of, supervise
+from scheduler.replies import mark_circuit_refusal
+from supervisor.supervisor import circuit_hold_of, supervise
 from tests.supervisor.conftest import running
 
 

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from orders.models import ProcessState, StateRecord
 from orders.names import OPERATOR_ALERTS_QUEUE
-from orders.supervisor.supervisor import ScanReport, recover_overdue, supervise
+from supervisor.supervisor import ScanReport, recover_overdue, supervise
 from tests.supervisor.conftest import WINDOW_S, running
 
 WINDOW = timedelta(seconds=WINDOW_S)
