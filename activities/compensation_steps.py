@@ -12,21 +12,20 @@ from datetime import datetime
 from typing import Any
 
 from orders.compensation.plan import pending_undos, step_details
-from orders.compensation.protocol import cut_reason, fail_without_undo, finish, hand_over
+from orders.lifecycle.changes import (
+    cut_reason,
+    fail_without_undo,
+    hand_over,
+    set_deadline,
+)
+from orders.lifecycle.changes import (
+    finish_compensation as finished,
+)
+from orders.lifecycle.fencing import FencedError, fenced_update
+from orders.lifecycle.transitions import Actor
 from orders.models import CompensationEntry, ProcessState, StateRecord, Step, UndoOutcome
 from orders.observability import metrics
 from orders.runtime import Services
-from scheduler.fencing import FencedError, fenced_update
-
-
-def _in_state(state: ProcessState, instance_id: str):
-    def check(record: StateRecord) -> StateRecord:
-        if record.process_state is not state:
-            raise FencedError(f"order {record.order_id}: ProcessState is "
-                              f"{record.process_state.value}, not {state.value} "
-                              f"(instance {instance_id})")
-        return record
-    return check
 
 
 def record_step(data: dict[str, Any], services: Services) -> dict[str, Any]:
@@ -77,13 +76,9 @@ def fail_order(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """
     order_id, reason = data["orderId"], data["reason"]
     log = services.stores.compensation
-    guard = _in_state(ProcessState.PROCESSING, data["instanceId"])
-
     def change(record: StateRecord) -> StateRecord:
-        guard(record)
-        if pending_undos(log.entries(order_id)):
-            return hand_over(record, reason)
-        return fail_without_undo(record, reason)
+        give_up = hand_over if pending_undos(log.entries(order_id)) else fail_without_undo
+        return give_up(record, reason, Actor.ORDER_WORKFLOW)
 
     try:
         record = fenced_update(services.stores.states, order_id, data["instanceId"], change)
@@ -108,12 +103,11 @@ def begin_compensation(data: dict[str, Any], services: Services) -> dict[str, An
     dict
         ``{"fenced": bool, "replyTo", "failureReason"}``.
     """
-    guard = _in_state(ProcessState.COMPENSATING, data["instanceId"])
     complete_by = datetime.fromisoformat(data["completeBy"].replace("Z", "+00:00"))
     try:
         record = fenced_update(
             services.stores.states, data["orderId"], data["instanceId"],
-            lambda r: guard(r).model_copy(update={"complete_by": complete_by}))
+            lambda r: set_deadline(r, complete_by, Actor.COMPENSATION_WORKFLOW))
     except FencedError:
         return {"fenced": True, "replyTo": None, "failureReason": None}
     return {"fenced": False, "replyTo": record.reply_to, "failureReason": record.failure_reason}
@@ -152,10 +146,9 @@ def finish_compensation(data: dict[str, Any], services: Services) -> dict[str, A
         ``{"fenced": bool}``; a rerun that finds its own final state is not fenced.
     """
     state = ProcessState(data["state"])
-    guard = _in_state(ProcessState.COMPENSATING, data["instanceId"])
     try:
         fenced_update(services.stores.states, data["orderId"], data["instanceId"],
-                      lambda r: finish(guard(r), state))
+                      lambda r: finished(r, state))
     except FencedError:
         record = services.stores.states.get(data["orderId"])
         mine = (record is not None and record.locked_by == data["instanceId"]

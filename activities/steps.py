@@ -10,13 +10,15 @@ from datetime import datetime
 from typing import Any
 
 from orders.compensation.plan import request_details
+from orders.lifecycle.changes import complete, set_deadline
+from orders.lifecycle.fencing import FencedError, fenced_update
+from orders.lifecycle.transitions import Actor
 from orders.messaging import OutgoingMessage
-from orders.models import CompensationEntry, ProcessState, StateRecord
+from orders.models import CompensationEntry, ProcessState
 from orders.models.messages import AgentRequest, OperatorAlert, StatusKind, StatusMessage
 from orders.names import REQUEST_QUEUES
+from orders.notify import send_alert, send_status
 from orders.runtime import Services
-from scheduler.fencing import FencedError, fenced_update
-from scheduler.notify import send_alert, send_status
 
 
 def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
@@ -35,7 +37,7 @@ def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     try:
         record = fenced_update(
             services.stores.states, data["orderId"], data["instanceId"],
-            lambda r: r.model_copy(update={"complete_by": _parse_time(data["completeBy"])}))
+            lambda r: set_deadline(r, _parse_time(data["completeBy"]), Actor.ORDER_WORKFLOW))
     except FencedError:
         return {"fenced": True, "replyTo": None}
     return {"fenced": False, "replyTo": record.reply_to}
@@ -113,33 +115,35 @@ def send_agent_request(data: dict[str, Any], services: Services) -> str:
 
 
 def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
-    """Set the final ProcessState if the attempt still owns the record (SPEC S4, S6, S7).
+    """Set Processed if the attempt still owns the record (SPEC S4, S6).
 
     Parameters
     ----------
     data : dict
-        ``{"orderId", "instanceId", "state": "Processed" | "Error"}``.
+        ``{"orderId", "instanceId", "state": "Processed"}``.
 
     Returns
     -------
     dict
         ``{"fenced": bool}``: True if a newer attempt owns the record, or the supervisor
-        already gave up on it (nothing written).
+        already gave up on it (nothing written). A rerun that finds its own Processed is
+        not fenced.
+
+    Raises
+    ------
+    ValueError
+        If ``state`` is not Processed (failures go through ``fail_order``).
     """
-    target = ProcessState(data["state"])
-
-    def change(record: StateRecord) -> StateRecord:
-        # A record the supervisor gave up on (Error, Compensating) keeps or drops the stale
-        # LockedBy; either way this attempt no longer owns it. A rerun finds its own target.
-        if record.process_state not in (ProcessState.PROCESSING, target):
-            raise FencedError(f"order {record.order_id}: ProcessState is "
-                              f"{record.process_state.value}, not Processing")
-        return record.model_copy(update={"process_state": target, "complete_by": None})
-
+    if ProcessState(data["state"]) is not ProcessState.PROCESSED:
+        raise ValueError(f"state: must be Processed; got {data['state']!r}")
+    order_id, iid = data["orderId"], data["instanceId"]
     try:
-        fenced_update(services.stores.states, data["orderId"], data["instanceId"], change)
+        fenced_update(services.stores.states, order_id, iid, complete)
     except FencedError:
-        return {"fenced": True}
+        record = services.stores.states.get(order_id)
+        mine = (record is not None and record.locked_by == iid
+                and record.process_state is ProcessState.PROCESSED)
+        return {"fenced": not mine}
     return {"fenced": False}
 
 

@@ -17,7 +17,7 @@ from orders.messaging import QueueNotFoundError
 from orders.models import wire
 from orders.observability.logs import log_context
 from orders.runtime import services
-from scheduler.settle import dead_letter
+from orders.settle import dead_letter
 
 log = logging.getLogger("orders.agents")
 bp = func.Blueprint()

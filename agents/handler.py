@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from agents.remote_call import OutcomeKind, RemoteRequest, call_remote
+from orders.lifecycle.ids import reply_message_id
 from orders.messaging import OutgoingMessage
 from orders.models import wire
 from orders.models.messages import AgentOutcome, AgentReply, AgentRequest
@@ -123,7 +124,7 @@ def handle(request: AgentRequest, services: Services,
     error_code = body.get("error") if body is not None and not outcome.succeeded else None
     refused = (outcome.kind is OutcomeKind.CIRCUIT_OPEN and outcome.attempts == 0
                and delivery_count <= 1)
-    return AgentReply(message_id=f"{request.message_id}:reply", order_id=request.order_id,
+    return AgentReply(message_id=reply_message_id(request.message_id), order_id=request.order_id,
                       instance_id=request.instance_id, operation=request.operation,
                       event_name=request.event_name, outcome=_OUTCOMES[outcome.kind],
                       attempts=outcome.attempts, circuit_open=refused,

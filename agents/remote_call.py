@@ -33,47 +33,14 @@ import tenacity
 
 from clocks import Clock
 from orders.circuit import CircuitBreaker
+from orders.lifecycle.ids import MAX_KEY_LENGTH
 from orders.models import wire
 
 logger = logging.getLogger("orders.agents.remote_call")
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
-MAX_KEY_LENGTH = 255
 TRANSIENT_4XX = frozenset({408, 429})
 """4xx statuses that are transient: Request Timeout and Too Many Requests."""
-
-
-def idempotency_key(order_id: str, step: str) -> str:
-    """Build the idempotency key of one workflow step of one order (SPEC A2).
-
-    The key has no attempt number in it: every retry of the agent and every new
-    orchestration attempt for the order sends the same key, so the service deduplicates.
-
-    Parameters
-    ----------
-    order_id : str
-        The order's OrderID.
-    step : str
-        Workflow step name, e.g. ``charge`` or ``refund``.
-
-    Returns
-    -------
-    str
-        ``"{order_id}:{step}"``.
-
-    Raises
-    ------
-    ValueError
-        If either part is empty or the key exceeds 255 characters.
-    """
-    if not order_id:
-        raise ValueError("order_id: must not be empty")
-    if not step:
-        raise ValueError("step: must not be empty")
-    key = f"{order_id}:{step}"
-    if len(key) > MAX_KEY_LENGTH:
-        raise ValueError(f"order_id/step: idempotency key longer than {MAX_KEY_LENGTH} chars")
-    return key
 
 
 @dataclass(frozen=True)
@@ -89,7 +56,8 @@ class RemoteRequest:
     url : str
         Absolute URL, or a path relative to the client's ``base_url``.
     idempotency_key : str
-        Sent as ``Idempotency-Key`` on every try (see :func:`idempotency_key`).
+        Sent as ``Idempotency-Key`` on every try
+        (:func:`orders.lifecycle.ids.idempotency_key`).
     json : Any, optional
         JSON body.
     order_id : str, optional

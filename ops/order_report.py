@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from scheduler.instance_ids import instance_id
+from orders.lifecycle.ids import attempt_instance_id as instance_id
 
 HistoryReader = Callable[[str], dict[str, Any] | None]
 """``history(instance_id) -> status with historyEvents, or None if unknown``."""

@@ -20,6 +20,7 @@ import logging
 from dataclasses import dataclass
 from enum import StrEnum
 
+from orders.lifecycle.changes import resubmit as resubmit_change
 from orders.models import ProcessState, StateRecord
 from orders.observability.logs import order_logger
 from orders.observability.metrics import record_resubmission
@@ -106,11 +107,8 @@ def resubmit(states: StateStore, order_id: str, *, operator: str = "operator",
                          f"order {order_id}: no state record")
         if record.process_state is not RESUBMITTABLE:
             return _not_in_error(record)
-        pending = record.model_copy(update={
-            "process_state": ProcessState.PENDING, "locked_by": None, "failure_count": 0,
-            "not_before": None, "complete_by": None})
         try:
-            states.replace(pending)
+            states.replace(resubmit_change(record))
             break
         except PreconditionFailedError:
             continue  # another writer came first: re-read; a second resubmit sees Pending

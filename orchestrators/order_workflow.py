@@ -51,6 +51,7 @@ from typing import Any
 
 from orchestrators.remote import remote_step
 from orders import names
+from orders.lifecycle.ids import idempotency_key, reply_event_name, request_message_id
 from orders.models import Step, format_utc
 from orders.models.messages import AgentOutcome, AgentRequest, Operation, Service
 from orders.observability.logs import replay_safe_logger
@@ -81,10 +82,10 @@ def agent_request(context: Any, order: dict[str, Any], service: Service, operati
                    "lines": [{"sku": li["sku"], "quantity": li["quantity"]}
                              for li in order["lines"]]}
     return AgentRequest(
-        message_id=f"{context.instance_id}:{operation}", order_id=order_id,
+        message_id=request_message_id(context.instance_id, operation), order_id=order_id,
         instance_id=context.instance_id, service=service, operation=operation,
-        idempotency_key=f"{order_id}:{operation}", complete_by=deadline,
-        max_attempts=max_attempts, event_name=f"{operation}-reply", payload=payload)
+        idempotency_key=idempotency_key(order_id, operation), complete_by=deadline,
+        max_attempts=max_attempts, event_name=reply_event_name(operation), payload=payload)
 
 
 def run_steps(context: Any, data: dict[str, Any],

@@ -10,9 +10,9 @@ from orders.models import wire
 from orders.observability.logs import log_context
 from orders.observability.metrics import record_submission
 from orders.runtime import services
+from orders.settle import dead_letter
 from scheduler import replies, starter, submission
 from scheduler.compensation_starter import start_compensations
-from scheduler.settle import dead_letter
 
 log = logging.getLogger("orders.scheduler")
 bp = df.Blueprint()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from orders.compensation.protocol import claim
+from orders.lifecycle.changes import claim_compensation
 from orders.models import ProcessState, StateRecord
 from orders.names import COMPENSATION_WORKFLOW
 from orders.runtime import Services
@@ -49,5 +49,6 @@ async def start_compensations(client: Any, services: Services) -> StartReport:
     now = services.clock.now()
     records = states.find_startable(now, s.STARTER_BATCH, ProcessState.COMPENSATING)
     return await claim_and_start(client, states, records,
-                                 lambda r: claim(r, now, s.start_grace), COMPENSATION_WORKFLOW,
-                                 lambda r: compensation_input(r, s), "compensation starter")
+                                 lambda r: claim_compensation(r, now + s.start_grace),
+                                 COMPENSATION_WORKFLOW, lambda r: compensation_input(r, s),
+                                 "compensation starter")

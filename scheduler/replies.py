@@ -17,11 +17,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from orders.models import SUPERVISED_STATES, StateRecord, wire
+from orders.lifecycle.changes import mark_circuit_refusal as marked
+from orders.lifecycle.fencing import FencedError, fenced_update
+from orders.models import wire
 from orders.models.messages import AgentReply
 from orders.stores import StateStore
 from orders.stores.errors import StoreError
-from scheduler.fencing import FencedError, fenced_update
 
 log = logging.getLogger("orders.replies")
 
@@ -98,14 +99,8 @@ def mark_circuit_refusal(states: StateStore, reply: AgentReply) -> bool:
         return False
     iid = reply.instance_id
 
-    def mark(record: StateRecord) -> StateRecord:
-        if record.process_state not in SUPERVISED_STATES:
-            raise FencedError(f"order {record.order_id}: ProcessState is "
-                              f"{record.process_state.value}, not supervised")
-        return record.model_copy(update={"circuit_refused_by": iid})
-
     try:
-        fenced_update(states, reply.order_id, iid, mark)
+        fenced_update(states, reply.order_id, iid, lambda record: marked(record, iid))
     except FencedError as exc:
         log.info("open-circuit reply of %s not marked: %s", iid, exc)
         return False

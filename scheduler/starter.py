@@ -21,12 +21,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from orders.lifecycle.changes import claim_attempt
 from orders.models import ProcessState, StateRecord
 from orders.names import ORDER_WORKFLOW
 from orders.runtime import Services
 from orders.stores import StateStore
 from orders.stores.errors import PreconditionFailedError
-from scheduler.instance_ids import instance_id
 
 log = logging.getLogger("orders.starter")
 
@@ -126,15 +126,8 @@ async def run_starter(client: Any, services: Services) -> StartReport:
         return StartReport(0, 0, 0)
 
     def claim(record: StateRecord) -> StateRecord:
-        attempt = record.attempt + 1
-        return record.model_copy(update={
-            "process_state": ProcessState.PROCESSING,
-            "locked_by": instance_id(record.order_id, attempt),
-            "attempt": attempt, "not_before": None,
-            # The workflow version is fixed when the first attempt starts (X6).
-            "workflow_version": record.workflow_version if record.attempt
-            else s.WORKFLOW_VERSION,
-            "complete_by": now + s.start_grace})
+        # The workflow version is fixed when the first attempt starts (X6).
+        return claim_attempt(record, now + s.start_grace, s.WORKFLOW_VERSION)
 
     return await claim_and_start(client, states, states.find_startable(now, room), claim,
                                  ORDER_WORKFLOW, lambda r: workflow_input(r, services),

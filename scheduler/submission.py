@@ -25,11 +25,11 @@ from hashlib import sha256
 from orders.messaging import MessageSender, QueueNotFoundError
 from orders.models import IN_FLIGHT_STATES, StateRecord, wire
 from orders.models.messages import OperatorAlert, StatusKind, StatusMessage, SubmitOrder
+from orders.notify import send_alert, send_status
 from orders.observability.logs import log_context
 from orders.observability.metrics import record_backlog
 from orders.stores import Stores
 from orders.stores.errors import ConflictError
-from scheduler.notify import send_alert, send_status
 
 log = logging.getLogger("orders.submission")
 

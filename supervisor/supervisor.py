@@ -54,16 +54,24 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from orders.compensation.plan import pending_undos
-from orders.compensation.protocol import fail_without_undo, give_up, hand_over, retry_later
+from orders.lifecycle.changes import (
+    fail_without_undo,
+    give_up_compensation,
+    hand_over,
+    hold_back_attempt,
+    retry_attempt,
+    retry_compensation,
+)
+from orders.lifecycle.transitions import Actor
 from orders.models import SUPERVISED_STATES, ProcessState, StateRecord
 from orders.models.messages import OperatorAlert, StatusKind, StatusMessage
+from orders.notify import send_alert, send_status
 from orders.observability import metrics
 from orders.observability.logs import log_context
 from orders.runtime import Services
 from orders.settings import Settings
 from orders.stores.errors import PreconditionFailedError
 from orders.stores.ports import ScanPage, iter_expired_pages, iter_overdue_pages
-from scheduler.notify import send_alert, send_status
 
 log = logging.getLogger("orders.supervisor")
 
@@ -136,12 +144,11 @@ def hold_back(record: StateRecord, services: Services, report: ScanReport) -> st
     holds = record.circuit_holds + 1
     until = now + circuit_hold_of(record.order_id, holds, services.settings)
     if record.process_state is ProcessState.COMPENSATING:
-        changed = retry_later(record, record.compensation_failures, until)
+        changed = retry_compensation(record, record.compensation_failures, until,
+                                     circuit_holds=holds)
     else:
-        changed = record.model_copy(update={
-            "process_state": ProcessState.PENDING, "locked_by": None, "not_before": until,
-            "complete_by": until})
-    if not _write(changed.model_copy(update={"circuit_holds": holds}), services, report):
+        changed = hold_back_attempt(record, holds, until)
+    if not _write(changed, services, report):
         return None
     report.held_back.append(record.order_id)
     log.info("attempt %s ended on an open circuit without a call: held back until %s "
@@ -184,13 +191,12 @@ def recover_attempt(record: StateRecord, services: Services, report: ScanReport)
     compensate = False
     if failures < s.MAX_FAILURES:
         hold = s.retry_hold(failures)
-        changed = record.model_copy(update={
-            "process_state": ProcessState.PENDING, "locked_by": None,
-            "failure_count": failures, "not_before": now + hold, "complete_by": now + hold})
+        changed = retry_attempt(record, failures, now + hold)
     else:
         counted = record.model_copy(update={"failure_count": failures})
         compensate = bool(pending_undos(services.stores.compensation.entries(record.order_id)))
-        changed = hand_over(counted, reason) if compensate else fail_without_undo(counted, reason)
+        give_up = hand_over if compensate else fail_without_undo
+        changed = give_up(counted, reason, Actor.SUPERVISOR)
     if not _write(changed, services, report):
         return None
     if failures < s.MAX_FAILURES:
@@ -215,11 +221,12 @@ def recover_compensation(record: StateRecord, services: Services,
     now = services.clock.now()
     failures = record.compensation_failures + 1
     if failures < s.MAX_COMPENSATION_FAILURES:
-        if _write(retry_later(record, failures, now + s.retry_hold(failures)), services, report):
+        if _write(retry_compensation(record, failures, now + s.retry_hold(failures)), services,
+                  report):
             report.compensation_retried.append(record.order_id)
             return "compensation_retried"
         return None
-    if not _write(give_up(record, failures), services, report):
+    if not _write(give_up_compensation(record, failures), services, report):
         return None
     report.compensation_gave_up.append(record.order_id)
     reason = (f"{record.failure_reason or 'order failed'}; compensation attempt "

@@ -5,8 +5,11 @@ Test folders mirror the packages they test; what several of them need lives here
 """
 
 import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from clocks import ManualClock
+from orders.observability import metrics
 from orders.runtime import Services
 from orders.settings import Settings
 from orders.stores import create_stores
@@ -56,3 +59,32 @@ def make_system(tmp_path, monkeypatch):
     yield factory
     for s in systems:
         s.close()
+
+
+class Readings:
+    """Metric points of a test's own meter provider, by name and attributes."""
+
+    def __init__(self, reader: InMemoryMetricReader) -> None:
+        self.reader = reader
+
+    def points(self) -> dict[str, dict[tuple, float]]:
+        data = self.reader.get_metrics_data()
+        result: dict[str, dict[tuple, float]] = {}
+        for rm in data.resource_metrics if data else []:
+            for sm in rm.scope_metrics:
+                for metric in sm.metrics:
+                    for point in metric.data.data_points:
+                        key = tuple(sorted(point.attributes.items()))
+                        value = getattr(point, "value", None)
+                        if value is None:  # histogram
+                            value = (point.count, point.sum)
+                        result.setdefault(metric.name, {})[key] = value
+        return result
+
+
+@pytest.fixture
+def readings():
+    reader = InMemoryMetricReader()
+    metrics.install(MeterProvider(metric_readers=[reader]))
+    yield Readings(reader)
+    metrics.install(None)

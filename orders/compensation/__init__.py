@@ -24,7 +24,7 @@ Who does what:
    *requested* (``charge_requested``, ``ship_requested``) with its idempotency key: a
    request that never got an answer may have been carried out, so it must be undone too.
 2. Whoever gives up on an order only *hands it over*
-   (:func:`~orders.compensation.protocol.hand_over`): the order workflow on a permanent
+   (:func:`~orders.lifecycle.changes.hand_over`): the order workflow on a permanent
    failure reply (S7), the supervisor when FailureCount reaches MAX_FAILURES (V2). The
    record becomes Compensating with LockedBy null and the failure reason; nothing is
    started (the supervisor never starts orchestrations, V3). If the log holds nothing to

@@ -4,7 +4,8 @@ from datetime import timedelta
 
 from activities import compensation_steps as steps
 from activities.steps import finish_attempt
-from orders.compensation.protocol import claim, hand_over
+from orders.lifecycle.changes import claim_compensation, hand_over
+from orders.lifecycle.transitions import Actor
 from orders.models import ProcessState
 from tests.support.records import CHARGE, RESERVE, entry, record_in
 
@@ -72,8 +73,9 @@ def test_finish_attempt_rerun_is_not_fenced(services, stores, clock):
 
 def test_compensation_attempt_owns_the_record_only_while_it_holds_lockedby(services, stores,
                                                                          clock):
-    handed = stores.states.replace(hand_over(record_in(stores.states, clock), "why"))
-    claimed = stores.states.replace(claim(handed, clock.now(), timedelta(seconds=60)))
+    handed = stores.states.replace(hand_over(record_in(stores.states, clock), "why",
+                                             Actor.SUPERVISOR))
+    claimed = stores.states.replace(claim_compensation(handed, clock.now() + timedelta(seconds=60)))
     begin = {"orderId": "ORD-1", "instanceId": "ORD-1:comp:1",
              "completeBy": "2030-01-01T00:00:20.000000Z"}
     assert steps.begin_compensation({**begin, "instanceId": "ORD-1:comp:9"}, services) == {

@@ -11,10 +11,10 @@ from agents.remote_call import (
     OutcomeKind,
     RemoteRequest,
     call_remote,
-    idempotency_key,
 )
 from clocks import ManualClock
 from orders.circuit import BreakerRegistry
+from orders.lifecycle.ids import idempotency_key
 from simulator import Ledger, ServiceFaults, SimulatorConfig, create_app, serve_in_thread
 
 ORDERS = [f"order-{n:02d}" for n in range(30)]

@@ -3,7 +3,8 @@
 import asyncio
 from datetime import timedelta
 
-from orders.compensation.protocol import hand_over
+from orders.lifecycle.changes import hand_over
+from orders.lifecycle.transitions import Actor
 from orders.models import ProcessState
 from orders.names import COMPENSATION_WORKFLOW
 from scheduler.compensation_starter import start_compensations
@@ -26,7 +27,8 @@ class DurableClient:
 
 def handed_over(stores, clock, order_id="ORD-1", **changes):
     record = record_in(stores.states, clock, order_id=order_id)
-    return stores.states.replace(hand_over(record, "why").model_copy(update=changes))
+    handed = hand_over(record, "why", Actor.SUPERVISOR)
+    return stores.states.replace(handed.model_copy(update=changes))
 
 
 def test_claims_then_starts_the_next_compensation_attempt(services, stores, clock):

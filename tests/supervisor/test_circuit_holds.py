@@ -2,7 +2,8 @@
 
 from datetime import timedelta
 
-from orders.compensation.protocol import claim, hand_over
+from orders.lifecycle.changes import claim_compensation, hand_over
+from orders.lifecycle.transitions import Actor
 from orders.models import ProcessState
 from orders.models.messages import AgentOutcome, AgentReply
 from orders.names import OPERATOR_ALERTS_QUEUE
@@ -97,8 +98,10 @@ def test_a_finished_record_is_not_marked(stores, clock):
 
 def test_refused_compensation_attempt_is_held_back_without_a_compensation_failure(
         services, stores, clock, sender):
-    handed = stores.states.replace(hand_over(running(stores.states, clock), "ship refused"))
-    stores.states.replace(claim(handed, clock.now(), timedelta(seconds=20)).model_copy(
+    handed = stores.states.replace(hand_over(running(stores.states, clock), "ship refused",
+                                             Actor.SUPERVISOR))
+    claimed = claim_compensation(handed, clock.now() + timedelta(seconds=20))
+    stores.states.replace(claimed.model_copy(
         update={"compensation_failures": 1}))  # MAX_COMPENSATION_FAILURES is 2 here
     assert mark_circuit_refusal(stores.states, refused("ORD-1:comp:1"))
     expire(clock, 21)

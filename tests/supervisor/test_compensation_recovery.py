@@ -2,7 +2,8 @@
 
 from datetime import timedelta
 
-from orders.compensation.protocol import claim, hand_over
+from orders.lifecycle.changes import claim_compensation, hand_over
+from orders.lifecycle.transitions import Actor
 from orders.models import ProcessState
 from orders.names import OPERATOR_ALERTS_QUEUE
 from supervisor.supervisor import ScanReport, recover, supervise
@@ -39,9 +40,9 @@ def test_giving_up_with_nothing_to_undo_sets_error_and_tells_the_client(services
 
 def compensating(stores, clock, failures=0, order_id="ORD-1"):
     handed = stores.states.replace(hand_over(
-        record_in(stores.states, clock, order_id=order_id), "ship refused"))
-    return stores.states.replace(claim(handed, clock.now(), timedelta(seconds=20)).model_copy(
-        update={"compensation_failures": failures}))
+        record_in(stores.states, clock, order_id=order_id), "ship refused", Actor.SUPERVISOR))
+    claimed = claim_compensation(handed, clock.now() + timedelta(seconds=20))
+    return stores.states.replace(claimed.model_copy(update={"compensation_failures": failures}))
 
 
 def test_stalled_compensation_is_handed_back_below_its_own_limit(services, stores, clock,
@@ -76,7 +77,8 @@ def test_stalled_compensation_fails_at_its_limit_with_alert_and_status(services,
 
 
 def test_waiting_or_running_compensations_are_left_alone(services, stores, clock):
-    waiting = stores.states.replace(hand_over(record_in(stores.states, clock), "why"))
+    waiting = stores.states.replace(hand_over(record_in(stores.states, clock), "why",
+                                              Actor.SUPERVISOR))
     running = compensating(stores, clock, order_id="ORD-2")
     expire(clock, 10)  # before the running attempt's CompleteBy
     assert supervise(services).expired == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from orders.lifecycle.transitions import IllegalTransitionError
 from orders.models import StateRecord
 from orders.stores import StateStore
 from orders.stores.errors import PreconditionFailedError
@@ -45,7 +46,10 @@ def fenced_update(states: StateStore, order_id: str, instance_id: str,
     Raises
     ------
     FencedError
-        If the record is missing or LockedBy names another instance (SPEC S4).
+        If the record is missing, LockedBy names another instance (SPEC S4), or the
+        record is in a state from which ``change`` may not move it (an
+        :class:`~orders.lifecycle.transitions.IllegalTransitionError` from ``change``:
+        the supervisor gave up on the attempt meanwhile).
     PreconditionFailedError
         If the ETag kept changing under concurrent writers past the retry bound.
     """
@@ -55,7 +59,11 @@ def fenced_update(states: StateStore, order_id: str, instance_id: str,
             holder = record.locked_by if record else "no record"
             raise FencedError(f"order {order_id}: LockedBy is {holder!r}, not {instance_id!r}")
         try:
-            return states.replace(change(record))
+            changed = change(record)
+        except IllegalTransitionError as exc:
+            raise FencedError(str(exc)) from exc
+        try:
+            return states.replace(changed)
         except PreconditionFailedError:
             continue
     raise PreconditionFailedError(f"order {order_id}: ETag kept changing; gave up after "

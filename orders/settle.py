@@ -1,4 +1,7 @@
-"""Dead-letter the message a trigger holds, with a reason, through the settlement port."""
+"""Dead-letter the message a trigger holds, with a reason, through the settlement port (S1).
+
+Used by every Service Bus-triggered function: the scheduler's and the agents'.
+"""
 
 import logging
 from typing import Any

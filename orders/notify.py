@@ -7,6 +7,7 @@ queue's duplicate detection drops the resend.
 
 from __future__ import annotations
 
+from orders.lifecycle.ids import status_message_id
 from orders.messaging import MessageSender, OutgoingMessage
 from orders.models.messages import OperatorAlert, StatusMessage
 from orders.names import OPERATOR_ALERTS_QUEUE
@@ -29,7 +30,7 @@ def send_status(sender: MessageSender, reply_to: str, message: StatusMessage,
     """
     sender.send(reply_to, OutgoingMessage(
         body=message.model_dump(mode="json"),
-        message_id=f"{message.order_id}:{message.status.value}{dedupe_suffix}",
+        message_id=status_message_id(message.order_id, message.status.value, dedupe_suffix),
         application_properties={"orderId": message.order_id,
                                 "status": message.status.value}))
 
