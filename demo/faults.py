@@ -53,11 +53,6 @@ def default_faults(orders: list[Order], *, seed: int = 7) -> dict[str, Any]:
     }
 
 
-def declined_ids(faults: dict[str, Any]) -> set[str]:
-    """OrderIDs the fault configuration declines permanently."""
-    return set(faults["payment"]["decline"])
-
-
 def chaos_faults(orders: list[Order], *, seed: int = 7) -> dict[str, Any]:
     """Build the simulator's fault configuration of a chaos run (module docstring).
 

@@ -55,6 +55,9 @@ param supervisorSchedule string = '*/30 * * * * *'
 @description('NCRONTAB of the ops snapshot timer (backlog and dead-letter metrics, SPEC X8).')
 param opsSnapshotSchedule string = '0 */1 * * * *'
 
+@description('NCRONTAB of the retention timer: deletes compensation log entries past their retainUntil (SPEC S9, X10).')
+param retentionSchedule string = '0 7 * * * *'
+
 @description('Give the app\'s identity Azure Service Bus Data Owner (Manage) so the ops summary can read dead-letter depths; off by default (least privilege: the depth then shows as unavailable and the DeadletteredMessages metric is the place to alert).')
 param appReadsDeadLetterDepth bool = false
 
@@ -239,6 +242,8 @@ module functionApp './app/function-app.bicep' = {
       STARTER_SCHEDULE: starterSchedule
       SUPERVISOR_SCHEDULE: supervisorSchedule
       OPS_SNAPSHOT_SCHEDULE: opsSnapshotSchedule
+      RETENTION_SCHEDULE: retentionSchedule
+      RETENTION_PURGE_BATCH: '500'
       // Deadlines, batches and admission control (seconds; rules in orders/settings.py).
       ORDER_DEADLINE_S: '120'
       START_GRACE_S: '300'

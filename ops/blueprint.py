@@ -1,10 +1,12 @@
-"""Registers the operations functions: ``api/ops/summary`` and the metrics snapshot (X3, X8).
+"""Registers the operations functions: the ops summary, metrics snapshot and retention pass.
 
 ``GET api/ops/summary`` answers :func:`ops.summary.build_summary` as JSON (function
 key required in Azure; the local host serves it under ``/api/ops/summary``). The timer
 ``ops_snapshot`` (``OPS_SNAPSHOT_SCHEDULE``) computes the same figures and sets the backlog
 gauges, so orders by state, the in-flight backlog, stuck orders and dead-letter depth reach
-the metrics exporter even when nobody asks for the summary.
+the metrics exporter even when nobody asks for the summary. The timer ``retention_purge``
+(``RETENTION_SCHEDULE``) deletes compensation log entries past their retention
+(:mod:`ops.retention`).
 """
 
 import json
@@ -12,6 +14,7 @@ import logging
 
 import azure.functions as func
 
+from ops.retention import purge_compensation_log
 from ops.summary import build_summary, record_summary
 from orders.runtime import services
 
@@ -39,3 +42,9 @@ def ops_snapshot(timer: func.TimerRequest) -> None:
              "dead_letters=%s", summary["inFlight"], summary["maxInFlight"], summary["stuck"],
              summary["counts"]["Error"], summary["counts"]["CompensationFailed"],
              summary["deadLetters"])
+
+
+@bp.timer_trigger(arg_name="timer", schedule="%RETENTION_SCHEDULE%")
+def retention_purge(timer: func.TimerRequest) -> None:
+    """Delete compensation log entries past their retention (SPEC S9, X10)."""
+    purge_compensation_log(services())

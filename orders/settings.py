@@ -94,6 +94,10 @@ class Settings(BaseSettings):
     MAX_IN_FLIGHT: int = Field(1000, ge=1)
     """Admission control: submissions are rejected while Pending + Processing +
     Compensating orders reach this many (SPEC X3)."""
+    RETENTION_PURGE_BATCH: int = Field(500, ge=1, le=1000)
+    """Compensation log entries one retention pass deletes per round (at most 20 rounds a
+    pass); entries past their ``retainUntil`` are deleted (SPEC S9, X10). The pass runs
+    on ``RETENTION_SCHEDULE``."""
     METRICS_EXPORT_INTERVAL_S: float = Field(60.0, gt=0)
     """How often metrics are exported (console locally, Azure Monitor in Azure) (X8)."""
     APPLICATIONINSIGHTS_CONNECTION_STRING: str | None = None
@@ -115,11 +119,6 @@ class Settings(BaseSettings):
             raise ValueError("DEVHOST_DATA_DIR: required by the embedded backends (the "
                              "local host sets it)")
         return self
-
-    @property
-    def order_deadline(self) -> timedelta:
-        """:attr:`ORDER_DEADLINE_S` as a timedelta."""
-        return timedelta(seconds=self.ORDER_DEADLINE_S)
 
     @property
     def start_grace(self) -> timedelta:

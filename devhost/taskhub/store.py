@@ -160,12 +160,6 @@ class TaskHub(ActivityQueue):
                 history_json=self.get_history_json(instance_id)))
         return items
 
-    def claim_orchestration(self, owner: str, lease: timedelta,
-                            max_messages: int = 10_000) -> OrchestrationWorkItem | None:
-        """Lease one instance (see :meth:`claim_orchestrations`); None when idle."""
-        items = self.claim_orchestrations(owner, lease, 1, max_messages)
-        return items[0] if items else None
-
     def release_orchestration(self, item: OrchestrationWorkItem) -> None:
         """Give up a claim without writing anything (the messages stay queued)."""
         with db.write(self._conn()) as conn:
@@ -235,10 +229,6 @@ class TaskHub(ActivityQueue):
                                              format_time(now + activity_lease), max_activities)
         return Round(committed, settled, self._load_work_items(ids, owner, now),
                      self._activity_items(rows, owner))
-
-    def commit_episode(self, item: OrchestrationWorkItem, commit: EpisodeCommit) -> bool:
-        """Write one episode's results atomically (see :meth:`commit_episodes`)."""
-        return self.commit_episodes([(item, commit)])[0]
 
     def _prepare(self, item: OrchestrationWorkItem, commit: EpisodeCommit,
                  now: datetime) -> _Prepared:

@@ -129,16 +129,6 @@ class DurableWorker:
         _log_lost(commits, done.committed, completions, done.settled)
         return self.run_claimed(done.instances), done.activities
 
-    def run_one_episode(self) -> bool:
-        """Claim one instance with visible messages and run one episode for it.
-
-        Returns
-        -------
-        bool
-            True if an instance was claimed.
-        """
-        return self.run_episodes(1) > 0
-
     def claim_activities(self, max_count: int = 1) -> list[ActivityWorkItem]:
         """Lease up to ``max_count`` activity work items."""
         return self.taskhub.claim_activities(self.owner, self.activity_lease, max_count)

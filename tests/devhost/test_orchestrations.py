@@ -143,7 +143,7 @@ def test_fan_out_fan_in(host):
 def test_changing_the_called_activity_mid_flight_fails_as_non_deterministic(host):
     appmod = sys.modules["function_app"]
     iid = start(host, "switching")
-    assert host.worker.run_one_episode()  # schedules "hello"
+    assert host.worker.run_episodes(1) == 1  # schedules "hello"
     appmod.SWITCH["activity"] = "square"  # the code changed under a running instance
     host.run_until_idle()
     status, out = output(host, iid)

@@ -21,6 +21,7 @@ EXPECTED = {
     "start_orders": {"type": "timerTrigger", "schedule": "%STARTER_SCHEDULE%"},
     "supervisor": {"type": "timerTrigger", "schedule": "%SUPERVISOR_SCHEDULE%"},
     "ops_snapshot": {"type": "timerTrigger", "schedule": "%OPS_SNAPSHOT_SCHEDULE%"},
+    "retention_purge": {"type": "timerTrigger", "schedule": "%RETENTION_SCHEDULE%"},
     "ops_summary": {"type": "httpTrigger", "methods": ["GET"], "authLevel": "function",
                     "route": "ops/summary"},
 }

@@ -91,8 +91,9 @@ def claim(taskhub: TaskHub, instance_id: str):
     held = []
     try:
         while True:
-            item = taskhub.claim_orchestration("test-worker", timedelta(minutes=5))
-            assert item is not None, f"instance {instance_id!r} has no queued work"
+            items = taskhub.claim_orchestrations("test-worker", timedelta(minutes=5))
+            assert items, f"instance {instance_id!r} has no queued work"
+            [item] = items
             if item.instance.instance_id == instance_id:
                 return item
             held.append(item)
@@ -147,5 +148,5 @@ def finish(taskhub: TaskHub, clock: ManualClock, instance_id: str, status: str =
     history = canned_history(clock, started)
     commit = EpisodeCommit(consumed=[m.id for m in item.messages], new_history=history,
                            status=status, output=json.dumps(output), purge_execution=True)
-    assert taskhub.commit_episode(item, commit)
+    assert taskhub.commit_episodes([(item, commit)]) == [True]
     return history

@@ -44,7 +44,7 @@ def test_raise_event_on_completed_instance_is_410_and_queues_nothing(server, clo
     with pytest.raises(Exception, match="is gone"):
         run(server.client().raise_event("e-3", "Reply", 1))
     # Nothing became visible work for any worker.
-    assert server.taskhub.claim_orchestration("probe", timedelta(minutes=1)) is None
+    assert server.taskhub.claim_orchestrations("probe", timedelta(minutes=1)) == []
 
 
 @pytest.mark.parametrize(("content", "content_type", "field"), [

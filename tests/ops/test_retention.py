@@ -1,0 +1,42 @@
+"""The retention pass deletes compensation log entries past retainUntil, in bounded rounds."""
+
+from datetime import timedelta
+
+from ops import retention
+from ops.retention import purge_compensation_log
+from orders.models import CompensationEntry
+
+RESERVE = {"step": "reserve_inventory", "reservationId": "RES-1",
+           "lines": [{"sku": "SKU-A", "quantity": 2}]}
+CHARGE = {"step": "charge", "paymentId": "pay_1", "amount": "20.00", "currency": "USD"}
+
+
+def log_entries(stores, clock, orders):
+    for n in range(orders):
+        for details in (RESERVE, CHARGE):
+            stores.compensation.record(CompensationEntry.new(
+                f"ORD-{n}", details, instance_id=f"ORD-{n}:1", workflow_version=1,
+                now=clock.now()))
+
+
+def test_entries_go_when_their_classification_s_retention_ends(services, stores, clock):
+    log_entries(stores, clock, 3)
+    clock.advance(timedelta(days=179))
+    assert purge_compensation_log(services).deleted == 0
+    clock.advance(timedelta(days=1))  # 180 days: Confidential goes
+    assert purge_compensation_log(services).deleted == 3
+    assert [e.step.value for e in stores.compensation.entries("ORD-0")] == ["charge"]
+    clock.advance(timedelta(days=360))  # 540 days: Restricted goes
+    assert purge_compensation_log(services).deleted == 3
+    assert stores.compensation.entries("ORD-0") == []
+
+
+def test_a_large_backlog_is_cleared_over_bounded_passes(services, stores, clock, monkeypatch):
+    monkeypatch.setattr(retention, "MAX_ROUNDS", 2)
+    services.settings = services.settings.model_copy(update={"RETENTION_PURGE_BATCH": 2})
+    log_entries(stores, clock, 3)
+    clock.advance(timedelta(days=600))
+    first = purge_compensation_log(services)
+    assert (first.deleted, first.rounds, first.complete) == (4, 2, False)
+    second = purge_compensation_log(services)
+    assert (second.deleted, second.complete) == (2, True)
