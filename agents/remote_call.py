@@ -24,13 +24,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import Any
 
 import httpx
 import tenacity
 
+from agents.backoff import BackoffPolicy, StopAtDeadline, WaitRetryAfterOr, parse_retry_after
 from clocks import Clock
 from orders.circuit import CircuitBreaker
 from orders.lifecycle.ids import MAX_KEY_LENGTH
@@ -80,56 +80,6 @@ class RemoteRequest:
             raise ValueError("url: must not be empty")
         if not self.idempotency_key or len(self.idempotency_key) > MAX_KEY_LENGTH:
             raise ValueError(f"idempotency_key: must be 1 to {MAX_KEY_LENGTH} characters")
-
-
-@dataclass(frozen=True)
-class BackoffPolicy:
-    """Exponential backoff with jitter between retries of transient faults.
-
-    The wait before retry ``n`` (1-based) is
-    ``min(initial * exp_base ** (n - 1) + uniform(0, jitter), maximum)``; a ``Retry-After``
-    header replaces it.
-
-    Attributes
-    ----------
-    initial : timedelta
-        Wait before the first retry (without jitter); positive.
-    maximum : timedelta
-        Upper bound of any computed wait; at least ``initial``.
-    exp_base : float
-        Growth factor per retry; at least 1.
-    jitter : timedelta
-        Upper bound of the random extra wait; not negative. Zero gives exact waits.
-
-    Raises
-    ------
-    ValueError
-        If a value is out of range; the message names the field.
-    """
-
-    initial: timedelta = timedelta(milliseconds=500)
-    maximum: timedelta = timedelta(seconds=30)
-    exp_base: float = 2.0
-    jitter: timedelta = timedelta(milliseconds=500)
-
-    def __post_init__(self) -> None:
-        if self.initial <= timedelta(0):
-            raise ValueError("initial: must be a positive timedelta")
-        if self.maximum < self.initial:
-            raise ValueError("maximum: must not be shorter than initial")
-        if self.exp_base < 1:
-            raise ValueError("exp_base: must be at least 1")
-        if self.jitter < timedelta(0):
-            raise ValueError("jitter: must not be negative")
-
-    def wait(self) -> tenacity.wait.wait_base:
-        """Return the equivalent tenacity wait strategy (seconds)."""
-        return tenacity.wait_exponential_jitter(
-            multiplier=self.initial.total_seconds(),
-            exp_base=self.exp_base,
-            max=self.maximum.total_seconds(),
-            jitter=self.jitter.total_seconds(),
-        )
 
 
 class OutcomeKind(StrEnum):
@@ -221,35 +171,6 @@ class _NoCall(Exception):
         self.retry_at = retry_at
 
 
-def parse_retry_after(value: str | None, now: datetime) -> timedelta | None:
-    """Parse a ``Retry-After`` header (RFC 9110: delay-seconds or an HTTP-date).
-
-    Parameters
-    ----------
-    value : str or None
-        The header value.
-    now : datetime
-        Current time, to turn an HTTP-date into a delay.
-
-    Returns
-    -------
-    timedelta or None
-        The delay (never negative), or None if absent or unparseable.
-    """
-    if value is None:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return timedelta(seconds=int(value))
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        return None
-    return max(when - now, timedelta(0))
-
-
 def _decode(response: httpx.Response) -> Any:
     # Strict JSON, as for the app's own messages: an answer with NaN, 1e999 or an unpaired
     # surrogate would be kept as text rather than put into a reply no sender can encode
@@ -274,30 +195,54 @@ def _permanent_reason(response: httpx.Response, body: Any) -> str:
     return f"HTTP {response.status_code}: {detail}" if detail else f"HTTP {response.status_code}"
 
 
-class _WaitRetryAfterOr(tenacity.wait.wait_base):
-    """Wait exactly ``Retry-After`` when the failed attempt carried one, else ``fallback``."""
+class _Attempt:
+    """One HTTP try of a request, called by tenacity; counts tries, keeps the last fault."""
 
-    def __init__(self, fallback: tenacity.wait.wait_base) -> None:
-        self._fallback = fallback
+    def __init__(self, client: httpx.Client, request: RemoteRequest, deadline: datetime,
+                 breaker: CircuitBreaker, clock: Clock, attempt_timeout: timedelta) -> None:
+        self.client, self.request, self.deadline = client, request, deadline
+        self.breaker, self.clock, self.attempt_timeout = breaker, clock, attempt_timeout
+        self.count = 0
+        self.last_error: _TransientError | None = None
 
-    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
-        assert retry_state.outcome is not None
-        error = retry_state.outcome.exception()
-        if isinstance(error, _TransientError) and error.retry_after is not None:
-            return error.retry_after.total_seconds()
-        return self._fallback(retry_state)
+    def transient(self, message: str, response: httpx.Response | None = None
+                  ) -> _TransientError:
+        """Record a transient fault (breaker, log) and return the error to raise."""
+        r = self.request
+        self.breaker.record_failure()
+        logger.info("%s order %s key %s attempt %d: %s", r.service, r.order_id,
+                    r.idempotency_key, self.count, message)
+        retry_after = None
+        if response is not None:
+            retry_after = parse_retry_after(response.headers.get("Retry-After"),
+                                            self.clock.now())
+        self.last_error = _TransientError(message, response, retry_after)
+        return self.last_error
 
-
-class _StopAtDeadline(tenacity.stop.stop_base):
-    """Stop when the next attempt would start at or after the deadline."""
-
-    def __init__(self, deadline: datetime, clock: Clock) -> None:
-        self._deadline = deadline
-        self._clock = clock
-
-    def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
-        next_start = self._clock.now() + timedelta(seconds=retry_state.upcoming_sleep)
-        return next_start >= self._deadline
+    def __call__(self) -> httpx.Response:
+        now = self.clock.now()
+        if now >= self.deadline:
+            raise _NoCall(OutcomeKind.TRANSIENT_EXHAUSTED, "deadline reached before the call")
+        if not self.breaker.allow():
+            raise _NoCall(OutcomeKind.CIRCUIT_OPEN, f"circuit of {self.request.service} is "
+                          "open", self.breaker.open_until)
+        self.count += 1
+        timeout_s = min(self.attempt_timeout, self.deadline - now).total_seconds()
+        r = self.request
+        try:
+            response = self.client.request(
+                r.method, r.url, json=r.json, timeout=timeout_s,
+                headers={IDEMPOTENCY_HEADER: r.idempotency_key})
+        except httpx.TransportError as exc:
+            raise self.transient(f"{type(exc).__name__}: {exc}") from exc
+        except BaseException:
+            self.breaker.release()
+            raise
+        status = response.status_code
+        if status >= 500 or status in TRANSIENT_4XX:
+            raise self.transient(f"HTTP {status}", response)
+        self.breaker.record_success()  # 2xx, or a deliberate refusal: the service is up
+        return response
 
 
 def call_remote(
@@ -347,77 +292,45 @@ def call_remote(
     ValueError
         If ``max_attempts < 1``, ``deadline`` is naive or ``attempt_timeout`` not positive.
     """
-    if max_attempts < 1:
-        raise ValueError("max_attempts: must be at least 1")
-    if deadline.tzinfo is None:
-        raise ValueError("deadline: must be timezone-aware (UTC)")
-    if attempt_timeout <= timedelta(0):
-        raise ValueError("attempt_timeout: must be a positive timedelta")
+    _check_limits(max_attempts, deadline, attempt_timeout)
     backoff = backoff or BackoffPolicy()
-    attempts = 0
-    last_error: _TransientError | None = None
-    log_ids = (request.service, request.order_id, request.idempotency_key)
-
-    def transient(message: str, response: httpx.Response | None = None) -> _TransientError:
-        nonlocal last_error
-        breaker.record_failure()
-        logger.info("%s order %s key %s attempt %d: %s", *log_ids, attempts, message)
-        retry_after = None
-        if response is not None:
-            retry_after = parse_retry_after(response.headers.get("Retry-After"), clock.now())
-        last_error = _TransientError(message, response, retry_after)
-        return last_error
-
-    def attempt() -> httpx.Response:
-        nonlocal attempts
-        now = clock.now()
-        if now >= deadline:
-            raise _NoCall(OutcomeKind.TRANSIENT_EXHAUSTED, "deadline reached before the call")
-        if not breaker.allow():
-            raise _NoCall(OutcomeKind.CIRCUIT_OPEN, f"circuit of {request.service} is open",
-                          breaker.open_until)
-        attempts += 1
-        timeout_s = min(attempt_timeout, deadline - now).total_seconds()
-        try:
-            response = client.request(
-                request.method, request.url, json=request.json, timeout=timeout_s,
-                headers={IDEMPOTENCY_HEADER: request.idempotency_key},
-            )
-        except httpx.TransportError as exc:
-            raise transient(f"{type(exc).__name__}: {exc}") from exc
-        except BaseException:
-            breaker.release()
-            raise
-        status = response.status_code
-        if status >= 500 or status in TRANSIENT_4XX:
-            raise transient(f"HTTP {status}", response)
-        breaker.record_success()  # 2xx, or a deliberate refusal: the service is up
-        return response
-
+    attempt = _Attempt(client, request, deadline, breaker, clock, attempt_timeout)
     retrying = tenacity.Retrying(
         retry=tenacity.retry_if_exception_type(_TransientError),
-        stop=tenacity.stop_after_attempt(max_attempts) | _StopAtDeadline(deadline, clock),
-        wait=_WaitRetryAfterOr(backoff.wait()),
+        stop=tenacity.stop_after_attempt(max_attempts) | StopAtDeadline(deadline, clock),
+        wait=WaitRetryAfterOr(backoff.wait()),
         sleep=sleep,
         reraise=True,
     )
     try:
         response = retrying(attempt)
     except _TransientError as exc:
-        stop = StopReason.MAX_ATTEMPTS if attempts >= max_attempts else StopReason.DEADLINE
-        return _failed(OutcomeKind.TRANSIENT_EXHAUSTED, attempts, exc, exc.message, stop)
+        stop = (StopReason.MAX_ATTEMPTS if attempt.count >= max_attempts
+                else StopReason.DEADLINE)
+        return _failed(OutcomeKind.TRANSIENT_EXHAUSTED, attempt.count, exc, exc.message, stop)
     except _NoCall as exc:
-        reason = f"{exc.message}; last error: {last_error}" if last_error else exc.message
+        last = attempt.last_error
+        reason = f"{exc.message}; last error: {last}" if last else exc.message
         stop = StopReason.DEADLINE if exc.kind is OutcomeKind.TRANSIENT_EXHAUSTED else None
-        return _failed(exc.kind, attempts, last_error, reason, stop, exc.retry_at)
+        return _failed(exc.kind, attempt.count, last, reason, stop, exc.retry_at)
     body = _decode(response)
     if response.is_success:
-        return RemoteOutcome(OutcomeKind.SUCCEEDED, attempts, response.status_code, body)
+        return RemoteOutcome(OutcomeKind.SUCCEEDED, attempt.count, response.status_code, body)
     reason = _permanent_reason(response, body)
-    logger.warning("%s order %s key %s: permanent failure %s", *log_ids, reason)
+    logger.warning("%s order %s key %s: permanent failure %s", request.service,
+                   request.order_id, request.idempotency_key, reason)
     return RemoteOutcome(
-        OutcomeKind.PERMANENT_FAILURE, attempts, response.status_code, body, reason
+        OutcomeKind.PERMANENT_FAILURE, attempt.count, response.status_code, body, reason
     )
+
+
+def _check_limits(max_attempts: int, deadline: datetime, attempt_timeout: timedelta) -> None:
+    if max_attempts < 1:
+        raise ValueError("max_attempts: must be at least 1")
+    if deadline.tzinfo is None:
+        raise ValueError("deadline: must be timezone-aware (UTC)")
+    if attempt_timeout <= timedelta(0):
+        raise ValueError("attempt_timeout: must be a positive timedelta")
 
 
 def _failed(

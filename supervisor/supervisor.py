@@ -71,7 +71,8 @@ from orders.observability.logs import log_context
 from orders.runtime import Services
 from orders.settings import Settings
 from orders.stores.errors import PreconditionFailedError
-from orders.stores.ports import ScanPage, iter_expired_pages, iter_overdue_pages
+from orders.stores.paging import iter_expired_pages, iter_overdue_pages
+from orders.stores.ports import ScanPage
 
 log = logging.getLogger("orders.supervisor")
 

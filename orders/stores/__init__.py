@@ -12,6 +12,7 @@ from orders.stores.errors import (
     TransientStoreError,
 )
 from orders.stores.factory import BACKENDS, Stores, create_stores
+from orders.stores.paging import iter_expired_pages, iter_overdue_pages
 from orders.stores.ports import (
     MAX_PAGE_SIZE,
     STARTABLE_STATES,
@@ -20,8 +21,6 @@ from orders.stores.ports import (
     OrderStore,
     ScanPage,
     StateStore,
-    iter_expired_pages,
-    iter_overdue_pages,
 )
 
 __all__ = [

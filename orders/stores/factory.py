@@ -109,35 +109,45 @@ def create_stores(
     if backend == "sqlite":
         if orders_path is None or state_path is None:
             raise ValueError("orders_path and state_path: both are required for backend 'sqlite'")
-        from orders.stores.sqlite_compensation import SqliteCompensationLog
-        from orders.stores.sqlite_orders import SqliteOrderStore
-        from orders.stores.sqlite_state import SqliteStateStore
-
-        return Stores(
-            orders=SqliteOrderStore(orders_path, clock=clock),
-            states=SqliteStateStore(state_path, clock=clock),
-            compensation=SqliteCompensationLog(compensation_path or state_path),
-        )
+        return _sqlite_stores(orders_path, state_path, compensation_path or state_path, clock)
     if backend == "cosmos":
         if not endpoint or not database:
             raise ValueError("endpoint and database: both are required for backend 'cosmos'")
-        from orders.stores._cosmos import container, open_client, open_database
-        from orders.stores.cosmos_compensation import CosmosCompensationLog
-        from orders.stores.cosmos_orders import CosmosOrderStore
-        from orders.stores.cosmos_state import CosmosStateStore
-
-        client = open_client(endpoint, credential, connection_verify=connection_verify)
-        db = open_database(client, database, create_if_missing=create_containers)
-        return Stores(
-            orders=CosmosOrderStore(
-                container(db, orders_container, create_if_missing=create_containers)
-            ),
-            states=CosmosStateStore(
-                container(db, state_container, create_if_missing=create_containers), clock=clock
-            ),
-            compensation=CosmosCompensationLog(
-                container(db, compensation_container, create_if_missing=create_containers)
-            ),
-            release=client.close,
-        )
+        return _cosmos_stores(endpoint, database, credential,
+                              (orders_container, state_container, compensation_container),
+                              create_containers, connection_verify, clock)
     raise ValueError(f"backend: must be one of {', '.join(BACKENDS)}; got {backend!r}")
+
+
+def _sqlite_stores(orders_path: str | Path, state_path: str | Path,
+                   compensation_path: str | Path, clock: Clock | None) -> Stores:
+    from orders.stores.sqlite_compensation import SqliteCompensationLog
+    from orders.stores.sqlite_orders import SqliteOrderStore
+    from orders.stores.sqlite_state import SqliteStateStore
+
+    return Stores(
+        orders=SqliteOrderStore(orders_path, clock=clock),
+        states=SqliteStateStore(state_path, clock=clock),
+        compensation=SqliteCompensationLog(compensation_path),
+    )
+
+
+def _cosmos_stores(endpoint: str, database: str, credential: TokenCredential | str | None,
+                   names: tuple[str, str, str], create: bool, verify: bool,
+                   clock: Clock | None) -> Stores:
+    from orders.stores._cosmos import container, open_client, open_database
+    from orders.stores.cosmos_compensation import CosmosCompensationLog
+    from orders.stores.cosmos_orders import CosmosOrderStore
+    from orders.stores.cosmos_state import CosmosStateStore
+
+    client = open_client(endpoint, credential, connection_verify=verify)
+    db = open_database(client, database, create_if_missing=create)
+    orders_name, state_name, compensation_name = names
+    return Stores(
+        orders=CosmosOrderStore(container(db, orders_name, create_if_missing=create)),
+        states=CosmosStateStore(container(db, state_name, create_if_missing=create),
+                                clock=clock),
+        compensation=CosmosCompensationLog(
+            container(db, compensation_name, create_if_missing=create)),
+        release=client.close,
+    )

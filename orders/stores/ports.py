@@ -8,7 +8,7 @@ raise the errors of :mod:`orders.stores.errors`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Generic, Protocol, TypeVar
@@ -255,116 +255,6 @@ def check_startable(state: ProcessState) -> ProcessState:
         raise ValueError(f"state: must be one of {', '.join(s.value for s in STARTABLE_STATES)}"
                          f"; got {state!r}")
     return state
-
-
-def iter_expired_pages(
-    store: StateStore,
-    now: datetime,
-    window: timedelta,
-    page_size: int,
-    *,
-    max_pages: int = 1000,
-    states: tuple[ProcessState, ...] = SUPERVISED_STATES,
-) -> Iterator[ScanPage]:
-    """Follow continuation tokens through one bounded supervisor scan (SPEC V1).
-
-    Stops after an empty page even if it carries a token, after a page without a token,
-    or after ``max_pages`` pages. The empty page is still yielded, so its cost is counted.
-    Stopping on an empty page is safe on Cosmos DB because the azure-cosmos SDK itself
-    keeps fetching while the service returns empty pages with a continuation token; an
-    empty page reaching us therefore ends the result set.
-
-    Parameters
-    ----------
-    store : StateStore
-        Store to scan.
-    now : datetime
-        Scan time (timezone-aware), the same for every page.
-    window : timedelta
-        How far back CompleteBy may lie, > 0.
-    page_size : int
-        Records per page, 1..:data:`MAX_PAGE_SIZE`.
-    max_pages : int
-        Hard bound on pages per scan, >= 1.
-    states : tuple of ProcessState
-        States to scan.
-
-    Yields
-    ------
-    ScanPage
-        Each page as the store returned it.
-
-    Raises
-    ------
-    ValueError
-        If ``max_pages`` < 1 (and whatever the store raises for bad arguments).
-    """
-    return _follow(store.scan_expired, now, window, page_size, max_pages, states)
-
-
-def iter_overdue_pages(
-    store: StateStore,
-    now: datetime,
-    window: timedelta,
-    page_size: int,
-    *,
-    max_pages: int = 1000,
-    states: tuple[ProcessState, ...] = SUPERVISED_STATES,
-) -> Iterator[ScanPage]:
-    """Follow continuation tokens through one bounded scan of overdue records (SPEC V1).
-
-    Like :func:`iter_expired_pages`, over :meth:`StateStore.scan_overdue`: records whose
-    CompleteBy lies before ``now - window``.
-
-    Parameters
-    ----------
-    store : StateStore
-        Store to scan.
-    now : datetime
-        Scan time (timezone-aware), the same for every page.
-    window : timedelta
-        The supervisor's window, > 0: CompleteBy before ``now - window`` is overdue.
-    page_size : int
-        Records per page, 1..:data:`MAX_PAGE_SIZE`.
-    max_pages : int
-        Hard bound on pages per scan, >= 1.
-    states : tuple of ProcessState
-        States to scan.
-
-    Yields
-    ------
-    ScanPage
-        Each page as the store returned it.
-
-    Raises
-    ------
-    ValueError
-        If ``max_pages`` < 1 (and whatever the store raises for bad arguments).
-    """
-    return _follow(store.scan_overdue, now, window, page_size, max_pages, states)
-
-
-def _follow(
-    scan: Callable[..., ScanPage],
-    now: datetime,
-    window: timedelta,
-    page_size: int,
-    max_pages: int,
-    states: tuple[ProcessState, ...],
-) -> Iterator[ScanPage]:
-    if max_pages < 1:
-        raise ValueError(f"max_pages: must be >= 1; got {max_pages}")
-
-    def pages() -> Iterator[ScanPage]:
-        token: str | None = None
-        for _ in range(max_pages):
-            page = scan(now, window, page_size, continuation=token, states=states)
-            yield page
-            if not page.records or page.continuation is None:
-                return
-            token = page.continuation
-
-    return pages()
 
 
 def check_now(now: datetime) -> datetime:

@@ -26,9 +26,6 @@ version's meaning as default, SPEC X6).
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import uuid
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -39,6 +36,19 @@ from clocks import Clock, SystemClock
 from orders.models import SUPERVISED_STATES, ProcessState, StateRecord, format_utc
 from orders.stores._records import require_etag, stamp
 from orders.stores._sqlite import Database
+from orders.stores._sqlite_state_table import (
+    ADDED_COLUMNS,
+    BY_STATE_SQL,
+    COLUMNS,
+    EXPIRED_SQL,
+    NO_DEADLINE,
+    SCHEMA,
+    STARTABLE_SQL,
+    decode_token,
+    encode_token,
+    from_row,
+    to_row,
+)
 from orders.stores.errors import ConflictError, NotFoundError, PreconditionFailedError
 from orders.stores.ports import (
     Created,
@@ -50,94 +60,6 @@ from orders.stores.ports import (
     check_window,
 )
 from sqlitekit import write
-
-_NO_HOLD = ""
-_NO_DEADLINE = ""
-"""Lower bound of the overdue range: sorts before every CompleteBy (NULL never matches)."""
-_COLUMNS = (
-    "order_id", "process_state", "locked_by", "complete_by", "not_before", "failure_count",
-    "attempt", "compensation_attempt", "compensation_failures", "failure_reason",
-    "circuit_refused_by", "circuit_holds", "reply_to", "workflow_version", "schema_version",
-    "etag", "created_at", "updated_at",
-)
-_SCHEMA = (
-    """
-    CREATE TABLE IF NOT EXISTS state_records (
-        order_id         TEXT PRIMARY KEY,        -- OrderID
-        process_state    TEXT NOT NULL,
-        locked_by        TEXT,                    -- orchestration instance id or NULL
-        complete_by      TEXT,                    -- CompleteBy, fixed-width UTC text
-        not_before       TEXT NOT NULL DEFAULT '',-- '' = no hold (see module docstring)
-        failure_count    INTEGER NOT NULL,
-        attempt          INTEGER NOT NULL,
-        compensation_attempt  INTEGER NOT NULL DEFAULT 0,
-        compensation_failures INTEGER NOT NULL DEFAULT 0,
-        failure_reason   TEXT,
-        circuit_refused_by TEXT,                  -- instance id an open circuit refused
-        circuit_holds    INTEGER NOT NULL DEFAULT 0,
-        reply_to         TEXT NOT NULL,
-        workflow_version INTEGER NOT NULL,
-        schema_version   INTEGER NOT NULL,
-        etag             TEXT NOT NULL,           -- new UUID on every write
-        created_at       TEXT NOT NULL,
-        updated_at       TEXT NOT NULL
-    )
-    """,
-    "CREATE INDEX IF NOT EXISTS ix_state_startable "
-    "ON state_records (process_state, not_before) WHERE locked_by IS NULL",
-    "CREATE INDEX IF NOT EXISTS ix_state_deadline "
-    "ON state_records (process_state, complete_by, order_id)",
-    "CREATE INDEX IF NOT EXISTS ix_state_by_state ON state_records (process_state, order_id)",
-)
-_ADDED_COLUMNS = {
-    "compensation_attempt": "INTEGER NOT NULL DEFAULT 0",
-    "compensation_failures": "INTEGER NOT NULL DEFAULT 0",
-    "failure_reason": "TEXT",
-    "circuit_refused_by": "TEXT",
-    "circuit_holds": "INTEGER NOT NULL DEFAULT 0",
-}
-"""Columns state schema versions 2 and 3 added, with their definitions for ``ADD COLUMN``."""
-_STARTABLE_SQL = (
-    "SELECT * FROM state_records WHERE process_state = ? AND locked_by IS NULL "
-    "AND not_before <= ? ORDER BY not_before LIMIT ?"
-)
-_EXPIRED_SQL = (
-    "SELECT * FROM state_records WHERE process_state = ? AND complete_by >= ? "
-    "AND complete_by < ? AND (complete_by, order_id) > (?, ?) "
-    "ORDER BY complete_by, order_id LIMIT ?"
-)
-_BY_STATE_SQL = (
-    "SELECT * FROM state_records WHERE process_state = ? AND order_id > ? "
-    "ORDER BY order_id LIMIT ?"
-)
-
-
-def _to_row(record: StateRecord) -> dict[str, Any]:
-    row = record.model_dump(mode="json", by_alias=False)
-    row["not_before"] = row["not_before"] or _NO_HOLD
-    return row
-
-
-def _from_row(row: Any) -> StateRecord:
-    data = dict(row)
-    data["not_before"] = data["not_before"] or None
-    return StateRecord.model_validate(data)
-
-
-def _encode_token(state: ProcessState, complete_by: str, order_id: str) -> str:
-    raw = json.dumps({"s": state.value, "c": complete_by, "o": order_id}).encode()
-    return base64.urlsafe_b64encode(raw).decode("ascii")
-
-
-def _decode_token(token: str, states: tuple[ProcessState, ...]) -> tuple[int, str, str]:
-    try:
-        data = json.loads(base64.urlsafe_b64decode(token.encode("ascii")))
-        index = states.index(ProcessState(data["s"]))
-        return index, str(data["c"]), str(data["o"])
-    except (binascii.Error, ValueError, KeyError, TypeError, UnicodeError) as exc:
-        raise ValueError(
-            "continuation: not a token this store issued for the same states"
-        ) from exc
 
 
 class SqliteStateStore:
@@ -160,12 +82,12 @@ class SqliteStateStore:
         self._db = Database(path, synchronous=synchronous)
         self._clock = clock or SystemClock()
         with self._db.use() as conn, write(conn):
-            conn.execute(_SCHEMA[0])
+            conn.execute(SCHEMA[0])
             present = {row["name"] for row in conn.execute("PRAGMA table_info(state_records)")}
-            for column, definition in _ADDED_COLUMNS.items():
+            for column, definition in ADDED_COLUMNS.items():
                 if column not in present:
                     conn.execute(f"ALTER TABLE state_records ADD COLUMN {column} {definition}")
-            for statement in _SCHEMA[1:]:
+            for statement in SCHEMA[1:]:
                 conn.execute(statement)
 
     def create_if_absent(self, record: StateRecord) -> Created[StateRecord]:
@@ -179,18 +101,18 @@ class SqliteStateStore:
             If ``record`` breaks a :class:`StateRecord` rule.
         """
         stored = stamp(record, etag=str(uuid.uuid4()), now=self._clock.now())
-        row = _to_row(stored)
+        row = to_row(stored)
         with self._db.use() as conn:
             with write(conn):
                 cursor = conn.execute(
-                    f"INSERT INTO state_records ({', '.join(_COLUMNS)}) "
-                    f"VALUES ({', '.join(':' + c for c in _COLUMNS)}) "
+                    f"INSERT INTO state_records ({', '.join(COLUMNS)}) "
+                    f"VALUES ({', '.join(':' + c for c in COLUMNS)}) "
                     "ON CONFLICT (order_id) DO NOTHING",
                     row,
                 )
                 if cursor.rowcount == 1:
                     return Created(stored, created=True)
-                existing = _from_row(
+                existing = from_row(
                     conn.execute(
                         "SELECT * FROM state_records WHERE order_id = ?", (record.order_id,)
                     ).fetchone()
@@ -209,7 +131,7 @@ class SqliteStateStore:
             row = conn.execute(
                 "SELECT * FROM state_records WHERE order_id = ?", (order_id,)
             ).fetchone()
-        return None if row is None else _from_row(row)
+        return None if row is None else from_row(row)
 
     def replace(self, record: StateRecord) -> StateRecord:
         """Write ``record`` if the stored ETag equals ``record.etag``; see the port.
@@ -225,9 +147,9 @@ class SqliteStateStore:
         """
         expected = require_etag(record)
         stored = stamp(record, etag=str(uuid.uuid4()), now=self._clock.now())
-        row = _to_row(stored)
+        row = to_row(stored)
         row["expected_etag"] = expected
-        updated = [c for c in _COLUMNS if c not in ("order_id", "created_at")]
+        updated = [c for c in COLUMNS if c not in ("order_id", "created_at")]
         with self._db.use() as conn:
             with write(conn):
                 cursor = conn.execute(
@@ -265,8 +187,8 @@ class SqliteStateStore:
         check_count("limit", limit)
         check_startable(state)
         with self._db.use() as conn:
-            rows = conn.execute(_STARTABLE_SQL, (state.value, format_utc(now), limit)).fetchall()
-        return [_from_row(row) for row in rows]
+            rows = conn.execute(STARTABLE_SQL, (state.value, format_utc(now), limit)).fetchall()
+        return [from_row(row) for row in rows]
 
     def find_by_state(
         self, state: ProcessState, page_size: int, continuation: str | None = None
@@ -285,13 +207,13 @@ class SqliteStateStore:
         check_count("page_size", page_size)
         after = ""
         if continuation:
-            _, _, after = _decode_token(continuation, (state,))
+            _, _, after = decode_token(continuation, (state,))
         with self._db.use() as conn:
-            rows = conn.execute(_BY_STATE_SQL, (state.value, after, page_size)).fetchall()
+            rows = conn.execute(BY_STATE_SQL, (state.value, after, page_size)).fetchall()
         token = None
         if len(rows) == page_size:
-            token = _encode_token(state, "", rows[-1]["order_id"])
-        return ScanPage(records=tuple(_from_row(row) for row in rows), continuation=token,
+            token = encode_token(state, "", rows[-1]["order_id"])
+        return ScanPage(records=tuple(from_row(row) for row in rows), continuation=token,
                         rows_read=len(rows))
 
     def scan_expired(
@@ -340,7 +262,7 @@ class SqliteStateStore:
         """
         check_now(now)
         check_window(window)
-        return self._scan_range(_NO_DEADLINE, format_utc(now - window), page_size,
+        return self._scan_range(NO_DEADLINE, format_utc(now - window), page_size,
                                 continuation, states)
 
     def _scan_range(self, low: str, high: str, page_size: int, continuation: str | None,
@@ -348,14 +270,14 @@ class SqliteStateStore:
         check_count("page_size", page_size)
         states = check_states(states)
         start, after_c, after_o = (
-            _decode_token(continuation, states) if continuation else (0, "", "")
+            decode_token(continuation, states) if continuation else (0, "", "")
         )
         found: list[tuple[ProcessState, Any]] = []
         with self._db.use() as conn:
             for index in range(start, len(states)):
                 key = (after_c, after_o) if index == start else ("", "")
                 rows = conn.execute(
-                    _EXPIRED_SQL,
+                    EXPIRED_SQL,
                     (states[index].value, low, high, *key, page_size - len(found)),
                 ).fetchall()
                 found.extend((states[index], row) for row in rows)
@@ -364,9 +286,9 @@ class SqliteStateStore:
         token = None
         if len(found) == page_size:
             last_state, last = found[-1]
-            token = _encode_token(last_state, last["complete_by"], last["order_id"])
+            token = encode_token(last_state, last["complete_by"], last["order_id"])
         return ScanPage(
-            records=tuple(_from_row(row) for _, row in found),
+            records=tuple(from_row(row) for _, row in found),
             continuation=token,
             rows_read=len(found),
         )
@@ -405,9 +327,9 @@ class SqliteStateStore:
                     for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", args).fetchall()
                 ]
                 for name, sql, args in (
-                    ("startable", _STARTABLE_SQL, ("Pending", "", 1)),
-                    ("expired", _EXPIRED_SQL, ("Processing", "", "", "", "", 1)),
-                    ("overdue", _EXPIRED_SQL, ("Processing", _NO_DEADLINE, "", "", "", 1)),
+                    ("startable", STARTABLE_SQL, ("Pending", "", 1)),
+                    ("expired", EXPIRED_SQL, ("Processing", "", "", "", "", 1)),
+                    ("overdue", EXPIRED_SQL, ("Processing", NO_DEADLINE, "", "", "", 1)),
                 )
             }
 

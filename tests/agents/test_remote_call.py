@@ -4,13 +4,12 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
+from agents.backoff import BackoffPolicy, parse_retry_after
 from agents.remote_call import (
-    BackoffPolicy,
     OutcomeKind,
     RemoteRequest,
     StopReason,
     call_remote,
-    parse_retry_after,
 )
 from clocks import ManualClock
 from orders.circuit import CircuitBreaker, CircuitState

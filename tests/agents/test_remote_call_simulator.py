@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import httpx
 
+from agents.backoff import BackoffPolicy
 from agents.remote_call import (
-    BackoffPolicy,
     OutcomeKind,
     RemoteRequest,
     call_remote,

@@ -1,0 +1,127 @@
+"""When to retry a transient fault: backoff, ``Retry-After`` and the deadline (SPEC A1, A5).
+
+The agent's Retry pattern, as tenacity strategies: exponential backoff with jitter between
+tries, exactly ``Retry-After`` when the service says so (RFC 9110), and no try scheduled to
+start at or after the step's deadline. Time comes from an injected clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.utils import parsedate_to_datetime
+
+import tenacity
+
+from clocks import Clock
+
+
+@dataclass(frozen=True)
+class BackoffPolicy:
+    """Exponential backoff with jitter between retries of transient faults.
+
+    The wait before retry ``n`` (1-based) is
+    ``min(initial * exp_base ** (n - 1) + uniform(0, jitter), maximum)``; a ``Retry-After``
+    header replaces it.
+
+    Attributes
+    ----------
+    initial : timedelta
+        Wait before the first retry (without jitter); positive.
+    maximum : timedelta
+        Upper bound of any computed wait; at least ``initial``.
+    exp_base : float
+        Growth factor per retry; at least 1.
+    jitter : timedelta
+        Upper bound of the random extra wait; not negative. Zero gives exact waits.
+
+    Raises
+    ------
+    ValueError
+        If a value is out of range; the message names the field.
+    """
+
+    initial: timedelta = timedelta(milliseconds=500)
+    maximum: timedelta = timedelta(seconds=30)
+    exp_base: float = 2.0
+    jitter: timedelta = timedelta(milliseconds=500)
+
+    def __post_init__(self) -> None:
+        if self.initial <= timedelta(0):
+            raise ValueError("initial: must be a positive timedelta")
+        if self.maximum < self.initial:
+            raise ValueError("maximum: must not be shorter than initial")
+        if self.exp_base < 1:
+            raise ValueError("exp_base: must be at least 1")
+        if self.jitter < timedelta(0):
+            raise ValueError("jitter: must not be negative")
+
+    def wait(self) -> tenacity.wait.wait_base:
+        """Return the equivalent tenacity wait strategy (seconds)."""
+        return tenacity.wait_exponential_jitter(
+            multiplier=self.initial.total_seconds(),
+            exp_base=self.exp_base,
+            max=self.maximum.total_seconds(),
+            jitter=self.jitter.total_seconds(),
+        )
+
+
+def parse_retry_after(value: str | None, now: datetime) -> timedelta | None:
+    """Parse a ``Retry-After`` header (RFC 9110: delay-seconds or an HTTP-date).
+
+    Parameters
+    ----------
+    value : str or None
+        The header value.
+    now : datetime
+        Current time, to turn an HTTP-date into a delay.
+
+    Returns
+    -------
+    timedelta or None
+        The delay (never negative), or None if absent or unparseable.
+    """
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return timedelta(seconds=int(value))
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(when - now, timedelta(0))
+
+
+class WaitRetryAfterOr(tenacity.wait.wait_base):
+    """Wait exactly ``Retry-After`` when the failed attempt carried one, else ``fallback``.
+
+    The failed attempt's exception carries it as ``retry_after`` (a timedelta), if any.
+    """
+
+    def __init__(self, fallback: tenacity.wait.wait_base) -> None:
+        self._fallback = fallback
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+        """Return the seconds to wait before the next try."""
+        assert retry_state.outcome is not None
+        error = retry_state.outcome.exception()
+        retry_after = getattr(error, "retry_after", None)
+        if isinstance(retry_after, timedelta):
+            return retry_after.total_seconds()
+        return self._fallback(retry_state)
+
+
+class StopAtDeadline(tenacity.stop.stop_base):
+    """Stop when the next attempt would start at or after the deadline."""
+
+    def __init__(self, deadline: datetime, clock: Clock) -> None:
+        self._deadline = deadline
+        self._clock = clock
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
+        """Tell whether to stop: the next try would start at or after the deadline."""
+        next_start = self._clock.now() + timedelta(seconds=retry_state.upcoming_sleep)
+        return next_start >= self._deadline

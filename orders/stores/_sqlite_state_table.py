@@ -1,0 +1,102 @@
+"""The state store's SQLite table: schema, rows, queries and continuation tokens.
+
+Used by :mod:`orders.stores.sqlite_state` only; kept apart so the adapter reads as the
+port's methods and nothing else.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from orders.models import ProcessState, StateRecord
+
+NO_HOLD = ""
+NO_DEADLINE = ""
+"""Lower bound of the overdue range: sorts before every CompleteBy (NULL never matches)."""
+COLUMNS = (
+    "order_id", "process_state", "locked_by", "complete_by", "not_before", "failure_count",
+    "attempt", "compensation_attempt", "compensation_failures", "failure_reason",
+    "circuit_refused_by", "circuit_holds", "reply_to", "workflow_version", "schema_version",
+    "etag", "created_at", "updated_at",
+)
+SCHEMA = (
+    """
+    CREATE TABLE IF NOT EXISTS state_records (
+        order_id         TEXT PRIMARY KEY,        -- OrderID
+        process_state    TEXT NOT NULL,
+        locked_by        TEXT,                    -- orchestration instance id or NULL
+        complete_by      TEXT,                    -- CompleteBy, fixed-width UTC text
+        not_before       TEXT NOT NULL DEFAULT '',-- '' = no hold (see module docstring)
+        failure_count    INTEGER NOT NULL,
+        attempt          INTEGER NOT NULL,
+        compensation_attempt  INTEGER NOT NULL DEFAULT 0,
+        compensation_failures INTEGER NOT NULL DEFAULT 0,
+        failure_reason   TEXT,
+        circuit_refused_by TEXT,                  -- instance id an open circuit refused
+        circuit_holds    INTEGER NOT NULL DEFAULT 0,
+        reply_to         TEXT NOT NULL,
+        workflow_version INTEGER NOT NULL,
+        schema_version   INTEGER NOT NULL,
+        etag             TEXT NOT NULL,           -- new UUID on every write
+        created_at       TEXT NOT NULL,
+        updated_at       TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS ix_state_startable "
+    "ON state_records (process_state, not_before) WHERE locked_by IS NULL",
+    "CREATE INDEX IF NOT EXISTS ix_state_deadline "
+    "ON state_records (process_state, complete_by, order_id)",
+    "CREATE INDEX IF NOT EXISTS ix_state_by_state ON state_records (process_state, order_id)",
+)
+ADDED_COLUMNS = {
+    "compensation_attempt": "INTEGER NOT NULL DEFAULT 0",
+    "compensation_failures": "INTEGER NOT NULL DEFAULT 0",
+    "failure_reason": "TEXT",
+    "circuit_refused_by": "TEXT",
+    "circuit_holds": "INTEGER NOT NULL DEFAULT 0",
+}
+"""Columns state schema versions 2 and 3 added, with their definitions for ``ADD COLUMN``."""
+STARTABLE_SQL = (
+    "SELECT * FROM state_records WHERE process_state = ? AND locked_by IS NULL "
+    "AND not_before <= ? ORDER BY not_before LIMIT ?"
+)
+EXPIRED_SQL = (
+    "SELECT * FROM state_records WHERE process_state = ? AND complete_by >= ? "
+    "AND complete_by < ? AND (complete_by, order_id) > (?, ?) "
+    "ORDER BY complete_by, order_id LIMIT ?"
+)
+BY_STATE_SQL = (
+    "SELECT * FROM state_records WHERE process_state = ? AND order_id > ? "
+    "ORDER BY order_id LIMIT ?"
+)
+
+
+def to_row(record: StateRecord) -> dict[str, Any]:
+    row = record.model_dump(mode="json", by_alias=False)
+    row["not_before"] = row["not_before"] or NO_HOLD
+    return row
+
+
+def from_row(row: Any) -> StateRecord:
+    data = dict(row)
+    data["not_before"] = data["not_before"] or None
+    return StateRecord.model_validate(data)
+
+
+def encode_token(state: ProcessState, complete_by: str, order_id: str) -> str:
+    raw = json.dumps({"s": state.value, "c": complete_by, "o": order_id}).encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii")
+
+
+def decode_token(token: str, states: tuple[ProcessState, ...]) -> tuple[int, str, str]:
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token.encode("ascii")))
+        index = states.index(ProcessState(data["s"]))
+        return index, str(data["c"]), str(data["o"])
+    except (binascii.Error, ValueError, KeyError, TypeError, UnicodeError) as exc:
+        raise ValueError(
+            "continuation: not a token this store issued for the same states"
+        ) from exc
