@@ -10,6 +10,7 @@ import pytest
 
 from devhost.app_loader import AppLoadError, load_app
 from devhost.host import LocalHost
+from devhost.host_config import load_host_config
 from tests.devhost.apps import MY_APP, write_app
 
 
@@ -129,6 +130,34 @@ def test_a_syntax_error_stops_the_start_with_one_line(tmp_path):
     assert lines == [f"devhost: function_app.py:{line}:21: SyntaxError: expected ':'"]
     code, lines = start_error(app_dir, "--log-level", "debug")
     assert "Traceback (most recent call last):" in lines
+
+
+def test_host_json_with_two_objects_stops_the_start_with_one_line(tmp_path):
+    app_dir = write_app(tmp_path / "app", {"function_app.py": MY_APP},
+                        host_json='{"version": "2.0"}\n{"version": "2.0"}\n')
+    code, lines = start_error(app_dir)
+    assert code == 1
+    assert lines == ["devhost: host.json:2:1: not valid JSON: Extra data"]
+
+
+def test_host_json_comments_are_allowed_as_on_azure(tmp_path):
+    app_dir = write_app(tmp_path / "app", {"function_app.py": MY_APP}, host_json='''{
+        // the task hub of this app
+        "version": "2.0", /* block "comment" */
+        "extensions": {"durableTask": {"hubName": "Commented//Hub"}}
+    }''')
+    assert load_host_config(app_dir).durable.hub_name == "Commented//Hub"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"extensions": {}}', "host.json: the file is missing the required 'version' property"),
+    ('{"version": "3.0"}', "host.json: '3.0' is an invalid value for the 'version' property"),
+    ("[]", "host.json:1:1: the file must hold one JSON object, not list"),
+])
+def test_host_json_version_and_shape_are_checked(tmp_path, text, message):
+    app_dir = write_app(tmp_path / "app", {"function_app.py": MY_APP}, host_json=text)
+    with pytest.raises(AppLoadError, match="^" + message.replace("(", r"\(")):
+        load_host_config(app_dir)
 
 
 def test_a_parameter_no_binding_declares_is_refused_at_load(tmp_path):
