@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from devhost.app_loader import AppIndex, AppLoadError, load_app
 from devhost.clock import Clock, ManualClock, SystemClock
 from devhost.host_config import HostConfig, load_host_config
+from devhost.orchestration.versioning import Versioning
 from devhost.taskhub.store import TaskHub
 from devhost.workers.activity_pool import ActivityPool
 from devhost.workers.dispatch import DurableWorker
@@ -137,7 +138,8 @@ class LocalHost:
                                default_version=durable.default_version)
         self.worker = DurableWorker(self.taskhub, self.index,
                                     orchestration_lease=orchestration_lease,
-                                    activity_lease=activity_lease, sleep=self.sleep)
+                                    activity_lease=activity_lease, sleep=self.sleep,
+                                    versioning=Versioning.from_settings(durable))
         self.activity_workers = activity_workers
         self.episode_batch = episode_batch
         self.pollers: list[Poller] = []

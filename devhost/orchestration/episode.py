@@ -130,15 +130,20 @@ class Episode:
         ``current_utc_datetime``).
     max_batch : int
         Upper bound on new messages per episode.
+    version_mismatch : str, optional
+        Fail the instance with this message instead of replaying it (``ErrorType``
+        VersionMismatch; host.json ``versionFailureStrategy: Fail``).
     """
 
     def __init__(self, item: OrchestrationWorkItem, handler: OrchestratorHandler | None,
-                 now: datetime, max_batch: int = 1000) -> None:
+                 now: datetime, max_batch: int = 1000, *,
+                 version_mismatch: str | None = None) -> None:
         self.item = item
         self.inst = item.instance
         self.handler = handler
         self.now = now
         self.max_batch = max_batch
+        self.version_mismatch = version_mismatch
         # A JSON round trip copies the (JSON-shaped) state several times faster than deepcopy.
         self.state = (json.loads(json.dumps(item.instance.replay_state))
                       or empty_replay_state())
@@ -164,6 +169,11 @@ class Episode:
             return self.commit
         self.commit.consumed = [m.id for m in batch]
         self.new_events.append(event(EventType.OrchestratorStarted, self.now))
+        if self.version_mismatch is not None:
+            self.new_events += [m.event for m in batch]
+            self._end("Failed", json.dumps(self.version_mismatch), self.version_mismatch,
+                      error_type="VersionMismatch")
+            return self._finish_commit()
         if batch[0].kind in CONTROL_KINDS:
             self._control(batch[0])
             return self._finish_commit()
@@ -369,12 +379,12 @@ class Episode:
         self._end("Failed", json.dumps(output), failed_reason=message, details=details)
 
     def _end(self, status: str, output: str | None, failed_reason: str | None = None,
-             details: str = "") -> None:
+             details: str = "", error_type: str = "OrchestratorFailure") -> None:
         self.tail.append(event(EventType.OrchestratorCompleted, self.now))
         if status != "Terminated":
             extra: dict[str, Any] = {"OrchestrationStatus": status, "Result": output}
             if status == "Failed":
-                extra["FailureDetails"] = {"ErrorType": "OrchestratorFailure",
+                extra["FailureDetails"] = {"ErrorType": error_type,
                                            "ErrorMessage": failed_reason, "StackTrace": details}
             self.tail.append(event(EventType.ExecutionCompleted, self.now, **extra))
         self.commit.status = status

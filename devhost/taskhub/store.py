@@ -173,6 +173,20 @@ class TaskHub(ActivityQueue):
                          " WHERE instance_id=? AND lock_owner=?",
                          (item.instance.instance_id, item.lock_owner))
 
+    def abandon_orchestration(self, item: OrchestrationWorkItem, delay: timedelta) -> None:
+        """Give up a claim and hide the instance's queued messages for ``delay``.
+
+        What DTFx does with a work item it will not run (a version rejected by the
+        worker's versioning settings): nothing is written, and the work is retried later.
+        """
+        later = format_time(self.clock.now() + delay)
+        with db.write(self._conn()) as conn:
+            conn.execute("UPDATE inbox SET visible_at=? WHERE instance_id=? AND visible_at<?",
+                         (later, item.instance.instance_id, later))
+            conn.execute("UPDATE instances SET lock_owner=NULL, lock_expires=NULL"
+                         " WHERE instance_id=? AND lock_owner=?",
+                         (item.instance.instance_id, item.lock_owner))
+
     def commit_episodes(self, batch: list[tuple[OrchestrationWorkItem, EpisodeCommit]]
                         ) -> list[bool]:
         """Write several episodes' results in one transaction and release the instances.

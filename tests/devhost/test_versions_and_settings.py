@@ -1,7 +1,9 @@
 """host.json settings as Azure reads them: versions, versioning strategies, %Setting%."""
 
 import json
+import logging
 import os
+from datetime import timedelta
 
 import azure.durable_functions as df
 import httpx
@@ -10,6 +12,7 @@ import pytest
 from devhost import invoke
 from devhost.app_loader import AppLoadError
 from devhost.host import LocalHost
+from devhost.orchestration.versioning import MISMATCH_MESSAGE, compare_versions
 from devhost.taskhub.events import EventType
 from tests.devhost.apps import write_app
 
@@ -92,12 +95,50 @@ def test_client_and_http_api_start_with_a_version(tmp_path, clock):
     assert outcome(host, by_app) == ("Completed", "1.0")
 
 
+def test_a_newer_instance_is_rejected_and_left_as_it_is(tmp_path, clock, caplog):
+    host = make_host(tmp_path, clock, defaultVersion="1.0")
+    host.taskhub.create_instance("child", "newer", None, version="2.0")
+    caplog.set_level(logging.WARNING)
+    host.run_until_idle(advance_clock=True, until=clock.now() + timedelta(seconds=35))
+    record = host.taskhub.get_instance("newer")
+    assert record.runtime_status == "Pending" and host.taskhub.get_history("newer") == []
+    rejections = [r for r in caplog.records if "'newer' has version '2.0'" in r.message]
+    assert len(rejections) == 4, "tried at 0, 10, 20 and 30 s"
+    assert "CurrentOrOlder" in rejections[0].message
+
+
+def test_fail_strategy_fails_a_mismatched_instance(tmp_path, clock):
+    host = make_host(tmp_path, clock, defaultVersion="1.0", versionMatchStrategy="Strict",
+                     versionFailureStrategy="Fail")
+    host.taskhub.create_instance("child", "older", None, version="0.9")
+    host.run_until_idle()
+    assert outcome(host, "older") == ("Failed", MISMATCH_MESSAGE)
+    completed = host.taskhub.get_history("older")[-1]
+    assert completed["FailureDetails"]["ErrorType"] == "VersionMismatch"
+
+
+def test_match_strategy_none_runs_every_version(tmp_path, clock):
+    host = make_host(tmp_path, clock, defaultVersion="1.0", versionMatchStrategy="none")
+    host.taskhub.create_instance("child", "any", None, version="7.0")
+    host.run_until_idle()
+    assert outcome(host, "any") == ("Completed", "7.0")
+
+
 @pytest.mark.parametrize(("setting", "value"), [("versionMatchStrategy", "Newest"),
                                                 ("versionFailureStrategy", "Retry")])
 def test_an_unknown_strategy_stops_the_start(tmp_path, clock, setting, value):
     with pytest.raises(AppLoadError, match=f"extensions.durableTask.{setting} '{value}' is "
                                            "not supported; use one of"):
         make_host(tmp_path, clock, **{setting: value})
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    ("1.0", "1.0", 0), ("1.10", "1.9", 1), ("1.0.0", "1.0", 1), ("", "0.1", -1),
+    (None, "", 0), ("10", "9", -1), ("v2-Release", "V2-release", 0),
+    ("2025-01-02", "2025-01-10", -1),
+])
+def test_versions_compare_as_dtfx_compares_them(a, b, expected):
+    assert compare_versions(a, b) == expected
 
 
 def test_hub_name_setting_reference_is_resolved(tmp_path, clock):
