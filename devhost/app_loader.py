@@ -26,8 +26,9 @@ from devhost.signature_check import check_parameters
 __all__ = ["SUPPORTED_BINDINGS", "AppIndex", "AppLoadError", "FunctionDef", "import_app",
            "index_app", "load_app", "load_local_settings", "resolve"]
 
-SUPPORTED_BINDINGS = ("orchestrationTrigger", "activityTrigger", "durableClient",
-                      "serviceBusTrigger", "timerTrigger", "httpTrigger", "http")
+SUPPORTED_BINDINGS = ("orchestrationTrigger", "activityTrigger", "entityTrigger",
+                      "durableClient", "serviceBusTrigger", "timerTrigger", "httpTrigger",
+                      "http")
 """Binding types the local host implements."""
 
 _SETTING = re.compile(r"%([^%]+)%")
@@ -75,11 +76,13 @@ class AppIndex:
     service_bus: list[FunctionDef] = field(default_factory=list)
     timers: list[FunctionDef] = field(default_factory=list)
     http: list[FunctionDef] = field(default_factory=list)
+    entities: dict[str, FunctionDef] = field(default_factory=dict)
+    """Entity functions by entity name, lower-cased (entity names are case-insensitive)."""
 
     def all_functions(self) -> list[FunctionDef]:
         """Return every function of the app."""
         return [*self.orchestrators.values(), *self.activities.values(),
-                *self.service_bus, *self.timers, *self.http]
+                *self.entities.values(), *self.service_bus, *self.timers, *self.http]
 
 
 def load_local_settings(app_dir: Path) -> dict[str, str]:
@@ -158,8 +161,7 @@ def index_app(app: Any, app_dir: Path | None = None) -> AppIndex:
     AppLoadError
         For an unsupported binding type (the message names it and lists the supported
         ones), a function without a trigger, or parameters that do not match the
-        bindings (:func:`devhost.signature_check.check_parameters`); entity triggers
-        (not supported yet).
+        bindings (:func:`devhost.signature_check.check_parameters`).
     """
     index = AppIndex()
     for fn in app.get_functions():
@@ -170,6 +172,8 @@ def index_app(app: Any, app_dir: Path | None = None) -> AppIndex:
             index.orchestrators[trigger.get("orchestration") or name] = fdef
         elif kind == "activityTrigger":
             index.activities[trigger.get("activity") or name] = fdef
+        elif kind == "entityTrigger":
+            index.entities[(trigger.get("entityName") or name).lower()] = fdef
         elif kind == "serviceBusTrigger":
             index.service_bus.append(fdef)
         elif kind == "timerTrigger":
@@ -187,9 +191,6 @@ def _function_def(fn: Any, app_dir: Path | None) -> FunctionDef:
     client_param = client_hub = None
     for b in bindings:
         btype = b["type"]
-        if btype == "entityTrigger":
-            raise AppLoadError(f"function '{name}': entityTrigger (durable entities) is "
-                               "not supported by the local host yet")
         if btype not in SUPPORTED_BINDINGS:
             raise AppLoadError(
                 f"function '{name}': binding type '{btype}' is not supported by the "

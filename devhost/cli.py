@@ -82,7 +82,7 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="Folder of f
               help="Host processes sharing the task hub; one serves HTTP. Default: one "
                    f"per CPU, at most {MAX_DEFAULT_WORKERS}."),
           log_level: str = LOG_LEVEL) -> None:
-    """Start the host: HTTP API, orchestrations, activities, timer and queue triggers."""
+    """Start the host: HTTP API, orchestrations, entities, activities, timer and queue triggers."""
     workers = workers or default_workers()
     _configure_logging(log_level)
     host = _build_or_exit(app_dir=app_dir, data_dir=data_dir, port=port,

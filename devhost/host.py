@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from devhost.app_loader import AppIndex, AppLoadError, load_app
 from devhost.clock import Clock, ManualClock, SystemClock
+from devhost.entities.worker import EntityWorker
 from devhost.host_config import HostConfig, load_host_config
 from devhost.orchestration.versioning import Versioning
 from devhost.taskhub.store import TaskHub
@@ -143,6 +144,10 @@ class LocalHost:
         self.activity_workers = activity_workers
         self.episode_batch = episode_batch
         self.pollers: list[Poller] = []
+        if self.index.entities:
+            self.pollers.append(EntityWorker(self.taskhub, self.index.entities,
+                                             owner=self.worker.owner, lease=orchestration_lease,
+                                             batch_size=durable.max_entity_batch))
         self.engine: Any = None
         """The embedded Service Bus engine, set by :func:`devhost.runtime.build_host`."""
         self.serve_http = serve_http

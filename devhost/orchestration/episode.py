@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from devhost import invoke
+from devhost.entities.calls import ENTITY_ACTIONS, EntityCalls, keep_on_continue_as_new
 from devhost.http_api.instance_ids import validate_instance_id
 from devhost.orchestration.actions import (
     HTTP_ACTIVITY,
@@ -133,17 +134,20 @@ class Episode:
     version_mismatch : str, optional
         Fail the instance with this message instead of replaying it (``ErrorType``
         VersionMismatch; host.json ``versionFailureStrategy: Fail``).
+    entities : EntityCalls, optional
+        The app's entity functions, for CallEntity and SignalEntity actions.
     """
 
     def __init__(self, item: OrchestrationWorkItem, handler: OrchestratorHandler | None,
-                 now: datetime, max_batch: int = 1000, *,
-                 version_mismatch: str | None = None) -> None:
+                 now: datetime, max_batch: int = 1000, *, version_mismatch: str | None = None,
+                 entities: EntityCalls | None = None) -> None:
         self.item = item
         self.inst = item.instance
         self.handler = handler
         self.now = now
         self.max_batch = max_batch
         self.version_mismatch = version_mismatch
+        self.entities = entities or EntityCalls()
         # A JSON round trip copies the (JSON-shaped) state several times faster than deepcopy.
         self.state = (json.loads(json.dumps(item.instance.replay_state))
                       or empty_replay_state())
@@ -319,6 +323,10 @@ class Episode:
             self._schedule_timer(seq, fire_at, cancelled=bool(action.get("isCanceled")))
         elif kind == ActionType.ContinueAsNew:
             pass
+        elif kind in ENTITY_ACTIONS:
+            sent, request = self.entities.send(seq, action, self.inst, self.now)
+            self.commit.new_history.append(sent)
+            self.commit.messages.append(request)
         else:
             if kind in (ActionType.CallActivityWithRetry,
                         ActionType.CallSubOrchestratorWithRetry):
@@ -427,7 +435,8 @@ class Episode:
         self.commit.purge_execution = True
         self.commit.activities.clear()
         self.commit.instances.clear()
-        self.commit.messages = [NewMessage(self.inst.instance_id, execution_id, "start",
+        self.commit.messages = [*keep_on_continue_as_new(self.commit.messages),
+                                NewMessage(self.inst.instance_id, execution_id, "start",
                                            started, self.now)]
         self.state = empty_replay_state()
 

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from devhost import sqlite as db
+from devhost.entities.store import EntityQueue
 from devhost.taskhub.activity_queue import ActivityQueue
 from devhost.taskhub.events import EventType, event, format_time, parse_time
 from devhost.taskhub.records import (  # noqa: F401 - re-exported for callers
@@ -78,11 +79,12 @@ class Round:
     activities: list[ActivityWorkItem] = field(default_factory=list)
 
 
-class TaskHub(ActivityQueue):
+class TaskHub(ActivityQueue, EntityQueue):
     """The task hub in one SQLite file, safe for many threads and many processes.
 
     Parameters are those of :class:`~devhost.taskhub.instances.InstanceStore`; the
-    activity queue is :class:`~devhost.taskhub.activity_queue.ActivityQueue`.
+    activity queue is :class:`~devhost.taskhub.activity_queue.ActivityQueue`, the durable
+    entities :class:`~devhost.entities.store.EntityQueue`.
     """
 
     def claim_orchestrations(self, owner: str, lease: timedelta, max_instances: int = 1,

@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from devhost.app_loader import AppIndex
+from devhost.entities.calls import EntityCalls
 from devhost.orchestration import sdk_fastpaths
 from devhost.orchestration.episode import Episode
 from devhost.orchestration.versioning import MISMATCH_MESSAGE, REJECT_DELAY, Versioning
@@ -64,6 +65,7 @@ class DurableWorker:
         self.activity_lease = activity_lease
         self.sleep = sleep
         self.handlers = {name: f.func for name, f in index.orchestrators.items()}
+        self.entity_calls = EntityCalls(index.entities)
         self.versioning = versioning
         sdk_fastpaths.install()
 
@@ -99,8 +101,8 @@ class DurableWorker:
                 continue
             try:
                 commit = Episode(item, self.handlers.get(item.instance.name),
-                                 self.taskhub.clock.now(),
-                                 version_mismatch=mismatch).run()
+                                 self.taskhub.clock.now(), version_mismatch=mismatch,
+                                 entities=self.entity_calls).run()
             except Exception:  # noqa: BLE001 - a host bug; others in the batch go on
                 log.exception("episode of %s crashed; releasing it", item.instance.instance_id)
                 self.taskhub.release_orchestration(item)
