@@ -40,7 +40,7 @@ def add_one(context: df.DurableOrchestrationContext):
 
 @myApp.orchestration_trigger(context_name="context")
 def slow_add(context: df.DurableOrchestrationContext):
-    """Add 1 after a durable timer (for the crash test: instances wait, then call)."""
+    """Add 1 after a short activity (the crash test kills the host among these)."""
     key = context.get_input()
     yield context.call_activity("pause", key)
     return (yield context.call_entity(df.EntityId("Counter", key), "add", 1))
@@ -50,7 +50,7 @@ def slow_add(context: df.DurableOrchestrationContext):
 def pause(key: str) -> str:
     import time
 
-    time.sleep(0.02)
+    time.sleep(0.05)
     return key
 
 
