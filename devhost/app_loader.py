@@ -1,32 +1,37 @@
 """Discover an app's functions the way the Functions host does: from its own metadata.
 
-The Python worker answers the host's metadata request with ``app.get_functions()``; this
-module reads the same list, resolves ``%Setting%`` binding expressions from the environment,
-and loads ``local.settings.json`` Values into the environment first, as ``func start`` does.
-An app that uses a binding this host cannot run fails at start-up, naming it.
+The Python worker answers the host's metadata request with the function app's
+``get_functions()`` (the app is found as the worker finds it, see
+:mod:`devhost.app_discovery`); this module reads the same list, checks each function's
+parameters against its bindings as the worker does (:mod:`devhost.signature_check`),
+resolves ``%Setting%`` binding expressions from the environment, and loads
+``local.settings.json`` Values into the environment first, as ``func start`` does. An app
+that uses a binding this host cannot run fails at start-up, naming it.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import json
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SUPPORTED_BINDINGS = ("orchestrationTrigger", "activityTrigger", "durableClient",
-                      "serviceBusTrigger", "timerTrigger", "httpTrigger", "http")
+from devhost.app_discovery import import_app
+from devhost.load_errors import AppLoadError, describe_json_error
+from devhost.signature_check import check_parameters
+
+__all__ = ["SUPPORTED_BINDINGS", "AppIndex", "AppLoadError", "FunctionDef", "import_app",
+           "index_app", "load_app", "load_local_settings", "resolve"]
+
+SUPPORTED_BINDINGS = ("orchestrationTrigger", "activityTrigger", "entityTrigger",
+                      "durableClient", "serviceBusTrigger", "timerTrigger", "httpTrigger",
+                      "http")
 """Binding types the local host implements."""
 
 _SETTING = re.compile(r"%([^%]+)%")
-
-
-class AppLoadError(Exception):
-    """The app cannot be loaded or uses something the local host cannot run."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,8 @@ class FunctionDef:
         Parameter name the trigger value is passed as.
     client_param : str or None
         Parameter name of a ``durableClient`` input binding, if any.
+    client_task_hub : str or None
+        The ``taskHub`` of that binding (``%Setting%`` resolved), if it names one.
     """
 
     name: str
@@ -52,6 +59,7 @@ class FunctionDef:
     trigger: dict[str, Any]
     trigger_param: str
     client_param: str | None = None
+    client_task_hub: str | None = None
 
     @property
     def is_async(self) -> bool:
@@ -68,6 +76,13 @@ class AppIndex:
     service_bus: list[FunctionDef] = field(default_factory=list)
     timers: list[FunctionDef] = field(default_factory=list)
     http: list[FunctionDef] = field(default_factory=list)
+    entities: dict[str, FunctionDef] = field(default_factory=dict)
+    """Entity functions by entity name, lower-cased (entity names are case-insensitive)."""
+
+    def all_functions(self) -> list[FunctionDef]:
+        """Return every function of the app."""
+        return [*self.orchestrators.values(), *self.activities.values(),
+                *self.entities.values(), *self.service_bus, *self.timers, *self.http]
 
 
 def load_local_settings(app_dir: Path) -> dict[str, str]:
@@ -92,9 +107,12 @@ def load_local_settings(app_dir: Path) -> dict[str, str]:
     if not path.exists():
         return {}
     try:
-        values = json.loads(path.read_text()).get("Values", {})
+        settings = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
-        raise AppLoadError(f"local.settings.json: not valid JSON ({exc})") from exc
+        raise AppLoadError(describe_json_error(exc, "local.settings.json")) from exc
+    if not isinstance(settings, dict):
+        raise AppLoadError("local.settings.json: the file must hold one JSON object")
+    values = settings.get("Values", {})
     if not isinstance(values, dict):
         raise AppLoadError("local.settings.json: Values must be an object")
     for key, value in values.items():
@@ -124,37 +142,15 @@ def resolve(value: Any) -> Any:
     return _SETTING.sub(sub, value)
 
 
-def import_app(app_dir: Path, module: str = "function_app") -> Any:
-    """Import ``function_app.py`` from ``app_dir`` and return its ``app`` object.
-
-    Raises
-    ------
-    AppLoadError
-        If the file or its ``app`` (a ``FunctionApp``/``DFApp``) is missing.
-    """
-    path = app_dir / f"{module}.py"
-    if not path.exists():
-        raise AppLoadError(f"--app-dir: no {module}.py in {app_dir}")
-    if str(app_dir) not in sys.path:
-        sys.path.insert(0, str(app_dir))
-    spec = importlib.util.spec_from_file_location(module, path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[module] = mod
-    spec.loader.exec_module(mod)
-    app = getattr(mod, "app", None)
-    if app is None or not hasattr(app, "get_functions"):
-        raise AppLoadError(f"{module}.py: defines no 'app' with get_functions()")
-    return app
-
-
-def index_app(app: Any) -> AppIndex:
-    """Group the app's functions by trigger, validating every binding.
+def index_app(app: Any, app_dir: Path | None = None) -> AppIndex:
+    """Group the app's functions by trigger, validating every binding and signature.
 
     Parameters
     ----------
-    app : azure.functions.FunctionApp
-        The app object (``app.get_functions()`` is the worker's metadata source).
+    app : azure.functions.FunctionRegister
+        The function app (``get_functions()`` is the worker's metadata source).
+    app_dir : Path, optional
+        The app folder, to name files relative to it in errors.
 
     Returns
     -------
@@ -164,36 +160,20 @@ def index_app(app: Any) -> AppIndex:
     ------
     AppLoadError
         For an unsupported binding type (the message names it and lists the supported
-        ones), entity triggers (not supported yet), or a function without a trigger.
+        ones), a function without a trigger, or parameters that do not match the
+        bindings (:func:`devhost.signature_check.check_parameters`).
     """
     index = AppIndex()
     for fn in app.get_functions():
-        name = fn.get_function_name()
-        bindings = [dict(b) for b in fn.get_dict_repr()["bindings"]]
-        trigger = None
-        client_param = None
-        for b in bindings:
-            btype = b["type"]
-            if btype == "entityTrigger":
-                raise AppLoadError(f"function '{name}': entityTrigger (durable entities) is "
-                                   "not supported by the local host yet")
-            if btype not in SUPPORTED_BINDINGS:
-                raise AppLoadError(
-                    f"function '{name}': binding type '{btype}' is not supported by the "
-                    f"local host; supported: {', '.join(SUPPORTED_BINDINGS)}")
-            if btype == "durableClient":
-                client_param = b["name"]
-            elif btype.endswith("Trigger"):
-                trigger = {k: resolve(v) for k, v in b.items()}
-        if trigger is None:
-            raise AppLoadError(f"function '{name}': has no trigger binding")
-        fdef = FunctionDef(name, fn.get_user_function(), trigger, trigger["name"],
-                           client_param)
+        fdef = _function_def(fn, app_dir)
+        name, trigger = fdef.name, fdef.trigger
         kind = trigger["type"]
         if kind == "orchestrationTrigger":
             index.orchestrators[trigger.get("orchestration") or name] = fdef
         elif kind == "activityTrigger":
             index.activities[trigger.get("activity") or name] = fdef
+        elif kind == "entityTrigger":
+            index.entities[(trigger.get("entityName") or name).lower()] = fdef
         elif kind == "serviceBusTrigger":
             index.service_bus.append(fdef)
         elif kind == "timerTrigger":
@@ -203,21 +183,50 @@ def index_app(app: Any) -> AppIndex:
     return index
 
 
-def load_app(app_dir: str | Path, module: str = "function_app") -> tuple[Any, AppIndex]:
+def _function_def(fn: Any, app_dir: Path | None) -> FunctionDef:
+    name = fn.get_function_name()
+    bindings = [{k: resolve(v) for k, v in dict(b).items()}
+                for b in fn.get_dict_repr()["bindings"]]
+    trigger = None
+    client_param = client_hub = None
+    for b in bindings:
+        btype = b["type"]
+        if btype not in SUPPORTED_BINDINGS:
+            raise AppLoadError(
+                f"function '{name}': binding type '{btype}' is not supported by the "
+                f"local host; supported: {', '.join(SUPPORTED_BINDINGS)}")
+        if btype == "durableClient":
+            client_param, client_hub = b["name"], b.get("taskHub") or None
+        elif btype.endswith("Trigger"):
+            trigger = b
+    if trigger is None:
+        raise AppLoadError(f"function '{name}': has no trigger binding")
+    func = fn.get_user_function()
+    check_parameters(name, func, [b["name"] for b in bindings], app_dir)
+    return FunctionDef(name, func, trigger, trigger["name"], client_param, client_hub)
+
+
+def load_app(app_dir: str | Path, module: str | None = None) -> tuple[Any, AppIndex]:
     """Load settings, import the app and index its functions.
 
     Parameters
     ----------
     app_dir : str or Path
         The app folder.
-    module : str
-        Module name of the app file.
+    module : str, optional
+        Module name of the app file; default from the app setting
+        ``PYTHON_SCRIPT_FILE_NAME`` (``function_app``), read after ``local.settings.json``.
 
     Returns
     -------
     (app, AppIndex)
+
+    Raises
+    ------
+    AppLoadError
+        One line naming the file (and line and column) or the setting at fault.
     """
     app_dir = Path(app_dir).resolve()
     load_local_settings(app_dir)
     app = import_app(app_dir, module)
-    return app, index_app(app)
+    return app, index_app(app, app_dir)

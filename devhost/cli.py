@@ -34,6 +34,32 @@ MAX_DEFAULT_WORKERS = 4
 """Processes beyond this gave nothing more: they all queue for the task hub's write lock."""
 
 DATA_DIR = typer.Option(Path(".data"), "--data-dir", help="Folder of the SQLite files.")
+LOG_LEVEL = typer.Option("info", "--log-level",
+                         help="debug, info, warning or error; debug shows the full traceback "
+                              "of a start-up error.")
+log = logging.getLogger("devhost")
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+
+
+def _build_or_exit(**kwargs: object):
+    """Build the host; a start-up error ends the command with its one-line message.
+
+    The message names the user's file, line and column (or the setting at fault); the
+    traceback through the host's own modules is logged at debug level only.
+    """
+    from devhost.load_errors import AppLoadError
+    from devhost.runtime import build_host
+
+    try:
+        return build_host(**kwargs)
+    except AppLoadError as exc:
+        log.debug("start-up failed", exc_info=True)
+        typer.echo(f"devhost: {exc}", err=True)
+        raise typer.Exit(1) from None
 
 
 def default_workers() -> int:
@@ -54,22 +80,22 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="Folder of f
           workers: int | None = typer.Option(
               None, "--workers", min=1,
               help="Host processes sharing the task hub; one serves HTTP. Default: one "
-                   f"per CPU, at most {MAX_DEFAULT_WORKERS}.")) -> None:
-    """Start the host: HTTP API, orchestrations, activities, timer and queue triggers."""
-    from devhost.runtime import build_host
-
+                   f"per CPU, at most {MAX_DEFAULT_WORKERS}."),
+          log_level: str = LOG_LEVEL) -> None:
+    """Start the host: HTTP API, orchestrations, entities, activities, timer and queue triggers."""
     workers = workers or default_workers()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s "
-                        "%(message)s")
-    host = build_host(app_dir, data_dir, port=port, activity_workers=activity_workers,
-                      orchestration_lease=timedelta(seconds=orchestration_lease_s),
-                      activity_lease=timedelta(seconds=activity_lease_s))
+    _configure_logging(log_level)
+    host = _build_or_exit(app_dir=app_dir, data_dir=data_dir, port=port,
+                          activity_workers=activity_workers,
+                          orchestration_lease=timedelta(seconds=orchestration_lease_s),
+                          activity_lease=timedelta(seconds=activity_lease_s))
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     host.start()
     workers_argv = worker_argv(str(app_dir), str(data_dir), host.base_url, activity_workers,
-                               orchestration_lease_s, activity_lease_s)
+                               orchestration_lease_s, activity_lease_s) + [
+        "--log-level", log_level]
     children = WorkerProcesses(workers_argv, workers - 1)
     try:
         ready = children.wait_ready(stop)
@@ -81,9 +107,7 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="Folder of f
         console.print(f"devhost: listening on {host.base_url} (task hub {host.taskhub.name}, "
                       f"data in {data_dir}, {workers} process{'es' if workers > 1 else ''})",
                       soft_wrap=True)
-        functions = sorted([*host.index.orchestrators, *host.index.activities,
-                            *(f.name for f in host.index.service_bus + host.index.timers
-                              + host.index.http)])
+        functions = sorted(f.name for f in host.index.all_functions())
         console.print(f"devhost: {len(functions)} functions: {', '.join(functions)}",
                       soft_wrap=True)
     while not stop.wait(1.0):
@@ -99,17 +123,17 @@ def worker(app_dir: Path = typer.Option(..., "--app-dir"), data_dir: Path = DATA
            activity_workers: int = typer.Option(4, "--activity-workers", min=1),
            orchestration_lease_s: float = typer.Option(30.0, "--orchestration-lease-s"),
            activity_lease_s: float = typer.Option(60.0, "--activity-lease-s"),
-           ready_fd: int | None = typer.Option(None, "--ready-fd")) -> None:
+           ready_fd: int | None = typer.Option(None, "--ready-fd"),
+           log_level: str = LOG_LEVEL) -> None:
     """Run one extra worker process of ``start --workers N`` (no HTTP server of its own)."""
-    from devhost.runtime import build_host
-
     _die_with_parent()
     parent = os.getppid()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s "
-                        "%(message)s")
-    host = build_host(app_dir, data_dir, activity_workers=activity_workers,
-                      orchestration_lease=timedelta(seconds=orchestration_lease_s),
-                      activity_lease=timedelta(seconds=activity_lease_s), api_base_url=api_url)
+    _configure_logging(log_level)
+    host = _build_or_exit(app_dir=app_dir, data_dir=data_dir,
+                          activity_workers=activity_workers,
+                          orchestration_lease=timedelta(seconds=orchestration_lease_s),
+                          activity_lease=timedelta(seconds=activity_lease_s),
+                          api_base_url=api_url)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

@@ -8,7 +8,6 @@ step until nothing is left (:meth:`drain`, for tests, with an injected clock).
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
 import threading
@@ -18,8 +17,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
-from devhost.app_loader import AppIndex, load_app
+from devhost.app_loader import AppIndex, AppLoadError, load_app
 from devhost.clock import Clock, ManualClock, SystemClock
+from devhost.entities.worker import EntityWorker
+from devhost.host_config import HostConfig, load_host_config
+from devhost.orchestration.versioning import Versioning
 from devhost.taskhub.store import TaskHub
 from devhost.workers.activity_pool import ActivityPool
 from devhost.workers.dispatch import DurableWorker
@@ -45,14 +47,31 @@ def hub_name_of(app_dir: Path) -> str:
     Returns
     -------
     str
-        ``extensions.durableTask.hubName``, or ``TestHubName`` (the Durable extension's
-        default) when host.json is absent or does not set it.
+        ``extensions.durableTask.hubName`` with a ``%Setting%`` reference resolved, or
+        ``TestHubName`` (the Durable extension's default) when host.json does not set it.
+
+    Raises
+    ------
+    AppLoadError
+        If host.json cannot be parsed (see :mod:`devhost.host_config`).
     """
-    try:
-        config = json.loads((app_dir / "host.json").read_text())
-    except (OSError, ValueError):
-        return "TestHubName"
-    return config.get("extensions", {}).get("durableTask", {}).get("hubName") or "TestHubName"
+    return load_host_config(app_dir).durable.hub_name
+
+
+def check_client_hubs(index: AppIndex, hub_name: str) -> None:
+    """Refuse a ``durableClient`` binding bound to another task hub than the host's.
+
+    Raises
+    ------
+    AppLoadError
+        Naming the function and both hub names (the local host serves one task hub).
+    """
+    for fdef in index.all_functions():
+        if fdef.client_task_hub and fdef.client_task_hub != hub_name:
+            raise AppLoadError(
+                f"function '{fdef.name}': its durableClient binding names task hub "
+                f"'{fdef.client_task_hub}', but the local host serves only '{hub_name}' "
+                "(host.json extensions.durableTask.hubName)")
 
 
 def free_port() -> int:
@@ -112,14 +131,23 @@ class LocalHost:
         self.base_url = api_base_url or f"http://127.0.0.1:{self.port}"
         serve_http = serve_http and api_base_url is None
         self.app, self.index = app or load_app(self.app_dir)
+        self.config: HostConfig = load_host_config(self.app_dir)
+        durable = self.config.durable
+        check_client_hubs(self.index, hub_name or durable.hub_name)
         self.taskhub = TaskHub(self.data_dir / "taskhub.sqlite", self.clock,
-                               name=hub_name or hub_name_of(self.app_dir))
+                               name=hub_name or durable.hub_name,
+                               default_version=durable.default_version)
         self.worker = DurableWorker(self.taskhub, self.index,
                                     orchestration_lease=orchestration_lease,
-                                    activity_lease=activity_lease, sleep=self.sleep)
+                                    activity_lease=activity_lease, sleep=self.sleep,
+                                    versioning=Versioning.from_settings(durable))
         self.activity_workers = activity_workers
         self.episode_batch = episode_batch
         self.pollers: list[Poller] = []
+        if self.index.entities:
+            self.pollers.append(EntityWorker(self.taskhub, self.index.entities,
+                                             owner=self.worker.owner, lease=orchestration_lease,
+                                             batch_size=durable.max_entity_batch))
         self.engine: Any = None
         """The embedded Service Bus engine, set by :func:`devhost.runtime.build_host`."""
         self.serve_http = serve_http

@@ -47,4 +47,5 @@ def build_http_app(host: LocalHost) -> Any:
     return create_http_app(host.taskhub, base_url=host.base_url,
                            http_functions=host.index.http, invoke_http=invoke_http,
                            on_start_instance=lambda _id: host.wake(),
-                           orchestrator_names=list(host.index.orchestrators))
+                           orchestrator_names=list(host.index.orchestrators),
+                           entity_names=list(host.index.entities))

@@ -14,6 +14,9 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from devhost.function_context import LocalContext
+from devhost.signature_check import CONTEXT_PARAM
+
 T = TypeVar("T")
 
 
@@ -91,7 +94,8 @@ def call(func: Any, kwargs: dict[str, Any]) -> Any:
         The user function.
     kwargs : dict
         Arguments by binding name; names the function does not take are left out unless it
-        accepts ``**kwargs``.
+        accepts ``**kwargs``. A ``context`` parameter not given here receives an
+        ``azure.functions.Context``, as the Python worker passes one.
 
     Returns
     -------
@@ -107,6 +111,8 @@ def call(func: Any, kwargs: dict[str, Any]) -> Any:
     params = inspect.signature(func).parameters
     if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
         kwargs = {k: v for k, v in kwargs.items() if k in params}
+    if CONTEXT_PARAM in params and CONTEXT_PARAM not in kwargs:
+        kwargs = {**kwargs, CONTEXT_PARAM: LocalContext(func)}
     if inspect.iscoroutinefunction(func):
         return run(_guarded(func(**kwargs), func))
     result = call_guarded(func, **kwargs)

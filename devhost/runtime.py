@@ -8,7 +8,6 @@ builds is also registered as this process's *current* host, so the app's local a
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -16,6 +15,8 @@ from typing import Any
 
 from devhost.clock import Clock
 from devhost.host import LocalHost
+from devhost.host_config import load_host_config
+from devhost.load_errors import AppLoadError
 from devhost.servicebus import open_engine
 from devhost.triggers.servicebus import ServiceBusTriggerPoller
 from devhost.triggers.timer import TimerTriggerPoller
@@ -37,13 +38,19 @@ def max_concurrent_calls(app_dir: Path) -> int:
     int
         That value capped at :data:`MAX_QUEUE_THREADS` (16 is the Functions default), or
         the cap when host.json does not set it.
+
+    Raises
+    ------
+    AppLoadError
+        If host.json cannot be parsed, or the value is not an integer.
     """
+    calls = load_host_config(app_dir).get("extensions", "serviceBus", "maxConcurrentCalls",
+                                          default=16)
     try:
-        host_json = json.loads((app_dir / "host.json").read_text())
-    except (OSError, ValueError):
-        return MAX_QUEUE_THREADS
-    calls = host_json.get("extensions", {}).get("serviceBus", {}).get("maxConcurrentCalls", 16)
-    return max(1, min(int(calls), MAX_QUEUE_THREADS))
+        return max(1, min(int(calls), MAX_QUEUE_THREADS))
+    except (TypeError, ValueError):
+        raise AppLoadError(f"host.json: extensions.serviceBus.maxConcurrentCalls must be an "
+                           f"integer, got {calls!r}") from None
 
 
 def current() -> LocalHost | None:

@@ -2,8 +2,8 @@
 
 One Starlette app serves, on 127.0.0.1, what the Functions host and the Durable extension
 serve in Azure: the documented webhook API under ``/runtime/webhooks/durabletask/`` (which
-is also the ``rpcBaseUrl`` the Python SDK's durable client calls) and the app's HTTP
-functions under ``/api/``.
+is also the ``rpcBaseUrl`` the Python SDK's durable client calls), including the entity
+routes, and the app's HTTP functions under ``/api/``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from starlette.applications import Starlette
 
 from devhost.http_api.app_routes import InvokeHttp, http_trigger_routes
 from devhost.http_api.context import ApiContext
+from devhost.http_api.entity_routes import entity_routes
 from devhost.http_api.errors import BadRequest, handle_error
 from devhost.http_api.instance_routes import instance_routes
 from devhost.http_api.query_routes import query_routes
@@ -26,7 +27,8 @@ from devhost.taskhub.store import TaskHub, TaskHubError
 def create_http_app(taskhub: TaskHub, *, base_url: str, http_functions: Iterable[Any] = (),
                     invoke_http: InvokeHttp | None = None,
                     on_start_instance: Callable[[str], None] | None = None,
-                    orchestrator_names: Collection[str] | None = None) -> Starlette:
+                    orchestrator_names: Collection[str] | None = None,
+                    entity_names: Collection[str] | None = None) -> Starlette:
     """Build the HTTP application of the local host.
 
     Parameters
@@ -48,6 +50,9 @@ def create_http_app(taskhub: TaskHub, *, base_url: str, http_functions: Iterable
     orchestrator_names : collection of str, optional
         The app's orchestrator function names; when given, starting any other name is
         refused with 400 as the extension does. None accepts any name.
+    entity_names : collection of str, optional
+        The app's entity names (any case); a signal to any other name is refused with 400.
+        None accepts any name.
 
     Returns
     -------
@@ -65,7 +70,8 @@ def create_http_app(taskhub: TaskHub, *, base_url: str, http_functions: Iterable
     if functions and invoke_http is None:
         raise ValueError("invoke_http: required when http_functions is not empty")
     ctx = ApiContext(taskhub, base_url, orchestrator_names, on_start_instance)
-    routes = [*start_routes(ctx), *query_routes(ctx), *instance_routes(ctx)]
+    routes = [*start_routes(ctx), *query_routes(ctx), *instance_routes(ctx),
+              *entity_routes(ctx, entity_names)]
     if functions:
         routes += http_trigger_routes(functions, invoke_http)
     return Starlette(routes=routes,

@@ -38,7 +38,7 @@ HTTP_ACTIVITY = "BuiltIn::HttpActivity"
 
 
 class UnsupportedActionError(Exception):
-    """The orchestrator used an action this host does not run (entities)."""
+    """The orchestrator used an action this host cannot run; the instance fails with it."""
 
 
 def flatten(state: dict[str, Any]) -> list[dict[str, Any]]:
@@ -53,11 +53,6 @@ def flatten(state: dict[str, Any]) -> list[dict[str, Any]]:
     -------
     list of dict
         Atomic actions (compound WhenAll/WhenAny unwrapped depth-first).
-
-    Raises
-    ------
-    UnsupportedActionError
-        For CallEntity and SignalEntity.
     """
 
     def walk(action: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -65,9 +60,6 @@ def flatten(state: dict[str, Any]) -> list[dict[str, Any]]:
         if kind in COMPOUND:
             for child in action.get("compoundActions", []):
                 yield from walk(child)
-        elif kind in (ActionType.CallEntity, ActionType.SignalEntity):
-            raise UnsupportedActionError(
-                f"{kind.name}: durable entities are not supported by the local host yet")
         else:
             yield action
 

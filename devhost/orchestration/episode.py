@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from devhost import invoke
+from devhost.entities.calls import ENTITY_ACTIONS, EntityCalls, keep_on_continue_as_new
 from devhost.http_api.instance_ids import validate_instance_id
 from devhost.orchestration.actions import (
     HTTP_ACTIVITY,
@@ -130,15 +131,23 @@ class Episode:
         ``current_utc_datetime``).
     max_batch : int
         Upper bound on new messages per episode.
+    version_mismatch : str, optional
+        Fail the instance with this message instead of replaying it (``ErrorType``
+        VersionMismatch; host.json ``versionFailureStrategy: Fail``).
+    entities : EntityCalls, optional
+        The app's entity functions, for CallEntity and SignalEntity actions.
     """
 
     def __init__(self, item: OrchestrationWorkItem, handler: OrchestratorHandler | None,
-                 now: datetime, max_batch: int = 1000) -> None:
+                 now: datetime, max_batch: int = 1000, *, version_mismatch: str | None = None,
+                 entities: EntityCalls | None = None) -> None:
         self.item = item
         self.inst = item.instance
         self.handler = handler
         self.now = now
         self.max_batch = max_batch
+        self.version_mismatch = version_mismatch
+        self.entities = entities or EntityCalls()
         # A JSON round trip copies the (JSON-shaped) state several times faster than deepcopy.
         self.state = (json.loads(json.dumps(item.instance.replay_state))
                       or empty_replay_state())
@@ -164,6 +173,11 @@ class Episode:
             return self.commit
         self.commit.consumed = [m.id for m in batch]
         self.new_events.append(event(EventType.OrchestratorStarted, self.now))
+        if self.version_mismatch is not None:
+            self.new_events += [m.event for m in batch]
+            self._end("Failed", json.dumps(self.version_mismatch), self.version_mismatch,
+                      error_type="VersionMismatch")
+            return self._finish_commit()
         if batch[0].kind in CONTROL_KINDS:
             self._control(batch[0])
             return self._finish_commit()
@@ -309,6 +323,10 @@ class Episode:
             self._schedule_timer(seq, fire_at, cancelled=bool(action.get("isCanceled")))
         elif kind == ActionType.ContinueAsNew:
             pass
+        elif kind in ENTITY_ACTIONS:
+            sent, request = self.entities.send(seq, action, self.inst, self.now)
+            self.commit.new_history.append(sent)
+            self.commit.messages.append(request)
         else:
             if kind in (ActionType.CallActivityWithRetry,
                         ActionType.CallSubOrchestratorWithRetry):
@@ -369,12 +387,12 @@ class Episode:
         self._end("Failed", json.dumps(output), failed_reason=message, details=details)
 
     def _end(self, status: str, output: str | None, failed_reason: str | None = None,
-             details: str = "") -> None:
+             details: str = "", error_type: str = "OrchestratorFailure") -> None:
         self.tail.append(event(EventType.OrchestratorCompleted, self.now))
         if status != "Terminated":
             extra: dict[str, Any] = {"OrchestrationStatus": status, "Result": output}
             if status == "Failed":
-                extra["FailureDetails"] = {"ErrorType": "OrchestratorFailure",
+                extra["FailureDetails"] = {"ErrorType": error_type,
                                            "ErrorMessage": failed_reason, "StackTrace": details}
             self.tail.append(event(EventType.ExecutionCompleted, self.now, **extra))
         self.commit.status = status
@@ -417,7 +435,8 @@ class Episode:
         self.commit.purge_execution = True
         self.commit.activities.clear()
         self.commit.instances.clear()
-        self.commit.messages = [NewMessage(self.inst.instance_id, execution_id, "start",
+        self.commit.messages = [*keep_on_continue_as_new(self.commit.messages),
+                                NewMessage(self.inst.instance_id, execution_id, "start",
                                            started, self.now)]
         self.state = empty_replay_state()
 

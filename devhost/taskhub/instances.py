@@ -6,6 +6,7 @@ transaction; an event for an instance that has ended is refused before anything 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import threading
@@ -45,13 +46,17 @@ class InstanceStore:
         Task hub name, as in host.json ``extensions.durableTask.hubName``.
     synchronous : {"FULL", "NORMAL"}
         SQLite durability, see :func:`sqlitekit.connect`.
+    default_version : str, optional
+        host.json ``extensions.durableTask.defaultVersion``: the version of every instance
+        and sub-orchestration created without one (as the extension assigns it).
     """
 
     def __init__(self, path: str | Path, clock: Clock, *, name: str = "TestHubName",
-                 synchronous: str = "FULL") -> None:
+                 synchronous: str = "FULL", default_version: str | None = None) -> None:
         self.path = Path(path)
         self.clock = clock
         self.name = name
+        self.default_version = default_version
         self._synchronous = synchronous
         self._local = threading.local()
         # executescript manages its own transaction; CREATE ... IF NOT EXISTS is idempotent,
@@ -83,7 +88,8 @@ class InstanceStore:
         input_json : str or None
             The input, serialised as JSON.
         version : str, optional
-            Orchestration version recorded in ExecutionStarted.
+            Orchestration version recorded in ExecutionStarted (default: the task hub's
+            ``default_version``).
 
         Returns
         -------
@@ -113,6 +119,8 @@ class InstanceStore:
                          parent: tuple[str, str] | None) -> None:
         now = self.clock.now()
         execution_id = uuid.uuid4().hex
+        if new.version is None:
+            new = dataclasses.replace(new, version=self.default_version)
         conn.execute(
             "INSERT INTO instances (instance_id, name, version, runtime_status, input,"
             " created_at, last_updated_at, execution_id, parent_instance_id,"

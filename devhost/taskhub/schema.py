@@ -17,6 +17,10 @@ activities
     by another (at-least-once, issue item 5).
 leases
     Named leases (timer-trigger occurrences, singleton jobs) shared by host processes.
+entities
+    Durable entities (SPEC D10): existence, serialised state and the lease of the process
+    running the entity's next batch. Their operation requests wait in ``inbox`` (kind
+    ``entity``, ``instance_id`` the entity's ``@name@key``), see :mod:`devhost.entities`.
 """
 
 SCHEMA = """
@@ -80,4 +84,15 @@ CREATE TABLE IF NOT EXISTS leases (
     owner         TEXT NOT NULL,
     expires       TEXT NOT NULL
 ) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS entities (
+    entity_id     TEXT PRIMARY KEY,
+    entity_exists INTEGER NOT NULL DEFAULT 0,
+    state         TEXT,
+    last_modified TEXT NOT NULL,
+    lock_owner    TEXT,
+    lock_expires  TEXT
+) WITHOUT ROWID;
+-- Partial: maintained for entity requests only, so orchestration messages pay nothing.
+CREATE INDEX IF NOT EXISTS ix_inbox_entity ON inbox (instance_id, id) WHERE kind = 'entity';
 """

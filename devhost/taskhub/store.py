@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import sqlitekit as db
+from devhost.entities.store import EntityQueue
 from devhost.taskhub.activity_queue import ActivityQueue
 from devhost.taskhub.events import EventType, event, format_time, parse_time
 from devhost.taskhub.records import (  # noqa: F401 - re-exported for callers
@@ -78,11 +79,12 @@ class Round:
     activities: list[ActivityWorkItem] = field(default_factory=list)
 
 
-class TaskHub(ActivityQueue):
+class TaskHub(ActivityQueue, EntityQueue):
     """The task hub in one SQLite file, safe for many threads and many processes.
 
     Parameters are those of :class:`~devhost.taskhub.instances.InstanceStore`; the
-    activity queue is :class:`~devhost.taskhub.activity_queue.ActivityQueue`.
+    activity queue is :class:`~devhost.taskhub.activity_queue.ActivityQueue`, the durable
+    entities :class:`~devhost.entities.store.EntityQueue`.
     """
 
     def claim_orchestrations(self, owner: str, lease: timedelta, max_instances: int = 1,
@@ -163,6 +165,20 @@ class TaskHub(ActivityQueue):
     def release_orchestration(self, item: OrchestrationWorkItem) -> None:
         """Give up a claim without writing anything (the messages stay queued)."""
         with db.write(self._conn()) as conn:
+            conn.execute("UPDATE instances SET lock_owner=NULL, lock_expires=NULL"
+                         " WHERE instance_id=? AND lock_owner=?",
+                         (item.instance.instance_id, item.lock_owner))
+
+    def abandon_orchestration(self, item: OrchestrationWorkItem, delay: timedelta) -> None:
+        """Give up a claim and hide the instance's queued messages for ``delay``.
+
+        What DTFx does with a work item it will not run (a version rejected by the
+        worker's versioning settings): nothing is written, and the work is retried later.
+        """
+        later = format_time(self.clock.now() + delay)
+        with db.write(self._conn()) as conn:
+            conn.execute("UPDATE inbox SET visible_at=? WHERE instance_id=? AND visible_at<?",
+                         (later, item.instance.instance_id, later))
             conn.execute("UPDATE instances SET lock_owner=NULL, lock_expires=NULL"
                          " WHERE instance_id=? AND lock_owner=?",
                          (item.instance.instance_id, item.lock_owner))

@@ -15,9 +15,12 @@ from datetime import timedelta
 from typing import Any
 
 from devhost.app_loader import AppIndex
+from devhost.entities.calls import EntityCalls
 from devhost.orchestration import sdk_fastpaths
 from devhost.orchestration.episode import Episode
+from devhost.orchestration.versioning import MISMATCH_MESSAGE, REJECT_DELAY, Versioning
 from devhost.taskhub.store import (
+    TERMINAL_STATUSES,
     ActivityWorkItem,
     EpisodeCommit,
     OrchestrationWorkItem,
@@ -45,12 +48,16 @@ class DurableWorker:
         Lease of an activity work item; renewed while the activity runs.
     sleep : callable
         Waits between HTTP 202 polls (seconds).
+    versioning : Versioning, optional
+        host.json's versioning settings, checked before every episode; None runs every
+        instance.
     """
 
     def __init__(self, taskhub: TaskHub, index: AppIndex, *, owner: str | None = None,
                  orchestration_lease: timedelta = timedelta(seconds=30),
                  activity_lease: timedelta = timedelta(seconds=60),
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep,
+                 versioning: Versioning | None = None) -> None:
         self.taskhub = taskhub
         self.index = index
         self.owner = owner or uuid.uuid4().hex[:12]
@@ -58,6 +65,8 @@ class DurableWorker:
         self.activity_lease = activity_lease
         self.sleep = sleep
         self.handlers = {name: f.func for name, f in index.orchestrators.items()}
+        self.entity_calls = EntityCalls(index.entities)
+        self.versioning = versioning
         sdk_fastpaths.install()
 
     def run_episodes(self, max_instances: int = 1) -> int:
@@ -87,15 +96,34 @@ class DurableWorker:
         """
         batch = []
         for item in items:
+            rejected, mismatch = self._check_version(item)
+            if rejected:
+                continue
             try:
                 commit = Episode(item, self.handlers.get(item.instance.name),
-                                 self.taskhub.clock.now()).run()
+                                 self.taskhub.clock.now(), version_mismatch=mismatch,
+                                 entities=self.entity_calls).run()
             except Exception:  # noqa: BLE001 - a host bug; others in the batch go on
                 log.exception("episode of %s crashed; releasing it", item.instance.instance_id)
                 self.taskhub.release_orchestration(item)
                 continue
             batch.append((item, commit))
         return batch
+
+    def _check_version(self, item: OrchestrationWorkItem) -> tuple[bool, str | None]:
+        """Apply the versioning settings: (rejected and abandoned, failure message or None)."""
+        inst = item.instance
+        if self.versioning is None or inst.runtime_status in TERMINAL_STATUSES \
+                or self.versioning.complies(inst.version):
+            return False, None
+        log.warning("%s", self.versioning.explain(inst.instance_id, inst.version))
+        if self.versioning.failure == "Fail":
+            return False, MISMATCH_MESSAGE
+        try:
+            self.taskhub.abandon_orchestration(item, REJECT_DELAY)
+        except Exception:  # noqa: BLE001 - the lease expires and the check runs again
+            log.exception("could not abandon %s; its lease expires instead", inst.instance_id)
+        return True, None
 
     def run_round(self, commits: list[tuple[OrchestrationWorkItem, EpisodeCommit]],
                   completions: list[tuple[ActivityWorkItem, dict[str, Any]]],

@@ -17,12 +17,17 @@ from tests.devhost.conftest import SAMPLE_APP
 pytestmark = pytest.mark.slow
 
 
-def spawn(data_dir):
+def spawn_app(app_dir, data_dir):
+    """Start ``devhost start`` for ``app_dir`` with short leases (so a kill recovers fast)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "devhost", "start", "--app-dir", str(SAMPLE_APP),
+        [sys.executable, "-m", "devhost", "start", "--app-dir", str(app_dir),
          "--data-dir", str(data_dir), "--port", str(free_port()),
          "--orchestration-lease-s", "1", "--activity-lease-s", "1"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ.copy())
+
+
+def spawn(data_dir):
+    return spawn_app(SAMPLE_APP, data_dir)
 
 
 def wait_for(predicate, timeout_s=90.0):

@@ -1,0 +1,119 @@
+r"""Durable entities over HTTP: read an entity's state, signal an operation (SPEC D10).
+
+The documented entity API of the Durable extension (``HttpApiHandler``), which the Python
+SDK's ``DurableOrchestrationClient.read_entity_state`` and ``signal_entity`` also call
+through ``rpcBaseUrl``:
+
+==================================  =======  ==============================================
+route (under the webhook prefix)    method   answers
+==================================  =======  ==============================================
+entities/{name}/{key}               GET      200 with the state (JSON), 404 if none
+entities/{name}/{key}?op={op}       POST     202; the body (if any) is the operation input
+entities/{name}/{key}               DELETE   202; signals the operation ``delete``
+==================================  =======  ==============================================
+
+A key of ``$`` means the empty key on GET, as on Azure. A signal to an entity name the app
+has no entity function for, or with a key holding ``/ \ # ?`` or a control character, is
+refused with 400 and the extension's message. The operation input is built as the extension
+builds it: an ``application/json`` body is parsed and re-serialised compactly (so the SDK's
+``json.dumps`` text arrives as a JSON string, as the SDK's entity ``get_input`` expects),
+any other body is taken as a string, and an empty body means no input. A JSON body that is
+not a string is passed on as Azure passes it, and the Python SDK's ``get_input`` then fails
+the operation (it expects JSON text inside a JSON string, what its own client sends); the
+host logs a warning saying so (SPEC L1).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Collection
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from devhost.entities.batch import missing_function_error
+from devhost.entities.messages import EntityIdError, check_entity_key, scheduler_id
+from devhost.http_api.context import ApiContext
+from devhost.http_api.errors import BadRequest
+from devhost.http_api.params import check_task_hub
+from devhost.http_api.urls import WEBHOOK_PATH
+
+log = logging.getLogger("devhost.entities")
+
+EMPTY_KEY = "$"
+"""Key segment standing for the empty key on GET (the extension's ``EmptyEntityKeySymbol``)."""
+
+
+def operation_input(body: bytes, media_type: str) -> str | None:
+    """Return a signal's request ``input`` for an HTTP body, as the extension builds it.
+
+    Raises
+    ------
+    BadRequest
+        For an ``application/json`` body that is not JSON ("Could not parse JSON content").
+    """
+    if not body:
+        return None
+    text = body.decode("utf-8", errors="replace")
+    if media_type.lower() != "application/json":
+        return json.dumps(text, ensure_ascii=False)
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise BadRequest(f"Could not parse JSON content: {exc}") from None
+    if not isinstance(value, str):
+        log.warning("entity signal: the JSON body %.60s is not a JSON string; as on Azure it "
+                    "reaches the entity as is, and the Python SDK's get_input() fails on it "
+                    "(send json.dumps(value) as the JSON body, as the SDK's signal_entity "
+                    "does)", text)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def entity_routes(ctx: ApiContext, entity_names: Collection[str] | None) -> list[Route]:
+    """Return the entity routes bound to ``ctx``.
+
+    Parameters
+    ----------
+    ctx : ApiContext
+        The API's shared state; its start hook is called after a signal is queued (the
+        host wakes its workers with it).
+    entity_names : collection of str or None
+        The app's entity names; None accepts any name.
+    """
+    known = None if entity_names is None else sorted(n.lower() for n in entity_names)
+
+    async def read_state(request: Request) -> Response:
+        check_task_hub(request.query_params, ctx.taskhub.name)
+        name, key = request.path_params["name"], request.path_params["key"]
+        exists, state = await ctx.call(ctx.taskhub.read_entity, name,
+                                       "" if key == EMPTY_KEY else key)
+        if not exists:
+            return Response(status_code=404)
+        return Response(state if state is not None else "null", status_code=200,
+                        media_type="application/json")
+
+    async def signal(request: Request) -> Response:
+        check_task_hub(request.query_params, ctx.taskhub.name)
+        name, key = request.path_params["name"], request.path_params["key"]
+        if request.method == "DELETE":
+            operation = "delete"
+        else:
+            operation = request.query_params.get("op") or ""
+        try:
+            check_entity_key(key)
+        except EntityIdError as exc:
+            raise BadRequest(str(exc)) from None
+        if known is not None and name.lower() not in known:
+            raise BadRequest(missing_function_error(name.lower(), known))
+        media_type = request.headers.get("content-type", "").split(";")[0].strip()
+        input_text = operation_input(await request.body(), media_type)
+        await ctx.call(ctx.taskhub.signal_entity, name, key, operation, input_text)
+        if ctx.on_start_instance is not None:
+            ctx.on_start_instance(scheduler_id(name, key))
+        return Response(status_code=202)
+
+    path = WEBHOOK_PATH + "/entities/{name}/{key}"
+    return [Route(path, read_state, methods=["GET"]),
+            Route(path, signal, methods=["POST", "DELETE"])]
