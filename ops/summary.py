@@ -44,7 +44,7 @@ def build_summary(services: Any, *, with_dead_letters: bool = True) -> dict[str,
     in_flight = sum(counts.get(state, 0) for state in IN_FLIGHT_STATES)
     stuck, truncated = count_stuck(services.stores.states, now)
     queues = load_queue_limits()
-    depths, note = (dead_letter_depths(settings, queues) if with_dead_letters
+    depths, note = (dead_letter_depths(services.depths, queues) if with_dead_letters
                     else (None, "not read"))
     limit = settings.MAX_IN_FLIGHT
     return {

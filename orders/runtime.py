@@ -8,6 +8,7 @@ test's ManualClock drives the app too). Tests may install their own with :func:`
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +22,7 @@ import httpx
 from clocks import Clock, SystemClock
 from orders.circuit import BreakerRegistry
 from orders.messaging import MessageSender, create_sender
+from orders.messaging.depths import AzureDepthReader, DepthReader, LocalDepthReader
 from orders.messaging.settlement import FunctionsSettler, LocalSettler, MessageSettler
 from orders.settings import Settings, load_settings
 from orders.stores import Stores, create_stores
@@ -38,13 +40,21 @@ class Services:
     http: httpx.Client
     settler: MessageSettler
     sleep: Callable[[float], None] = time.sleep
+    depths: DepthReader | None = None
+    """Dead-letter depth reader; None in tests that do not read depths."""
+    credential: Any = None
+    """The process's one Azure credential (None under the local host)."""
     extras: dict[str, Any] = field(default_factory=dict)
 
     def close(self) -> None:
-        """Release connections."""
+        """Release connections: every client the process built, once (Azure parity)."""
         self.stores.close()
         self.sender.close()
         self.http.close()
+        if self.depths is not None:
+            self.depths.close()
+        if self.credential is not None and hasattr(self.credential, "close"):
+            self.credential.close()
 
 
 _services: Services | None = None
@@ -79,36 +89,69 @@ def build_services(settings: Settings, clock: Clock | None = None) -> Services:
     on_start(settings)  # refuses settings over the retry budget (X2); logs and metrics (X8)
     host = _local_host()
     clock = clock or (host.clock if host is not None else None) or SystemClock()
+    credential = _credential(settings)
     if settings.STORE_BACKEND == "sqlite":
         data = Path(settings.DEVHOST_DATA_DIR or ".data")
         stores = create_stores("sqlite", orders_path=data / "orders.sqlite",
                                state_path=data / "state.sqlite", clock=clock)
     else:
         stores = create_stores("cosmos", endpoint=settings.COSMOS_ENDPOINT,
-                               database=settings.COSMOS_DATABASE, clock=clock)
+                               database=settings.COSMOS_DATABASE, credential=credential,
+                               clock=clock)
     settler: MessageSettler
+    depths: DepthReader
     if settings.MESSAGING_BACKEND == "local":
         sender = create_sender("local", data_dir=settings.DEVHOST_DATA_DIR, clock=clock)
         settler = LocalSettler(settings.DEVHOST_DATA_DIR or ".data", clock)
+        depths = LocalDepthReader(settings.DEVHOST_DATA_DIR or ".data")
     else:
-        sender = create_sender(
-            "servicebus", fully_qualified_namespace=settings.SERVICEBUS__fullyQualifiedNamespace)
+        namespace = settings.SERVICEBUS__fullyQualifiedNamespace
+        sender = create_sender("servicebus", fully_qualified_namespace=namespace,
+                               credential=credential)
         settler = FunctionsSettler()
+        depths = AzureDepthReader(namespace, credential)
     breakers = BreakerRegistry(clock=clock,
                                failure_threshold=settings.CIRCUIT_FAILURE_THRESHOLD,
                                cool_down=timedelta(seconds=settings.CIRCUIT_COOL_DOWN_S))
     http = httpx.Client(timeout=settings.AGENT_CALL_TIMEOUT_S)
     return Services(settings, clock, stores, sender, breakers, http, settler,
-                    sleep=host.sleep if host is not None else time.sleep)
+                    sleep=host.sleep if host is not None else time.sleep, depths=depths,
+                    credential=credential)
+
+
+def _credential(settings: Settings) -> Any:
+    """Build the process's one credential if any backend is Azure's (managed identity, X10).
+
+    Cosmos DB, the Service Bus sender and the depth reader share it, so the process keeps
+    one token cache and refreshes one token per resource.
+    """
+    if settings.STORE_BACKEND == "sqlite" and settings.MESSAGING_BACKEND == "local":
+        return None
+    from azure.identity import DefaultAzureCredential
+
+    return DefaultAzureCredential()
 
 
 def services() -> Services:
-    """Return this process's services, building them on first use."""
+    """Return this process's services, building them on first use.
+
+    They are closed when the process exits (the worker's shutdown), so every client is
+    created once per process and released once.
+    """
     global _services
     with _guard:
         if _services is None:
             _services = build_services(load_settings())
+            atexit.register(_close_at_exit)
         return _services
+
+
+def _close_at_exit() -> None:
+    global _services
+    with _guard:
+        current, _services = _services, None
+    if current is not None:
+        current.close()
 
 
 def use(new: Services | None) -> None:

@@ -21,7 +21,6 @@ from pathlib import Path
 import pathspec
 import pytest
 
-
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,0 +1,113 @@
+"""Dead-letter depth per queue, read from the local engine or Azure Service Bus (SPEC X8).
+
+A message in a dead-letter subqueue is one nobody will process again without an
+operator: a poison order, an agent request that failed every delivery, a reply that could
+not be routed. Their number per queue is part of the ops summary and a metric to alert on.
+
+One reader per process (:class:`orders.runtime.Services` holds it and closes it):
+
+- :class:`LocalDepthReader`: the local host's Service Bus engine (the running host's own,
+  or the data folder's); ``devhost`` is imported only then, as it is not deployed;
+- :class:`AzureDepthReader`: the Service Bus administration client, created on first use
+  with the process's one credential and kept, so a timer that runs every minute opens no
+  new connection or token cache each time. It needs the *Manage* right ("Azure Service
+  Bus Data Owner") on the namespace or the queues; without it the read fails and the
+  caller reports the depth as unavailable.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class DepthReader(Protocol):
+    """Reads the dead-letter depth of queues."""
+
+    def dead_letter_depths(self, queues: list[str]) -> dict[str, int]:
+        """Return the number of dead-lettered messages per queue.
+
+        Raises
+        ------
+        Exception
+            Whatever the backend raises when the depth cannot be read.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release the reader's connections."""
+        ...
+
+
+class LocalDepthReader:
+    """Dead-letter depths from the local host's Service Bus engine.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The host's data folder.
+    """
+
+    def __init__(self, data_dir: str | Path) -> None:
+        self._data_dir = Path(data_dir)
+
+    def dead_letter_depths(self, queues: list[str]) -> dict[str, int]:
+        """Return the dead-letter depth of each queue; see :class:`DepthReader`."""
+        from devhost.runtime import current
+
+        host = current()
+        if host is not None and Path(host.data_dir).resolve() == self._data_dir.resolve():
+            return {q: host.engine.counts(q).dead_letter for q in queues}
+        from devhost.servicebus import open_engine
+
+        engine = open_engine(str(self._data_dir))
+        try:
+            return {q: engine.counts(q).dead_letter for q in queues}
+        finally:
+            engine.close()
+
+    def close(self) -> None:
+        """Nothing to release: the engine is opened per read or is the host's own."""
+
+
+class AzureDepthReader:
+    """Dead-letter depths from the Service Bus administration client, built once.
+
+    Parameters
+    ----------
+    namespace : str
+        ``<ns>.servicebus.windows.net``.
+    credential : azure.core.credentials.TokenCredential
+        The process's credential (managed identity in Azure).
+    client : ServiceBusAdministrationClient-like, optional
+        Built on first use when None; tests pass one.
+    """
+
+    def __init__(self, namespace: str, credential: Any, client: Any = None) -> None:
+        self._namespace = namespace
+        self._credential = credential
+        self._client = client
+        self._lock = threading.Lock()
+
+    def _admin(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                from azure.servicebus.management import ServiceBusAdministrationClient
+
+                self._client = ServiceBusAdministrationClient(self._namespace,
+                                                              self._credential)
+            return self._client
+
+    def dead_letter_depths(self, queues: list[str]) -> dict[str, int]:
+        """Return the dead-letter depth of each queue; see :class:`DepthReader`."""
+        admin = self._admin()
+        return {q: admin.get_queue_runtime_properties(q).dead_letter_message_count
+                for q in queues}
+
+    def close(self) -> None:
+        """Close the administration client if one was built."""
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
