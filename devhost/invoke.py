@@ -3,7 +3,8 @@
 The Python worker runs every ``async def`` function on its one event loop, and the Durable
 SDK relies on that: its durable client keeps one process-wide aiohttp session, bound to the
 loop that created it. So async functions here run on a single shared loop in a background
-thread (:func:`run`); sync functions run in the calling worker thread.
+thread (:func:`run`); sync functions run in the calling worker thread. An async function
+that blocks that loop is named in a warning (:mod:`devhost.loop_watch`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from devhost.function_context import LocalContext
+from devhost.loop_watch import Timed, threshold_s
 from devhost.signature_check import CONTEXT_PARAM
 
 T = TypeVar("T")
@@ -34,8 +36,9 @@ def _as_failure(exc: BaseException, func: Any) -> FunctionExit:
 
 
 async def _guarded(awaitable: Any, func: Any) -> Any:
+    name = getattr(func, "__name__", repr(func))
     try:
-        return await awaitable
+        return await Timed(awaitable, name, threshold_s())
     except (SystemExit, KeyboardInterrupt) as exc:  # would stop the shared loop
         raise _as_failure(exc, func) from exc
 

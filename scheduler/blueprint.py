@@ -1,5 +1,6 @@
 """Registers the scheduler's functions: submission, starter and reply handler (S1, S3, A4)."""
 
+import asyncio
 import logging
 
 import azure.durable_functions as df
@@ -44,9 +45,13 @@ def submit_order(msg: func.ServiceBusMessage) -> None:
 @bp.timer_trigger(arg_name="timer", schedule="%STARTER_SCHEDULE%")
 @bp.durable_client_input(client_name="client")
 async def start_orders(timer: func.TimerRequest, client: df.DurableOrchestrationClient) -> None:
-    """Claim Pending records and start their attempts (S3), then handed-over compensations (S9)."""
-    await starter.run_starter(client, services())
-    await start_compensations(client, services())
+    """Claim Pending records and start their attempts (S3), then handed-over compensations (S9).
+
+    Async because the durable client is; every store call runs off the event loop.
+    """
+    svc = await asyncio.to_thread(services)
+    await starter.run_starter(client, svc)
+    await start_compensations(client, svc)
 
 
 @bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.AGENT_REPLIES_QUEUE,
@@ -63,8 +68,11 @@ async def route_agent_reply(msg: func.ServiceBusMessage,
     try:
         reply = replies.parse_reply(msg.get_body())
     except wire.InvalidMessage as exc:
-        dead_letter(names.AGENT_REPLIES_QUEUE, msg, exc.reason, exc.description)
+        await asyncio.to_thread(dead_letter, names.AGENT_REPLIES_QUEUE, msg, exc.reason,
+                                exc.description)
         return
     with log_context(reply.order_id, reply.instance_id):
-        replies.mark_circuit_refusal(services().stores.states, reply)
+        svc = await asyncio.to_thread(services)
+        # The store client is synchronous: off the worker's event loop (Azure parity).
+        await asyncio.to_thread(replies.mark_circuit_refusal, svc.stores.states, reply)
         await replies.route_reply(client, reply)

@@ -10,6 +10,7 @@ leaves an expired CompleteBy for the supervisor (counted against the compensatio
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -47,7 +48,8 @@ async def start_compensations(client: Any, services: Services) -> StartReport:
     states = services.stores.states
     s = services.settings
     now = services.clock.now()
-    records = states.find_startable(now, s.STARTER_BATCH, ProcessState.COMPENSATING)
+    records = await asyncio.to_thread(states.find_startable, now, s.STARTER_BATCH,
+                                      ProcessState.COMPENSATING)
     return await claim_and_start(client, states, records,
                                  lambda r: claim_compensation(r, now + s.start_grace),
                                  COMPENSATION_WORKFLOW, lambda r: compensation_input(r, s),

@@ -16,6 +16,7 @@ Processing with an expired CompleteBy and returns it to Pending for a new attemp
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -87,7 +88,8 @@ async def claim_and_start(client: Any, states: StateStore, records: Iterable[Sta
     claimed = started = lost = 0
     for record in records:
         try:
-            mine = states.replace(claim(record))
+            # The store client is synchronous: off the worker's event loop (Azure parity).
+            mine = await asyncio.to_thread(states.replace, claim(record))
         except PreconditionFailedError:
             lost += 1  # another starter claimed it first (SPEC S3, V4)
             continue
@@ -120,7 +122,8 @@ async def run_starter(client: Any, services: Services) -> StartReport:
     states = services.stores.states
     s = services.settings
     now = services.clock.now()
-    processing = states.count_by_state([ProcessState.PROCESSING]).get(ProcessState.PROCESSING, 0)
+    counts = await asyncio.to_thread(states.count_by_state, [ProcessState.PROCESSING])
+    processing = counts.get(ProcessState.PROCESSING, 0)
     room = min(s.STARTER_BATCH, s.MAX_PROCESSING - processing)
     if room <= 0:
         return StartReport(0, 0, 0)
@@ -129,6 +132,7 @@ async def run_starter(client: Any, services: Services) -> StartReport:
         # The workflow version is fixed when the first attempt starts (X6).
         return claim_attempt(record, now + s.start_grace, s.WORKFLOW_VERSION)
 
-    return await claim_and_start(client, states, states.find_startable(now, room), claim,
+    records = await asyncio.to_thread(states.find_startable, now, room)
+    return await claim_and_start(client, states, records, claim,
                                  ORDER_WORKFLOW, lambda r: workflow_input(r, services),
                                  "starter")
