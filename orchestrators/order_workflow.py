@@ -18,16 +18,21 @@ not replaying (SPEC D4).
 
 Which version runs (X6)
 -----------------------
-The starter fixes an order's version when it claims the first attempt (the
-``WORKFLOW_VERSION`` setting then) and every attempt gets it in its input; the dispatcher
-runs ``WORKFLOWS[version]``, so an order started under version 1 finishes under version 1
-whatever the setting says later. An unknown version raises an operator alert and ends the
-attempt without touching the record (it is retried by the supervisor, so registering the
-version fixes it). A version is frozen once orders run under it: anything that changes the
-sequence of activities, timers and events an attempt schedules is a new version, because
-an in-flight attempt replays its history against this code. Roll out by registering the
-new version everywhere first (``WORKFLOW_VERSION`` unchanged), then switching the setting;
-remove a version only when no Pending, Processing or Compensating order uses it.
+The platform's orchestration versioning decides. The starter fixes an order's version when
+it claims the first attempt (the ``WORKFLOW_VERSION`` setting then) and starts every
+attempt with it as the orchestration version (``N.0``); the dispatcher runs
+``WORKFLOWS[context.version]`` (:func:`attempt_version`), so an order started under
+version 1 finishes under version 1 whatever the setting says later. An attempt started
+before orchestration versions were set has none and runs the ``workflowVersion`` of its
+input. host.json's ``defaultVersion`` (the newest version this code registers) with
+``versionMatchStrategy: CurrentOrOlder`` and ``versionFailureStrategy: Reject`` keeps an
+older worker off newer attempts during a rolling deployment (docs/deploy.md). A version
+the code does not register is never started (the starter alerts instead); an in-flight
+attempt of a version since removed raises an operator alert here and ends without
+touching the record (the supervisor retries it, so registering the version again fixes
+it). A version is frozen once orders run under it: anything that changes the sequence of
+activities, timers and events an attempt schedules is a new version, because an in-flight
+attempt replays its history against this code.
 
 Outcomes
 --------
@@ -51,7 +56,12 @@ from typing import Any
 
 from orchestrators.remote import remote_step
 from orders import names
-from orders.lifecycle.ids import idempotency_key, reply_event_name, request_message_id
+from orders.lifecycle.ids import (
+    idempotency_key,
+    reply_event_name,
+    request_message_id,
+    workflow_version_of,
+)
 from orders.models import Step, format_utc
 from orders.models.messages import AgentOutcome, AgentRequest, Operation, Service
 from orders.observability.logs import replay_safe_logger
@@ -168,10 +178,23 @@ WORKFLOWS = {1: run_v1, 2: run_v2}
 """Workflow versions still registered; an order runs the version it started with (X6)."""
 
 
+def attempt_version(context: Any, data: dict[str, Any]) -> int:
+    """Return the workflow version an attempt runs (SPEC X6).
+
+    The platform's orchestration version (``context.version``, ``N.0``) when the attempt
+    was started with one; an attempt started before versions were set (version empty)
+    runs the ``workflowVersion`` of its input, and an input without one version 1.
+    """
+    from_platform = workflow_version_of(getattr(context, "version", None))
+    if from_platform is not None:
+        return from_platform
+    return int(data.get("workflowVersion", WORKFLOW_VERSION))
+
+
 def order_workflow(context: Any) -> Generator[Any, Any, dict[str, Any]]:
     """Dispatch one attempt to the workflow version its order started with (SPEC X6)."""
     data = context.get_input()
-    version = data.get("workflowVersion", WORKFLOW_VERSION)
+    version = attempt_version(context, data)
     run = WORKFLOWS.get(version)
     if run is None:
         yield context.call_activity(names.ALERT_OPERATOR, {

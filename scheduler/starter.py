@@ -22,9 +22,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from orchestrators.order_workflow import WORKFLOWS
 from orders.lifecycle.changes import claim_attempt
+from orders.lifecycle.ids import orchestration_version
 from orders.models import ProcessState, StateRecord
+from orders.models.messages import OperatorAlert
 from orders.names import ORDER_WORKFLOW
+from orders.notify import send_alert
 from orders.runtime import Services
 from orders.stores import StateStore
 from orders.stores.errors import PreconditionFailedError
@@ -56,7 +60,9 @@ def workflow_input(record: StateRecord, services: Services) -> dict[str, Any]:
 async def claim_and_start(client: Any, states: StateStore, records: Iterable[StateRecord],
                           claim: Callable[[StateRecord], StateRecord], workflow: str,
                           make_input: Callable[[StateRecord], dict[str, Any]],
-                          what: str) -> StartReport:
+                          what: str,
+                          version: Callable[[StateRecord], str | None] = lambda r: None,
+                          ) -> StartReport:
     """Claim each record with its ETag, then start ``workflow`` under the claimed LockedBy.
 
     The claim-then-start mechanism of SPEC S3, shared by the order starter and the
@@ -80,6 +86,9 @@ async def claim_and_start(client: Any, states: StateStore, records: Iterable[Sta
         Builds the orchestrator input from the claimed record.
     what : str
         Names the starter in its logs.
+    version : callable, optional
+        The orchestration version to start the claimed record's instance with (the
+        platform's versioning, X6); None starts it without one.
 
     Returns
     -------
@@ -95,7 +104,8 @@ async def claim_and_start(client: Any, states: StateStore, records: Iterable[Sta
             continue
         claimed += 1
         try:
-            await client.start_new(workflow, mine.locked_by, make_input(mine))
+            await client.start_new(workflow, mine.locked_by, make_input(mine),
+                                   version=version(mine))
             started += 1
         except Exception:  # noqa: BLE001 - the supervisor recovers it after START_GRACE_S
             log.exception("%s: order %s claimed as %s but could not start it", what,
@@ -107,6 +117,12 @@ async def claim_and_start(client: Any, states: StateStore, records: Iterable[Sta
 
 async def run_starter(client: Any, services: Services) -> StartReport:
     """Claim startable records and start one orchestration per claim.
+
+    Each attempt starts with its order's workflow version as the orchestration version
+    (the platform's versioning, X6), so a worker whose host.json ``defaultVersion`` is
+    older never runs it. While ``WORKFLOW_VERSION`` names a version this code does not
+    register, new orders are not started (they stay Pending) and operators are alerted;
+    later attempts of orders already started keep their own version.
 
     Parameters
     ----------
@@ -133,6 +149,21 @@ async def run_starter(client: Any, services: Services) -> StartReport:
         return claim_attempt(record, now + s.start_grace, s.WORKFLOW_VERSION)
 
     records = await asyncio.to_thread(states.find_startable, now, room)
+    if s.WORKFLOW_VERSION not in WORKFLOWS:
+        records = [r for r in records if r.attempt > 0]
+        await asyncio.to_thread(_alert_unknown_version, services)
     return await claim_and_start(client, states, records, claim,
                                  ORDER_WORKFLOW, lambda r: workflow_input(r, services),
-                                 "starter")
+                                 "starter", lambda r: orchestration_version(r.workflow_version))
+
+
+def _alert_unknown_version(services: Services) -> None:
+    version = services.settings.WORKFLOW_VERSION
+    reason = (f"WORKFLOW_VERSION={version} is not registered (known: {sorted(WORKFLOWS)}); "
+              "new orders stay Pending until it names a registered version")
+    log.error("%s", reason)
+    # One MessageId per version: the queue's duplicate detection keeps it to one alert per
+    # window however often the starter runs.
+    send_alert(services.sender, OperatorAlert(
+        kind="UnknownWorkflowVersion", reason=reason, at=services.clock.now()),
+        message_id=f"UnknownWorkflowVersion:{version}")

@@ -14,7 +14,11 @@ agent request MessageId      ``<instance id>:<operation>``                A4
 agent reply MessageId        ``<request MessageId>:reply``                A4
 reply event name             ``<operation>-reply``                        A4, D8
 status MessageId             ``<OrderID>:<status><suffix>``               S8
+orchestration version        ``<workflow version>.0``                     X6
 ===========================  ===========================================  ===============
+
+The orchestration version is the platform's (Durable Functions orchestration versioning):
+``N.0`` so that versions compare as versions (``10.0`` after ``9.0``), not as text.
 
 OrderIDs are at most 64 characters of ``[A-Za-z0-9._-]`` (:mod:`orders.models`), so every
 instance id built here is valid under SPEC D2. Pure functions: orchestrators may call them.
@@ -105,6 +109,31 @@ def reply_message_id(request_id: str) -> str:
 def reply_event_name(operation: str) -> str:
     """Return the external event a reply is raised as: ``<operation>-reply`` (SPEC A4)."""
     return f"{operation}-reply"
+
+
+def orchestration_version(workflow_version: int) -> str:
+    """Return the orchestration version an attempt of ``workflow_version`` starts with (X6).
+
+    Raises
+    ------
+    ValueError
+        If ``workflow_version`` < 1.
+    """
+    if workflow_version < 1:
+        raise ValueError(f"workflow_version: must be at least 1, got {workflow_version}")
+    return f"{workflow_version}.0"
+
+
+def workflow_version_of(version: str | None) -> int | None:
+    """Return the workflow version an orchestration version names; None if it names none.
+
+    ``"2.0"`` and ``"2"`` give 2; None, ``""`` (an instance started without a version,
+    before versions were set) and anything else give None.
+    """
+    major, _, minor = (version or "").strip().partition(".")
+    if not major.isdigit() or (minor and minor != "0") or int(major) < 1:
+        return None
+    return int(major)
 
 
 def status_message_id(order_id: str, status: str, suffix: str = "") -> str:

@@ -28,7 +28,7 @@ NOT_SHIPPED = ("devhost", "simulator", "client", "demo", "bench", "tests", "docs
                "node_modules", "pyproject.toml", "local.settings.json", "Makefile",
                "package.json", "infra/main.bicep")
 LOCAL_HOST_ONLY = {"orders/runtime.py", "orders/messaging/local.py",
-                   "orders/messaging/settlement.py", "ops/dead_letters.py"}
+                   "orders/messaging/settlement.py", "orders/messaging/depths.py"}
 """Shipped modules that import the local host, inside functions that run only under it."""
 AZURE_SETTINGS = {
     "STORE_BACKEND": "cosmos", "COSMOS_ENDPOINT": "https://example.documents.azure.com:443/",
@@ -92,22 +92,25 @@ def test_the_upload_set_holds_the_app_and_none_of_the_tooling(shipped):
 
 def test_the_shipped_app_imports_with_only_its_requirements_and_lists_its_functions(
         shipped, deploy_python):
-    script = ("import json, sys; sys.path.insert(0, '.'); import function_app; "
-              "print(json.dumps(sorted(f.get_function_name() "
-              "for f in function_app.app.get_functions())))")
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(shipped), **AZURE_SETTINGS}
-    done = subprocess.run([str(deploy_python), "-I", "-c", script], cwd=shipped, env=env,
+    done = subprocess.run([str(deploy_python), "-I", "-c", LIST_FUNCTIONS], cwd=shipped,
+                          env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     deployed = json.loads(done.stdout.splitlines()[-1])
     assert deployed == local_function_names() and len(deployed) > 20
 
 
-def local_function_names() -> list[str]:
-    """The functions the app registers, as the local host's environment imports it."""
-    import function_app
+LIST_FUNCTIONS = ("import json, sys; sys.path.insert(0, '.'); import function_app; "
+                  "print(json.dumps(sorted(f.get_function_name() "
+                  "for f in function_app.app.get_functions())))")
 
-    return sorted(f.get_function_name() for f in function_app.app.get_functions())
+
+def local_function_names() -> list[str]:
+    """The functions the app registers, imported by the development environment."""
+    done = subprocess.run([sys.executable, "-c", LIST_FUNCTIONS], cwd=REPO,
+                          capture_output=True, text=True, check=True, timeout=120)
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 def imported_names(path: Path):
