@@ -92,7 +92,7 @@ def test_unknown_queue_raises_port_error_naming_it(sender):
     with pytest.raises(QueueNotFoundError, match="queue 'order' not found") as info:
         sender.send("order", OutgoingMessage({}))
     assert info.value.queue == "order"
-    assert info.value.transient is False
+    assert info.value.retryable is False
 
 
 def test_reply_queue_of_a_client_is_created_on_demand(sender, engine):
