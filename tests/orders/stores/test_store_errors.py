@@ -1,16 +1,30 @@
 """How each store backend's failures map to the store errors: by code, never by text.
 
-SQLite errors are told by ``sqlite_errorcode``. Each case asserts the class,
-``retryable`` and ``retry_after`` a caller acts on.
+SQLite errors are told by ``sqlite_errorcode``; Cosmos DB errors by HTTP status,
+sub-status and ``x-ms-retry-after-ms``. Each case asserts the class, ``retryable`` and
+``retry_after`` a caller acts on.
 """
 
 import sqlite3
+from datetime import timedelta
 
 import pytest
+import requests
+from azure.core.exceptions import ServiceRequestError
+from azure.core.pipeline.transport import HttpRequest, RequestsTransportResponse
+from azure.cosmos.exceptions import CosmosHttpResponseError
 from store_builders import make_record
 
 from clocks import ManualClock
-from orders.stores import StoreError, TransientStoreError
+from orders.errors import OrderServiceError
+from orders.stores import (
+    ConflictError,
+    NotFoundError,
+    PreconditionFailedError,
+    StoreError,
+    TransientStoreError,
+)
+from orders.stores._cosmos import translated
 from orders.stores._sqlite import Database
 from orders.stores.sqlite_state import SqliteStateStore
 
@@ -64,3 +78,63 @@ def test_sqlite_constraint_violation_is_permanent(tmp_path):
     assert type(info.value) is StoreError
     assert info.value.__cause__.sqlite_errorname == "SQLITE_CONSTRAINT_PRIMARYKEY"
     assert info.value.retryable is False
+
+
+# ----------------------------------------------------------------------------- Cosmos DB
+def cosmos_error(status: int, headers: dict[str, str] | None = None) -> CosmosHttpResponseError:
+    """A Cosmos DB error as the SDK raises it from an HTTP response (requests transport)."""
+    response = requests.Response()
+    response.status_code = status
+    response.reason = "refused"
+    response.headers.update({"Content-Type": "application/json", **(headers or {})})
+    response._content = b'{"code":"Refused","message":"refused by the test"}'
+    request = HttpRequest("GET", "https://acct.documents.azure.com/dbs/d/colls/c/docs/O1")
+    return CosmosHttpResponseError(message="refused by the test",
+                                   response=RequestsTransportResponse(request, response))
+
+
+def translate(error: Exception) -> StoreError:
+    with pytest.raises(StoreError) as info, translated("read O1"):
+        raise error
+    assert info.value.__cause__ is error
+    return info.value
+
+
+@pytest.mark.parametrize(("status", "headers", "kind", "retryable", "retry_after"), [
+    (429, {"x-ms-retry-after-ms": "1500"}, TransientStoreError, True,
+     timedelta(milliseconds=1500)),
+    (429, {}, TransientStoreError, True, None),
+    (429, {"x-ms-retry-after-ms": "soon"}, TransientStoreError, True, None),
+    (503, {"x-ms-retry-after-ms": "250"}, TransientStoreError, True, timedelta(milliseconds=250)),
+    (408, {}, TransientStoreError, True, None),
+    (449, {}, TransientStoreError, True, None),
+    (412, {}, PreconditionFailedError, False, None),
+    (409, {}, ConflictError, False, None),
+    (404, {}, NotFoundError, False, None),
+    (404, {"x-ms-substatus": "0"}, NotFoundError, False, None),
+    (404, {"x-ms-substatus": "1003"}, StoreError, False, None),
+    (404, {"x-ms-substatus": "1002"}, TransientStoreError, True, None),
+    (403, {}, StoreError, False, None),
+    (400, {}, StoreError, False, None),
+])
+def test_cosmos_status_maps_to_class_and_flag(status, headers, kind, retryable, retry_after):
+    error = translate(cosmos_error(status, headers))
+    assert type(error) is kind
+    assert isinstance(error, OrderServiceError)
+    assert error.retryable is retryable
+    assert error.retry_after == retry_after
+
+
+def test_cosmos_429_with_retry_after_says_how_long_to_wait():
+    error = translate(cosmos_error(429, {"x-ms-retry-after-ms": "1500"}))
+    assert type(error) is TransientStoreError
+    assert error.retryable is True
+    assert error.retry_after == timedelta(seconds=1.5)
+    assert "read O1: Cosmos DB answered 429" in str(error)
+
+
+def test_cosmos_without_an_answer_is_retryable():
+    error = translate(ServiceRequestError("connection refused"))
+    assert type(error) is TransientStoreError
+    assert error.retryable is True
+    assert error.retry_after is None
