@@ -48,10 +48,14 @@ AS_JSON = typer.Option(False, "--json", help="Print JSON instead of tables.")
 def cli_settings(data_dir: Path | None) -> Settings:
     """Read the app settings from the environment, with ``--data-dir`` for the local backends.
 
+    Without ``--data-dir`` (nor ``DEVHOST_DATA_DIR``), settings that do not validate are
+    read again with the local default ``.data``: the embedded backends need a data folder.
+    What is still wrong then is reported; the validation error's text is never read.
+
     Raises
     ------
     SettingsError
-        Naming each invalid or missing setting.
+        Permanent, naming each invalid or missing setting.
     """
     overrides: dict[str, Any] = {}
     if data_dir is not None:
@@ -59,7 +63,7 @@ def cli_settings(data_dir: Path | None) -> Settings:
     try:
         settings = Settings(**overrides)
     except ValidationError as exc:
-        if data_dir is None and "DEVHOST_DATA_DIR" in str(exc):
+        if data_dir is None:
             return cli_settings(Path(".data"))
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}"
                              for e in exc.errors())

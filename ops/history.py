@@ -15,12 +15,28 @@ from urllib.parse import quote
 
 import httpx
 
+from orders.errors import OrderServiceError
+
 STATUS_PATH = "/runtime/webhooks/durabletask/instances/{instance_id}"
 """Instance status endpoint of the Durable Functions HTTP API."""
 
 
-class HistoryError(RuntimeError):
-    """The status endpoint could not be reached or answered an error."""
+class HistoryError(OrderServiceError, RuntimeError):
+    """The status endpoint could not be reached or answered an error.
+
+    Retryable when the host did not answer or answered 408, 429 or 5xx; permanent for
+    any other status (a wrong system key: 401/403).
+
+    Attributes
+    ----------
+    status : int or None
+        The HTTP status, or None if the host did not answer.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message, retryable=status is None or status in (408, 429)
+                         or status >= 500)
+        self.status = status
 
 
 def fetch_status(base_url: str, instance_id: str, *, code: str | None = None,
@@ -50,7 +66,8 @@ def fetch_status(base_url: str, instance_id: str, *, code: str | None = None,
     Raises
     ------
     HistoryError
-        If the host cannot be reached or answers other than 200/202/404.
+        If the host cannot be reached (retryable) or answers other than 200/202/404
+        (retryable for 408, 429 and 5xx, else permanent).
     """
     url = base_url.rstrip("/") + STATUS_PATH.format(instance_id=quote(instance_id, safe=""))
     params = {"showHistory": "true", "showHistoryOutput": "true", "showInput": "true"}
@@ -70,5 +87,6 @@ def fetch_status(base_url: str, instance_id: str, *, code: str | None = None,
         return None
     if response.status_code not in (200, 202):  # 202: still running, body is the status
         raise HistoryError(f"{base_url}: instance {instance_id}: HTTP "
-                           f"{response.status_code}: {response.text[:200]}")
+                           f"{response.status_code}: {response.text[:200]}",
+                           status=response.status_code)
     return response.json()

@@ -1,6 +1,7 @@
 """The order service's core: what every role stands on, and nothing that runs on its own.
 
-Names and settings (:mod:`orders.names`, :mod:`orders.settings`), the versioned contracts
+Names and settings (:mod:`orders.names`, :mod:`orders.settings`), the root of every error
+with its ``retryable`` flag (:mod:`orders.errors`), the versioned contracts
 (:mod:`orders.models`), the order's lifecycle, the ports with their adapters
 (:mod:`orders.stores`, :mod:`orders.messaging`), what the workflow uses to observe itself
 (:mod:`orders.observability`), the compensation plan (:mod:`orders.compensation`), the

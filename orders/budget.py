@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from orders.errors import OrderServiceError
 from orders.names import REQUEST_QUEUES, WORKFLOW_REMOTE_STEPS
 from orders.queues import QueueLimits
 
@@ -33,8 +34,11 @@ COMPENSATION_ATTEMPTS_SETTING = "MAX_COMPENSATION_FAILURES"
 missed CompleteBys, as MAX_FAILURES does for the workflow), if the deployment has one."""
 
 
-class BudgetError(ValueError):
-    """The configured retries can exceed the retry budget, or a queue breaks an assumption."""
+class BudgetError(OrderServiceError, ValueError):
+    """The configured retries can exceed the retry budget, or a queue breaks an assumption.
+
+    Permanent: the settings or ``infra/queues.json`` must change.
+    """
 
 
 VERSION_REMOTE_STEPS = tuple(WORKFLOW_REMOTE_STEPS.values())

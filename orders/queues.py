@@ -19,6 +19,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from orders.errors import OrderServiceError
+
 DEFAULT_QUEUES_FILE = Path(__file__).resolve().parents[1] / "infra" / "queues.json"
 """``infra/queues.json`` next to the app (the deployment root in Azure)."""
 
@@ -26,8 +28,11 @@ _DURATION = re.compile(
     r"P(?:(?P<d>\d+)D)?(?:T(?:(?P<h>\d+)H)?(?:(?P<m>\d+)M)?(?:(?P<s>\d+(?:\.\d+)?)S)?)?")
 
 
-class QueueFileError(ValueError):
-    """``infra/queues.json`` is missing or a property breaks its rule; the message names it."""
+class QueueFileError(OrderServiceError, ValueError):
+    """``infra/queues.json`` is missing or a property breaks its rule; the message names it.
+
+    Permanent: the file must change.
+    """
 
 
 @dataclass(frozen=True)

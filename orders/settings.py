@@ -15,9 +15,11 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from orders.errors import OrderServiceError
 
-class SettingsError(ValueError):
-    """An app setting is missing or invalid; the message names it."""
+
+class SettingsError(OrderServiceError, ValueError):
+    """An app setting is missing or invalid; the message names it (permanent)."""
 
 
 class Settings(BaseSettings):

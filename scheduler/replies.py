@@ -23,6 +23,7 @@ from orders.models import wire
 from orders.models.messages import AgentReply
 from orders.stores import StateStore
 from orders.stores.errors import StoreError
+from scheduler.durable_client import InstanceGoneError, InstanceNotFoundError, raise_event
 
 log = logging.getLogger("orders.replies")
 
@@ -56,22 +57,36 @@ def parse_reply(body: bytes) -> AgentReply:
 async def route_reply(client: Any, reply: AgentReply) -> bool:
     """Raise the reply as an external event on its instance.
 
+    A late reply is told by the HTTP status of the raise-event request (404, 410), as
+    :func:`scheduler.durable_client.raise_event` maps it, never by the error's text.
+
+    Parameters
+    ----------
+    client : azure.durable_functions.DurableOrchestrationClient
+        The client from the function's durable client binding.
+    reply : AgentReply
+        The parsed reply.
+
     Returns
     -------
     bool
         True if delivered; False for a late reply (instance ended or unknown).
+
+    Raises
+    ------
+    scheduler.durable_client.DurableClientError
+        Any other refusal or failure of the request: retryable for 408, 429, 5xx or no
+        answer, permanent otherwise. The trigger fails and Service Bus redelivers the
+        reply, up to the queue's maxDeliveryCount.
     """
     try:
-        await client.raise_event(reply.instance_id, reply.event_name,
-                                 reply.model_dump(mode="json"))
-        return True
-    except Exception as exc:  # noqa: BLE001 - the SDK raises plain Exception for 404/410
-        text = str(exc)
-        if "is gone" in text or "No instance with ID" in text:
-            log.info("late reply for %s (%s) ignored: %s", reply.instance_id,
-                     reply.event_name, text)
-            return False
-        raise
+        await raise_event(client, reply.instance_id, reply.event_name,
+                          reply.model_dump(mode="json"))
+    except (InstanceGoneError, InstanceNotFoundError) as exc:
+        log.info("late reply for %s (%s) ignored: %s", reply.instance_id,
+                 reply.event_name, exc)
+        return False
+    return True
 
 
 def mark_circuit_refusal(states: StateStore, reply: AgentReply) -> bool:

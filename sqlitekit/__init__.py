@@ -150,3 +150,30 @@ def write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
             raise
         else:
             conn.execute("COMMIT")
+
+
+_BUSY_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    """Tell whether SQLite refused because another connection held a lock, by its code.
+
+    SQLITE_BUSY (another connection writes, past the busy timeout) and SQLITE_LOCKED (a
+    conflict inside one shared cache) pass once the holder finishes, so the same call may
+    succeed later. The primary code is the low byte of ``sqlite_errorcode`` (Python 3.11+),
+    so the extended codes count too (SQLITE_BUSY_SNAPSHOT, SQLITE_BUSY_RECOVERY, ...).
+    The message text is never read: it is for people, and SQLite may word it differently.
+
+    Parameters
+    ----------
+    exc : sqlite3.Error
+        An error raised by the ``sqlite3`` module.
+
+    Returns
+    -------
+    bool
+        True for SQLITE_BUSY and SQLITE_LOCKED and their extended codes; False for every
+        other code and for errors the module raises without one (a closed connection).
+    """
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in _BUSY_CODES

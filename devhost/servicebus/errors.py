@@ -2,22 +2,22 @@
 
 Code written against the port catches these names in both worlds: the local engine raises
 the classes below, the Azure SDK raises its own classes of the same names. Each class says
-whether retrying the same call can help (STYLE 8: errors say whether to retry).
+whether retrying the same call can help with ``retryable`` (STYLE 8: errors say whether to
+retry), from the local host's root :class:`devhost.errors.LocalHostError`.
 """
 
 from __future__ import annotations
 
+from devhost.errors import LocalHostError
 
-class ServiceBusError(Exception):
-    """Root of every error raised by :mod:`devhost.servicebus`.
 
-    Attributes
-    ----------
-    transient : bool
-        True when the same call may succeed if retried later unchanged.
+class ServiceBusError(LocalHostError):
+    """Root of every error raised by :mod:`devhost.servicebus`; permanent unless flagged.
+
+    Every class below is permanent (``retryable`` False): a busy SQLite file surfaces as
+    ``sqlite3.OperationalError`` with SQLITE_BUSY, which callers tell by its code
+    (:func:`sqlitekit.is_busy`).
     """
-
-    transient: bool = False
 
 
 class MessagingEntityNotFoundError(ServiceBusError):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from devhost.errors import LocalHostError
 from devhost.taskhub.events import parse_time
 
 TERMINAL_STATUSES = frozenset({"Completed", "Failed", "Terminated"})
@@ -18,8 +19,11 @@ ALL_STATUSES = ("Pending", "Running", "Completed", "ContinuedAsNew", "Failed", "
 """Runtime status names as the Durable Functions HTTP API reports them."""
 
 
-class TaskHubError(Exception):
-    """Base error of the task hub; ``status`` is the HTTP status the API answers with."""
+class TaskHubError(LocalHostError):
+    """Base error of the task hub; ``status`` is the HTTP status the API answers with.
+
+    Permanent (``retryable`` False), as are all its subclasses.
+    """
 
     status = 400
 

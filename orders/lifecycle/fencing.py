@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from orders.errors import OrderServiceError
 from orders.lifecycle.transitions import IllegalTransitionError
 from orders.models import StateRecord
 from orders.stores import StateStore
@@ -19,8 +20,8 @@ MAX_ETAG_RETRIES = 5
 """Concurrent writers (the supervisor) may change the ETag between read and write."""
 
 
-class FencedError(Exception):
-    """LockedBy no longer names this instance: the attempt was superseded."""
+class FencedError(OrderServiceError):
+    """LockedBy no longer names this instance: the attempt was superseded (permanent)."""
 
 
 def fenced_update(states: StateStore, order_id: str, instance_id: str,

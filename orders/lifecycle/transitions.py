@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from orders.errors import OrderServiceError
 from orders.models import ProcessState, StateRecord
 
 P = ProcessState
@@ -110,8 +111,11 @@ TRANSITIONS: dict[str, Transition] = {
 """The allowed transitions by name. A target of None keeps the record's state."""
 
 
-class IllegalTransitionError(ValueError):
-    """A transition from a state, or by an actor, that :data:`TRANSITIONS` does not allow."""
+class IllegalTransitionError(OrderServiceError, ValueError):
+    """A transition from a state, or by an actor, that :data:`TRANSITIONS` does not allow.
+
+    Permanent: the same transition on the same record is refused again.
+    """
 
 
 def allowed(source: ProcessState, target: ProcessState) -> bool:

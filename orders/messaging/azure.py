@@ -28,6 +28,9 @@ from orders.messaging.port import OutgoingMessage
 _HOST = re.compile(r"^(?=.{4,253}$)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9-]+)+$")
 
 _TRANSIENT = (
+    # Pass by themselves: the namespace unreachable, slow, throttling, or the queue full
+    # until receivers drain it (the SDK marks quota exceeded not retryable for its own
+    # immediate retries; later, the same send can succeed).
     sb_errors.ServiceBusConnectionError,
     sb_errors.ServiceBusCommunicationError,
     sb_errors.OperationTimeoutError,
@@ -152,13 +155,14 @@ class AzureServiceBusSender:
         Raises
         ------
         QueueNotFoundError
-            If the queue does not exist in the namespace.
+            Permanent: the queue does not exist in the namespace.
         MessageRejectedError
-            If the batch exceeds the maximum message size.
+            Permanent: the batch exceeds the maximum message size.
         MessagingUnavailableError
-            If the namespace stayed unreachable or busy through the SDK's retries.
+            Retryable: the namespace stayed unreachable, busy or full through the SDK's
+            retries.
         MessagingError
-            For other Service Bus failures, such as a missing role assignment.
+            Permanent: other Service Bus failures, such as a missing role assignment.
         """
         if not messages:
             return
@@ -180,6 +184,7 @@ class AzureServiceBusSender:
 
 @contextmanager
 def _translated(queue: str) -> Iterator[None]:
+    # By exception type only (the SDK's own classes, azure.servicebus.exceptions).
     try:
         yield
     except sb_errors.MessagingEntityNotFoundError as exc:

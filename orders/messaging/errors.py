@@ -1,22 +1,21 @@
 """Errors of the messaging port, the same whichever adapter sends.
 
 Workflow code catches these instead of Azure SDK or local-host exceptions, and reads
-``transient`` to decide whether a retry can help (STYLE 8).
+:attr:`~orders.errors.OrderServiceError.retryable` to decide whether a retry can help
+(STYLE 8). The adapters map by exception type (azure-servicebus) or SQLite error code
+(local queues), never by message text (STYLE 15).
 """
 
 from __future__ import annotations
 
+from orders.errors import OrderServiceError
 
-class MessagingError(Exception):
-    """Root of the port's errors.
 
-    Attributes
-    ----------
-    transient : bool
-        True when the same send may succeed later unchanged.
+class MessagingError(OrderServiceError):
+    """Root of the port's errors; raised as is for a failure no subclass names (permanent).
+
+    An example is a missing "Azure Service Bus Data Sender" role assignment.
     """
-
-    transient: bool = False
 
 
 class QueueNotFoundError(MessagingError):
@@ -40,6 +39,6 @@ class MessageRejectedError(MessagingError):
 
 
 class MessagingUnavailableError(MessagingError):
-    """The broker could not be reached or is busy, after the client's own retries."""
+    """The broker could not be reached or is busy, after the client's own retries; retryable."""
 
-    transient = True
+    retryable = True

@@ -14,10 +14,12 @@ from typing import Any
 
 from orders.messaging.errors import (
     MessageRejectedError,
+    MessagingError,
     MessagingUnavailableError,
     QueueNotFoundError,
 )
 from orders.messaging.port import OutgoingMessage
+from sqlitekit import is_busy
 
 logger = logging.getLogger(__name__)
 
@@ -74,11 +76,16 @@ class LocalMessageSender:
         Raises
         ------
         QueueNotFoundError
-            If the queue is neither declared in ``infra/queues.json`` nor a reply queue.
+            Permanent: the queue is neither declared in ``infra/queues.json`` nor a reply
+            queue.
         MessageRejectedError
-            If the batch exceeds 256 KB or a message breaks a Service Bus rule.
+            Permanent: the batch exceeds 256 KB or a message breaks a Service Bus rule.
         MessagingUnavailableError
-            If the SQLite file stayed locked past the busy timeout.
+            Retryable: the SQLite file stayed locked past the busy timeout (SQLITE_BUSY or
+            SQLITE_LOCKED by error code, :func:`sqlitekit.is_busy`), or the engine raised
+            an error it marks ``retryable``.
+        MessagingError
+            Permanent: any other error of the engine or its SQLite file.
         """
         if not messages:
             return
@@ -92,8 +99,13 @@ class LocalMessageSender:
             accepted = self._engine.send_many(queue, drafts)
         except self._sb.MessagingEntityNotFoundError as exc:
             raise QueueNotFoundError(queue, str(exc)) from exc
-        except sqlite3.OperationalError as exc:
-            raise MessagingUnavailableError(f"local Service Bus file busy: {exc}") from exc
+        except self._sb.ServiceBusError as exc:  # the local host's flag carries over
+            error = MessagingUnavailableError if exc.retryable else MessagingError
+            raise error(f"queue {queue!r}: {exc}", retry_after=exc.retry_after) from exc
+        except sqlite3.Error as exc:
+            if is_busy(exc):
+                raise MessagingUnavailableError(f"local Service Bus file busy: {exc}") from exc
+            raise MessagingError(f"queue {queue!r}: local Service Bus file: {exc}") from exc
         for draft, ok in zip(drafts, accepted, strict=True):
             if not ok:
                 logger.debug("duplicate dropped: queue=%s message_id=%s", queue, draft.message_id)

@@ -35,6 +35,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from orders.errors import OrderServiceError
+
 INVALID_JSON = "InvalidJson"
 """Dead-letter reason: the body is not strict JSON (see the module docstring)."""
 
@@ -52,8 +54,8 @@ _INT_MAX_CHARS = 20  # "-9223372036854775808"; longer text is refused before con
 M = TypeVar("M", bound=BaseModel)
 
 
-class InvalidMessage(ValueError):
-    """A message body that can never be processed; dead-letter it with this reason.
+class InvalidMessage(OrderServiceError, ValueError):
+    """A message body that can never be processed; dead-letter it with this reason (permanent).
 
     Parameters
     ----------

@@ -38,6 +38,13 @@ PARTITION_KEY_PATH = "/orderId"
 
 
 _TRANSIENT = {408, 429, 449, 503}
+"""Statuses that pass by themselves (timeout, throttled, retry-with, unavailable)."""
+
+_OWNER_RESOURCE_NOT_FOUND = 1003
+"""Sub-status of a 404 for a missing database or container, not a missing document."""
+
+_READ_SESSION_NOT_AVAILABLE = 1002
+"""Sub-status of a 404 for a replica behind the session token; the next read may find it."""
 
 
 def open_client(
@@ -135,39 +142,64 @@ def from_document(document: Mapping[str, Any], *, with_etag: bool) -> dict[str, 
 
 @contextmanager
 def translated(what: str) -> Iterator[None]:
-    """Turn Cosmos DB HTTP errors into :mod:`orders.stores.errors` (documented status codes).
+    """Turn Cosmos DB HTTP errors into :mod:`orders.stores.errors` by status code.
 
-    412 -> PreconditionFailedError, 404 -> NotFoundError, 409 -> ConflictError,
-    408/429/449/503 -> TransientStoreError (with ``x-ms-retry-after-ms``), else StoreError.
+    Decided on the documented status and sub-status codes, never on the message text:
+
+    - 412 -> PreconditionFailedError, 409 -> ConflictError (permanent);
+    - 404 -> NotFoundError (permanent), except 404/1003 (the database or container does
+      not exist: a deployment fault, StoreError) and 404/1002 (read session not yet
+      available: TransientStoreError);
+    - 408/429/449/503 -> TransientStoreError (retryable), with ``retry_after`` from
+      ``x-ms-retry-after-ms`` when the service sent it;
+    - any other status -> StoreError (permanent).
+
     A request that got no answer (connection failed, read timed out, after the SDK's own
-    retries) -> TransientStoreError.
+    retries: azure-core ``ServiceRequestError`` / ``ServiceResponseError``) ->
+    TransientStoreError.
 
     Parameters
     ----------
     what : str
         Operation and OrderID, for the message.
+
+    Raises
+    ------
+    StoreError
+        Or the subclass above; ``retryable`` is True only for TransientStoreError.
     """
     try:
         yield
     except CosmosHttpResponseError as exc:
-        status = exc.status_code
+        status, sub_status = exc.status_code, exc.sub_status
         message = f"{what}: Cosmos DB answered {status}: {exc.message}"
         if status == 412:
             raise PreconditionFailedError(
                 f"{what}: the ETag is stale; another writer changed the record (re-read it)"
             ) from exc
+        if status == 404 and sub_status == _OWNER_RESOURCE_NOT_FOUND:
+            raise StoreError(f"{what}: the database or container does not exist (Cosmos DB "
+                             f"404/{sub_status}); it is deployed by infra/main.bicep") from exc
+        if status == 404 and sub_status == _READ_SESSION_NOT_AVAILABLE:
+            raise TransientStoreError(message) from exc
         if status == 404:
             raise NotFoundError(message) from exc
         if status == 409:
             raise ConflictError(message) from exc
         if status in _TRANSIENT:
-            headers = exc.headers or {}
-            after_ms = headers.get("x-ms-retry-after-ms")
-            retry_after = timedelta(milliseconds=float(after_ms)) if after_ms else None
-            raise TransientStoreError(message, retry_after=retry_after) from exc
+            raise TransientStoreError(message, retry_after=_retry_after(exc.headers)) from exc
         raise StoreError(message) from exc
     except (ServiceRequestError, ServiceResponseError) as exc:
         raise TransientStoreError(f"{what}: no answer from Cosmos DB: {exc}") from exc
+
+
+def _retry_after(headers: Mapping[str, Any] | None) -> timedelta | None:
+    # x-ms-retry-after-ms: milliseconds, sent with 429 (and sometimes 449/503).
+    try:
+        after = timedelta(milliseconds=float((headers or {})["x-ms-retry-after-ms"]))
+    except (KeyError, TypeError, ValueError, OverflowError):
+        return None  # absent, or not a finite number of milliseconds
+    return after if after >= timedelta(0) else None
 
 
 class RequestCharge:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from orders.stores.errors import StoreError, TransientStoreError
-from sqlitekit import connect
+from sqlitekit import connect, is_busy
 
 
 class Database:
@@ -30,8 +30,10 @@ class Database:
 
     Raises
     ------
+    TransientStoreError
+        Retryable: another connection held a lock past the busy timeout while opening.
     StoreError
-        If the file cannot be opened as a SQLite database.
+        Permanent: the file cannot be opened as a SQLite database.
     """
 
     def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
@@ -40,7 +42,8 @@ class Database:
         try:
             self.conn = connect(self.path, synchronous=synchronous)
         except sqlite3.Error as exc:
-            raise StoreError(f"{self.path.name}: cannot open: {exc}") from exc
+            error = TransientStoreError if is_busy(exc) else StoreError
+            raise error(f"{self.path.name}: cannot open: {exc}") from exc
 
     @contextmanager
     def use(self) -> Iterator[sqlite3.Connection]:
@@ -54,19 +57,17 @@ class Database:
         Raises
         ------
         TransientStoreError
-            If the database stayed locked past the busy timeout.
+            Retryable: the database stayed locked past the busy timeout (SQLITE_BUSY or
+            SQLITE_LOCKED, told by :func:`sqlitekit.is_busy` from the error code).
         StoreError
-            For any other SQLite error.
+            Permanent: any other SQLite error (a constraint, a full disk, a corrupt file).
         """
         with self.lock:
             try:
                 yield self.conn
-            except sqlite3.OperationalError as exc:
-                text = str(exc).lower()
-                if "locked" in text or "busy" in text:
-                    raise TransientStoreError(f"{self.path.name}: {exc}") from exc
-                raise StoreError(f"{self.path.name}: {exc}") from exc
             except sqlite3.Error as exc:
+                if is_busy(exc):
+                    raise TransientStoreError(f"{self.path.name}: {exc}") from exc
                 raise StoreError(f"{self.path.name}: {exc}") from exc
 
     def close(self) -> None:

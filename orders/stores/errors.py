@@ -1,25 +1,25 @@
 """The errors every store adapter raises, whatever the backend (one hierarchy, STYLE 8).
 
 Callers (scheduler, supervisor) branch on these, never on ``sqlite3`` or
-``azure.cosmos`` exceptions, so workflow code stays free of infrastructure. Each class
-says whether retrying the same call can help (:attr:`StoreError.retryable`).
+``azure.cosmos`` exceptions, so workflow code stays free of infrastructure. Each adapter
+maps its backend's errors here once, by code, never by message text (STYLE 15): SQLite by
+``sqlite_errorcode`` (:mod:`orders.stores._sqlite`), Cosmos DB by HTTP status and
+sub-status (:func:`orders.stores._cosmos.translated`). Whether retrying the same call can
+help is :attr:`~orders.errors.OrderServiceError.retryable`; only
+:class:`TransientStoreError` is.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from orders.errors import OrderServiceError
 
 
-class StoreError(Exception):
-    """Root of all store errors.
+class StoreError(OrderServiceError):
+    """Root of all store errors; permanent unless raised as :class:`TransientStoreError`.
 
-    Attributes
-    ----------
-    retryable : bool
-        True if the same call may succeed later without any change by the caller.
+    Also raised as is for a backend failure no subclass names (a SQLite file that cannot
+    be opened, a Cosmos DB 400 or 403): retrying the same call cannot help.
     """
-
-    retryable: bool = False
 
 
 class ConflictError(StoreError):
@@ -38,22 +38,19 @@ class PreconditionFailedError(StoreError):
 
 
 class NotFoundError(StoreError):
-    """A conditional write targeted a record that does not exist."""
+    """A conditional write targeted a record that does not exist; permanent."""
 
 
 class TransientStoreError(StoreError):
-    """The backend is busy or unavailable (Cosmos DB 408/429/449/503, SQLite busy).
+    """The backend is busy or unavailable (Cosmos DB 408/429/449/503, SQLite busy); retryable.
 
     Parameters
     ----------
     message : str
         What failed.
     retry_after : timedelta or None
-        The backend's suggested wait before retrying, if it gave one.
+        The backend's suggested wait before retrying, if it gave one (Cosmos DB's
+        ``x-ms-retry-after-ms``).
     """
 
     retryable = True
-
-    def __init__(self, message: str, *, retry_after: timedelta | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after

@@ -86,3 +86,16 @@ def test_budget_and_bad_settings(data_dir, monkeypatch):
     monkeypatch.setenv("COSMOS_ENDPOINT", "")
     broken = cli(data_dir, "list", "error")
     assert broken.exit_code == 2 and "COSMOS_ENDPOINT" in broken.stdout
+
+
+def test_without_a_data_dir_the_local_default_is_dot_data(tmp_path, monkeypatch):
+    monkeypatch.setattr(runtime, "_local_host", lambda: None)
+    for key in ("STORE_BACKEND", "MESSAGING_BACKEND", "DEVHOST_DATA_DIR"):
+        monkeypatch.delenv(key, raising=False)
+    stores = sqlite_stores(tmp_path / ".data")
+    put(stores.states, "ORD-00007", ProcessState.ERROR, attempt=3, failures=3)
+    stores.close()
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["list", "error", "--json"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    assert [o["orderId"] for o in json.loads(result.stdout)["orders"]] == ["ORD-00007"]

@@ -12,6 +12,7 @@ import pytest
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus import exceptions as sb_errors
 
+from orders.errors import OrderServiceError
 from orders.messaging import (
     MessageRejectedError,
     MessageSender,
@@ -102,7 +103,7 @@ def test_send_and_send_many_go_through_one_sender_per_queue():
 
 
 @pytest.mark.parametrize(
-    ("sdk_error", "port_error", "transient"),
+    ("sdk_error", "port_error", "retryable"),
     [
         (sb_errors.MessagingEntityNotFoundError(message="sdk says no"), QueueNotFoundError, False),
         (sb_errors.MessageSizeExceededError(message="sdk says no"), MessageRejectedError, False),
@@ -116,15 +117,23 @@ def test_send_and_send_many_go_through_one_sender_per_queue():
             MessagingUnavailableError,
             True,
         ),
+        (
+            sb_errors.ServiceBusQuotaExceededError(message="sdk says no"),
+            MessagingUnavailableError,
+            True,
+        ),
         (sb_errors.ServiceBusAuthorizationError(message="sdk says no"), MessagingError, False),
     ],
 )
-def test_sdk_errors_become_port_errors(sdk_error, port_error, transient):
+def test_sdk_errors_become_port_errors(sdk_error, port_error, retryable):
     sender = AzureServiceBusSender(client=FakeClient(fail_with=sdk_error))
     with pytest.raises(port_error) as info:
         sender.send("orders", OutgoingMessage({}))
     assert type(info.value) is port_error
-    assert info.value.transient is transient
+    assert isinstance(info.value, OrderServiceError)
+    assert info.value.__cause__ is sdk_error
+    assert info.value.retryable is retryable
+    assert info.value.retry_after is None
     assert "orders" in str(info.value)
 
 

@@ -1,13 +1,17 @@
+import sqlite3
 from datetime import timedelta
 
 import pytest
 
 from clocks import ManualClock
-from devhost.servicebus import ServiceBusEngine, load_queue_catalog
+from devhost.servicebus import ServiceBusEngine, ServiceBusError, load_queue_catalog
+from orders.errors import OrderServiceError
 from orders.messaging import (
     BACKEND_LOCAL,
     MessageRejectedError,
     MessageSender,
+    MessagingError,
+    MessagingUnavailableError,
     OutgoingMessage,
     QueueNotFoundError,
     create_sender,
@@ -92,7 +96,58 @@ def test_unknown_queue_raises_port_error_naming_it(sender):
     with pytest.raises(QueueNotFoundError, match="queue 'order' not found") as info:
         sender.send("order", OutgoingMessage({}))
     assert info.value.queue == "order"
-    assert info.value.transient is False
+    assert isinstance(info.value, OrderServiceError)
+    assert info.value.retryable is False
+    assert info.value.retry_after is None
+
+
+def test_busy_queue_file_is_retryable_and_sends_nothing(sender, engine, tmp_path):
+    # Another process holds the file's write lock; the engine gives up at once (SQLITE_BUSY).
+    holder = sqlite3.connect(engine._path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    engine._conn.execute("PRAGMA busy_timeout=0")
+    try:
+        with pytest.raises(MessagingUnavailableError) as info:
+            sender.send("orders", OutgoingMessage({"n": 1}, message_id="busy-1"))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert info.value.__cause__.sqlite_errorname == "SQLITE_BUSY"
+    assert info.value.retryable is True
+    assert info.value.retry_after is None
+    sender.send("orders", OutgoingMessage({"n": 1}, message_id="busy-1"))
+    assert engine.counts("orders").active == 1
+
+
+class FailingEngine:
+    def __init__(self, error):
+        self.error = error
+
+    def send_many(self, queue, drafts):
+        raise self.error
+
+
+def test_other_sqlite_errors_are_permanent_messaging_errors():
+    conn = sqlite3.connect(":memory:")
+    with pytest.raises(sqlite3.Error) as raised:
+        conn.execute("SELECT * FROM queue_is_locked")  # SQLITE_ERROR, whatever the text
+    sender = LocalMessageSender(FailingEngine(raised.value))
+    with pytest.raises(MessagingError) as info:
+        sender.send("orders", OutgoingMessage({}))
+    assert type(info.value) is MessagingError
+    assert info.value.retryable is False
+
+
+@pytest.mark.parametrize(("retryable", "kind"), [
+    (False, MessagingError), (True, MessagingUnavailableError)])
+def test_local_host_errors_carry_their_flag_over(retryable, kind):
+    after = timedelta(seconds=3) if retryable else None
+    error = ServiceBusError("engine refused", retryable=retryable, retry_after=after)
+    with pytest.raises(MessagingError) as info:
+        LocalMessageSender(FailingEngine(error)).send("orders", OutgoingMessage({}))
+    assert type(info.value) is kind
+    assert info.value.retryable is retryable
+    assert info.value.retry_after == after
 
 
 def test_reply_queue_of_a_client_is_created_on_demand(sender, engine):
