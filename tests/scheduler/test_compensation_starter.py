@@ -18,7 +18,7 @@ class DurableClient:
         self.started = []
         self.fail = fail
 
-    async def start_new(self, name, instance_id, client_input):
+    async def start_new(self, name, instance_id, client_input, version=None):
         if self.fail:
             raise RuntimeError("task hub unavailable")
         self.started.append((name, instance_id, client_input))
