@@ -204,3 +204,33 @@ def exits_in_activity(context: df.DurableOrchestrationContext):
 @app.activity_trigger(input_name="x")
 def quitter(x: str) -> None:
     sys.exit("activity called sys.exit")
+
+
+@app.orchestration_trigger(context_name="context")
+def order_parent(context: df.DurableOrchestrationContext):
+    yield context.call_activity("hello", "one")
+    yield context.call_activity("hello", "two")
+    return (yield context.call_sub_orchestrator("order_child", {"file": "x"}))
+
+
+@app.orchestration_trigger(context_name="context")
+def order_child(context: df.DurableOrchestrationContext):
+    return (yield context.call_activity("check_sku", context.get_input()))
+
+
+@app.activity_trigger(input_name="order")
+def check_sku(order: dict) -> None:
+    raise ValueError("bad sku")
+
+
+@app.orchestration_trigger(context_name="context")
+def order_grandparent(context: df.DurableOrchestrationContext):
+    return (yield context.call_sub_orchestrator("order_parent", None))
+
+
+@app.orchestration_trigger(context_name="context")
+def catching_parent(context: df.DurableOrchestrationContext):
+    try:
+        return (yield context.call_sub_orchestrator("chain", "kid"))
+    except Exception as exc:  # noqa: BLE001
+        return {"child_failed": str(exc)}
