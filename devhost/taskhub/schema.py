@@ -17,6 +17,13 @@ activities
     by another (at-least-once, issue item 5).
 leases
     Named leases (timer-trigger occurrences, singleton jobs) shared by host processes.
+host_failures
+    How many times in a row the host itself failed to run a piece of work (an episode,
+    ``episode:<instance id>``; an activity, ``activity:<work item id>``), so such work is
+    retried a bounded number of times across processes (SPEC L3, :mod:`devhost.host_failures`).
+timer_runs
+    Per timer function: which process runs it now (until when) and when its last run
+    ended, so a timer function runs once at a time across processes (SPEC L2).
 """
 
 SCHEMA = """
@@ -79,5 +86,20 @@ CREATE TABLE IF NOT EXISTS leases (
     name          TEXT PRIMARY KEY,
     owner         TEXT NOT NULL,
     expires       TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS host_failures (
+    work          TEXT PRIMARY KEY,
+    attempts      INTEGER NOT NULL,
+    last_error    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS timer_runs (
+    function      TEXT PRIMARY KEY,
+    owner         TEXT,
+    lock_expires  TEXT,
+    last_start    TEXT,
+    last_end      TEXT
 ) WITHOUT ROWID;
 """
