@@ -18,7 +18,7 @@ from devhost.clock import Clock
 from devhost.host import LocalHost
 from devhost.servicebus import open_engine
 from devhost.triggers.servicebus import ServiceBusTriggerPoller
-from devhost.triggers.timer import TimerTriggerPoller
+from devhost.triggers.timer import TimerTriggerPoller, singleton_lock_period
 
 DATA_DIR_SETTING = "DEVHOST_DATA_DIR"
 """Environment variable the host sets to its data folder before importing the app."""
@@ -99,5 +99,6 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
         for f in host.index.service_bus for _ in range(concurrency))
     if host.index.timers:
         host.pollers.append(TimerTriggerPoller(host.index.timers, host.taskhub, owner,
-                                               host.client_binding))
+                                               host.client_binding,
+                                               singleton_lock_period(app_dir)))
     return host

@@ -16,7 +16,8 @@ activities
     Activity work items with a lease that expires, so a killed worker's item is picked up
     by another (at-least-once, issue item 5).
 leases
-    Named leases (timer-trigger occurrences, singleton jobs) shared by host processes.
+    Named leases; no longer written (timer occurrences moved to ``timer_runs``), kept so
+    task hubs of earlier versions open unchanged.
 host_failures
     How many times in a row the host itself failed to run a piece of work (an episode,
     ``episode:<instance id>``; an activity, ``activity:<work item id>``), so such work is

@@ -35,6 +35,7 @@ from devhost.taskhub.records import (  # noqa: F401 - re-exported for callers
     TaskHubError,
     empty_replay_state,
 )
+from devhost.taskhub.timer_runs import TimerRuns
 
 _CLAIMABLE = (
     "FROM inbox m JOIN instances i USING (instance_id)"
@@ -84,12 +85,13 @@ class Round:
     refused: list[tuple[OrchestrationWorkItem, str]] = field(default_factory=list)
 
 
-class TaskHub(HostFailureLog, ActivityQueue):
+class TaskHub(HostFailureLog, TimerRuns, ActivityQueue):
     """The task hub in one SQLite file, safe for many threads and many processes.
 
     Parameters are those of :class:`~devhost.taskhub.instances.InstanceStore`; the
     activity queue is :class:`~devhost.taskhub.activity_queue.ActivityQueue`, the count of
-    host-side failures :class:`~devhost.taskhub.host_failure_log.HostFailureLog`.
+    host-side failures :class:`~devhost.taskhub.host_failure_log.HostFailureLog`, the timer
+    functions' run locks :class:`~devhost.taskhub.timer_runs.TimerRuns`.
     """
 
     def claim_orchestrations(self, owner: str, lease: timedelta, max_instances: int = 1,
@@ -360,22 +362,3 @@ class TaskHub(HostFailureLog, ActivityQueue):
         ]
         due = [parse_time(t) for t in times if t]
         return min(due) if due else None
-
-    def try_lease(self, name: str, owner: str, duration: timedelta) -> bool:
-        """Take a named lease (timer-trigger occurrence, singleton) if free or expired.
-
-        Returns
-        -------
-        bool
-            True if ``owner`` holds the lease now.
-        """
-        now = self.clock.now()
-        with db.write(self._conn()) as conn:
-            conn.execute("DELETE FROM leases WHERE expires < ?", (format_time(now),))
-            row = conn.execute("SELECT owner, expires FROM leases WHERE name=?",
-                               (name,)).fetchone()
-            if row is not None and row["owner"] != owner and parse_time(row["expires"]) > now:
-                return False
-            conn.execute("INSERT OR REPLACE INTO leases (name, owner, expires) VALUES (?,?,?)",
-                         (name, owner, format_time(now + duration)))
-            return True
