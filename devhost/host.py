@@ -122,7 +122,7 @@ class LocalHost:
                                name=hub_name or hub_name_of(self.app_dir))
         self.worker = DurableWorker(self.taskhub, self.index,
                                     orchestration_lease=orchestration_lease,
-                                    activity_lease=activity_lease, sleep=self.sleep,
+                                    activity_lease=activity_lease,
                                     host_retries=host_retries)
         self.activity_workers = activity_workers
         self.episode_batch = episode_batch

@@ -8,9 +8,7 @@ and several host processes can run these loops on one task hub.
 from __future__ import annotations
 
 import logging
-import time
 import uuid
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -46,8 +44,6 @@ class DurableWorker:
         How long an episode may hold its instance.
     activity_lease : timedelta
         Lease of an activity work item; renewed while the activity runs.
-    sleep : callable
-        Waits (seconds); kept for callers, the host's own work never sleeps here.
     host_retries : HostRetryPolicy, optional
         How work that fails because of the host itself is retried and ended (SPEC L3);
         defaults to :meth:`HostRetryPolicy.from_settings`.
@@ -56,14 +52,12 @@ class DurableWorker:
     def __init__(self, taskhub: TaskHub, index: AppIndex, *, owner: str | None = None,
                  orchestration_lease: timedelta = timedelta(seconds=30),
                  activity_lease: timedelta = timedelta(seconds=60),
-                 sleep: Callable[[float], None] = time.sleep,
                  host_retries: HostRetryPolicy | None = None) -> None:
         self.taskhub = taskhub
         self.index = index
         self.owner = owner or uuid.uuid4().hex[:12]
         self.orchestration_lease = orchestration_lease
         self.activity_lease = activity_lease
-        self.sleep = sleep
         self.host_retries = host_retries or HostRetryPolicy.from_settings()
         self.handlers = {name: f.func for name, f in index.orchestrators.items()}
         # Instances whose ending commit (after host-side failures) is in flight: its text.
@@ -267,7 +261,7 @@ class DurableWorker:
 
     def run_activity(self, item: ActivityWorkItem) -> dict[str, Any]:
         """Run one claimed activity; return its TaskCompleted or TaskFailed event."""
-        return run_activity(item, self.index.activities, self.taskhub.clock.now, self.sleep)
+        return run_activity(item, self.index.activities, self.taskhub.clock.now)
 
 
 def _log_lost(commits: list[tuple[OrchestrationWorkItem, EpisodeCommit]],

@@ -6,6 +6,8 @@ from datetime import timedelta
 import azure.durable_functions as df
 import azure.functions as func
 
+from durable_http import call_http_polling
+
 app = df.DFApp(http_auth_level=func.AuthLevel.ANONYMOUS)
 
 ATTEMPTS: dict[str, int] = {}
@@ -234,3 +236,19 @@ def catching_parent(context: df.DurableOrchestrationContext):
         return (yield context.call_sub_orchestrator("chain", "kid"))
     except Exception as exc:  # noqa: BLE001
         return {"child_failed": str(exc)}
+
+
+@app.orchestration_trigger(context_name="context")
+def fetch_status(context: df.DurableOrchestrationContext):
+    first = yield context.call_http("GET", context.get_input())
+    second = yield context.call_http("GET", context.get_input())
+    return [first["statusCode"], second["statusCode"]]
+
+
+@app.orchestration_trigger(context_name="context")
+def fetch_polling(context: df.DurableOrchestrationContext):
+    args = context.get_input()
+    response = yield from call_http_polling(
+        context, "POST", args["url"], {"order": 7}, {"X-Trace": "t1"},
+        timeout=timedelta(seconds=args.get("timeout_s", 3600)))
+    return response
