@@ -33,6 +33,7 @@ from devhost.orchestration.actions import (
     flatten,
     takes_sequence_number,
 )
+from devhost.orchestration.event_warnings import warn_event_surprises
 from devhost.orchestration.sdk_errors import sdk_failure
 from devhost.taskhub.events import EventType, event, format_time, parse_time
 from devhost.taskhub.store import (
@@ -255,10 +256,13 @@ class Episode:
         if state.get("customStatus") is not None:
             self.commit.custom_status = json.dumps(state["customStatus"])
         try:
-            actions = self._apply_actions(flatten(state))
+            atomic = flatten(state)
+            actions = self._apply_actions(atomic)
         except (UnsupportedActionError, NonDeterminismError) as exc:
             self._fail(str(exc), "")
             return
+        warn_event_surprises(self.inst.instance_id, self.new_events,
+                             self.item.stored_events_json, atomic)
         if error is not None:
             self._fail(error, details)
         elif state.get("isDone"):

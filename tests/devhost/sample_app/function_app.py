@@ -252,3 +252,11 @@ def fetch_polling(context: df.DurableOrchestrationContext):
         context, "POST", args["url"], {"order": 7}, {"X-Trace": "t1"},
         timeout=timedelta(seconds=args.get("timeout_s", 3600)))
     return response
+
+
+@app.orchestration_trigger(context_name="context")
+def two_approvals(context: df.DurableOrchestrationContext):
+    yield context.call_activity("hello", "first")  # events raised meanwhile wait in history
+    first = yield context.wait_for_external_event("Approval")
+    second = yield context.wait_for_external_event("Approval")
+    return [first, second]
