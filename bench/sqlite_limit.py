@@ -3,7 +3,7 @@
 Two measurements that together say how close the host runs to what its store allows:
 
 - :func:`commit_rate`: sequential one-row ``INSERT`` transactions (``BEGIN IMMEDIATE`` ...
-  ``COMMIT``, through :mod:`devhost.sqlite`, WAL) on a file in the same temp folder the
+  ``COMMIT``, through :mod:`sqlitekit`, WAL) on a file in the same temp folder the
   host's benchmarks use, with ``synchronous=FULL`` (an fsync per commit, the host's
   setting) and ``NORMAL``;
 - :func:`host_commits`: one chain-5 run on the host with every SQLite connection it opens
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import sqlitekit as db
 from bench.chain5 import APP, start_and_drain
-from devhost import sqlite as db
 from devhost.host import LocalHost
 
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
@@ -39,7 +39,7 @@ def commit_rate(synchronous: str, duration_s: float = 2.0,
     Parameters
     ----------
     synchronous : {"FULL", "NORMAL"}
-        Passed to :func:`devhost.sqlite.connect`.
+        Passed to :func:`sqlitekit.connect`.
     duration_s : float
         How long to keep committing (at least 10 commits are made).
     folder : Path, optional

@@ -250,7 +250,7 @@ module functionApp './app/function-app.bicep' = {
       SUPERVISOR_PAGE_SIZE: '100'
       SUPERVISOR_MAX_RECORDS: '1000'
       WORKFLOW_VERSION: '1'
-      // Retry budget (SPEC X2, orders/ops/budget.py): calls per order and service are at most
+      // Retry budget (SPEC X2, orders/budget.py): calls per order and service are at most
       // AGENT_MAX_ATTEMPTS x maxDeliveryCount of the request queue (queues.json)
       // x (MAX_FAILURES + MAX_COMPENSATION_FAILURES) = 4 x 5 x (3 + 3) = 120; the app
       // refuses to start if this exceeds RETRY_BUDGET_CALLS_PER_SERVICE.
@@ -262,6 +262,9 @@ module functionApp './app/function-app.bicep' = {
       AGENT_CALL_TIMEOUT_S: '10'
       CIRCUIT_FAILURE_THRESHOLD: '5'
       CIRCUIT_COOL_DOWN_S: '30'
+      // Longest hold-back of an attempt refused by an open circuit (no call made, not counted
+      // against MAX_FAILURES): CIRCUIT_COOL_DOWN_S doubling per refusal, capped here.
+      CIRCUIT_HOLD_MAX_S: '600'
       // Metrics export interval; APPLICATIONINSIGHTS_CONNECTION_STRING is set with the host's settings.
       METRICS_EXPORT_INTERVAL_S: '60'
     }, appSettingOverrides)

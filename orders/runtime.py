@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from clocks import Clock, SystemClock
-from orders.agents.circuit import BreakerRegistry
+from orders.circuit import BreakerRegistry
 from orders.messaging import MessageSender, create_sender
 from orders.messaging.settlement import FunctionsSettler, LocalSettler, MessageSettler
 from orders.settings import Settings, load_settings
@@ -75,7 +75,7 @@ def build_services(settings: Settings, clock: Clock | None = None) -> Services:
     -------
     Services
     """
-    from orders.ops.startup import on_start
+    from orders.startup import on_start
     on_start(settings)  # refuses settings over the retry budget (X2); logs and metrics (X8)
     host = _local_host()
     clock = clock or (host.clock if host is not None else None) or SystemClock()

@@ -84,9 +84,13 @@ class Settings(BaseSettings):
     """Consecutive transient failures that open a service's circuit (SPEC A5)."""
     CIRCUIT_COOL_DOWN_S: float = Field(5.0, gt=0)
     """How long an open circuit fails fast before one trial call (SPEC A5)."""
+    CIRCUIT_HOLD_MAX_S: float = Field(300.0, gt=0)
+    """Longest hold-back of an attempt that ended on an open circuit without a call: the
+    supervisor holds it back CIRCUIT_COOL_DOWN_S * 2**(circuitHolds-1), at most this long,
+    instead of counting it against MAX_FAILURES (SPEC A5, V2)."""
     RETRY_BUDGET_CALLS_PER_SERVICE: int = Field(200, ge=1)
     """Most calls one order may cause at each remote service, over every retry layer (X2);
-    start-up refuses settings whose worst case exceeds it (``orders.ops.budget``)."""
+    start-up refuses settings whose worst case exceeds it (``orders.budget``)."""
     MAX_IN_FLIGHT: int = Field(1000, ge=1)
     """Admission control: submissions are rejected while Pending + Processing +
     Compensating orders reach this many (SPEC X3)."""
@@ -142,6 +146,24 @@ class Settings(BaseSettings):
             held back longer.
         """
         return timedelta(seconds=self.RETRY_HOLD_BASE_S * 2 ** max(failure_count - 1, 0))
+
+    def circuit_hold(self, holds: int) -> timedelta:
+        """Hold-back of an attempt that an open circuit refused before any call (A5, V2).
+
+        Parameters
+        ----------
+        holds : int
+            ``circuitHolds`` after the increment, at least 1.
+
+        Returns
+        -------
+        timedelta
+            ``CIRCUIT_COOL_DOWN_S * 2**(holds-1)``, at most ``CIRCUIT_HOLD_MAX_S``: the
+            circuit's own cool-down first, then longer while the service stays refused.
+        """
+        exponent = min(max(holds - 1, 0), 32)  # 2**32 cool-downs exceed any cap
+        return timedelta(seconds=min(self.CIRCUIT_COOL_DOWN_S * 2 ** exponent,
+                                     self.CIRCUIT_HOLD_MAX_S))
 
 
 @lru_cache(maxsize=1)

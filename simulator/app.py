@@ -170,7 +170,7 @@ def create_app(
     clock : Clock
         Time of outage windows and ledger rows; tests pass a ``ManualClock``.
     ledger_path : str or Path
-        SQLite ledger file (created if missing), opened with ``devhost.sqlite``.
+        SQLite ledger file (created if missing), opened with ``sqlitekit``.
     sleep : callable, optional
         ``async sleep(seconds)`` used for added latency; defaults to ``anyio.sleep``.
         Tests inject a recorder so no time passes.

@@ -4,7 +4,7 @@ Tests and the demo prove the system's central promise with it: each side effect 
 refund, shipment, cancellation) happened exactly once per order however many retries,
 redeliveries and recoveries there were (SPEC A2, X7), and the number of calls per order
 stayed inside the retry budget (SPEC X2). It is a SQLite file opened with
-:func:`devhost.sqlite.connect`, so another process (a test, the demo) can read it while
+:func:`sqlitekit.connect`, so another process (a test, the demo) can read it while
 the simulator writes.
 
 The idempotency records live in the same file and are written in the same IMMEDIATE
@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from devhost import sqlite as devsqlite
+import sqlitekit as devsqlite
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS side_effects (

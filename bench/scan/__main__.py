@@ -84,9 +84,9 @@ def run_sqlite(records: int, page_size: int, repeats: int, notes: list[str]) -> 
 
 
 def run_cosmos(records: int, page_size: int, repeats: int, notes: list[str]) -> str:
-    from devhost.cosmos_server import LocalCosmosServer
     from orders.stores import create_stores
     from orders.stores._cosmos import EMULATOR_KEY
+    from tests.support.cosmos_server import LocalCosmosServer
 
     warnings.filterwarnings("ignore", message="Unverified HTTPS request")
     now = ManualClock().now()

@@ -17,7 +17,7 @@ from devhost.servicebus.errors import MessageLockLostError, MessagingEntityNotFo
 from devhost.servicebus.models import DEAD_LETTER_SUFFIX
 from devhost.servicebus.properties import QueueCatalog, QueueProperties, load_queue_catalog
 from devhost.servicebus.schema import ensure_schema, from_us, to_us
-from devhost.sqlite import connect, write
+from sqlitekit import connect, write
 
 FILE_NAME = "servicebus.sqlite"
 """File name of the engine's database inside the host's data folder."""

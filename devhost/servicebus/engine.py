@@ -1,6 +1,6 @@
 """The local Service Bus queue engine: send, peek-lock receive and settlement on SQLite.
 
-Every operation is one ``BEGIN IMMEDIATE`` transaction (:func:`devhost.sqlite.write`), so
+Every operation is one ``BEGIN IMMEDIATE`` transaction (:func:`sqlitekit.write`), so
 several host processes can share the file: two receivers never lock the same message,
 and a receiver killed mid-way loses nothing (its locks expire and the messages are
 redelivered with a higher delivery count). All time comes from the injected
@@ -30,7 +30,7 @@ from devhost.servicebus.models import NewMessage, QueueCounts, QueueInfo, Receiv
 from devhost.servicebus.properties import QueueCatalog
 from devhost.servicebus.schema import MAX_US, from_us, span_us
 from devhost.servicebus.settlement import Settlement
-from devhost.sqlite import write
+from sqlitekit import write
 
 __all__ = ["FILE_NAME", "ServiceBusEngine", "open_engine"]
 

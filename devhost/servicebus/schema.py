@@ -12,7 +12,7 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 
 from devhost.servicebus.errors import ServiceBusError
-from devhost.sqlite import write
+from sqlitekit import write
 
 SCHEMA_VERSION = 1
 """Value of ``PRAGMA user_version`` this code reads and writes."""
@@ -68,7 +68,7 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
     Parameters
     ----------
     conn : sqlite3.Connection
-        From :func:`devhost.sqlite.connect`.
+        From :func:`sqlitekit.connect`.
 
     Raises
     ------

@@ -13,7 +13,7 @@ from devhost.servicebus import rows
 from devhost.servicebus.base import EngineBase
 from devhost.servicebus.errors import ServiceBusError
 from devhost.servicebus.schema import MAX_US, from_us, span_us
-from devhost.sqlite import write
+from sqlitekit import write
 
 
 class Settlement(EngineBase):

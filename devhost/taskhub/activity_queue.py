@@ -12,7 +12,7 @@ import sqlite3
 from datetime import datetime, timedelta
 from typing import Any
 
-from devhost import sqlite as db
+import sqlitekit as db
 from devhost.taskhub.events import format_time
 from devhost.taskhub.host_failure_log import activity_key, clear_host_failures
 from devhost.taskhub.instances import InstanceStore

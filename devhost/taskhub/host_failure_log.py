@@ -14,7 +14,7 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
-from devhost import sqlite as db
+import sqlitekit as db
 from devhost.host_failures import HostRetryPolicy
 from devhost.taskhub.events import format_time
 from devhost.taskhub.instances import InstanceStore

@@ -14,8 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import sqlitekit as db
 from clocks import Clock
-from devhost import sqlite as db
 from devhost.taskhub.events import EventType, event, format_time
 from devhost.taskhub.records import (
     ALL_STATUSES,
@@ -44,7 +44,7 @@ class InstanceStore:
     name : str
         Task hub name, as in host.json ``extensions.durableTask.hubName``.
     synchronous : {"FULL", "NORMAL"}
-        SQLite durability, see :func:`devhost.sqlite.connect`.
+        SQLite durability, see :func:`sqlitekit.connect`.
     """
 
     def __init__(self, path: str | Path, clock: Clock, *, name: str = "TestHubName",

@@ -1,6 +1,6 @@
 """Durable state of the task hub: every read and every atomic write the host makes.
 
-All writes are single IMMEDIATE transactions (:func:`devhost.sqlite.write`), so an episode's
+All writes are single IMMEDIATE transactions (:func:`sqlitekit.write`), so an episode's
 new history, the messages it consumed and the work it schedules commit together or not at
 all (SPEC D3). Work is claimed with leases that expire, so a host process killed at any point
 leaves nothing that another process, or a restart, cannot finish. Claims and commits take
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from devhost import sqlite as db
+import sqlitekit as db
 from devhost.taskhub.activity_queue import ActivityQueue
 from devhost.taskhub.events import EventType, event, format_time, parse_time
 from devhost.taskhub.host_failure_log import HostFailureLog, clear_host_failures, episode_key

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from devhost import sqlite as db
+import sqlitekit as db
 from devhost.taskhub.events import format_time, parse_time
 from devhost.taskhub.instances import InstanceStore
 

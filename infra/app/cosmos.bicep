@@ -11,10 +11,12 @@
 //   starter:    processState = @pending AND IS_NULL(lockedBy)
 //               AND (IS_NULL(notBefore) OR notBefore <= @now)
 //   supervisor: processState IN (...) AND completeBy >= @low AND completeBy < @high
+//               and, for records older than its window, processState IN (...)
+//               AND completeBy < @high
 //   counts:     processState = @state
 // Only those four paths are indexed (every other path is excluded: fewer write RUs, and
 // customer data is not copied into the index). The composite index
-// (processState, completeBy) serves the supervisor's equality-plus-range filter; the
+// (processState, completeBy) serves both of the supervisor's equality-plus-range filters; the
 // starter's filter is served by the range indexes on its three paths (its OR and IS_NULL
 // terms cannot use a composite index). The orders container is only point-read by id and
 // partition key, so it indexes nothing. The compensation log (orders/stores/

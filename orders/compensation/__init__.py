@@ -24,17 +24,17 @@ Who does what:
    *requested* (``charge_requested``, ``ship_requested``) with its idempotency key: a
    request that never got an answer may have been carried out, so it must be undone too.
 2. Whoever gives up on an order only *hands it over*
-   (:func:`~orders.compensation.protocol.hand_over`): the order workflow on a permanent
+   (:func:`~orders.lifecycle.changes.hand_over`): the order workflow on a permanent
    failure reply (S7), the supervisor when FailureCount reaches MAX_FAILURES (V2). The
    record becomes Compensating with LockedBy null and the failure reason; nothing is
    started (the supervisor never starts orchestrations, V3). If the log holds nothing to
    undo, the record becomes Error instead (S7) and the client gets OrderFailed.
-3. The starter (:mod:`orders.compensation.starter`, run with the order starter) claims a
+3. The starter (:mod:`scheduler.compensation_starter`, run with the order starter) claims a
    Compensating record with LockedBy null exactly as S3 claims a Pending one: a conditional
    update sets LockedBy to the next compensation instance id ``<OrderID>:comp:<m>`` (valid
    under SPEC D2: OrderIDs have at most 64 characters) and CompleteBy = now +
    START_GRACE_S, and only then starts the compensation orchestration under that id.
-4. The compensation orchestration (``orders.orchestrators.compensation_workflow``) sets
+4. The compensation orchestration (``orchestrators.compensation_workflow``) sets
    its CompleteBy (COMPENSATION_DEADLINE_S), reads the log and undoes each step that was
    requested or completed and is not yet undone, newest first: cancel shipment and refund
    through the same agents (racing each reply against CompleteBy, S6), release inventory

@@ -41,6 +41,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from orders.lifecycle.ids import idempotency_key, reply_event_name, request_message_id
 from orders.models import CompensationEntry, Step, UndoOutcome
 from orders.models.compensation import (
     REQUEST_OF,
@@ -66,14 +67,6 @@ LOGS_REQUESTS_FROM = 2
 """First compensation schema version whose writers log requests before sending them."""
 
 
-def forward_key(order_id: str, step: Step) -> str:
-    """Return the idempotency key a remote forward step is sent with: ``<OrderID>:<step>``.
-
-    The same key on every retry and attempt (SPEC A2); the undo names the request by it.
-    """
-    return f"{order_id}:{step.value}"
-
-
 def _unlogged_requests(entries: list[CompensationEntry]) -> list[CompensationEntry]:
     """Stand-in *requested* entries for the remote steps a version-1 order may have sent."""
     legacy = [e for e in entries if e.schema_version < LOGS_REQUESTS_FROM]
@@ -87,7 +80,7 @@ def _unlogged_requests(entries: list[CompensationEntry]) -> list[CompensationEnt
         step = Step(operation)
         if step in logged or REQUESTED[step] in logged or UNDO_STEP[step] in logged:
             continue
-        key = forward_key(first.order_id, step)
+        key = idempotency_key(first.order_id, step.value)
         details = (ChargeRequestDetails(idempotency_key=key) if step is Step.CHARGE
                    else ShipRequestDetails(idempotency_key=key))
         last_seq += 1
@@ -177,7 +170,7 @@ def undo_request(instance_id: str, entry: dict[str, Any], deadline: datetime,
         raise ValueError(f"details.step: {step.value} is undone locally, not by an agent")
     service, operation = REMOTE_UNDO[step]
     order_id, details = entry["orderId"], entry["details"]
-    key = details.get("idempotencyKey") or forward_key(order_id, UNDOES[step])
+    key = details.get("idempotencyKey") or idempotency_key(order_id, UNDOES[step].value)
     payload: dict[str, Any] = {"orderId": order_id}
     if step is Step.REFUND:
         payload["chargeKey"] = key
@@ -189,9 +182,10 @@ def undo_request(instance_id: str, entry: dict[str, Any], deadline: datetime,
         if "shipmentId" in details:
             payload["shipmentId"] = details["shipmentId"]
     return AgentRequest(
-        message_id=f"{instance_id}:{operation}", order_id=order_id, instance_id=instance_id,
-        service=service, operation=operation, idempotency_key=f"{order_id}:{operation}",
-        complete_by=deadline, max_attempts=max_attempts, event_name=f"{operation}-reply",
+        message_id=request_message_id(instance_id, operation), order_id=order_id,
+        instance_id=instance_id,
+        service=service, operation=operation, idempotency_key=idempotency_key(order_id, operation),
+        complete_by=deadline, max_attempts=max_attempts, event_name=reply_event_name(operation),
         payload=payload)
 
 

@@ -131,6 +131,14 @@ class AgentReply(Versioned):
         Succeeded, PermanentFailure or TransientFailure.
     attempts : int
         Calls made for this request.
+    circuit_open : bool
+        True when the service's circuit breaker refused the request before any call: the
+        first call of its first delivery failed fast (SPEC A5), so the attempt made no
+        call to the service. The outcome is then TransientFailure; the scheduler marks the
+        state record so that the supervisor holds the attempt back instead of counting it
+        against MAX_FAILURES (V2). False in replies written before the field existed (X6).
+    retry_at : datetime or None
+        With ``circuit_open``: when the breaker lets its next trial call through.
     status_code : int or None
         Last HTTP status, if a call was answered.
     error_code : str or None
@@ -150,6 +158,8 @@ class AgentReply(Versioned):
     event_name: str = Field(min_length=1, max_length=128)
     outcome: AgentOutcome
     attempts: int = Field(ge=0)
+    circuit_open: bool = False
+    retry_at: UtcDatetime | None = None
     status_code: int | None = None
     error_code: str | None = Field(default=None, max_length=128)
     result: dict[str, Any] | None = None
@@ -183,10 +193,14 @@ class StatusMessage(Versioned):
 
 
 class OperatorAlert(Versioned):
-    """Something an operator must look at (SPEC S1 conflicts, S7 errors, V2 give-ups)."""
+    """Something an operator must look at (SPEC S1 conflicts, S7 errors, V2 give-ups).
+
+    ``OverdueOrder``: the supervisor found a record whose CompleteBy had passed longer ago
+    than its scan window (it ran too seldom, or fell behind) and recovered it (V1, V2).
+    """
 
     kind: Literal["ConflictingOrder", "OrderError", "RetriesExhausted",
-                  "CompensationFailed", "UnknownWorkflowVersion"]
+                  "CompensationFailed", "UnknownWorkflowVersion", "OverdueOrder"]
     reason: str
     at: UtcDatetime
     order_id: str | None = None

@@ -16,12 +16,14 @@ from pydantic import Field, model_validator
 
 from orders.models._types import Contract, InstanceId, OrderId, QueueName, UtcDatetime
 
-STATE_SCHEMA_VERSION = 2
+STATE_SCHEMA_VERSION = 3
 """Version of the state record contract written by this code (SPEC X6).
 
 Version 2 added ``compensationAttempt``, ``compensationFailures`` and ``failureReason``
 (SPEC S9). A version 1 record is read with them at 0, 0 and null and is written back as
-version 2 (see :meth:`StateRecord._upcast`); nothing else changed, so both read alike."""
+version 2 (see :meth:`StateRecord._upcast`); nothing else changed, so both read alike.
+Version 3 added ``circuitRefusedBy`` and ``circuitHolds`` (SPEC A5, V2); older records are
+read with null and 0, which is what they mean for a record no open circuit has refused."""
 
 
 class ProcessState(StrEnum):
@@ -84,6 +86,15 @@ class StateRecord(Contract):
         against ``MAX_COMPENSATION_FAILURES`` (a budget separate from FailureCount).
     failure_reason : str or None
         Why the order could not complete, set when it fails (for operators and the client).
+    circuit_refused_by : str or None
+        Instance id of an attempt (or compensation attempt) whose agent reply said the
+        service's open circuit refused it before any call (``AgentReply.circuit_open``).
+        Written by the reply handler, fenced on LockedBy (S4); it means something only
+        while it equals LockedBy, so a later attempt needs no reset.
+    circuit_holds : int
+        Attempts that ended on an open circuit without a call, counted by the supervisor
+        instead of FailureCount (or ``compensationFailures``): the record is held back
+        for a time that grows with this count (SPEC A5, V2).
     workflow_version, schema_version : int
         Versions of the workflow and of this record's contract, >= 1 (SPEC X6).
     etag : str or None
@@ -108,6 +119,8 @@ class StateRecord(Contract):
     compensation_attempt: int = Field(default=0, ge=0)
     compensation_failures: int = Field(default=0, ge=0)
     failure_reason: str | None = Field(default=None, max_length=FAILURE_REASON_MAX_LENGTH)
+    circuit_refused_by: InstanceId | None = None
+    circuit_holds: int = Field(default=0, ge=0)
     reply_to: QueueName
     workflow_version: int = Field(default=1, ge=1)
     schema_version: int = Field(default=STATE_SCHEMA_VERSION, ge=1)

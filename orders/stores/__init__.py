@@ -21,6 +21,7 @@ from orders.stores.ports import (
     ScanPage,
     StateStore,
     iter_expired_pages,
+    iter_overdue_pages,
 )
 
 __all__ = [
@@ -40,4 +41,5 @@ __all__ = [
     "TransientStoreError",
     "create_stores",
     "iter_expired_pages",
+    "iter_overdue_pages",
 ]

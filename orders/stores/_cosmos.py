@@ -55,7 +55,7 @@ def open_client(
     credential : TokenCredential or str or None
         None: ``DefaultAzureCredential()`` (managed identity in Azure). A string is an
         account key, meant for the local test server
-        (:data:`devhost.cosmos_server.EMULATOR_KEY`).
+        (:data:`tests.support.cosmos_server.EMULATOR_KEY`).
     connection_verify : bool
         Verify the TLS certificate; False only for the local server's self-signed one.
 

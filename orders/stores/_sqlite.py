@@ -1,9 +1,9 @@
 """What the SQLite adapters share: one guarded connection and error translation.
 
-Each adapter owns one connection from :func:`devhost.sqlite.connect` (WAL, busy
+Each adapter owns one connection from :func:`sqlitekit.connect` (WAL, busy
 timeout, ``synchronous=FULL``). A lock serialises this process's threads on it, because
 one connection can hold only one transaction; other processes are serialised by SQLite's
-own write lock (``BEGIN IMMEDIATE`` in :func:`devhost.sqlite.write`).
+own write lock (``BEGIN IMMEDIATE`` in :func:`sqlitekit.write`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from devhost.sqlite import connect
 from orders.stores.errors import StoreError, TransientStoreError
+from sqlitekit import connect
 
 
 class Database:

@@ -6,7 +6,7 @@ Cosmos DB answers 412 when another writer came first, which becomes
 :class:`~orders.stores.errors.PreconditionFailedError`.
 
 Query shapes, and why (each also runs on the local test server ``@vercel/cosmosdb-server``,
-whose gaps are pinned by ``tests/stores/test_cosmos_server_gaps.py``):
+whose gaps are pinned by ``tests/orders/stores/test_cosmos_server_gaps.py``):
 
 * Scans are cross-partition filters without ORDER BY, TOP, OFFSET/LIMIT or DISTINCT, so
   the gateway streams them page by page with continuation tokens; the page size is
@@ -20,7 +20,7 @@ whose gaps are pinned by ``tests/stores/test_cosmos_server_gaps.py``):
 * No transactional batch: every change is one item write (the test server rejects the
   Python SDK's batch requests, and one item per order needs none).
 * Reading a missing item: the test server answers 500 instead of 404; the repository's
-  npm install patches it (``tests/stores/patches``), the adapter keeps real point reads.
+  npm install patches it (``tests/orders/stores/patches``), the adapter keeps real point reads.
 """
 
 from __future__ import annotations
@@ -201,18 +201,46 @@ class CosmosStateStore:
         """
         check_now(now)
         check_window(window)
+        return self._scan_deadlines(
+            "c.completeBy >= @low AND c.completeBy < @high",
+            {"@low": format_utc(now - window), "@high": format_utc(now)},
+            page_size, continuation, states)
+
+    def scan_overdue(
+        self,
+        now: datetime,
+        window: timedelta,
+        page_size: int,
+        continuation: str | None = None,
+        states: tuple[ProcessState, ...] = SUPERVISED_STATES,
+    ) -> ScanPage:
+        """Return one page of records with ``CompleteBy < now - window`` (SPEC V1).
+
+        The same streamed query as :meth:`scan_expired` with only an upper bound; the
+        composite index (processState, completeBy) serves it, so its request charge grows
+        with the overdue records, not the container. A null or missing CompleteBy never
+        compares less than a string, so records without a deadline are not returned.
+
+        Raises
+        ------
+        ValueError
+            For a naive ``now``, a non-positive ``window`` or ``page_size`` outside 1..1000.
+        """
+        check_now(now)
+        check_window(window)
+        return self._scan_deadlines("c.completeBy < @high",
+                                    {"@high": format_utc(now - window)},
+                                    page_size, continuation, states)
+
+    def _scan_deadlines(self, condition: str, bounds: dict[str, str], page_size: int,
+                        continuation: str | None,
+                        states: tuple[ProcessState, ...]) -> ScanPage:
         check_count("page_size", page_size)
         states = check_states(states)
         names = [f"@s{i}" for i in range(len(states))]
-        sql = (
-            f"SELECT * FROM c WHERE c.processState IN ({', '.join(names)}) "
-            "AND c.completeBy >= @low AND c.completeBy < @high"
-        )
+        sql = f"SELECT * FROM c WHERE c.processState IN ({', '.join(names)}) AND {condition}"
         parameters = [{"name": n, "value": s.value} for n, s in zip(names, states, strict=True)]
-        parameters += [
-            {"name": "@low", "value": format_utc(now - window)},
-            {"name": "@high", "value": format_utc(now)},
-        ]
+        parameters += [{"name": name, "value": value} for name, value in bounds.items()]
         documents, token, charge = self._page(sql, parameters, page_size, continuation)
         return ScanPage(
             records=tuple(_record(document) for document in documents),

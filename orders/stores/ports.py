@@ -2,13 +2,13 @@
 
 Three small ``typing.Protocol`` classes with no Azure import (STYLE 1). The embedded adapter
 (SQLite) and the Azure adapter (Cosmos DB) both satisfy them and are checked by one
-contract suite (``tests/stores``). Reads answer ``None`` for a missing record; writes
+contract suite (``tests/orders/stores``). Reads answer ``None`` for a missing record; writes
 raise the errors of :mod:`orders.stores.errors`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Generic, Protocol, TypeVar
@@ -173,6 +173,30 @@ class StateStore(Protocol):
         """
         ...
 
+    def scan_overdue(
+        self,
+        now: datetime,
+        window: timedelta,
+        page_size: int,
+        continuation: str | None = None,
+        states: tuple[ProcessState, ...] = SUPERVISED_STATES,
+    ) -> ScanPage:
+        """Return one page of records whose CompleteBy expired before the window (SPEC V1).
+
+        Records in ``states`` with ``CompleteBy < now - window``: the ones
+        :meth:`scan_expired` no longer returns, so that none is forgotten. Served by the
+        same index as :meth:`scan_expired` (one range per state), so it reads only the
+        overdue records, never the records still running or finished. Pass the same
+        ``now``, ``window`` and ``states`` with a continuation token as for the first page.
+
+        Raises
+        ------
+        ValueError
+            For a naive ``now``, a non-positive ``window``, ``page_size`` outside
+            1..1000, or a token the store did not issue.
+        """
+        ...
+
     def count_by_state(
         self, states: Iterable[ProcessState] | None = None
     ) -> dict[ProcessState, int]:
@@ -275,15 +299,72 @@ def iter_expired_pages(
     ValueError
         If ``max_pages`` < 1 (and whatever the store raises for bad arguments).
     """
+    return _follow(store.scan_expired, now, window, page_size, max_pages, states)
+
+
+def iter_overdue_pages(
+    store: StateStore,
+    now: datetime,
+    window: timedelta,
+    page_size: int,
+    *,
+    max_pages: int = 1000,
+    states: tuple[ProcessState, ...] = SUPERVISED_STATES,
+) -> Iterator[ScanPage]:
+    """Follow continuation tokens through one bounded scan of overdue records (SPEC V1).
+
+    Like :func:`iter_expired_pages`, over :meth:`StateStore.scan_overdue`: records whose
+    CompleteBy lies before ``now - window``.
+
+    Parameters
+    ----------
+    store : StateStore
+        Store to scan.
+    now : datetime
+        Scan time (timezone-aware), the same for every page.
+    window : timedelta
+        The supervisor's window, > 0: CompleteBy before ``now - window`` is overdue.
+    page_size : int
+        Records per page, 1..:data:`MAX_PAGE_SIZE`.
+    max_pages : int
+        Hard bound on pages per scan, >= 1.
+    states : tuple of ProcessState
+        States to scan.
+
+    Yields
+    ------
+    ScanPage
+        Each page as the store returned it.
+
+    Raises
+    ------
+    ValueError
+        If ``max_pages`` < 1 (and whatever the store raises for bad arguments).
+    """
+    return _follow(store.scan_overdue, now, window, page_size, max_pages, states)
+
+
+def _follow(
+    scan: Callable[..., ScanPage],
+    now: datetime,
+    window: timedelta,
+    page_size: int,
+    max_pages: int,
+    states: tuple[ProcessState, ...],
+) -> Iterator[ScanPage]:
     if max_pages < 1:
         raise ValueError(f"max_pages: must be >= 1; got {max_pages}")
-    token: str | None = None
-    for _ in range(max_pages):
-        page = store.scan_expired(now, window, page_size, continuation=token, states=states)
-        yield page
-        if not page.records or page.continuation is None:
-            return
-        token = page.continuation
+
+    def pages() -> Iterator[ScanPage]:
+        token: str | None = None
+        for _ in range(max_pages):
+            page = scan(now, window, page_size, continuation=token, states=states)
+            yield page
+            if not page.records or page.continuation is None:
+                return
+            token = page.continuation
+
+    return pages()
 
 
 def check_now(now: datetime) -> datetime:

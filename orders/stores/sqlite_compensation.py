@@ -14,11 +14,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from devhost.sqlite import write
 from orders.models import CompensationEntry, format_utc
 from orders.stores._sqlite import Database
 from orders.stores.errors import ConflictError
 from orders.stores.ports import Created, check_count, check_now
+from sqlitekit import write
 
 _SCHEMA = (
     """
@@ -49,7 +49,7 @@ class SqliteCompensationLog:
     path : str or Path
         Database file; may be the state store's file (the table is its own).
     synchronous : {"FULL", "NORMAL"}
-        See :func:`devhost.sqlite.connect`.
+        See :func:`sqlitekit.connect`.
     """
 
     def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from clocks import Clock, SystemClock
-from devhost.sqlite import write
 from orders.models import Order, format_utc
 from orders.stores._sqlite import Database
 from orders.stores.errors import ConflictError
 from orders.stores.ports import Created
+from sqlitekit import write
 
 _SCHEMA = (
     """
@@ -37,7 +37,7 @@ class SqliteOrderStore:
     clock : Clock, optional
         Time source for ``stored_at``; :class:`clocks.SystemClock` by default.
     synchronous : {"FULL", "NORMAL"}
-        See :func:`devhost.sqlite.connect`.
+        See :func:`sqlitekit.connect`.
     """
 
     def __init__(

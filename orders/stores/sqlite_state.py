@@ -10,13 +10,18 @@ Two partial/compound indexes make both scans read only the rows they return:
   starter. A record with no hold stores ``not_before = ''`` (sorts before every time)
   instead of NULL, so the query is one index range ``not_before <= now`` without an OR.
 * ``ix_state_deadline (process_state, complete_by, order_id)`` for the supervisor, which
-  pages by key (keyset pagination): the continuation token is the last key returned.
+  pages by key (keyset pagination): the continuation token is the last key returned. Its
+  two scans are two ranges of it: expired within the window
+  (``now - window <= complete_by < now``) and overdue (``'' <= complete_by < now - window``;
+  ``''`` sorts before every time and NULL matches neither).
 
 A third, ``ix_state_by_state (process_state, order_id)``, lets operators page through one
 state (every CompensationFailed record, say) the same way.
 
-Files written by state schema version 1 lack the compensation columns; opening one adds
-them (``ALTER TABLE ... ADD COLUMN`` with the version 1 meaning as default, SPEC X6).
+Files written by older state schema versions lack the columns later versions added
+(version 2: the compensation columns; version 3: ``circuit_refused_by``,
+``circuit_holds``); opening one adds them (``ALTER TABLE ... ADD COLUMN`` with the older
+version's meaning as default, SPEC X6).
 """
 
 from __future__ import annotations
@@ -31,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from clocks import Clock, SystemClock
-from devhost.sqlite import write
 from orders.models import SUPERVISED_STATES, ProcessState, StateRecord, format_utc
 from orders.stores._records import require_etag, stamp
 from orders.stores._sqlite import Database
@@ -45,13 +49,16 @@ from orders.stores.ports import (
     check_states,
     check_window,
 )
+from sqlitekit import write
 
 _NO_HOLD = ""
+_NO_DEADLINE = ""
+"""Lower bound of the overdue range: sorts before every CompleteBy (NULL never matches)."""
 _COLUMNS = (
     "order_id", "process_state", "locked_by", "complete_by", "not_before", "failure_count",
     "attempt", "compensation_attempt", "compensation_failures", "failure_reason",
-    "reply_to", "workflow_version", "schema_version", "etag", "created_at",
-    "updated_at",
+    "circuit_refused_by", "circuit_holds", "reply_to", "workflow_version", "schema_version",
+    "etag", "created_at", "updated_at",
 )
 _SCHEMA = (
     """
@@ -66,6 +73,8 @@ _SCHEMA = (
         compensation_attempt  INTEGER NOT NULL DEFAULT 0,
         compensation_failures INTEGER NOT NULL DEFAULT 0,
         failure_reason   TEXT,
+        circuit_refused_by TEXT,                  -- instance id an open circuit refused
+        circuit_holds    INTEGER NOT NULL DEFAULT 0,
         reply_to         TEXT NOT NULL,
         workflow_version INTEGER NOT NULL,
         schema_version   INTEGER NOT NULL,
@@ -80,12 +89,14 @@ _SCHEMA = (
     "ON state_records (process_state, complete_by, order_id)",
     "CREATE INDEX IF NOT EXISTS ix_state_by_state ON state_records (process_state, order_id)",
 )
-_ADDED_IN_V2 = {
+_ADDED_COLUMNS = {
     "compensation_attempt": "INTEGER NOT NULL DEFAULT 0",
     "compensation_failures": "INTEGER NOT NULL DEFAULT 0",
     "failure_reason": "TEXT",
+    "circuit_refused_by": "TEXT",
+    "circuit_holds": "INTEGER NOT NULL DEFAULT 0",
 }
-"""Columns state schema version 2 added, with their definitions for ``ADD COLUMN``."""
+"""Columns state schema versions 2 and 3 added, with their definitions for ``ADD COLUMN``."""
 _STARTABLE_SQL = (
     "SELECT * FROM state_records WHERE process_state = ? AND locked_by IS NULL "
     "AND not_before <= ? ORDER BY not_before LIMIT ?"
@@ -140,7 +151,7 @@ class SqliteStateStore:
     clock : Clock, optional
         Time source for ``updated_at``; :class:`clocks.SystemClock` by default.
     synchronous : {"FULL", "NORMAL"}
-        See :func:`devhost.sqlite.connect`.
+        See :func:`sqlitekit.connect`.
     """
 
     def __init__(
@@ -151,7 +162,7 @@ class SqliteStateStore:
         with self._db.use() as conn, write(conn):
             conn.execute(_SCHEMA[0])
             present = {row["name"] for row in conn.execute("PRAGMA table_info(state_records)")}
-            for column, definition in _ADDED_IN_V2.items():
+            for column, definition in _ADDED_COLUMNS.items():
                 if column not in present:
                     conn.execute(f"ALTER TABLE state_records ADD COLUMN {column} {definition}")
             for statement in _SCHEMA[1:]:
@@ -305,9 +316,37 @@ class SqliteStateStore:
         """
         check_now(now)
         check_window(window)
+        return self._scan_range(format_utc(now - window), format_utc(now), page_size,
+                                continuation, states)
+
+    def scan_overdue(
+        self,
+        now: datetime,
+        window: timedelta,
+        page_size: int,
+        continuation: str | None = None,
+        states: tuple[ProcessState, ...] = SUPERVISED_STATES,
+    ) -> ScanPage:
+        """Return one page of records with ``CompleteBy < now - window`` (SPEC V1).
+
+        The index range of ``ix_state_deadline`` below the window, oldest CompleteBy
+        first; like :meth:`scan_expired`, ``rows_read`` equals the rows returned.
+
+        Raises
+        ------
+        ValueError
+            For a naive ``now``, a non-positive ``window``, ``page_size`` outside
+            1..1000, or a token not issued for these ``states``.
+        """
+        check_now(now)
+        check_window(window)
+        return self._scan_range(_NO_DEADLINE, format_utc(now - window), page_size,
+                                continuation, states)
+
+    def _scan_range(self, low: str, high: str, page_size: int, continuation: str | None,
+                    states: tuple[ProcessState, ...]) -> ScanPage:
         check_count("page_size", page_size)
         states = check_states(states)
-        low, high = format_utc(now - window), format_utc(now)
         start, after_c, after_o = (
             _decode_token(continuation, states) if continuation else (0, "", "")
         )
@@ -355,7 +394,8 @@ class SqliteStateStore:
         Returns
         -------
         dict of str to list of str
-            ``{"startable": [...], "expired": [...]}``, one line per plan step; a
+            ``{"startable": [...], "expired": [...], "overdue": [...]}``, one line per
+            plan step (the overdue scan is the expired query below the window); a
             ``SEARCH ... USING INDEX`` line shows the query reads an index range.
         """
         with self._db.use() as conn:
@@ -367,6 +407,7 @@ class SqliteStateStore:
                 for name, sql, args in (
                     ("startable", _STARTABLE_SQL, ("Pending", "", 1)),
                     ("expired", _EXPIRED_SQL, ("Processing", "", "", "", "", 1)),
+                    ("overdue", _EXPIRED_SQL, ("Processing", _NO_DEADLINE, "", "", "", 1)),
                 )
             }
 

@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
+from agents import handler
 from clocks import ManualClock
-from orders.agents import handler
-from orders.agents.circuit import BreakerRegistry
+from orders.circuit import BreakerRegistry
 from orders.models.messages import AgentOutcome, AgentRequest
 from orders.settings import Settings
 

@@ -4,13 +4,10 @@ from datetime import timedelta
 import pytest
 
 from clocks import ManualClock
-from orders.agents import circuit
-from orders.agents.circuit import (
+from orders.circuit import (
     BreakerRegistry,
     CircuitBreaker,
     CircuitState,
-    breaker_for,
-    configure_breakers,
 )
 
 COOL_DOWN = timedelta(seconds=30)
@@ -130,11 +127,3 @@ def test_registry_has_one_breaker_per_service(clock):
     assert registry.states() == {"payment": CircuitState.OPEN, "shipping": CircuitState.CLOSED}
 
 
-def test_breaker_for_uses_the_configured_process_registry(clock, monkeypatch):
-    monkeypatch.setattr(circuit, "_default_registry", None)
-    default = breaker_for("payment")
-    assert default is breaker_for("payment")
-    registry = configure_breakers(clock=clock, failure_threshold=2, cool_down=COOL_DOWN)
-    assert breaker_for("payment") is registry.get("payment")
-    assert breaker_for("payment") is not default
-    assert breaker_for("payment").failure_threshold == 2

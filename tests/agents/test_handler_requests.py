@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from orders.agents.handler import ENDPOINTS, service_url
+from agents.handler import ENDPOINTS, service_url
 from orders.models.messages import AgentRequest
 
 SETTINGS = SimpleNamespace(PAYMENT_API_URL="http://pay.test/v1/",

@@ -4,17 +4,17 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
-from clocks import ManualClock
-from orders.agents.circuit import CircuitBreaker, CircuitState
-from orders.agents.remote_call import (
+from agents.remote_call import (
     BackoffPolicy,
     OutcomeKind,
     RemoteRequest,
     StopReason,
     call_remote,
-    idempotency_key,
     parse_retry_after,
 )
+from clocks import ManualClock
+from orders.circuit import CircuitBreaker, CircuitState
+from orders.lifecycle.ids import idempotency_key
 
 from .fake_remote import FakeRemote
 
@@ -229,7 +229,7 @@ def test_request_and_policy_validation():
         RemoteRequest(service="payment", method="PO ST", url="/p", idempotency_key="k")
     with pytest.raises(ValueError, match="maximum:"):
         BackoffPolicy(initial=timedelta(seconds=2), maximum=timedelta(seconds=1))
-    with pytest.raises(ValueError, match="step:"):
+    with pytest.raises(ValueError, match="operation:"):
         idempotency_key("order-1", "")
 
 

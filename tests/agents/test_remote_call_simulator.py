@@ -6,15 +6,15 @@ from datetime import timedelta
 
 import httpx
 
-from clocks import ManualClock
-from orders.agents.circuit import BreakerRegistry
-from orders.agents.remote_call import (
+from agents.remote_call import (
     BackoffPolicy,
     OutcomeKind,
     RemoteRequest,
     call_remote,
-    idempotency_key,
 )
+from clocks import ManualClock
+from orders.circuit import BreakerRegistry
+from orders.lifecycle.ids import idempotency_key
 from simulator import Ledger, ServiceFaults, SimulatorConfig, create_app, serve_in_thread
 
 ORDERS = [f"order-{n:02d}" for n in range(30)]

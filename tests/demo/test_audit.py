@@ -222,7 +222,7 @@ def test_net_effects_refuse_an_unknown_kind():
 
 def test_audit_data_dir_reads_states_log_alerts_and_ledger(tmp_path):
     from orders.messaging import create_sender
-    from orders.scheduler.notify import send_alert
+    from orders.notify import send_alert
     from orders.stores import create_stores
     from tests.e2e.harness import make_order
 

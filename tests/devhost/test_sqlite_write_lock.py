@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from devhost import sqlite as db
+import sqlitekit as db
 
 fcntl = pytest.importorskip("fcntl")  # the cross-process queue is POSIX-only
 

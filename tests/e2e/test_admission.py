@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 
 from orders.models import IN_FLIGHT_STATES
-from orders.scheduler import submission
+from scheduler import submission
 from tests.e2e.harness import ProcessState, make_order
 
 TERMINAL = {ProcessState.PROCESSED, ProcessState.ERROR, ProcessState.COMPENSATED,

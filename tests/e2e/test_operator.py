@@ -15,8 +15,8 @@ from datetime import timedelta
 import httpx
 from typer.testing import CliRunner
 
+from ops.cli import app
 from orders.models import StateRecord, format_utc
-from orders.ops.cli import app
 from tests.e2e.harness import ProcessState, make_order
 
 runner = CliRunner()

@@ -73,7 +73,7 @@ def test_reply_to_another_clients_queue_is_refused_and_nothing_is_sent(make_syst
 
 def test_missing_reply_queue_dead_letters_naming_reply_to_and_starts_nothing(make_system):
     from orders.messaging import QueueNotFoundError
-    from orders.scheduler.submission import Rejected, submit
+    from scheduler.submission import Rejected, submit
 
     system = make_system()
     order = make_order(32)

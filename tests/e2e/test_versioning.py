@@ -2,7 +2,7 @@
 
 import json
 
-from orders.orchestrators import order_workflow
+from orchestrators import order_workflow
 from tests.e2e.harness import ProcessState, make_order
 
 

@@ -4,8 +4,8 @@ import json
 import re
 from datetime import timedelta
 
-from orders.ops.budget import max_calls_per_service
-from orders.ops.queues import load_queue_limits
+from orders.budget import max_calls_per_service
+from orders.queues import load_queue_limits
 from orders.settings import Settings
 from tests.infra.checks import QUEUES_JSON, REPO, bicep_app_settings
 
@@ -53,7 +53,7 @@ def test_task_hub_name_is_valid_for_the_azure_storage_provider():
 
 def test_no_host_retry_policy_multiplies_the_budget():
     # SPEC X2: the Functions retry policy ("retry") would re-run failed triggers on top of
-    # Service Bus redelivery; the budget in orders/ops/budget.py assumes it is not used.
+    # Service Bus redelivery; the budget in orders/budget.py assumes it is not used.
     assert "retry" not in host()
     assert "retry" not in json.dumps(host()["extensions"]["durableTask"]).lower()
 

@@ -4,14 +4,14 @@ import subprocess
 
 import pytest
 
-from devhost.cosmos_server import EMULATOR_KEY
 from tests.infra.checks import REPO, Finding, committed_files, find_secrets
+from tests.support.cosmos_server import EMULATOR_KEY
 
 ALLOWED = {
     # The Cosmos DB emulator's published well-known key, used only against the local test
-    # server (@vercel/cosmosdb-server) by tests/stores and bench/scan. It lives in the local
+    # server (@vercel/cosmosdb-server) by tests/orders/stores and bench/scan. It lives in the local
     # host's tooling, which is never deployed; the deployed account has key auth disabled.
-    EMULATOR_KEY: {"devhost/cosmos_server.py"},
+    EMULATOR_KEY: {"tests/support/cosmos_server.py"},
 }
 
 
@@ -24,7 +24,7 @@ def files():
 
 
 def test_the_scan_covers_new_and_tracked_files(files):
-    assert {"infra/main.bicep", "host.json", "devhost/cosmos_server.py"} <= set(files)
+    assert {"infra/main.bicep", "host.json", "tests/support/cosmos_server.py"} <= set(files)
 
 
 def test_no_secret_in_committed_files(files):
@@ -60,10 +60,10 @@ def test_each_secret_shape_is_found(tmp_path, text, kind):
 
 
 def test_the_emulator_key_is_refused_outside_the_allow_list(tmp_path):
-    for rel in ("devhost/cosmos_server.py", "orders/other.py"):
+    for rel in ("tests/support/cosmos_server.py", "orders/other.py"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(f'KEY = "{EMULATOR_KEY}"\n')
-    found = find_secrets(tmp_path, ["devhost/cosmos_server.py", "orders/other.py"], ALLOWED)
+    found = find_secrets(tmp_path, ["tests/support/cosmos_server.py", "orders/other.py"], ALLOWED)
     assert found == [Finding("orders/other.py", 1, "base64 account key")]
 
 

@@ -86,10 +86,10 @@ def test_bicep_values_pass_the_settings_rules():
 
 
 def test_bicep_values_pass_the_start_up_retry_budget_check():
-    # The deployed app runs orders.ops.startup.on_start -> check_budget with the deployed
+    # The deployed app runs orders.startup.on_start -> check_budget with the deployed
     # queues.json; a deployment that fails it would refuse every message (SPEC X2).
-    from orders.ops.budget import check_budget
-    from orders.ops.queues import load_queue_limits
+    from orders.budget import check_budget
+    from orders.queues import load_queue_limits
 
     calls = check_budget(bicep_settings(), load_queue_limits(QUEUES_JSON))
     assert calls == {"payment": 120, "shipping": 120}

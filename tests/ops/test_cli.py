@@ -5,11 +5,11 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from ops.cli import app
 from orders import runtime
 from orders.models import ProcessState
-from orders.ops.cli import app
 from tests.e2e.harness import make_order
-from tests.ops.stores import put, sqlite_stores
+from tests.support.stores import put, sqlite_stores
 
 runner = CliRunner()
 

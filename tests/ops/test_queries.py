@@ -1,9 +1,9 @@
 import pytest
 
 from clocks import ManualClock
+from ops.queries import LISTS, count_stuck, list_by_state, list_stuck
 from orders.models import ProcessState
-from orders.ops.queries import LISTS, count_stuck, list_by_state, list_stuck
-from tests.ops.stores import put, sqlite_stores
+from tests.support.stores import put, sqlite_stores
 
 
 @pytest.fixture

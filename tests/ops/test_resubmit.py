@@ -1,9 +1,9 @@
 import pytest
 
+from ops.resubmit import ResubmitOutcome, resubmit
 from orders.models import ProcessState
-from orders.ops.resubmit import ResubmitOutcome, resubmit
 from orders.stores import PreconditionFailedError
-from tests.ops.stores import put, sqlite_stores
+from tests.support.stores import put, sqlite_stores
 
 
 @pytest.fixture

@@ -1,0 +1,59 @@
+"""Registers the agents: one Service Bus trigger per remote service (SPEC A1).
+
+A request that cannot be parsed is dead-lettered on its first delivery with the reason
+(``InvalidJson`` or ``SchemaViolation``, see :mod:`orders.models.wire`); it has no instance
+to reply to. So is one whose reply queue does not exist (``UnknownReplyQueue``): every
+redelivery would fail the same way. Any other failure raises, so the message is abandoned
+and redelivered (bounded by the queue's max delivery count, part of the X2 budget).
+"""
+
+import logging
+
+import azure.functions as func
+
+from agents import handler
+from orders import names
+from orders.messaging import QueueNotFoundError
+from orders.models import wire
+from orders.observability.logs import log_context
+from orders.runtime import services
+from orders.settle import dead_letter
+
+log = logging.getLogger("orders.agents")
+bp = func.Blueprint()
+
+
+def _serve(queue: str, msg: func.ServiceBusMessage) -> None:
+    svc = services()
+    try:
+        request = handler.parse_request(msg.get_body())
+    except wire.InvalidMessage as exc:
+        dead_letter(queue, msg, exc.reason, exc.description)
+        return
+    with log_context(request.order_id, request.instance_id):
+        answer = handler.handle(request, svc, sleep=svc.sleep,
+                                delivery_count=msg.delivery_count or 1)
+        try:
+            handler.reply(svc, request, answer)
+        except QueueNotFoundError as exc:
+            dead_letter(queue, msg, "UnknownReplyQueue",
+                        f"agent request: replyTo: queue '{request.reply_to}' does not exist "
+                        f"({exc}); the {request.operation} call was made with idempotency "
+                        f"key '{request.idempotency_key}', so a corrected resend is safe")
+            return
+        log.info("agent %s: order %s %s -> %s after %d call(s)", request.service,
+                 request.order_id, request.operation, answer.outcome.value, answer.attempts)
+
+
+@bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.PAYMENT_REQUESTS_QUEUE,
+                              connection=names.SERVICEBUS_CONNECTION)
+def payment_agent(msg: func.ServiceBusMessage) -> None:
+    """Payment agent: charges and refunds through the payment service."""
+    _serve(names.PAYMENT_REQUESTS_QUEUE, msg)
+
+
+@bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.SHIPPING_REQUESTS_QUEUE,
+                              connection=names.SERVICEBUS_CONNECTION)
+def shipping_agent(msg: func.ServiceBusMessage) -> None:
+    """Shipping agent: creates and cancels shipments through the shipping service."""
+    _serve(names.SHIPPING_REQUESTS_QUEUE, msg)

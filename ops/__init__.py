@@ -1,0 +1,13 @@
+"""Operator tools (SPEC S7, X2, X3, X8): the top floor, on everything else.
+
+- :mod:`ops.cli` (``python -m ops``): list orders by state, show one order with its
+  attempts' histories (:mod:`~ops.order_report`, :mod:`~ops.history`), resubmit an order
+  in Error (:mod:`~ops.resubmit`), the summary.
+- :mod:`ops.summary` and :mod:`ops.blueprint`: the ``api/ops/summary`` endpoint and the
+  periodic snapshot that feeds the backlog metrics (X3, X8).
+
+What the workflow uses to observe itself is below, in :mod:`orders.observability`; the
+retry budget is :mod:`orders.budget`.
+
+May import: anything but ``devhost`` at module level (it is not deployed).
+"""

@@ -1,0 +1,5 @@
+"""Run the operator CLI: ``python -m ops --help``."""
+
+from ops.cli import app
+
+app()

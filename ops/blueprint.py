@@ -1,0 +1,41 @@
+"""Registers the operations functions: ``api/ops/summary`` and the metrics snapshot (X3, X8).
+
+``GET api/ops/summary`` answers :func:`ops.summary.build_summary` as JSON (function
+key required in Azure; the local host serves it under ``/api/ops/summary``). The timer
+``ops_snapshot`` (``OPS_SNAPSHOT_SCHEDULE``) computes the same figures and sets the backlog
+gauges, so orders by state, the in-flight backlog, stuck orders and dead-letter depth reach
+the metrics exporter even when nobody asks for the summary.
+"""
+
+import json
+import logging
+
+import azure.functions as func
+
+from ops.summary import build_summary, record_summary
+from orders.runtime import services
+
+log = logging.getLogger("orders.ops")
+bp = func.Blueprint()
+
+SUMMARY_ROUTE = "ops/summary"
+
+
+@bp.route(route=SUMMARY_ROUTE, methods=["GET"], auth_level=func.AuthLevel.FUNCTION)
+def ops_summary(req: func.HttpRequest) -> func.HttpResponse:
+    """Return the ops summary as JSON (``?deadLetters=false`` skips the queue reads)."""
+    with_dead_letters = req.params.get("deadLetters", "true").lower() != "false"
+    summary = build_summary(services(), with_dead_letters=with_dead_letters)
+    record_summary(summary)
+    return func.HttpResponse(json.dumps(summary), status_code=200, mimetype="application/json")
+
+
+@bp.timer_trigger(arg_name="timer", schedule="%OPS_SNAPSHOT_SCHEDULE%")
+def ops_snapshot(timer: func.TimerRequest) -> None:
+    """Refresh the backlog metrics from the state store and the queues (SPEC X8)."""
+    summary = build_summary(services())
+    record_summary(summary)
+    log.info("ops snapshot: in_flight=%d/%d stuck=%d error=%d compensation_failed=%d "
+             "dead_letters=%s", summary["inFlight"], summary["maxInFlight"], summary["stuck"],
+             summary["counts"]["Error"], summary["counts"]["CompensationFailed"],
+             summary["deadLetters"])

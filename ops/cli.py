@@ -1,0 +1,176 @@
+"""Operator CLI (``python -m ops``): find, inspect and resubmit orders (SPEC S7, S9, X8).
+
+Commands: ``summary`` (the figures of ``api/ops/summary``), ``list`` (Error,
+CompensationFailed, stuck, or any ProcessState), ``show`` (one order with its attempts'
+orchestration histories), ``resubmit`` (an order in Error: start its next attempt, once),
+``budget`` (the most calls per order to each remote service).
+
+Settings are the app's own (:mod:`orders.settings`, from the environment), so the CLI works
+against the local SQLite files (``--data-dir`` / ``DEVHOST_DATA_DIR``) and against Cosmos DB
+and Service Bus (``STORE_BACKEND=cosmos``, ``COSMOS_ENDPOINT``, ... with the operator's
+Azure identity). Orchestration histories are read over the Durable Functions HTTP API
+(``--host-url``, and ``--code`` with the system key in Azure).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+
+from ops.history import fetch_status
+from ops.order_report import order_report
+from ops.queries import LISTS, check_limit
+from ops.render import records_table, report_tables, summary_tables
+from ops.resubmit import ResubmitOutcome, resubmit
+from ops.summary import build_summary
+from orders.budget import max_calls_per_service
+from orders.queues import load_queue_limits
+from orders.settings import Settings, SettingsError
+
+app = typer.Typer(help="Operator actions: find, inspect and resubmit orders.",
+                  no_args_is_help=True, add_completion=False)
+console = Console()
+
+DATA_DIR = typer.Option(None, "--data-dir", envvar="DEVHOST_DATA_DIR",
+                        help="Local host data folder (SQLite backends); default .data.")
+AS_JSON = typer.Option(False, "--json", help="Print JSON instead of tables.")
+
+
+def cli_settings(data_dir: Path | None) -> Settings:
+    """Read the app settings from the environment, with ``--data-dir`` for the local backends.
+
+    Raises
+    ------
+    SettingsError
+        Naming each invalid or missing setting.
+    """
+    overrides: dict[str, Any] = {}
+    if data_dir is not None:
+        overrides["DEVHOST_DATA_DIR"] = str(data_dir)
+    try:
+        settings = Settings(**overrides)
+    except ValidationError as exc:
+        if data_dir is None and "DEVHOST_DATA_DIR" in str(exc):
+            return cli_settings(Path(".data"))
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}"
+                             for e in exc.errors())
+        raise SettingsError(f"invalid app settings: {problems}") from exc
+    return settings
+
+
+def emit(data: Any) -> None:
+    """Print ``data`` as JSON, unwrapped (for scripts and ``jq``)."""
+    typer.echo(json.dumps(data, indent=2))
+
+
+@contextmanager
+def opened(ctx: typer.Context) -> Iterator[Any]:
+    """Build the app's services for one command and close them afterwards."""
+    from orders.runtime import build_services
+
+    try:
+        svc = build_services(cli_settings(ctx.obj))
+    except SettingsError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
+    try:
+        yield svc
+    finally:
+        svc.close()
+
+
+@app.callback()
+def main(ctx: typer.Context, data_dir: Path | None = DATA_DIR) -> None:
+    """Operator actions on the order service; settings come from the environment."""
+    ctx.obj = data_dir
+
+
+@app.command()
+def summary(ctx: typer.Context, as_json: bool = AS_JSON) -> None:
+    """Orders by state, in-flight backlog and its limit, stuck orders, dead letters."""
+    with opened(ctx) as svc:
+        figures = build_summary(svc)
+    emit(figures) if as_json else console.print(summary_tables(figures))
+
+
+@app.command("list")
+def list_orders(ctx: typer.Context,
+                which: str = typer.Argument(..., help="stuck, error, compensationfailed, "
+                                                       "compensating, pending, processing, ..."),
+                limit: int = typer.Option(50, "--limit", help="Most orders to list (1-1000)."),
+                as_json: bool = AS_JSON) -> None:
+    """List orders in a state; ``stuck`` = Processing/Compensating with CompleteBy passed."""
+    key = which.lower().replace("-", "").replace("_", "")
+    if key not in LISTS:
+        raise typer.BadParameter(f"must be one of {', '.join(sorted(LISTS))}", param_hint="WHICH")
+    try:
+        check_limit(limit)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--limit") from exc
+    with opened(ctx) as svc:
+        records, more = LISTS[key](svc.stores.states, svc.clock.now(), limit)
+    if as_json:
+        emit({"orders": [r.model_dump(mode="json") for r in records], "more": more})
+    else:
+        console.print(records_table(f"{which}: {len(records)} order(s)", records, more))
+
+
+@app.command()
+def show(ctx: typer.Context, order_id: str,
+         host_url: str = typer.Option("http://127.0.0.1:7071", "--host-url",
+                                      envvar="DURABLE_HOST_URL",
+                                      help="Functions host root for the Durable HTTP API."),
+         code: str | None = typer.Option(None, "--code", envvar="DURABLE_SYSTEM_KEY",
+                                         help="durabletask_extension system key (Azure)."),
+         history: bool = typer.Option(True, "--history/--no-history",
+                                      help="Read each attempt's orchestration history."),
+         details: bool = typer.Option(False, "--details", help="Show compensation log "
+                                      "details (classified customer/payment data)."),
+         as_json: bool = AS_JSON) -> None:
+    """Show one order: state record, order, compensation log, attempts with histories."""
+    reader = partial(fetch_status, host_url, code=code) if history else None
+    with opened(ctx) as svc:
+        report = order_report(svc, order_id, reader, details=details)
+    if report is None:
+        console.print(f"[red]order {order_id}: no state record and no order[/red]")
+        raise typer.Exit(1)
+    emit(report) if as_json else console.print(report_tables(report))
+
+
+@app.command("resubmit")
+def resubmit_order(ctx: typer.Context, order_id: str,
+                   by: str = typer.Option(None, "--by", help="Operator name (logged); "
+                                          "default: the login name."),
+                   reason: str = typer.Option("", "--reason", help="Why (logged).")) -> None:
+    """Resubmit an order in Error: Pending again, the starter starts its next attempt.
+
+    Idempotent: a second call finds the order no longer in Error and changes nothing
+    (exit code 1, with the reason).
+    """
+    with opened(ctx) as svc:
+        result = resubmit(svc.stores.states, order_id, operator=by or getpass.getuser(),
+                          reason=reason)
+    ok = result.outcome is ResubmitOutcome.RESUBMITTED
+    console.print(f"[{'green' if ok else 'yellow'}]{result.message}[/]", soft_wrap=True)
+    if not ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def budget(ctx: typer.Context) -> None:
+    """Most calls one order can make to each remote service, against the budget (X2)."""
+    settings = cli_settings(ctx.obj)
+    calls = max_calls_per_service(settings, load_queue_limits())
+    for service, n in calls.items():
+        state = "ok" if n <= settings.RETRY_BUDGET_CALLS_PER_SERVICE else "OVER BUDGET"
+        console.print(f"{service}: at most {n} calls per order "
+                      f"(budget {settings.RETRY_BUDGET_CALLS_PER_SERVICE}: {state})")

@@ -1,0 +1,116 @@
+"""Everything an operator needs about one order, in one JSON-ready report (SPEC S7, S9, D5).
+
+The report holds the state record, the order, the compensation log and every attempt with
+its orchestration status and history. Attempts are derived from the record: forward
+attempts ``<OrderID>:1 .. <OrderID>:<attempt>`` and compensation attempts
+``<OrderID>:comp:1 ..`` (``compensationAttempt``, if the record has that field). Their
+histories come from a ``history`` callable, normally :func:`ops.history.fetch_status`
+bound to the host's URL.
+
+The compensation log (``stores.compensation``, the ``CompensationLog`` port) holds customer
+and payment data (classified Confidential / Restricted, SPEC S9, X10): entry details are
+included only when asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from orders.lifecycle.ids import attempt_instance_id as instance_id
+
+HistoryReader = Callable[[str], dict[str, Any] | None]
+"""``history(instance_id) -> status with historyEvents, or None if unknown``."""
+
+def compensation_log(services: Any) -> Any | None:
+    """Return the services' compensation log (``stores.compensation``), or None without one.
+
+    The log is the ``CompensationLog`` port (``entries(order_id)``); a deployment built
+    before it existed has none, and the report then says so instead of failing.
+    """
+    log = getattr(services.stores, "compensation", None)
+    return log if hasattr(log, "entries") else None
+
+
+def compensation_entries(services: Any, order_id: str, *,
+                         details: bool = False) -> list[dict[str, Any]] | None:
+    """Return the order's compensation log entries in order of completion, or None.
+
+    Parameters
+    ----------
+    services : orders.runtime.Services
+        The services.
+    order_id : str
+        The order.
+    details : bool
+        Include each entry's details (payment ids, amounts, shipment ids: classified data,
+        SPEC S9/X10); by default only step, sequence, time, instance and classification.
+
+    Returns
+    -------
+    list of dict or None
+        None when the deployment has no compensation log.
+    """
+    log = compensation_log(services)
+    if log is None:
+        return None
+    rows = []
+    for entry in log.entries(order_id):
+        data = entry.model_dump(mode="json") if hasattr(entry, "model_dump") else dict(entry)
+        if not details:
+            step = (data.get("details") or {}).get("step")
+            outcome = (data.get("details") or {}).get("outcome")
+            data = {k: v for k, v in data.items() if k != "details"}
+            data.update({"step": step, "outcome": outcome})
+        rows.append(data)
+    return rows
+
+
+def attempt_ids(record: Any) -> list[str]:
+    """Return the instance ids of the record's attempts, forward ones first."""
+    ids = [instance_id(record.order_id, n) for n in range(1, record.attempt + 1)]
+    compensation = getattr(record, "compensation_attempt", 0) or 0
+    ids += [f"{record.order_id}:comp:{n}" for n in range(1, compensation + 1)]
+    return ids
+
+
+def order_report(services: Any, order_id: str, history: HistoryReader | None = None, *,
+                 details: bool = False) -> dict[str, Any] | None:
+    """Collect the report of one order.
+
+    Parameters
+    ----------
+    services : orders.runtime.Services
+        Stores.
+    order_id : str
+        The order.
+    history : callable, optional
+        Reads one attempt's status and history; None leaves histories out.
+    details : bool
+        Include compensation log details (classified data).
+
+    Returns
+    -------
+    dict or None
+        ``{"record", "order", "compensation", "attempts": [{"instanceId", "status",
+        "error"}]}``; None if the order has neither a state record nor an order.
+    """
+    record = services.stores.states.get(order_id)
+    order = services.stores.orders.get(order_id)
+    if record is None and order is None:
+        return None
+    attempts = []
+    for iid in attempt_ids(record) if record is not None else []:
+        status, error = None, None
+        if history is not None:
+            try:
+                status = history(iid)
+            except Exception as exc:  # noqa: BLE001 - show the other attempts anyway
+                error = str(exc)
+        attempts.append({"instanceId": iid, "status": status, "error": error})
+    return {
+        "record": record.model_dump(mode="json") if record is not None else None,
+        "order": order.model_dump(mode="json") if order is not None else None,
+        "compensation": compensation_entries(services, order_id, details=details),
+        "attempts": attempts,
+    }

@@ -1,0 +1,122 @@
+"""Operator queries over the state store: orders by state and stuck orders (SPEC S7, S9, V1).
+
+Both go through the state store port, so they work on SQLite and Cosmos DB alike:
+orders in one state (Error, CompensationFailed, ...) through ``find_by_state`` pages, stuck
+orders (Processing or Compensating with CompleteBy in the past) through the supervisor's
+bounded ``scan_expired``, with a window wide enough to include records older than the
+supervisor's own window (``SUPERVISOR_SCAN_WINDOW_S``; the supervisor recovers those with
+a second scan and an ``OverdueOrder`` alert).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
+
+from orders.models import SUPERVISED_STATES, ProcessState, StateRecord
+from orders.stores import MAX_PAGE_SIZE, ScanPage, StateStore, iter_expired_pages
+
+STUCK_WINDOW = timedelta(days=3650)
+"""How far back a stuck CompleteBy is looked for: everything, unlike the supervisor."""
+
+
+def check_limit(limit: int) -> int:
+    """Validate a listing limit (1..1000).
+
+    Raises
+    ------
+    ValueError
+        Naming ``limit`` if out of range.
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE_SIZE:
+        raise ValueError(f"limit: must be an int from 1 to {MAX_PAGE_SIZE}; got {limit!r}")
+    return limit
+
+
+def _first(pages: Iterator[ScanPage], limit: int) -> tuple[list[StateRecord], bool]:
+    found: list[StateRecord] = []
+    for page in pages:
+        found.extend(page.records)
+        if len(found) > limit:
+            return found[:limit], True
+    return found, False
+
+
+def _by_state_pages(states: StateStore, state: ProcessState,
+                    page_size: int) -> Iterator[ScanPage]:
+    token: str | None = None
+    while True:
+        page = states.find_by_state(state, page_size, continuation=token)
+        yield page
+        if not page.records or page.continuation is None:
+            return
+        token = page.continuation
+
+
+def list_by_state(states: StateStore, state: ProcessState,
+                  limit: int) -> tuple[list[StateRecord], bool]:
+    """Return up to ``limit`` records in ``state`` (SPEC S7: find failed orders).
+
+    Parameters
+    ----------
+    states : StateStore
+        The state store.
+    state : ProcessState
+        E.g. Error or CompensationFailed.
+    limit : int
+        Most records to return, 1..1000.
+
+    Returns
+    -------
+    (list of StateRecord, bool)
+        The records, and whether more exist than were returned.
+    """
+    return _first(_by_state_pages(states, ProcessState(state), check_limit(limit)), limit)
+
+
+def list_stuck(states: StateStore, now: datetime,
+               limit: int) -> tuple[list[StateRecord], bool]:
+    """Return supervised records (Processing, Compensating) whose CompleteBy has passed.
+
+    Parameters
+    ----------
+    states : StateStore
+        The state store.
+    now : datetime
+        Timezone-aware current time.
+    limit : int
+        Most records to return, 1..1000.
+
+    Returns
+    -------
+    (list of StateRecord, bool)
+        The records, and whether more exist than were returned.
+    """
+    pages = iter_expired_pages(states, now, STUCK_WINDOW, check_limit(limit),
+                               states=SUPERVISED_STATES)
+    return _first(pages, limit)
+
+
+def count_stuck(states: StateStore, now: datetime, cap: int = 10_000) -> tuple[int, bool]:
+    """Count supervised records whose CompleteBy has passed, reading at most ``cap`` of them.
+
+    Returns
+    -------
+    (int, bool)
+        The count, and whether the scan stopped at ``cap``.
+    """
+    count = 0
+    for page in iter_expired_pages(states, now, STUCK_WINDOW, MAX_PAGE_SIZE,
+                                   states=SUPERVISED_STATES):
+        count += len(page.records)
+        if count >= cap:
+            return cap, True
+    return count, False
+
+
+LISTS: dict[str, Callable[[StateStore, datetime, int], tuple[list[StateRecord], bool]]] = {
+    "stuck": list_stuck,
+    **{state.value.lower(): (lambda s, _now, n, st=state: list_by_state(s, st, n))
+       for state in ProcessState},
+}
+"""What ``python -m ops list <name>`` can list: ``stuck`` or a ProcessState name."""

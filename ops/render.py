@@ -1,0 +1,120 @@
+"""Rich tables of the operator CLI: the summary, record lists, one order's report.
+
+Pure functions from the JSON-ready data of :mod:`ops.summary`,
+:mod:`ops.queries` and :mod:`ops.order_report` to ``rich`` renderables, so
+the CLI's commands stay short and the same data can be printed as JSON instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.table import Table
+
+from orders.models import StateRecord
+
+MAX_CELL = 80
+"""Longest input/result text shown in a history cell."""
+
+
+def _short(value: Any, limit: int = MAX_CELL) -> str:
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return escape(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def summary_tables(summary: dict[str, Any]) -> RenderableType:
+    """Render the ops summary: states, backlog, stuck, dead letters, circuits, budget."""
+    states = Table(title=f"Orders by state at {summary['at']}")
+    states.add_column("ProcessState")
+    states.add_column("Orders", justify="right")
+    for state, count in summary["counts"].items():
+        states.add_row(state, str(count))
+    states.add_row("[b]total[/b]", f"[b]{summary['total']}[/b]")
+
+    figures = Table(title="Backlog and health")
+    figures.add_column("Figure")
+    figures.add_column("Value", justify="right")
+    figures.add_row("in flight (Pending+Processing+Compensating)", str(summary["inFlight"]))
+    figures.add_row("MAX_IN_FLIGHT", str(summary["maxInFlight"]))
+    figures.add_row("utilisation", f"{summary['inFlightUtilization']:.0%}")
+    stuck = f"{summary['stuck']}{'+' if summary['stuckTruncated'] else ''}"
+    figures.add_row("stuck (CompleteBy passed)", stuck)
+    if summary["deadLetters"] is None:
+        figures.add_row("dead letters", escape(summary["deadLetterNote"] or "unavailable"))
+    else:
+        for queue, depth in summary["deadLetters"].items():
+            figures.add_row(f"dead letters: {queue}", str(depth))
+    for service, state in summary["circuits"].items():
+        figures.add_row(f"circuit {service} (this process)", state)
+    budget = summary["retryBudget"]
+    for service, calls in budget["maxCallsPerService"].items():
+        figures.add_row(f"max calls/order: {service}", f"{calls} of {budget['budget']}")
+    return Group(states, figures)
+
+
+def records_table(title: str, records: Iterable[StateRecord], more: bool) -> Table:
+    """Render state records, one row each."""
+    table = Table(title=title + (" (more exist; raise --limit)" if more else ""))
+    table.add_column("OrderID", no_wrap=True)
+    for column in ("ProcessState", "Attempt", "FailureCount", "LockedBy", "CompleteBy",
+                   "UpdatedAt", "Reason"):
+        table.add_column(column)
+    for r in records:
+        table.add_row(r.order_id, r.process_state.value, str(r.attempt), str(r.failure_count),
+                      r.locked_by or "", r.complete_by.isoformat() if r.complete_by else "",
+                      r.updated_at.isoformat(), _short(getattr(r, "failure_reason", None), 60))
+    return table
+
+
+def history_table(status: dict[str, Any]) -> Table:
+    """Render one attempt's history events (SPEC D5: type, time, name, input, result)."""
+    table = Table(title=f"{status.get('instanceId')} {status.get('runtimeStatus')} "
+                        f"(created {status.get('createdTime')}, updated "
+                        f"{status.get('lastUpdatedTime')})")
+    for column in ("EventType", "Timestamp", "Name", "Input", "Result"):
+        table.add_column(column)
+    for event in status.get("historyEvents") or []:
+        table.add_row(str(event.get("EventType", "")), str(event.get("Timestamp", "")),
+                      _short(event.get("FunctionName") or event.get("Name")),
+                      _short(event.get("Input")), _short(event.get("Result")))
+    return table
+
+
+def report_tables(report: dict[str, Any]) -> RenderableType:
+    """Render one order: state record, order, compensation log, attempts and histories."""
+    parts: list[RenderableType] = []
+    record = Table(title="State record", show_header=False)
+    for key, value in (report["record"] or {}).items():
+        record.add_row(key, _short(value))
+    parts.append(record)
+    order = report["order"] or {}
+    summary = Table(title="Order", show_header=False)
+    for key in ("orderId", "customerId", "currency", "totalPrice", "createdAt"):
+        summary.add_row(key, _short(order.get(key)))
+    summary.add_row("lines", str(len(order.get("lines") or [])))
+    parts.append(summary)
+    if report["compensation"] is None:
+        parts.append("[dim]compensation log: not available in this deployment[/dim]")
+    else:
+        log = Table(title="Compensation log (order of completion)")
+        keys = sorted({k for row in report["compensation"] for k in row})
+        for key in keys:
+            log.add_column(key)
+        for row in report["compensation"]:
+            log.add_row(*(_short(row.get(k), 40) for k in keys))
+        parts.append(log)
+    for attempt in report["attempts"]:
+        if attempt["error"]:
+            parts.append(f"[red]{escape(attempt['instanceId'])}: {escape(attempt['error'])}[/red]")
+        elif attempt["status"] is None:
+            parts.append(f"{escape(attempt['instanceId'])}: no orchestration history "
+                         "(not started, purged, or histories not requested)")
+        else:
+            parts.append(history_table(attempt["status"]))
+    return Group(*parts)

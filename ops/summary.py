@@ -1,0 +1,75 @@
+"""The operations summary: backlog, states, stuck orders, dead letters, budget (SPEC X3, X8).
+
+One function builds the figures that ``api/ops/summary``, the operator CLI and the periodic
+snapshot (which turns them into metrics) all show, so they cannot disagree: counts of
+orders by ProcessState (from the state store), the in-flight backlog against
+``MAX_IN_FLIGHT``, stuck orders, dead-letter depth per queue, this process's circuit
+states and the retry budget.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ops.dead_letters import dead_letter_depths
+from ops.queries import count_stuck
+from orders.budget import max_calls_per_service
+from orders.models import IN_FLIGHT_STATES, ProcessState, format_utc
+from orders.observability import metrics
+from orders.queues import load_queue_limits
+
+
+def build_summary(services: Any, *, with_dead_letters: bool = True) -> dict[str, Any]:
+    """Collect the figures of the ops summary.
+
+    Parameters
+    ----------
+    services : orders.runtime.Services
+        Stores, settings, clock and circuit breakers.
+    with_dead_letters : bool
+        Read the dead-letter depths (one request per queue in Azure).
+
+    Returns
+    -------
+    dict
+        JSON-ready: ``at``, ``counts`` (every ProcessState), ``total``, ``inFlight``,
+        ``maxInFlight``, ``inFlightUtilization``, ``stuck``, ``stuckTruncated``,
+        ``deadLetters`` (queue -> depth, or None), ``deadLetterNote``, ``circuits``
+        (service -> state in this process), ``retryBudget`` (``budget`` and
+        ``maxCallsPerService``).
+    """
+    settings = services.settings
+    now = services.clock.now()
+    counts = services.stores.states.count_by_state(None)
+    in_flight = sum(counts.get(state, 0) for state in IN_FLIGHT_STATES)
+    stuck, truncated = count_stuck(services.stores.states, now)
+    queues = load_queue_limits()
+    depths, note = (dead_letter_depths(settings, queues) if with_dead_letters
+                    else (None, "not read"))
+    limit = settings.MAX_IN_FLIGHT
+    return {
+        "at": format_utc(now),
+        "counts": {state.value: counts.get(state, 0) for state in ProcessState},
+        "total": sum(counts.values()),
+        "inFlight": in_flight,
+        "maxInFlight": limit,
+        "inFlightUtilization": round(in_flight / limit, 4),
+        "stuck": stuck,
+        "stuckTruncated": truncated,
+        "deadLetters": depths,
+        "deadLetterNote": note,
+        "circuits": {name: state.value for name, state in services.breakers.states().items()},
+        "retryBudget": {"budget": settings.RETRY_BUDGET_CALLS_PER_SERVICE,
+                        "maxCallsPerService": max_calls_per_service(settings, queues)},
+    }
+
+
+def record_summary(summary: dict[str, Any]) -> None:
+    """Set the backlog gauges from a summary (the periodic snapshot's metrics, SPEC X8)."""
+    metrics.record_state_counts(summary["counts"])
+    metrics.record_backlog(summary["inFlight"], summary["maxInFlight"])
+    metrics.record_stuck(summary["stuck"])
+    for queue, depth in (summary["deadLetters"] or {}).items():
+        metrics.record_dead_letters(queue, depth)
+    for service, state in summary["circuits"].items():
+        metrics.record_circuit_state(service, state)

@@ -1,0 +1,203 @@
+"""The service's OpenTelemetry metrics, behind small ``record_*`` functions (SPEC X8).
+
+Callers (submission, agents, supervisor, compensation, the ops snapshot) call one function
+per fact; they never touch OpenTelemetry themselves. The instruments come from the global
+meter provider, which is a no-op until :func:`orders.observability.telemetry.configure_telemetry`
+installs one (console locally, Azure Monitor in Azure), so recording is always safe and
+cheap. Tests bind the instruments to their own provider with :func:`install`.
+
+Every metric name and its attributes is listed in ``docs/operations.md`` with the alert
+thresholds built on it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry import metrics
+
+METER_NAME = "orders"
+"""Instrumentation scope of every metric of the service."""
+
+CIRCUIT_STATE_VALUES = {"closed": 0, "half_open": 1, "open": 2}
+"""Gauge value of each circuit state (``agent.circuit.state``)."""
+
+
+class _Instruments:
+    """The instruments of one meter."""
+
+    def __init__(self, meter: metrics.Meter) -> None:
+        self.state_count = meter.create_gauge(
+            "orders.state.count", unit="{order}", description="Orders by ProcessState")
+        self.in_flight = meter.create_gauge(
+            "orders.in_flight", unit="{order}",
+            description="Pending + Processing + Compensating orders (admission backlog)")
+        self.in_flight_limit = meter.create_gauge(
+            "orders.in_flight.limit", unit="{order}", description="MAX_IN_FLIGHT")
+        self.stuck = meter.create_gauge(
+            "orders.stuck", unit="{order}",
+            description="Processing or Compensating orders whose CompleteBy has passed")
+        self.submissions = meter.create_counter(
+            "orders.submissions", unit="{message}",
+            description="Order messages by outcome (accepted, rejected, dead_lettered)")
+        self.recoveries = meter.create_counter(
+            "orders.recoveries", unit="{order}",
+            description="Supervisor recoveries by outcome (retried, held_back, gave_up, "
+                        "overdue, skipped)")
+        self.compensations = meter.create_counter(
+            "orders.compensations", unit="{order}", description="Compensations by outcome")
+        self.resubmissions = meter.create_counter(
+            "orders.resubmissions", unit="{order}", description="Operator resubmissions")
+        self.agent_requests = meter.create_counter(
+            "agent.requests", unit="{request}",
+            description="Agent requests handled, by service, operation and outcome")
+        self.agent_calls = meter.create_counter(
+            "agent.calls", unit="{call}", description="HTTP calls to remote services")
+        self.agent_retries = meter.create_counter(
+            "agent.retries", unit="{call}", description="Calls after the first per request")
+        self.circuit_state = meter.create_gauge(
+            "agent.circuit.state", unit="1",
+            description="Circuit breaker state: 0 closed, 1 half-open, 2 open")
+        self.scan_rows = meter.create_histogram(
+            "supervisor.scan.rows_read", unit="{row}", description="Rows read per scan")
+        self.scan_charge = meter.create_histogram(
+            "supervisor.scan.request_charge", unit="RU",
+            description="Cosmos DB request units per scan")
+        self.scan_duration = meter.create_histogram(
+            "supervisor.scan.duration", unit="s", description="Duration of one scan")
+        self.dead_letters = meter.create_gauge(
+            "servicebus.dead_letter.depth", unit="{message}",
+            description="Messages in a queue's dead-letter subqueue")
+
+
+_lock = threading.Lock()
+_instruments = _Instruments(metrics.get_meter(METER_NAME))
+
+
+def install(provider: Any | None) -> None:
+    """Bind the instruments to ``provider`` (tests), or to the global provider if None.
+
+    Parameters
+    ----------
+    provider : opentelemetry.metrics.MeterProvider or None
+        E.g. an SDK ``MeterProvider`` with an ``InMemoryMetricReader``.
+    """
+    global _instruments
+    meter = (provider.get_meter(METER_NAME) if provider is not None
+             else metrics.get_meter(METER_NAME))
+    with _lock:
+        _instruments = _Instruments(meter)
+
+
+def record_submission(accepted: bool, reason: str | None = None) -> None:
+    """Count one order message: accepted, rejected by admission control or dead-lettered.
+
+    Parameters
+    ----------
+    accepted : bool
+        True if the order is (or already was) stored.
+    reason : str, optional
+        For a refusal: ``"AdmissionControl"`` (the client got Rejected, SPEC X3) or the
+        dead-letter reason (``InvalidJson``, ``SchemaViolation``, ``ConflictingOrder``).
+    """
+    if accepted:
+        outcome = "accepted"
+    else:
+        outcome = "rejected" if reason == "AdmissionControl" else "dead_lettered"
+    _instruments.submissions.add(1, {"outcome": outcome, "reason": reason or ""})
+
+
+def record_backlog(in_flight: int, limit: int) -> None:
+    """Set the admission backlog and its limit (SPEC X3)."""
+    _instruments.in_flight.set(in_flight)
+    _instruments.in_flight_limit.set(limit)
+
+
+def record_state_counts(counts: Mapping[Any, int]) -> None:
+    """Set the number of orders in each ProcessState (keys: ProcessState or its value)."""
+    for state, count in counts.items():
+        _instruments.state_count.set(count, {"state": str(getattr(state, "value", state))})
+
+
+def record_stuck(count: int) -> None:
+    """Set the number of supervised orders whose CompleteBy has passed."""
+    _instruments.stuck.set(count)
+
+
+def record_recovery(outcome: str, count: int = 1) -> None:
+    """Count supervisor recoveries (SPEC V2).
+
+    Parameters
+    ----------
+    outcome : {"retried", "held_back", "gave_up", "overdue", "skipped"}
+        Back to Pending; held back without a failure counted (an open circuit refused the
+        attempt before any call, SPEC A5); given up (Error); found with CompleteBy before
+        the scan window (also counted under what was done to it); or skipped (another
+        writer won the ETag race).
+    count : int
+        How many.
+    """
+    if count:
+        _instruments.recoveries.add(count, {"outcome": outcome})
+
+
+def record_compensation(outcome: str) -> None:
+    """Count one finished compensation (SPEC S9): ``"compensated"`` or ``"failed"``."""
+    _instruments.compensations.add(1, {"outcome": outcome})
+
+
+def record_resubmission(outcome: str) -> None:
+    """Count one operator resubmission by outcome (``resubmitted``, ``not_in_error``, ...)."""
+    _instruments.resubmissions.add(1, {"outcome": outcome})
+
+
+def record_agent_call(service: str, attempts: int, outcome: str = "",
+                      operation: str = "") -> None:
+    """Count one agent request and the HTTP calls and retries it made (SPEC A1, A5, X2).
+
+    Parameters
+    ----------
+    service : str
+        ``payment`` or ``shipping``.
+    attempts : int
+        HTTP calls made for the request (0 if the deadline or an open circuit stopped it).
+    outcome : str
+        ``Succeeded``, ``PermanentFailure`` or ``TransientFailure``.
+    operation : str
+        ``charge``, ``refund``, ``ship``, ``cancel_shipment``.
+    """
+    _instruments.agent_requests.add(1, {"service": service, "operation": operation,
+                                        "outcome": outcome})
+    if attempts:
+        _instruments.agent_calls.add(attempts, {"service": service})
+    if attempts > 1:
+        _instruments.agent_retries.add(attempts - 1, {"service": service})
+
+
+def record_circuit_state(service: str, state: str) -> None:
+    """Set a service's circuit state as seen by this process (SPEC A5).
+
+    Parameters
+    ----------
+    service : str
+        The service.
+    state : {"closed", "half_open", "open"}
+        :class:`orders.circuit.CircuitState` value.
+    """
+    _instruments.circuit_state.set(CIRCUIT_STATE_VALUES.get(str(state), -1),
+                                   {"service": service})
+
+
+def record_scan(rows: int, duration_s: float, request_charge: float | None = None) -> None:
+    """Record one supervisor scan's cost (SPEC V1: rows read / request units, duration)."""
+    _instruments.scan_rows.record(rows)
+    _instruments.scan_duration.record(duration_s)
+    if request_charge is not None:
+        _instruments.scan_charge.record(request_charge)
+
+
+def record_dead_letters(queue: str, depth: int) -> None:
+    """Set a queue's dead-letter depth."""
+    _instruments.dead_letters.set(depth, {"queue": queue})

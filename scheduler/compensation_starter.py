@@ -1,0 +1,54 @@
+"""The compensation starter (SPEC S9 with S3's claim-then-start): step 3 of the protocol.
+
+Runs with the order starter. For each Compensating record with LockedBy null whose hold has
+passed, it claims the record with a conditional update (ETag) that sets LockedBy to the next
+compensation instance id and CompleteBy = now + START_GRACE_S, and only then starts the
+compensation orchestration under that id. Two starters never start the same attempt: one
+claim per ETag succeeds and the instance id is unique. A crash between claim and start
+leaves an expired CompleteBy for the supervisor (counted against the compensation budget).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from orders.lifecycle.changes import claim_compensation
+from orders.models import ProcessState, StateRecord
+from orders.names import COMPENSATION_WORKFLOW
+from orders.runtime import Services
+from orders.settings import Settings
+from scheduler.starter import StartReport, claim_and_start
+
+log = logging.getLogger("orders.compensation")
+
+
+def compensation_input(record: StateRecord, settings: Settings) -> dict[str, Any]:
+    """Build the compensation orchestrator's input (settings travel in it, SPEC D4)."""
+    return {"orderId": record.order_id, "workflowVersion": record.workflow_version,
+            "deadlineS": settings.COMPENSATION_DEADLINE_S,
+            "agentMaxAttempts": settings.AGENT_MAX_ATTEMPTS}
+
+
+async def start_compensations(client: Any, services: Services) -> StartReport:
+    """Claim handed-over records and start one compensation attempt per claim.
+
+    Parameters
+    ----------
+    client : DurableOrchestrationClient
+        The SDK's durable client.
+    services : Services
+        Stores, clock and settings.
+
+    Returns
+    -------
+    StartReport
+    """
+    states = services.stores.states
+    s = services.settings
+    now = services.clock.now()
+    records = states.find_startable(now, s.STARTER_BATCH, ProcessState.COMPENSATING)
+    return await claim_and_start(client, states, records,
+                                 lambda r: claim_compensation(r, now + s.start_grace),
+                                 COMPENSATION_WORKFLOW, lambda r: compensation_input(r, s),
+                                 "compensation starter")

@@ -1,0 +1,226 @@
+"""Submission (SPEC S1, S2, S8): the order message becomes an order and a state record.
+
+The two writes share no transaction; each is idempotent on OrderID (SPEC X5), so a message
+delivered twice writes nothing new. An existing record is accepted only if it holds the same
+submission; other data under the same OrderID is a conflict: nothing is overwritten, the
+message is dead-lettered with the reason and an operator is alerted. A message that is not
+valid JSON or breaks the contract is dead-lettered with the field and rule it broke.
+
+Admission control (SPEC X3): before any write, a new order is refused while the in-flight
+orders (Pending + Processing + Compensating) reach ``MAX_IN_FLIGHT``. The client gets
+"Rejected" with the reason on its reply queue and the message is completed: the backlog in
+the state store stays bounded when a downstream service fails, and nothing piles up in the
+queue either. A redelivery of an order already stored is never refused. The count and the
+writes are not one transaction, so concurrent submissions can overshoot the limit by at
+most the number of submission invocations running at once.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from hashlib import sha256
+
+from orders.messaging import MessageSender, QueueNotFoundError
+from orders.models import IN_FLIGHT_STATES, StateRecord, wire
+from orders.models.messages import OperatorAlert, StatusKind, StatusMessage, SubmitOrder
+from orders.notify import send_alert, send_status
+from orders.observability.logs import log_context
+from orders.observability.metrics import record_backlog
+from orders.stores import Stores
+from orders.stores.errors import ConflictError
+
+log = logging.getLogger("orders.submission")
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """Why a message cannot be accepted; it is dead-lettered with this reason."""
+
+    reason: str
+    description: str
+
+
+@dataclass(frozen=True)
+class AdmissionRefused:
+    """Admission control refused a new order (SPEC X3); the client was told "Rejected".
+
+    The message is completed (not dead-lettered): the refusal is the answer.
+    """
+
+    order_id: str
+    reason: str
+    in_flight: int
+    limit: int
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """The order and its state record are stored (``created`` False on a redelivery)."""
+
+    order_id: str
+    created: bool
+
+
+def parse_submission(body: bytes) -> SubmitOrder | Rejected:
+    """Parse and validate an order message; never raise for anything the body holds (S1).
+
+    Parameters
+    ----------
+    body : bytes
+        The Service Bus message body.
+
+    Returns
+    -------
+    SubmitOrder or Rejected
+        ``Rejected("InvalidJson" | "SchemaViolation", ...)`` naming the field and rule for
+        every form of bad body: not UTF-8, not strict JSON (NaN, 1e999, integers past 64
+        bits, duplicate names, unpaired surrogates, nesting past
+        :data:`~orders.models.wire.MAX_DEPTH`, however deep), or breaking the SubmitOrder
+        contract, including any exception a validator raises. Parsing is a pure function of
+        the body, so the message is dead-lettered on its first delivery instead of being
+        retried into ``MaxDeliveryCountExceeded``.
+    """
+    try:
+        return wire.parse(body, SubmitOrder)
+    except wire.InvalidMessage as exc:
+        return Rejected(exc.reason, exc.description)
+
+
+def admit(stores: Stores, order_id: str, max_in_flight: int) -> tuple[bool, int]:
+    """Decide whether a submission may create a new order (SPEC X3).
+
+    Parameters
+    ----------
+    stores : Stores
+        Order database and state store.
+    order_id : str
+        The submitted OrderID.
+    max_in_flight : int
+        ``MAX_IN_FLIGHT``: the cap on Pending + Processing + Compensating orders.
+
+    Returns
+    -------
+    (bool, int)
+        Whether to admit, and the in-flight count (-1 if not counted). An order already in
+        the state store or the order database (a redelivery, or a retry after a crash
+        between the two writes) is always admitted without counting.
+    """
+    if stores.states.get(order_id) is not None or stores.orders.get(order_id) is not None:
+        return True, -1
+    in_flight = sum(stores.states.count_by_state(IN_FLIGHT_STATES).values())
+    record_backlog(in_flight, max_in_flight)
+    return in_flight < max_in_flight, in_flight
+
+
+def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
+           max_in_flight: int | None = None,
+           message_id: str | None = None) -> Accepted | Rejected | AdmissionRefused:
+    """Store a submitted order idempotently and tell the client it was received.
+
+    Parameters
+    ----------
+    body : bytes
+        The Service Bus message body.
+    stores : Stores
+        Order database and state store.
+    sender : MessageSender
+        For the RequestReceived / Rejected status and operator alerts.
+    now : datetime
+        Submission time (state record timestamps).
+    max_in_flight : int, optional
+        ``MAX_IN_FLIGHT`` (SPEC X3); None disables admission control.
+    message_id : str, optional
+        The order message's MessageId: a refusal's status message id is derived from it,
+        so a redelivered message is answered once and a later resend gets its own answer.
+
+    Returns
+    -------
+    Accepted, Rejected or AdmissionRefused
+        Rejected results must be dead-lettered by the caller with their reason;
+        AdmissionRefused ones completed (the client has been told).
+    """
+    parsed = parse_submission(body)
+    if isinstance(parsed, Rejected):
+        return parsed
+    with log_context(parsed.order.order_id):
+        if max_in_flight is not None:
+            admitted, in_flight = admit(stores, parsed.order.order_id, max_in_flight)
+            if not admitted:
+                return refuse(parsed, sender, now, in_flight, max_in_flight, message_id)
+        return store(parsed, body, stores, sender, now)
+
+
+def store(parsed: SubmitOrder, body: bytes, stores: Stores, sender: MessageSender,
+          now: datetime) -> Accepted | Rejected:
+    """Write the order and its state record idempotently; RequestReceived to the client (S1).
+
+    Returns
+    -------
+    Accepted or Rejected
+        ``Rejected("ConflictingOrder", ...)`` if other data is stored under the OrderID.
+    """
+    order = parsed.order
+    record = StateRecord(order_id=order.order_id, reply_to=parsed.reply_to,
+                         created_at=now, updated_at=now)
+    try:
+        # Order first, then RequestReceived, then the state record: an order whose reply
+        # queue does not exist gets no state record, so it never starts, and the message is
+        # dead-lettered naming replyTo (a valid resend with the same data is accepted).
+        stored = stores.orders.create_if_absent(order)
+        existing = stores.states.get(order.order_id)
+        if existing is not None and not existing.same_submission(record):
+            stores.states.create_if_absent(record)  # raises ConflictError, writes nothing
+        try:
+            send_status(sender, parsed.reply_to, StatusMessage(
+                order_id=order.order_id, status=StatusKind.REQUEST_RECEIVED, at=now))
+        except QueueNotFoundError as exc:
+            return Rejected("UnknownReplyQueue", f"replyTo: queue '{parsed.reply_to}' does "
+                                                 f"not exist ({exc}); nothing was started")
+        state = stores.states.create_if_absent(record)
+    except ConflictError as exc:
+        alert = OperatorAlert(kind="ConflictingOrder", order_id=order.order_id, at=now,
+                              reason=f"a message with other data for OrderID "
+                                     f"{order.order_id} was refused: {exc}")
+        digest = sha256(body).hexdigest()[:16]
+        send_alert(sender, alert, message_id=f"conflict:{order.order_id}:{digest}")
+        answer_conflict(sender, parsed, now, str(exc), digest)
+        return Rejected("ConflictingOrder", str(exc))
+    return Accepted(order.order_id, stored.created or state.created)
+
+
+def answer_conflict(sender: MessageSender, parsed: SubmitOrder, now: datetime, why: str,
+                    digest: str) -> None:
+    """Tell the submitter its changed order was refused: "Rejected" with the reason (S1, S8).
+
+    The stored order stands and is answered as usual; this answers the refused message,
+    so a client that resent an order with other data hears why instead of waiting. Sent to
+    the submitter's own reply queue only; a queue that does not exist is skipped (the
+    message is dead-lettered anyway). ``digest`` (of the body) makes the MessageId stable
+    for a redelivery and distinct for another refused change.
+    """
+    reason = (f"ConflictingOrder: OrderID {parsed.order.order_id} is stored with other data; "
+              f"this message was refused and nothing was changed ({why})")
+    try:
+        send_status(sender, parsed.reply_to, StatusMessage(
+            order_id=parsed.order.order_id, status=StatusKind.REJECTED, at=now,
+            reason=reason[:1000]), dedupe_suffix=f":conflict:{digest}")
+    except QueueNotFoundError:
+        log.warning("order %s: conflict not answered, reply queue %s does not exist",
+                    parsed.order.order_id, parsed.reply_to)
+
+
+def refuse(parsed: SubmitOrder, sender: MessageSender, now: datetime, in_flight: int,
+           limit: int, message_id: str | None) -> AdmissionRefused:
+    """Tell the client its order was rejected by admission control; write nothing (SPEC X3)."""
+    order_id = parsed.order.order_id
+    reason = (f"admission control: {in_flight} orders in flight (Pending, Processing, "
+              f"Compensating) reached MAX_IN_FLIGHT={limit}; nothing was stored, submit the "
+              "order again later")
+    suffix = f":{sha256((message_id or '').encode()).hexdigest()[:16]}"
+    send_status(sender, parsed.reply_to,
+                StatusMessage(order_id=order_id, status=StatusKind.REJECTED, at=now,
+                              reason=reason), dedupe_suffix=suffix)
+    log.info("order %s rejected: %s", order_id, reason)
+    return AdmissionRefused(order_id, reason, in_flight, limit)

@@ -1,0 +1,18 @@
+"""Registers the supervisor's timer trigger.
+
+Its cadence is the SUPERVISOR_SCHEDULE setting (SPEC V5: chosen from the typical step
+duration and the acceptable detection delay).
+"""
+
+import azure.functions as func
+
+from orders.runtime import services
+from supervisor.supervisor import supervise
+
+bp = func.Blueprint()
+
+
+@bp.timer_trigger(arg_name="timer", schedule="%SUPERVISOR_SCHEDULE%")
+def supervisor(timer: func.TimerRequest) -> None:
+    """Find expired attempts and request their recovery (V1-V4)."""
+    supervise(services())

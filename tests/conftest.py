@@ -1,0 +1,90 @@
+"""Fixtures shared across the suite: a ManualClock, embedded stores, a recording sender.
+
+Test folders mirror the packages they test; what several of them need lives here and in
+:mod:`tests.support`.
+"""
+
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+from clocks import ManualClock
+from orders.observability import metrics
+from orders.runtime import Services
+from orders.settings import Settings
+from orders.stores import create_stores
+from tests.support.fakes import RecordingSender
+
+
+@pytest.fixture
+def clock():
+    return ManualClock()
+
+
+@pytest.fixture
+def stores(tmp_path, clock):
+    stores = create_stores("sqlite", orders_path=tmp_path / "orders.sqlite",
+                           state_path=tmp_path / "state.sqlite", clock=clock)
+    yield stores
+    stores.close()
+
+
+@pytest.fixture
+def sender():
+    return RecordingSender()
+
+
+@pytest.fixture
+def services(tmp_path, clock, stores, sender):
+    settings = Settings(DEVHOST_DATA_DIR=str(tmp_path), MAX_FAILURES=3,
+                        MAX_COMPENSATION_FAILURES=2, RETRY_HOLD_BASE_S=1.0,
+                        START_GRACE_S=60.0, COMPENSATION_DEADLINE_S=20.0, AGENT_MAX_ATTEMPTS=3,
+                        STARTER_BATCH=10)
+    return Services(settings=settings, clock=clock, stores=stores, sender=sender,
+                    breakers=None, http=None, settler=None)
+
+
+@pytest.fixture
+def make_system(tmp_path, monkeypatch):
+    """The e2e harness's System (function app under the local host + simulator)."""
+    from tests.e2e.harness import System
+
+    systems = []
+
+    def factory(**kwargs):
+        system = System(tmp_path, ManualClock(), monkeypatch, **kwargs)
+        systems.append(system)
+        return system
+
+    yield factory
+    for s in systems:
+        s.close()
+
+
+class Readings:
+    """Metric points of a test's own meter provider, by name and attributes."""
+
+    def __init__(self, reader: InMemoryMetricReader) -> None:
+        self.reader = reader
+
+    def points(self) -> dict[str, dict[tuple, float]]:
+        data = self.reader.get_metrics_data()
+        result: dict[str, dict[tuple, float]] = {}
+        for rm in data.resource_metrics if data else []:
+            for sm in rm.scope_metrics:
+                for metric in sm.metrics:
+                    for point in metric.data.data_points:
+                        key = tuple(sorted(point.attributes.items()))
+                        value = getattr(point, "value", None)
+                        if value is None:  # histogram
+                            value = (point.count, point.sum)
+                        result.setdefault(metric.name, {})[key] = value
+        return result
+
+
+@pytest.fixture
+def readings():
+    reader = InMemoryMetricReader()
+    metrics.install(MeterProvider(metric_readers=[reader]))
+    yield Readings(reader)
+    metrics.install(None)

@@ -1,0 +1,236 @@
+import json
+from datetime import datetime, timedelta
+
+import azure.functions as func
+import pytest
+
+from devhost.taskhub.events import EventType
+from tests.devhost.http_api.helpers import finish, queued_events, run
+
+
+def start(server, instance_id, value=None):
+    return run(server.client().start_new("Hello", instance_id, value))
+
+
+# ----------------------------------------------------------------------------- raise event
+def test_sdk_raise_event_queues_the_event_once_encoded(server):
+    start(server, "e-1")
+    run(server.client().raise_event("e-1", "Approval", {"ok": True}))
+    raised = queued_events(server.taskhub, "e-1")[-1]
+    assert raised["EventType"] == EventType.EventRaised
+    assert raised["Name"] == "Approval"
+    assert json.loads(raised["Input"]) == {"ok": True}
+
+
+def test_documented_raise_event_is_202_and_queues_the_value(server, http):
+    start(server, "e-2")
+    response = http.post(f"{server.api}/instances/e-2/raiseEvent/Reply", json=[1, "two"])
+    assert response.status_code == 202
+    assert json.loads(queued_events(server.taskhub, "e-2")[-1]["Input"]) == [1, "two"]
+
+
+def test_raise_event_on_unknown_instance_is_404(server, http):
+    response = http.post(f"{server.api}/instances/ghost/raiseEvent/Reply", json=1)
+    assert response.status_code == 404
+    with pytest.raises(Exception, match="No instance with ID ghost found"):
+        run(server.client().raise_event("ghost", "Reply", 1))
+
+
+def test_raise_event_on_completed_instance_is_410_and_queues_nothing(server, clock, http):
+    start(server, "e-3")
+    finish(server.taskhub, clock, "e-3")
+    response = http.post(f"{server.api}/instances/e-3/raiseEvent/Reply", json=1)
+    assert response.status_code == 410
+    with pytest.raises(Exception, match="is gone"):
+        run(server.client().raise_event("e-3", "Reply", 1))
+    # Nothing became visible work for any worker.
+    assert server.taskhub.claim_orchestration("probe", timedelta(minutes=1)) is None
+
+
+@pytest.mark.parametrize(("content", "content_type", "field"), [
+    (b"{oops", "application/json", "eventData: "),
+    (b"1", "text/plain", "Content-Type: "),
+])
+def test_raise_event_with_a_body_that_is_not_json_is_400(server, content, content_type,
+                                                         field, http):
+    start(server, "e-4")
+    response = http.post(f"{server.api}/instances/e-4/raiseEvent/Reply", content=content,
+                          headers={"Content-Type": content_type})
+    assert response.status_code == 400
+    assert response.json()["ExceptionMessage"].startswith(field)
+    assert [e["EventType"] for e in queued_events(server.taskhub, "e-4")] == \
+        [EventType.ExecutionStarted]
+
+
+# ----------------------------------------------------------------------- terminate etc.
+def test_sdk_terminate_suspend_resume_queue_control_events(server):
+    start(server, "c-1")
+    client = server.client()
+    run(client.suspend("c-1", "maintenance window"))
+    run(client.resume("c-1", "window over"))
+    run(client.terminate("c-1", "operator said so"))
+    events = queued_events(server.taskhub, "c-1")
+    assert [e["EventType"] for e in events] == [
+        EventType.ExecutionStarted, EventType.ExecutionSuspended, EventType.ExecutionResumed,
+        EventType.ExecutionTerminated]
+    assert events[1]["Reason"] == "maintenance window"
+    assert events[2]["Reason"] == "window over"
+    assert json.loads(events[3]["Input"]) == "operator said so"
+
+
+@pytest.mark.parametrize("op", ["terminate", "suspend", "resume"])
+def test_control_operations_answer_202_404_410(server, clock, op, http):
+    start(server, "c-2")
+    assert http.post(f"{server.api}/instances/c-2/{op}?reason=x").status_code == 202
+    assert http.post(f"{server.api}/instances/nobody/{op}?reason=x").status_code == 404
+    with pytest.raises(Exception, match="No instance with ID 'nobody' found."):
+        run(getattr(server.client(), op)("nobody", "x"))
+    start(server, "c-3")
+    finish(server.taskhub, clock, "c-3")
+    assert http.post(f"{server.api}/instances/c-3/{op}?reason=x").status_code == 410
+
+
+def test_unknown_operation_is_404(server, http):
+    start(server, "c-4")
+    response = http.post(f"{server.api}/instances/c-4/explode")
+    assert response.status_code == 404
+    assert "unknown instance operation 'explode'" in response.json()["ExceptionMessage"]
+
+
+# ----------------------------------------------------------------------------- rewind
+def test_rewind_is_404_412_or_501_with_a_reason(server, clock, http):
+    client = server.client()
+    with pytest.raises(Exception, match="No instance with ID ghost found."):
+        run(client.rewind("ghost", "retry"))
+    start(server, "r-1")
+    response = http.post(f"{server.api}/instances/r-1/rewind?reason=retry")
+    assert response.status_code == 412
+    assert "only orchestrations in the \"Failed\" state can be rewound" in response.json()
+    finish(server.taskhub, clock, "r-1", status="Failed", output="boom")
+    response = http.post(f"{server.api}/instances/r-1/rewind?reason=retry")
+    assert response.status_code == 501
+    assert "rewind is not supported" in response.json()
+    with pytest.raises(Exception, match="rewind is not supported"):
+        run(client.rewind("r-1", "retry"))
+    assert server.taskhub.get_instance("r-1").runtime_status == "Failed"
+
+
+# ----------------------------------------------------------------------------- restart
+def test_restart_with_new_id_starts_a_copy(server, clock, http):
+    start(server, "rs-1", {"order": 42})
+    finish(server.taskhub, clock, "rs-1")
+    response = http.post(f"{server.api}/instances/rs-1/restart")
+    assert response.status_code == 202
+    new_id = response.json()["id"]
+    assert new_id != "rs-1"
+    copy = server.taskhub.get_instance(new_id)
+    assert (copy.name, copy.runtime_status, json.loads(copy.input)) == \
+        ("Hello", "Pending", {"order": 42})
+    assert server.taskhub.get_instance("rs-1").runtime_status == "Completed"
+    assert server.started == ["rs-1", new_id]
+
+
+def test_sdk_restart_with_same_id_replaces_the_ended_instance(server, clock):
+    start(server, "rs-2", "in")
+    finish(server.taskhub, clock, "rs-2")
+    result = run(server.client().restart("rs-2", restart_with_new_instance_id=False))
+    # The SDK hands back the response body: the documented check-status payload.
+    assert result["id"] == "rs-2"
+    record = server.taskhub.get_instance("rs-2")
+    assert (record.runtime_status, record.input) == ("Pending", '"in"')
+
+
+def test_restart_errors(server, http):
+    with pytest.raises(Exception, match="No instance with ID 'ghost' found."):
+        run(server.client().restart("ghost"))
+    start(server, "rs-3")
+    response = http.post(f"{server.api}/instances/rs-3/restart?restartWithNewInstanceId=false")
+    assert response.status_code == 409
+
+
+# ----------------------------------------------------------------------------- purge
+def test_purge_one_instance(server, clock, http):
+    client = server.client()
+    start(server, "p-1")
+    finish(server.taskhub, clock, "p-1")
+    assert run(client.purge_instance_history("p-1")).instances_deleted == 1
+    assert server.taskhub.get_instance("p-1") is None
+    assert server.taskhub.get_history("p-1") == []
+    assert run(client.purge_instance_history("p-1")).instances_deleted == 0
+    assert http.delete(f"{server.api}/instances/p-1").status_code == 404
+
+
+def test_purge_of_a_running_instance_is_412_and_keeps_it(server, http):
+    start(server, "p-2")
+    response = http.delete(f"{server.api}/instances/p-2")
+    assert response.status_code == 412
+    assert "terminal state" in response.json()["ExceptionMessage"]
+    with pytest.raises(Exception, match="unexpected status code 412"):
+        run(server.client().purge_instance_history("p-2"))
+    assert server.taskhub.get_instance("p-2") is not None
+
+
+def test_purge_by_filter_deletes_only_ended_instances_in_the_window(server, clock):
+    client = server.client()
+    for n in range(4):
+        start(server, f"pb-{n}")
+    for n in (0, 1, 2):
+        finish(server.taskhub, clock, f"pb-{n}")
+    window_end = clock.now()
+    clock.advance(timedelta(minutes=1))
+    start(server, "pb-late")
+    finish(server.taskhub, clock, "pb-late")
+    result = run(client.purge_instance_history_by(
+        created_time_from=datetime(2029, 1, 1),
+        created_time_to=window_end.replace(tzinfo=None)))
+    assert result.instances_deleted == 3
+    remaining = {r.instance_id for r in server.taskhub.query()[0]}
+    assert remaining == {"pb-3", "pb-late"}
+    assert run(client.purge_instance_history_by(
+        created_time_from=datetime(2029, 1, 1), runtime_status=[])).instances_deleted == 1
+    assert {r.instance_id for r in server.taskhub.query()[0]} == {"pb-3"}
+
+
+def test_purge_by_filter_validates_its_parameters(server, http):
+    response = http.delete(f"{server.api}/instances/")
+    assert response.status_code == 400
+    assert response.json()["ExceptionMessage"].startswith("createdTimeFrom: required")
+    response = http.delete(f"{server.api}/instances/",
+                            params={"createdTimeFrom": "2029-01-01T00:00:00Z",
+                                    "runtimeStatus": "Running"})
+    assert response.status_code == 400
+    assert response.json()["ExceptionMessage"].startswith("runtimeStatus: only ended")
+
+
+# ----------------------------------------------------------- SDK helpers built on the binding
+def test_sdk_check_status_response_urls_reach_this_api(server, http):
+    start(server, "cs-1")
+    request = func.HttpRequest("POST", f"{server.base_url}/api/start", body=b"")
+    response = server.client().create_check_status_response(request, "cs-1")
+    assert response.status_code == 202
+    payload = json.loads(response.get_body())
+    assert payload["id"] == "cs-1"
+    assert response.headers["Location"] == payload["statusQueryGetUri"]
+    assert http.get(payload["statusQueryGetUri"]).json()["instanceId"] == "cs-1"
+    event_url = payload["sendEventPostUri"].replace("{eventName}", "Ping")
+    assert http.post(event_url, json=1).status_code == 202
+    terminate_url = payload["terminatePostUri"].replace("{text}", "done")
+    assert http.post(terminate_url).status_code == 202
+    assert [e["EventType"] for e in queued_events(server.taskhub, "cs-1")][1:] == \
+        [EventType.EventRaised, EventType.ExecutionTerminated]
+
+
+def test_sdk_wait_for_completion_returns_output_or_check_status(server, clock):
+    client = server.client()
+    request = func.HttpRequest("POST", f"{server.base_url}/api/start", body=b"")
+    start(server, "wf-1")
+    finish(server.taskhub, clock, "wf-1", output={"done": True})
+    response = run(client.wait_for_completion_or_create_check_status_response(
+        request, "wf-1", timeout_in_milliseconds=1, retry_interval_in_milliseconds=1))
+    assert response.status_code == 200
+    assert json.loads(response.get_body()) == {"done": True}
+    start(server, "wf-2")
+    response = run(client.wait_for_completion_or_create_check_status_response(
+        request, "wf-2", timeout_in_milliseconds=1, retry_interval_in_milliseconds=1))
+    assert response.status_code == 202
+    assert json.loads(response.get_body())["id"] == "wf-2"

@@ -1,0 +1,155 @@
+import json
+import re
+from urllib.parse import quote
+
+import pytest
+
+from tests.devhost.http_api.helpers import finish, queued_events, run
+
+INVALID_IDS = ["", "x" * 101, "@x", "a/b", "a\\b", "a#b", "a?b", "a\x01b"]
+
+CHECK_STATUS_KEYS = {"id", "statusQueryGetUri", "sendEventPostUri", "terminatePostUri",
+                     "purgeHistoryDeleteUri", "restartPostUri", "suspendPostUri",
+                     "resumePostUri"}
+
+
+def test_sdk_start_new_generates_a_uuid_hex_id_and_stores_the_input(server):
+    client = server.client()
+    instance_id = run(client.start_new("Hello", client_input={"city": "Tokyo", "n": 2}))
+    assert re.fullmatch(r"[0-9a-f]{32}", instance_id)
+    record = server.taskhub.get_instance(instance_id)
+    assert record.name == "Hello"
+    assert record.runtime_status == "Pending"
+    # Stored once-encoded, as the orchestrator's get_input() expects.
+    assert json.loads(record.input) == {"city": "Tokyo", "n": 2}
+    started = queued_events(server.taskhub, instance_id)[0]
+    assert started["Name"] == "Hello"
+    assert json.loads(started["Input"]) == {"city": "Tokyo", "n": 2}
+    assert server.started == [instance_id]
+
+
+def test_sdk_start_new_with_an_id_and_a_version(server):
+    client = server.client()
+    assert run(client.start_new("Hello", "order-7-attempt-1", "x", version="2.0")) == \
+        "order-7-attempt-1"
+    record = server.taskhub.get_instance("order-7-attempt-1")
+    assert (record.input, record.version) == ('"x"', "2.0")
+
+
+def test_sdk_start_new_without_input_stores_none(server):
+    instance_id = run(server.client().start_new("Hello", "no-input"))
+    assert server.taskhub.get_instance(instance_id).input is None
+
+
+@pytest.mark.parametrize("bad", ["", "x" * 101, "@x", "a/b", "a\\b", "a\x01b", "a?b",
+                                 "a?b=c"])
+def test_sdk_start_new_with_invalid_id_is_refused_and_nothing_is_written(server, bad):
+    with pytest.raises(Exception, match="instanceId"):
+        run(server.client().start_new("Hello", bad, {"x": 1}))
+    assert server.taskhub.query() == ([], None)
+    assert server.started == []
+
+
+@pytest.mark.parametrize("bad", INVALID_IDS)
+def test_http_start_with_invalid_id_is_400_naming_the_field(server, bad, http):
+    url = f"{server.api}/orchestrators/Hello/{quote(bad, safe='')}"
+    response = http.post(url, json={"x": 1})
+    assert response.status_code == 400
+    body = response.json()
+    assert body["ExceptionMessage"].startswith("instanceId: ")
+    assert server.taskhub.query() == ([], None)
+    assert server.started == []
+
+
+def test_http_start_returns_the_documented_check_status_payload(server, http):
+    response = http.post(f"{server.api}/orchestrators/Hello/order%201", json={"city": "Oslo"})
+    assert response.status_code == 202
+    body = response.json()
+    assert set(body) == CHECK_STATUS_KEYS
+    assert body["id"] == "order 1"
+    hub = "taskHub=LocalHub&connection=Storage"
+    assert body["statusQueryGetUri"] == f"{server.api}/instances/order%201?{hub}"
+    assert body["sendEventPostUri"] == f"{server.api}/instances/order%201/raiseEvent/" \
+                                       f"{{eventName}}?{hub}"
+    assert body["terminatePostUri"] == f"{server.api}/instances/order%201/terminate?" \
+                                       f"reason={{text}}&{hub}"
+    assert response.headers["Location"] == body["statusQueryGetUri"]
+    assert response.headers["Retry-After"] == "10"
+    assert json.loads(server.taskhub.get_instance("order 1").input) == {"city": "Oslo"}
+    status = http.get(body["statusQueryGetUri"])
+    assert status.status_code == 202
+    assert status.json()["input"] == {"city": "Oslo"}
+
+
+def test_http_start_with_plain_string_input_keeps_it_a_string(server, http):
+    http.post(f"{server.api}/orchestrators/Hello/s1", json="plain text")
+    assert json.loads(server.taskhub.get_instance("s1").input) == "plain text"
+
+
+def test_http_start_with_invalid_json_is_400_and_nothing_written(server, http):
+    response = http.post(f"{server.api}/orchestrators/Hello/j1", content=b"{not json",
+                          headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    assert response.json()["ExceptionMessage"].startswith("input: ")
+    assert server.taskhub.get_instance("j1") is None
+
+
+def test_start_with_existing_running_id_is_409_and_keeps_the_original(server, http):
+    client = server.client()
+    run(client.start_new("Hello", "dup", {"v": 1}))
+    response = http.post(f"{server.api}/orchestrators/Hello/dup", json={"v": 2})
+    assert response.status_code == 409
+    assert "already exists" in response.json()["ExceptionMessage"]
+    with pytest.raises(Exception, match="already exists"):
+        run(client.start_new("Hello", "dup", {"v": 3}))
+    assert json.loads(server.taskhub.get_instance("dup").input) == {"v": 1}
+    assert server.started == ["dup"]
+
+
+def test_start_with_the_id_of_a_completed_instance_replaces_it(server):
+    client = server.client()
+    run(client.start_new("Hello", "again", 1))
+    finish(server.taskhub, server.clock, "again")
+    assert run(client.start_new("Hello", "again", 2)) == "again"
+    record = server.taskhub.get_instance("again")
+    assert (record.runtime_status, record.input, server.taskhub.get_history("again")) == \
+        ("Pending", "2", [])
+
+
+def test_unknown_orchestrator_is_refused_when_names_are_known(make_server):
+    server = make_server(orchestrator_names={"Hello"})
+    with pytest.raises(Exception, match="the function 'Nope' doesn't exist"):
+        run(server.client().start_new("Nope", "n1"))
+    assert server.taskhub.get_instance("n1") is None
+    assert run(server.client().start_new("Hello", "n2")) == "n2"
+
+
+def test_start_refuses_another_task_hub(server, http):
+    response = http.post(f"{server.api}/orchestrators/Hello/h1?taskHub=OtherHub")
+    assert response.status_code == 400
+    assert response.json()["ExceptionMessage"].startswith("taskHub: ")
+    assert server.taskhub.get_instance("h1") is None
+
+
+def test_start_and_wait_returns_the_output_when_the_instance_completes(make_server, clock, http):
+    # The hook stands in for a worker that finishes the instance at once.
+    server = make_server(on_start=lambda iid: finish(server.taskhub, clock, iid,
+                                                     output={"total": 3}))
+    response = http.post(f"{server.api}/orchestrators/Hello/w1?timeout=5&pollingInterval=1",
+                          json=1)
+    assert response.status_code == 200
+    assert response.json() == {"total": 3}
+
+
+def test_start_and_wait_times_out_into_the_check_status_answer(server, http):
+    response = http.post(f"{server.api}/orchestrators/Hello/w2?timeout=0&pollingInterval=0",
+                          json=1)
+    assert response.status_code == 202
+    assert response.json()["id"] == "w2"
+
+
+def test_start_refuses_a_negative_timeout(server, http):
+    response = http.post(f"{server.api}/orchestrators/Hello/w3?timeout=-1&pollingInterval=1")
+    assert response.status_code == 400
+    assert response.json()["ExceptionMessage"].startswith("timeout: ")
+    assert server.taskhub.get_instance("w3") is None

@@ -1,0 +1,60 @@
+import io
+import json
+
+import pytest
+
+from orders.observability import telemetry
+from orders.settings import Settings
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    installed = []
+    monkeypatch.setattr(telemetry, "_configured", None)
+    monkeypatch.setattr(telemetry.metrics, "set_meter_provider", installed.append)
+    return installed
+
+
+def settings(tmp_path, **values):
+    return Settings(DEVHOST_DATA_DIR=str(tmp_path), **values)
+
+
+def test_without_connection_string_metrics_go_to_the_console_once(tmp_path, fresh):
+    s = settings(tmp_path, APPLICATIONINSIGHTS_CONNECTION_STRING="")
+    assert telemetry.configure_telemetry(s) == "console"
+    assert telemetry.configure_telemetry(s) == "console"
+    assert len(fresh) == 1
+
+
+def test_with_connection_string_azure_monitor_is_configured(tmp_path, fresh, monkeypatch):
+    import azure.monitor.opentelemetry as distro
+
+    calls = []
+    monkeypatch.setattr(distro, "configure_azure_monitor", lambda **kw: calls.append(kw))
+    s = settings(tmp_path, APPLICATIONINSIGHTS_CONNECTION_STRING="InstrumentationKey=k",
+                 APPLICATIONINSIGHTS_AUTHENTICATION_STRING="Authorization=AAD;ClientId=abc")
+    assert telemetry.configure_telemetry(s) == "azuremonitor"
+    (kwargs,) = calls
+    assert kwargs["connection_string"] == "InstrumentationKey=k"
+    assert kwargs["logger_name"] == "orders"
+    assert type(kwargs["credential"]).__name__ == "ManagedIdentityCredential"
+    assert fresh == []
+
+
+def test_malformed_authentication_string_is_named(tmp_path):
+    s = settings(tmp_path, APPLICATIONINSIGHTS_AUTHENTICATION_STRING="Bearer xyz")
+    with pytest.raises(ValueError, match="APPLICATIONINSIGHTS_AUTHENTICATION_STRING"):
+        telemetry.entra_credential(s)
+    assert telemetry.entra_credential(settings(tmp_path)) == {}
+
+
+def test_console_provider_prints_the_metrics():
+    out = io.StringIO()
+    provider = telemetry.console_meter_provider(3600, out=out)
+    provider.get_meter("orders").create_counter("orders.submissions").add(2)
+    provider.force_flush()
+    provider.shutdown()
+    first, _ = json.JSONDecoder().raw_decode(out.getvalue())
+    (metric,) = first["resource_metrics"][0]["scope_metrics"][0]["metrics"]
+    assert metric["name"] == "orders.submissions"
+    assert metric["data"]["data_points"][0]["value"] == 2

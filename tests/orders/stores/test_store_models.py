@@ -1,0 +1,249 @@
+import json
+from datetime import UTC, datetime, timedelta, timezone
+from decimal import Decimal
+
+import pytest
+from pydantic import ValidationError
+from store_builders import make_order
+
+from orders.models import (
+    IN_FLIGHT_STATES,
+    STATE_SCHEMA_VERSION,
+    SUPERVISED_STATES,
+    TOTAL_TOLERANCE_PER_LINE,
+    Order,
+    OrderLine,
+    ProcessState,
+    StateRecord,
+    check_instance_id,
+    format_utc,
+)
+
+NOW = datetime(2030, 1, 1, tzinfo=UTC)
+
+
+def test_total_price_follows_tpch_o_totalprice():
+    order = make_order()
+    first, second = order.lines
+    assert first.extended_price == Decimal("20.00")
+    assert first.charge == Decimal("18.90")  # 20.00 * 1.05 * 0.90
+    assert second.charge == Decimal("5.00")
+    assert order.computed_total == Decimal("23.90")
+
+
+def test_total_price_within_tolerance_per_line_is_accepted():
+    assert TOTAL_TOLERANCE_PER_LINE == Decimal("0.021")
+    # two lines: up to 0.042 difference allowed (TPC-H truncates cents twice per line)
+    assert make_order(total_price=Decimal("23.94")).total_price == Decimal("23.94")
+    assert make_order(total_price=Decimal("23.86")).total_price == Decimal("23.86")
+
+
+def test_total_price_off_by_more_than_tolerance_is_rejected_with_computed_value():
+    with pytest.raises(ValidationError) as info:
+        make_order(total_price=Decimal("23.95"))
+    message = str(info.value)
+    assert "totalPrice" in message
+    assert "23.9000" in message
+    assert "0.02" in message
+
+
+def test_rounded_line_charge_is_accepted():
+    # 3 * 3.33 * 1.07 * 0.95 = 10.154835 exactly in Decimal -> the client charges 10.15
+    line = OrderLine(
+        sku="X", quantity=3, unit_price=Decimal("3.33"), tax=Decimal("0.07"),
+        discount=Decimal("0.05"),
+    )
+    order = make_order(lines=(line,), total_price=Decimal("10.15"))
+    assert order.computed_total == Decimal("10.154835")
+
+
+@pytest.mark.parametrize("order_id", ["ORD/1", "ORD:1", "ORD#1", "@ORD", "ORD 1", "", "A" * 65])
+def test_order_id_outside_allowed_characters_is_rejected(order_id):
+    with pytest.raises(ValidationError) as info:
+        make_order(order_id)
+    assert "order_id" in str(info.value)
+    assert "SPEC D2" in str(info.value)
+
+
+def test_longest_order_id_gives_valid_instance_id():
+    order = make_order("a.B_c-9" + "Z" * 57)
+    assert len(order.order_id) == 64
+    assert check_instance_id(f"{order.order_id}:12345") == f"{order.order_id}:12345"
+
+
+@pytest.mark.parametrize("bad", ["", "@x", "a/b", "a\\b", "a#b", "a?b", "a\x01b", "x" * 101])
+def test_instance_id_rules_of_d2(bad):
+    with pytest.raises(ValueError):
+        check_instance_id(bad)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "fragment"),
+    [
+        ("quantity", 0, "greater than 0"),
+        ("quantity", "3", "valid integer"),
+        ("quantity", True, "valid integer"),
+        ("unit_price", Decimal("-1"), "greater than or equal to 0"),
+        ("unit_price", Decimal("0.00001"), "decimal places"),
+        ("unit_price", Decimal("NaN"), "finite"),
+        ("discount", Decimal("1.5"), "less than or equal to 1"),
+        ("tax", Decimal("-0.01"), "greater than or equal to 0"),
+        ("sku", "bad sku", "A-Z"),
+    ],
+)
+def test_line_rules_name_the_field(field, value, fragment):
+    data = {"sku": "S", "quantity": 1, "unit_price": Decimal("1"), field: value}
+    with pytest.raises(ValidationError) as info:
+        OrderLine(**data)
+    assert field in str(info.value)
+    assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"currency": "eur"}, "currency"),
+        ({"customer_id": "  "}, "customer_id"),
+        ({"lines": ()}, "lines"),
+        ({"created_at": datetime(2030, 1, 1)}, "created_at"),
+    ],
+)
+def test_order_rules_name_the_field(changes, field):
+    with pytest.raises(ValidationError) as info:
+        make_order(**changes)
+    assert field in str(info.value)
+
+
+def test_json_uses_camel_case_and_money_as_strings():
+    order = make_order()
+    document = json.loads(order.model_dump_json())
+    assert set(document) == {
+        "orderId", "customerId", "currency", "lines", "totalPrice", "createdAt", "schemaVersion"
+    }
+    assert document["totalPrice"] == "23.90"
+    assert document["lines"][0]["unitPrice"] == "10.00"
+    assert document["createdAt"] == "2030-01-01T00:00:00.000000Z"
+    assert Order.model_validate_json(order.model_dump_json()) == order
+
+
+def test_message_with_json_numbers_is_parsed_exactly():
+    message = (
+        '{"orderId": "ORD-9", "customerId": "C", "currency": "USD", "totalPrice": 0.3,'
+        ' "createdAt": "2030-01-01T01:00:00+01:00",'
+        ' "lines": [{"sku": "A", "quantity": 3, "unitPrice": 0.1}]}'
+    )
+    order = Order.model_validate_json(message)
+    assert order.total_price == Decimal("0.3")
+    assert order.lines[0].unit_price == Decimal("0.1")
+    assert order.created_at == NOW
+    assert order.created_at.tzinfo == UTC
+
+
+def test_same_data_compares_amounts_by_value_and_times_by_instant():
+    a = make_order()
+    b = make_order(
+        total_price=Decimal("23.9"),
+        created_at=datetime(2030, 1, 1, 2, tzinfo=timezone(timedelta(hours=2))),
+    )
+    assert a.same_data(b)
+    assert not a.same_data(make_order(customer_id="CUST-8"))
+
+
+def test_models_are_immutable():
+    with pytest.raises(ValidationError):
+        make_order().order_id = "OTHER"  # type: ignore[misc]
+
+
+def test_process_state_includes_compensation_states():
+    assert {s.value for s in ProcessState} == {
+        "Pending", "Processing", "Processed", "Error",
+        "Compensating", "Compensated", "CompensationFailed",
+    }
+    assert SUPERVISED_STATES == (ProcessState.PROCESSING, ProcessState.COMPENSATING)
+    assert ProcessState.PENDING in IN_FLIGHT_STATES
+
+
+def test_new_state_record_follows_s2_first_write():
+    record = StateRecord.new("ORD-1", "client-a-replies", NOW)
+    assert record.process_state is ProcessState.PENDING
+    assert (record.locked_by, record.complete_by, record.not_before) == (None, None, None)
+    assert (record.failure_count, record.attempt) == (0, 0)
+    assert (record.workflow_version, record.schema_version) == (1, STATE_SCHEMA_VERSION)
+    assert (record.circuit_refused_by, record.circuit_holds) == (None, 0)
+    assert (record.compensation_attempt, record.compensation_failures) == (0, 0)
+    assert record.failure_reason is None
+    assert record.etag is None
+    assert record.model_dump(mode="json")["orderId"] == "ORD-1"
+    assert StateRecord.model_validate(record.model_dump(mode="json")) == record
+
+
+def test_pending_record_must_not_be_locked():
+    with pytest.raises(ValidationError, match="lockedBy: must be null while processState"):
+        StateRecord(
+            order_id="O", reply_to="q", locked_by="O:1", created_at=NOW, updated_at=NOW
+        )
+
+
+def test_processing_record_must_name_its_instance():
+    with pytest.raises(ValidationError, match="lockedBy: must name the owning"):
+        StateRecord(
+            order_id="O", reply_to="q", process_state=ProcessState.PROCESSING,
+            created_at=NOW, updated_at=NOW,
+        )
+
+
+def test_compensating_record_may_wait_unlocked_for_its_next_attempt():
+    waiting = StateRecord(order_id="O", reply_to="q", process_state=ProcessState.COMPENSATING,
+                          created_at=NOW, updated_at=NOW)
+    running = waiting.model_copy(update={"locked_by": "O:comp:1"})
+    assert StateRecord.model_validate(running.model_dump(mode="json")) == running
+
+
+def test_state_record_version_1_is_read_as_the_current_version():
+    v1 = StateRecord.new("ORD-1", "client-a-replies", NOW).model_dump(mode="json")
+    for added in ("compensationAttempt", "compensationFailures", "failureReason",
+                  "circuitRefusedBy", "circuitHolds"):
+        del v1[added]
+    v1["schemaVersion"] = 1
+    record = StateRecord.model_validate(v1)
+    assert record.schema_version == STATE_SCHEMA_VERSION == 3
+    assert (record.compensation_attempt, record.compensation_failures) == (0, 0)
+    assert record.failure_reason is None
+    assert (record.circuit_refused_by, record.circuit_holds) == (None, 0)
+
+
+def test_state_record_version_2_is_read_with_no_circuit_refusal():
+    v2 = StateRecord.new("ORD-1", "client-a-replies", NOW).model_copy(update={
+        "process_state": ProcessState.PROCESSING, "locked_by": "ORD-1:1",
+        "failure_count": 1}).model_dump(mode="json")
+    del v2["circuitRefusedBy"], v2["circuitHolds"]
+    v2["schemaVersion"] = 2
+    record = StateRecord.model_validate(v2)
+    assert record.schema_version == STATE_SCHEMA_VERSION
+    assert (record.circuit_refused_by, record.circuit_holds, record.failure_count) == \
+        (None, 0, 1)
+
+
+@pytest.mark.parametrize("reply_to", ["", "-q", "q-", "q q", "x" * 261])
+def test_reply_to_must_be_a_queue_name(reply_to):
+    with pytest.raises(ValidationError, match="reply_to"):
+        StateRecord.new("O", reply_to, NOW)
+
+
+def test_format_utc_is_fixed_width_and_sorts_like_time():
+    early = datetime(2030, 1, 1, tzinfo=UTC)
+    late = early + timedelta(microseconds=1)
+    other_zone = datetime(2030, 1, 1, 1, tzinfo=timezone(timedelta(hours=1)))
+    assert format_utc(early) == "2030-01-01T00:00:00.000000Z"
+    assert format_utc(other_zone) == format_utc(early)
+    assert len(format_utc(late)) == len(format_utc(early)) == 27
+    assert format_utc(early) < format_utc(late)
+    with pytest.raises(ValueError, match="timezone-aware"):
+        format_utc(datetime(2030, 1, 1))
+
+
+def test_zero_total_order_is_refused_naming_total_price():
+    with pytest.raises(ValidationError) as info:
+        make_order(total_price=Decimal("0"))
+    assert "total_price" in str(info.value) or "totalPrice" in str(info.value)
+    assert "greater than 0" in str(info.value)

@@ -1,0 +1,133 @@
+"""What only the SQLite adapter promises: indexes used, rows read, token checks, wiring."""
+
+import pytest
+from store_builders import make_record, minutes
+
+from clocks import ManualClock
+from orders.models import ProcessState
+from orders.stores import StoreError, create_stores
+from orders.stores.sqlite_state import SqliteStateStore
+
+
+@pytest.fixture
+def store(tmp_path):
+    store = SqliteStateStore(tmp_path / "state.sqlite", clock=ManualClock())
+    yield store
+    store.close()
+
+
+def test_both_scans_search_an_index_instead_of_scanning_the_table(store):
+    plans = store.query_plans()
+    assert plans["startable"] == [
+        "SEARCH state_records USING INDEX ix_state_startable (process_state=? AND not_before<?)"
+    ]
+    assert plans["expired"] == plans["overdue"] == [
+        "SEARCH state_records USING INDEX ix_state_deadline "
+        "(process_state=? AND complete_by>? AND complete_by<?)"
+    ]
+
+
+def test_scan_reads_the_expired_rows_not_the_table(store):
+    now = ManualClock().now()
+    for i in range(300):
+        store.create_if_absent(
+            make_record(f"LATER-{i}", now, ProcessState.PROCESSING, complete_by=now + minutes(5))
+        )
+        store.create_if_absent(make_record(f"DONE-{i}", now, ProcessState.PROCESSED))
+    for i in range(7):
+        store.create_if_absent(
+            make_record(f"EXP-{i}", now, ProcessState.PROCESSING, complete_by=now - minutes(1))
+        )
+    page = store.scan_expired(now, minutes(60), page_size=100)
+    assert len(page.records) == 7
+    assert page.rows_read == 7
+    assert page.continuation is None
+
+
+def overdue_scan_steps(store, now):
+    """Rows the overdue scan returns, and the SQLite VM steps it took (its real work)."""
+    steps = 0
+
+    def count() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    store._db.conn.set_progress_handler(count, 1)
+    try:
+        page = store.scan_overdue(now, minutes(60), page_size=100)
+    finally:
+        store._db.conn.set_progress_handler(None, 1)
+    return page, steps
+
+
+def test_overdue_scan_work_grows_with_the_overdue_rows_not_the_table(store):
+    now = ManualClock().now()
+    for i in range(5):
+        store.create_if_absent(
+            make_record(f"OLD-{i}", now, ProcessState.PROCESSING, complete_by=now - minutes(90))
+        )
+    page, few_rows_steps = overdue_scan_steps(store, now)
+    assert (len(page.records), page.rows_read) == (5, 5)
+    for i in range(2000):
+        store.create_if_absent(
+            make_record(f"LATER-{i}", now, ProcessState.PROCESSING, complete_by=now + minutes(5))
+        )
+        store.create_if_absent(
+            make_record(f"RECENT-{i}", now, ProcessState.PROCESSING, complete_by=now - minutes(1))
+        )
+        store.create_if_absent(
+            make_record(f"DONE-{i}", now, ProcessState.PROCESSED, complete_by=now - minutes(90))
+        )
+    page, many_rows_steps = overdue_scan_steps(store, now)
+    assert (len(page.records), page.rows_read) == (5, 5)
+    # 6,000 more rows, none of them overdue: the work stays that of the 5 overdue rows.
+    assert many_rows_steps <= few_rows_steps * 1.2, (few_rows_steps, many_rows_steps)
+
+
+def test_continuation_token_from_elsewhere_is_rejected(store):
+    now = ManualClock().now()
+    with pytest.raises(ValueError, match="continuation"):
+        store.scan_expired(now, minutes(5), 3, continuation="not-a-token")
+
+
+def test_token_for_other_states_is_rejected(store):
+    now = ManualClock().now()
+    for i in range(2):
+        store.create_if_absent(
+            make_record(f"C-{i}", now, ProcessState.COMPENSATING, complete_by=now - minutes(1))
+        )
+    page = store.scan_expired(now, minutes(5), 1, states=(ProcessState.COMPENSATING,))
+    assert page.continuation is not None
+    with pytest.raises(ValueError, match="continuation"):
+        store.scan_expired(
+            now, minutes(5), 1, continuation=page.continuation, states=(ProcessState.PROCESSING,)
+        )
+
+
+def test_stores_live_in_their_own_files(tmp_path):
+    stores = create_stores(
+        "sqlite", orders_path=tmp_path / "o.sqlite", state_path=tmp_path / "s.sqlite"
+    )
+    stores.close()
+    assert sorted(p.name for p in tmp_path.glob("*.sqlite")) == ["o.sqlite", "s.sqlite"]
+
+
+def test_unreadable_file_raises_store_error(tmp_path):
+    path = tmp_path / "state.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError):
+        SqliteStateStore(path)
+
+
+@pytest.mark.parametrize(
+    ("backend", "settings", "message"),
+    [
+        ("sqlite", {"orders_path": "o.sqlite"}, "state_path"),
+        ("cosmos", {"endpoint": "https://x"}, "database"),
+        ("mongo", {}, "backend"),
+    ],
+)
+def test_factory_names_missing_settings(backend, settings, message):
+    with pytest.raises(ValueError, match=message):
+        create_stores(backend, **settings)

@@ -1,0 +1,76 @@
+from dataclasses import replace
+
+import pytest
+
+from orchestrators.order_workflow import WORKFLOWS
+from orders.budget import (
+    VERSION_REMOTE_STEPS,
+    BudgetError,
+    check_budget,
+    forward_operations,
+    max_calls_per_service,
+)
+from orders.queues import load_queue_limits
+from orders.settings import Settings, SettingsError
+from orders.startup import on_start
+
+
+def settings(tmp_path, **values):
+    base = {"DEVHOST_DATA_DIR": str(tmp_path), "AGENT_MAX_ATTEMPTS": 4, "MAX_FAILURES": 3,
+            "MAX_COMPENSATION_FAILURES": 3, "RETRY_BUDGET_CALLS_PER_SERVICE": 200}
+    return Settings(**{**base, **values})
+
+
+def test_formula_multiplies_every_layer(tmp_path):
+    queues = load_queue_limits()
+    # 4 calls per delivery * 5 deliveries * (3 forward attempts + 3 compensation attempts)
+    assert max_calls_per_service(settings(tmp_path), queues) == {"payment": 120, "shipping": 120}
+    payment = queues["payment-requests"]
+    queues["payment-requests"] = replace(payment, max_delivery_count=2)
+    calls = max_calls_per_service(
+        settings(tmp_path, AGENT_MAX_ATTEMPTS=3, MAX_FAILURES=5, MAX_COMPENSATION_FAILURES=1),
+        queues)
+    assert calls == {"payment": 3 * 2 * (5 + 1), "shipping": 3 * 5 * (5 + 1)}
+
+
+def test_every_registered_workflow_version_is_counted():
+    assert len(VERSION_REMOTE_STEPS) == len(WORKFLOWS)
+    assert forward_operations("payment") == ("charge",)
+    assert forward_operations("shipping") == ("ship",)
+
+
+def test_settings_over_budget_are_refused_naming_service_and_levers(tmp_path):
+    over = settings(tmp_path, AGENT_MAX_ATTEMPTS=6, RETRY_BUDGET_CALLS_PER_SERVICE=150)
+    with pytest.raises(BudgetError, match=r"RETRY_BUDGET_CALLS_PER_SERVICE: 150 .*"
+                                          r"payment: 180, shipping: 180.*AGENT_MAX_ATTEMPTS"):
+        check_budget(over, load_queue_limits())
+    exact = settings(tmp_path, AGENT_MAX_ATTEMPTS=5, RETRY_BUDGET_CALLS_PER_SERVICE=150)
+    assert check_budget(exact, load_queue_limits()) == {"payment": 150, "shipping": 150}
+
+
+def test_request_queue_without_duplicate_detection_is_refused(tmp_path):
+    queues = load_queue_limits()
+    queues["shipping-requests"] = replace(queues["shipping-requests"],
+                                          requires_duplicate_detection=False)
+    with pytest.raises(BudgetError, match="queues.shipping-requests.requiresDuplicateDetection"):
+        check_budget(settings(tmp_path), queues)
+
+
+def test_undeclared_request_queue_is_refused(tmp_path):
+    queues = load_queue_limits()
+    del queues["payment-requests"]
+    with pytest.raises(BudgetError, match="queues.payment-requests: the payment agent"):
+        max_calls_per_service(settings(tmp_path), queues)
+
+
+def test_start_up_refuses_over_budget_settings_before_building_anything(tmp_path):
+    from orders.runtime import build_services
+
+    with pytest.raises(SettingsError, match="invalid app settings: RETRY_BUDGET_CALLS_PER_SERVICE"):
+        build_services(settings(tmp_path, RETRY_BUDGET_CALLS_PER_SERVICE=100))
+    assert not (tmp_path / "state.sqlite").exists()
+
+
+def test_start_up_reports_an_unreadable_queue_file(tmp_path):
+    with pytest.raises(SettingsError, match="nope.json: cannot read"):
+        on_start(settings(tmp_path), queues_file=str(tmp_path / "nope.json"))

@@ -1,0 +1,166 @@
+"""The order's lifecycle: the transition table, its changes and its ids (SPEC S2-S9, V2, D2)."""
+
+from datetime import timedelta
+from itertools import product
+
+import pytest
+
+from orders.lifecycle import ids
+from orders.lifecycle.changes import (
+    claim_attempt,
+    claim_compensation,
+    complete,
+    fail_without_undo,
+    finish_compensation,
+    give_up_compensation,
+    hand_over,
+    hold_back_attempt,
+    resubmit,
+    retry_attempt,
+    retry_compensation,
+)
+from orders.lifecycle.transitions import (
+    TRANSITIONS,
+    Actor,
+    IllegalTransitionError,
+    allowed,
+    apply,
+)
+from orders.models import ProcessState, StateRecord
+from tests.support.records import record_in
+
+P = ProcessState
+
+EXPECTED = {
+    (P.PENDING, P.PROCESSING),
+    (P.PROCESSING, P.PROCESSING), (P.PROCESSING, P.PROCESSED), (P.PROCESSING, P.PENDING),
+    (P.PROCESSING, P.COMPENSATING), (P.PROCESSING, P.ERROR),
+    (P.COMPENSATING, P.COMPENSATING), (P.COMPENSATING, P.COMPENSATED),
+    (P.COMPENSATING, P.COMPENSATION_FAILED),
+    (P.ERROR, P.PENDING),
+}
+"""Every (from, to) pair of ProcessState an order may take, and no other (SPEC S2, S9)."""
+
+
+def valid(record: StateRecord) -> StateRecord:
+    return StateRecord.model_validate(record.model_dump(mode="json"))
+
+
+@pytest.mark.parametrize(("source", "target"), list(product(ProcessState, ProcessState)))
+def test_every_pair_of_states_is_allowed_only_if_the_table_says_so(source, target):
+    assert allowed(source, target) is ((source, target) in EXPECTED)
+
+
+@pytest.mark.parametrize("state", list(ProcessState))
+@pytest.mark.parametrize("name", sorted(TRANSITIONS))
+def test_apply_refuses_every_transition_from_a_state_it_does_not_start_from(stores, clock,
+                                                                           name, state):
+    record = record_in(stores.states, clock).model_copy(update={"process_state": state})
+    transition = TRANSITIONS[name]
+    actor = sorted(transition.actors)[0]
+    if state in transition.source:
+        changed = apply(name, record, actor)
+        assert changed.process_state is (transition.target or state)
+    else:
+        with pytest.raises(IllegalTransitionError, match=name):
+            apply(name, record, actor)
+
+
+@pytest.mark.parametrize("name", sorted(TRANSITIONS))
+def test_apply_refuses_an_actor_the_table_does_not_name(stores, clock, name):
+    transition = TRANSITIONS[name]
+    record = record_in(stores.states, clock).model_copy(
+        update={"process_state": sorted(transition.source)[0]})
+    for actor in set(Actor) - transition.actors:
+        with pytest.raises(IllegalTransitionError, match="may not"):
+            apply(name, record, actor)
+
+
+def test_apply_never_lets_a_caller_set_the_state_itself(stores, clock):
+    record = record_in(stores.states, clock)
+    with pytest.raises(IllegalTransitionError, match="set by the transition"):
+        apply("retry_attempt", record, Actor.SUPERVISOR, process_state=P.PROCESSED)
+
+
+def test_an_order_from_claim_to_processed(stores, clock):
+    pending = record_in(stores.states, clock, state=P.PENDING)
+    claimed = valid(claim_attempt(pending, clock.now() + timedelta(seconds=60), version=2))
+    assert (claimed.process_state, claimed.locked_by, claimed.attempt) == (
+        P.PROCESSING, "ORD-1:1", 1)
+    assert claimed.workflow_version == 2
+    done = valid(complete(claimed))
+    assert done.process_state is P.PROCESSED and done.complete_by is None
+    with pytest.raises(IllegalTransitionError):
+        complete(done)
+
+
+def test_later_attempts_keep_the_version_the_first_one_fixed(stores, clock):
+    first = claim_attempt(record_in(stores.states, clock, state=P.PENDING), clock.now(), 1)
+    retried = retry_attempt(first, 1, clock.now() + timedelta(seconds=2))
+    assert (retried.process_state, retried.locked_by, retried.failure_count) == (
+        P.PENDING, None, 1)
+    second = claim_attempt(retried, clock.now(), version=2)
+    assert (second.locked_by, second.workflow_version) == ("ORD-1:2", 1)
+
+
+def test_a_hold_back_counts_no_failure(stores, clock):
+    running = record_in(stores.states, clock)
+    held = valid(hold_back_attempt(running, 3, clock.now() + timedelta(seconds=9)))
+    assert (held.process_state, held.failure_count, held.circuit_holds) == (P.PENDING, 0, 3)
+
+
+def test_hand_over_then_claim_compensation(stores, clock):
+    record = record_in(stores.states, clock)
+    handed = valid(hand_over(record, "ship failed permanently: x" * 100, Actor.SUPERVISOR))
+    assert handed.process_state is P.COMPENSATING
+    assert (handed.locked_by, handed.complete_by, handed.not_before) == (None, None, None)
+    assert len(handed.failure_reason) == 1000 and handed.failure_reason.endswith("...")
+    deadline = clock.now() + timedelta(seconds=60)
+    claimed = valid(claim_compensation(handed, deadline))
+    assert claimed.locked_by == "ORD-1:comp:1" and claimed.compensation_attempt == 1
+    assert claimed.complete_by == deadline
+    again = claim_compensation(retry_compensation(claimed, 1, clock.now()), deadline)
+    assert again.locked_by == "ORD-1:comp:2"
+
+
+def test_retry_give_up_and_finish_a_compensation(stores, clock):
+    running = claim_compensation(hand_over(record_in(stores.states, clock), "x",
+                                           Actor.ORDER_WORKFLOW), clock.now())
+    later = valid(retry_compensation(running, 1, clock.now() + timedelta(seconds=2)))
+    assert (later.locked_by, later.compensation_failures) == (None, 1)
+    assert later.not_before == clock.now() + timedelta(seconds=2) and later.complete_by is None
+    failed = valid(give_up_compensation(running, 2))
+    assert failed.process_state is P.COMPENSATION_FAILED
+    assert failed.locked_by == "ORD-1:comp:1" and failed.compensation_failures == 2
+    assert finish_compensation(running, P.COMPENSATED).process_state is P.COMPENSATED
+    with pytest.raises(ValueError, match="Compensated or CompensationFailed"):
+        finish_compensation(running, P.ERROR)
+
+
+def test_resubmit_only_from_error(stores, clock):
+    failed = fail_without_undo(record_in(stores.states, clock), "declined", Actor.ORDER_WORKFLOW)
+    again = valid(resubmit(failed.model_copy(update={"failure_count": 3})))
+    assert (again.process_state, again.failure_count, again.locked_by) == (P.PENDING, 0, None)
+    with pytest.raises(IllegalTransitionError):
+        resubmit(again)
+
+
+def test_instance_ids_stay_valid_for_the_longest_order_id():
+    longest = "A" * 64
+    assert ids.attempt_instance_id(longest, 99_999) == f"{longest}:99999"
+    assert ids.compensation_instance_id(longest, 1) == f"{longest}:comp:1"
+    assert len(ids.compensation_instance_id(longest, 99_999)) <= 100
+    for build in (ids.attempt_instance_id, ids.compensation_instance_id):
+        with pytest.raises(ValueError, match="at least 1"):
+            build("ORD-1", 0)
+
+
+def test_one_order_s_ids():
+    request = ids.request_message_id("ORD-1:2", "charge")
+    assert request == "ORD-1:2:charge"
+    assert ids.reply_message_id(request) == "ORD-1:2:charge:reply"
+    assert ids.reply_event_name("charge") == "charge-reply"
+    assert ids.idempotency_key("ORD-1", "charge") == "ORD-1:charge"
+    assert ids.status_message_id("ORD-1", "OrderCompleted", ":r1") == "ORD-1:OrderCompleted:r1"
+    with pytest.raises(ValueError, match="longer than 255"):
+        ids.idempotency_key("A" * 250, "cancel_shipment")

@@ -1,0 +1,1 @@
+"""Test-only servers and helpers (never deployed, not part of the local host)."""
