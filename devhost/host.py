@@ -21,6 +21,7 @@ from devhost.app_loader import AppIndex, AppLoadError, load_app
 from devhost.clock import Clock, ManualClock, SystemClock
 from devhost.entities.worker import EntityWorker
 from devhost.host_config import HostConfig, load_host_config
+from devhost.host_failures import HostRetryPolicy
 from devhost.orchestration.versioning import Versioning
 from devhost.taskhub.store import TaskHub
 from devhost.workers.activity_pool import ActivityPool
@@ -113,6 +114,10 @@ class LocalHost:
     api_base_url : str, optional
         For a worker process of a multi-process host: serve no HTTP and give durable
         clients the API of the process that does (``http://127.0.0.1:<port>``).
+    host_retries : HostRetryPolicy, optional
+        How episodes and activities that fail because of the host itself are retried and
+        ended (SPEC L3); defaults to the ``DEVHOST_HOST_RETRIES`` setting (environment or
+        ``local.settings.json``, read after the app is loaded), else 3 retries.
     """
 
     def __init__(self, app_dir: str | Path, data_dir: str | Path, *,
@@ -122,7 +127,8 @@ class LocalHost:
                  activity_lease: timedelta = timedelta(seconds=60),
                  serve_http: bool = True, app: tuple[Any, AppIndex] | None = None,
                  episode_batch: int = 32,
-                 api_base_url: str | None = None) -> None:
+                 api_base_url: str | None = None,
+                 host_retries: HostRetryPolicy | None = None) -> None:
         self.app_dir = Path(app_dir)
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -139,8 +145,9 @@ class LocalHost:
                                default_version=durable.default_version)
         self.worker = DurableWorker(self.taskhub, self.index,
                                     orchestration_lease=orchestration_lease,
-                                    activity_lease=activity_lease, sleep=self.sleep,
-                                    versioning=Versioning.from_settings(durable))
+                                    activity_lease=activity_lease,
+                                    versioning=Versioning.from_settings(durable),
+                                    host_retries=host_retries)
         self.activity_workers = activity_workers
         self.episode_batch = episode_batch
         self.pollers: list[Poller] = []
@@ -264,6 +271,10 @@ class LocalHost:
             self._work_ready.clear()
             finished = pool.take_finished()
             try:
+                finished += self.worker.activities_failed_in_host(pool.take_failed())
+            except Exception:  # noqa: BLE001 - their leases expire; they run again
+                log.exception("recording activities that failed in the host failed")
+            try:
                 pending, claimed = self.worker.run_round(pending, finished,
                                                          self.episode_batch, pool.room())
             except Exception:  # noqa: BLE001 - nothing of the round was written
@@ -357,6 +368,7 @@ class LocalHost:
                     self.clock.set(until)
                     continue
                 return steps
-            if target > self.clock.now():
-                self.clock.set(target)
+            if target <= self.clock.now():
+                return steps  # due, yet nothing could be claimed: never spin on it
+            self.clock.set(target)
         raise RuntimeError(f"drain did not reach idle within {max_steps} steps")

@@ -19,7 +19,7 @@ from devhost.host_config import load_host_config
 from devhost.load_errors import AppLoadError
 from devhost.servicebus import open_engine
 from devhost.triggers.servicebus import ServiceBusTriggerPoller
-from devhost.triggers.timer import TimerTriggerPoller
+from devhost.triggers.timer import TimerTriggerPoller, singleton_lock_period
 
 DATA_DIR_SETTING = "DEVHOST_DATA_DIR"
 """Environment variable the host sets to its data folder before importing the app."""
@@ -106,5 +106,6 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
         for f in host.index.service_bus for _ in range(concurrency))
     if host.index.timers:
         host.pollers.append(TimerTriggerPoller(host.index.timers, host.taskhub, owner,
-                                               host.client_binding))
+                                               host.client_binding,
+                                               singleton_lock_period(app_dir)))
     return host

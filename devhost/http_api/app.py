@@ -12,11 +12,13 @@ from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 
 from devhost.http_api.app_routes import InvokeHttp, http_trigger_routes
 from devhost.http_api.context import ApiContext
 from devhost.http_api.entity_routes import entity_routes
 from devhost.http_api.errors import BadRequest, handle_error
+from devhost.http_api.id_guard import InstanceIdGuard, route_error
 from devhost.http_api.instance_routes import instance_routes
 from devhost.http_api.query_routes import query_routes
 from devhost.http_api.start_routes import start_routes
@@ -74,5 +76,8 @@ def create_http_app(taskhub: TaskHub, *, base_url: str, http_functions: Iterable
               *entity_routes(ctx, entity_names)]
     if functions:
         routes += http_trigger_routes(functions, invoke_http)
-    return Starlette(routes=routes,
-                     exception_handlers={BadRequest: handle_error, TaskHubError: handle_error})
+    # A malformed instance id is refused (400, JSON) before routing; unknown webhook
+    # routes answer JSON 404/405 with a reason.
+    return Starlette(routes=routes, middleware=[Middleware(InstanceIdGuard)],
+                     exception_handlers={BadRequest: handle_error, TaskHubError: handle_error,
+                                         404: route_error, 405: route_error})

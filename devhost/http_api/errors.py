@@ -16,6 +16,7 @@ from devhost.taskhub.store import TaskHubError
 SUMMARIES = {
     400: "One or more of the arguments submitted is incorrect",
     404: "Not found",
+    405: "Method not allowed",
     409: "Conflict",
     410: "Gone",
     412: "Precondition failed",

@@ -19,7 +19,6 @@ with the SDK's.
 from __future__ import annotations
 
 import json
-import traceback
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -35,6 +34,8 @@ from devhost.orchestration.actions import (
     flatten,
     takes_sequence_number,
 )
+from devhost.orchestration.event_warnings import warn_event_surprises
+from devhost.orchestration.sdk_errors import sdk_failure
 from devhost.taskhub.events import EventType, event, format_time, parse_time
 from devhost.taskhub.store import (
     EpisodeCommit,
@@ -47,8 +48,6 @@ from devhost.taskhub.store import (
 )
 
 OrchestratorHandler = Callable[[str], str]
-OUT_OF_PROC_MARKER = "\n\n$OutOfProcData$:"
-"""Separator the SDK puts between an orchestrator's error message and its state JSON."""
 
 REPLAY_SCHEMA = 1
 """``upperSchemaVersion`` sent to the SDK: V2 (flat action list with compound actions)."""
@@ -260,27 +259,24 @@ class Episode:
             self._fail(f"The function '{self.inst.name}' doesn't exist, is disabled, or is "
                        "not an orchestrator function.", "")
             return
+        context = self.context_json()  # the host's part: its failure is not the app's
         try:
             # sys.exit() in an orchestrator fails the instance, not the host thread.
-            state = json.loads(invoke.call_guarded(self.handler, self.context_json()))
+            state = json.loads(invoke.call_guarded(self.handler, context))
             error = None
         except Exception as exc:  # noqa: BLE001 - the SDK reports failure by raising
-            text = str(exc)
-            if OUT_OF_PROC_MARKER in text:
-                message, _, payload = text.partition(OUT_OF_PROC_MARKER)
-                state = json.loads(payload)
-                error = state.get("error") or message
-            else:
-                state = {"isDone": False, "actions": []}
-                error = text or type(exc).__name__
-            details = "".join(traceback.format_exception(exc))
+            failure = sdk_failure(exc)  # never raises, whatever the text nests
+            state, error, details = failure.state, failure.message, failure.details
         if state.get("customStatus") is not None:
             self.commit.custom_status = json.dumps(state["customStatus"])
         try:
-            actions = self._apply_actions(flatten(state))
+            atomic = flatten(state)
+            actions = self._apply_actions(atomic)
         except (UnsupportedActionError, NonDeterminismError) as exc:
             self._fail(str(exc), "")
             return
+        warn_event_surprises(self.inst.instance_id, self.new_events,
+                             self.item.stored_events_json, atomic)
         if error is not None:
             self._fail(error, details)
         elif state.get("isDone"):

@@ -14,6 +14,7 @@ from typing import Any
 
 import sqlitekit as db
 from devhost.taskhub.events import format_time
+from devhost.taskhub.host_failure_log import activity_key, clear_host_failures
 from devhost.taskhub.instances import InstanceStore
 from devhost.taskhub.records import ActivityWorkItem, NewMessage
 
@@ -103,6 +104,8 @@ class ActivityQueue(InstanceStore):
             if gone:
                 conn.execute(self.INSERT_MESSAGE, message)
             recorded.append(gone)
+        clear_host_failures(conn, [activity_key(item.id) for (item, _), gone
+                                   in zip(done, recorded, strict=True) if gone])
         return recorded
 
     @staticmethod

@@ -152,6 +152,7 @@ class InstanceStore:
     def _delete_instance(self, conn: sqlite3.Connection, instance_id: str) -> None:
         for table in ("history", "inbox", "activities", "instances"):
             conn.execute(f"DELETE FROM {table} WHERE instance_id=?", (instance_id,))
+        conn.execute("DELETE FROM host_failures WHERE work=?", (f"episode:{instance_id}",))
 
     def _get(self, conn: sqlite3.Connection, instance_id: str) -> InstanceRecord:
         row = conn.execute("SELECT * FROM instances WHERE instance_id=?",

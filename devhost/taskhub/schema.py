@@ -16,7 +16,15 @@ activities
     Activity work items with a lease that expires, so a killed worker's item is picked up
     by another (at-least-once, issue item 5).
 leases
-    Named leases (timer-trigger occurrences, singleton jobs) shared by host processes.
+    Named leases; no longer written (timer occurrences moved to ``timer_runs``), kept so
+    task hubs of earlier versions open unchanged.
+host_failures
+    How many times in a row the host itself failed to run a piece of work (an episode,
+    ``episode:<instance id>``; an activity, ``activity:<work item id>``), so such work is
+    retried a bounded number of times across processes (SPEC L3, :mod:`devhost.host_failures`).
+timer_runs
+    Per timer function: which process runs it now (until when) and when its last run
+    ended, so a timer function runs once at a time across processes (SPEC L2).
 entities
     Durable entities (SPEC D10): existence, serialised state and the lease of the process
     running the entity's next batch. Their operation requests wait in ``inbox`` (kind
@@ -95,4 +103,18 @@ CREATE TABLE IF NOT EXISTS entities (
 ) WITHOUT ROWID;
 -- Partial: maintained for entity requests only, so orchestration messages pay nothing.
 CREATE INDEX IF NOT EXISTS ix_inbox_entity ON inbox (instance_id, id) WHERE kind = 'entity';
+CREATE TABLE IF NOT EXISTS host_failures (
+    work          TEXT PRIMARY KEY,
+    attempts      INTEGER NOT NULL,
+    last_error    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS timer_runs (
+    function      TEXT PRIMARY KEY,
+    owner         TEXT,
+    lock_expires  TEXT,
+    last_start    TEXT,
+    last_end      TEXT
+) WITHOUT ROWID;
 """

@@ -18,6 +18,7 @@ import sqlitekit as db
 from devhost.entities.store import EntityQueue
 from devhost.taskhub.activity_queue import ActivityQueue
 from devhost.taskhub.events import EventType, event, format_time, parse_time
+from devhost.taskhub.host_failure_log import HostFailureLog, clear_host_failures, episode_key
 from devhost.taskhub.records import (  # noqa: F401 - re-exported for callers
     ALL_STATUSES,
     TERMINAL_STATUSES,
@@ -35,10 +36,11 @@ from devhost.taskhub.records import (  # noqa: F401 - re-exported for callers
     TaskHubError,
     empty_replay_state,
 )
+from devhost.taskhub.timer_runs import TimerRuns
 
 _CLAIMABLE = (
     "FROM inbox m JOIN instances i USING (instance_id)"
-    " WHERE m.visible_at <= ? AND (i.lock_owner IS NULL OR i.lock_expires < ?)"
+    " WHERE m.visible_at <= ? AND (i.lock_owner IS NULL OR i.lock_expires <= ?)"
     " AND (i.runtime_status != 'Suspended' OR m.kind IN ('resume','terminate'))")
 """Visible messages of unleased instances (a suspended one takes only resume/terminate);
 parameters: now, now."""
@@ -71,19 +73,26 @@ class Round:
         Newly leased instances, with their histories and visible messages.
     activities : list of ActivityWorkItem
         Newly leased activity work items.
+    refused : list of (OrchestrationWorkItem, str)
+        Episode commits the host could not even serialise (a host-side failure, SPEC L3),
+        with the error; nothing of them was written (their ``committed`` is False) and
+        their instances are still leased to the caller.
     """
 
     committed: list[bool] = field(default_factory=list)
     settled: list[bool] = field(default_factory=list)
     instances: list[OrchestrationWorkItem] = field(default_factory=list)
     activities: list[ActivityWorkItem] = field(default_factory=list)
+    refused: list[tuple[OrchestrationWorkItem, str]] = field(default_factory=list)
 
 
-class TaskHub(ActivityQueue, EntityQueue):
+class TaskHub(HostFailureLog, TimerRuns, ActivityQueue, EntityQueue):
     """The task hub in one SQLite file, safe for many threads and many processes.
 
     Parameters are those of :class:`~devhost.taskhub.instances.InstanceStore`; the
-    activity queue is :class:`~devhost.taskhub.activity_queue.ActivityQueue`, the durable
+    activity queue is :class:`~devhost.taskhub.activity_queue.ActivityQueue`, the count of
+    host-side failures :class:`~devhost.taskhub.host_failure_log.HostFailureLog`, the timer
+    functions' run locks :class:`~devhost.taskhub.timer_runs.TimerRuns`, the durable
     entities :class:`~devhost.entities.store.EntityQueue`.
     """
 
@@ -197,7 +206,9 @@ class TaskHub(ActivityQueue, EntityQueue):
         """
         prepared = [self._prepare(item, commit, self.clock.now()) for item, commit in batch]
         with db.write(self._conn()) as conn:
-            return [self._commit_one(conn, p) for p in prepared]
+            committed = [self._commit_one(conn, p) for p in prepared]
+            self._clear_episode_failures(conn, prepared, committed)
+            return committed
 
     def run_round(self, commits: list[tuple[OrchestrationWorkItem, EpisodeCommit]],
                   completions: list[tuple[ActivityWorkItem, dict[str, Any]]], owner: str, *,
@@ -235,16 +246,37 @@ class TaskHub(ActivityQueue, EntityQueue):
                 max_instances > 0 and self._any_visible(conn, stamp)
                 or max_activities > 0 and self._any_claimable(conn, stamp)):
             return Round()  # nothing to write or claim: no turn at the write lock
-        prepared = [self._prepare(item, commit, now) for item, commit in commits]
+        prepared, refused = self._prepare_all(commits, now)
         messages = self._completion_rows(completions, now)
         with db.write(conn):
-            committed = [self._commit_one(conn, p) for p in prepared]
+            written = [self._commit_one(conn, p) for p in prepared]
+            self._clear_episode_failures(conn, prepared, written)
             settled = self._settle(conn, completions, messages)
             ids = self._claim_instances(conn, owner, now, orchestration_lease, max_instances)
             rows = self._claim_activity_rows(conn, owner, stamp,
                                              format_time(now + activity_lease), max_activities)
-        return Round(committed, settled, self._load_work_items(ids, owner, now),
-                     self._activity_items(rows, owner))
+        won = {id(p.item): w for p, w in zip(prepared, written, strict=True)}
+        return Round([won.get(id(item), False) for item, _ in commits], settled,
+                     self._load_work_items(ids, owner, now), self._activity_items(rows, owner),
+                     refused)
+
+    def _prepare_all(self, commits: list[tuple[OrchestrationWorkItem, EpisodeCommit]],
+                     now: datetime) -> tuple[list[_Prepared],
+                                             list[tuple[OrchestrationWorkItem, str]]]:
+        """Prepare each commit; one that cannot be serialised is refused, not the round."""
+        prepared, refused = [], []
+        for item, commit in commits:
+            try:
+                prepared.append(self._prepare(item, commit, now))
+            except Exception as exc:  # noqa: BLE001 - a host-side failure of that episode
+                refused.append((item, f"{type(exc).__name__}: {exc}"))
+        return prepared, refused
+
+    @staticmethod
+    def _clear_episode_failures(conn: Any, prepared: list[_Prepared],
+                                written: list[bool]) -> None:
+        clear_host_failures(conn, [episode_key(p.item.instance.instance_id)
+                                   for p, w in zip(prepared, written, strict=True) if w])
 
     def _prepare(self, item: OrchestrationWorkItem, commit: EpisodeCommit,
                  now: datetime) -> _Prepared:
@@ -325,30 +357,14 @@ class TaskHub(ActivityQueue, EntityQueue):
     def next_due(self) -> datetime | None:
         """Return the earliest time at which queued work becomes visible, or None if idle."""
         conn = self._conn()
+        # A message of a leased instance is due when the lease ends, at the earliest (an
+        # instance held back after a host-side failure, SPEC L3).
         times = [
-            conn.execute("SELECT MIN(visible_at) FROM inbox m JOIN instances i"
+            conn.execute("SELECT MIN(MAX(m.visible_at, COALESCE(i.lock_expires, '')))"
+                         " FROM inbox m JOIN instances i"
                          " USING (instance_id) WHERE i.runtime_status != 'Suspended'"
                          " OR m.kind IN ('resume','terminate')").fetchone()[0],
             conn.execute("SELECT MIN(lock_expires) FROM activities").fetchone()[0],
         ]
         due = [parse_time(t) for t in times if t]
         return min(due) if due else None
-
-    def try_lease(self, name: str, owner: str, duration: timedelta) -> bool:
-        """Take a named lease (timer-trigger occurrence, singleton) if free or expired.
-
-        Returns
-        -------
-        bool
-            True if ``owner`` holds the lease now.
-        """
-        now = self.clock.now()
-        with db.write(self._conn()) as conn:
-            conn.execute("DELETE FROM leases WHERE expires < ?", (format_time(now),))
-            row = conn.execute("SELECT owner, expires FROM leases WHERE name=?",
-                               (name,)).fetchone()
-            if row is not None and row["owner"] != owner and parse_time(row["expires"]) > now:
-                return False
-            conn.execute("INSERT OR REPLACE INTO leases (name, owner, expires) VALUES (?,?,?)",
-                         (name, owner, format_time(now + duration)))
-            return True

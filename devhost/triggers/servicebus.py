@@ -5,6 +5,11 @@ completes its message, one that raises abandons it (the delivery count then lead
 ``MaxDeliveryCountExceeded`` dead-lettering). A message the function settled itself (for
 example dead-lettered with a reason through the message-actions port) is left as it is.
 The lock is renewed while the function runs (``maxAutoLockRenewalDuration``).
+
+A message the host itself cannot hand to the function (building the function's arguments
+fails) is abandoned like a failed delivery and, once its delivery count passes
+``DEVHOST_HOST_RETRIES``, dead-lettered with reason ``LocalHostError`` and the host's error
+text, logged at ERROR (SPEC L3, :mod:`devhost.host_failures`).
 """
 
 from __future__ import annotations
@@ -18,6 +23,12 @@ from azure.functions.servicebus import ServiceBusMessage
 
 from devhost import invoke
 from devhost.app_loader import AppLoadError, FunctionDef
+from devhost.host_failures import (
+    HOST_ERROR_REASON,
+    HostRetryPolicy,
+    describe,
+    host_error_text,
+)
 from devhost.servicebus import MessageLockLostError, ServiceBusEngine
 from devhost.servicebus.models import ReceivedMessage
 from devhost.workers.lease import renewing
@@ -67,6 +78,9 @@ class ServiceBusTriggerPoller:
         Returns the durable client binding JSON, for functions with a durable client.
     batch_size : int
         Messages received per poll (prefetch).
+    host_retries : HostRetryPolicy, optional
+        When a message the host fails to deliver is dead-lettered (SPEC L3); defaults to
+        :meth:`HostRetryPolicy.from_settings`.
 
     Raises
     ------
@@ -75,7 +89,8 @@ class ServiceBusTriggerPoller:
     """
 
     def __init__(self, fdef: FunctionDef, engine: ServiceBusEngine, owner: str,
-                 client_binding: Any, batch_size: int = 16) -> None:
+                 client_binding: Any, batch_size: int = 16,
+                 host_retries: HostRetryPolicy | None = None) -> None:
         trigger = fdef.trigger
         if trigger.get("isSessionsEnabled"):
             raise AppLoadError(f"function '{fdef.name}': Service Bus sessions are not "
@@ -92,8 +107,10 @@ class ServiceBusTriggerPoller:
         self.owner = owner
         self.client_binding = client_binding
         self.batch_size = batch_size
+        self.host_retries = host_retries or HostRetryPolicy.from_settings()
         props = engine.catalog.resolve(self.queue)
         self.lock_duration = props.lock_duration if props else timedelta(seconds=30)
+        self.max_delivery_count = props.max_delivery_count if props else 10
 
     def next_due(self) -> datetime | None:
         """Return when the queue's next message becomes receivable, or None."""
@@ -103,13 +120,27 @@ class ServiceBusTriggerPoller:
         """Receive a batch and run the function for each message; return how many ran."""
         messages = self.engine.receive(self.queue, self.batch_size, lock_owner=self.owner)
         for m in messages:
-            self._handle(m)
+            try:
+                self._handle(m)
+            except Exception:  # noqa: BLE001 - the next messages of the batch still run
+                # Unsettled: its lock expires and it is delivered again, until the queue's
+                # MaxDeliveryCount dead-letters it.
+                log.exception("message %s of queue %s could not be settled", m.message_id,
+                              self.queue)
         return len(messages)
 
-    def _handle(self, m: ReceivedMessage) -> None:
+    def _arguments(self, m: ReceivedMessage) -> dict[str, Any]:
         kwargs: dict[str, Any] = {self.fdef.trigger_param: to_function_message(m)}
         if self.fdef.client_param:
             kwargs[self.fdef.client_param] = self.client_binding()
+        return kwargs
+
+    def _handle(self, m: ReceivedMessage) -> None:
+        try:
+            kwargs = self._arguments(m)
+        except Exception as exc:  # noqa: BLE001 - the host failed, not the function (L3)
+            self._failed_in_host(m, describe(exc))
+            return
         try:
             with renewing(lambda: self.engine.renew_lock(self.queue, m.lock_token),
                           self.lock_duration):
@@ -120,6 +151,23 @@ class ServiceBusTriggerPoller:
             self._settle(self.engine.abandon, m)
         else:
             self._settle(self.engine.complete, m)
+
+    def _failed_in_host(self, m: ReceivedMessage, error: str) -> None:
+        policy = self.host_retries
+        what = (f"function '{self.fdef.name}' on message '{m.message_id}' of queue "
+                f"'{self.queue}'")
+        # Dead-lettered with the host's reason at the last delivery the queue allows too,
+        # so MaxDeliveryCountExceeded never hides that the host was at fault.
+        if not (policy.gives_up(m.delivery_count)
+                or m.delivery_count >= self.max_delivery_count):
+            log.warning("the host could not run %s (delivery %d of at most %d); abandoning:"
+                        " %s", what, m.delivery_count, policy.attempts, error)
+            self._settle(self.engine.abandon, m)
+            return
+        text = host_error_text(what, m.delivery_count, error)
+        log.error("message '%s' dead-lettered: %s", m.message_id, text)
+        self._settle(lambda queue, token: self.engine.dead_letter(
+            queue, token, reason=HOST_ERROR_REASON, description=text), m)
 
     def _settle(self, action: Any, m: ReceivedMessage) -> None:
         try:

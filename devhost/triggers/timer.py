@@ -1,28 +1,80 @@
-"""Timer triggers: fire each occurrence of a schedule once across all host processes.
+"""Timer triggers: a timer function runs once at a time across all host processes (SPEC L2).
 
-Like the Functions host, a timer function is a singleton: each occurrence is claimed with a
-named lease in the task hub (``timer:<function>:<occurrence>``), so when several host
-processes share a task hub exactly one of them runs it. Occurrences missed while no host was
-running, or skipped by a clock jump in drain mode, fire once with ``past_due=True``.
+As on Azure, a timer function is a singleton. Each run holds the function's run lock in the
+task hub (:class:`~devhost.taskhub.timer_runs.TimerRuns`), renewed every third of the lock
+period while the function runs, so:
+
+- when several host processes share a task hub, one of them runs an occurrence and the
+  others pass over it (never two runs at once, never one occurrence twice);
+- a run longer than the interval delays the next occurrence: the next run is the first
+  occurrence after the run ended, as the Functions timer listener schedules it;
+- the lock of a process that died mid-run expires after the lock period (host.json
+  ``singleton.lockPeriod``, 15 s by default), and the next occurrence after that runs
+  elsewhere.
+
+Occurrences missed while no host was running, or skipped by a clock jump in drain mode, fire
+once with ``past_due=True``. A failure of the host itself while preparing a run is logged at
+ERROR naming the function; like a failed occurrence on Azure, it is not retried (SPEC L3).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 from azure.functions.timer import TimerRequest
 
 from devhost import invoke
 from devhost.app_loader import FunctionDef
+from devhost.host_failures import describe
 from devhost.taskhub.events import format_time
 from devhost.taskhub.store import TaskHub
 from devhost.triggers.schedule import Schedule
+from devhost.workers.lease import renewing
 
 log = logging.getLogger("devhost.timer")
 
-OCCURRENCE_LEASE = timedelta(days=1)
-"""How long a claimed occurrence stays claimed (long after it could matter)."""
+DEFAULT_LOCK_PERIOD = timedelta(seconds=15)
+"""host.json ``singleton.lockPeriod`` when not set (the Functions host's default)."""
+
+_TIMESPAN = re.compile(r"^(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)$")
+
+
+def singleton_lock_period(app_dir: str | Path) -> timedelta:
+    """Read host.json ``singleton.lockPeriod`` (a TimeSpan such as ``00:00:15``).
+
+    Returns
+    -------
+    timedelta
+        The period, or :data:`DEFAULT_LOCK_PERIOD` when host.json is absent or does not
+        set it.
+
+    Raises
+    ------
+    ValueError
+        If the value is not a positive ``[d.]hh:mm:ss`` TimeSpan; the message names it.
+    """
+    try:
+        config = json.loads((Path(app_dir) / "host.json").read_text())
+    except (OSError, ValueError):
+        return DEFAULT_LOCK_PERIOD
+    raw = (config.get("singleton") or {}).get("lockPeriod")
+    if raw is None:
+        return DEFAULT_LOCK_PERIOD
+    match = _TIMESPAN.match(str(raw).strip())
+    period = timedelta(0)
+    if match:
+        days, hours, minutes = (int(g or 0) for g in match.groups()[:3])
+        period = timedelta(days=days, hours=hours, minutes=minutes,
+                           seconds=float(match.group(4)))
+    if period <= timedelta(0):
+        raise ValueError(f"host.json singleton.lockPeriod: must be a positive TimeSpan "
+                         f"such as 00:00:15, got {raw!r}")
+    return period
 
 
 class TimerTriggerPoller:
@@ -33,22 +85,25 @@ class TimerTriggerPoller:
     functions : list of FunctionDef
         The app's timer-triggered functions.
     taskhub : TaskHub
-        Provides the clock and the named leases shared by host processes.
+        Provides the clock and the run locks shared by host processes.
     owner : str
-        Lease owner id of this host process.
+        Lock owner id of this host process.
     client_binding : callable
         Returns the durable client binding JSON for functions that take a client.
+    lock_period : timedelta
+        How long a run lock holds unless renewed (host.json ``singleton.lockPeriod``).
     """
 
     is_schedule = True
 
     def __init__(self, functions: list[FunctionDef], taskhub: TaskHub, owner: str,
-                 client_binding) -> None:
+                 client_binding, lock_period: timedelta = DEFAULT_LOCK_PERIOD) -> None:
         self.taskhub = taskhub
         self.owner = owner
         self.client_binding = client_binding
+        self.lock_period = lock_period
         now = taskhub.clock.now()
-        self.entries = []
+        self.entries: list[list[Any]] = []
         for f in functions:
             schedule = Schedule(f.trigger["schedule"])
             startup = bool(f.trigger.get("runOnStartup"))
@@ -60,29 +115,52 @@ class TimerTriggerPoller:
 
     def poll_once(self) -> int:
         """Run every function whose next occurrence has come; return how many ran."""
-        now = self.taskhub.clock.now()
         ran = 0
         for entry in self.entries:
             fdef, schedule, due = entry
+            now = self.taskhub.clock.now()
             if due > now:
                 continue
-            past_due = schedule.next_after(due) <= now
-            # Straight to the first occurrence after now: a long gap (host down, clock
-            # jump) costs one step, not one per missed occurrence.
-            following = schedule.next_after(now)
-            entry[2] = following
-            lease = f"timer:{fdef.name}:{format_time(due)}"
-            if not self.taskhub.try_lease(lease, self.owner, OCCURRENCE_LEASE):
+            outcome = self.taskhub.begin_timer_run(fdef.name, self.owner, due,
+                                                   self.lock_period)
+            if outcome != "run":
+                # Another process runs it, or ran this occurrence: wait for the next one.
+                entry[2] = schedule.next_after(now)
                 continue
-            request = TimerRequest(past_due=past_due, schedule_status={
-                "Last": format_time(due), "Next": format_time(following)},
+            try:
+                self._run(fdef, schedule, due, now)
+            finally:
+                ended = self.taskhub.clock.now()
+                if not self.taskhub.end_timer_run(fdef.name, self.owner, ended):
+                    log.warning("timer function %s ran past its lock; another process may "
+                                "have run it meanwhile", fdef.name)
+                # A run longer than the interval delays the next occurrence (SPEC L2).
+                entry[2] = schedule.next_after(ended)
+            ran += 1
+        return ran
+
+    def _run(self, fdef: FunctionDef, schedule: Schedule, due: datetime,
+             now: datetime) -> None:
+        try:
+            # Straight to the first occurrence after now: a long gap (host down, clock
+            # jump) costs one run, flagged past due, not one per missed occurrence.
+            request = TimerRequest(
+                past_due=schedule.next_after(due) <= now,
+                schedule_status={"Last": format_time(due),
+                                 "Next": format_time(schedule.next_after(now))},
                 schedule={"AdjustForDST": False})
             kwargs = {fdef.trigger_param: request}
             if fdef.client_param:
                 kwargs[fdef.client_param] = self.client_binding()
-            try:
+        except Exception as exc:  # noqa: BLE001 - the host failed, not the function (L3)
+            log.error("the local host could not run timer function %s (occurrence %s): %s; "
+                      "like a failed occurrence, it is not retried", fdef.name,
+                      format_time(due), describe(exc), exc_info=True)
+            return
+        try:
+            with renewing(lambda: self.taskhub.renew_timer_run(fdef.name, self.owner,
+                                                               self.lock_period),
+                          self.lock_period):
                 invoke.call(fdef.func, kwargs)
-            except Exception:  # noqa: BLE001 - a failed occurrence is logged, as in Azure
-                log.exception("timer function %s failed", fdef.name)
-            ran += 1
-        return ran
+        except Exception:  # noqa: BLE001 - a failed occurrence is logged, as in Azure
+            log.exception("timer function %s failed", fdef.name)

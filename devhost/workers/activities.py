@@ -1,16 +1,22 @@
 """Run one activity work item and turn its outcome into TaskCompleted or TaskFailed.
 
 Inputs and outputs go through the ``azure.functions`` activity trigger converter, exactly as
-in the Python worker. The host's built-in HTTP activity performs ``context.call_http`` and
-follows ``202 Accepted`` + ``Location`` until a final answer (SPEC D11; the Python SDK 1.x
-leaves that polling to the host).
+in the Python worker. The host's built-in HTTP activity performs ``context.call_http``: one
+request, whose answer is returned as it is, ``202 Accepted`` included (SPEC D11, L1). On
+Azure the extension polls a 202's ``Location`` only when the request asks for it
+(``asynchronousPatternEnabled``), and the Python SDK 1.x never asks
+(Azure/azure-functions-durable-python#380), so an orchestrator there gets the 202 back. The
+host does the same and warns once per instance; ``durable_http.call_http_polling`` is the
+portable way to wait for the final answer.
 """
 
 from __future__ import annotations
 
 import json
-import time
+import logging
+import threading
 import traceback
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -25,14 +31,18 @@ from devhost.orchestration.actions import HTTP_ACTIVITY
 from devhost.taskhub.events import EventType, event
 from devhost.taskhub.store import ActivityWorkItem
 
-DEFAULT_POLL_INTERVAL_S = 1.0
-"""Wait between 202 polls when the answer has no Retry-After header."""
-MAX_POLLS = 10_000
+log = logging.getLogger("devhost.http")
+
+NO_POLLING_ISSUE = "https://github.com/Azure/azure-functions-durable-python/issues/380"
+"""The public issue: the Python SDK 1.x's ``call_http`` does not poll 202 answers."""
+
+_WARNED_MAX = 10_000
+_warned: OrderedDict[str, None] = OrderedDict()  # instances warned about a 202, oldest first
+_warned_lock = threading.Lock()
 
 
 def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
-                 now: Callable[[], datetime],
-                 sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
+                 now: Callable[[], datetime]) -> dict[str, Any]:
     """Execute an activity and return its completion event.
 
     Parameters
@@ -43,8 +53,6 @@ def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
         The app's activity functions by name.
     now : callable
         Time source for the event timestamp.
-    sleep : callable
-        Waits between HTTP 202 polls (seconds).
 
     Returns
     -------
@@ -54,7 +62,10 @@ def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
     """
     try:
         if item.name == HTTP_ACTIVITY:
-            output = json.dumps(call_http(json.loads(item.input or "{}"), sleep))
+            response = call_http(json.loads(item.input or "{}"))
+            if response["statusCode"] == 202:
+                warn_no_polling(item.instance_id, item.execution_id, response)
+            output = json.dumps(response)
         else:
             fdef = activities.get(item.name)
             if fdef is None:
@@ -73,15 +84,13 @@ def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
                      Details="".join(traceback.format_exception(exc)))
 
 
-def call_http(request: dict[str, Any], sleep: Callable[[float], None]) -> dict[str, Any]:
-    """Perform a DurableHttpRequest, following 202 + Location until a final answer.
+def call_http(request: dict[str, Any]) -> dict[str, Any]:
+    """Perform a DurableHttpRequest once and return the answer as it is (202 included).
 
     Parameters
     ----------
     request : dict
         ``{"method", "uri", "content", "headers"}`` as the SDK serialises it.
-    sleep : callable
-        Waits between polls; honours ``Retry-After`` (seconds) when present.
 
     Returns
     -------
@@ -94,19 +103,37 @@ def call_http(request: dict[str, Any], sleep: Callable[[float], None]) -> dict[s
         On a network failure (becomes TaskFailed).
     """
     method = request.get("method", "GET").upper()
-    uri = request["uri"]
     headers = {k: v if isinstance(v, str) else ",".join(v)
                for k, v in (request.get("headers") or {}).items()}
-    content = request.get("content")
     with httpx.Client(timeout=httpx.Timeout(100.0)) as client:
-        response = client.request(method, uri, headers=headers, content=content)
-        polls = 0
-        while response.status_code == 202 and "location" in response.headers \
-                and polls < MAX_POLLS:
-            wait = response.headers.get("retry-after")
-            sleep(float(wait) if wait and wait.isdigit() else DEFAULT_POLL_INTERVAL_S)
-            location = httpx.URL(uri).join(response.headers["location"])
-            response = client.get(location, headers=headers)
-            polls += 1
+        response = client.request(method, request["uri"], headers=headers,
+                                  content=request.get("content"))
         return {"statusCode": response.status_code, "headers": dict(response.headers),
                 "content": response.text}
+
+
+def warn_no_polling(instance_id: str, execution_id: str, response: dict[str, Any]) -> None:
+    """Log once per instance (WARNING) that a 202 is returned unpolled, as on Azure (L1).
+
+    Parameters
+    ----------
+    instance_id, execution_id : str
+        The orchestration instance that called ``call_http``, and its execution (an
+        instance restarted under the same id is warned again).
+    response : dict
+        The 202 answer (``headers`` may name a ``Location``).
+    """
+    key = f"{instance_id}\n{execution_id}"
+    with _warned_lock:
+        if key in _warned:
+            return
+        _warned[key] = None
+        if len(_warned) > _WARNED_MAX:
+            _warned.popitem(last=False)
+    location = next((v for k, v in (response.get("headers") or {}).items()
+                     if k.lower() == "location"), None)
+    log.warning("instance '%s': call_http got 202 Accepted%s and returns it as it is: on "
+                "Azure the Python SDK 1.x does not poll (the extension polls only when the "
+                "request asks for it, and the SDK never does; %s); use "
+                "durable_http.call_http_polling to wait for the final answer", instance_id,
+                f" (Location: {location})" if location else "", NO_POLLING_ISSUE)

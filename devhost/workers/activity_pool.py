@@ -17,6 +17,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from devhost.host_failures import describe
 from devhost.taskhub.records import ActivityWorkItem
 from devhost.taskhub.store import TaskHub
 
@@ -57,8 +58,10 @@ class ActivityPool:
         self._run_activity = run
         self.threads = threads
         self._on_finished = on_finished
-        self._finished: queue.SimpleQueue[tuple[ActivityWorkItem, dict[str, Any] | None]] = \
+        # (item, completion event) or, for a host-side failure, (item, error text).
+        self._finished: queue.SimpleQueue[tuple[ActivityWorkItem, dict[str, Any] | str]] = \
             queue.SimpleQueue()
+        self._failed: list[tuple[ActivityWorkItem, str]] = []
         self._running: dict[int, ActivityWorkItem] = {}
         self._todo: queue.SimpleQueue[ActivityWorkItem | None] = queue.SimpleQueue()
         # Daemon threads, not a ThreadPoolExecutor: an activity that never returns must not
@@ -96,8 +99,8 @@ class ActivityPool:
     def take_finished(self) -> list[Finished]:
         """Return the activities that finished since the last call, with their events.
 
-        An activity whose runner crashed (a host bug) is dropped here: its lease expires
-        and another attempt runs it.
+        An activity the host itself failed to run (its runner raised) is not among them: it
+        waits in :meth:`take_failed`.
         """
         done = []
         while True:
@@ -106,8 +109,19 @@ class ActivityPool:
             except queue.Empty:
                 return done
             self._running.pop(item.id, None)
-            if result is not None:
+            if isinstance(result, str):
+                self._failed.append((item, result))
+            else:
                 done.append((item, result))
+
+    def take_failed(self) -> list[tuple[ActivityWorkItem, str]]:
+        """Return the activities the host failed to run, with ``"<Type>: <message>"``.
+
+        Call after :meth:`take_finished`, which sorts them out; the caller counts them
+        (SPEC L3, :meth:`~devhost.workers.dispatch.DurableWorker.activities_failed_in_host`).
+        """
+        failed, self._failed = self._failed, []
+        return failed
 
     def renew_if_due(self, taskhub: TaskHub, lease: timedelta) -> None:
         """Renew the leases of running activities, every third of ``lease``."""
@@ -156,12 +170,14 @@ class ActivityPool:
             self._run(item)
 
     def _run(self, item: ActivityWorkItem) -> None:
-        result = None
+        result: dict[str, Any] | str = "RuntimeError: the activity runner stopped"
         began = self._monotonic()
         try:
             result = self._run_activity(item)
-        except Exception:  # noqa: BLE001 - a host bug: the lease expires, another try runs it
-            log.exception("activity %s of %s crashed its runner", item.name, item.instance_id)
+        except Exception as exc:  # noqa: BLE001 - a host-side failure, counted by the caller
+            log.debug("activity %s of %s failed in the host", item.name, item.instance_id,
+                      exc_info=True)
+            result = describe(exc)
         finally:
             took = self._monotonic() - began
             mean = self._mean_run_s

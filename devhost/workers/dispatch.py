@@ -8,17 +8,18 @@ and several host processes can run these loops on one task hub.
 from __future__ import annotations
 
 import logging
-import time
 import uuid
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from devhost.app_loader import AppIndex
 from devhost.entities.calls import EntityCalls
+from devhost.host_failures import HostRetryPolicy, describe, host_error_text
 from devhost.orchestration import sdk_fastpaths
 from devhost.orchestration.episode import Episode
+from devhost.orchestration.host_failure import host_failure_commit
 from devhost.orchestration.versioning import MISMATCH_MESSAGE, REJECT_DELAY, Versioning
+from devhost.taskhub.events import EventType, event
 from devhost.taskhub.store import (
     TERMINAL_STATUSES,
     ActivityWorkItem,
@@ -46,27 +47,30 @@ class DurableWorker:
         How long an episode may hold its instance.
     activity_lease : timedelta
         Lease of an activity work item; renewed while the activity runs.
-    sleep : callable
-        Waits between HTTP 202 polls (seconds).
     versioning : Versioning, optional
         host.json's versioning settings, checked before every episode; None runs every
         instance.
+    host_retries : HostRetryPolicy, optional
+        How work that fails because of the host itself is retried and ended (SPEC L3);
+        defaults to :meth:`HostRetryPolicy.from_settings`.
     """
 
     def __init__(self, taskhub: TaskHub, index: AppIndex, *, owner: str | None = None,
                  orchestration_lease: timedelta = timedelta(seconds=30),
                  activity_lease: timedelta = timedelta(seconds=60),
-                 sleep: Callable[[float], None] = time.sleep,
-                 versioning: Versioning | None = None) -> None:
+                 versioning: Versioning | None = None,
+                 host_retries: HostRetryPolicy | None = None) -> None:
         self.taskhub = taskhub
         self.index = index
         self.owner = owner or uuid.uuid4().hex[:12]
         self.orchestration_lease = orchestration_lease
         self.activity_lease = activity_lease
-        self.sleep = sleep
+        self.host_retries = host_retries or HostRetryPolicy.from_settings()
         self.handlers = {name: f.func for name, f in index.orchestrators.items()}
         self.entity_calls = EntityCalls(index.entities)
         self.versioning = versioning
+        # Instances whose ending commit (after host-side failures) is in flight: its text.
+        self._ending: dict[str, str] = {}
         sdk_fastpaths.install()
 
     def run_episodes(self, max_instances: int = 1) -> int:
@@ -82,7 +86,8 @@ class DurableWorker:
         if not items:
             return 0
         batch = self.run_claimed(items)
-        _log_lost(batch, self.taskhub.commit_episodes(batch), [], [])
+        while batch:  # again only for the instances the host ends after failing them
+            batch = self.run_round(batch, [], 0, 0)[0]
         return len(items)
 
     def run_claimed(self, items: list[OrchestrationWorkItem]
@@ -103,12 +108,90 @@ class DurableWorker:
                 commit = Episode(item, self.handlers.get(item.instance.name),
                                  self.taskhub.clock.now(), version_mismatch=mismatch,
                                  entities=self.entity_calls).run()
-            except Exception:  # noqa: BLE001 - a host bug; others in the batch go on
-                log.exception("episode of %s crashed; releasing it", item.instance.instance_id)
-                self.taskhub.release_orchestration(item)
-                continue
+            except Exception as exc:  # noqa: BLE001 - a host-side failure (SPEC L3)
+                log.debug("episode of %s failed in the host", item.instance.instance_id,
+                          exc_info=True)
+                ending = self.episode_failed_in_host(item, describe(exc))
+                if ending is None:
+                    continue
+                commit = ending
             batch.append((item, commit))
         return batch
+
+    def episode_failed_in_host(self, item: OrchestrationWorkItem,
+                               error: str) -> EpisodeCommit | None:
+        """Count a host-side failure of a claimed instance's episode (SPEC L3).
+
+        Parameters
+        ----------
+        item : OrchestrationWorkItem
+            The claimed instance.
+        error : str
+            ``"<ExceptionType>: <message>"``.
+
+        Returns
+        -------
+        EpisodeCommit or None
+            The commit that ends the instance as Failed once the host has failed it
+            ``host_retries.attempts`` times (logged at ERROR, naming the instance); None
+            while it is held back for a retry (logged at WARNING).
+        """
+        instance_id = item.instance.instance_id
+        policy = self.host_retries
+        if instance_id in self._ending:  # even the commit that ends it failed
+            self._force_fail(item, self._ending.pop(instance_id), error)
+            return None
+        attempts = self.taskhub.note_episode_failure(item, error, policy)
+        what = f"the episode of instance '{instance_id}' ({item.instance.name})"
+        if not policy.gives_up(attempts):
+            log.warning("%s failed in the host (attempt %d of %d); retrying in %s: %s", what,
+                        attempts, policy.attempts, policy.backoff(attempts), error)
+            return None
+        text = host_error_text(what, attempts, error)
+        log.error("instance '%s' failed: %s", instance_id, text)
+        self._ending[instance_id] = text
+        return host_failure_commit(item, self.taskhub.clock.now(), text)
+
+    def _force_fail(self, item: OrchestrationWorkItem, text: str, error: str) -> None:
+        commit = host_failure_commit(item, self.taskhub.clock.now(), text)
+        parent = next((m.event for m in commit.messages), None)
+        if self.taskhub.force_fail(item, commit.output or "null", parent):
+            log.error("instance '%s' failed: the local host could not write its ending "
+                      "either (%s); status and output set directly, history left as it was",
+                      item.instance.instance_id, error)
+
+    def activities_failed_in_host(self, failed: list[tuple[ActivityWorkItem, str]]
+                                  ) -> list[tuple[ActivityWorkItem, dict[str, Any]]]:
+        """Count host-side failures of claimed activities (SPEC L3).
+
+        Parameters
+        ----------
+        failed : list of (ActivityWorkItem, str)
+            Activities the host failed to run, with ``"<ExceptionType>: <message>"``.
+
+        Returns
+        -------
+        list of (ActivityWorkItem, dict)
+            TaskFailed completions, with the host's error text as ``Reason``, for those the
+            host has failed ``host_retries.attempts`` times (logged at ERROR, naming the
+            instance); the others are held back for a retry (logged at WARNING).
+        """
+        policy = self.host_retries
+        ended = []
+        for item, error in failed:
+            attempts = self.taskhub.note_activity_failure(item, error, policy)
+            what = (f"activity '{item.name}' (task {item.task_id}) of instance "
+                    f"'{item.instance_id}'")
+            if not policy.gives_up(attempts):
+                log.warning("%s failed in the host (attempt %d of %d); retrying in %s: %s",
+                            what, attempts, policy.attempts, policy.backoff(attempts), error)
+                continue
+            text = host_error_text(what, attempts, error)
+            log.error("instance '%s': %s", item.instance_id, text)
+            ended.append((item, event(EventType.TaskFailed, self.taskhub.clock.now(),
+                                      TaskScheduledId=item.task_id, Reason=text,
+                                      Details=None)))
+        return ended
 
     def _check_version(self, item: OrchestrationWorkItem) -> tuple[bool, str | None]:
         """Apply the versioning settings: (rejected and abandoned, failure message or None)."""
@@ -154,8 +237,19 @@ class DurableWorker:
             commits, completions, self.owner, orchestration_lease=self.orchestration_lease,
             max_instances=max_instances, activity_lease=self.activity_lease,
             max_activities=max_activities)
-        _log_lost(commits, done.committed, completions, done.settled)
-        return self.run_claimed(done.instances), done.activities
+        refused = {id(item) for item, _ in done.refused}
+        _log_lost([c for c in commits if id(c[0]) not in refused],
+                  [won for c, won in zip(commits, done.committed, strict=True)
+                   if id(c[0]) not in refused], completions, done.settled)
+        for item, _ in commits:
+            if id(item) not in refused:
+                self._ending.pop(item.instance.instance_id, None)
+        ending = []
+        for item, error in done.refused:  # the host could not serialise these commits
+            commit = self.episode_failed_in_host(item, error)
+            if commit is not None:
+                ending.append((item, commit))
+        return self.run_claimed(done.instances) + ending, done.activities
 
     def claim_activities(self, max_count: int = 1) -> list[ActivityWorkItem]:
         """Lease up to ``max_count`` activity work items."""
@@ -164,18 +258,28 @@ class DurableWorker:
     def execute_activities(self, items: list[ActivityWorkItem]) -> list[bool]:
         """Run claimed activities one after another; record their completions together.
 
+        An activity the host itself fails to run is counted and held back for a retry, or
+        ended with TaskFailed (:meth:`activities_failed_in_host`).
+
         Returns
         -------
         list of bool
-            Per item: True if this worker's completion was recorded (False if another
-            worker completed it after this one's lease expired).
+            Per completion recorded: True if this worker's completion was written (False
+            if another worker completed it after this one's lease expired).
         """
-        return self.taskhub.complete_activities([(item, self.run_activity(item))
-                                                 for item in items])
+        done, failed = [], []
+        for item in items:
+            try:
+                done.append((item, self.run_activity(item)))
+            except Exception as exc:  # noqa: BLE001 - a host-side failure (SPEC L3)
+                log.debug("activity %s failed in the host", item.name, exc_info=True)
+                failed.append((item, describe(exc)))
+        done += self.activities_failed_in_host(failed)
+        return self.taskhub.complete_activities(done)
 
     def run_activity(self, item: ActivityWorkItem) -> dict[str, Any]:
         """Run one claimed activity; return its TaskCompleted or TaskFailed event."""
-        return run_activity(item, self.index.activities, self.taskhub.clock.now, self.sleep)
+        return run_activity(item, self.index.activities, self.taskhub.clock.now)
 
 
 def _log_lost(commits: list[tuple[OrchestrationWorkItem, EpisodeCommit]],

@@ -6,6 +6,8 @@ from datetime import timedelta
 import azure.durable_functions as df
 import azure.functions as func
 
+from durable_http import call_http_polling
+
 app = df.DFApp(http_auth_level=func.AuthLevel.ANONYMOUS)
 
 ATTEMPTS: dict[str, int] = {}
@@ -204,3 +206,57 @@ def exits_in_activity(context: df.DurableOrchestrationContext):
 @app.activity_trigger(input_name="x")
 def quitter(x: str) -> None:
     sys.exit("activity called sys.exit")
+
+
+@app.orchestration_trigger(context_name="context")
+def order_parent(context: df.DurableOrchestrationContext):
+    yield context.call_activity("hello", "one")
+    yield context.call_activity("hello", "two")
+    return (yield context.call_sub_orchestrator("order_child", {"file": "x"}))
+
+
+@app.orchestration_trigger(context_name="context")
+def order_child(context: df.DurableOrchestrationContext):
+    return (yield context.call_activity("check_sku", context.get_input()))
+
+
+@app.activity_trigger(input_name="order")
+def check_sku(order: dict) -> None:
+    raise ValueError("bad sku")
+
+
+@app.orchestration_trigger(context_name="context")
+def order_grandparent(context: df.DurableOrchestrationContext):
+    return (yield context.call_sub_orchestrator("order_parent", None))
+
+
+@app.orchestration_trigger(context_name="context")
+def catching_parent(context: df.DurableOrchestrationContext):
+    try:
+        return (yield context.call_sub_orchestrator("chain", "kid"))
+    except Exception as exc:  # noqa: BLE001
+        return {"child_failed": str(exc)}
+
+
+@app.orchestration_trigger(context_name="context")
+def fetch_status(context: df.DurableOrchestrationContext):
+    first = yield context.call_http("GET", context.get_input())
+    second = yield context.call_http("GET", context.get_input())
+    return [first["statusCode"], second["statusCode"]]
+
+
+@app.orchestration_trigger(context_name="context")
+def fetch_polling(context: df.DurableOrchestrationContext):
+    args = context.get_input()
+    response = yield from call_http_polling(
+        context, "POST", args["url"], {"order": 7}, {"X-Trace": "t1"},
+        timeout=timedelta(seconds=args.get("timeout_s", 3600)))
+    return response
+
+
+@app.orchestration_trigger(context_name="context")
+def two_approvals(context: df.DurableOrchestrationContext):
+    yield context.call_activity("hello", "first")  # events raised meanwhile wait in history
+    first = yield context.wait_for_external_event("Approval")
+    second = yield context.wait_for_external_event("Approval")
+    return [first, second]

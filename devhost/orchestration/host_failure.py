@@ -1,0 +1,67 @@
+"""The episode that ends an instance the host itself could not run (SPEC L3).
+
+Built from the claimed work item alone, without the SDK or the episode machinery (either
+may be what failed), it ends the instance as Azure ends an orchestration whose execution
+fails: Failed, ``Orchestrator function '<name>' failed: <error>`` as output, the history
+closed with ExecutionCompleted, pending work of the execution purged, and a parent told
+with SubOrchestrationInstanceFailed.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from devhost.taskhub.events import EventType, event
+from devhost.taskhub.records import (
+    TERMINAL_STATUSES,
+    EpisodeCommit,
+    NewMessage,
+    OrchestrationWorkItem,
+)
+
+
+def host_failure_commit(item: OrchestrationWorkItem, now: datetime,
+                        error: str) -> EpisodeCommit:
+    """Return the commit that ends a claimed instance as Failed with the host's error.
+
+    Parameters
+    ----------
+    item : OrchestrationWorkItem
+        The claimed instance (its lease must still be held when the commit is written).
+    now : datetime
+        Timestamp of the events written.
+    error : str
+        The host's error text (:func:`devhost.host_failures.host_error_text`).
+
+    Returns
+    -------
+    EpisodeCommit
+        Consumes every visible message; for an instance that has ended already it only
+        drops them.
+    """
+    inst = item.instance
+    ids = [m.id for m in item.messages]
+    if inst.runtime_status in TERMINAL_STATUSES:
+        return EpisodeCommit(dropped=ids, custom_status=inst.custom_status)
+    output = json.dumps(f"Orchestrator function '{inst.name}' failed: {error}")
+    history = [event(EventType.OrchestratorStarted, now)]
+    if not item.has_history():
+        history += [m.event for m in item.messages if m.kind == "start"][:1]
+    history += [
+        event(EventType.OrchestratorCompleted, now),
+        event(EventType.ExecutionCompleted, now, OrchestrationStatus="Failed", Result=output,
+              FailureDetails={"ErrorType": "LocalHostFailure", "ErrorMessage": error,
+                              "StackTrace": ""}),
+    ]
+    commit = EpisodeCommit(consumed=ids, new_history=[dict(e, IsPlayed=True) for e in history],
+                           status="Failed", output=output, custom_status=inst.custom_status,
+                           purge_execution=True)
+    if inst.parent_instance_id:
+        failed = event(EventType.SubOrchestrationInstanceFailed, now,
+                       TaskScheduledId=inst.parent_task_id,
+                       Reason=f"Sub-orchestration '{inst.instance_id}' failed: {error}",
+                       Details=None)
+        commit.messages.append(NewMessage(inst.parent_instance_id, inst.parent_execution_id,
+                                          "completion", failed, now))
+    return commit
