@@ -14,7 +14,7 @@ def event_warnings(caplog):
 
 def test_second_event_before_any_wait_replaces_the_first_with_a_warning(host, caplog):
     iid = start(host, "two_approvals")
-    assert host.worker.run_one_episode()  # now busy with an activity, no wait open yet
+    assert host.worker.run_episodes(1)  # now busy with an activity, no wait open yet
     host.taskhub.raise_event(iid, "Approval", json.dumps("first"))
     host.taskhub.raise_event(iid, "Approval", json.dumps("second"))
     host.run_until_idle()
@@ -27,9 +27,9 @@ def test_second_event_before_any_wait_replaces_the_first_with_a_warning(host, ca
 
 def test_the_slot_warning_also_covers_events_arriving_in_separate_episodes(host, caplog):
     iid = start(host, "two_approvals")
-    assert host.worker.run_one_episode()
+    assert host.worker.run_episodes(1)
     host.taskhub.raise_event(iid, "Approval", json.dumps(1))
-    assert host.worker.run_one_episode()  # the first event alone: kept, nothing lost yet
+    assert host.worker.run_episodes(1)  # the first event alone: kept, nothing lost yet
     assert event_warnings(caplog) == []
     host.taskhub.raise_event(iid, "Approval", json.dumps(2))
     host.run_until_idle()

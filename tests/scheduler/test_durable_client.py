@@ -97,7 +97,7 @@ def test_410_from_raise_event_is_a_permanent_instance_gone(server, clock):
     assert error.retryable is False
     assert error.retry_after is None
     # Nothing became visible work for any worker.
-    assert server.taskhub.claim_orchestration("probe", timedelta(minutes=1)) is None
+    assert server.taskhub.claim_orchestrations("probe", timedelta(minutes=1)) == []
 
 
 def test_no_answer_from_the_extension_is_retryable():
