@@ -149,3 +149,23 @@ def test_nothing_logged_is_compensated_at_once():
     decision = replay(compensation_workflow, h)
     assert decision.actions == [BEGIN, PENDING, *finish("Compensated", f"{WHY}; undone: nothing")]
     assert decision.output == {"outcome": "compensated", "detail": "undone: nothing"}
+
+
+def test_an_entry_logged_before_requests_were_logged_is_undone_by_its_stable_key():
+    # SPEC X6: a schema-1 log names no idempotency key; the refund names the charge by
+    # <OrderID>:charge, the key it was sent with.
+    old = entry(CHARGE, LOGGED, seq=1).model_copy(update={"schema_version": 1})
+    h = begun([old.model_dump(mode="json")])
+    assert replay(compensation_workflow, h).actions == [BEGIN, PENDING, SEND_REFUND]
+
+
+def test_a_reply_recorded_before_error_codes_is_never_nothing_to_undo():
+    # A 409 without errorCode (written before the field existed) may be a refusal: the
+    # compensation fails for an operator rather than keep the money.
+    old = reply("PermanentFailure", status=409, reason="conflict")
+    del old["errorCode"]
+    h = begun([CHARGED])
+    refund_answered(h, old)
+    decision = replay(compensation_workflow, h)
+    assert decision.actions[-1] == ("call", names.FINISH_COMPENSATION, {
+        "orderId": "ORD-1", "instanceId": IID, "state": "CompensationFailed"})
