@@ -3,12 +3,12 @@
 Writing the log, handing a failed order over, and the compensation workflow's own steps.
 Each is idempotent (SPEC X7): a rerun with the same input leaves the same result (log
 entries keyed on OrderID + step, fenced conditional updates that recognise their own
-earlier write).
+earlier write). Inputs and results are the JSON forms of the contracts in
+:mod:`orders.models.compensation_io`, validated on the way in.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from orders.compensation.plan import pending_undos, step_details
@@ -23,7 +23,19 @@ from orders.lifecycle.changes import (
 )
 from orders.lifecycle.fencing import FencedError, fenced_update
 from orders.lifecycle.transitions import Actor
-from orders.models import CompensationEntry, ProcessState, StateRecord, Step, UndoOutcome
+from orders.models import CompensationEntry, ProcessState, StateRecord
+from orders.models.compensation_io import (
+    BeginCompensationInput,
+    BeginCompensationResult,
+    FailOrderInput,
+    FailOrderResult,
+    FencedResult,
+    FinishCompensationInput,
+    RecordStepInput,
+    RecordStepResult,
+    ReleaseInventoryInput,
+    ReleaseInventoryResult,
+)
 from orders.observability import metrics
 from orders.runtime import Services
 
@@ -34,28 +46,31 @@ def record_step(data: dict[str, Any], services: Services) -> dict[str, Any]:
     Parameters
     ----------
     data : dict
-        ``{"orderId", "instanceId", "workflowVersion", "step", "result", "outcome"?}``:
-        ``result`` is the step's output or the service's answer.
+        :class:`~orders.models.compensation_io.RecordStepInput`, JSON form: ``result`` is
+        the step's output or the service's answer.
 
     Returns
     -------
     dict
-        ``{"seq": int, "created": bool}``; a rerun returns the stored ``seq``.
+        :class:`~orders.models.compensation_io.RecordStepResult`, JSON form; a rerun
+        returns the stored ``seq``.
 
     Raises
     ------
     KeyError, pydantic.ValidationError
-        If ``result`` lacks what the undo needs or holds something not allowed (card data).
+        If ``data`` breaks the contract, or ``result`` lacks what the undo needs or holds
+        something not allowed (card data).
     ConflictError
         If the step is logged with other details.
     """
-    outcome = UndoOutcome(data["outcome"]) if data.get("outcome") else None
-    details = step_details(Step(data["step"]), data.get("result"), outcome)
-    entry = CompensationEntry.new(data["orderId"], details, instance_id=data["instanceId"],
-                                  workflow_version=data["workflowVersion"],
+    step = RecordStepInput.model_validate(data)
+    details = step_details(step.step, step.result, step.outcome)
+    entry = CompensationEntry.new(step.order_id, details, instance_id=step.instance_id,
+                                  workflow_version=step.workflow_version,
                                   now=services.clock.now())
     stored = services.stores.compensation.record(entry)
-    return {"seq": stored.record.seq, "created": stored.created}
+    return RecordStepResult(seq=stored.record.seq,
+                            created=stored.created).model_dump(mode="json")
 
 
 def fail_order(data: dict[str, Any], services: Services) -> dict[str, Any]:
@@ -67,27 +82,33 @@ def fail_order(data: dict[str, Any], services: Services) -> dict[str, Any]:
     Parameters
     ----------
     data : dict
-        ``{"orderId", "instanceId", "reason"}``.
+        :class:`~orders.models.compensation_io.FailOrderInput`, JSON form.
 
     Returns
     -------
     dict
-        ``{"fenced": bool, "state": "Compensating" | "Error" | None}``.
+        :class:`~orders.models.compensation_io.FailOrderResult`, JSON form.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If ``data`` breaks the contract.
     """
-    order_id, reason = data["orderId"], data["reason"]
+    step = FailOrderInput.model_validate(data)
+    order_id, reason = step.order_id, step.reason
     log = services.stores.compensation
     def change(record: StateRecord) -> StateRecord:
         give_up = hand_over if pending_undos(log.entries(order_id)) else fail_without_undo
         return give_up(record, reason, Actor.ORDER_WORKFLOW)
 
     try:
-        record = fenced_update(services.stores.states, order_id, data["instanceId"], change)
+        record = fenced_update(services.stores.states, order_id, step.instance_id, change)
     except FencedError:
         record = services.stores.states.get(order_id)
         if record is None or record.failure_reason != cut_reason(reason):
-            return {"fenced": True, "state": None}
+            return FailOrderResult(fenced=True, state=None).model_dump(mode="json")
     state = "Error" if record.process_state is ProcessState.ERROR else "Compensating"
-    return {"fenced": False, "state": state}
+    return FailOrderResult(fenced=False, state=state).model_dump(mode="json")
 
 
 def begin_compensation(data: dict[str, Any], services: Services) -> dict[str, Any]:
@@ -96,25 +117,44 @@ def begin_compensation(data: dict[str, Any], services: Services) -> dict[str, An
     Parameters
     ----------
     data : dict
-        ``{"orderId", "instanceId", "completeBy"}`` (ISO 8601 UTC).
+        :class:`~orders.models.compensation_io.BeginCompensationInput`, JSON form.
 
     Returns
     -------
     dict
-        ``{"fenced": bool, "replyTo", "failureReason"}``.
+        :class:`~orders.models.compensation_io.BeginCompensationResult`, JSON form.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If ``data`` breaks the contract.
     """
-    complete_by = datetime.fromisoformat(data["completeBy"].replace("Z", "+00:00"))
+    step = BeginCompensationInput.model_validate(data)
     try:
         record = fenced_update(
-            services.stores.states, data["orderId"], data["instanceId"],
-            lambda r: set_deadline(r, complete_by, Actor.COMPENSATION_WORKFLOW))
+            services.stores.states, step.order_id, step.instance_id,
+            lambda r: set_deadline(r, step.complete_by, Actor.COMPENSATION_WORKFLOW))
     except FencedError:
-        return {"fenced": True, "replyTo": None, "failureReason": None}
-    return {"fenced": False, "replyTo": record.reply_to, "failureReason": record.failure_reason}
+        return BeginCompensationResult(fenced=True, reply_to=None,
+                                       failure_reason=None).model_dump(mode="json")
+    return BeginCompensationResult(fenced=False, reply_to=record.reply_to,
+                                   failure_reason=record.failure_reason
+                                   ).model_dump(mode="json")
 
 
 def pending_undo_entries(order_id: str, services: Services) -> list[dict[str, Any]]:
-    """Return the logged steps still to undo, newest first, in JSON form (SPEC S9)."""
+    """Return the logged steps still to undo, newest first, in JSON form (SPEC S9).
+
+    Parameters
+    ----------
+    order_id : str
+        The OrderID, a bare JSON string on the wire.
+
+    Returns
+    -------
+    list of dict
+        :data:`~orders.models.compensation_io.PENDING_UNDOS_RESULT`, JSON form.
+    """
     entries = pending_undos(services.stores.compensation.entries(order_id))
     return [entry.model_dump(mode="json") for entry in entries]
 
@@ -124,12 +164,23 @@ def release_inventory(data: dict[str, Any], services: Services) -> dict[str, Any
 
     Keyed on the reservation id, so releasing twice releases once (SPEC X7).
 
+    Parameters
+    ----------
+    data : dict
+        :class:`~orders.models.compensation_io.ReleaseInventoryInput`, JSON form.
+
     Returns
     -------
     dict
-        ``{"reservationId"}``.
+        :class:`~orders.models.compensation_io.ReleaseInventoryResult`, JSON form.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If ``data`` breaks the contract.
     """
-    return {"reservationId": data["reservationId"]}
+    step = ReleaseInventoryInput.model_validate(data)
+    return ReleaseInventoryResult(reservation_id=step.reservation_id).model_dump(mode="json")
 
 
 def finish_compensation(data: dict[str, Any], services: Services) -> dict[str, Any]:
@@ -138,23 +189,30 @@ def finish_compensation(data: dict[str, Any], services: Services) -> dict[str, A
     Parameters
     ----------
     data : dict
-        ``{"orderId", "instanceId", "state"}``.
+        :class:`~orders.models.compensation_io.FinishCompensationInput`, JSON form.
 
     Returns
     -------
     dict
-        ``{"fenced": bool}``; a rerun that finds its own final state is not fenced.
+        :class:`~orders.models.step_io.FencedResult`, JSON form; a rerun that finds its
+        own final state is not fenced.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If ``data`` breaks the contract.
     """
-    state = ProcessState(data["state"])
+    step = FinishCompensationInput.model_validate(data)
+    state = ProcessState(step.state)
     try:
-        fenced_update(services.stores.states, data["orderId"], data["instanceId"],
+        fenced_update(services.stores.states, step.order_id, step.instance_id,
                       lambda r: finished(r, state))
     except FencedError:
-        record = services.stores.states.get(data["orderId"])
-        mine = (record is not None and record.locked_by == data["instanceId"]
+        record = services.stores.states.get(step.order_id)
+        mine = (record is not None and record.locked_by == step.instance_id
                 and record.process_state is state)
-        return {"fenced": not mine}
+        return FencedResult(fenced=not mine).model_dump(mode="json")
     # Counted here, where the state is written once, not in the orchestrator (replays).
     metrics.record_compensation("compensated" if state is ProcessState.COMPENSATED
                                 else "failed")
-    return {"fenced": False}
+    return FencedResult(fenced=False).model_dump(mode="json")

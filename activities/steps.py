@@ -1,12 +1,14 @@
 """The workflow's activities as plain functions of their input and the services.
 
 The blueprint (:mod:`activities.blueprint`) registers each one as an activity
-function; tests may call them directly. Inputs and outputs are JSON-shaped dicts.
+function; tests may call them directly. Inputs and outputs are the JSON forms the SDK
+passes: each activity validates its input with its contract on the way in and returns its
+result contract's ``model_dump(mode="json")`` (:mod:`orders.models.attempt_io`,
+:mod:`orders.models.agent_io`, :mod:`orders.models.notice_io`).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from orders.compensation.plan import request_details
@@ -15,7 +17,18 @@ from orders.lifecycle.fencing import FencedError, fenced_update
 from orders.lifecycle.transitions import Actor
 from orders.messaging import OutgoingMessage
 from orders.models import CompensationEntry, ProcessState
-from orders.models.messages import AgentRequest, OperatorAlert, StatusKind, StatusMessage
+from orders.models.agent_io import SendAgentRequestInput
+from orders.models.attempt_io import (
+    BeginAttemptInput,
+    BeginAttemptResult,
+    FencedResult,
+    FinishAttemptInput,
+    ReserveInventoryInput,
+    ReserveInventoryResult,
+)
+from orders.models.compensation import ReservedLine
+from orders.models.messages import OperatorAlert, StatusMessage
+from orders.models.notice_io import AlertOperatorInput, PublishStatusInput
 from orders.names import REQUEST_QUEUES
 from orders.notify import send_alert, send_status
 from orders.runtime import Services
@@ -27,24 +40,40 @@ def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     Parameters
     ----------
     data : dict
-        ``{"orderId", "instanceId", "completeBy"}`` (ISO 8601 UTC).
+        :class:`~orders.models.attempt_io.BeginAttemptInput`, JSON form.
 
     Returns
     -------
     dict
-        ``{"fenced": bool, "replyTo": str | None}``.
+        :class:`~orders.models.attempt_io.BeginAttemptResult`, JSON form.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If ``data`` breaks the contract.
     """
+    step = BeginAttemptInput.model_validate(data)
     try:
         record = fenced_update(
-            services.stores.states, data["orderId"], data["instanceId"],
-            lambda r: set_deadline(r, _parse_time(data["completeBy"]), Actor.ORDER_WORKFLOW))
+            services.stores.states, step.order_id, step.instance_id,
+            lambda r: set_deadline(r, step.complete_by, Actor.ORDER_WORKFLOW))
     except FencedError:
-        return {"fenced": True, "replyTo": None}
-    return {"fenced": False, "replyTo": record.reply_to}
+        return BeginAttemptResult(fenced=True).model_dump(mode="json")
+    return BeginAttemptResult(fenced=False, reply_to=record.reply_to).model_dump(mode="json")
 
 
 def load_order(order_id: str, services: Services) -> dict[str, Any]:
     """Read the order from the order database (SPEC S5).
+
+    Parameters
+    ----------
+    order_id : str
+        The OrderID, a bare JSON string on the wire.
+
+    Returns
+    -------
+    dict
+        The :class:`~orders.models.order.Order`, JSON form.
 
     Raises
     ------
@@ -60,14 +89,27 @@ def load_order(order_id: str, services: Services) -> dict[str, Any]:
 def reserve_inventory(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Reserve the order's lines in the local inventory (a local step, no agent).
 
+    Parameters
+    ----------
+    data : dict
+        :class:`~orders.models.attempt_io.ReserveInventoryInput`, JSON form.
+
     Returns
     -------
     dict
-        ``{"reservationId", "lines"}``: the reservation is keyed on OrderID, so a rerun
-        reserves nothing twice (SPEC X7); compensation releases it by that id.
+        :class:`~orders.models.attempt_io.ReserveInventoryResult`, JSON form: the
+        reservation is keyed on OrderID, so a rerun reserves nothing twice (SPEC X7);
+        compensation releases it by that id.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If ``data`` breaks the contract.
     """
-    lines = [{"sku": line["sku"], "quantity": line["quantity"]} for line in data["lines"]]
-    return {"reservationId": f"RES-{data['orderId']}", "lines": lines}
+    step = ReserveInventoryInput.model_validate(data)
+    lines = [ReservedLine(sku=line.sku, quantity=line.quantity) for line in step.lines]
+    return ReserveInventoryResult(reservation_id=f"RES-{step.order_id}",
+                                  lines=lines).model_dump(mode="json")
 
 
 def send_agent_request(data: dict[str, Any], services: Services) -> str:
@@ -81,9 +123,9 @@ def send_agent_request(data: dict[str, Any], services: Services) -> str:
     Parameters
     ----------
     data : dict
-        The :class:`AgentRequest` in JSON form, plus ``workflowVersion`` (int, optional:
-        the order's workflow version for the log entry; read from the state record if
-        absent).
+        :class:`~orders.models.agent_io.SendAgentRequestInput`, JSON form: the
+        :class:`AgentRequest` plus ``workflowVersion`` (optional: the order's workflow
+        version for the log entry; read from the state record if absent).
 
     Returns
     -------
@@ -97,10 +139,11 @@ def send_agent_request(data: dict[str, Any], services: Services) -> str:
     ConflictError
         If the step is logged as requested with another idempotency key or amount.
     """
-    request = AgentRequest.model_validate(data)
+    step = SendAgentRequestInput.model_validate(data)
+    request = step.request()
     details = request_details(request)
     if details is not None:
-        version = data.get("workflowVersion")
+        version = step.workflow_version
         if version is None:
             record = services.stores.states.get(request.order_id)
             version = record.workflow_version if record is not None else 1
@@ -120,31 +163,31 @@ def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     Parameters
     ----------
     data : dict
-        ``{"orderId", "instanceId", "state": "Processed"}``.
+        :class:`~orders.models.attempt_io.FinishAttemptInput`, JSON form.
 
     Returns
     -------
     dict
-        ``{"fenced": bool}``: True if a newer attempt owns the record, or the supervisor
-        already gave up on it (nothing written). A rerun that finds its own Processed is
-        not fenced.
+        :class:`~orders.models.step_io.FencedResult`, JSON form: fenced if a newer
+        attempt owns the record, or the supervisor already gave up on it (nothing
+        written). A rerun that finds its own Processed is not fenced.
 
     Raises
     ------
-    ValueError
-        If ``state`` is not Processed (failures go through ``fail_order``).
+    pydantic.ValidationError
+        If ``data`` breaks the contract, e.g. a ``state`` other than Processed (failures
+        go through ``fail_order``); it is a ``ValueError``.
     """
-    if ProcessState(data["state"]) is not ProcessState.PROCESSED:
-        raise ValueError(f"state: must be Processed; got {data['state']!r}")
-    order_id, iid = data["orderId"], data["instanceId"]
+    step = FinishAttemptInput.model_validate(data)
+    order_id, iid = step.order_id, step.instance_id
     try:
         fenced_update(services.stores.states, order_id, iid, complete)
     except FencedError:
         record = services.stores.states.get(order_id)
         mine = (record is not None and record.locked_by == iid
                 and record.process_state is ProcessState.PROCESSED)
-        return {"fenced": not mine}
-    return {"fenced": False}
+        return FencedResult(fenced=not mine).model_dump(mode="json")
+    return FencedResult(fenced=False).model_dump(mode="json")
 
 
 def publish_status(data: dict[str, Any], services: Services) -> None:
@@ -152,23 +195,42 @@ def publish_status(data: dict[str, Any], services: Services) -> None:
 
     The MessageId includes the instance id: a rerun of this step sends a duplicate the
     queue drops, while a resubmitted order that fails again is still told.
+
+    Parameters
+    ----------
+    data : dict
+        :class:`~orders.models.notice_io.PublishStatusInput`, JSON form.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If ``data`` breaks the contract.
     """
-    message = StatusMessage(order_id=data["orderId"], status=StatusKind(data["status"]),
-                            at=services.clock.now(), reason=data.get("reason"))
-    suffix = f":{data['instanceId']}" if data.get("instanceId") else ""
-    send_status(services.sender, data["replyTo"], message, dedupe_suffix=suffix)
+    step = PublishStatusInput.model_validate(data)
+    message = StatusMessage(order_id=step.order_id, status=step.status,
+                            at=services.clock.now(), reason=step.reason)
+    suffix = f":{step.instance_id}" if step.instance_id else ""
+    send_status(services.sender, step.reply_to, message, dedupe_suffix=suffix)
 
 
 def alert_operator(data: dict[str, Any], services: Services) -> None:
-    """Send an operator alert (SPEC S7); one per instance and kind."""
-    alert = OperatorAlert(kind=data["kind"], reason=data["reason"], at=services.clock.now(),
-                          order_id=data.get("orderId"), instance_id=data.get("instanceId"))
+    """Send an operator alert (SPEC S7); one per instance and kind.
+
+    Parameters
+    ----------
+    data : dict
+        :class:`~orders.models.notice_io.AlertOperatorInput`, JSON form.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If ``data`` breaks the contract.
+    """
+    step = AlertOperatorInput.model_validate(data)
+    alert = OperatorAlert(kind=step.kind, reason=step.reason, at=services.clock.now(),
+                          order_id=step.order_id, instance_id=step.instance_id)
     send_alert(services.sender, alert,
-               message_id=f"{data['kind']}:{data.get('instanceId') or data.get('orderId')}")
-
-
-def _parse_time(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+               message_id=f"{step.kind}:{step.instance_id or step.order_id}")
 
 
 __all__ = ["FencedError", "alert_operator", "begin_attempt", "finish_attempt", "load_order",

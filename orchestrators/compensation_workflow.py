@@ -18,21 +18,40 @@ Outcomes: all undone (or nothing to undo: the service's ``nothing_to_undo`` or
 client. Permanent refusal of an undo -> CompensationFailed, a CompensationFailed alert and
 "CompensationFailed" to the client. Timer first or transient failure -> finish without
 touching the record (Compensating with an expired CompleteBy, for the supervisor).
-Deterministic orchestrator code (SPEC D4).
+Deterministic orchestrator code (SPEC D4). The input, the output and every activity's
+input and result are the models of :mod:`orders.models.compensation_io` (and the modules it
+names), crossed as their JSON forms.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Generator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from orchestrators.remote import remote_step
 from orders import names
 from orders.compensation.plan import nothing_to_undo, undo_request, undo_step
-from orders.models import Step, UndoOutcome, format_utc
-from orders.models.messages import AgentOutcome
+from orders.models import CompensationEntry, Step, UndoOutcome
+from orders.models.compensation import ReservationDetails
+from orders.models.compensation_io import (
+    PENDING_UNDOS_RESULT,
+    BeginCompensationInput,
+    BeginCompensationResult,
+    CompensationEnded,
+    CompensationOutcome,
+    CompensationWorkflowInput,
+    FencedResult,
+    FinishCompensationInput,
+    RecordStepInput,
+    ReleaseInventoryInput,
+    ReleaseInventoryResult,
+)
+from orders.models.messages import AgentOutcome, StatusKind
+from orders.models.notice_io import AlertOperatorInput, PublishStatusInput
+from orders.models.step_io import LeftForSupervisor, Superseded
 from orders.observability.logs import replay_safe_logger
 
 log = logging.getLogger("orders.compensation")
@@ -40,92 +59,190 @@ log = logging.getLogger("orders.compensation")
 MAX_ROUNDS = len(Step)
 """Reads of the log per attempt at most (each round undoes at least one step)."""
 
+Compensation = Generator[Any, Any, CompensationOutcome]
+"""A compensation attempt's generator: yields the SDK's tasks, returns the outcome."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """The service refused an undo permanently (not *nothing to undo*).
+
+    Attributes
+    ----------
+    step : Step
+        The undo refused.
+    detail : str
+        Status code and reason of the reply.
+    """
+
+    step: Step
+    detail: str
+
 
 def compensation_workflow(context: Any) -> Generator[Any, Any, dict[str, Any]]:
-    """One compensation attempt; see the module docstring."""
-    data = context.get_input()
-    order_id, iid = data["orderId"], context.instance_id
-    deadline = context.current_utc_datetime + timedelta(seconds=data["deadlineS"])
-    begun = yield context.call_activity(names.BEGIN_COMPENSATION, {
-        "orderId": order_id, "instanceId": iid, "completeBy": format_utc(deadline)})
-    if begun["fenced"]:
-        return {"outcome": "superseded"}
-    undone: list[str] = []
-    for _ in range(MAX_ROUNDS):
-        pending = yield context.call_activity(names.PENDING_UNDOS, order_id)
-        if not pending:
-            break
-        for entry in pending:
-            result = yield from undo(context, data, entry, deadline)
-            if result["outcome"] in ("timedOut", "transientFailure"):
-                replay_safe_logger(context, log, order_id).info(
-                    "compensation %s: %s %s; left for the supervisor", iid, result["step"],
-                    result["outcome"])
-                return result
-            if result["outcome"] == "refused":
-                return (yield from end(context, begun, "CompensationFailed",
-                                       f"{result['step']} refused: {result['reason']}"))
-            undone.append(f"{result['step']} ({result['outcome']})")
-    else:
-        return (yield from end(context, begun, "CompensationFailed",
-                               "the compensation log kept growing while being undone"))
-    summary = ", ".join(undone) or "nothing"
-    return (yield from end(context, begun, "Compensated", f"undone: {summary}"))
+    """One compensation attempt; see the module docstring (SPEC S9).
 
-
-def undo(context: Any, data: dict[str, Any], entry: dict[str, Any],
-         deadline: datetime) -> Generator[Any, Any, dict[str, Any]]:
-    """Undo one logged step and log the undo.
+    Parameters
+    ----------
+    context : DurableOrchestrationContext
+        The attempt's context; its input is a
+        :class:`~orders.models.compensation_io.CompensationWorkflowInput` (JSON form).
 
     Returns
     -------
     dict
-        ``{"outcome", "step"}``; outcome is ``Undone``, ``NothingToUndo``, ``refused``
-        (with ``reason``), ``timedOut`` or ``transientFailure``.
+        The attempt's :data:`~orders.models.compensation_io.CompensationOutcome`, JSON form.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If the input or an activity's result breaks its contract (the instance fails and
+        the supervisor recovers the record once CompleteBy has passed).
+    """
+    data = CompensationWorkflowInput.model_validate(context.get_input())
+    outcome = yield from compensate(context, data)
+    return outcome.model_dump(mode="json")
+
+
+def compensate(context: Any, data: CompensationWorkflowInput) -> Compensation:
+    """Undo every pending step, newest first, round after round (SPEC S9).
+
+    Parameters
+    ----------
+    context : DurableOrchestrationContext
+        The attempt's context.
+    data : CompensationWorkflowInput
+        The attempt's input.
+
+    Returns
+    -------
+    CompensationOutcome
+        See the module docstring.
+    """
+    order_id, iid = data.order_id, context.instance_id
+    deadline = context.current_utc_datetime + timedelta(seconds=data.deadline_s)
+    begun = BeginCompensationResult.model_validate((yield context.call_activity(
+        names.BEGIN_COMPENSATION, BeginCompensationInput(
+            order_id=order_id, instance_id=iid, complete_by=deadline).model_dump(mode="json"))))
+    if begun.fenced:
+        return Superseded()
+    undone: list[str] = []
+    for _ in range(MAX_ROUNDS):
+        pending = PENDING_UNDOS_RESULT.validate_python(
+            (yield context.call_activity(names.PENDING_UNDOS, order_id)))
+        if not pending:
+            break
+        for entry in pending:
+            result = yield from undo(context, data, entry, deadline)
+            if isinstance(result, LeftForSupervisor):
+                replay_safe_logger(context, log, order_id).info(
+                    "compensation %s: %s %s; left for the supervisor", iid, result.step,
+                    result.outcome)
+                return result
+            if isinstance(result, Refusal):
+                return (yield from end(context, data, begun, "CompensationFailed",
+                                       f"{result.step.value} refused: {result.detail}"))
+            undone.append(f"{undo_step(entry).value} ({result.value})")
+    else:
+        return (yield from end(context, data, begun, "CompensationFailed",
+                               "the compensation log kept growing while being undone"))
+    summary = ", ".join(undone) or "nothing"
+    return (yield from end(context, data, begun, "Compensated", f"undone: {summary}"))
+
+
+def undo(context: Any, data: CompensationWorkflowInput, entry: CompensationEntry,
+         deadline: datetime) -> Generator[Any, Any, UndoOutcome | Refusal | LeftForSupervisor]:
+    """Undo one logged step and log the undo.
+
+    Parameters
+    ----------
+    context : DurableOrchestrationContext
+        The attempt's context.
+    data : CompensationWorkflowInput
+        The attempt's input.
+    entry : CompensationEntry
+        The forward step to undo, as ``pending_undos`` returned it.
+    deadline : datetime
+        The attempt's CompleteBy.
+
+    Returns
+    -------
+    UndoOutcome or Refusal or LeftForSupervisor
+        Undone or NothingToUndo (logged); a permanent refusal; or timedOut /
+        transientFailure (nothing logged).
+
+    Raises
+    ------
+    ValueError
+        If a reserve inventory entry holds no reservation (a broken log entry).
     """
     step = undo_step(entry)
-    order_id = data["orderId"]
+    result: dict[str, Any] | None
     if step is Step.RELEASE_INVENTORY:
-        result = yield context.call_activity(names.RELEASE_INVENTORY, {
-            "orderId": order_id, "reservationId": entry["details"]["reservationId"]})
+        details = entry.details
+        if not isinstance(details, ReservationDetails):
+            raise ValueError(f"details: no reservation to release in {details.step}")
+        released = yield context.call_activity(names.RELEASE_INVENTORY, ReleaseInventoryInput(
+            order_id=data.order_id, reservation_id=details.reservation_id
+        ).model_dump(mode="json"))
+        result = ReleaseInventoryResult.model_validate(released).model_dump(mode="json")
         outcome = UndoOutcome.UNDONE
     else:
-        request = undo_request(context.instance_id, entry, deadline, data["agentMaxAttempts"])
+        request = undo_request(context.instance_id, entry, deadline, data.agent_max_attempts)
         reply = yield from remote_step(context, request, deadline)
         if reply is None:
-            return {"outcome": "timedOut", "step": step.value}
-        if reply["outcome"] == AgentOutcome.TRANSIENT_FAILURE:
-            return {"outcome": "transientFailure", "step": step.value}
-        if reply["outcome"] == AgentOutcome.PERMANENT_FAILURE and not nothing_to_undo(reply):
-            return {"outcome": "refused", "step": step.value,
-                    "reason": f"{reply.get('statusCode')} {reply.get('reason')}"}
-        if reply["outcome"] == AgentOutcome.SUCCEEDED:
-            result, outcome = reply["result"], UndoOutcome.UNDONE
+            return LeftForSupervisor(outcome="timedOut", step=step.value)
+        if reply.outcome is AgentOutcome.TRANSIENT_FAILURE:
+            return LeftForSupervisor(outcome="transientFailure", step=step.value)
+        if reply.outcome is AgentOutcome.PERMANENT_FAILURE and not nothing_to_undo(reply):
+            return Refusal(step, f"{reply.status_code} {reply.reason}")
+        if reply.outcome is AgentOutcome.SUCCEEDED:
+            result, outcome = reply.result, UndoOutcome.UNDONE
         else:
             result, outcome = None, UndoOutcome.NOTHING_TO_UNDO
-    yield context.call_activity(names.RECORD_STEP, {
-        "orderId": order_id, "instanceId": context.instance_id,
-        "workflowVersion": data["workflowVersion"], "step": step.value, "result": result,
-        "outcome": outcome.value})
-    return {"outcome": outcome.value, "step": step.value}
+    yield context.call_activity(names.RECORD_STEP, RecordStepInput(
+        order_id=data.order_id, instance_id=context.instance_id,
+        workflow_version=data.workflow_version, step=step, result=result,
+        outcome=outcome).model_dump(mode="json"))
+    return outcome
 
 
-def end(context: Any, begun: dict[str, Any], state: str,
-        detail: str) -> Generator[Any, Any, dict[str, Any]]:
-    """Set the final state (fenced), alert on failure, tell the client (SPEC S8, S9)."""
-    data = context.get_input()
-    order_id, iid = data["orderId"], context.instance_id
-    done = yield context.call_activity(names.FINISH_COMPENSATION, {
-        "orderId": order_id, "instanceId": iid, "state": state})
-    if done["fenced"]:
-        return {"outcome": "superseded"}
-    reason = f"{begun['failureReason'] or 'order failed'}; {detail}"
+def end(context: Any, data: CompensationWorkflowInput, begun: BeginCompensationResult,
+        state: Literal["Compensated", "CompensationFailed"], detail: str) -> Compensation:
+    """Set the final state (fenced), alert on failure, tell the client (SPEC S8, S9).
+
+    Parameters
+    ----------
+    context : DurableOrchestrationContext
+        The attempt's context.
+    data : CompensationWorkflowInput
+        The attempt's input.
+    begun : BeginCompensationResult
+        The client's reply queue and why the order failed.
+    state : {"Compensated", "CompensationFailed"}
+        The final state.
+    detail : str
+        What was undone, or what was refused.
+
+    Returns
+    -------
+    CompensationOutcome
+        ``compensated`` or ``compensationFailed``; ``superseded`` if fenced.
+    """
+    order_id, iid = data.order_id, context.instance_id
+    done = FencedResult.model_validate((yield context.call_activity(
+        names.FINISH_COMPENSATION, FinishCompensationInput(
+            order_id=order_id, instance_id=iid, state=state).model_dump(mode="json"))))
+    if done.fenced:
+        return Superseded()
+    reason = f"{begun.failure_reason or 'order failed'}; {detail}"
     if state == "CompensationFailed":
-        yield context.call_activity(names.ALERT_OPERATOR, {
-            "kind": "CompensationFailed", "orderId": order_id, "instanceId": iid,
-            "reason": reason})
-    yield context.call_activity(names.PUBLISH_STATUS, {
-        "orderId": order_id, "instanceId": iid, "replyTo": begun["replyTo"], "status": state,
-        "reason": reason})
-    return {"outcome": "compensated" if state == "Compensated" else "compensationFailed",
-            "detail": detail}
+        yield context.call_activity(names.ALERT_OPERATOR, AlertOperatorInput(
+            kind="CompensationFailed", order_id=order_id, instance_id=iid,
+            reason=reason).model_dump(mode="json"))
+    yield context.call_activity(names.PUBLISH_STATUS, PublishStatusInput(
+        order_id=order_id, instance_id=iid, reply_to=str(begun.reply_to),
+        status=StatusKind(state), reason=reason).model_dump(mode="json"))
+    return CompensationEnded(
+        outcome="compensated" if state == "Compensated" else "compensationFailed",
+        detail=detail)

@@ -45,12 +45,19 @@ Outcomes
 - Permanent failure reply: an operator alert (S7) and the order is handed over to
   compensation (Compensating, see :mod:`orders.compensation`); with nothing to undo it
   is set to Error and the client gets "OrderFailed".
+
+Contracts
+---------
+The input, the output and every activity's input and result are models
+(:mod:`orders.models.attempt_io` and the modules it names): built here, passed to the SDK
+as ``model_dump(mode="json")``, read back with ``model_validate``. Both are pure, so the
+workflow stays deterministic; the keys are those in-flight histories recorded (X6).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -62,13 +69,32 @@ from orders.lifecycle.ids import (
     request_message_id,
     workflow_version_of,
 )
-from orders.models import Step, format_utc
-from orders.models.messages import AgentOutcome, AgentRequest, Operation, Service
+from orders.models import Order, Step
+from orders.models.agent_io import AgentPayload, ChargePayload, ShipPayload
+from orders.models.attempt_io import (
+    FIRST_WORKFLOW_VERSION,
+    AttemptOutcome,
+    BeginAttemptInput,
+    BeginAttemptResult,
+    Failed,
+    FencedResult,
+    FinishAttemptInput,
+    OrderWorkflowInput,
+    Processed,
+    ReserveInventoryInput,
+    ReserveInventoryResult,
+    UnknownWorkflowVersion,
+)
+from orders.models.compensation import ReservedLine
+from orders.models.compensation_io import FailOrderInput, FailOrderResult, RecordStepInput
+from orders.models.messages import AgentOutcome, AgentRequest, Operation, Service, StatusKind
+from orders.models.notice_io import AlertOperatorInput, PublishStatusInput
+from orders.models.step_io import LeftForSupervisor, Superseded
 from orders.observability.logs import replay_safe_logger
 
 log = logging.getLogger("orders.workflow")
 
-WORKFLOW_VERSION = 1
+WORKFLOW_VERSION = FIRST_WORKFLOW_VERSION
 """Version assumed for an input without ``workflowVersion`` (attempts started before X6)."""
 
 RemoteSteps = tuple[tuple[Service, Operation], ...]
@@ -79,106 +105,188 @@ REMOTE_STEPS: RemoteSteps = names.WORKFLOW_REMOTE_STEPS[1]  # type: ignore[assig
 REMOTE_STEPS_V2: RemoteSteps = names.WORKFLOW_REMOTE_STEPS[2]  # type: ignore[assignment]
 """The remote steps of version 2 ("charge on dispatch"), in order."""
 
+Attempt = Generator[Any, Any, AttemptOutcome]
+"""An attempt's generator: yields the SDK's tasks, returns the attempt's outcome."""
 
-def agent_request(context: Any, order: dict[str, Any], service: Service, operation: Operation,
+
+def agent_request(context: Any, order: Order, service: Service, operation: Operation,
                   deadline: datetime, max_attempts: int) -> AgentRequest:
-    """Build the request of one remote step (stable ids, SPEC A2, A4)."""
-    order_id = order["orderId"]
+    """Build the request of one forward remote step (stable ids, SPEC A1, A2, A4).
+
+    Parameters
+    ----------
+    context : DurableOrchestrationContext
+        The attempt's context (its instance id names the request).
+    order : Order
+        The order, as the order database holds it.
+    service, operation : str
+        The agent and the forward operation (``charge`` or ``ship``).
+    deadline : datetime
+        The attempt's CompleteBy.
+    max_attempts : int
+        Calls the agent may make.
+
+    Returns
+    -------
+    AgentRequest
+        With a :class:`~orders.models.agent_io.ChargePayload` or
+        :class:`~orders.models.agent_io.ShipPayload`.
+    """
+    payload: AgentPayload
     if operation == "charge":
-        payload = {"orderId": order_id, "amount": order["totalPrice"],
-                   "currency": order["currency"]}
+        payload = ChargePayload(order_id=order.order_id, amount=order.total_price,
+                                currency=order.currency)
     else:
-        payload = {"orderId": order_id,
-                   "lines": [{"sku": li["sku"], "quantity": li["quantity"]}
-                             for li in order["lines"]]}
+        payload = ShipPayload(order_id=order.order_id,
+                              lines=[ReservedLine(sku=li.sku, quantity=li.quantity)
+                                     for li in order.lines])
     return AgentRequest(
-        message_id=request_message_id(context.instance_id, operation), order_id=order_id,
+        message_id=request_message_id(context.instance_id, operation), order_id=order.order_id,
         instance_id=context.instance_id, service=service, operation=operation,
-        idempotency_key=idempotency_key(order_id, operation), complete_by=deadline,
-        max_attempts=max_attempts, event_name=reply_event_name(operation), payload=payload)
+        idempotency_key=idempotency_key(order.order_id, operation), complete_by=deadline,
+        max_attempts=max_attempts, event_name=reply_event_name(operation),
+        payload=payload.to_payload())
 
 
-def run_steps(context: Any, data: dict[str, Any],
-              remote_steps: RemoteSteps) -> Generator[Any, Any, dict[str, Any]]:
-    """Run one attempt: reserve, then ``remote_steps`` in order; see the module docstring."""
-    order_id, iid = data["orderId"], context.instance_id
-    deadline = context.current_utc_datetime + timedelta(seconds=data["deadlineS"])
-    begun = yield context.call_activity(names.BEGIN_ATTEMPT, {
-        "orderId": order_id, "instanceId": iid, "completeBy": format_utc(deadline)})
-    if begun["fenced"]:
-        return {"outcome": "superseded"}
-    reply_to = begun["replyTo"]
-    order = yield context.call_activity(names.LOAD_ORDER, order_id)
-    reservation = yield context.call_activity(names.RESERVE_INVENTORY,
-                                              {"orderId": order_id, "lines": order["lines"]})
-    yield from record_step(context, data, Step.RESERVE_INVENTORY, reservation)
+def run_steps(context: Any, data: OrderWorkflowInput, remote_steps: RemoteSteps) -> Attempt:
+    """Run one attempt: reserve, then ``remote_steps`` in order (SPEC S4-S7).
+
+    Parameters
+    ----------
+    context : DurableOrchestrationContext
+        The attempt's context.
+    data : OrderWorkflowInput
+        The attempt's input.
+    remote_steps : tuple of (service, operation)
+        The version's remote steps, in order.
+
+    Returns
+    -------
+    AttemptOutcome
+        See the module docstring.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If an activity's result or a reply breaks its contract (the instance fails).
+    """
+    order_id, iid = data.order_id, context.instance_id
+    deadline = context.current_utc_datetime + timedelta(seconds=data.deadline_s)
+    begun = BeginAttemptResult.model_validate((yield context.call_activity(
+        names.BEGIN_ATTEMPT, BeginAttemptInput(order_id=order_id, instance_id=iid,
+                                               complete_by=deadline).model_dump(mode="json"))))
+    if begun.fenced:
+        return Superseded()
+    reply_to = str(begun.reply_to)
+    order = Order.model_validate((yield context.call_activity(names.LOAD_ORDER, order_id)))
+    reservation = yield context.call_activity(names.RESERVE_INVENTORY, ReserveInventoryInput(
+        order_id=order_id, lines=order.lines).model_dump(mode="json"))
+    yield from record_step(context, data, Step.RESERVE_INVENTORY,
+                           ReserveInventoryResult.model_validate(reservation))
     for service, operation in remote_steps:
         request = agent_request(context, order, service, operation, deadline,
-                                data["agentMaxAttempts"])
-        reply = yield from remote_step(context, request, deadline,
-                                       data.get("workflowVersion", WORKFLOW_VERSION))
-        if reply is None or reply["outcome"] == AgentOutcome.TRANSIENT_FAILURE:
+                                data.agent_max_attempts)
+        reply = yield from remote_step(context, request, deadline, data.workflow_version)
+        if reply is None or reply.outcome is AgentOutcome.TRANSIENT_FAILURE:
             replay_safe_logger(context, log, order_id).info(
                 "%s %s; left for the supervisor", operation,
                 "timed out" if reply is None else "failed transiently")
-            return {"outcome": "timedOut" if reply is None else "transientFailure",
-                    "step": operation}
-        if reply["outcome"] == AgentOutcome.PERMANENT_FAILURE:
-            return (yield from fail(context, order_id, reply_to, operation, reply["reason"]))
-        yield from record_step(context, data, Step(operation), reply["result"])
-    done = yield context.call_activity(names.FINISH_ATTEMPT, {
-        "orderId": order_id, "instanceId": iid, "state": "Processed"})
-    if done["fenced"]:
-        return {"outcome": "superseded"}
-    yield context.call_activity(names.PUBLISH_STATUS, {
-        "orderId": order_id, "instanceId": iid, "replyTo": reply_to,
-        "status": "OrderCompleted"})
-    return {"outcome": "processed"}
+            return LeftForSupervisor(
+                outcome="timedOut" if reply is None else "transientFailure", step=operation)
+        if reply.outcome is AgentOutcome.PERMANENT_FAILURE:
+            return (yield from fail(context, order_id, reply_to, operation, reply.reason))
+        yield from record_step(context, data, Step(operation), reply.result)
+    done = FencedResult.model_validate((yield context.call_activity(
+        names.FINISH_ATTEMPT, FinishAttemptInput(order_id=order_id, instance_id=iid,
+                                                 state="Processed").model_dump(mode="json"))))
+    if done.fenced:
+        return Superseded()
+    yield context.call_activity(names.PUBLISH_STATUS, PublishStatusInput(
+        order_id=order_id, instance_id=iid, reply_to=reply_to,
+        status=StatusKind.ORDER_COMPLETED).model_dump(mode="json"))
+    return Processed()
 
 
-def record_step(context: Any, data: dict[str, Any], step: Step,
-                result: dict[str, Any]) -> Generator[Any, Any, None]:
-    """Write the compensation log entry of a completed step (SPEC S9)."""
-    yield context.call_activity(names.RECORD_STEP, {
-        "orderId": data["orderId"], "instanceId": context.instance_id,
-        "workflowVersion": data.get("workflowVersion", WORKFLOW_VERSION),
-        "step": step.value, "result": result})
+def record_step(context: Any, data: OrderWorkflowInput, step: Step,
+                result: ReserveInventoryResult | dict[str, Any] | None,
+                ) -> Generator[Any, Any, None]:
+    """Write the compensation log entry of a completed step (SPEC S9).
+
+    Parameters
+    ----------
+    context : DurableOrchestrationContext
+        The attempt's context.
+    data : OrderWorkflowInput
+        The attempt's input (its workflow version goes into the entry).
+    step : Step
+        The completed forward step.
+    result : ReserveInventoryResult or dict or None
+        The reservation, or the service's answer to a remote step.
+    """
+    if isinstance(result, ReserveInventoryResult):
+        result = result.model_dump(mode="json")
+    yield context.call_activity(names.RECORD_STEP, RecordStepInput(
+        order_id=data.order_id, instance_id=context.instance_id,
+        workflow_version=data.workflow_version, step=step,
+        result=result).model_dump(mode="json"))
 
 
-def run_v1(context: Any, data: dict[str, Any]) -> Generator[Any, Any, dict[str, Any]]:
-    """Version 1: reserve -> charge -> ship."""
+def run_v1(context: Any, data: OrderWorkflowInput) -> Attempt:
+    """Version 1: reserve -> charge -> ship (see :func:`run_steps`)."""
     return (yield from run_steps(context, data, REMOTE_STEPS))
 
 
-def run_v2(context: Any, data: dict[str, Any]) -> Generator[Any, Any, dict[str, Any]]:
-    """Version 2, charge on dispatch: reserve -> ship -> charge."""
+def run_v2(context: Any, data: OrderWorkflowInput) -> Attempt:
+    """Version 2, charge on dispatch: reserve -> ship -> charge (see :func:`run_steps`)."""
     return (yield from run_steps(context, data, REMOTE_STEPS_V2))
 
 
 def fail(context: Any, order_id: str, reply_to: str, operation: str,
-         reason: str | None) -> Generator[Any, Any, dict[str, Any]]:
-    """Non-transient failure: alert, then compensation or Error (SPEC S7, S9)."""
+         reason: str | None) -> Attempt:
+    """Non-transient failure: alert, then compensation or Error (SPEC S7, S9).
+
+    Parameters
+    ----------
+    context : DurableOrchestrationContext
+        The attempt's context.
+    order_id : str
+        The order.
+    reply_to : str
+        The client's reply queue (told only when the order ends in Error).
+    operation : str
+        The remote operation that failed.
+    reason : str or None
+        The agent's reason.
+
+    Returns
+    -------
+    AttemptOutcome
+        ``error`` or ``compensating``; ``superseded`` if another attempt owns the record.
+    """
     iid = context.instance_id
     why = f"{operation} failed permanently: {reason}"
-    failed = yield context.call_activity(names.FAIL_ORDER, {
-        "orderId": order_id, "instanceId": iid, "reason": f"attempt {iid}: {why}"})
-    if failed["fenced"]:
-        return {"outcome": "superseded"}
-    yield context.call_activity(names.ALERT_OPERATOR, {
-        "kind": "OrderError", "orderId": order_id, "instanceId": iid, "reason": why})
-    if failed["state"] == "Error":
-        yield context.call_activity(names.PUBLISH_STATUS, {
-            "orderId": order_id, "instanceId": iid, "replyTo": reply_to,
-            "status": "OrderFailed", "reason": why})
-        return {"outcome": "error", "step": operation, "reason": reason}
-    return {"outcome": "compensating", "step": operation, "reason": reason}
+    failed = FailOrderResult.model_validate((yield context.call_activity(
+        names.FAIL_ORDER, FailOrderInput(order_id=order_id, instance_id=iid,
+                                         reason=f"attempt {iid}: {why}"
+                                         ).model_dump(mode="json"))))
+    if failed.fenced:
+        return Superseded()
+    yield context.call_activity(names.ALERT_OPERATOR, AlertOperatorInput(
+        kind="OrderError", order_id=order_id, instance_id=iid,
+        reason=why).model_dump(mode="json"))
+    if failed.state == "Error":
+        yield context.call_activity(names.PUBLISH_STATUS, PublishStatusInput(
+            order_id=order_id, instance_id=iid, reply_to=reply_to,
+            status=StatusKind.ORDER_FAILED, reason=why).model_dump(mode="json"))
+        return Failed(outcome="error", step=operation, reason=reason)
+    return Failed(outcome="compensating", step=operation, reason=reason)
 
 
-WORKFLOWS = {1: run_v1, 2: run_v2}
+WORKFLOWS: dict[int, Callable[[Any, OrderWorkflowInput], Attempt]] = {1: run_v1, 2: run_v2}
 """Workflow versions still registered; an order runs the version it started with (X6)."""
 
 
-def attempt_version(context: Any, data: dict[str, Any]) -> int:
+def attempt_version(context: Any, data: OrderWorkflowInput) -> int:
     """Return the workflow version an attempt runs (SPEC X6).
 
     The platform's orchestration version (``context.version``, ``N.0``) when the attempt
@@ -188,19 +296,40 @@ def attempt_version(context: Any, data: dict[str, Any]) -> int:
     from_platform = workflow_version_of(getattr(context, "version", None))
     if from_platform is not None:
         return from_platform
-    return int(data.get("workflowVersion", WORKFLOW_VERSION))
+    return data.workflow_version
 
 
 def order_workflow(context: Any) -> Generator[Any, Any, dict[str, Any]]:
-    """Dispatch one attempt to the workflow version its order started with (SPEC X6)."""
-    data = context.get_input()
+    """Dispatch one attempt to the workflow version its order started with (SPEC X6).
+
+    Parameters
+    ----------
+    context : DurableOrchestrationContext
+        The attempt's context; its input is an
+        :class:`~orders.models.attempt_io.OrderWorkflowInput` (JSON form).
+
+    Returns
+    -------
+    dict
+        The attempt's :data:`~orders.models.attempt_io.AttemptOutcome`, JSON form. An
+        unregistered version raises an operator alert and returns
+        ``unknownWorkflowVersion`` without touching the record.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If the input or an activity's result breaks its contract (the instance fails and
+        the supervisor recovers the record once CompleteBy has passed).
+    """
+    data = OrderWorkflowInput.model_validate(context.get_input())
     version = attempt_version(context, data)
     run = WORKFLOWS.get(version)
     if run is None:
-        yield context.call_activity(names.ALERT_OPERATOR, {
-            "kind": "UnknownWorkflowVersion", "orderId": data.get("orderId"),
-            "instanceId": context.instance_id,
-            "reason": f"workflow version {version} is not registered; known: "
-                      f"{sorted(WORKFLOWS)}"})
-        return {"outcome": "unknownWorkflowVersion"}
-    return (yield from run(context, data))
+        yield context.call_activity(names.ALERT_OPERATOR, AlertOperatorInput(
+            kind="UnknownWorkflowVersion", order_id=data.order_id,
+            instance_id=context.instance_id,
+            reason=f"workflow version {version} is not registered; known: "
+                   f"{sorted(WORKFLOWS)}").model_dump(mode="json"))
+        return UnknownWorkflowVersion().model_dump(mode="json")
+    outcome = yield from run(context, data)
+    return outcome.model_dump(mode="json")

@@ -11,12 +11,13 @@ from datetime import datetime
 from typing import Any
 
 from orders import names
-from orders.models.messages import AgentRequest
+from orders.models.agent_io import SendAgentRequestInput
+from orders.models.messages import AgentReply, AgentRequest
 
 
 def remote_step(context: Any, request: AgentRequest, deadline: datetime,
                 workflow_version: int | None = None,
-                ) -> Generator[Any, Any, dict[str, Any] | None]:
+                ) -> Generator[Any, Any, AgentReply | None]:
     """Send a request to its agent and race the reply against the deadline (SPEC S6).
 
     Parameters
@@ -29,22 +30,25 @@ def remote_step(context: Any, request: AgentRequest, deadline: datetime,
         CompleteBy of the attempt (the durable timer's fire time).
     workflow_version : int, optional
         The order's workflow version, for the *requested* log entry the send activity
-        writes before a forward request goes out (SPEC S9).
+        writes before a forward request goes out (SPEC S9); None for an undo.
 
     Returns
     -------
-    dict or None
-        The agent's reply (JSON form), or None if the durable timer at CompleteBy fired
-        first (a late reply is then ignored).
+    AgentReply or None
+        The agent's reply, read with the contract the reply handler checked it with, or
+        None if the durable timer at CompleteBy fired first (a late reply is then ignored).
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If the raised event is not an agent reply (the instance then fails).
     """
-    message = request.model_dump(mode="json")
-    if workflow_version is not None:
-        message["workflowVersion"] = workflow_version
-    yield context.call_activity(names.SEND_AGENT_REQUEST, message)
+    message = SendAgentRequestInput.of(request, workflow_version)
+    yield context.call_activity(names.SEND_AGENT_REQUEST, message.model_dump(mode="json"))
     reply = context.wait_for_external_event(request.event_name)
     timer = context.create_timer(deadline)
     winner = yield context.task_any([reply, timer])
     if winner == reply:
         timer.cancel()
-        return reply.result
+        return AgentReply.model_validate(reply.result)
     return None

@@ -1,7 +1,8 @@
 """What undoes what: from log entries to undo steps and agent requests (SPEC S9).
 
-Pure functions of JSON-shaped data, so orchestrators may call them (deterministic, no I/O)
-and activities may use them to turn service answers into log details.
+Pure functions of the contracts (log entries, agent requests and replies), so
+orchestrators may call them (deterministic, no I/O), and of JSON-shaped service answers,
+which activities turn into log details.
 
 Undo what may have happened
 ---------------------------
@@ -43,15 +44,18 @@ from typing import Any
 
 from orders.lifecycle.ids import idempotency_key, reply_event_name, request_message_id
 from orders.models import CompensationEntry, Step, UndoOutcome
+from orders.models.agent_io import AgentPayload, CancelShipmentPayload, RefundPayload
 from orders.models.compensation import (
     REQUEST_OF,
     REQUESTED,
     UNDO_STEP,
     UNDOES,
     ChargeRequestDetails,
+    PaymentDetails,
+    ShipmentDetails,
     ShipRequestDetails,
 )
-from orders.models.messages import AgentOutcome, AgentRequest, Operation, Service
+from orders.models.messages import AgentOutcome, AgentReply, AgentRequest, Operation, Service
 from orders.names import WORKFLOW_REMOTE_STEPS
 
 NOTHING_TO_UNDO_CODES = frozenset({"nothing_to_undo", "already_undone"})
@@ -122,22 +126,31 @@ def pending_undos(entries: Iterable[CompensationEntry]) -> list[CompensationEntr
                                             reverse=True)]
 
 
-def undo_step(entry: dict[str, Any]) -> Step:
-    """Return the step that undoes a logged forward step (entry in JSON form).
+def undo_step(entry: CompensationEntry) -> Step:
+    """Return the step that undoes a logged forward step.
+
+    Parameters
+    ----------
+    entry : CompensationEntry
+        A forward step's entry, completed or *requested*.
+
+    Returns
+    -------
+    Step
+        Its undo.
 
     Raises
     ------
     ValueError
         If the entry is itself an undo.
     """
-    step = Step(entry["details"]["step"])
-    step = REQUEST_OF.get(step, step)
+    step = REQUEST_OF.get(entry.step, entry.step)
     if step not in UNDO_STEP:
         raise ValueError(f"details.step: {step.value} is an undo, not a step to undo")
     return UNDO_STEP[step]
 
 
-def undo_request(instance_id: str, entry: dict[str, Any], deadline: datetime,
+def undo_request(instance_id: str, entry: CompensationEntry, deadline: datetime,
                  max_attempts: int) -> AgentRequest:
     """Build the agent request that undoes a remote step (stable ids, SPEC A2, A4).
 
@@ -145,8 +158,8 @@ def undo_request(instance_id: str, entry: dict[str, Any], deadline: datetime,
     ----------
     instance_id : str
         The compensation attempt's instance id.
-    entry : dict
-        The forward step's log entry, JSON form.
+    entry : CompensationEntry
+        The forward step's log entry.
     deadline : datetime
         CompleteBy of the compensation attempt.
     max_attempts : int
@@ -157,8 +170,9 @@ def undo_request(instance_id: str, entry: dict[str, Any], deadline: datetime,
     AgentRequest
         MessageId ``<instanceId>:<operation>``; idempotency key ``<OrderID>:<operation>``,
         the same in every compensation attempt, so the service undoes once. The payload
-        names the forward request by its idempotency key (``chargeKey`` or
-        ``shipmentKey``) and carries the ids the service returned, if it answered.
+        (:class:`~orders.models.agent_io.RefundPayload` or
+        :class:`~orders.models.agent_io.CancelShipmentPayload`) names the forward request
+        by its idempotency key and carries the ids the service returned, if it answered.
 
     Raises
     ------
@@ -169,24 +183,25 @@ def undo_request(instance_id: str, entry: dict[str, Any], deadline: datetime,
     if step not in REMOTE_UNDO:
         raise ValueError(f"details.step: {step.value} is undone locally, not by an agent")
     service, operation = REMOTE_UNDO[step]
-    order_id, details = entry["orderId"], entry["details"]
-    key = details.get("idempotencyKey") or idempotency_key(order_id, UNDOES[step].value)
-    payload: dict[str, Any] = {"orderId": order_id}
+    order_id, details = entry.order_id, entry.details
+    key = (getattr(details, "idempotency_key", None)
+           or idempotency_key(order_id, UNDOES[step].value))
+    payload: AgentPayload
     if step is Step.REFUND:
-        payload["chargeKey"] = key
-        if "paymentId" in details:
-            payload.update(paymentId=details["paymentId"], amount=details["amount"],
-                           currency=details["currency"])
+        paid = details if isinstance(details, PaymentDetails) else None
+        payload = RefundPayload(
+            order_id=order_id, charge_key=key, payment_id=paid and paid.payment_id,
+            amount=paid and paid.amount, currency=paid and paid.currency)
     else:
-        payload["shipmentKey"] = key
-        if "shipmentId" in details:
-            payload["shipmentId"] = details["shipmentId"]
+        shipped = details if isinstance(details, ShipmentDetails) else None
+        payload = CancelShipmentPayload(order_id=order_id, shipment_key=key,
+                                        shipment_id=shipped and shipped.shipment_id)
     return AgentRequest(
         message_id=request_message_id(instance_id, operation), order_id=order_id,
         instance_id=instance_id,
         service=service, operation=operation, idempotency_key=idempotency_key(order_id, operation),
         complete_by=deadline, max_attempts=max_attempts, event_name=reply_event_name(operation),
-        payload=payload)
+        payload=payload.to_payload())
 
 
 def request_details(request: AgentRequest) -> dict[str, Any] | None:
@@ -215,13 +230,14 @@ def request_details(request: AgentRequest) -> dict[str, Any] | None:
     return details
 
 
-def nothing_to_undo(reply: dict[str, Any]) -> bool:
+def nothing_to_undo(reply: AgentReply) -> bool:
     """Tell whether an agent's reply to an undo means *nothing to undo* (module docstring).
 
-    Decided by the service's error code (``errorCode`` of the reply), never by the status.
+    Decided by the service's error code (``errorCode`` of the reply), never by the status;
+    a reply written before ``errorCode`` existed never means *nothing to undo*.
     """
-    return (reply["outcome"] == AgentOutcome.PERMANENT_FAILURE
-            and reply.get("errorCode") in NOTHING_TO_UNDO_CODES)
+    return (reply.outcome is AgentOutcome.PERMANENT_FAILURE
+            and reply.error_code in NOTHING_TO_UNDO_CODES)
 
 
 def step_details(step: Step, result: dict[str, Any] | None,

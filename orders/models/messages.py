@@ -192,6 +192,11 @@ class StatusMessage(Versioned):
     reason: str | None = None
 
 
+AlertKind = Literal["ConflictingOrder", "OrderError", "RetriesExhausted", "CompensationFailed",
+                    "UnknownWorkflowVersion", "OverdueOrder"]
+"""What an operator alert is about (:class:`OperatorAlert`)."""
+
+
 class OperatorAlert(Versioned):
     """Something an operator must look at (SPEC S1 conflicts, S7 errors, V2 give-ups).
 
@@ -199,8 +204,7 @@ class OperatorAlert(Versioned):
     than its scan window (it ran too seldom, or fell behind) and recovered it (V1, V2).
     """
 
-    kind: Literal["ConflictingOrder", "OrderError", "RetriesExhausted",
-                  "CompensationFailed", "UnknownWorkflowVersion", "OverdueOrder"]
+    kind: AlertKind
     reason: str
     at: UtcDatetime
     order_id: str | None = None

@@ -12,6 +12,7 @@ from orders.compensation.plan import (
     undo_step,
 )
 from orders.models import CompensationEntry, Step, UndoOutcome
+from orders.models.messages import AgentReply
 from tests.support.records import CHARGE, RESERVE, SHIP, entry
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
@@ -38,7 +39,7 @@ def test_pending_undos_skip_what_is_undone():
 
 
 def test_refund_request_has_stable_ids_across_compensation_attempts():
-    charge = entry(CHARGE, NOW, seq=2).model_dump(mode="json")
+    charge = entry(CHARGE, NOW, seq=2)
     first = undo_request("ORD-1:comp:1", charge, NOW, 3)
     second = undo_request("ORD-1:comp:2", charge, NOW, 3)
     assert (first.service, first.operation) == ("payment", "refund")
@@ -50,17 +51,17 @@ def test_refund_request_has_stable_ids_across_compensation_attempts():
 
 
 def test_cancel_request_and_local_release():
-    shipped = entry(SHIP, NOW).model_dump(mode="json")
+    shipped = entry(SHIP, NOW)
     cancel = undo_request("ORD-1:comp:1", shipped, NOW, 3)
     assert (cancel.service, cancel.operation) == ("shipping", "cancel_shipment")
     assert cancel.payload == {"orderId": "ORD-1", "shipmentKey": "ORD-1:ship",
                               "shipmentId": "shp_1"}
-    reserved = entry(RESERVE, NOW).model_dump(mode="json")
+    reserved = entry(RESERVE, NOW)
     assert undo_step(reserved) is Step.RELEASE_INVENTORY
     with pytest.raises(ValueError, match="undone locally"):
         undo_request("ORD-1:comp:1", reserved, NOW, 3)
     undo = entry({"step": "refund", "outcome": "Undone", "refundId": "re_1", "amount": "1",
-                  "currency": "USD"}, NOW).model_dump(mode="json")
+                  "currency": "USD"}, NOW)
     with pytest.raises(ValueError, match="is an undo"):
         undo_step(undo)
 
@@ -77,10 +78,12 @@ def test_cancel_request_and_local_release():
 ])
 def test_only_the_services_nothing_to_undo_code_means_nothing_to_undo(outcome, status, code,
                                                                        expected):
-    reply = {"outcome": outcome, "statusCode": status, "errorCode": code}
-    assert nothing_to_undo(reply) is expected
+    reply = {"messageId": "ORD-1:comp:1:refund:reply", "orderId": "ORD-1",
+             "instanceId": "ORD-1:comp:1", "operation": "refund", "eventName": "refund-reply",
+             "outcome": outcome, "attempts": 1, "statusCode": status}
+    assert nothing_to_undo(AgentReply.model_validate({**reply, "errorCode": code})) is expected
     # Replies written before errorCode existed never mean "nothing to undo".
-    assert nothing_to_undo({"outcome": outcome, "statusCode": status}) is False
+    assert nothing_to_undo(AgentReply.model_validate(reply)) is False
 
 
 CHARGE_REQUESTED = {"step": "charge_requested", "idempotencyKey": "ORD-1:charge",
@@ -93,7 +96,7 @@ def test_a_request_without_an_answer_is_undone_too():
     log = logged(RESERVE, CHARGE_REQUESTED)
     pending = pending_undos(log)
     assert [e.step for e in pending] == [Step.CHARGE_REQUESTED, Step.RESERVE_INVENTORY]
-    refund = undo_request("ORD-1:comp:1", pending[0].model_dump(mode="json"), NOW, 3)
+    refund = undo_request("ORD-1:comp:1", pending[0], NOW, 3)
     assert (refund.operation, refund.idempotency_key) == ("refund", "ORD-1:refund")
     assert refund.payload == {"orderId": "ORD-1", "chargeKey": "ORD-1:charge"}
 
@@ -149,7 +152,7 @@ def test_an_old_order_with_a_confirmed_charge_probes_only_the_shipment():
 
 
 def test_an_undo_request_names_the_forward_request_by_its_key():
-    requested = entry(SHIP_REQUESTED, NOW).model_dump(mode="json")
+    requested = entry(SHIP_REQUESTED, NOW)
     assert undo_step(requested) is Step.CANCEL_SHIPMENT
     cancel = undo_request("ORD-1:comp:2", requested, NOW, 3)
     assert cancel.payload == {"orderId": "ORD-1", "shipmentKey": "ORD-1:ship"}

@@ -1,0 +1,197 @@
+"""Contracts of the order workflow: its input, its output and its own activities (SPEC S5-S7).
+
+Activity by activity (input -> result):
+
+- ``begin_attempt``: :class:`BeginAttemptInput` -> :class:`BeginAttemptResult`.
+- ``load_order``: the OrderID as a bare JSON string -> :class:`~orders.models.order.Order`
+  (the order database's own contract).
+- ``reserve_inventory``: :class:`ReserveInventoryInput` -> :class:`ReserveInventoryResult`.
+- ``finish_attempt``: :class:`FinishAttemptInput` -> :class:`~orders.models.step_io.FencedResult`.
+
+The steps both workflows share live elsewhere: ``send_agent_request`` in
+:mod:`orders.models.agent_io`, ``record_step`` and ``fail_order`` in
+:mod:`orders.models.compensation_io`, ``publish_status`` and ``alert_operator`` in
+:mod:`orders.models.notice_io`. Compatibility rules: :mod:`orders.models.step_io`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, TypeAdapter, model_validator
+
+from orders.models._types import OrderId, QueueName, UtcDatetime
+from orders.models.compensation import ReservedLine
+from orders.models.order import OrderLine
+from orders.models.step_io import (
+    FencedResult,
+    LeftForSupervisor,
+    OwnedRecordInput,
+    StepContract,
+    Superseded,
+)
+
+FIRST_WORKFLOW_VERSION = 1
+"""Version of an attempt whose input has no ``workflowVersion`` (started before SPEC X6)."""
+
+
+class OrderWorkflowInput(StepContract):
+    """Input of one attempt of the order workflow, built by the starter (SPEC S3, D4, X6).
+
+    Settings travel in the input, so a replay sees the values the attempt started with.
+
+    Attributes
+    ----------
+    order_id : str
+        The order.
+    attempt : int or None
+        The attempt's number (also in the instance id); informational, the workflow does
+        not read it. Absent in inputs not written by the starter.
+    workflow_version : int
+        The version the order started under; 1 when absent (inputs recorded before X6).
+    deadline_s : float
+        Seconds from the attempt's start to its CompleteBy.
+    agent_max_attempts : int
+        Calls an agent may make per request (SPEC A1, X2).
+    """
+
+    OMIT_IF_NONE = frozenset({"attempt"})
+
+    order_id: OrderId
+    attempt: int | None = Field(default=None, ge=1)
+    workflow_version: int = FIRST_WORKFLOW_VERSION
+    deadline_s: float = Field(gt=0)
+    agent_max_attempts: int = Field(ge=1, le=100)
+
+
+class BeginAttemptInput(OwnedRecordInput):
+    """Input of ``begin_attempt``: set CompleteBy while the attempt owns the record (S4, S5).
+
+    Attributes
+    ----------
+    complete_by : datetime
+        The attempt's deadline; JSON form is fixed-width ISO 8601 UTC.
+    """
+
+    complete_by: UtcDatetime
+
+
+class BeginAttemptResult(StepContract):
+    """Result of ``begin_attempt``.
+
+    Attributes
+    ----------
+    fenced : bool
+        True if another instance owns the record: the attempt must stop.
+    reply_to : str or None
+        The client's reply queue (SPEC S8); None when fenced.
+    """
+
+    fenced: bool
+    reply_to: QueueName | None = None
+
+    @model_validator(mode="after")
+    def _reply_to_unless_fenced(self) -> BeginAttemptResult:
+        if not self.fenced and self.reply_to is None:
+            raise ValueError("replyTo: required when the attempt owns the record")
+        return self
+
+
+class ReserveInventoryInput(StepContract):
+    """Input of ``reserve_inventory``: the order's lines, as the order database holds them.
+
+    Attributes
+    ----------
+    order_id : str
+        The order (the reservation is keyed on it, SPEC X7).
+    lines : tuple of OrderLine
+        The order's lines.
+    """
+
+    order_id: OrderId
+    lines: tuple[OrderLine, ...] = Field(min_length=1, max_length=1000)
+
+
+class ReserveInventoryResult(StepContract):
+    """Result of ``reserve_inventory``: what release inventory needs (SPEC S9).
+
+    Attributes
+    ----------
+    reservation_id : str
+        ``RES-<OrderID>``, stable across reruns.
+    lines : tuple of ReservedLine
+        SKU and quantity of each reserved line.
+    """
+
+    reservation_id: str = Field(min_length=1, max_length=128)
+    lines: tuple[ReservedLine, ...] = Field(min_length=1, max_length=1000)
+
+
+class FinishAttemptInput(OwnedRecordInput):
+    """Input of ``finish_attempt``: set Processed while the attempt owns the record (S4, S6).
+
+    Attributes
+    ----------
+    state : {"Processed"}
+        The only final state this step writes; failures go through ``fail_order``. Until
+        compensation existed it also wrote ``Error``: such an input is refused, as it was
+        since then.
+    """
+
+    state: Literal["Processed"]
+
+
+class Processed(StepContract):
+    """Workflow output: every step done, the record Processed, the client told."""
+
+    outcome: Literal["processed"] = "processed"
+
+
+class Failed(StepContract):
+    """Workflow output: a remote step failed permanently (SPEC S7).
+
+    Attributes
+    ----------
+    outcome : {"error", "compensating"}
+        Error when nothing was to undo (the client was told), else handed to compensation.
+    step : str
+        The remote operation that failed.
+    reason : str or None
+        The agent's reason.
+    """
+
+    outcome: Literal["error", "compensating"]
+    step: str
+    reason: str | None
+
+
+class UnknownWorkflowVersion(StepContract):
+    """Workflow output: the input names a version this deployment does not run (SPEC X6)."""
+
+    outcome: Literal["unknownWorkflowVersion"] = "unknownWorkflowVersion"
+
+
+AttemptOutcome = Annotated[
+    Processed | Superseded | LeftForSupervisor | Failed | UnknownWorkflowVersion,
+    Field(discriminator="outcome"),
+]
+"""Output of an order workflow attempt, told apart by ``outcome``."""
+
+ATTEMPT_OUTCOME: TypeAdapter[AttemptOutcome] = TypeAdapter(AttemptOutcome)
+"""Validates an attempt's output, e.g. ``ATTEMPT_OUTCOME.validate_python(output)``."""
+
+__all__ = [
+    "ATTEMPT_OUTCOME",
+    "FIRST_WORKFLOW_VERSION",
+    "AttemptOutcome",
+    "BeginAttemptInput",
+    "BeginAttemptResult",
+    "Failed",
+    "FencedResult",
+    "FinishAttemptInput",
+    "OrderWorkflowInput",
+    "Processed",
+    "ReserveInventoryInput",
+    "ReserveInventoryResult",
+    "UnknownWorkflowVersion",
+]

@@ -1,0 +1,39 @@
+"""The base of the step contracts (SPEC X6): unknown keys refused, absent keys left out."""
+
+import orders.models.agent_io
+import orders.models.attempt_io
+import orders.models.compensation_io
+import orders.models.notice_io  # noqa: F401 - every family's contracts, for the census
+from orders.models.notice_io import PublishStatusInput
+from orders.models.step_io import StepContract
+
+
+def contracts(base=StepContract):
+    for sub in base.__subclasses__():
+        yield sub
+        yield from contracts(sub)
+
+
+def test_every_step_contract_refuses_unknown_keys():
+    found = set(contracts())
+    assert len(found) >= 25
+    assert {c.__name__ for c in found if c.model_config.get("extra") != "forbid"} == set()
+
+
+def test_every_omitted_key_is_an_optional_field_of_its_contract():
+    for contract in contracts():
+        for name in contract.OMIT_IF_NONE:
+            field = contract.model_fields[name]
+            assert not field.is_required() and field.default is None, (contract, name)
+
+
+def test_absent_keys_stay_absent_in_both_spellings():
+    status = PublishStatusInput(order_id="ORD-1", reply_to="replies-acme",
+                                status="OrderCompleted")
+    assert status.model_dump(mode="json") == {"orderId": "ORD-1", "replyTo": "replies-acme",
+                                              "status": "OrderCompleted"}
+    assert status.model_dump(by_alias=False) == {"order_id": "ORD-1",
+                                                 "reply_to": "replies-acme",
+                                                 "status": "OrderCompleted"}
+    told = status.model_copy(update={"reason": "late"})
+    assert told.model_dump(mode="json")["reason"] == "late"
