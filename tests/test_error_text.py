@@ -20,13 +20,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 SKIP_DIRS = {"tests", "node_modules", ".venv", "__pycache__"}
 
-ALLOWED = {
-    ("devhost/orchestration/episode.py", "_replay"):
-        "the out-of-process wire protocol, not an error's meaning: the Python SDK returns a "
-        "failed orchestrator episode's state only as '<message>\\n\\n$OutOfProcData$:<json>' "
-        "in the exception text, and the Functions host splits it the same way",
-}
-"""(module, function) -> why its handler may read exception text."""
+ALLOWED: dict[tuple[str, str], str] = {}
+"""(module, function) -> why its handler may read exception text. Empty: the one reader of
+exception text, ``devhost.orchestration.sdk_errors``, reads the out-of-process wire
+protocol (the Python SDK returns a failed episode's state only as
+``<message>\\n\\n$OutOfProcData$:<json>`` in the exception text, and the Functions host
+splits it the same way), not an error's meaning, and does so outside any handler."""
 
 TEXT_ATTRIBUTES = {"args", "message", "msg", "strerror", "http_error_message"}
 TEXT_CALLS = {"str", "repr", "format"}

@@ -34,6 +34,7 @@ from devhost.orchestration.actions import (
     flatten,
     takes_sequence_number,
 )
+from devhost.orchestration.batch import CONTROL_KINDS, select_batch
 from devhost.orchestration.event_warnings import warn_event_surprises
 from devhost.orchestration.sdk_errors import sdk_failure
 from devhost.taskhub.events import EventType, event, format_time, parse_time
@@ -51,68 +52,6 @@ OrchestratorHandler = Callable[[str], str]
 
 REPLAY_SCHEMA = 1
 """``upperSchemaVersion`` sent to the SDK: V2 (flat action list with compound actions)."""
-
-CONTROL_KINDS = ("terminate", "suspend", "resume")
-
-
-def _retry_relevant(m: InboxMessage, retries: dict[str, dict[str, Any]]) -> bool:
-    ev = m.event
-    kind = ev["EventType"]
-    for r in retries.values():
-        if kind in (EventType.TaskFailed, EventType.SubOrchestrationInstanceFailed) \
-                and ev.get("TaskScheduledId") == r["task_id"]:
-            return True
-        if kind == EventType.TimerFired and ev.get("TimerId") == r.get("timer_id") \
-                and r["attempt"] < r["max"]:
-            return True
-    return False
-
-
-def select_batch(item: OrchestrationWorkItem, max_batch: int) -> tuple[list[InboxMessage],
-                                                                       list[InboxMessage]]:
-    """Choose the messages this episode processes and the ones it discards.
-
-    Parameters
-    ----------
-    item : OrchestrationWorkItem
-        The claimed instance with its visible messages.
-    max_batch : int
-        Upper bound on messages per episode.
-
-    Returns
-    -------
-    (list, list)
-        Messages to add to history now (ExecutionStarted first for a new execution; a
-        control message alone; at most one retry-relevant message, as the first), and
-        messages to drop (they belong to an older execution).
-    """
-    inst = item.instance
-    current, stale = [], []
-    for m in item.messages:
-        if m.execution_id is not None and m.execution_id != inst.execution_id:
-            stale.append(m)
-        else:
-            current.append(m)
-    if inst.runtime_status == "Suspended":
-        current = [m for m in current if m.kind in ("resume", "terminate")]
-    if not item.has_history():
-        starts = [m for m in current if m.kind == "start"]
-        current = starts[:1] + [m for m in current if m.kind != "start"]
-    elif any(m.kind == "start" for m in current):
-        # A start message for an execution that has history already: a duplicate.
-        stale += [m for m in current if m.kind == "start"]
-        current = [m for m in current if m.kind != "start"]
-    if current and current[0].kind in CONTROL_KINDS:
-        return current[:1], stale
-    retries = inst.replay_state.get("retries", {})
-    batch: list[InboxMessage] = []
-    for m in current[:max_batch]:
-        if m.kind in CONTROL_KINDS:
-            break
-        if batch and _retry_relevant(m, retries):
-            break
-        batch.append(m)
-    return batch, stale
 
 
 class Episode:
