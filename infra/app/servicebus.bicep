@@ -54,7 +54,7 @@ var namespaceRoles = [
   dataReceiverRole
 ]
 
-resource namespace 'Microsoft.ServiceBus/namespaces@2021-11-01' = {
+resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
   name: name
   location: location
   tags: tags
@@ -69,25 +69,25 @@ resource namespace 'Microsoft.ServiceBus/namespaces@2021-11-01' = {
 }
 
 // Defaults merged with each queue's overrides, exactly as the local host merges them.
-resource queues 'Microsoft.ServiceBus/namespaces/queues@2021-11-01' = [for queue in items(queueFile.queues): {
+resource queues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [for queue in items(queueFile.queues): {
   parent: namespace
   name: queue.key
   properties: union(queueFile.defaults, queue.value)
 }]
 
 // One private reply queue per client: replies-<clientId> (clientReplyQueues.namePattern).
-resource replyQueues 'Microsoft.ServiceBus/namespaces/queues@2021-11-01' = [for client in clients: {
+resource replyQueues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [for client in clients: {
   parent: namespace
   name: replace(queueFile.clientReplyQueues.namePattern, '{clientId}', toLower(client.clientId))
   properties: union(queueFile.defaults, queueFile.clientReplyQueues.properties)
 }]
 
-resource ordersQueue 'Microsoft.ServiceBus/namespaces/queues@2021-11-01' existing = {
+resource ordersQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' existing = {
   parent: namespace
   name: submissionQueue
 }
 
-resource alertsQueue 'Microsoft.ServiceBus/namespaces/queues@2021-11-01' existing = {
+resource alertsQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' existing = {
   parent: namespace
   name: operatorAlertsQueue
 }
