@@ -442,3 +442,53 @@ def parallel_cosmos_role_writes(path: Path) -> set[str]:
                 if first not in deps[second] and second not in deps[first]:
                     problems.add(f"{first} || {second}")
     return problems
+
+
+# ---------------------------------------------------------------- role assignments
+@dataclass(frozen=True)
+class Grant:
+    """One role assignment as deployed: who gets which role where.
+
+    Attributes
+    ----------
+    principal : Any
+        The evaluated principal id (RUNTIME for a deployment-time identity).
+    role : str
+        The role definition GUID.
+    scope_type : str
+        ARM type of the scope (``Microsoft.ServiceBus/namespaces/queues``, ...).
+    scope_name : Any
+        The scope's evaluated name (RUNTIME when only known at deployment).
+    """
+
+    principal: Any
+    role: str
+    scope_type: str
+    scope_name: Any
+
+
+def role_grants(scope: Scope) -> set[Grant]:
+    """Azure RBAC role assignments a Bicep file deploys with its parameters.
+
+    Conditional assignments whose condition is false are left out.
+
+    Raises
+    ------
+    Unsupported
+        If a condition, role or scope cannot be evaluated.
+    """
+    from tests.infra.bicep_eval import ResourceRef, SubscriptionResourceId, Unsupported
+
+    grants = set()
+    for instance in scope.instances("Microsoft.Authorization/roleAssignments"):
+        if instance.condition is RUNTIME:
+            raise Unsupported(f"{scope.path.name}: {instance.symbol}: condition unknown")
+        if not instance.condition:
+            continue
+        role = instance.body["properties"]["roleDefinitionId"]
+        target = instance.body.get("scope")
+        if not isinstance(role, SubscriptionResourceId) or not isinstance(target, ResourceRef):
+            raise Unsupported(f"{scope.path.name}: {instance.symbol}: role or scope unknown")
+        grants.add(Grant(instance.body["properties"]["principalId"], role.names[-1],
+                         target.type, target.name))
+    return grants
