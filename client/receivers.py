@@ -91,9 +91,9 @@ class LocalReplyReceiver:
 class AzureReplyReceiver:
     """Receiver of one reply queue in Azure Service Bus, identity-based (SPEC X10).
 
-    Not covered by the test suite (it needs a namespace); it only maps the port onto
-    ``ServiceBusClient.get_queue_receiver`` in peek-lock mode. The identity running it
-    needs the "Azure Service Bus Data Receiver" role on the client's reply queue.
+    It maps the port onto ``ServiceBusClient.get_queue_receiver`` in peek-lock mode;
+    tests/wire runs it through the real SDK against a wire-level stand-in. The identity
+    running it needs the "Azure Service Bus Data Receiver" role on the client's reply queue.
 
     Parameters
     ----------
@@ -106,6 +106,9 @@ class AzureReplyReceiver:
     max_wait_time_s : float
         How long one receive waits for a first message, > 0 (Azure receives block; the
         watcher's poll pause only applies after an empty receive).
+    client : ServiceBusClient, optional
+        An SDK client to use instead of one built from namespace and credential (tests
+        pass one pointed at a local stand-in); closed by :meth:`close`.
 
     Raises
     ------
@@ -120,6 +123,7 @@ class AzureReplyReceiver:
         *,
         credential: Any = None,
         max_wait_time_s: float = 5.0,
+        client: Any = None,
     ) -> None:
         from azure.servicebus import ServiceBusClient, ServiceBusReceiveMode
         from azure.servicebus.exceptions import MessageLockLostError
@@ -128,12 +132,14 @@ class AzureReplyReceiver:
 
         if not max_wait_time_s > 0:
             raise ValueError(f"max_wait_time_s: must be positive, got {max_wait_time_s!r}")
-        namespace = validate_namespace(fully_qualified_namespace)
-        if credential is None:
-            from azure.identity import DefaultAzureCredential
+        if client is None:
+            namespace = validate_namespace(fully_qualified_namespace)
+            if credential is None:
+                from azure.identity import DefaultAzureCredential
 
-            credential = DefaultAzureCredential()
-        self._client = ServiceBusClient(namespace, credential)
+                credential = DefaultAzureCredential()
+            client = ServiceBusClient(namespace, credential)
+        self._client = client
         self._receiver = self._client.get_queue_receiver(
             queue_name=queue, receive_mode=ServiceBusReceiveMode.PEEK_LOCK
         )
@@ -141,11 +147,16 @@ class AzureReplyReceiver:
         self._max_wait_time_s = max_wait_time_s
 
     def receive(self, max_count: int) -> Sequence[ReplyMessage]:
-        """Receive up to ``max_count`` messages, waiting at most ``max_wait_time_s``."""
+        """Receive up to ``max_count`` messages, waiting at most ``max_wait_time_s``.
+
+        Service Bus sends the AMQP header's delivery-count, the number of *earlier*
+        deliveries (0 on the first), and the Python SDK passes it on as is; the port counts
+        this delivery too, as the local engine does, so one is added.
+        """
         found = self._receiver.receive_messages(
             max_message_count=max_count, max_wait_time=self._max_wait_time_s
         )
-        return [ReplyMessage(b"".join(m.body), str(m.message_id), m.delivery_count or 0, m)
+        return [ReplyMessage(b"".join(m.body), str(m.message_id), (m.delivery_count or 0) + 1, m)
                 for m in found]
 
     def complete(self, message: ReplyMessage) -> None:

@@ -58,7 +58,7 @@ param opsSnapshotSchedule string = '0 */1 * * * *'
 @description('NCRONTAB of the retention timer: deletes compensation log entries past their retainUntil (SPEC S9, X10).')
 param retentionSchedule string = '0 7 * * * *'
 
-@description('Give the app\'s identity Azure Service Bus Data Owner (Manage) so the ops summary can read dead-letter depths; off by default (least privilege: the depth then shows as unavailable and the DeadletteredMessages metric is the place to alert).')
+@description('Also give the app\'s identity Azure Service Bus Data Owner (Manage) on the queues it does not trigger on (it always has it on its trigger queues, for scale-out), so the ops summary can read every dead-letter depth; off by default (least privilege: the depth then shows as unavailable and the DeadletteredMessages metric is the place to alert).')
 param appReadsDeadLetterDepth bool = false
 
 @description('App settings that override the defaults below (string values), e.g. {"MAX_FAILURES": "5"}.')
@@ -184,7 +184,7 @@ module serviceBus './app/servicebus.bicep' = {
     operatorPrincipalId: operatorPrincipalId
     operatorPrincipalType: operatorPrincipalType
     developerPrincipalId: developerPrincipalId
-    appIsDataOwner: appReadsDeadLetterDepth
+    appReadsDeadLetterDepth: appReadsDeadLetterDepth
   }
 }
 

@@ -201,7 +201,12 @@ resource compensationContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabas
   }
 }
 
-// Data-plane role assignments are scoped to the database (not the whole account).
+// Data-plane role assignments are scoped to the database (not the whole account). Cosmos DB
+// refuses a role-assignment write while another one on the same account is in progress
+// (412 "another user operation in progress which requires an exclusive lock"), so they are
+// written one after another: each depends directly on every earlier one (ARM drops a skipped,
+// condition-false resource from dependsOn, so a chain through it would not keep the order).
+// tests/infra/test_first_deployment.py checks this.
 var databaseScope = '${account.id}/dbs/${databaseName}'
 
 resource appDataAccess 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-05-15' = {
@@ -227,6 +232,7 @@ resource operatorDataAccess 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssign
   }
   dependsOn: [
     database
+    appDataAccess
   ]
 }
 
@@ -240,6 +246,8 @@ resource developerDataAccess 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssig
   }
   dependsOn: [
     database
+    appDataAccess
+    operatorDataAccess
   ]
 }
 

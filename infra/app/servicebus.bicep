@@ -4,7 +4,12 @@
 // one private reply queue per client (SPEC S8), and the data-plane roles:
 //   - the app's identity: Data Sender and Data Receiver on the namespace (it triggers on
 //     four queues and sends to the others and to every client's reply queue), and Data
-//     Owner only if appIsDataOwner (dead-letter depths for the ops summary);
+//     Owner on each queue it triggers on, only there: the Functions scale controller reads
+//     a trigger queue's length through the administration API, which needs the Manage
+//     right; with Listen alone target-based scaling falls back to incremental scaling
+//     ("Target-based scaling", Service Bus section, Azure Functions docs). With
+//     appReadsDeadLetterDepth, Data Owner on every queue of queues.json (the ops summary
+//     reads all their dead-letter depths), still never on the namespace;
 //   - each client: Data Receiver on its own reply queue only, Data Sender on orders only;
 //   - operators (optional): Data Receiver on operator-alerts;
 //   - a developer (optional, dev only): Data Sender and Data Receiver on the namespace.
@@ -31,8 +36,8 @@ param operatorPrincipalType string
 @description('Developer\'s principal id (Core Tools against Azure, watch from a shell), or empty.')
 param developerPrincipalId string
 
-@description('Also give the app Data Owner (Manage): the ops summary then reads dead-letter depths.')
-param appIsDataOwner bool
+@description('Also give the app Data Owner on the queues it does not trigger on: the ops summary then reads every dead-letter depth.')
+param appReadsDeadLetterDepth bool
 
 // The one source of queue properties (also read by devhost/servicebus/properties.py).
 var queueFile = loadJsonContent('../queues.json')
@@ -41,6 +46,18 @@ var queueFile = loadJsonContent('../queues.json')
 var submissionQueue = 'orders'
 // orders/names.py OPERATOR_ALERTS_QUEUE: operators read alerts here (SPEC S7).
 var operatorAlertsQueue = 'operator-alerts'
+
+// The queues the app's Service Bus triggers listen on (orders/scheduler/blueprint.py,
+// orders/agents/blueprint.py); tests/infra checks this list against the function metadata.
+var triggerQueues = [
+  submissionQueue
+  'payment-requests'
+  'shipping-requests'
+  'agent-replies'
+]
+
+// Queues on which the app holds the Manage right.
+var appOwnedQueues = appReadsDeadLetterDepth ? objectKeys(queueFile.queues) : triggerQueues
 
 // Azure Service Bus Data Sender
 var dataSenderRole = '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39'
@@ -54,7 +71,7 @@ var namespaceRoles = [
   dataReceiverRole
 ]
 
-resource namespace 'Microsoft.ServiceBus/namespaces@2021-11-01' = {
+resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
   name: name
   location: location
   tags: tags
@@ -69,25 +86,25 @@ resource namespace 'Microsoft.ServiceBus/namespaces@2021-11-01' = {
 }
 
 // Defaults merged with each queue's overrides, exactly as the local host merges them.
-resource queues 'Microsoft.ServiceBus/namespaces/queues@2021-11-01' = [for queue in items(queueFile.queues): {
+resource queues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [for queue in items(queueFile.queues): {
   parent: namespace
   name: queue.key
   properties: union(queueFile.defaults, queue.value)
 }]
 
 // One private reply queue per client: replies-<clientId> (clientReplyQueues.namePattern).
-resource replyQueues 'Microsoft.ServiceBus/namespaces/queues@2021-11-01' = [for client in clients: {
+resource replyQueues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [for client in clients: {
   parent: namespace
   name: replace(queueFile.clientReplyQueues.namePattern, '{clientId}', toLower(client.clientId))
   properties: union(queueFile.defaults, queueFile.clientReplyQueues.properties)
 }]
 
-resource ordersQueue 'Microsoft.ServiceBus/namespaces/queues@2021-11-01' existing = {
+resource ordersQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' existing = {
   parent: namespace
   name: submissionQueue
 }
 
-resource alertsQueue 'Microsoft.ServiceBus/namespaces/queues@2021-11-01' existing = {
+resource alertsQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' existing = {
   parent: namespace
   name: operatorAlertsQueue
 }
@@ -102,16 +119,25 @@ resource appAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = [for r
   }
 }]
 
-// Manage rights (queue runtime properties: dead-letter depth in the ops summary), opt-in.
-resource appOwnerAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (appIsDataOwner) {
-  name: guid(namespace.id, appPrincipalId, dataOwnerRole)
-  scope: namespace
+resource appOwnedQueueRefs 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' existing = [for queue in appOwnedQueues: {
+  parent: namespace
+  name: queue
+}]
+
+// The Manage right on each owned queue, scoped to that queue: scale-out reads the trigger
+// queues' length (queue runtime properties), the ops summary their dead-letter depth.
+resource appQueueOwnerAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = [for (queue, i) in appOwnedQueues: {
+  name: guid(appOwnedQueueRefs[i].id, appPrincipalId, dataOwnerRole)
+  scope: appOwnedQueueRefs[i]
   properties: {
     roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', dataOwnerRole)
     principalId: appPrincipalId
     principalType: 'ServicePrincipal'
   }
-}
+  dependsOn: [
+    queues
+  ]
+}]
 
 // A client receives on its own reply queue only: the role is scoped to that queue.
 resource clientReplyAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = [for (client, i) in clients: {

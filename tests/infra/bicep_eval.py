@@ -4,10 +4,13 @@ Why: `bicep build` is not available here, so the infrastructure checks read the 
 through PyPI ``pycep-parser`` (a syntax parser) and evaluate the few expressions that decide
 names and settings: literals, variables, parameters (from the caller or the parameters
 file, else the default), module calls, ``loadJsonContent``, ``union``, ``items``,
-``objectKeys``, ``replace``, ``toLower`` and property / index access. Values only known at
-deployment (resource properties, module outputs) evaluate to :data:`RUNTIME`. Anything else
-raises :class:`Unsupported`, so a Bicep change the checks do not understand fails loudly
-instead of passing silently.
+``objectKeys``, ``replace``, ``toLower``, ``empty``, ``subscriptionResourceId``, ``!`` and
+``cond ? a : b`` (when their operands are known) and property / index access. A reference
+to a resource of the file evaluates to a :class:`ResourceRef` (type and evaluated name), so
+the checks can see which queue a role assignment is scoped to; its properties and module
+outputs, only known at deployment, evaluate to :data:`RUNTIME`. Anything else raises
+:class:`Unsupported`, so a Bicep change the checks do not understand fails loudly instead of
+passing silently.
 
 pycep does not tell a string literal from an identifier: a string is read as a reference
 when it names a symbol of the file (or a loop variable), so Bicep in this repository must
@@ -41,12 +44,63 @@ RUNTIME = _Runtime()
 
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")
 
-_PURE_FUNCTIONS = {"union", "items", "objectKeys", "replace", "to_lower"}
+_PURE_FUNCTIONS = {"union", "items", "objectKeys", "replace", "to_lower", "empty",
+                   "subscription_resource_id"}
 """Functions evaluated here (load_json_content is handled apart)."""
 
-_RUNTIME_FUNCTIONS = {"guid", "subscription_resource_id", "resource_group", "subscription",
-                      "unique_string", "take", "empty", "string"}
+_RUNTIME_FUNCTIONS = {"guid", "resource_group", "subscription", "unique_string", "take",
+                      "string"}
 """Functions whose value the checks never need: treated as deployment-time values."""
+
+
+@dataclass(frozen=True)
+class ResourceRef:
+    """A resource declared in a Bicep file, as an expression refers to it.
+
+    Attributes
+    ----------
+    symbol : str
+        Its symbolic name in the file.
+    type : str
+        ARM resource type without API version, e.g. ``Microsoft.ServiceBus/namespaces/queues``.
+    name : Any
+        Its evaluated ``name`` (RUNTIME when only known at deployment).
+    """
+
+    symbol: str
+    type: str
+    name: Any
+
+
+@dataclass(frozen=True)
+class SubscriptionResourceId:
+    """The value of ``subscriptionResourceId(type, name...)`` (the subscription is implicit)."""
+
+    type: str
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One resource a Bicep file declares (a loop contributes one per item).
+
+    Attributes
+    ----------
+    symbol : str
+        Symbolic name of the declaration.
+    type, api_version : str
+        ARM type and API version.
+    body : dict
+        The evaluated body (``name``, ``properties``, ...).
+    condition : Any
+        The evaluated ``if`` condition (True when there is none; RUNTIME when unknown).
+    """
+
+    symbol: str
+    type: str
+    api_version: str
+    body: dict[str, Any]
+    condition: Any = True
 
 
 @cache
@@ -117,9 +171,21 @@ class Scope:
             return self.param(name)
         if name in doc.get("variables", {}):
             return self.var(name)
-        if name in doc.get("resources", {}) or name in doc.get("modules", {}):
+        if name in doc.get("resources", {}):
+            return self._resource_ref(name)
+        if name in doc.get("modules", {}):
             return RUNTIME
         return name
+
+    def _resource_ref(self, symbol: str) -> ResourceRef | list[ResourceRef]:
+        """A reference to a declared resource; a list of them for a resource loop."""
+        resource = self.doc["resources"][symbol]
+        config = resource["config"]
+        if "loop_type" not in config:
+            body = config.get("config", config) if "condition" in config else config
+            return ResourceRef(symbol, resource["type"], self.eval(body["name"], {}))
+        return [ResourceRef(symbol, resource["type"], self.eval(body["name"], env))
+                for env, body in self._loop_bodies(symbol)]
 
     # ------------------------------------------------------------------ expressions
     def eval(self, expr: Any, env: dict[str, Any]) -> Any:
@@ -181,6 +247,12 @@ class Scope:
             return list(args[0])
         if kind == "replace":
             return args[0].replace(args[1], args[2])
+        if kind == "empty":
+            return len(args[0]) == 0
+        if kind == "subscription_resource_id":
+            if raw.get("subscription_id") is not None:
+                raise Unsupported(f"{self.path.name}: subscriptionResourceId with a subscription")
+            return SubscriptionResourceId(args[0], tuple(args[1:]))
         return args[0].lower()  # to_lower
 
     def _operator(self, op: dict[str, Any], env: dict[str, Any]) -> Any:
@@ -195,15 +267,22 @@ class Scope:
         if kind == "minus":
             value = self.eval(next(iter(operands.values())), env)
             return RUNTIME if value is RUNTIME else -value
-        if kind in {"not_op", "conditional", "coalesce", "and_op", "or_op", "equals",
-                    "not_equals"}:
+        if kind in {"not", "not_op"}:
+            value = self.eval(next(iter(operands.values())), env)
+            return RUNTIME if value is RUNTIME else not value
+        if kind == "conditional":
+            condition = self.eval(operands["condition"], env)
+            if condition is RUNTIME:
+                return RUNTIME
+            return self.eval(operands["true_value" if condition else "false_value"], env)
+        if kind in {"coalesce", "and_op", "or_op", "equals", "not_equals"}:
             return RUNTIME
         raise Unsupported(f"{self.path.name}: operator {kind}")
 
     def _access(self, base: Any, accessor: Any, env: dict[str, Any]) -> Any:
         """Apply ``.name``, ``.a.b`` or ``.a[i]`` (pycep nests accessors to the right)."""
-        if base is RUNTIME:
-            return RUNTIME
+        if base is RUNTIME or isinstance(base, ResourceRef):
+            return RUNTIME  # a resource's properties are only known at deployment
         if isinstance(accessor, str):
             if not isinstance(base, dict):
                 raise Unsupported(f"{self.path.name}: property {accessor} of a non-object")
@@ -234,40 +313,61 @@ class Scope:
             calls.append((name, Scope(target, params)))
         return calls
 
+    def _loop_bodies(self, symbol: str) -> list[tuple[dict[str, Any], Any]]:
+        """(environment, raw body) of each item of a resource loop."""
+        config = self.doc["resources"][symbol]["config"]
+        loop = config["loop_type"]
+        detail = loop["detail"]
+        source = self.eval(detail["array_name"], {})
+        if source is RUNTIME:
+            raise Unsupported(f"{self.path.name}: resource {symbol} loops over a "
+                              "deployment-time value")
+        bodies = []
+        for index, item in enumerate(source):
+            env = {detail["item_name"]: item}
+            if loop["type"] == "array_index":
+                env[detail["index_name"]] = index
+            elif loop["type"] != "array":
+                raise Unsupported(f"{self.path.name}: loop type {loop['type']}")
+            bodies.append((env, config["config"]))
+        return bodies
+
+    def instances(self, arm_type: str | None = None) -> list[Instance]:
+        """Evaluate every non-existing resource declared in this file (of ``arm_type``).
+
+        Loops are expanded over their evaluated source, one :class:`Instance` per item;
+        ``if`` conditions are evaluated (RUNTIME when they depend on deployment values).
+        """
+        found = []
+        for symbol, resource in self.doc.get("resources", {}).items():
+            if resource.get("existing") or arm_type not in (None, resource["type"]):
+                continue
+            config = resource["config"]
+            head = (symbol, resource["type"], resource["api_version"])
+            if "loop_type" in config:
+                if config.get("condition") is not None:
+                    raise Unsupported(f"{self.path.name}: resource {symbol}: a loop with if")
+                found += [Instance(*head, self.eval(body, env))
+                          for env, body in self._loop_bodies(symbol)]
+            elif "condition" in config:
+                found.append(Instance(*head, self.eval(config["config"], {}),
+                                      self.eval(config["condition"], {})))
+            else:
+                found.append(Instance(*head, self.eval(config, {})))
+        return found
+
     def resource_instances(self, arm_type: str) -> list[dict[str, Any]]:
         """Evaluate every non-existing resource of ``arm_type`` declared in this file.
 
         Loops are expanded over their evaluated source; a conditional resource counts as
-        deployed (its condition is not evaluated).
+        deployed (its condition is not looked at).
 
         Returns
         -------
         list of dict
             Each the resource body (``name``, ``properties``, ...) with values evaluated.
         """
-        instances = []
-        for symbol, resource in self.doc.get("resources", {}).items():
-            if resource["type"] != arm_type or resource.get("existing"):
-                continue
-            config = resource["config"]
-            if "loop_type" not in config:
-                body = config.get("config", config) if "condition" in config else config
-                instances.append(self.eval(body, {}))
-                continue
-            loop = config["loop_type"]
-            detail = loop["detail"]
-            source = self.eval(detail["array_name"], {})
-            if source is RUNTIME:
-                raise Unsupported(f"{self.path.name}: resource {symbol} loops over a "
-                                  "deployment-time value")
-            for index, item in enumerate(source):
-                env = {detail["item_name"]: item}
-                if loop["type"] == "array_index":
-                    env[detail["index_name"]] = index
-                elif loop["type"] != "array":
-                    raise Unsupported(f"{self.path.name}: loop type {loop['type']}")
-                instances.append(self.eval(config["config"], env))
-        return instances
+        return [instance.body for instance in self.instances(arm_type)]
 
 
 def deployment_scopes(main: Path, params: dict[str, Any]) -> list[Scope]:

@@ -330,3 +330,165 @@ def scopes(infra: Path, params: Mapping[str, Any] | None) -> list[Scope]:
 def is_runtime(value: Any) -> bool:
     """Whether a Bicep value is only known at deployment."""
     return value is RUNTIME
+
+
+# ---------------------------------------------------------------- ARM schema
+def schema_problems(infra: Path = INFRA, params: Mapping[str, Any] | None = None
+                    ) -> dict[str, list[str]]:
+    """Properties the templates set that their resource type's API version does not have.
+
+    Every non-existing resource of ``main.bicep`` and its local modules is evaluated (with
+    the parameters file plus ``params``) and compared with :data:`tests.infra.arm_schema.
+    SCHEMAS`.
+
+    Returns
+    -------
+    dict
+        ``"<file>:<symbol> <type>@<api>"`` -> unknown property paths (or ``["no schema"]``
+        when the table has no entry for that type and API version); empty when all match.
+    """
+    from tests.infra.arm_schema import BICEP_KEYWORDS, SCHEMAS, unknown_paths
+
+    problems: dict[str, list[str]] = {}
+    for scope in scopes(infra, params):
+        for instance in scope.instances():
+            label = (f"{scope.path.name}:{instance.symbol} "
+                     f"{instance.type}@{instance.api_version}")
+            spec = SCHEMAS.get((instance.type, instance.api_version))
+            if spec is None:
+                problems[label] = ["no schema"]
+                continue
+            body = {k: v for k, v in instance.body.items() if k not in BICEP_KEYWORDS}
+            found = unknown_paths(body, spec)
+            if found:
+                problems.setdefault(label, []).extend(found)
+    return problems
+
+
+# ---------------------------------------------------------------- Cosmos DB role assignments
+COSMOS_SQL_ROLE_ASSIGNMENT = "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments"
+
+_INTERPOLATED = re.compile(r"\$\{\s*([A-Za-z_]\w*)")
+
+
+def _referenced_symbols(expr: Any, symbols: set[str]) -> set[str]:
+    """Resource symbols an unevaluated pycep expression refers to (implicit dependencies)."""
+    found: set[str] = set()
+    if isinstance(expr, str):
+        if expr in symbols:
+            found.add(expr)
+        found.update(s for s in _INTERPOLATED.findall(expr) if s in symbols)
+    elif isinstance(expr, dict):
+        for value in expr.values():
+            found |= _referenced_symbols(value, symbols)
+    elif isinstance(expr, list):
+        for value in expr:
+            found |= _referenced_symbols(value, symbols)
+    return found
+
+
+def parallel_cosmos_role_writes(path: Path) -> set[str]:
+    """Cosmos DB SQL role assignments of one account that ARM may write at the same time.
+
+    Cosmos DB refuses a role-assignment write while another one on the same account is in
+    progress (HTTP 412, "another user operation in progress which requires an exclusive
+    lock"), so a first deployment with parallel writes can fail. Writes are serial when each
+    pair of declarations depends on one another *directly* (ARM drops a condition-false
+    resource from ``dependsOn``, so an order through a skipped resource is lost) and each
+    loop has ``@batchSize(1)``.
+
+    Parameters
+    ----------
+    path : Path
+        A Bicep file.
+
+    Returns
+    -------
+    set of str
+        ``"<symbol>: loop without @batchSize(1)"`` and ``"<a> || <b>"`` for each unordered
+        pair, per account; empty when every write is serial.
+
+    Raises
+    ------
+    Unsupported
+        If a role assignment names its account otherwise than with ``parent``.
+    """
+    from tests.infra.bicep_eval import Unsupported, parse_bicep
+
+    resources = parse_bicep(path).get("resources", {})
+    symbols = set(resources)
+    by_account: dict[str, list[str]] = {}
+    deps: dict[str, set[str]] = {}
+    problems: set[str] = set()
+    for symbol, resource in resources.items():
+        if resource["type"] != COSMOS_SQL_ROLE_ASSIGNMENT or resource.get("existing"):
+            continue
+        config = resource["config"]
+        body = config.get("config", config) if "condition" in config else config
+        parent = body.get("parent")
+        if not isinstance(parent, str) or parent not in symbols:
+            raise Unsupported(f"{Path(path).name}: {symbol} must name its account with parent")
+        by_account.setdefault(parent, []).append(symbol)
+        deps[symbol] = _referenced_symbols(body.get("dependsOn") or [], symbols) \
+            | _referenced_symbols({k: v for k, v in body.items() if k != "dependsOn"}, symbols)
+        if "loop_type" in config:
+            sizes = [d.get("argument") for d in resource.get("decorators", [])
+                     if d.get("type") == "batchSize"]
+            if sizes != [1]:
+                problems.add(f"{symbol}: loop without @batchSize(1)")
+    for members in by_account.values():
+        for i, first in enumerate(members):
+            for second in members[i + 1:]:
+                if first not in deps[second] and second not in deps[first]:
+                    problems.add(f"{first} || {second}")
+    return problems
+
+
+# ---------------------------------------------------------------- role assignments
+@dataclass(frozen=True)
+class Grant:
+    """One role assignment as deployed: who gets which role where.
+
+    Attributes
+    ----------
+    principal : Any
+        The evaluated principal id (RUNTIME for a deployment-time identity).
+    role : str
+        The role definition GUID.
+    scope_type : str
+        ARM type of the scope (``Microsoft.ServiceBus/namespaces/queues``, ...).
+    scope_name : Any
+        The scope's evaluated name (RUNTIME when only known at deployment).
+    """
+
+    principal: Any
+    role: str
+    scope_type: str
+    scope_name: Any
+
+
+def role_grants(scope: Scope) -> set[Grant]:
+    """Azure RBAC role assignments a Bicep file deploys with its parameters.
+
+    Conditional assignments whose condition is false are left out.
+
+    Raises
+    ------
+    Unsupported
+        If a condition, role or scope cannot be evaluated.
+    """
+    from tests.infra.bicep_eval import ResourceRef, SubscriptionResourceId, Unsupported
+
+    grants = set()
+    for instance in scope.instances("Microsoft.Authorization/roleAssignments"):
+        if instance.condition is RUNTIME:
+            raise Unsupported(f"{scope.path.name}: {instance.symbol}: condition unknown")
+        if not instance.condition:
+            continue
+        role = instance.body["properties"]["roleDefinitionId"]
+        target = instance.body.get("scope")
+        if not isinstance(role, SubscriptionResourceId) or not isinstance(target, ResourceRef):
+            raise Unsupported(f"{scope.path.name}: {instance.symbol}: role or scope unknown")
+        grants.add(Grant(instance.body["properties"]["principalId"], role.names[-1],
+                         target.type, target.name))
+    return grants

@@ -1,0 +1,58 @@
+"""docs/deploy.md can be followed on paper: every command pastes as it stands.
+
+Each shell block's ``$VAR`` is set by an earlier line of the document, no command holds a
+``<placeholder>``, and the publish, which can fail while the new role assignments
+propagate, is retried in a loop that waits between attempts.
+"""
+
+from tests.infra.checks import REPO
+from tests.infra.doc_commands import enclosing_loop, placeholders, undefined_variables
+
+DEPLOY_MD = (REPO / "docs" / "deploy.md").read_text()
+
+
+def test_every_variable_is_set_before_a_command_uses_it():
+    assert undefined_variables(DEPLOY_MD) == []
+
+
+def test_no_command_holds_a_placeholder():
+    assert placeholders(DEPLOY_MD) == []
+
+
+def test_publish_is_retried_while_role_assignments_propagate():
+    loop = enclosing_loop(DEPLOY_MD, "func azure functionapp publish")
+    assert loop, "the publish is not inside a retry loop"
+    assert any("sleep" in line for line in loop)
+    assert any("break" in line for line in loop)
+
+
+def test_the_doc_says_how_long_propagation_takes():
+    assert "propagat" in DEPLOY_MD and "10 minutes" in DEPLOY_MD
+
+
+def test_the_steps_define_their_settings_at_the_top():
+    first_block = DEPLOY_MD.split("### Steps", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    for name in ("SUBSCRIPTION", "RG", "LOCATION", "PAYMENT_API_URL", "SHIPPING_API_URL"):
+        assert f"\n{name}=" in first_block, name
+
+
+# ---------------------------------------------------------------- the checks can fail
+def test_a_variable_used_before_its_definition_is_reported():
+    text = "```bash\necho \"$APP\"\nAPP=x\nfor i in 1 2; do echo \"$i $APP\"; done\n```\n"
+    assert undefined_variables(text) == [(2, "APP")]
+
+
+def test_a_variable_defined_only_in_prose_or_another_language_is_reported():
+    text = ("Set `RG=x` first.\n```powershell\n$RG = 'x'\n```\n"
+            "```bash\naz group show -n \"$RG\"\n```\n")
+    assert undefined_variables(text) == [(6, "RG")]
+
+
+def test_a_placeholder_is_reported_but_a_heredoc_is_not():
+    text = "```bash\ncat > f <<EOF\nx\nEOF\naz account set --subscription \"<subscription>\"\n```\n"
+    assert placeholders(text) == [(5, "<subscription>")]
+
+
+def test_a_publish_outside_a_loop_is_found():
+    text = "```bash\nfunc azure functionapp publish \"$APP\"\nfor i in 1; do\n  echo\ndone\n```\n"
+    assert enclosing_loop(text, "func azure functionapp publish") == []

@@ -1,0 +1,104 @@
+"""The app's Service Bus roles let scale-out read queue length, on the narrowest scope.
+
+The Functions scale controller sizes a Service Bus-triggered app from the trigger queue's
+length, read through the administration API (queue runtime properties), which needs the
+Manage right; with Listen only, target-based scaling reverts to incremental scaling
+("Target-based scaling", Service Bus section, Azure Functions docs; the extension's
+ServiceBusMetricsProvider reads GetQueueRuntimePropertiesAsync and GetQueueAsync of the
+trigger queue). Azure Service Bus Data Owner carries Manage; role assignments can be scoped
+to one queue ("Use managed identities with Azure Service Bus": queue, topic or
+subscription scope applies to that entity only). So the app gets Data Owner on each trigger
+queue and nowhere else, unless appReadsDeadLetterDepth asks for every queue of queues.json.
+"""
+
+import re
+
+from tests.infra.bicep_eval import Scope
+from tests.infra.checks import INFRA, REPO, catalog, role_grants, scopes
+from tests.infra.conftest import replace_once
+
+DATA_OWNER = "090c5cfd-751d-490a-894a-3ce6f1109419"
+DATA_SENDER = "69a216fc-b8fb-44d8-bc22-1f3c2cd27a39"
+DATA_RECEIVER = "4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0"
+QUEUE = "Microsoft.ServiceBus/namespaces/queues"
+NAMESPACE = "Microsoft.ServiceBus/namespaces"
+APP = "app-identity"
+DEPLOY_MD = REPO / "docs" / "deploy.md"
+
+
+def trigger_queues(triggers):
+    return {t["queueName"] for t in triggers.values() if t["type"] == "serviceBusTrigger"}
+
+
+def app_grants(infra=INFRA, **params):
+    """The app identity's Service Bus grants, with main.bicep's parameters flowing in."""
+    module = next(s for s in scopes(infra, params) if s.path.name == "servicebus.bicep")
+    scope = Scope(module.path, {**module.params, "appPrincipalId": APP})
+    return {g for g in role_grants(scope) if g.principal == APP}
+
+
+def owned_queues(grants):
+    return {g.scope_name for g in grants if g.role == DATA_OWNER and g.scope_type == QUEUE}
+
+
+def test_the_app_triggers_on_four_queues(triggers):
+    assert trigger_queues(triggers) == {"orders", "payment-requests", "shipping-requests",
+                                        "agent-replies"}
+
+
+def test_the_app_owns_each_trigger_queue_and_nothing_else(triggers):
+    grants = app_grants()
+    assert owned_queues(grants) == trigger_queues(triggers)
+    assert not any(g.role == DATA_OWNER and g.scope_type == NAMESPACE for g in grants)
+
+
+def test_the_app_still_sends_and_receives_on_the_namespace():
+    grants = app_grants()
+    assert {(g.role, g.scope_type) for g in grants if g.role != DATA_OWNER} == {
+        (DATA_SENDER, NAMESPACE), (DATA_RECEIVER, NAMESPACE)}
+
+
+def test_reading_every_dead_letter_depth_owns_every_queue_never_the_namespace():
+    grants = app_grants(appReadsDeadLetterDepth=True)
+    assert owned_queues(grants) == set(catalog()["queues"])
+    assert not any(g.role == DATA_OWNER and g.scope_type == NAMESPACE for g in grants)
+
+
+def test_the_bicep_trigger_list_is_the_function_metadata(triggers):
+    scope = Scope(INFRA / "app" / "servicebus.bicep")
+    assert set(scope.var("triggerQueues")) == trigger_queues(triggers)
+
+
+# ---------------------------------------------------------------- the checks can fail
+def test_the_check_sees_a_namespace_wide_owner(infra_copy):
+    replace_once(infra_copy / "app" / "servicebus.bicep", "  scope: appOwnedQueueRefs[i]\n",
+                 "  scope: namespace\n")
+    grants = app_grants(infra_copy)
+    assert any(g.role == DATA_OWNER and g.scope_type == NAMESPACE for g in grants)
+    assert owned_queues(grants) == set()
+
+
+def test_the_check_sees_a_missing_trigger_queue(infra_copy, triggers):
+    replace_once(infra_copy / "app" / "servicebus.bicep", "  'agent-replies'\n", "")
+    assert trigger_queues(triggers) - owned_queues(app_grants(infra_copy)) == {"agent-replies"}
+
+
+# ---------------------------------------------------------------- the docs say the same
+def doc_role_rows():
+    """(role cell, scope cell) of the app identity's rows in deploy.md's role table."""
+    rows = []
+    for line in DEPLOY_MD.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0] == "App identity":
+            rows.append((cells[1], cells[2]))
+    return rows
+
+
+def test_deploy_md_names_the_owned_queues_as_the_bicep_does(triggers):
+    owner_rows = [scope for role, scope in doc_role_rows() if "Service Bus Data Owner" in role]
+    assert len(owner_rows) == 2, owner_rows
+    always, optional = owner_rows
+    assert set(re.findall(r"`([a-z-]+)`", always)) == trigger_queues(triggers)
+    assert always.startswith("queues ") and optional.startswith("also queue ")
+    assert set(re.findall(r"`([a-z-]+)`", optional)) >= \
+        set(catalog()["queues"]) - trigger_queues(triggers)
