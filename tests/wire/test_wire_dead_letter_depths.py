@@ -1,20 +1,20 @@
-"""The dead-letter depth reader (orders/ops/dead_letters.py) over the real administration API.
+"""The dead-letter depth reader (orders/messaging/depths.py) over the real administration API.
 
 ServiceBusAdministrationClient reads each queue's runtime properties from the namespace's
 ATOM feed over HTTPS with a bearer token; the stand-in serves that feed (TLS with its own
 certificate, trusted through REQUESTS_CA_BUNDLE) and answers 401 to an identity without the
-Manage right, as Service Bus does. Only DefaultAzureCredential is replaced (no Entra ID is
-reachable): the reader gets a fixed token, and the test checks the scope it asked for.
+Manage right, as Service Bus does. No Entra ID is reachable, so the reader is given a
+credential with a fixed token (the process's one credential in the app), and the test
+checks the scope it asked for.
 """
 
 from __future__ import annotations
 
-import azure.identity
 import pytest
 from azure.servicebus import ServiceBusMessage
 
-from orders.ops.dead_letters import dead_letter_depths
-from orders.settings import Settings
+from ops.dead_letters import dead_letter_depths
+from orders.messaging.depths import AzureDepthReader
 from tests.wire.stand_in import LISTEN_SEND_TOKEN, MANAGE_TOKEN, StaticTokenCredential
 
 
@@ -24,16 +24,8 @@ def https_trust(stand_in, monkeypatch):
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
 
 
-def identity(monkeypatch, token):
-    credential = StaticTokenCredential(token)
-    monkeypatch.setattr(azure.identity, "DefaultAzureCredential", lambda: credential)
-    return credential
-
-
-def settings(stand_in):
-    return Settings(MESSAGING_BACKEND="servicebus", STORE_BACKEND="cosmos",
-                    COSMOS_ENDPOINT="https://unused.documents.azure.com:443/",
-                    SERVICEBUS__fullyQualifiedNamespace=stand_in.https_namespace)
+def reader(stand_in, credential):
+    return AzureDepthReader(stand_in.https_namespace, credential)
 
 
 def dead_letter(stand_in, queue, count):
@@ -53,9 +45,13 @@ def dead_letter(stand_in, queue, count):
 def test_depths_are_read_per_queue(stand_in, https_trust, monkeypatch):
     poisoned, clean = stand_in.create_queue("dl-poisoned"), stand_in.create_queue("dl-clean")
     dead_letter(stand_in, poisoned, 3)
-    credential = identity(monkeypatch, MANAGE_TOKEN)
-    depths, note = dead_letter_depths(settings(stand_in), [poisoned, clean])
+    credential = StaticTokenCredential(MANAGE_TOKEN)
+    depths_of = reader(stand_in, credential)
+    depths, note = dead_letter_depths(depths_of, [poisoned, clean])
     assert (depths, note) == ({poisoned: 3, clean: 0}, None)
+    # The same client serves the next read (built once per process).
+    assert dead_letter_depths(depths_of, [poisoned]) == ({poisoned: 3}, None)
+    depths_of.close()
     # The SDK asks Entra ID for Service Bus' audience (its constant has a double slash).
     assert credential.scopes and all(
         len(s) == 1 and s[0].startswith("https://servicebus.azure.net/")
@@ -65,15 +61,16 @@ def test_depths_are_read_per_queue(stand_in, https_trust, monkeypatch):
 def test_without_the_manage_right_the_depth_is_unavailable_with_the_reason(
         stand_in, https_trust, monkeypatch):
     queue = stand_in.create_queue("dl-no-manage")
-    identity(monkeypatch, LISTEN_SEND_TOKEN)  # Data Sender + Data Receiver only
-    depths, note = dead_letter_depths(settings(stand_in), [queue])
+    # Data Sender + Data Receiver only.
+    depths, note = dead_letter_depths(reader(stand_in, StaticTokenCredential(LISTEN_SEND_TOKEN)),
+                                      [queue])
     assert depths is None
     assert "Manage,EntityRead claims required" in note
     assert "Azure Service Bus Data Owner" in note
 
 
 def test_an_unknown_queue_makes_the_depths_unavailable(stand_in, https_trust, monkeypatch):
-    identity(monkeypatch, MANAGE_TOKEN)
-    depths, note = dead_letter_depths(settings(stand_in), ["dl-missing"])
+    depths, note = dead_letter_depths(reader(stand_in, StaticTokenCredential(MANAGE_TOKEN)),
+                                      ["dl-missing"])
     assert depths is None
     assert "ResourceNotFoundError" in note and "dl-missing" in note
