@@ -117,14 +117,34 @@ def _header(response: Any, name: str) -> str | None:
 
 
 def _retry_after(response: Any, now: datetime, default: timedelta) -> timedelta:
-    value = _header(response, "Retry-After")
+    delay = parse_retry_after(_header(response, "Retry-After"), now)
+    return default if delay is None else delay
+
+
+def parse_retry_after(value: str | None, now: datetime) -> timedelta | None:
+    """Parse a ``Retry-After`` header (RFC 9110: delay-seconds or an HTTP-date).
+
+    Parameters
+    ----------
+    value : str or None
+        The header value.
+    now : datetime
+        Current time (timezone-aware), to turn an HTTP-date into a delay.
+
+    Returns
+    -------
+    timedelta or None
+        The delay (never negative), or None if absent or unparseable.
+    """
     if value is None:
-        return default
+        return None
     value = value.strip()
     if value.isdigit():
         return timedelta(seconds=int(value))
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
-        return default
-    return max(when - now, timedelta(0)) if when.tzinfo else default
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(when - now, timedelta(0))

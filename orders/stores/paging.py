@@ -70,33 +70,9 @@ def iter_overdue_pages(
 ) -> Iterator[ScanPage]:
     """Follow continuation tokens through one bounded scan of overdue records (SPEC V1).
 
-    Like :func:`iter_expired_pages`, over :meth:`StateStore.scan_overdue`: records whose
-    CompleteBy lies before ``now - window``.
-
-    Parameters
-    ----------
-    store : StateStore
-        Store to scan.
-    now : datetime
-        Scan time (timezone-aware), the same for every page.
-    window : timedelta
-        The supervisor's window, > 0: CompleteBy before ``now - window`` is overdue.
-    page_size : int
-        Records per page, 1..:data:`MAX_PAGE_SIZE`.
-    max_pages : int
-        Hard bound on pages per scan, >= 1.
-    states : tuple of ProcessState
-        States to scan.
-
-    Yields
-    ------
-    ScanPage
-        Each page as the store returned it.
-
-    Raises
-    ------
-    ValueError
-        If ``max_pages`` < 1 (and whatever the store raises for bad arguments).
+    Like :func:`iter_expired_pages` (same parameters, pages and errors), over
+    :meth:`StateStore.scan_overdue`: records whose CompleteBy lies before ``now - window``,
+    the supervisor's window.
     """
     return _follow(store.scan_overdue, now, window, page_size, max_pages, states)
 
