@@ -26,14 +26,17 @@ Register = Callable[[Callable[..., Any]], FunctionBuilder]
 class DurableBlueprint(df.Blueprint):
     """A ``df.Blueprint`` whose durable decorators are typed (see the module docstring)."""
 
-    # Each override only casts: the SDK returns its decorator without an annotation.
+    # Each override calls the SDK's and casts the decorator it returns unannotated.
 
     def orchestration_trigger(self, context_name: str, orchestration: str | None = None,
                               input_type: type | None = None
                               ) -> Callable[[Orchestrator], FunctionBuilder]:
         """Register an orchestrator function (``df.Blueprint.orchestration_trigger``)."""
-        return cast(Callable[[Orchestrator], FunctionBuilder],
+        # input_type is passed on only when given: older SDKs do not take it.
+        register = (super().orchestration_trigger(context_name, orchestration)
+                    if input_type is None else
                     super().orchestration_trigger(context_name, orchestration, input_type))
+        return cast(Callable[[Orchestrator], FunctionBuilder], register)
 
     def activity_trigger(self, input_name: str, activity: str | None = None) -> Register:
         """Register an activity function (``df.Blueprint.activity_trigger``)."""
