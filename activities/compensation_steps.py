@@ -9,7 +9,7 @@ earlier write). Inputs and results are the JSON forms of the contracts in
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from orders.compensation.plan import pending_undos, step_details
 from orders.lifecycle.changes import (
@@ -69,8 +69,9 @@ def record_step(data: dict[str, Any], services: Services) -> dict[str, Any]:
                                   workflow_version=step.workflow_version,
                                   now=services.clock.now())
     stored = services.stores.compensation.record(entry)
-    return RecordStepResult(seq=stored.record.seq,
-                            created=stored.created).model_dump(mode="json")
+    seq = stored.record.seq
+    assert seq is not None, "the log numbers every entry it stores"
+    return RecordStepResult(seq=seq, created=stored.created).model_dump(mode="json")
 
 
 def fail_order(data: dict[str, Any], services: Services) -> dict[str, Any]:
@@ -101,13 +102,15 @@ def fail_order(data: dict[str, Any], services: Services) -> dict[str, Any]:
         give_up = hand_over if pending_undos(log.entries(order_id)) else fail_without_undo
         return give_up(record, reason, Actor.ORDER_WORKFLOW)
 
+    record: StateRecord | None
     try:
         record = fenced_update(services.stores.states, order_id, step.instance_id, change)
     except FencedError:
         record = services.stores.states.get(order_id)
         if record is None or record.failure_reason != cut_reason(reason):
             return FailOrderResult(fenced=True, state=None).model_dump(mode="json")
-    state = "Error" if record.process_state is ProcessState.ERROR else "Compensating"
+    state: Literal["Compensating", "Error"] = (
+        "Error" if record.process_state is ProcessState.ERROR else "Compensating")
     return FailOrderResult(fenced=False, state=state).model_dump(mode="json")
 
 

@@ -107,7 +107,7 @@ def reserve_inventory(data: dict[str, Any], services: Services) -> dict[str, Any
         If ``data`` breaks the contract.
     """
     step = ReserveInventoryInput.model_validate(data)
-    lines = [ReservedLine(sku=line.sku, quantity=line.quantity) for line in step.lines]
+    lines = tuple(ReservedLine(sku=line.sku, quantity=line.quantity) for line in step.lines)
     return ReserveInventoryResult(reservation_id=f"RES-{step.order_id}",
                                   lines=lines).model_dump(mode="json")
 

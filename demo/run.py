@@ -31,7 +31,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from client import tpch
 from client.receivers import LocalReplyReceiver
 from client.submit import reply_queue_for, submit_orders
-from client.watch import WatchProgress, watch
+from client.watch import WatchProgress, WatchResult, watch
 from demo import processes
 from demo.audit import Verdict, audit_data_dir
 from demo.faults import black_holed_ids, chaos_faults, default_faults
@@ -73,7 +73,7 @@ class Summary:
     """The demo's outcome, from the state store, the simulator's ledger and the audit."""
 
     orders: int
-    states: Counter
+    states: Counter[ProcessState]
     recovered: int
     rejected: int
     lost: int
@@ -222,7 +222,8 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
 
 
 def _watch(data_dir: Path, reply_to: str, expect: int,
-           crashes: list[tuple[float, str, processes.Process]], timeout_s: float):
+           crashes: list[tuple[float, str, processes.Process]],
+           timeout_s: float) -> WatchResult:
     """Watch the reply queue; SIGKILL and restart each process of ``crashes`` on time.
 
     ``crashes`` holds ``(fraction, name, process)``: the process is killed once that

@@ -85,7 +85,8 @@ def call_http_polling(context: Any, method: str, uri: str, content: Any = None,
     deadline = context.current_utc_datetime + timeout
     extra = {"token_source": token_source} if token_source is not None else {}
     first = {**extra, "is_raw_str": True} if is_raw_str else extra
-    response = yield context.call_http(method, uri, content, headers, **first)
+    # The SDK sends back call_http's result untyped: the JSON answer, a dict.
+    response: dict[str, Any] = yield context.call_http(method, uri, content, headers, **first)
     polls, poll_uri = 0, uri
     while _status(response) == 202 and (location := _header(response, "Location")):
         now = context.current_utc_datetime

@@ -114,9 +114,19 @@ def count_stuck(states: StateStore, now: datetime, cap: int = 10_000) -> tuple[i
     return count, False
 
 
-LISTS: dict[str, Callable[[StateStore, datetime, int], tuple[list[StateRecord], bool]]] = {
+Lister = Callable[[StateStore, datetime, int], tuple[list[StateRecord], bool]]
+"""A list command: the store, now, and the most records to list."""
+
+
+def _by_state(state: ProcessState) -> Lister:
+    def list_state(states: StateStore, _now: datetime, limit: int
+                   ) -> tuple[list[StateRecord], bool]:
+        return list_by_state(states, state, limit)
+    return list_state
+
+
+LISTS: dict[str, Lister] = {
     "stuck": list_stuck,
-    **{state.value.lower(): (lambda s, _now, n, st=state: list_by_state(s, st, n))
-       for state in ProcessState},
+    **{state.value.lower(): _by_state(state) for state in ProcessState},
 }
 """What ``python -m ops list <name>`` can list: ``stuck`` or a ProcessState name."""

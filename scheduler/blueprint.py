@@ -7,6 +7,7 @@ import azure.durable_functions as df
 import azure.functions as func
 
 from orders import names
+from orders.durable_blueprint import DurableBlueprint
 from orders.models import wire
 from orders.observability.logs import log_context
 from orders.observability.metrics import record_submission
@@ -16,7 +17,7 @@ from scheduler import replies, starter, submission
 from scheduler.compensation_starter import start_compensations
 
 log = logging.getLogger("orders.scheduler")
-bp = df.Blueprint()
+bp = DurableBlueprint()
 
 
 @bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.ORDERS_QUEUE,

@@ -125,10 +125,8 @@ def get_statuses(query: QueryParams) -> list[str] | None:
     return list(dict.fromkeys(values))
 
 
-def encode_token(token: str | None) -> str | None:
+def encode_token(token: str) -> str:
     """Make the task hub's continuation token safe for an HTTP header (base64url)."""
-    if token is None:
-        return None
     return base64.urlsafe_b64encode(token.encode()).decode("ascii")
 
 

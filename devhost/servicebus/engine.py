@@ -145,7 +145,9 @@ class ServiceBusEngine(Settlement):
                     (name, horizon),
                 )
             for message in batch:
-                if dedup and not self._remember(conn, name, message.message_id, now):
+                message_id = message.message_id
+                assert message_id is not None, "NewMessage fills in a MessageId"
+                if dedup and not self._remember(conn, name, message_id, now):
                     logger.debug("duplicate dropped: queue=%s id=%s", name, message.message_id)
                     accepted.append(False)
                     continue

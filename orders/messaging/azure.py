@@ -12,7 +12,7 @@ import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from azure.servicebus import ServiceBusClient, ServiceBusMessage
 from azure.servicebus import exceptions as sb_errors
@@ -53,10 +53,13 @@ def to_service_bus_message(message: OutgoingMessage) -> ServiceBusMessage:
         Body bytes, ``message_id``, ``application_properties``, ``correlation_id``,
         ``content_type``, ``scheduled_enqueue_time_utc`` and ``time_to_live`` set.
     """
+    # The SDK's parameter is a dict keyed str | bytes (invariant, so a dict[str, ...] does not
+    # fit) whose values leave out None, which AMQP carries and the port allows.
+    properties = cast(dict[str | bytes, Any], dict(message.application_properties))
     return ServiceBusMessage(
         message.body_bytes(),
         message_id=message.message_id,
-        application_properties=dict(message.application_properties) or None,
+        application_properties=properties or None,
         correlation_id=message.correlation_id,
         content_type=message.content_type,
         scheduled_enqueue_time_utc=message.scheduled_enqueue_time,

@@ -21,6 +21,9 @@ MAX_MESSAGE_ID_LENGTH = 128
 
 JSON = "application/json"
 
+PropertyValue = str | int | float | bool | None
+"""What an application property may hold (checked on construction)."""
+
 _PROPERTY_TYPES = (str, int, float, bool, type(None))
 
 
@@ -55,7 +58,7 @@ class OutgoingMessage:
 
     body: dict[str, Any] | str
     message_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    application_properties: Mapping[str, Any] = field(default_factory=dict)
+    application_properties: Mapping[str, PropertyValue] = field(default_factory=dict)
     correlation_id: str | None = None
     content_type: str = JSON
     scheduled_enqueue_time: datetime | None = None

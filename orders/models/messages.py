@@ -13,14 +13,14 @@ clear error instead of guessing. Queue by queue:
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import Field, model_validator
 
 from orders.models._types import Contract, InstanceId, OrderId, QueueName, UtcDatetime
 from orders.models.order import Order
 
-MESSAGE_SCHEMA_VERSION = 1
+MESSAGE_SCHEMA_VERSION: Final = 1
 """Version of the message contracts this code writes and reads."""
 
 REPLY_QUEUE_PATTERN = "replies-{clientId}"

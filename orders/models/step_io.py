@@ -50,7 +50,7 @@ class StepContract(Contract):
 
     @model_serializer(mode="wrap")
     def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data = handler(self)
+        data: dict[str, Any] = handler(self)  # pydantic types the handler's result as Any
         for name in self.OMIT_IF_NONE:
             if getattr(self, name) is None:
                 data.pop(type(self).model_fields[name].alias or name, None)

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from azure.core import MatchConditions
+from azure.core.paging import PageIterator
 from azure.cosmos import ContainerProxy
 
 from clocks import Clock, SystemClock
@@ -260,7 +261,8 @@ class CosmosStateStore:
                     parameters=[{"name": "@state", "value": state.value}],
                     enable_cross_partition_query=True,
                 )
-                counts[state] = int(sum(values))
+                # SELECT VALUE COUNT(1) yields numbers; the SDK types every item as a document.
+                counts[state] = int(sum(cast(Iterable[int], values)))
         return counts
 
     def close(self) -> None:
@@ -271,12 +273,14 @@ class CosmosStateStore:
     ) -> tuple[list[dict[str, Any]], str | None, RequestCharge]:
         charge = RequestCharge()
         with translated("query state records"):
-            pages = self._container.query_items(
+            # by_page is typed as a plain iterator of pages; what it returns is azure-core's
+            # PageIterator, which carries the continuation token.
+            pages = cast(PageIterator[dict[str, Any]], self._container.query_items(
                 sql,
                 parameters=parameters,
                 enable_cross_partition_query=True,
                 max_item_count=size,
                 response_hook=charge,
-            ).by_page(continuation)
+            ).by_page(continuation))
             documents = list(next(pages, []))
             return documents, pages.continuation_token, charge
