@@ -47,8 +47,8 @@ var submissionQueue = 'orders'
 // orders/names.py OPERATOR_ALERTS_QUEUE: operators read alerts here (SPEC S7).
 var operatorAlertsQueue = 'operator-alerts'
 
-// The queues the app's Service Bus triggers listen on (orders/scheduler/blueprint.py,
-// orders/agents/blueprint.py); tests/infra checks this list against the function metadata.
+// The queues the app's Service Bus triggers listen on (scheduler/blueprint.py,
+// agents/blueprint.py); tests/infra checks this list against the function metadata.
 var triggerQueues = [
   submissionQueue
   'payment-requests'
