@@ -78,19 +78,8 @@ def list_stuck(states: StateStore, now: datetime,
                limit: int) -> tuple[list[StateRecord], bool]:
     """Return supervised records (Processing, Compensating) whose CompleteBy has passed.
 
-    Parameters
-    ----------
-    states : StateStore
-        The state store.
-    now : datetime
-        Timezone-aware current time.
-    limit : int
-        Most records to return, 1..1000.
-
-    Returns
-    -------
-    (list of StateRecord, bool)
-        The records, and whether more exist than were returned.
+    Takes ``states`` and ``limit`` and returns what :func:`list_by_state` does; ``now``
+    is the timezone-aware current time.
     """
     pages = iter_expired_pages(states, now, STUCK_WINDOW, check_limit(limit),
                                states=SUPERVISED_STATES)

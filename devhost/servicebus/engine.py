@@ -44,22 +44,16 @@ _CANDIDATES = """
 """
 
 
+def _check_max_count(max_count: int) -> None:
+    if isinstance(max_count, bool) or not isinstance(max_count, int) or max_count < 1:
+        raise ValueError(f"max_count: must be a positive integer, got {max_count!r}")
+
+
 class ServiceBusEngine(Settlement):
     """Service Bus queues with peek-lock, duplicate detection and dead-lettering.
 
-    Parameters
-    ----------
-    path : str or Path
-        The SQLite file; shared by every process of one local host.
-    catalog : QueueCatalog, optional
-        Queue properties; defaults to ``infra/queues.json``.
-    clock : Clock, optional
-        Time source; defaults to :class:`~devhost.clock.SystemClock`.
-
-    Notes
-    -----
-    One instance may be used from several threads (calls are serialised on its
-    connection); processes each open their own instance on the same file.
+    Opened, and shared between threads and processes, as
+    :class:`~devhost.servicebus.base.EngineBase` says (same parameters).
     """
 
     # -- sending ---------------------------------------------------------------------
@@ -195,8 +189,7 @@ class ServiceBusEngine(Settlement):
         ValueError
             If ``max_count`` is not a positive integer.
         """
-        if isinstance(max_count, bool) or not isinstance(max_count, int) or max_count < 1:
-            raise ValueError(f"max_count: must be a positive integer, got {max_count!r}")
+        _check_max_count(max_count)
         name, dead_letter, props = self._entity(queue, dead_letter)
         received: list[ReceivedMessage] = []
         with self._lock, write(self._conn) as conn:
@@ -253,13 +246,10 @@ class ServiceBusEngine(Settlement):
 
         Raises
         ------
-        MessagingEntityNotFoundError
-            If the queue is neither declared nor a client reply queue.
-        ValueError
-            If ``max_count`` is not a positive integer.
+        MessagingEntityNotFoundError, ValueError
+            As :meth:`receive` raises them.
         """
-        if isinstance(max_count, bool) or not isinstance(max_count, int) or max_count < 1:
-            raise ValueError(f"max_count: must be a positive integer, got {max_count!r}")
+        _check_max_count(max_count)
         name, dead_letter, _ = self._entity(queue, dead_letter)
         with self._lock:
             found = self._conn.execute(

@@ -198,15 +198,8 @@ def parse_queue_catalog(data: Any, *, source: str = "queues.json") -> QueueCatal
     source : str
         Name used in error messages.
 
-    Returns
-    -------
-    QueueCatalog
-        The validated catalog.
-
-    Raises
-    ------
-    QueuePropertiesError
-        If a rule is broken; the message names ``source`` and the field.
+    Returns and raises what :func:`load_queue_catalog` does; the error message names
+    ``source`` and the field.
     """
 
     def fail(field: str, rule: str) -> QueuePropertiesError:
