@@ -53,7 +53,9 @@ class ServiceBusEngine(Settlement):
     """Service Bus queues with peek-lock, duplicate detection and dead-lettering.
 
     Opened, and shared between threads and processes, as
-    :class:`~devhost.servicebus.base.EngineBase` says (same parameters).
+    :class:`~devhost.servicebus.base.EngineBase` says (same parameters). Every method
+    that takes a queue raises ``MessagingEntityNotFoundError`` if the queue is neither
+    declared nor a client reply queue.
     """
 
     # -- sending ---------------------------------------------------------------------
@@ -81,8 +83,6 @@ class ServiceBusEngine(Settlement):
 
         Raises
         ------
-        MessagingEntityNotFoundError
-            If the queue is neither declared nor a client reply queue.
         ValueError
             If a field breaks its rule (the message names it).
         """
@@ -115,8 +115,6 @@ class ServiceBusEngine(Settlement):
 
         Raises
         ------
-        MessagingEntityNotFoundError
-            If the queue is neither declared nor a client reply queue.
         ValueError
             If ``queue`` is a dead-letter path or an item is not a ``NewMessage``.
         """
@@ -184,8 +182,6 @@ class ServiceBusEngine(Settlement):
 
         Raises
         ------
-        MessagingEntityNotFoundError
-            If the queue is neither declared nor a client reply queue.
         ValueError
             If ``max_count`` is not a positive integer.
         """
@@ -246,8 +242,8 @@ class ServiceBusEngine(Settlement):
 
         Raises
         ------
-        MessagingEntityNotFoundError, ValueError
-            As :meth:`receive` raises them.
+        ValueError
+            As :meth:`receive` raises it.
         """
         _check_max_count(max_count)
         name, dead_letter, _ = self._entity(queue, dead_letter)
@@ -296,13 +292,7 @@ class ServiceBusEngine(Settlement):
         return moved
 
     def counts(self, queue: str) -> QueueCounts:
-        """Return active, scheduled, dead-letter and locked counts of one queue.
-
-        Raises
-        ------
-        MessagingEntityNotFoundError
-            If the queue is neither declared nor a client reply queue.
-        """
+        """Return active, scheduled, dead-letter and locked counts of one queue."""
         name, _, _ = self._entity(queue, False)
         with self._lock:
             return rows.counts(self._conn, self._now_us(), name).get(name, rows.ZERO_COUNTS)
@@ -320,11 +310,6 @@ class ServiceBusEngine(Settlement):
 
         That is the earliest of each active message's enqueued (scheduled) time, or its
         lock expiry if it is locked. The host's drain mode moves its clock there.
-
-        Raises
-        ------
-        MessagingEntityNotFoundError
-            If the queue is neither declared nor a client reply queue.
         """
         name, _, _ = self._entity(queue, False)
         with self._lock:

@@ -23,7 +23,7 @@ from orders.messaging.errors import (
     MessagingUnavailableError,
     QueueNotFoundError,
 )
-from orders.messaging.port import OutgoingMessage
+from orders.messaging.port import MessageSender, OutgoingMessage
 
 _HOST = re.compile(r"^(?=.{4,253}$)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9-]+)+$")
 
@@ -101,7 +101,7 @@ def validate_namespace(fully_qualified_namespace: str) -> str:
     return value.lower()
 
 
-class AzureServiceBusSender:
+class AzureServiceBusSender(MessageSender):
     """A :class:`~orders.messaging.port.MessageSender` over Azure Service Bus.
 
     Parameters
@@ -147,10 +147,6 @@ class AzureServiceBusSender:
         self._client = client
         self._senders: dict[str, Any] = {}
         self._lock = threading.Lock()
-
-    def send(self, queue: str, message: OutgoingMessage) -> None:
-        """Send one message; see :meth:`send_many`."""
-        self.send_many(queue, [message])
 
     def send_many(self, queue: str, messages: Sequence[OutgoingMessage]) -> None:
         """Send messages in one SDK call (one batch).

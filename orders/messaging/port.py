@@ -121,8 +121,12 @@ class MessageSender(Protocol):
     """
 
     def send(self, queue: str, message: OutgoingMessage) -> None:
-        """Send one message to ``queue``."""
-        ...
+        """Send one message to ``queue``: :meth:`send_many` of that one message.
+
+        Senders that subclass this protocol inherit this; its errors are those of
+        :meth:`send_many`.
+        """
+        self.send_many(queue, [message])
 
     def send_many(self, queue: str, messages: Sequence[OutgoingMessage]) -> None:
         """Send messages to ``queue`` in one broker operation (one Service Bus batch).
