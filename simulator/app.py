@@ -11,6 +11,8 @@ Identifiers travel in the body only; paths are fixed. An undo names the forward 
 its ``Idempotency-Key`` (``chargeKey``, ``shipmentKey``) and answers 409 with error code
 ``nothing_to_undo`` if that request was never carried out, or ``already_undone`` (see
 :mod:`simulator.operations`): a documented answer, distinct from every other refusal.
+``nothing_to_undo`` also voids the forward key: that request, if it arrives later, answers
+409 ``voided`` and does nothing.
 
 Each request is counted in the ledger, then meets the fault knobs (see
 :meth:`simulator.faults.FaultInjector.decide`), then runs at most once per key: the same

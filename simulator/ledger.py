@@ -357,6 +357,10 @@ class Ledger:
                 (service, key),
             ).fetchone()
             if row is not None:
+                if row["fingerprint"] == VOID_FINGERPRINT:
+                    # The request was voided by an undo that found nothing to undo: it is
+                    # never carried out, however late it arrives.
+                    return IdempotentResult(row["status"], json.loads(row["body"]))
                 if row["fingerprint"] != fingerprint:
                     return IdempotentResult(
                         422,
@@ -385,6 +389,26 @@ class Ledger:
                      now.isoformat()),
                 )
             return IdempotentResult(answer.status, answer.body)
+
+
+VOID_FINGERPRINT = "void"
+"""Fingerprint of an idempotency record that voids a key (see :func:`void_key`)."""
+
+
+def void_key(conn: sqlite3.Connection, service: str, key: str, now: datetime) -> None:
+    """Void ``key`` inside the caller's transaction: a request with it is never carried out.
+
+    An undo that finds nothing to undo for a forward request voids that request's key, so
+    the forward request, if it is still on its way (late in the network, queued in the
+    service), answers 409 ``voided`` and performs nothing: "nothing to undo" stays true.
+    A key already used keeps its stored answer (nothing is voided).
+    """
+    conn.execute(
+        "INSERT OR IGNORE INTO idempotency (service, idempotency_key, fingerprint, status,"
+        " body, at) VALUES (?, ?, ?, ?, ?, ?)",
+        (service, key, VOID_FINGERPRINT, 409, json.dumps({
+            "error": "voided", "message": f"Idempotency-Key: {key!r} was voided by an undo "
+            "that found nothing to undo; this request is not carried out"}), now.isoformat()))
 
 
 def effects_of(conn: sqlite3.Connection, service: str, order_id: str) -> list[SideEffect]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from simulator.ledger import Answer, SideEffect, effects_of
+from simulator.ledger import Answer, SideEffect, effects_of, void_key
 
 
 class ChargeBody(BaseModel):
@@ -99,7 +99,9 @@ class Call:
 
 
 NOTHING_TO_UNDO = "nothing_to_undo"
-"""Error code (with 409) of an undo whose forward request was never carried out."""
+"""Error code (with 409) of an undo whose forward request was never carried out; the
+forward request's key is voided with it, so it never will be (a late request answers
+409 ``voided``)."""
 
 ALREADY_UNDONE = "already_undone"
 """Error code (with 409) of an undo whose forward effect is undone already."""
@@ -132,11 +134,15 @@ def charge(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Ans
 
 
 def _undo_target(conn: sqlite3.Connection, call: Call, kind: str, undo_kind: str,
-                 forward_key: str | None, key_field: str, noun: str) -> SideEffect | Answer:
+                 forward_key: str | None, key_field: str, noun: str,
+                 now: datetime) -> SideEffect | Answer:
     """Find the forward effect an undo applies to, or the 409 answer saying why there is none.
 
     ``forward_key`` is the request's ``key_field`` (None: the order's most recent open
-    ``kind`` effect); ``noun`` names that effect in the answer's message.
+    ``kind`` effect); ``noun`` names that effect in the answer's message. When nothing
+    was ever done under ``forward_key``, the key is voided in the same transaction
+    (:func:`simulator.ledger.void_key`), so the forward request can never be carried out
+    after this answer.
     """
     effects = effects_of(conn, call.service, call.order_id)
     undone = {e.ref_id for e in effects if e.kind == undo_kind}
@@ -145,6 +151,8 @@ def _undo_target(conn: sqlite3.Connection, call: Call, kind: str, undo_kind: str
     still_open = [e for e in done if e.resource_id not in undone]
     if still_open:
         return still_open[-1]
+    if not done and forward_key is not None:
+        void_key(conn, call.service, forward_key, now)
     return _error(409, ALREADY_UNDONE if done else NOTHING_TO_UNDO,
                   f"{key_field}: no open {noun} of order {call.order_id!r} "
                   f"for key {forward_key!r}")
@@ -159,7 +167,7 @@ def refund(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Ans
     """
     assert isinstance(call.body, RefundBody)
     target = _undo_target(conn, call, "charge", "refund", call.body.charge_key, "chargeKey",
-                          "charge")
+                          "charge", now)
     if isinstance(target, Answer):
         return target
     refund_id = _resource_id("re", call.service, key)
@@ -194,7 +202,7 @@ def cancel(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Ans
     """
     assert isinstance(call.body, CancelBody)
     target = _undo_target(conn, call, "ship", "cancel", call.body.shipment_key, "shipmentKey",
-                          "shipment")
+                          "shipment", now)
     if isinstance(target, Answer):
         return target
     effect = SideEffect(

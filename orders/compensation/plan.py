@@ -18,7 +18,10 @@ What the services answer to an undo of something they never did
 The payment and shipping services answer an undo whose forward request they never carried
 out (or that is undone already) with ``409`` and an error code they define for it:
 ``nothing_to_undo`` (never performed) or ``already_undone``
-(:data:`NOTHING_TO_UNDO_CODES`). Compensation reads the *code*, never the status alone:
+(:data:`NOTHING_TO_UNDO_CODES`). Answering ``nothing_to_undo`` voids the forward request's
+key at the service, so a request still on its way (late in the network, queued in the
+service) is never carried out afterwards: it answers ``409 voided``. Only then is "nothing
+to undo" final. Compensation reads the *code*, never the status alone:
 the undo step counts as done and is logged with outcome ``NothingToUndo``. Any other
 permanent answer (a bare 404, 402, 422, ...) means the undo did not happen: the
 compensation fails and an operator must act.

@@ -1,8 +1,10 @@
 import asyncio
 
+import anyio
 import pytest
 
 from simulator import Ledger
+from simulator.config import FaultUpdate
 
 from .helpers import charge, ship
 
@@ -128,7 +130,7 @@ async def undo(client, path, order_id, key, **body):
 
 async def test_refund_flow(make_client, ledger_path):
     client = make_client()
-    missing = await undo(client, "/payments/refunds", "order-1", "r-0", chargeKey="c-1")
+    missing = await undo(client, "/payments/refunds", "order-1", "r-0", chargeKey="c-0")
     assert missing.status_code == 409
     assert missing.json()["error"] == "nothing_to_undo"
     paid = (await charge(client, "order-1", "c-1", amount="30.00")).json()
@@ -160,7 +162,7 @@ async def test_refund_without_charge_key_refunds_the_latest_open_charge(make_cli
 
 async def test_shipment_and_cancel_flow(make_client, ledger_path):
     client = make_client()
-    missing = await undo(client, "/shipments/cancellations", "order-1", "x-0", shipmentKey="s-1")
+    missing = await undo(client, "/shipments/cancellations", "order-1", "x-0", shipmentKey="s-0")
     assert (missing.status_code, missing.json()["error"]) == (409, "nothing_to_undo")
     created = await ship(client, "order-1", "s-1")
     assert created.status_code == 201
@@ -195,3 +197,45 @@ async def test_concurrent_requests_with_one_key_perform_one_side_effect(make_cli
     with Ledger(ledger_path) as ledger:
         assert ledger.effect_counts() == {("payment", "charge", "order-1"): 1}
         assert ledger.request_count("payment", "order-1") == 20
+
+
+async def test_nothing_to_undo_voids_the_forward_request_so_a_late_one_does_nothing(
+        make_client, ledger_path):
+    # The charge is still on its way inside the service (latency) when compensation asks
+    # for the refund: "nothing to undo" must stay true once it has been answered.
+    arrived, release = anyio.Event(), anyio.Event()
+    answers = {}
+
+    async def held_sleep(seconds):
+        arrived.set()
+        await release.wait()
+
+    client = make_client(FaultUpdate.model_validate({"payment": {"latency_s": 5}}),
+                         sleep=held_sleep)
+    plain = make_client()  # the same ledger, without the latency: the undo's path
+
+    async def late_charge():
+        answers["late"] = await charge(client, "order-1", "order-1:charge", amount="20.00")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(late_charge)
+        await arrived.wait()
+        answers["undo"] = await undo(plain, "/payments/refunds", "order-1", "order-1:refund",
+                                     chargeKey="order-1:charge")
+        release.set()
+    assert (answers["undo"].status_code, answers["undo"].json()["error"]) == (
+        409, "nothing_to_undo")
+    assert (answers["late"].status_code, answers["late"].json()["error"]) == (409, "voided")
+    again = await charge(plain, "order-1", "order-1:charge", amount="20.00")
+    assert again.status_code == 409  # a retry of the voided request is refused too
+    with Ledger(ledger_path) as ledger:
+        assert ledger.side_effects() == []
+
+
+async def test_an_undo_with_something_to_undo_voids_nothing(make_client, ledger_path):
+    client = make_client()
+    assert (await charge(client, "order-1", "c-1", amount="7.00")).status_code == 201
+    assert (await undo(client, "/payments/refunds", "order-1", "r-1",
+                       chargeKey="c-1")).status_code == 200
+    replay = await charge(client, "order-1", "c-1", amount="7.00")
+    assert replay.status_code == 201 and replay.headers["Idempotent-Replayed"] == "true"
