@@ -38,6 +38,21 @@ REPLY_QUEUE_PATTERN = "replies-{clientId}"
 """Name of a client's private reply queue; ``infra/queues.json`` (clientReplyQueues) and the
 Bicep use the same pattern (checked by tests)."""
 
+SUBMIT_QUEUE_PATTERN = "orders-{clientId}"
+"""Name of a client's own submit queue: the queue an order arrives on names its client
+(SPEC X10); ``infra/queues.json`` (clientSubmitQueues) and the Bicep use the same pattern
+(checked by tests)."""
+
+
+def reply_queue(client_id: str) -> str:
+    """Return the reply queue of ``client_id``: ``replies-<clientId>`` (SPEC S8)."""
+    return REPLY_QUEUE_PATTERN.format(clientId=client_id)
+
+
+def submit_queue(client_id: str) -> str:
+    """Return the submit queue of ``client_id``: ``orders-<clientId>`` (SPEC X10)."""
+    return SUBMIT_QUEUE_PATTERN.format(clientId=client_id)
+
 Service = Literal["payment", "shipping"]
 """Remote services, one agent each (SPEC A1)."""
 

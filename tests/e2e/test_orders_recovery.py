@@ -1,6 +1,6 @@
 """Recovery by the supervisor: timer wins, late replies, giving up (S6, V1-V4, A3, A4)."""
 
-from tests.e2e.harness import ProcessState, make_order
+from tests.e2e.harness import ProcessState, key, make_order
 
 
 def test_held_request_timer_wins_supervisor_retries_and_late_reply_changes_nothing(make_system):
@@ -10,7 +10,7 @@ def test_held_request_timer_wins_supervisor_retries_and_late_reply_changes_nothi
     with system.paused("payment-requests"):
         system.run(1.5)  # submitted, claimed, attempt 1 sent its payment request
         held = system.engine.receive("payment-requests", 1, lock_owner="crashed-agent")
-    assert len(held) == 1 and held[0].message_id == f"{order.order_id}:1:charge"
+    assert len(held) == 1 and held[0].message_id == f"{key(order)}:1:charge"
     # The agent holding the request "crashed": attempt 1's timer at CompleteBy wins.
     system.run(31)
     record = system.state(order.order_id)
@@ -18,8 +18,8 @@ def test_held_request_timer_wins_supervisor_retries_and_late_reply_changes_nothi
     system.run(20)
     record = system.state(order.order_id)
     assert record.process_state == ProcessState.PROCESSED
-    assert record.attempt == 2 and record.locked_by == f"{order.order_id}:2"
-    first = system.host.taskhub.get_instance(f"{order.order_id}:1")
+    assert record.attempt == 2 and record.locked_by == f"{key(order)}:2"
+    first = system.host.taskhub.get_instance(f"{key(order)}:1")
     assert first.runtime_status == "Completed" and '"timedOut"' in first.output
     # The lock expires: the held request is redelivered, the agent replies late.
     system.run(60)
@@ -33,7 +33,7 @@ def test_held_request_timer_wins_supervisor_retries_and_late_reply_changes_nothi
 def test_remote_never_answering_one_order_is_given_up_and_compensated_with_one_alert(
         make_system):
     doomed = make_order(12)
-    system = make_system(faults={"payment": {"black_hole_order_ids": [doomed.order_id]}},
+    system = make_system(faults={"payment": {"black_hole_order_ids": [key(doomed)]}},
                          settings={"AGENT_MAX_ATTEMPTS": "2", "AGENT_CALL_TIMEOUT_S": "0.2"})
     others = [make_order(n) for n in range(20, 30)]
     for order in [doomed, *others]:
@@ -45,7 +45,7 @@ def test_remote_never_answering_one_order_is_given_up_and_compensated_with_one_a
     assert system.states(o.order_id for o in others) == {ProcessState.PROCESSED: 10}
     alerts = system.alerts()
     assert [(a["kind"], a["orderId"]) for a in alerts] == [("RetriesExhausted",
-                                                           doomed.order_id)]
+                                                           key(doomed))]
     statuses = [m["status"] for m in system.replies() if m["orderId"] == doomed.order_id]
     assert statuses == ["RequestReceived", "Compensated"]
     assert len(system.effects(order_id=doomed.order_id)) == 0
@@ -53,7 +53,7 @@ def test_remote_never_answering_one_order_is_given_up_and_compensated_with_one_a
 
 def test_permanent_decline_alerts_compensates_and_tells_client(make_system):
     declined = make_order(13)
-    system = make_system(faults={"payment": {"decline": {declined.order_id: {
+    system = make_system(faults={"payment": {"decline": {key(declined): {
         "status": 402, "reason": "card declined"}}}})
     system.submit(declined)
     system.run(10)
