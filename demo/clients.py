@@ -121,6 +121,12 @@ def watch_all(data_dir: Path, batches: Sequence[ClientBatch], timeout: timedelta
               on_progress: Callable[[int], None]) -> dict[str, WatchResult]:
     """Watch every client's own reply queue at the same time, until its orders are terminal.
 
+    Each client watches from its own thread; ``on_progress`` runs in the calling thread.
+    That matters: the demo kills and restarts its processes from ``on_progress``, and a
+    child started with ``PR_SET_PDEATHSIG`` (:mod:`demo.processes`) is killed when the
+    *thread* that started it ends, so a host restarted from a watcher's thread would die
+    with that client's watch.
+
     Parameters
     ----------
     data_dir : Path
@@ -130,24 +136,29 @@ def watch_all(data_dir: Path, batches: Sequence[ClientBatch], timeout: timedelta
     timeout : timedelta
         For each client.
     on_progress : callable
-        Called (from any watcher's thread, one call at a time) with the number of orders
-        terminal over all clients.
+        Called in the calling thread with the number of orders terminal over all clients,
+        each time it has grown, and once at the end.
 
     Returns
     -------
     dict of str to WatchResult
         Per client, what it heard on its reply queue (statuses by its own OrderIDs).
+
+    Raises
+    ------
+    RuntimeError
+        Naming the client whose watch failed, with the cause chained.
     """
     results: dict[str, WatchResult] = {}
     errors: dict[str, BaseException] = {}
     terminal = {b.client_id: 0 for b in batches}
-    lock = threading.Lock()
+    changed = threading.Condition()
 
     def follow(batch: ClientBatch) -> None:
         def progress(p: WatchProgress) -> None:
-            with lock:
+            with changed:
                 terminal[batch.client_id] = p.terminal
-                on_progress(sum(terminal.values()))
+                changed.notify()
 
         try:
             receiver = LocalReplyReceiver.open(data_dir, reply_queue_for(batch.client_id))
@@ -158,8 +169,21 @@ def watch_all(data_dir: Path, batches: Sequence[ClientBatch], timeout: timedelta
                 receiver.close()
         except BaseException as exc:  # noqa: BLE001 - reported by the caller's thread
             errors[batch.client_id] = exc
+        with changed:
+            changed.notify()
 
-    _run_each(batches, follow)
+    threads = _start_each(batches, follow)
+    shown = -1
+    while any(t.is_alive() for t in threads):
+        with changed:
+            changed.wait(timeout=0.5)
+            total = sum(terminal.values())
+        if total != shown:
+            shown = total
+            on_progress(total)
+    for thread in threads:
+        thread.join()
+    on_progress(sum(terminal.values()))
     for client_id, exc in errors.items():
         raise RuntimeError(f"client {client_id}: watching failed: {exc}") from exc
     return results
@@ -173,10 +197,15 @@ def rejected_keys(batch: ClientBatch, result: WatchResult | None) -> set[str]:
             if status.status == StatusKind.REJECTED}
 
 
-def _run_each(batches: Sequence[ClientBatch], work: Callable[[ClientBatch], None]) -> None:
+def _start_each(batches: Sequence[ClientBatch],
+                work: Callable[[ClientBatch], None]) -> list[threading.Thread]:
     threads = [threading.Thread(target=work, args=(b,), name=f"client-{b.client_id}")
                for b in batches]
     for thread in threads:
         thread.start()
-    for thread in threads:
+    return threads
+
+
+def _run_each(batches: Sequence[ClientBatch], work: Callable[[ClientBatch], None]) -> None:
+    for thread in _start_each(batches, work):
         thread.join()

@@ -153,7 +153,9 @@ def _watch(data_dir: Path, batches: list[ClientBatch],
     """Watch every client's reply queue; SIGKILL and restart each process of ``crashes``.
 
     ``crashes`` holds ``(fraction, name, process)``: the process is killed once that
-    fraction of all orders is terminal, in fraction order.
+    fraction of all orders is terminal, in fraction order. Kills and restarts happen in
+    this (the main) thread, never in a client's watcher thread: see
+    :func:`demo.clients.watch_all`.
     """
     expect = sum(len(b.orders) for b in batches)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
