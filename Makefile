@@ -24,6 +24,7 @@ demo: $(STAMP)
 
 test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest
 
 bench: $(STAMP)

@@ -4,12 +4,15 @@ Writing the log, handing a failed order over, and the compensation workflow's ow
 Each is idempotent (SPEC X7): a rerun with the same input leaves the same result (log
 entries keyed on OrderID + step, fenced conditional updates that recognise their own
 earlier write). Inputs and results are the JSON forms of the contracts in
-:mod:`orders.models.compensation_io`, validated on the way in.
+:mod:`orders.models.compensation_io`: each activity validates its ``data`` on the way in
+(a ``data`` that breaks the contract raises ``pydantic.ValidationError``) and returns its
+result contract's ``model_dump(mode="json")``. Each docstring names the two contracts and
+what else the activity may raise.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from orders.compensation.plan import pending_undos, step_details
 from orders.lifecycle.changes import (
@@ -21,7 +24,7 @@ from orders.lifecycle.changes import (
 from orders.lifecycle.changes import (
     finish_compensation as finished,
 )
-from orders.lifecycle.fencing import FencedError, fenced_update
+from orders.lifecycle.fencing import FencedError, fenced_finish, fenced_or_none, fenced_update
 from orders.lifecycle.transitions import Actor
 from orders.models import CompensationEntry, ProcessState, StateRecord
 from orders.models.compensation_io import (
@@ -43,25 +46,13 @@ from orders.runtime import Services
 def record_step(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Write the log entry of a completed step or undo (idempotent on OrderID + step).
 
-    Parameters
-    ----------
-    data : dict
-        :class:`~orders.models.compensation_io.RecordStepInput`, JSON form: ``result`` is
-        the step's output or the service's answer.
-
-    Returns
-    -------
-    dict
-        :class:`~orders.models.compensation_io.RecordStepResult`, JSON form; a rerun
-        returns the stored ``seq``.
-
-    Raises
-    ------
-    KeyError, pydantic.ValidationError
-        If ``data`` breaks the contract, or ``result`` lacks what the undo needs or holds
-        something not allowed (card data).
-    ConflictError
-        If the step is logged with other details.
+    Takes a :class:`~orders.models.compensation_io.RecordStepInput` (``result`` is the
+    step's output or the service's answer) and returns a
+    :class:`~orders.models.compensation_io.RecordStepResult` (see the module docstring); a
+    rerun returns the stored ``seq``. Raises ``KeyError`` or ``pydantic.ValidationError``
+    if ``result`` lacks what the undo needs or holds something not allowed (card data),
+    and :class:`~orders.stores.errors.ConflictError` if the step is logged with other
+    details.
     """
     step = RecordStepInput.model_validate(data)
     details = step_details(step.step, step.result, step.outcome)
@@ -69,8 +60,9 @@ def record_step(data: dict[str, Any], services: Services) -> dict[str, Any]:
                                   workflow_version=step.workflow_version,
                                   now=services.clock.now())
     stored = services.stores.compensation.record(entry)
-    return RecordStepResult(seq=stored.record.seq,
-                            created=stored.created).model_dump(mode="json")
+    seq = stored.record.seq
+    assert seq is not None, "the log numbers every entry it stores"
+    return RecordStepResult(seq=seq, created=stored.created).model_dump(mode="json")
 
 
 def fail_order(data: dict[str, Any], services: Services) -> dict[str, Any]:
@@ -78,21 +70,8 @@ def fail_order(data: dict[str, Any], services: Services) -> dict[str, Any]:
 
     Fenced on LockedBy and on Processing (SPEC S4). A rerun finds the record with its own
     ``failureReason`` (the reason names the attempt) and answers as the first run did.
-
-    Parameters
-    ----------
-    data : dict
-        :class:`~orders.models.compensation_io.FailOrderInput`, JSON form.
-
-    Returns
-    -------
-    dict
-        :class:`~orders.models.compensation_io.FailOrderResult`, JSON form.
-
-    Raises
-    ------
-    pydantic.ValidationError
-        If ``data`` breaks the contract.
+    Takes a :class:`~orders.models.compensation_io.FailOrderInput` and returns a
+    :class:`~orders.models.compensation_io.FailOrderResult` (see the module docstring).
     """
     step = FailOrderInput.model_validate(data)
     order_id, reason = step.order_id, step.reason
@@ -101,40 +80,30 @@ def fail_order(data: dict[str, Any], services: Services) -> dict[str, Any]:
         give_up = hand_over if pending_undos(log.entries(order_id)) else fail_without_undo
         return give_up(record, reason, Actor.ORDER_WORKFLOW)
 
+    record: StateRecord | None
     try:
         record = fenced_update(services.stores.states, order_id, step.instance_id, change)
     except FencedError:
         record = services.stores.states.get(order_id)
         if record is None or record.failure_reason != cut_reason(reason):
             return FailOrderResult(fenced=True, state=None).model_dump(mode="json")
-    state = "Error" if record.process_state is ProcessState.ERROR else "Compensating"
+    state: Literal["Compensating", "Error"] = (
+        "Error" if record.process_state is ProcessState.ERROR else "Compensating")
     return FailOrderResult(fenced=False, state=state).model_dump(mode="json")
 
 
 def begin_compensation(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Set CompleteBy of a compensation attempt if it owns the record (SPEC S4, S9).
 
-    Parameters
-    ----------
-    data : dict
-        :class:`~orders.models.compensation_io.BeginCompensationInput`, JSON form.
-
-    Returns
-    -------
-    dict
-        :class:`~orders.models.compensation_io.BeginCompensationResult`, JSON form.
-
-    Raises
-    ------
-    pydantic.ValidationError
-        If ``data`` breaks the contract.
+    Takes a :class:`~orders.models.compensation_io.BeginCompensationInput` and returns a
+    :class:`~orders.models.compensation_io.BeginCompensationResult` (see the module
+    docstring).
     """
     step = BeginCompensationInput.model_validate(data)
-    try:
-        record = fenced_update(
-            services.stores.states, step.order_id, step.instance_id,
-            lambda r: set_deadline(r, step.complete_by, Actor.COMPENSATION_WORKFLOW))
-    except FencedError:
+    record = fenced_or_none(
+        services.stores.states, step.order_id, step.instance_id,
+        lambda r: set_deadline(r, step.complete_by, Actor.COMPENSATION_WORKFLOW))
+    if record is None:
         return BeginCompensationResult(fenced=True, reply_to=None,
                                        failure_reason=None).model_dump(mode="json")
     return BeginCompensationResult(fenced=False, reply_to=record.reply_to,
@@ -145,15 +114,9 @@ def begin_compensation(data: dict[str, Any], services: Services) -> dict[str, An
 def pending_undo_entries(order_id: str, services: Services) -> list[dict[str, Any]]:
     """Return the logged steps still to undo, newest first, in JSON form (SPEC S9).
 
-    Parameters
-    ----------
-    order_id : str
-        The OrderID, a bare JSON string on the wire.
-
-    Returns
-    -------
-    list of dict
-        :data:`~orders.models.compensation_io.PENDING_UNDOS_RESULT`, JSON form.
+    Takes the OrderID as :func:`activities.steps.load_order` does (a bare JSON string on
+    the wire); returns
+    :data:`~orders.models.compensation_io.PENDING_UNDOS_RESULT`, JSON form.
     """
     entries = pending_undos(services.stores.compensation.entries(order_id))
     return [entry.model_dump(mode="json") for entry in entries]
@@ -162,22 +125,10 @@ def pending_undo_entries(order_id: str, services: Services) -> list[dict[str, An
 def release_inventory(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Release a reservation in the local inventory (undoes reserve inventory).
 
-    Keyed on the reservation id, so releasing twice releases once (SPEC X7).
-
-    Parameters
-    ----------
-    data : dict
-        :class:`~orders.models.compensation_io.ReleaseInventoryInput`, JSON form.
-
-    Returns
-    -------
-    dict
-        :class:`~orders.models.compensation_io.ReleaseInventoryResult`, JSON form.
-
-    Raises
-    ------
-    pydantic.ValidationError
-        If ``data`` breaks the contract.
+    Keyed on the reservation id, so releasing twice releases once (SPEC X7). Takes a
+    :class:`~orders.models.compensation_io.ReleaseInventoryInput` and returns a
+    :class:`~orders.models.compensation_io.ReleaseInventoryResult` (see the module
+    docstring).
     """
     step = ReleaseInventoryInput.model_validate(data)
     return ReleaseInventoryResult(reservation_id=step.reservation_id).model_dump(mode="json")
@@ -186,32 +137,16 @@ def release_inventory(data: dict[str, Any], services: Services) -> dict[str, Any
 def finish_compensation(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Set Compensated or CompensationFailed if the attempt still owns the record (S4, S9).
 
-    Parameters
-    ----------
-    data : dict
-        :class:`~orders.models.compensation_io.FinishCompensationInput`, JSON form.
-
-    Returns
-    -------
-    dict
-        :class:`~orders.models.step_io.FencedResult`, JSON form; a rerun that finds its
-        own final state is not fenced.
-
-    Raises
-    ------
-    pydantic.ValidationError
-        If ``data`` breaks the contract.
+    Takes a :class:`~orders.models.compensation_io.FinishCompensationInput` and returns a
+    :class:`~orders.models.step_io.FencedResult` (see the module docstring); a rerun that
+    finds its own final state is not fenced
+    (:func:`~orders.lifecycle.fencing.fenced_finish`).
     """
     step = FinishCompensationInput.model_validate(data)
     state = ProcessState(step.state)
-    try:
-        fenced_update(services.stores.states, step.order_id, step.instance_id,
-                      lambda r: finished(r, state))
-    except FencedError:
-        record = services.stores.states.get(step.order_id)
-        mine = (record is not None and record.locked_by == step.instance_id
-                and record.process_state is state)
-        return FencedResult(fenced=not mine).model_dump(mode="json")
+    if fenced_finish(services.stores.states, step.order_id, step.instance_id,
+                     lambda r: finished(r, state), state):
+        return FencedResult(fenced=True).model_dump(mode="json")
     # Counted here, where the state is written once, not in the orchestrator (replays).
     metrics.record_compensation("compensated" if state is ProcessState.COMPENSATED
                                 else "failed")

@@ -2,9 +2,12 @@
 
 The blueprint (:mod:`activities.blueprint`) registers each one as an activity
 function; tests may call them directly. Inputs and outputs are the JSON forms the SDK
-passes: each activity validates its input with its contract on the way in and returns its
-result contract's ``model_dump(mode="json")`` (:mod:`orders.models.attempt_io`,
-:mod:`orders.models.agent_io`, :mod:`orders.models.notice_io`).
+passes: each activity validates its ``data`` with its input contract on the way in (a
+``data`` that breaks the contract raises ``pydantic.ValidationError``, a ``ValueError``)
+and returns its result contract's ``model_dump(mode="json")``
+(:mod:`orders.models.attempt_io`, :mod:`orders.models.agent_io`,
+:mod:`orders.models.notice_io`). Each docstring names the two contracts and what else the
+activity may raise.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Any
 
 from orders.compensation.plan import request_details
 from orders.lifecycle.changes import complete, set_deadline
-from orders.lifecycle.fencing import FencedError, fenced_update
+from orders.lifecycle.fencing import FencedError, fenced_finish, fenced_or_none
 from orders.lifecycle.ids import client_order_id
 from orders.lifecycle.transitions import Actor
 from orders.messaging import OutgoingMessage
@@ -38,27 +41,13 @@ from orders.runtime import Services
 def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Set CompleteBy of the attempt if it still owns the record (SPEC S4, S5).
 
-    Parameters
-    ----------
-    data : dict
-        :class:`~orders.models.attempt_io.BeginAttemptInput`, JSON form.
-
-    Returns
-    -------
-    dict
-        :class:`~orders.models.attempt_io.BeginAttemptResult`, JSON form.
-
-    Raises
-    ------
-    pydantic.ValidationError
-        If ``data`` breaks the contract.
+    Takes a :class:`~orders.models.attempt_io.BeginAttemptInput` and returns a
+    :class:`~orders.models.attempt_io.BeginAttemptResult` (see the module docstring).
     """
     step = BeginAttemptInput.model_validate(data)
-    try:
-        record = fenced_update(
-            services.stores.states, step.order_id, step.instance_id,
-            lambda r: set_deadline(r, step.complete_by, Actor.ORDER_WORKFLOW))
-    except FencedError:
+    record = fenced_or_none(services.stores.states, step.order_id, step.instance_id,
+                            lambda r: set_deadline(r, step.complete_by, Actor.ORDER_WORKFLOW))
+    if record is None:
         return BeginAttemptResult(fenced=True).model_dump(mode="json")
     return BeginAttemptResult(fenced=False, reply_to=record.reply_to).model_dump(mode="json")
 
@@ -90,25 +79,13 @@ def load_order(order_id: str, services: Services) -> dict[str, Any]:
 def reserve_inventory(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Reserve the order's lines in the local inventory (a local step, no agent).
 
-    Parameters
-    ----------
-    data : dict
-        :class:`~orders.models.attempt_io.ReserveInventoryInput`, JSON form.
-
-    Returns
-    -------
-    dict
-        :class:`~orders.models.attempt_io.ReserveInventoryResult`, JSON form: the
-        reservation is keyed on OrderID, so a rerun reserves nothing twice (SPEC X7);
-        compensation releases it by that id.
-
-    Raises
-    ------
-    pydantic.ValidationError
-        If ``data`` breaks the contract.
+    Takes a :class:`~orders.models.attempt_io.ReserveInventoryInput` and returns a
+    :class:`~orders.models.attempt_io.ReserveInventoryResult` (see the module docstring).
+    The reservation is keyed on OrderID, so a rerun reserves nothing twice (SPEC X7);
+    compensation releases it by that id.
     """
     step = ReserveInventoryInput.model_validate(data)
-    lines = [ReservedLine(sku=line.sku, quantity=line.quantity) for line in step.lines]
+    lines = tuple(ReservedLine(sku=line.sku, quantity=line.quantity) for line in step.lines)
     return ReserveInventoryResult(reservation_id=f"RES-{step.order_id}",
                                   lines=lines).model_dump(mode="json")
 
@@ -121,24 +98,11 @@ def send_agent_request(data: dict[str, Any], services: Services) -> str:
     (:mod:`orders.compensation.plan`). Both writes are idempotent (SPEC X7): a rerun logs
     nothing new and sends the same MessageId, which the queue drops.
 
-    Parameters
-    ----------
-    data : dict
-        :class:`~orders.models.agent_io.SendAgentRequestInput`, JSON form: the
-        :class:`AgentRequest` plus ``workflowVersion`` (optional: the order's workflow
-        version for the log entry; read from the state record if absent).
-
-    Returns
-    -------
-    str
-        The MessageId.
-
-    Raises
-    ------
-    pydantic.ValidationError
-        If ``data`` is not a valid request.
-    ConflictError
-        If the step is logged as requested with another idempotency key or amount.
+    Takes a :class:`~orders.models.agent_io.SendAgentRequestInput` (see the module
+    docstring): the :class:`AgentRequest` plus ``workflowVersion`` (optional: the order's
+    workflow version for the log entry; read from the state record if absent). Returns the
+    MessageId. Raises :class:`~orders.stores.errors.ConflictError` if the step is logged
+    as requested with another idempotency key or amount.
     """
     step = SendAgentRequestInput.model_validate(data)
     request = step.request()
@@ -161,34 +125,17 @@ def send_agent_request(data: dict[str, Any], services: Services) -> str:
 def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Set Processed if the attempt still owns the record (SPEC S4, S6).
 
-    Parameters
-    ----------
-    data : dict
-        :class:`~orders.models.attempt_io.FinishAttemptInput`, JSON form.
-
-    Returns
-    -------
-    dict
-        :class:`~orders.models.step_io.FencedResult`, JSON form: fenced if a newer
-        attempt owns the record, or the supervisor already gave up on it (nothing
-        written). A rerun that finds its own Processed is not fenced.
-
-    Raises
-    ------
-    pydantic.ValidationError
-        If ``data`` breaks the contract, e.g. a ``state`` other than Processed (failures
-        go through ``fail_order``); it is a ``ValueError``.
+    Takes a :class:`~orders.models.attempt_io.FinishAttemptInput` (a ``state`` other than
+    Processed breaks it: failures go through ``fail_order``) and returns a
+    :class:`~orders.models.step_io.FencedResult` (see the module docstring): fenced if a
+    newer attempt owns the record, or the supervisor already gave up on it (nothing
+    written). A rerun that finds its own Processed is not fenced
+    (:func:`~orders.lifecycle.fencing.fenced_finish`).
     """
     step = FinishAttemptInput.model_validate(data)
-    order_id, iid = step.order_id, step.instance_id
-    try:
-        fenced_update(services.stores.states, order_id, iid, complete)
-    except FencedError:
-        record = services.stores.states.get(order_id)
-        mine = (record is not None and record.locked_by == iid
-                and record.process_state is ProcessState.PROCESSED)
-        return FencedResult(fenced=not mine).model_dump(mode="json")
-    return FencedResult(fenced=False).model_dump(mode="json")
+    fenced = fenced_finish(services.stores.states, step.order_id, step.instance_id, complete,
+                           ProcessState.PROCESSED)
+    return FencedResult(fenced=fenced).model_dump(mode="json")
 
 
 def publish_status(data: dict[str, Any], services: Services) -> None:
@@ -198,17 +145,8 @@ def publish_status(data: dict[str, Any], services: Services) -> None:
     part (:func:`orders.lifecycle.ids.client_order_id`).
 
     The MessageId includes the instance id: a rerun of this step sends a duplicate the
-    queue drops, while a resubmitted order that fails again is still told.
-
-    Parameters
-    ----------
-    data : dict
-        :class:`~orders.models.notice_io.PublishStatusInput`, JSON form.
-
-    Raises
-    ------
-    pydantic.ValidationError
-        If ``data`` breaks the contract.
+    queue drops, while a resubmitted order that fails again is still told. Takes a
+    :class:`~orders.models.notice_io.PublishStatusInput` (see the module docstring).
     """
     step = PublishStatusInput.model_validate(data)
     message = StatusMessage(order_id=client_order_id(step.order_id), status=step.status,
@@ -220,15 +158,8 @@ def publish_status(data: dict[str, Any], services: Services) -> None:
 def alert_operator(data: dict[str, Any], services: Services) -> None:
     """Send an operator alert (SPEC S7); one per instance and kind.
 
-    Parameters
-    ----------
-    data : dict
-        :class:`~orders.models.notice_io.AlertOperatorInput`, JSON form.
-
-    Raises
-    ------
-    pydantic.ValidationError
-        If ``data`` breaks the contract.
+    Takes an :class:`~orders.models.notice_io.AlertOperatorInput` (see the module
+    docstring).
     """
     step = AlertOperatorInput.model_validate(data)
     alert = OperatorAlert(kind=step.kind, reason=step.reason, at=services.clock.now(),

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from email.utils import parsedate_to_datetime
 
 import tenacity
 
 from clocks import Clock
+from durable_http import parse_retry_after
+
+__all__ = ["BackoffPolicy", "StopAtDeadline", "WaitRetryAfterOr", "parse_retry_after"]
 
 
 @dataclass(frozen=True)
@@ -64,35 +66,6 @@ class BackoffPolicy:
             max=self.maximum.total_seconds(),
             jitter=self.jitter.total_seconds(),
         )
-
-
-def parse_retry_after(value: str | None, now: datetime) -> timedelta | None:
-    """Parse a ``Retry-After`` header (RFC 9110: delay-seconds or an HTTP-date).
-
-    Parameters
-    ----------
-    value : str or None
-        The header value.
-    now : datetime
-        Current time, to turn an HTTP-date into a delay.
-
-    Returns
-    -------
-    timedelta or None
-        The delay (never negative), or None if absent or unparseable.
-    """
-    if value is None:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return timedelta(seconds=int(value))
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        return None
-    return max(when - now, timedelta(0))
 
 
 class WaitRetryAfterOr(tenacity.wait.wait_base):

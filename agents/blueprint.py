@@ -20,7 +20,7 @@ from orders.runtime import services
 from orders.settle import dead_letter
 
 log = logging.getLogger("orders.agents")
-bp = func.Blueprint()
+bp = func.Blueprint()  # type: ignore[no-untyped-call]  # azure.functions: untyped __init__
 
 
 def _serve(queue: str, msg: func.ServiceBusMessage) -> None:

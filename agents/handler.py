@@ -61,9 +61,9 @@ def parse_request(body: bytes) -> AgentRequest:
     Raises
     ------
     orders.models.wire.InvalidMessage
-        A ``ValueError`` with ``reason`` ``InvalidJson`` or ``SchemaViolation`` and a
-        description naming the field and rule, for every form of bad body (see
-        :mod:`orders.models.wire`); the caller dead-letters it on its first delivery.
+        For every form of bad body, as :func:`orders.models.wire.parse` raises it, with
+        "agent request" before its description; the caller dead-letters the message on
+        its first delivery.
     """
     try:
         return wire.parse(body, AgentRequest)

@@ -305,8 +305,8 @@ def call_remote(
     try:
         response = retrying(attempt)
     except _TransientError as exc:
-        stop = (StopReason.MAX_ATTEMPTS if attempt.count >= max_attempts
-                else StopReason.DEADLINE)
+        stop: StopReason | None = (StopReason.MAX_ATTEMPTS if attempt.count >= max_attempts
+                                   else StopReason.DEADLINE)
         return _failed(OutcomeKind.TRANSIENT_EXHAUSTED, attempt.count, exc, exc.message, stop)
     except _NoCall as exc:
         last = attempt.last_error

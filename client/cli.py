@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -26,9 +27,12 @@ from rich.table import Table
 from client import jsonl, tpch
 from client.rejects import InvalidOrder
 from client.submit import reply_queue_for, submit_orders, submit_queue_for
-from client.watch import ReplyReceiver, WatchProgress, WatchResult, watch
+from client.watch import WatchProgress, WatchResult, watch
 from orders.messaging import MessagingError, create_sender
 from orders.models import Order, format_utc
+
+if TYPE_CHECKING:
+    from client.receivers import AzureReplyReceiver, LocalReplyReceiver
 
 app = typer.Typer(help="Client application: submit orders and watch their status.",
                   no_args_is_help=True, add_completion=False)
@@ -207,7 +211,7 @@ def _orders(source: Source, scale_factor: float, file: Path | None, limit: int |
 
 
 def _receiver(backend: Backend, namespace: str | None, data_dir: Path,
-              queue: str) -> ReplyReceiver:
+              queue: str) -> LocalReplyReceiver | AzureReplyReceiver:
     from client.receivers import AzureReplyReceiver, LocalReplyReceiver
 
     if backend is Backend.LOCAL:

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 _VALUE_ERROR_PREFIX = "Value error, "
 _FIELD_IN_MESSAGE = re.compile(r"^([A-Za-z][A-Za-z0-9_.\[\]]*): (.+)$", re.DOTALL)
@@ -101,7 +102,7 @@ def problems_from(
     return tuple(found)
 
 
-def _has_item_errors(loc: tuple[int | str, ...], items: list) -> bool:
+def _has_item_errors(loc: tuple[int | str, ...], items: list[ErrorDetails]) -> bool:
     depth = len(loc)
     return any(len(other["loc"]) > depth and tuple(other["loc"][:depth]) == tuple(loc)
                for other in items)

@@ -44,7 +44,8 @@ MESSAGE_ID_HASH_HEX_DIGITS = 16
 """Hex digits of the content hash in a MessageId: 64 bits, so two different submissions of
 one OrderID share a MessageId with probability about 2**-64."""
 
-_CLIENT_ID = TypeAdapter(Annotated[str, *SubmitOrder.model_fields["client_id"].metadata])
+_CLIENT_ID: TypeAdapter[str] = TypeAdapter(
+    Annotated[str, *SubmitOrder.model_fields["client_id"].metadata])
 
 
 def submit_queue_for(client_id: str, *, queues_file: str | Path | None = None) -> str:

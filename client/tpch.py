@@ -245,14 +245,15 @@ def _to_order(order_row: dict[str, str], line_rows: list[dict[str, str]]) -> Ord
     if problems:
         return InvalidOrder(where, order_id, tuple(problems))
     try:
-        return Order(
+        # Raw fields, validated by the contract so that its errors name what is wrong.
+        return Order.model_validate(dict(
             order_id=order_id,
             customer_id=f"CUST-{order_row['o_custkey']}",
             currency="USD",
             lines=lines,
             total_price=_decimal(order_row["o_totalprice"]),
             created_at=created,
-        )
+        ))
     except ValidationError as exc:
         return InvalidOrder(where, order_id, problems_from(exc))
 

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from orders.models import CompensationEntry, ProcessState, StateRecord, Step
+from orders.models.compensation import ReservationDetails
 from orders.models.messages import OperatorAlert
 from orders.names import OPERATOR_ALERTS_QUEUE
 from simulator.ledger import Ledger, SideEffect
@@ -291,10 +292,10 @@ def _undone_problems(state: ProcessState, net: NetEffects,
     if net.net_shipments != 0:
         problems.append(f"shipment kept: {state.value} wants net shipments 0, ledger nets "
                         f"{net.net_shipments}")
-    reserved = [e for e in entries if e.step is Step.RESERVE_INVENTORY]
+    reserved = [e.details for e in entries if isinstance(e.details, ReservationDetails)]
     if reserved and not any(e.step is Step.RELEASE_INVENTORY for e in entries):
         problems.append(f"inventory not released: {state.value} but the compensation log "
-                        f"has reservation {reserved[0].details.reservation_id} and no release")
+                        f"has reservation {reserved[0].reservation_id} and no release")
     return problems
 
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -95,7 +96,7 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
-def simulator(data_dir: Path, faults: dict) -> tuple[Process, str]:
+def simulator(data_dir: Path, faults: dict[str, Any]) -> tuple[Process, str]:
     """Prepare the payment and shipping services with the demo's faults."""
     port = free_port()
     config = data_dir / "faults.json"

@@ -14,6 +14,7 @@ import sys
 import threading
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -25,6 +26,10 @@ from devhost.worker_processes import (
     signal_ready,
     worker_argv,
 )
+
+if TYPE_CHECKING:
+    from devhost.host import LocalHost
+    from devhost.taskhub.store import TaskHub
 
 app = typer.Typer(help="Run Azure Functions apps with Durable Functions on one machine.",
                   no_args_is_help=True, add_completion=False)
@@ -45,7 +50,7 @@ def _configure_logging(level: str) -> None:
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
 
 
-def _build_or_exit(**kwargs: object):
+def _build_or_exit(**kwargs: Any) -> LocalHost:
     """Build the host; a start-up error ends the command with its one-line message.
 
     The message names the user's file, line and column (or the setting at fault); the
@@ -102,7 +107,8 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="Folder of f
     except WorkerStartError as exc:
         children.stop(grace_s=0)
         host.stop()
-        raise typer.Exit(f"devhost: {exc}") from None
+        typer.echo(f"devhost: {exc}", err=True)
+        raise typer.Exit(1) from None
     if ready:
         console.print(f"devhost: listening on {host.base_url} (task hub {host.taskhub.name}, "
                       f"data in {data_dir}, {workers} process{'es' if workers > 1 else ''})",
@@ -159,7 +165,7 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
-def _taskhub(data_dir: Path):
+def _taskhub(data_dir: Path) -> TaskHub:
     from devhost.clock import SystemClock
     from devhost.taskhub.store import TaskHub
 

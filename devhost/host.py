@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
+from devhost import invoke
 from devhost.app_loader import AppIndex, AppLoadError, load_app
 from devhost.clock import Clock, ManualClock, SystemClock
 from devhost.entities.worker import EntityWorker
@@ -233,6 +234,7 @@ class LocalHost:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
         self._threads.clear()
         self._server = None
+        invoke.close_sdk_session()
 
     def wake(self) -> None:
         """Tell idle work loops that new work may be queued."""

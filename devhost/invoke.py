@@ -122,3 +122,27 @@ def call(func: Any, kwargs: dict[str, Any]) -> Any:
     if inspect.isawaitable(result):
         return run(_guarded(result, func))
     return result
+
+
+def close_sdk_session(timeout_s: float = 2.0) -> None:
+    """Close the durable SDK's process-wide aiohttp session on the shared loop, if any.
+
+    The SDK keeps one ``ClientSession`` per process and has no shutdown hook (its own
+    comment says process exit cleans up); a host that stops while the process goes on
+    (tests, Ctrl-C with logging still on) would otherwise log "Unclosed client session".
+    """
+    with _guard:
+        loop = _loop
+    if loop is None or loop.is_closed():
+        return
+    try:
+        from azure.durable_functions.models.utils import http_utils
+    except ImportError:  # an SDK without the shared session: nothing to close
+        return
+    close = getattr(http_utils, "_close_session", None)
+    if close is None:
+        return
+    try:
+        asyncio.run_coroutine_threadsafe(close(), loop).result(timeout=timeout_s)
+    except Exception:  # noqa: BLE001 - best effort at shutdown; exit cleans up anyway
+        pass

@@ -85,7 +85,8 @@ def call_http_polling(context: Any, method: str, uri: str, content: Any = None,
     deadline = context.current_utc_datetime + timeout
     extra = {"token_source": token_source} if token_source is not None else {}
     first = {**extra, "is_raw_str": True} if is_raw_str else extra
-    response = yield context.call_http(method, uri, content, headers, **first)
+    # The SDK sends back call_http's result untyped: the JSON answer, a dict.
+    response: dict[str, Any] = yield context.call_http(method, uri, content, headers, **first)
     polls, poll_uri = 0, uri
     while _status(response) == 202 and (location := _header(response, "Location")):
         now = context.current_utc_datetime
@@ -117,14 +118,34 @@ def _header(response: Any, name: str) -> str | None:
 
 
 def _retry_after(response: Any, now: datetime, default: timedelta) -> timedelta:
-    value = _header(response, "Retry-After")
+    delay = parse_retry_after(_header(response, "Retry-After"), now)
+    return default if delay is None else delay
+
+
+def parse_retry_after(value: str | None, now: datetime) -> timedelta | None:
+    """Parse a ``Retry-After`` header (RFC 9110: delay-seconds or an HTTP-date).
+
+    Parameters
+    ----------
+    value : str or None
+        The header value.
+    now : datetime
+        Current time (timezone-aware), to turn an HTTP-date into a delay.
+
+    Returns
+    -------
+    timedelta or None
+        The delay (never negative), or None if absent or unparseable.
+    """
     if value is None:
-        return default
+        return None
     value = value.strip()
     if value.isdigit():
         return timedelta(seconds=int(value))
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
-        return default
-    return max(when - now, timedelta(0)) if when.tzinfo else default
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(when - now, timedelta(0))

@@ -19,7 +19,7 @@ from ops.summary import build_summary, record_summary
 from orders.runtime import services
 
 log = logging.getLogger("orders.ops")
-bp = func.Blueprint()
+bp = func.Blueprint()  # type: ignore[no-untyped-call]  # azure.functions: untyped __init__
 
 SUMMARY_ROUTE = "ops/summary"
 

@@ -89,4 +89,5 @@ def fetch_status(base_url: str, instance_id: str, *, code: str | None = None,
         raise HistoryError(f"{base_url}: instance {instance_id}: HTTP "
                            f"{response.status_code}: {response.text[:200]}",
                            status=response.status_code)
-    return response.json()
+    status: dict[str, Any] = response.json()
+    return status

@@ -87,21 +87,8 @@ def list_stuck(states: StateStore, now: datetime, limit: int,
                client: str | None = None) -> tuple[list[StateRecord], bool]:
     """Return supervised records (Processing, Compensating) whose CompleteBy has passed.
 
-    Parameters
-    ----------
-    states : StateStore
-        The state store.
-    now : datetime
-        Timezone-aware current time.
-    limit : int
-        Most records to return, 1..1000.
-    client : str, optional
-        Only this client's orders.
-
-    Returns
-    -------
-    (list of StateRecord, bool)
-        The records, and whether more exist than were returned.
+    Takes ``states``, ``limit`` and ``client`` and returns what :func:`list_by_state`
+    does; ``now`` is the timezone-aware current time.
     """
     pages = iter_expired_pages(states, now, STUCK_WINDOW, check_limit(limit),
                                states=SUPERVISED_STATES)
@@ -126,11 +113,18 @@ def count_stuck(states: StateStore, now: datetime, cap: int = 10_000) -> tuple[i
 
 
 Lister = Callable[[StateStore, datetime, int, str | None], tuple[list[StateRecord], bool]]
-"""``(states, now, limit, client)`` -> records and whether there are more."""
+"""A list command: the store, now, the most records to list, and the client (or None)."""
+
+
+def _by_state(state: ProcessState) -> Lister:
+    def list_state(states: StateStore, _now: datetime, limit: int, client: str | None = None
+                   ) -> tuple[list[StateRecord], bool]:
+        return list_by_state(states, state, limit, client)
+    return list_state
+
 
 LISTS: dict[str, Lister] = {
     "stuck": list_stuck,
-    **{state.value.lower(): (lambda s, _now, n, c=None, st=state: list_by_state(s, st, n, c))
-       for state in ProcessState},
+    **{state.value.lower(): _by_state(state) for state in ProcessState},
 }
 """What ``python -m ops list <name>`` can list: ``stuck`` or a ProcessState name."""

@@ -82,22 +82,10 @@ class Refusal:
 def compensation_workflow(context: Any) -> Generator[Any, Any, dict[str, Any]]:
     """One compensation attempt; see the module docstring (SPEC S9).
 
-    Parameters
-    ----------
-    context : DurableOrchestrationContext
-        The attempt's context; its input is a
-        :class:`~orders.models.compensation_io.CompensationWorkflowInput` (JSON form).
-
-    Returns
-    -------
-    dict
-        The attempt's :data:`~orders.models.compensation_io.CompensationOutcome`, JSON form.
-
-    Raises
-    ------
-    pydantic.ValidationError
-        If the input or an activity's result breaks its contract (the instance fails and
-        the supervisor recovers the record once CompleteBy has passed).
+    Takes, returns and raises what :func:`orchestrators.order_workflow.order_workflow`
+    does, with a :class:`~orders.models.compensation_io.CompensationWorkflowInput` as the
+    context's input and a :data:`~orders.models.compensation_io.CompensationOutcome` as
+    the result.
     """
     data = CompensationWorkflowInput.model_validate(context.get_input())
     outcome = yield from compensate(context, data)
@@ -156,10 +144,8 @@ def undo(context: Any, data: CompensationWorkflowInput, entry: CompensationEntry
 
     Parameters
     ----------
-    context : DurableOrchestrationContext
-        The attempt's context.
-    data : CompensationWorkflowInput
-        The attempt's input.
+    context, data
+        As for :func:`compensate`.
     entry : CompensationEntry
         The forward step to undo, as ``pending_undos`` returned it.
     deadline : datetime
@@ -213,10 +199,8 @@ def end(context: Any, data: CompensationWorkflowInput, begun: BeginCompensationR
 
     Parameters
     ----------
-    context : DurableOrchestrationContext
-        The attempt's context.
-    data : CompensationWorkflowInput
-        The attempt's input.
+    context, data
+        As for :func:`compensate`.
     begun : BeginCompensationResult
         The client's reply queue and why the order failed.
     state : {"Compensated", "CompensationFailed"}

@@ -138,8 +138,8 @@ def agent_request(context: Any, order: Order, service: Service, operation: Opera
                                 currency=order.currency)
     else:
         payload = ShipPayload(order_id=order.order_id,
-                              lines=[ReservedLine(sku=li.sku, quantity=li.quantity)
-                                     for li in order.lines])
+                              lines=tuple(ReservedLine(sku=li.sku, quantity=li.quantity)
+                                          for li in order.lines))
     return AgentRequest(
         message_id=request_message_id(context.instance_id, operation), order_id=order.order_id,
         instance_id=context.instance_id, service=service, operation=operation,

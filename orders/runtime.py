@@ -106,6 +106,7 @@ def build_services(settings: Settings, clock: Clock | None = None) -> Services:
         depths = LocalDepthReader(settings.DEVHOST_DATA_DIR or ".data")
     else:
         namespace = settings.SERVICEBUS__fullyQualifiedNamespace
+        assert namespace, "Settings refuse MESSAGING_BACKEND=servicebus without a namespace"
         sender = create_sender("servicebus", fully_qualified_namespace=namespace,
                                credential=credential)
         settler = FunctionsSettler()

@@ -20,6 +20,7 @@ import azure.durable_functions as df
 import azure.functions as func
 
 from orders import names
+from orders.durable_blueprint import DurableBlueprint
 from orders.models import wire
 from orders.models.messages import submit_queue
 from orders.observability.logs import log_context
@@ -31,7 +32,7 @@ from scheduler.compensation_starter import start_compensations
 from scheduler.identity import USE_CLIENT_QUEUE, refuse_shared_queue
 
 log = logging.getLogger("orders.scheduler")
-bp = df.Blueprint()
+bp = DurableBlueprint()
 
 
 def submission_function_name(client_id: str) -> str:

@@ -34,20 +34,10 @@ def compensation_input(record: StateRecord, settings: Settings) -> dict[str, Any
 async def start_compensations(client: Any, services: Services) -> StartReport:
     """Claim handed-over records and start one compensation attempt per claim.
 
-    Parameters
-    ----------
-    client : DurableOrchestrationClient
-        The SDK's durable client.
-    services : Services
-        Stores, clock and settings.
-
-    Returns
-    -------
-    StartReport
+    Takes and returns what :func:`scheduler.starter.run_starter` does (the SDK's durable
+    client and the process's services; a :class:`StartReport`).
     """
-    states = services.stores.states
-    s = services.settings
-    now = services.clock.now()
+    states, s, now = services.stores.states, services.settings, services.clock.now()
     records = await asyncio.to_thread(states.find_startable, now, s.STARTER_BATCH,
                                       ProcessState.COMPENSATING)
     return await claim_and_start(client, states, records,

@@ -131,16 +131,23 @@ def charge(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Ans
     )
 
 
-def _undo_target(effects: list[SideEffect], kind: str, undo_kind: str,
-                 forward_key: str | None) -> SideEffect | str:
-    """Find the forward effect an undo applies to, or the error code saying why none."""
+def _undo_target(conn: sqlite3.Connection, call: Call, kind: str, undo_kind: str,
+                 forward_key: str | None, key_field: str, noun: str) -> SideEffect | Answer:
+    """Find the forward effect an undo applies to, or the 409 answer saying why there is none.
+
+    ``forward_key`` is the request's ``key_field`` (None: the order's most recent open
+    ``kind`` effect); ``noun`` names that effect in the answer's message.
+    """
+    effects = effects_of(conn, call.service, call.order_id)
     undone = {e.ref_id for e in effects if e.kind == undo_kind}
     done = [e for e in effects if e.kind == kind
             and (forward_key is None or e.idempotency_key == forward_key)]
-    if not done:
-        return NOTHING_TO_UNDO
     still_open = [e for e in done if e.resource_id not in undone]
-    return still_open[-1] if still_open else ALREADY_UNDONE
+    if still_open:
+        return still_open[-1]
+    return _error(409, ALREADY_UNDONE if done else NOTHING_TO_UNDO,
+                  f"{key_field}: no open {noun} of order {call.order_id!r} "
+                  f"for key {forward_key!r}")
 
 
 def refund(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Answer:
@@ -151,11 +158,10 @@ def refund(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Ans
     caller can tell "nothing to undo" from any other refusal.
     """
     assert isinstance(call.body, RefundBody)
-    earlier = effects_of(conn, call.service, call.order_id)
-    target = _undo_target(earlier, "charge", "refund", call.body.charge_key)
-    if isinstance(target, str):
-        return _error(409, target, f"chargeKey: no open charge of order {call.order_id!r}"
-                      f" for key {call.body.charge_key!r}")
+    target = _undo_target(conn, call, "charge", "refund", call.body.charge_key, "chargeKey",
+                          "charge")
+    if isinstance(target, Answer):
+        return target
     refund_id = _resource_id("re", call.service, key)
     effect = SideEffect(
         call.service, "refund", call.order_id, key, target.amount, target.currency,
@@ -187,11 +193,10 @@ def cancel(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Ans
     ``already_undone`` if it is cancelled (see :func:`refund`).
     """
     assert isinstance(call.body, CancelBody)
-    earlier = effects_of(conn, call.service, call.order_id)
-    target = _undo_target(earlier, "ship", "cancel", call.body.shipment_key)
-    if isinstance(target, str):
-        return _error(409, target, f"shipmentKey: no open shipment of order "
-                      f"{call.order_id!r} for key {call.body.shipment_key!r}")
+    target = _undo_target(conn, call, "ship", "cancel", call.body.shipment_key, "shipmentKey",
+                          "shipment")
+    if isinstance(target, Answer):
+        return target
     effect = SideEffect(
         call.service, "cancel", call.order_id, key, None, None,
         _resource_id("cnl", call.service, key), target.resource_id, now,

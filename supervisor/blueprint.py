@@ -9,7 +9,7 @@ import azure.functions as func
 from orders.runtime import services
 from supervisor.supervisor import supervise
 
-bp = func.Blueprint()
+bp = func.Blueprint()  # type: ignore[no-untyped-call]  # azure.functions: untyped __init__
 
 
 @bp.timer_trigger(arg_name="timer", schedule="%SUPERVISOR_SCHEDULE%")

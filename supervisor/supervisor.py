@@ -71,7 +71,7 @@ from orders.observability.logs import log_context
 from orders.runtime import Services
 from orders.settings import Settings
 from orders.stores.errors import PreconditionFailedError
-from orders.stores.paging import iter_expired_pages, iter_overdue_pages
+from orders.stores.paging import iter_expired_pages
 from orders.stores.ports import ScanPage
 
 log = logging.getLogger("orders.supervisor")
@@ -311,9 +311,10 @@ def supervise(services: Services) -> ScanReport:
     report = ScanReport()
     now = services.clock.now()
     budget = s.SUPERVISOR_MAX_RECORDS
-    for scan, action in ((iter_overdue_pages, recover_overdue), (iter_expired_pages, recover)):
-        budget = _sweep(scan(services.stores.states, now, s.scan_window,
-                             s.SUPERVISOR_PAGE_SIZE, states=SUPERVISED_STATES),
+    for overdue, action in ((True, recover_overdue), (False, recover)):
+        budget = _sweep(iter_expired_pages(services.stores.states, now, s.scan_window,
+                                           s.SUPERVISOR_PAGE_SIZE, states=SUPERVISED_STATES,
+                                           overdue=overdue),
                         action, budget, services, report)
         if budget <= 0:
             break

@@ -74,7 +74,7 @@ def create_http_app(taskhub: TaskHub, *, base_url: str, http_functions: Iterable
     ctx = ApiContext(taskhub, base_url, orchestrator_names, on_start_instance)
     routes = [*start_routes(ctx), *query_routes(ctx), *instance_routes(ctx),
               *entity_routes(ctx, entity_names)]
-    if functions:
+    if functions and invoke_http is not None:  # not None whenever there are functions
         routes += http_trigger_routes(functions, invoke_http)
     # A malformed instance id is refused (400, JSON) before routing; unknown webhook
     # routes answer JSON 404/405 with a reason.

@@ -179,7 +179,7 @@ def http_trigger_routes(functions: Iterable[Any], invoke_http: InvokeHttp,
     ValueError
         If a route template is malformed (see :func:`translate_route`).
     """
-    entries = []
+    entries: list[tuple[tuple[int, ...], int, RouteVariant, Any]] = []
     for fdef in functions:
         template = fdef.trigger.get("route") or fdef.name
         for variant in translate_route(template, prefix):

@@ -9,8 +9,9 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
+from typing import TypeVar
 
 from starlette.datastructures import QueryParams
 
@@ -24,6 +25,26 @@ KNOWN_STATUSES = (*ALL_STATUSES, "Canceled")
 CONTINUATION_HEADER = "x-ms-continuation-token"
 """Request and response header carrying the paging continuation token."""
 
+T = TypeVar("T")
+
+
+def _given(query: QueryParams, name: str) -> str | None:
+    """Return the parameter's value, or None when it is absent or empty."""
+    value = query.get(name)
+    return None if value is None or value == "" else value
+
+
+def _converted(query: QueryParams, name: str, convert: Callable[[str], T],
+               rule: str) -> T | None:
+    """Return the parameter through ``convert`` (None if not given); BadRequest if it fails."""
+    value = _given(query, name)
+    if value is None:
+        return None
+    try:
+        return convert(value)
+    except ValueError:
+        raise BadRequest(f"{name}: must be {rule}, got {value!r}") from None
+
 
 def get_bool(query: QueryParams, name: str, default: bool) -> bool:
     """Read a ``true``/``false`` query parameter (any case; the SDK sends ``True``).
@@ -33,8 +54,8 @@ def get_bool(query: QueryParams, name: str, default: bool) -> bool:
     BadRequest
         If the value is present but neither true nor false.
     """
-    value = query.get(name)
-    if value is None or value == "":
+    value = _given(query, name)
+    if value is None:
         return default
     if value.lower() in ("true", "false"):
         return value.lower() == "true"
@@ -49,13 +70,9 @@ def get_int(query: QueryParams, name: str, default: int, low: int, high: int) ->
     BadRequest
         If the value is not an integer or out of range.
     """
-    value = query.get(name)
-    if value is None or value == "":
+    number = _converted(query, name, int, "an integer")
+    if number is None:
         return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise BadRequest(f"{name}: must be an integer, got {value!r}") from None
     if not low <= number <= high:
         raise BadRequest(f"{name}: must be between {low} and {high}, got {number}")
     return number
@@ -69,15 +86,9 @@ def get_seconds(query: QueryParams, name: str) -> float | None:
     BadRequest
         If the value is not a non-negative number.
     """
-    value = query.get(name)
-    if value is None or value == "":
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise BadRequest(f"{name}: must be a number of seconds, got {value!r}") from None
-    if not seconds >= 0:
-        raise BadRequest(f"{name}: must not be negative, got {value!r}")
+    seconds = _converted(query, name, float, "a number of seconds")
+    if seconds is not None and not seconds >= 0:
+        raise BadRequest(f"{name}: must not be negative, got {query.get(name)!r}")
     return seconds
 
 
@@ -93,18 +104,16 @@ def get_time(query: QueryParams, name: str) -> datetime | None:
     BadRequest
         If the value is not an ISO 8601 time.
     """
-    value = query.get(name)
-    if value is None or value == "":
-        return None
+    return _converted(query, name, _query_time,
+                      "an ISO 8601 time such as 2030-01-01T00:00:00Z")
+
+
+def _query_time(value: str) -> datetime:
     text = value.replace(" ", "+")
     year, sep, rest = text.partition("-")
     if sep and year.isdigit() and len(year) < 4:
         text = year.zfill(4) + sep + rest
-    try:
-        return parse_time(text)
-    except ValueError:
-        raise BadRequest(f"{name}: must be an ISO 8601 time such as "
-                         f"2030-01-01T00:00:00Z, got {value!r}") from None
+    return parse_time(text)
 
 
 def get_statuses(query: QueryParams) -> list[str] | None:
@@ -125,10 +134,8 @@ def get_statuses(query: QueryParams) -> list[str] | None:
     return list(dict.fromkeys(values))
 
 
-def encode_token(token: str | None) -> str | None:
+def encode_token(token: str) -> str:
     """Make the task hub's continuation token safe for an HTTP header (base64url)."""
-    if token is None:
-        return None
     return base64.urlsafe_b64encode(token.encode()).decode("ascii")
 
 

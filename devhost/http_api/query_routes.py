@@ -58,7 +58,7 @@ def query_routes(ctx: ApiContext) -> list[Route]:
             ctx.taskhub.query, statuses=statuses, created_from=created_from,
             created_to=created_to, prefix=query.get("instanceIdPrefix") or None, top=top,
             continuation=token)
-        headers = {}
+        headers: dict[str, str] = {}
         if next_token is not None:
             headers[CONTINUATION_HEADER] = encode_token(next_token)
         return JSONResponse([status_json(r, show_input=show_input) for r in page],

@@ -308,6 +308,7 @@ class Episode:
                                                      _as_json(action), seq,
                                                      action.get("version")))
             return
+        payload: str | None
         if kind == ActionType.CallHttp:
             name, payload = HTTP_ACTIVITY, json.dumps(action["httpRequest"])
         else:

@@ -29,4 +29,5 @@ def install() -> None:
     timestamps.install()
     module = importlib.import_module(_EXECUTOR_MODULE)
     if not hasattr(module.namedtuple, "cache_info"):
-        module.namedtuple = functools.lru_cache(maxsize=16)(module.namedtuple)
+        # Replace the module's global (a module declares no attributes to assign).
+        vars(module)["namedtuple"] = functools.lru_cache(maxsize=16)(module.namedtuple)

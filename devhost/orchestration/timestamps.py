@@ -44,4 +44,4 @@ def install() -> None:
     """Use :func:`parse_timestamp` for the SDK's ``HistoryEvent`` timestamps (idempotent)."""
     # The package re-exports the class under the module's name, so go through importlib.
     module = importlib.import_module("azure.durable_functions.models.history.HistoryEvent")
-    module.dt_parse = parse_timestamp
+    vars(module)["dt_parse"] = parse_timestamp  # the module's global, as the SDK calls it

@@ -44,22 +44,18 @@ _CANDIDATES = """
 """
 
 
+def _check_max_count(max_count: int) -> None:
+    if isinstance(max_count, bool) or not isinstance(max_count, int) or max_count < 1:
+        raise ValueError(f"max_count: must be a positive integer, got {max_count!r}")
+
+
 class ServiceBusEngine(Settlement):
     """Service Bus queues with peek-lock, duplicate detection and dead-lettering.
 
-    Parameters
-    ----------
-    path : str or Path
-        The SQLite file; shared by every process of one local host.
-    catalog : QueueCatalog, optional
-        Queue properties; defaults to ``infra/queues.json``.
-    clock : Clock, optional
-        Time source; defaults to :class:`~devhost.clock.SystemClock`.
-
-    Notes
-    -----
-    One instance may be used from several threads (calls are serialised on its
-    connection); processes each open their own instance on the same file.
+    Opened, and shared between threads and processes, as
+    :class:`~devhost.servicebus.base.EngineBase` says (same parameters). Every method
+    that takes a queue raises ``MessagingEntityNotFoundError`` if the queue is neither
+    declared nor a client reply queue.
     """
 
     # -- sending ---------------------------------------------------------------------
@@ -87,8 +83,6 @@ class ServiceBusEngine(Settlement):
 
         Raises
         ------
-        MessagingEntityNotFoundError
-            If the queue is neither declared nor a client reply queue.
         ValueError
             If a field breaks its rule (the message names it).
         """
@@ -121,8 +115,6 @@ class ServiceBusEngine(Settlement):
 
         Raises
         ------
-        MessagingEntityNotFoundError
-            If the queue is neither declared nor a client reply queue.
         ValueError
             If ``queue`` is a dead-letter path or an item is not a ``NewMessage``.
         """
@@ -145,7 +137,9 @@ class ServiceBusEngine(Settlement):
                     (name, horizon),
                 )
             for message in batch:
-                if dedup and not self._remember(conn, name, message.message_id, now):
+                message_id = message.message_id
+                assert message_id is not None, "NewMessage fills in a MessageId"
+                if dedup and not self._remember(conn, name, message_id, now):
                     logger.debug("duplicate dropped: queue=%s id=%s", name, message.message_id)
                     accepted.append(False)
                     continue
@@ -188,13 +182,10 @@ class ServiceBusEngine(Settlement):
 
         Raises
         ------
-        MessagingEntityNotFoundError
-            If the queue is neither declared nor a client reply queue.
         ValueError
             If ``max_count`` is not a positive integer.
         """
-        if isinstance(max_count, bool) or not isinstance(max_count, int) or max_count < 1:
-            raise ValueError(f"max_count: must be a positive integer, got {max_count!r}")
+        _check_max_count(max_count)
         name, dead_letter, props = self._entity(queue, dead_letter)
         received: list[ReceivedMessage] = []
         with self._lock, write(self._conn) as conn:
@@ -251,13 +242,10 @@ class ServiceBusEngine(Settlement):
 
         Raises
         ------
-        MessagingEntityNotFoundError
-            If the queue is neither declared nor a client reply queue.
         ValueError
-            If ``max_count`` is not a positive integer.
+            As :meth:`receive` raises it.
         """
-        if isinstance(max_count, bool) or not isinstance(max_count, int) or max_count < 1:
-            raise ValueError(f"max_count: must be a positive integer, got {max_count!r}")
+        _check_max_count(max_count)
         name, dead_letter, _ = self._entity(queue, dead_letter)
         with self._lock:
             found = self._conn.execute(
@@ -304,13 +292,7 @@ class ServiceBusEngine(Settlement):
         return moved
 
     def counts(self, queue: str) -> QueueCounts:
-        """Return active, scheduled, dead-letter and locked counts of one queue.
-
-        Raises
-        ------
-        MessagingEntityNotFoundError
-            If the queue is neither declared nor a client reply queue.
-        """
+        """Return active, scheduled, dead-letter and locked counts of one queue."""
         name, _, _ = self._entity(queue, False)
         with self._lock:
             return rows.counts(self._conn, self._now_us(), name).get(name, rows.ZERO_COUNTS)
@@ -328,11 +310,6 @@ class ServiceBusEngine(Settlement):
 
         That is the earliest of each active message's enqueued (scheduled) time, or its
         lock expiry if it is locked. The host's drain mode moves its clock there.
-
-        Raises
-        ------
-        MessagingEntityNotFoundError
-            If the queue is neither declared nor a client reply queue.
         """
         name, _, _ = self._entity(queue, False)
         with self._lock:

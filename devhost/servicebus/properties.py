@@ -233,15 +233,8 @@ def parse_queue_catalog(data: Any, *, source: str = "queues.json") -> QueueCatal
     source : str
         Name used in error messages.
 
-    Returns
-    -------
-    QueueCatalog
-        The validated catalog.
-
-    Raises
-    ------
-    QueuePropertiesError
-        If a rule is broken; the message names ``source`` and the field.
+    Returns and raises what :func:`load_queue_catalog` does; the error message names
+    ``source`` and the field.
     """
 
     def fail(field: str, rule: str) -> QueuePropertiesError:
@@ -289,7 +282,7 @@ def parse_queue_catalog(data: Any, *, source: str = "queues.json") -> QueueCatal
     return catalog
 
 
-def _per_client(data: Mapping[str, Any], section: str, defaults_raw: Mapping[str, Any],
+def _per_client(data: Any, section: str, defaults_raw: Mapping[str, Any],
                 fail: Any) -> tuple[str, QueueProperties]:
     """Parse a per-client queue section (``namePattern`` and ``properties``)."""
     raw = data.get(section)

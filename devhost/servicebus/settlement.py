@@ -43,18 +43,8 @@ class Settlement(EngineBase):
 
         The delivery count stays incremented; a message that has used up
         ``maxDeliveryCount`` deliveries goes to the dead-letter subqueue right away.
-
-        Parameters
-        ----------
-        queue : str
-            The entity it was received from (queue or dead-letter path).
-        lock_token : str
-            From :meth:`receive`.
-
-        Raises
-        ------
-        MessageLockLostError
-            If the lock is no longer held (see :meth:`complete`).
+        Takes ``queue`` and ``lock_token`` as :meth:`complete` does, and raises
+        :class:`MessageLockLostError` as it does.
         """
         with self._lock, write(self._conn) as conn:
             row = self._held(conn, queue, lock_token)
@@ -112,22 +102,9 @@ class Settlement(EngineBase):
     def renew_lock(self, queue: str, lock_token: str) -> datetime:
         """Extend a held lock to ``now + lockDuration``; the token stays the same.
 
-        Parameters
-        ----------
-        queue : str
-            The entity it was received from (queue or dead-letter path).
-        lock_token : str
-            From :meth:`receive`.
-
-        Returns
-        -------
-        datetime
-            The new ``locked_until`` (UTC).
-
-        Raises
-        ------
-        MessageLockLostError
-            If the lock is no longer held; a lock cannot be revived after it expired.
+        Takes ``queue`` and ``lock_token`` as :meth:`complete` does; returns the new
+        ``locked_until`` (UTC). Raises :class:`MessageLockLostError` if the lock is no
+        longer held: a lock cannot be revived after it expired.
         """
         with self._lock, write(self._conn) as conn:
             row = self._held(conn, queue, lock_token)

@@ -279,7 +279,8 @@ class InstanceStore:
         """
         if not 1 <= top <= 1000:
             raise TaskHubError("top: must be between 1 and 1000")
-        where, args = [], []
+        where: list[str] = []
+        args: list[str | int] = []
         if statuses:
             bad = [s for s in statuses if s not in ALL_STATUSES]
             if bad:

@@ -52,18 +52,7 @@ class Schedule:
             raise ScheduleError(f"schedule '{expression}': not a valid NCRONTAB expression")
 
     def next_after(self, when: datetime) -> datetime:
-        """Return the first occurrence strictly after ``when``.
-
-        Parameters
-        ----------
-        when : datetime
-            Timezone-aware time.
-
-        Returns
-        -------
-        datetime
-            Timezone-aware UTC time.
-        """
+        """Return the first occurrence strictly after the timezone-aware ``when``, in UTC."""
         if self.interval is not None:
             return when + self.interval
         return croniter(self.expression, when, second_at_beginning=True).get_next(datetime)

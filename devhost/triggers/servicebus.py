@@ -141,9 +141,10 @@ class ServiceBusTriggerPoller:
         except Exception as exc:  # noqa: BLE001 - the host failed, not the function (L3)
             self._failed_in_host(m, describe(exc))
             return
+        token = m.lock_token
         try:
-            with renewing(lambda: self.engine.renew_lock(self.queue, m.lock_token),
-                          self.lock_duration):
+            assert token is not None, "a peek-locked message has a lock token"
+            with renewing(lambda: self.engine.renew_lock(self.queue, token), self.lock_duration):
                 invoke.call(self.fdef.func, kwargs)
         except Exception:  # noqa: BLE001 - an exception abandons the message, as in Azure
             log.exception("function %s failed on message %s (delivery %d); abandoning",

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -97,7 +98,8 @@ class TimerTriggerPoller:
     is_schedule = True
 
     def __init__(self, functions: list[FunctionDef], taskhub: TaskHub, owner: str,
-                 client_binding, lock_period: timedelta = DEFAULT_LOCK_PERIOD) -> None:
+                 client_binding: Callable[[], str],
+                 lock_period: timedelta = DEFAULT_LOCK_PERIOD) -> None:
         self.taskhub = taskhub
         self.owner = owner
         self.client_binding = client_binding
@@ -149,7 +151,7 @@ class TimerTriggerPoller:
                 schedule_status={"Last": format_time(due),
                                  "Next": format_time(schedule.next_after(now))},
                 schedule={"AdjustForDST": False})
-            kwargs = {fdef.trigger_param: request}
+            kwargs: dict[str, Any] = {fdef.trigger_param: request}
             if fdef.client_param:
                 kwargs[fdef.client_param] = self.client_binding()
         except Exception as exc:  # noqa: BLE001 - the host failed, not the function (L3)

@@ -102,7 +102,7 @@ class ActivityPool:
         An activity the host itself failed to run (its runner raised) is not among them: it
         waits in :meth:`take_failed`.
         """
-        done = []
+        done: list[Finished] = []
         while True:
             try:
                 item, result = self._finished.get_nowait()

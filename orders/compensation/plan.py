@@ -190,12 +190,13 @@ def undo_request(instance_id: str, entry: CompensationEntry, deadline: datetime,
     if step is Step.REFUND:
         paid = details if isinstance(details, PaymentDetails) else None
         payload = RefundPayload(
-            order_id=order_id, charge_key=key, payment_id=paid and paid.payment_id,
-            amount=paid and paid.amount, currency=paid and paid.currency)
+            order_id=order_id, charge_key=key, payment_id=paid.payment_id if paid else None,
+            amount=paid.amount if paid else None, currency=paid.currency if paid else None)
     else:
         shipped = details if isinstance(details, ShipmentDetails) else None
-        payload = CancelShipmentPayload(order_id=order_id, shipment_key=key,
-                                        shipment_id=shipped and shipped.shipment_id)
+        payload = CancelShipmentPayload(
+            order_id=order_id, shipment_key=key,
+            shipment_id=shipped.shipment_id if shipped else None)
     return AgentRequest(
         message_id=request_message_id(instance_id, operation), order_id=order_id,
         instance_id=instance_id,

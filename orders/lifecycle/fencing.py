@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from orders.errors import OrderServiceError
 from orders.lifecycle.transitions import IllegalTransitionError
-from orders.models import StateRecord
+from orders.models import ProcessState, StateRecord
 from orders.stores import StateStore
 from orders.stores.errors import PreconditionFailedError
 
@@ -69,3 +69,45 @@ def fenced_update(states: StateStore, order_id: str, instance_id: str,
             continue
     raise PreconditionFailedError(f"order {order_id}: ETag kept changing; gave up after "
                                   f"{MAX_ETAG_RETRIES} tries")
+
+
+def fenced_or_none(states: StateStore, order_id: str, instance_id: str,
+                   change: Callable[[StateRecord], StateRecord]) -> StateRecord | None:
+    """Apply ``change`` as :func:`fenced_update` does, but answer a fenced attempt with None.
+
+    Takes what :func:`fenced_update` takes; returns the record as written, or None where
+    :func:`fenced_update` raises :class:`FencedError`. Other errors pass through.
+    """
+    try:
+        return fenced_update(states, order_id, instance_id, change)
+    except FencedError:
+        return None
+
+
+def fenced_finish(states: StateStore, order_id: str, instance_id: str,
+                  change: Callable[[StateRecord], StateRecord],
+                  final: ProcessState) -> bool:
+    """Write an attempt's final state; tell whether the attempt was fenced.
+
+    A rerun that finds its own final state already written (LockedBy still names it and
+    ProcessState is ``final``) is not fenced, so the step is idempotent (SPEC X7).
+
+    Parameters
+    ----------
+    states, order_id, instance_id, change
+        As for :func:`fenced_update`; ``change`` moves the record to ``final``.
+    final : ProcessState
+        The state ``change`` writes.
+
+    Returns
+    -------
+    bool
+        True if a newer attempt owns the record or the record left Processing (nothing
+        written).
+    """
+    if fenced_or_none(states, order_id, instance_id, change) is not None:
+        return False
+    record = states.get(order_id)
+    mine = (record is not None and record.locked_by == instance_id
+            and record.process_state is final)
+    return not mine

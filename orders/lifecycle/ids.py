@@ -136,9 +136,7 @@ def attempt_instance_id(order_id: str, attempt: int) -> str:
     ValueError
         If ``attempt`` < 1 or the id breaks SPEC D2.
     """
-    if attempt < 1:
-        raise ValueError(f"attempt: must be at least 1, got {attempt}")
-    return check_instance_id(f"{order_id}:{attempt}")
+    return _numbered(f"{order_id}:", attempt)
 
 
 def compensation_instance_id(order_id: str, attempt: int) -> str:
@@ -149,9 +147,13 @@ def compensation_instance_id(order_id: str, attempt: int) -> str:
     ValueError
         If ``attempt`` < 1 or the id breaks SPEC D2.
     """
+    return _numbered(f"{order_id}:comp:", attempt)
+
+
+def _numbered(prefix: str, attempt: int) -> str:
     if attempt < 1:
         raise ValueError(f"attempt: must be at least 1, got {attempt}")
-    return check_instance_id(f"{order_id}:comp:{attempt}")
+    return check_instance_id(f"{prefix}{attempt}")
 
 
 def idempotency_key(order_id: str, operation: str) -> str:

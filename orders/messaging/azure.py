@@ -12,7 +12,7 @@ import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from azure.servicebus import ServiceBusClient, ServiceBusMessage
 from azure.servicebus import exceptions as sb_errors
@@ -23,7 +23,7 @@ from orders.messaging.errors import (
     MessagingUnavailableError,
     QueueNotFoundError,
 )
-from orders.messaging.port import OutgoingMessage
+from orders.messaging.port import MessageSender, OutgoingMessage
 
 _HOST = re.compile(r"^(?=.{4,253}$)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9-]+)+$")
 
@@ -53,10 +53,13 @@ def to_service_bus_message(message: OutgoingMessage) -> ServiceBusMessage:
         Body bytes, ``message_id``, ``application_properties``, ``correlation_id``,
         ``content_type``, ``scheduled_enqueue_time_utc`` and ``time_to_live`` set.
     """
+    # The SDK's parameter is a dict keyed str | bytes (invariant, so a dict[str, ...] does not
+    # fit) whose values leave out None, which AMQP carries and the port allows.
+    properties = cast(dict[str | bytes, Any], dict(message.application_properties))
     return ServiceBusMessage(
         message.body_bytes(),
         message_id=message.message_id,
-        application_properties=dict(message.application_properties) or None,
+        application_properties=properties or None,
         correlation_id=message.correlation_id,
         content_type=message.content_type,
         scheduled_enqueue_time_utc=message.scheduled_enqueue_time,
@@ -98,7 +101,7 @@ def validate_namespace(fully_qualified_namespace: str) -> str:
     return value.lower()
 
 
-class AzureServiceBusSender:
+class AzureServiceBusSender(MessageSender):
     """A :class:`~orders.messaging.port.MessageSender` over Azure Service Bus.
 
     Parameters
@@ -144,10 +147,6 @@ class AzureServiceBusSender:
         self._client = client
         self._senders: dict[str, Any] = {}
         self._lock = threading.Lock()
-
-    def send(self, queue: str, message: OutgoingMessage) -> None:
-        """Send one message; see :meth:`send_many`."""
-        self.send_many(queue, [message])
 
     def send_many(self, queue: str, messages: Sequence[OutgoingMessage]) -> None:
         """Send messages in one SDK call (one batch).

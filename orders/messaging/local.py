@@ -18,7 +18,7 @@ from orders.messaging.errors import (
     MessagingUnavailableError,
     QueueNotFoundError,
 )
-from orders.messaging.port import OutgoingMessage
+from orders.messaging.port import MessageSender, OutgoingMessage
 from sqlitekit import is_busy
 
 logger = logging.getLogger(__name__)
@@ -27,7 +27,7 @@ MAX_BATCH_BYTES = 256 * 1024
 """Azure Standard tier limit on a batch (bodies plus properties), enforced for parity."""
 
 
-class LocalMessageSender:
+class LocalMessageSender(MessageSender):
     """A :class:`~orders.messaging.port.MessageSender` over the local Service Bus engine.
 
     Parameters
@@ -65,10 +65,6 @@ class LocalMessageSender:
             catalog = servicebus.load_queue_catalog(queues_file)
             engine = servicebus.open_engine(data_dir, catalog=catalog, clock=clock)
         self._engine = engine
-
-    def send(self, queue: str, message: OutgoingMessage) -> None:
-        """Send one message; see :meth:`send_many`."""
-        self.send_many(queue, [message])
 
     def send_many(self, queue: str, messages: Sequence[OutgoingMessage]) -> None:
         """Send messages in one engine transaction.

@@ -21,6 +21,9 @@ MAX_MESSAGE_ID_LENGTH = 128
 
 JSON = "application/json"
 
+PropertyValue = str | int | float | bool | None
+"""What an application property may hold (checked on construction)."""
+
 _PROPERTY_TYPES = (str, int, float, bool, type(None))
 
 
@@ -55,7 +58,7 @@ class OutgoingMessage:
 
     body: dict[str, Any] | str
     message_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    application_properties: Mapping[str, Any] = field(default_factory=dict)
+    application_properties: Mapping[str, PropertyValue] = field(default_factory=dict)
     correlation_id: str | None = None
     content_type: str = JSON
     scheduled_enqueue_time: datetime | None = None
@@ -118,8 +121,12 @@ class MessageSender(Protocol):
     """
 
     def send(self, queue: str, message: OutgoingMessage) -> None:
-        """Send one message to ``queue``."""
-        ...
+        """Send one message to ``queue``: :meth:`send_many` of that one message.
+
+        Senders that subclass this protocol inherit this; its errors are those of
+        :meth:`send_many`.
+        """
+        self.send_many(queue, [message])
 
     def send_many(self, queue: str, messages: Sequence[OutgoingMessage]) -> None:
         """Send messages to ``queue`` in one broker operation (one Service Bus batch).

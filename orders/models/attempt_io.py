@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, TypeAdapter, model_validator
+from pydantic import Field, TypeAdapter
 
-from orders.models._types import OrderKey, QueueName, UtcDatetime
+from orders.models._types import OrderKey
 from orders.models.compensation import ReservedLine
 from orders.models.order import OrderLine
 from orders.models.step_io import (
+    BeginInput,
+    BeginResult,
     FencedResult,
     LeftForSupervisor,
     OwnedRecordInput,
@@ -64,37 +66,18 @@ class OrderWorkflowInput(StepContract):
     agent_max_attempts: int = Field(ge=1, le=100)
 
 
-class BeginAttemptInput(OwnedRecordInput):
+class BeginAttemptInput(BeginInput):
     """Input of ``begin_attempt``: set CompleteBy while the attempt owns the record (S4, S5).
 
-    Attributes
-    ----------
-    complete_by : datetime
-        The attempt's deadline; JSON form is fixed-width ISO 8601 UTC.
+    Its attributes are those of :class:`~orders.models.step_io.BeginInput`.
     """
 
-    complete_by: UtcDatetime
 
-
-class BeginAttemptResult(StepContract):
+class BeginAttemptResult(BeginResult):
     """Result of ``begin_attempt``.
 
-    Attributes
-    ----------
-    fenced : bool
-        True if another instance owns the record: the attempt must stop.
-    reply_to : str or None
-        The client's reply queue (SPEC S8); None when fenced.
+    Its attributes are those of :class:`~orders.models.step_io.BeginResult`.
     """
-
-    fenced: bool
-    reply_to: QueueName | None = None
-
-    @model_validator(mode="after")
-    def _reply_to_unless_fenced(self) -> BeginAttemptResult:
-        if not self.fenced and self.reply_to is None:
-            raise ValueError("replyTo: required when the attempt owns the record")
-        return self
 
 
 class ReserveInventoryInput(StepContract):

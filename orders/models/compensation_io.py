@@ -19,11 +19,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter, model_validator
+from pydantic import Field, TypeAdapter
 
-from orders.models._types import InstanceId, OrderKey, QueueName, UtcDatetime
+from orders.models._types import InstanceId, OrderKey, QueueName
 from orders.models.compensation import CompensationEntry, Step, UndoOutcome
 from orders.models.step_io import (
+    BeginInput,
+    BeginResult,
     FencedResult,
     LeftForSupervisor,
     OwnedRecordInput,
@@ -125,40 +127,26 @@ class FailOrderResult(StepContract):
     state: Literal["Compensating", "Error"] | None
 
 
-class BeginCompensationInput(OwnedRecordInput):
+class BeginCompensationInput(BeginInput):
     """Input of ``begin_compensation``: set CompleteBy while the attempt owns the record.
 
-    Attributes
-    ----------
-    complete_by : datetime
-        The compensation attempt's deadline.
+    Its attributes are those of :class:`~orders.models.step_io.BeginInput`.
     """
 
-    complete_by: UtcDatetime
 
+class BeginCompensationResult(BeginResult):
+    """Result of ``begin_compensation``: that of :class:`~orders.models.step_io.BeginResult`.
 
-class BeginCompensationResult(StepContract):
-    """Result of ``begin_compensation``.
+    ``replyTo`` is required here (it has been since the contract existed).
 
     Attributes
     ----------
-    fenced : bool
-        True if another instance owns the record: the attempt must stop.
-    reply_to : str or None
-        The client's reply queue; None when fenced.
     failure_reason : str or None
         Why the order failed, for the client and the operators; None when fenced.
     """
 
-    fenced: bool
     reply_to: QueueName | None
     failure_reason: str | None
-
-    @model_validator(mode="after")
-    def _reply_to_unless_fenced(self) -> BeginCompensationResult:
-        if not self.fenced and self.reply_to is None:
-            raise ValueError("replyTo: required when the attempt owns the record")
-        return self
 
 
 PENDING_UNDOS_RESULT: TypeAdapter[list[CompensationEntry]] = TypeAdapter(

@@ -15,7 +15,7 @@ clear error instead of guessing. Queue by queue:
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import Field, model_validator
 
@@ -31,7 +31,7 @@ from orders.models._types import (
 )
 from orders.models.order import Order
 
-MESSAGE_SCHEMA_VERSION = 1
+MESSAGE_SCHEMA_VERSION: Final = 1
 """Version of the message contracts this code writes and reads."""
 
 REPLY_QUEUE_PATTERN = "replies-{clientId}"

@@ -230,16 +230,7 @@ class StateRecord(Contract):
         Only OrderID and reply-to queue identify a submission. Everything else is either
         mutable (ProcessState, LockedBy, ... move on after the first write) or stamped
         at write time (timestamps, versions after an upgrade), so a redelivered message
-        must not conflict because of them.
-
-        Parameters
-        ----------
-        other : StateRecord
-            Typically the record already stored under the same OrderID.
-
-        Returns
-        -------
-        bool
-            True if OrderID and reply-to queue are equal.
+        must not conflict because of them. ``other`` is typically the record already
+        stored under the same OrderID; True if OrderID and reply-to queue are equal.
         """
         return (self.order_id, self.reply_to) == (other.order_id, other.reply_to)

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import ConfigDict, SerializerFunctionWrapHandler, model_serializer
+from pydantic import ConfigDict, SerializerFunctionWrapHandler, model_serializer, model_validator
 
-from orders.models._types import Contract, InstanceId, OrderKey
+from orders.models._types import Contract, InstanceId, OrderKey, QueueName, UtcDatetime
 
 
 class StepContract(Contract):
@@ -50,7 +50,7 @@ class StepContract(Contract):
 
     @model_serializer(mode="wrap")
     def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data = handler(self)
+        data: dict[str, Any] = handler(self)  # pydantic types the handler's result as Any
         for name in self.OMIT_IF_NONE:
             if getattr(self, name) is None:
                 data.pop(type(self).model_fields[name].alias or name, None)
@@ -71,6 +71,39 @@ class OwnedRecordInput(StepContract):
 
     order_id: OrderKey
     instance_id: InstanceId
+
+
+class BeginInput(OwnedRecordInput):
+    """Input of a workflow's first activity: set CompleteBy while the attempt owns the record.
+
+    Attributes
+    ----------
+    complete_by : datetime
+        The attempt's deadline; JSON form is fixed-width ISO 8601 UTC.
+    """
+
+    complete_by: UtcDatetime
+
+
+class BeginResult(StepContract):
+    """Result of a workflow's first activity.
+
+    Attributes
+    ----------
+    fenced : bool
+        True if another instance owns the record: the attempt must stop.
+    reply_to : str or None
+        The client's reply queue (SPEC S8); None when fenced.
+    """
+
+    fenced: bool
+    reply_to: QueueName | None = None
+
+    @model_validator(mode="after")
+    def _reply_to_unless_fenced(self) -> BeginResult:
+        if not self.fenced and self.reply_to is None:
+            raise ValueError("replyTo: required when the attempt owns the record")
+        return self
 
 
 class FencedResult(StepContract):

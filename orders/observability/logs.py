@@ -123,7 +123,7 @@ def install_log_record_factory() -> None:
         _installed = True
 
 
-class OrderLogger(logging.LoggerAdapter):
+class OrderLogger(logging.LoggerAdapter[logging.Logger]):
     """A logger bound to one order's ids (see :func:`order_logger`)."""
 
     def __init__(self, logger: logging.Logger, ids: LogIds) -> None:

@@ -12,7 +12,7 @@ from orders.stores.errors import (
     TransientStoreError,
 )
 from orders.stores.factory import BACKENDS, Stores, create_stores
-from orders.stores.paging import iter_expired_pages, iter_overdue_pages
+from orders.stores.paging import iter_expired_pages
 from orders.stores.ports import (
     MAX_PAGE_SIZE,
     STARTABLE_STATES,
@@ -40,5 +40,4 @@ __all__ = [
     "TransientStoreError",
     "create_stores",
     "iter_expired_pages",
-    "iter_overdue_pages",
 ]

@@ -12,10 +12,10 @@ identity cannot create databases or containers, so in Azure they come from Bicep
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from azure.core.exceptions import ServiceRequestError, ServiceResponseError
 from azure.cosmos import ContainerProxy, CosmosClient, DatabaseProxy, PartitionKey
@@ -32,6 +32,8 @@ from orders.stores.errors import (
 if TYPE_CHECKING:
     from azure.core.credentials import TokenCredential
     from pydantic import BaseModel
+
+T = TypeVar("T")
 
 PARTITION_KEY_PATH = "/orderId"
 """Partition key of both containers: all of one order's data lives in one partition."""
@@ -216,3 +218,64 @@ class RequestCharge:
     def __call__(self, headers: Mapping[str, Any], _result: Any) -> None:
         self.requests += 1
         self.total += float(headers.get("x-ms-request-charge", 0) or 0)
+
+
+
+def read_document(container: ContainerProxy, item: str, partition_key: str,
+                  what: str) -> dict[str, Any] | None:
+    """Point-read one document; None if it does not exist (404).
+
+    Raises
+    ------
+    StoreError
+        As :func:`translated` translates any other failure.
+    """
+    return _none_on(NotFoundError, what,
+                    lambda: container.read_item(item=item, partition_key=partition_key))
+
+
+def create_document(container: ContainerProxy, body: dict[str, Any],
+                    what: str) -> dict[str, Any] | None:
+    """Create one document; None if its ``id`` exists (409: the caller compares).
+
+    Raises as :func:`read_document` does.
+    """
+    return _none_on(ConflictError, what, lambda: container.create_item(body=body))
+
+
+def still_there(found: T | None, what: str, noun: str) -> T:
+    """Return what a read after a 409 ``found``.
+
+    Raises
+    ------
+    StoreError
+        If it is gone: Cosmos DB reported a conflict, but the document cannot be read.
+    """
+    if found is None:
+        raise StoreError(f"{what}: Cosmos DB reported a conflict but the {noun} is gone")
+    return found
+
+
+def _none_on(error: type[StoreError], what: str,
+             call: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
+    try:
+        with translated(what):
+            return call()
+    except error:
+        return None
+
+
+class CosmosAdapter:
+    """Base of the Cosmos DB adapters: one container of a client the caller owns.
+
+    Parameters
+    ----------
+    container : azure.cosmos.ContainerProxy
+        Container partitioned on ``/orderId`` (see :func:`orders.stores.create_stores`).
+    """
+
+    def __init__(self, container: ContainerProxy) -> None:
+        self._container = container
+
+    def close(self) -> None:
+        """Nothing to release: the client's connection pool belongs to the caller."""

@@ -1,15 +1,25 @@
-"""Helpers both state store adapters use to stamp and check a record before writing it.
+"""Helpers the store adapters share to stamp, check and compare what they write.
 
 Records changed with ``model_copy(update=...)`` skip pydantic validation, so a caller
-could hand a store, say, Processing without LockedBy. The stores re-validate every record
-they write, which keeps the SPEC S2 invariants true of everything stored.
+could hand a store, say, Processing without LockedBy. The state stores re-validate every
+record they write, which keeps the SPEC S2 invariants true of everything stored.
+
+A create-if-absent that finds its key taken compares what is stored with what was
+submitted: the same submission again is accepted (``created=False``), anything else is a
+:class:`~orders.stores.errors.ConflictError` and nothing is overwritten (SPEC S1, S9).
+The ``keep_*`` helpers make that decision once for every adapter.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TypeVar
 
-from orders.models import StateRecord
+from orders.models import CompensationEntry, Order, StateRecord
+from orders.stores.errors import ConflictError
+from orders.stores.ports import Created
+
+T = TypeVar("T")
 
 
 def stamp(record: StateRecord, *, etag: str | None, now: datetime) -> StateRecord:
@@ -53,3 +63,38 @@ def require_etag(record: StateRecord) -> str:
             "needs it (SPEC S3, S4)"
         )
     return record.etag
+
+
+
+def keep_record(existing: StateRecord, record: StateRecord) -> Created[StateRecord]:
+    """Accept ``existing`` if it is the same submission as ``record`` (see the module).
+
+    Raises
+    ------
+    ConflictError
+        If another submission's record is stored under the OrderID.
+    """
+    return _keep(existing, existing.same_submission(record),
+                 f"orderId {record.order_id!r}: a state record of another submission "
+                 f"(replyTo {existing.reply_to!r}) already exists; nothing was overwritten "
+                 "(SPEC S1)")
+
+
+def keep_order(existing: Order, order: Order) -> Created[Order]:
+    """Accept ``existing`` if it holds the same data as ``order``; else raise ConflictError."""
+    return _keep(existing, existing.same_data(order),
+                 f"orderId {order.order_id!r}: a different order is already stored under "
+                 "this OrderID; nothing was overwritten (SPEC S1)")
+
+
+def keep_step(existing: CompensationEntry, entry: CompensationEntry) -> Created[CompensationEntry]:
+    """Accept ``existing`` if it logs the same step as ``entry``; else raise ConflictError."""
+    return _keep(existing, existing.same_step(entry),
+                 f"orderId {entry.order_id!r}: step {entry.step.value} is logged with other "
+                 "details; nothing was overwritten (SPEC S9)")
+
+
+def _keep(existing: T, same: bool, conflict: str) -> Created[T]:
+    if not same:
+        raise ConflictError(conflict)
+    return Created(existing, created=False)

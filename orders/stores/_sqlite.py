@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from orders.stores.errors import StoreError, TransientStoreError
-from sqlitekit import connect, is_busy
+from sqlitekit import connect, is_busy, write
 
 
 class Database:
@@ -74,3 +74,37 @@ class Database:
         """Close the connection."""
         with self.lock:
             self.conn.close()
+
+
+class SqliteAdapter:
+    """Base of the SQLite adapters: one :class:`Database`, its tables, and closing it.
+
+    Parameters
+    ----------
+    path : str or Path
+        Database file (see :class:`Database`); the adapters' tables differ, so they may
+        share one file, kept apart from the task hub (SPEC X4).
+    synchronous : {"FULL", "NORMAL"}
+        See :func:`sqlitekit.connect`.
+
+    Raises
+    ------
+    StoreError
+        As :class:`Database` raises.
+    """
+
+    SCHEMA: tuple[str, ...] = ()
+    """Statements that create the adapter's tables and indexes if they are missing."""
+
+    def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
+        self._db = Database(path, synchronous=synchronous)
+        with self._db.use() as conn, write(conn):
+            self._create(conn)
+
+    def _create(self, conn: sqlite3.Connection) -> None:
+        for statement in self.SCHEMA:
+            conn.execute(statement)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()

@@ -18,11 +18,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from azure.cosmos import ContainerProxy
-
 from orders.models import CompensationEntry, format_utc
-from orders.stores._cosmos import from_document, translated
-from orders.stores.errors import ConflictError, NotFoundError, StoreError
+from orders.stores._cosmos import (
+    CosmosAdapter,
+    create_document,
+    from_document,
+    read_document,
+    still_there,
+    translated,
+)
+from orders.stores._records import keep_step
+from orders.stores.errors import NotFoundError
 from orders.stores.ports import Created, check_count, check_now
 
 _SECONDS_PER_DAY = 86_400
@@ -41,17 +47,8 @@ def _entry(document: dict[str, Any]) -> CompensationEntry:
     return CompensationEntry.model_validate(data)
 
 
-class CosmosCompensationLog:
-    """Compensation log in a Cosmos DB container (SPEC S9, X4).
-
-    Parameters
-    ----------
-    container : azure.cosmos.ContainerProxy
-        Container partitioned on ``/orderId`` (see :func:`orders.stores.create_stores`).
-    """
-
-    def __init__(self, container: ContainerProxy) -> None:
-        self._container = container
+class CosmosCompensationLog(CosmosAdapter):
+    """Compensation log in a Cosmos DB container (SPEC S9, X4); see :class:`CosmosAdapter`."""
 
     def record(self, entry: CompensationEntry) -> Created[CompensationEntry]:
         """Append ``entry`` unless its step is logged for the order; see the port.
@@ -67,20 +64,11 @@ class CosmosCompensationLog:
             seq = max((e.seq or 0 for e in logged), default=0) + 1
             stored = entry.model_copy(update={"seq": seq})
             what = f"log {entry.step.value} of order {entry.order_id!r}"
-            try:
-                with translated(what):
-                    self._container.create_item(body=_document(stored))
+            if create_document(self._container, _document(stored), what) is not None:
                 return Created(stored, created=True)
-            except ConflictError:
-                existing = self._read(entry)  # 409: written meanwhile; compare below
-                if existing is None:
-                    raise StoreError(f"{what}: Cosmos DB reported a conflict but the entry "
-                                     "is gone") from None
-        if not existing.same_step(entry):
-            raise ConflictError(
-                f"orderId {entry.order_id!r}: step {entry.step.value} is logged with other "
-                "details; nothing was overwritten (SPEC S9)")
-        return Created(existing, created=False)
+            # 409: written meanwhile; compare below
+            existing = still_there(self._read(entry), what, "entry")
+        return keep_step(existing, entry)
 
     def entries(self, order_id: str) -> list[CompensationEntry]:
         """Return the order's entries in ``seq`` order (one single-partition query)."""
@@ -96,10 +84,7 @@ class CosmosCompensationLog:
     def purge_expired(self, now: datetime, limit: int) -> int:
         """Delete up to ``limit`` entries with ``retainUntil <= now`` (one query page).
 
-        Raises
-        ------
-        ValueError
-            If ``now`` is naive or ``limit`` is outside 1..1000.
+        See :meth:`orders.stores.ports.CompensationLog.purge_expired`.
         """
         check_now(now)
         check_count("limit", limit)
@@ -120,14 +105,7 @@ class CosmosCompensationLog:
                 continue  # deleted meanwhile (TTL or another purge)
         return deleted
 
-    def close(self) -> None:
-        """Nothing to release: the client's connection pool belongs to the caller."""
-
     def _read(self, entry: CompensationEntry) -> CompensationEntry | None:
-        try:
-            with translated(f"read compensation entry of {entry.order_id!r}"):
-                document = self._container.read_item(
-                    item=f"{entry.order_id}:{entry.step.value}", partition_key=entry.order_id)
-        except NotFoundError:
-            return None
-        return _entry(document)
+        document = read_document(self._container, f"{entry.order_id}:{entry.step.value}",
+                                 entry.order_id, f"read compensation entry of {entry.order_id!r}")
+        return None if document is None else _entry(document)

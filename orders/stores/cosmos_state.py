@@ -26,25 +26,32 @@ whose gaps are pinned by ``tests/orders/stores/test_cosmos_server_gaps.py``):
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import datetime
+from typing import Any, cast
 
 from azure.core import MatchConditions
+from azure.core.paging import PageIterator
 from azure.cosmos import ContainerProxy
 
 from clocks import Clock, SystemClock
-from orders.models import SUPERVISED_STATES, ProcessState, StateRecord, format_utc
-from orders.stores._cosmos import RequestCharge, from_document, to_document, translated
-from orders.stores._records import require_etag, stamp
-from orders.stores.errors import ConflictError, NotFoundError, StoreError
+from orders.models import ProcessState, StateRecord, format_utc
+from orders.stores._cosmos import (
+    CosmosAdapter,
+    RequestCharge,
+    create_document,
+    from_document,
+    read_document,
+    still_there,
+    to_document,
+    translated,
+)
+from orders.stores._records import keep_record, require_etag, stamp
+from orders.stores._state_scans import StateScans
 from orders.stores.ports import (
     Created,
     ScanPage,
     check_count,
-    check_now,
-    check_startable,
     check_states,
-    check_window,
 )
 
 _STARTABLE_SQL = (
@@ -59,72 +66,43 @@ def _record(document: dict[str, Any]) -> StateRecord:
     return StateRecord.model_validate(from_document(document, with_etag=True))
 
 
-class CosmosStateStore:
+class CosmosStateStore(CosmosAdapter, StateScans):
     """State store in a Cosmos DB container (SPEC S2, S3, V1, V2, X4).
 
-    Parameters
-    ----------
-    container : azure.cosmos.ContainerProxy
-        Container partitioned on ``/orderId`` (see :func:`orders.stores.create_stores`).
-    clock : Clock, optional
-        Time source for ``updated_at``; :class:`clocks.SystemClock` by default.
+    Takes the ``container`` of :class:`~orders.stores._cosmos.CosmosAdapter` and a
+    ``clock``, the time source for ``updated_at`` (:class:`clocks.SystemClock` if None).
     """
 
     def __init__(self, container: ContainerProxy, *, clock: Clock | None = None) -> None:
-        self._container = container
+        super().__init__(container)
         self._clock = clock or SystemClock()
 
     def create_if_absent(self, record: StateRecord) -> Created[StateRecord]:
-        """Store ``record`` unless its OrderID exists (SPEC S1, X5); see the port.
+        """Store ``record`` unless its OrderID exists (SPEC S1, X5).
 
-        Raises
-        ------
-        ConflictError
-            If another submission's record is stored under the same OrderID.
-        pydantic.ValidationError
-            If ``record`` breaks a :class:`StateRecord` rule.
+        See :meth:`orders.stores.ports.StateStore.create_if_absent`: a ``create_item``
+        whose 409 is answered by reading and comparing the stored record.
         """
         stored = stamp(record, etag=None, now=self._clock.now())
         what = f"create state record {record.order_id!r}"
-        try:
-            with translated(what):
-                document = self._container.create_item(
-                    body=to_document(stored, stored.order_id)
-                )
+        document = create_document(self._container, to_document(stored, stored.order_id),
+                                   what)
+        if document is not None:
             return Created(_record(document), created=True)
-        except ConflictError:
-            pass  # 409: the id exists; compare below
-        existing = self.get(record.order_id)
-        if existing is None:
-            raise StoreError(f"{what}: Cosmos DB reported a conflict but the record is gone")
-        if not existing.same_submission(record):
-            raise ConflictError(
-                f"orderId {record.order_id!r}: a state record of another submission "
-                f"(replyTo {existing.reply_to!r}) already exists; nothing was overwritten "
-                "(SPEC S1)"
-            )
-        return Created(existing, created=False)
+        # 409: the id exists; compare
+        return keep_record(still_there(self.get(record.order_id), what, "record"), record)
 
     def get(self, order_id: str) -> StateRecord | None:
         """Return the record with its ETag (a point read), or None."""
-        try:
-            with translated(f"read state record {order_id!r}"):
-                document = self._container.read_item(item=order_id, partition_key=order_id)
-        except NotFoundError:
-            return None
-        return _record(document)
+        document = read_document(self._container, order_id, order_id,
+                                 f"read state record {order_id!r}")
+        return None if document is None else _record(document)
 
     def replace(self, record: StateRecord) -> StateRecord:
         """Replace the item if its ETag still equals ``record.etag`` (IfNotModified).
 
-        Raises
-        ------
-        ValueError
-            If ``record.etag`` is None.
-        PreconditionFailedError
-            On 412: another writer changed the record (its version is kept).
-        NotFoundError
-            On 404: no record with this OrderID.
+        See :meth:`orders.stores.ports.StateStore.replace`; Cosmos DB answers 412 when
+        another writer changed the record, 404 when there is none.
         """
         expected = require_etag(record)
         stored = stamp(record, etag=None, now=self._clock.now())
@@ -137,22 +115,8 @@ class CosmosStateStore:
             )
         return _record(document)
 
-    def find_startable(
-        self, now: datetime, limit: int, state: ProcessState = ProcessState.PENDING
-    ) -> list[StateRecord]:
-        """Return up to ``limit`` unlocked records in ``state`` whose NotBefore has come (S3).
-
-        One cross-partition page of at most ``limit`` items; no order is guaranteed.
-
-        Raises
-        ------
-        ValueError
-            If ``now`` is naive, ``limit`` is outside 1..1000 or ``state`` is neither
-            Pending nor Compensating.
-        """
-        check_now(now)
-        check_count("limit", limit)
-        check_startable(state)
+    def _startable(self, now: datetime, limit: int, state: ProcessState) -> list[StateRecord]:
+        # One cross-partition page of at most ``limit`` items; no order is guaranteed.
         documents, _, _ = self._page(
             _STARTABLE_SQL,
             [
@@ -181,62 +145,24 @@ class CosmosStateStore:
         return ScanPage(records=tuple(_record(document) for document in documents),
                         continuation=token, request_charge=charge.total)
 
-    def scan_expired(
-        self,
-        now: datetime,
-        window: timedelta,
-        page_size: int,
-        continuation: str | None = None,
-        states: tuple[ProcessState, ...] = SUPERVISED_STATES,
-    ) -> ScanPage:
-        """Return one page of records with ``now - window <= CompleteBy < now`` (SPEC V1).
-
-        A streamed cross-partition query (no ORDER BY); ``request_charge`` is the sum of
-        ``x-ms-request-charge`` over the page's requests.
-
-        Raises
-        ------
-        ValueError
-            For a naive ``now``, a non-positive ``window`` or ``page_size`` outside 1..1000.
-        """
-        check_now(now)
-        check_window(window)
-        return self._scan_deadlines(
-            "c.completeBy >= @low AND c.completeBy < @high",
-            {"@low": format_utc(now - window), "@high": format_utc(now)},
-            page_size, continuation, states)
-
-    def scan_overdue(
-        self,
-        now: datetime,
-        window: timedelta,
-        page_size: int,
-        continuation: str | None = None,
-        states: tuple[ProcessState, ...] = SUPERVISED_STATES,
-    ) -> ScanPage:
-        """Return one page of records with ``CompleteBy < now - window`` (SPEC V1).
-
-        The same streamed query as :meth:`scan_expired` with only an upper bound; the
-        composite index (processState, completeBy) serves it, so its request charge grows
-        with the overdue records, not the container. A null or missing CompleteBy never
-        compares less than a string, so records without a deadline are not returned.
-
-        Raises
-        ------
-        ValueError
-            For a naive ``now``, a non-positive ``window`` or ``page_size`` outside 1..1000.
-        """
-        check_now(now)
-        check_window(window)
-        return self._scan_deadlines("c.completeBy < @high",
-                                    {"@high": format_utc(now - window)},
-                                    page_size, continuation, states)
-
-    def _scan_deadlines(self, condition: str, bounds: dict[str, str], page_size: int,
+    def _scan_deadlines(self, low: datetime | None, high: datetime, page_size: int,
                         continuation: str | None,
                         states: tuple[ProcessState, ...]) -> ScanPage:
+        """Run one streamed cross-partition query (no ORDER BY); see :class:`StateScans`.
+
+        ``request_charge`` is the sum of ``x-ms-request-charge`` over the page's requests.
+        The composite index (processState, completeBy) serves both scans, so the overdue
+        scan's charge grows with the overdue records, not the container. A null or missing
+        CompleteBy never compares less than a string, so records without a deadline are
+        not returned.
+        """
         check_count("page_size", page_size)
         states = check_states(states)
+        condition = "c.completeBy < @high"
+        bounds = {"@high": format_utc(high)}
+        if low is not None:
+            condition = "c.completeBy >= @low AND " + condition
+            bounds = {"@low": format_utc(low), **bounds}
         names = [f"@s{i}" for i in range(len(states))]
         sql = f"SELECT * FROM c WHERE c.processState IN ({', '.join(names)}) AND {condition}"
         parameters = [{"name": n, "value": s.value} for n, s in zip(names, states, strict=True)]
@@ -260,23 +186,23 @@ class CosmosStateStore:
                     parameters=[{"name": "@state", "value": state.value}],
                     enable_cross_partition_query=True,
                 )
-                counts[state] = int(sum(values))
+                # SELECT VALUE COUNT(1) yields numbers; the SDK types every item as a document.
+                counts[state] = int(sum(cast(Iterable[int], values)))
         return counts
-
-    def close(self) -> None:
-        """Nothing to release: the client's connection pool belongs to the caller."""
 
     def _page(
         self, sql: str, parameters: list[dict[str, Any]], size: int, continuation: str | None
     ) -> tuple[list[dict[str, Any]], str | None, RequestCharge]:
         charge = RequestCharge()
         with translated("query state records"):
-            pages = self._container.query_items(
+            # by_page is typed as a plain iterator of pages; what it returns is azure-core's
+            # PageIterator, which carries the continuation token.
+            pages = cast(PageIterator[dict[str, Any]], self._container.query_items(
                 sql,
                 parameters=parameters,
                 enable_cross_partition_query=True,
                 max_item_count=size,
                 response_hook=charge,
-            ).by_page(continuation)
+            ).by_page(continuation))
             documents = list(next(pages, []))
             return documents, pages.continuation_token, charge

@@ -22,6 +22,7 @@ def iter_expired_pages(
     *,
     max_pages: int = 1000,
     states: tuple[ProcessState, ...] = SUPERVISED_STATES,
+    overdue: bool = False,
 ) -> Iterator[ScanPage]:
     """Follow continuation tokens through one bounded supervisor scan (SPEC V1).
 
@@ -45,6 +46,9 @@ def iter_expired_pages(
         Hard bound on pages per scan, >= 1.
     states : tuple of ProcessState
         States to scan.
+    overdue : bool
+        Scan the records whose CompleteBy lies before ``now - window`` (the supervisor's
+        window, :meth:`StateStore.scan_overdue`) instead of those within it.
 
     Yields
     ------
@@ -56,49 +60,8 @@ def iter_expired_pages(
     ValueError
         If ``max_pages`` < 1 (and whatever the store raises for bad arguments).
     """
-    return _follow(store.scan_expired, now, window, page_size, max_pages, states)
-
-
-def iter_overdue_pages(
-    store: StateStore,
-    now: datetime,
-    window: timedelta,
-    page_size: int,
-    *,
-    max_pages: int = 1000,
-    states: tuple[ProcessState, ...] = SUPERVISED_STATES,
-) -> Iterator[ScanPage]:
-    """Follow continuation tokens through one bounded scan of overdue records (SPEC V1).
-
-    Like :func:`iter_expired_pages`, over :meth:`StateStore.scan_overdue`: records whose
-    CompleteBy lies before ``now - window``.
-
-    Parameters
-    ----------
-    store : StateStore
-        Store to scan.
-    now : datetime
-        Scan time (timezone-aware), the same for every page.
-    window : timedelta
-        The supervisor's window, > 0: CompleteBy before ``now - window`` is overdue.
-    page_size : int
-        Records per page, 1..:data:`MAX_PAGE_SIZE`.
-    max_pages : int
-        Hard bound on pages per scan, >= 1.
-    states : tuple of ProcessState
-        States to scan.
-
-    Yields
-    ------
-    ScanPage
-        Each page as the store returned it.
-
-    Raises
-    ------
-    ValueError
-        If ``max_pages`` < 1 (and whatever the store raises for bad arguments).
-    """
-    return _follow(store.scan_overdue, now, window, page_size, max_pages, states)
+    scan = store.scan_overdue if overdue else store.scan_expired
+    return _follow(scan, now, window, page_size, max_pages, states)
 
 
 def _follow(

@@ -235,7 +235,13 @@ class CompensationLog(Protocol):
         ...
 
     def purge_expired(self, now: datetime, limit: int) -> int:
-        """Delete up to ``limit`` entries whose ``retainUntil`` has passed; return how many."""
+        """Delete up to ``limit`` entries whose ``retainUntil`` has passed; return how many.
+
+        Raises
+        ------
+        ValueError
+            If ``now`` is naive or ``limit`` is outside 1..1000.
+        """
         ...
 
     def close(self) -> None:

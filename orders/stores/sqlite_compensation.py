@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from orders.models import CompensationEntry, format_utc
-from orders.stores._sqlite import Database
-from orders.stores.errors import ConflictError
+from orders.stores._records import keep_step
+from orders.stores._sqlite import SqliteAdapter
 from orders.stores.ports import Created, check_count, check_now
 from sqlitekit import write
 
@@ -41,22 +40,10 @@ def _entry(body: str) -> CompensationEntry:
     return CompensationEntry.model_validate(json.loads(body))
 
 
-class SqliteCompensationLog:
-    """Compensation log in a SQLite file (SPEC S9, X4).
+class SqliteCompensationLog(SqliteAdapter):
+    """Compensation log in a SQLite file (SPEC S9, X4); see :class:`SqliteAdapter`."""
 
-    Parameters
-    ----------
-    path : str or Path
-        Database file; may be the state store's file (the table is its own).
-    synchronous : {"FULL", "NORMAL"}
-        See :func:`sqlitekit.connect`.
-    """
-
-    def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
-        self._db = Database(path, synchronous=synchronous)
-        with self._db.use() as conn, write(conn):
-            for statement in _SCHEMA:
-                conn.execute(statement)
+    SCHEMA = _SCHEMA
 
     def record(self, entry: CompensationEntry) -> Created[CompensationEntry]:
         """Append ``entry`` unless its step is logged for the order; see the port.
@@ -85,12 +72,7 @@ class SqliteCompensationLog:
                         "retain_until, body) VALUES (:order_id, :step, :seq, :classification, "
                         ":retain_until, :body)", row)
                     return Created(stored, created=True)
-        existing = _entry(found["body"])
-        if not existing.same_step(entry):
-            raise ConflictError(
-                f"orderId {entry.order_id!r}: step {entry.step.value} is logged with other "
-                "details; nothing was overwritten (SPEC S9)")
-        return Created(existing, created=False)
+        return keep_step(_entry(found["body"]), entry)
 
     def entries(self, order_id: str) -> list[CompensationEntry]:
         """Return the order's entries in ``seq`` order."""
@@ -101,12 +83,9 @@ class SqliteCompensationLog:
         return [_entry(row["body"]) for row in rows]
 
     def purge_expired(self, now: datetime, limit: int) -> int:
-        """Delete up to ``limit`` entries with ``retainUntil <= now``.
+        """Delete up to ``limit`` entries with ``retainUntil <= now``, oldest first.
 
-        Raises
-        ------
-        ValueError
-            If ``now`` is naive or ``limit`` is outside 1..1000.
+        See :meth:`orders.stores.ports.CompensationLog.purge_expired`.
         """
         check_now(now)
         check_count("limit", limit)
@@ -116,7 +95,3 @@ class SqliteCompensationLog:
                 "compensation_log WHERE retain_until <= ? ORDER BY retain_until LIMIT ?)",
                 (format_utc(now), limit))
             return cursor.rowcount
-
-    def close(self) -> None:
-        """Close the connection."""
-        self._db.close()

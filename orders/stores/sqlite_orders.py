@@ -10,8 +10,8 @@ from pathlib import Path
 
 from clocks import Clock, SystemClock
 from orders.models import Order, format_utc
-from orders.stores._sqlite import Database
-from orders.stores.errors import ConflictError
+from orders.stores._records import keep_order
+from orders.stores._sqlite import SqliteAdapter
 from orders.stores.ports import Created
 from sqlitekit import write
 
@@ -26,48 +26,27 @@ _SCHEMA = (
 )
 
 
-class SqliteOrderStore:
+class SqliteOrderStore(SqliteAdapter):
     """Order database in a SQLite file (SPEC S1, X5).
 
-    Parameters
-    ----------
-    path : str or Path
-        Database file, separate from the task hub so it can be backed up and recovered
-        on its own (SPEC X4). May be the state store's file (the tables differ).
-    clock : Clock, optional
-        Time source for ``stored_at``; :class:`clocks.SystemClock` by default.
-    synchronous : {"FULL", "NORMAL"}
-        See :func:`sqlitekit.connect`.
+    Takes the ``path`` and ``synchronous`` of :class:`SqliteAdapter` and a ``clock``, the
+    time source for ``stored_at`` (:class:`clocks.SystemClock` if None).
     """
+
+    SCHEMA = _SCHEMA
 
     def __init__(
         self, path: str | Path, *, clock: Clock | None = None, synchronous: str = "FULL"
     ) -> None:
-        self._db = Database(path, synchronous=synchronous)
         self._clock = clock or SystemClock()
-        with self._db.use() as conn, write(conn):
-            for statement in _SCHEMA:
-                conn.execute(statement)
+        super().__init__(path, synchronous=synchronous)
 
     def create_if_absent(self, order: Order) -> Created[Order]:
         """Store ``order`` unless its OrderID exists; equal data again is accepted.
 
-        Parameters
-        ----------
-        order : Order
-            The submitted order.
-
-        Returns
-        -------
-        Created[Order]
-            ``created=True`` if written now; else the stored, equal order.
-
-        Raises
-        ------
-        ConflictError
-            If a different order is stored under the same OrderID (it stays unchanged).
-        TransientStoreError
-            If the file stayed locked past the busy timeout.
+        See :meth:`orders.stores.ports.OrderStore.create_if_absent`; a
+        :class:`~orders.stores.errors.TransientStoreError` means the file stayed locked
+        past the busy timeout.
         """
         with self._db.use() as conn:
             with write(conn):
@@ -81,13 +60,7 @@ class SqliteOrderStore:
                 row = conn.execute(
                     "SELECT document FROM orders WHERE order_id = ?", (order.order_id,)
                 ).fetchone()
-        existing = Order.model_validate_json(row["document"])
-        if not existing.same_data(order):
-            raise ConflictError(
-                f"orderId {order.order_id!r}: a different order is already stored under "
-                "this OrderID; nothing was overwritten (SPEC S1)"
-            )
-        return Created(existing, created=False)
+        return keep_order(Order.model_validate_json(row["document"]), order)
 
     def get(self, order_id: str) -> Order | None:
         """Return the order stored under ``order_id``, or None.
@@ -102,7 +75,3 @@ class SqliteOrderStore:
                 "SELECT document FROM orders WHERE order_id = ?", (order_id,)
             ).fetchone()
         return None if row is None else Order.model_validate_json(row["document"])
-
-    def close(self) -> None:
-        """Close the connection."""
-        self._db.close()

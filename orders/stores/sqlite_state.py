@@ -26,16 +26,17 @@ version's meaning as default, SPEC X6).
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from clocks import Clock, SystemClock
-from orders.models import SUPERVISED_STATES, ProcessState, StateRecord, format_utc
-from orders.stores._records import require_etag, stamp
-from orders.stores._sqlite import Database
+from orders.models import ProcessState, StateRecord, format_utc
+from orders.stores._records import keep_record, require_etag, stamp
+from orders.stores._sqlite import SqliteAdapter
 from orders.stores._sqlite_state_table import (
     ADDED_COLUMNS,
     BY_STATE_SQL,
@@ -49,56 +50,45 @@ from orders.stores._sqlite_state_table import (
     from_row,
     to_row,
 )
-from orders.stores.errors import ConflictError, NotFoundError, PreconditionFailedError
+from orders.stores._state_scans import StateScans
+from orders.stores.errors import NotFoundError, PreconditionFailedError
 from orders.stores.ports import (
     Created,
     ScanPage,
     check_count,
-    check_now,
-    check_startable,
     check_states,
-    check_window,
 )
 from sqlitekit import write
 
 
-class SqliteStateStore:
+class SqliteStateStore(SqliteAdapter, StateScans):
     """State store in a SQLite file (SPEC S2, S3, V1, V2, X4).
 
-    Parameters
-    ----------
-    path : str or Path
-        Database file, separate from the task hub so it outlives and can be recovered
-        independently of the workers (SPEC X4).
-    clock : Clock, optional
-        Time source for ``updated_at``; :class:`clocks.SystemClock` by default.
-    synchronous : {"FULL", "NORMAL"}
-        See :func:`sqlitekit.connect`.
+    Takes the ``path`` and ``synchronous`` of :class:`SqliteAdapter` and a ``clock``, the
+    time source for ``updated_at`` (:class:`clocks.SystemClock` if None). Opening a file
+    of an older schema version adds the columns it lacks (see the module docstring).
     """
 
     def __init__(
         self, path: str | Path, *, clock: Clock | None = None, synchronous: str = "FULL"
     ) -> None:
-        self._db = Database(path, synchronous=synchronous)
         self._clock = clock or SystemClock()
-        with self._db.use() as conn, write(conn):
-            conn.execute(SCHEMA[0])
-            present = {row["name"] for row in conn.execute("PRAGMA table_info(state_records)")}
-            for column, definition in ADDED_COLUMNS.items():
-                if column not in present:
-                    conn.execute(f"ALTER TABLE state_records ADD COLUMN {column} {definition}")
-            for statement in SCHEMA[1:]:
-                conn.execute(statement)
+        super().__init__(path, synchronous=synchronous)
+
+    def _create(self, conn: sqlite3.Connection) -> None:
+        conn.execute(SCHEMA[0])
+        present = {row["name"] for row in conn.execute("PRAGMA table_info(state_records)")}
+        for column, definition in ADDED_COLUMNS.items():
+            if column not in present:
+                conn.execute(f"ALTER TABLE state_records ADD COLUMN {column} {definition}")
+        for statement in SCHEMA[1:]:
+            conn.execute(statement)
 
     def create_if_absent(self, record: StateRecord) -> Created[StateRecord]:
-        """Store ``record`` unless its OrderID exists (SPEC S1, X5); see the port.
+        """Store ``record`` unless its OrderID exists (SPEC S1, X5).
 
-        Raises
-        ------
-        ConflictError
-            If another submission's record is stored under the same OrderID.
-        pydantic.ValidationError
-            If ``record`` breaks a :class:`StateRecord` rule.
+        See :meth:`orders.stores.ports.StateStore.create_if_absent`: an insert that does
+        nothing on a taken OrderID, then a read of the stored record to compare.
         """
         stored = stamp(record, etag=str(uuid.uuid4()), now=self._clock.now())
         row = to_row(stored)
@@ -117,13 +107,7 @@ class SqliteStateStore:
                         "SELECT * FROM state_records WHERE order_id = ?", (record.order_id,)
                     ).fetchone()
                 )
-        if not existing.same_submission(record):
-            raise ConflictError(
-                f"orderId {record.order_id!r}: a state record of another submission "
-                f"(replyTo {existing.reply_to!r}) already exists; nothing was overwritten "
-                "(SPEC S1)"
-            )
-        return Created(existing, created=False)
+        return keep_record(existing, record)
 
     def get(self, order_id: str) -> StateRecord | None:
         """Return the record with its ETag, or None."""
@@ -134,16 +118,9 @@ class SqliteStateStore:
         return None if row is None else from_row(row)
 
     def replace(self, record: StateRecord) -> StateRecord:
-        """Write ``record`` if the stored ETag equals ``record.etag``; see the port.
+        """Write ``record`` if the stored ETag equals ``record.etag`` (a conditional UPDATE).
 
-        Raises
-        ------
-        ValueError
-            If ``record.etag`` is None.
-        PreconditionFailedError
-            If the stored ETag differs (another writer won; its version is kept).
-        NotFoundError
-            If no record has this OrderID.
+        See :meth:`orders.stores.ports.StateStore.replace`.
         """
         expected = require_etag(record)
         stored = stamp(record, etag=str(uuid.uuid4()), now=self._clock.now())
@@ -169,23 +146,8 @@ class SqliteStateStore:
             "changed the record (re-read it)"
         )
 
-    def find_startable(
-        self, now: datetime, limit: int, state: ProcessState = ProcessState.PENDING
-    ) -> list[StateRecord]:
-        """Return up to ``limit`` unlocked records in ``state`` whose NotBefore has come (S3).
-
-        Ordered by NotBefore (records without a hold first); served by
-        ``ix_state_startable``.
-
-        Raises
-        ------
-        ValueError
-            If ``now`` is naive, ``limit`` is outside 1..1000 or ``state`` is neither
-            Pending nor Compensating.
-        """
-        check_now(now)
-        check_count("limit", limit)
-        check_startable(state)
+    def _startable(self, now: datetime, limit: int, state: ProcessState) -> list[StateRecord]:
+        # Ordered by NotBefore (records without a hold first); served by ix_state_startable.
         with self._db.use() as conn:
             rows = conn.execute(STARTABLE_SQL, (state.value, format_utc(now), limit)).fetchall()
         return [from_row(row) for row in rows]
@@ -216,69 +178,34 @@ class SqliteStateStore:
         return ScanPage(records=tuple(from_row(row) for row in rows), continuation=token,
                         rows_read=len(rows))
 
-    def scan_expired(
-        self,
-        now: datetime,
-        window: timedelta,
-        page_size: int,
-        continuation: str | None = None,
-        states: tuple[ProcessState, ...] = SUPERVISED_STATES,
-    ) -> ScanPage:
-        """Return one page of records with ``now - window <= CompleteBy < now`` (SPEC V1).
+    def _scan_deadlines(self, low: datetime | None, high: datetime, page_size: int,
+                        continuation: str | None,
+                        states: tuple[ProcessState, ...]) -> ScanPage:
+        """Read index ranges of ``ix_state_deadline``; see :class:`StateScans`.
 
-        Each state is one index range of ``ix_state_deadline``, read in key order from the
-        token's position, so ``rows_read`` equals the rows returned: the scan touches the
-        expired records, never the table.
+        Each state is one range, read in key order from the token's position, so
+        ``rows_read`` equals the rows returned: the scan touches the records it returns,
+        never the table. Without ``low`` the range starts at ``''`` (below every time;
+        NULL matches neither bound), oldest CompleteBy first.
 
         Raises
         ------
         ValueError
-            For a naive ``now``, a non-positive ``window``, ``page_size`` outside
-            1..1000, or a token not issued for these ``states``.
+            For ``page_size`` outside 1..1000 or a token not issued for these ``states``.
         """
-        check_now(now)
-        check_window(window)
-        return self._scan_range(format_utc(now - window), format_utc(now), page_size,
-                                continuation, states)
-
-    def scan_overdue(
-        self,
-        now: datetime,
-        window: timedelta,
-        page_size: int,
-        continuation: str | None = None,
-        states: tuple[ProcessState, ...] = SUPERVISED_STATES,
-    ) -> ScanPage:
-        """Return one page of records with ``CompleteBy < now - window`` (SPEC V1).
-
-        The index range of ``ix_state_deadline`` below the window, oldest CompleteBy
-        first; like :meth:`scan_expired`, ``rows_read`` equals the rows returned.
-
-        Raises
-        ------
-        ValueError
-            For a naive ``now``, a non-positive ``window``, ``page_size`` outside
-            1..1000, or a token not issued for these ``states``.
-        """
-        check_now(now)
-        check_window(window)
-        return self._scan_range(NO_DEADLINE, format_utc(now - window), page_size,
-                                continuation, states)
-
-    def _scan_range(self, low: str, high: str, page_size: int, continuation: str | None,
-                    states: tuple[ProcessState, ...]) -> ScanPage:
         check_count("page_size", page_size)
         states = check_states(states)
         start, after_c, after_o = (
             decode_token(continuation, states) if continuation else (0, "", "")
         )
+        bounds = (NO_DEADLINE if low is None else format_utc(low), format_utc(high))
         found: list[tuple[ProcessState, Any]] = []
         with self._db.use() as conn:
             for index in range(start, len(states)):
                 key = (after_c, after_o) if index == start else ("", "")
                 rows = conn.execute(
                     EXPIRED_SQL,
-                    (states[index].value, low, high, *key, page_size - len(found)),
+                    (states[index].value, *bounds, *key, page_size - len(found)),
                 ).fetchall()
                 found.extend((states[index], row) for row in rows)
                 if len(found) == page_size:
@@ -332,7 +259,3 @@ class SqliteStateStore:
                     ("overdue", EXPIRED_SQL, ("Processing", NO_DEADLINE, "", "", "", 1)),
                 )
             }
-
-    def close(self) -> None:
-        """Close the connection."""
-        self._db.close()

@@ -29,6 +29,13 @@ def fail(breaker: CircuitBreaker, times: int) -> None:
         breaker.record_failure()
 
 
+def start_trial(breaker: CircuitBreaker, clock: ManualClock) -> None:
+    """Open the breaker, wait out the cool-down and take the half-open trial slot."""
+    fail(breaker, 3)
+    clock.advance(COOL_DOWN)
+    assert breaker.allow()
+
+
 def test_opens_after_threshold_consecutive_failures_and_fails_fast(breaker, clock):
     fail(breaker, 2)
     assert breaker.state is CircuitState.CLOSED
@@ -62,9 +69,7 @@ def test_half_opens_after_cool_down_and_lets_one_trial_through(breaker, clock):
 
 
 def test_failed_trial_reopens_for_a_new_cool_down(breaker, clock):
-    fail(breaker, 3)
-    clock.advance(COOL_DOWN)
-    assert breaker.allow()
+    start_trial(breaker, clock)
     breaker.record_failure()
     assert breaker.state is CircuitState.OPEN
     assert breaker.open_until == clock.now() + COOL_DOWN
@@ -73,9 +78,7 @@ def test_failed_trial_reopens_for_a_new_cool_down(breaker, clock):
 
 
 def test_release_frees_the_trial_slot(breaker, clock):
-    fail(breaker, 3)
-    clock.advance(COOL_DOWN)
-    assert breaker.allow()
+    start_trial(breaker, clock)
     breaker.release()
     assert breaker.state is CircuitState.HALF_OPEN
     assert breaker.allow()

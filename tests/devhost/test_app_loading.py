@@ -13,14 +13,7 @@ from devhost.host import LocalHost
 from devhost.host_config import load_host_config
 from tests.devhost.apps import MY_APP, write_app
 
-
-@pytest.fixture(autouse=True)
-def restore_environ():
-    """local.settings.json Values go into os.environ: keep each test's to itself."""
-    saved = dict(os.environ)
-    yield
-    os.environ.clear()
-    os.environ.update(saved)
+pytestmark = pytest.mark.usefixtures("restore_environ")
 
 
 def start_error(app_dir, *extra):

@@ -43,9 +43,22 @@ def completed(hub):
     return hub.count_by_status().get("Completed", 0)
 
 
-def restart_until_completed(data_dir, hub, n):
+def kill_mid_run(app_dir, data_dir, progress, total):
+    """Start a host, SIGKILL it once ``progress()`` reached 10 of ``total``; return it then."""
+    first = spawn_app(app_dir, data_dir)
+    try:
+        assert wait_for(lambda: progress() >= 10), "host made no progress"
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    at_kill = progress()
+    assert at_kill < total, "the kill must happen mid-run"
+    return at_kill
+
+
+def restart_until_completed(data_dir, hub, n, app_dir=SAMPLE_APP):
     """Start a fresh host on the task hub and wait until all ``n`` instances completed."""
-    host = spawn(data_dir)
+    host = spawn_app(app_dir, data_dir)
     try:
         assert wait_for(lambda: completed(hub) == n), hub.count_by_status()
     finally:
@@ -57,14 +70,7 @@ def test_sigkill_mid_run_then_restart_completes_all_50(tmp_path):
     hub = TaskHub(tmp_path / "taskhub.sqlite", SystemClock())
     for i in range(50):
         hub.create_instance("slow_chain", f"crash-{i:02d}", json.dumps(i))
-    first = spawn(tmp_path)
-    try:
-        assert wait_for(lambda: completed(hub) >= 10), "host made no progress"
-    finally:
-        first.send_signal(signal.SIGKILL)
-        first.wait()
-    done_at_kill = completed(hub)
-    assert done_at_kill < 50, "the kill must happen mid-run"
+    kill_mid_run(SAMPLE_APP, tmp_path, lambda: completed(hub), 50)
     restart_until_completed(tmp_path, hub, 50)
     for i in range(50):
         inst = hub.get_instance(f"crash-{i:02d}")

@@ -45,12 +45,7 @@ async def start(req: func.HttpRequest, client):
 '''
 
 
-@pytest.fixture(autouse=True)
-def restore_environ():
-    saved = dict(os.environ)
-    yield
-    os.environ.clear()
-    os.environ.update(saved)
+pytestmark = pytest.mark.usefixtures("restore_environ")
 
 
 def durable(**settings):

@@ -41,6 +41,15 @@ def deliver(system, queue: str, body: bytes, message_id: str):
     return dead[0]
 
 
+def dead_lettered_once(system, queue: str, case: tuple, message_id: str):
+    """Deliver a ``(body, reason, text)`` case; it is dead-lettered once with its reason."""
+    body, reason, text = case
+    dead = deliver(system, queue, body, message_id)
+    assert dead.delivery_count == 1
+    assert dead.dead_letter_reason == reason
+    assert text in dead.dead_letter_error_description
+
+
 def changed(path: str, text: str) -> bytes:
     """The valid order message with the JSON value at ``path`` replaced by raw ``text``."""
     marker = "\u2063MARK\u2063"
@@ -97,11 +106,7 @@ SUBMISSIONS = {
 
 @pytest.mark.parametrize("name", SUBMISSIONS)
 def test_bad_submission_is_dead_lettered_with_reason_on_first_delivery(system, name):
-    body, reason, text = SUBMISSIONS[name]
-    dead = deliver(system, SUBMIT_QUEUE, body, f"submit-{name}")
-    assert dead.delivery_count == 1
-    assert dead.dead_letter_reason == reason
-    assert text in dead.dead_letter_error_description
+    dead_lettered_once(system, SUBMIT_QUEUE, SUBMISSIONS[name], f"submit-{name}")
     assert system.services.stores.orders.get(ORDER_KEY) is None
     assert system.services.stores.states.get(ORDER_KEY) is None
 
@@ -155,11 +160,7 @@ AGENT_REQUESTS = {
 
 @pytest.mark.parametrize("name", AGENT_REQUESTS)
 def test_bad_agent_request_is_dead_lettered_with_reason_on_first_delivery(system, name):
-    body, reason, text = AGENT_REQUESTS[name]
-    dead = deliver(system, "payment-requests", body, f"request-{name}")
-    assert dead.delivery_count == 1
-    assert dead.dead_letter_reason == reason
-    assert text in dead.dead_letter_error_description
+    dead_lettered_once(system, "payment-requests", AGENT_REQUESTS[name], f"request-{name}")
     assert system.ledger.side_effects(order_id="ORD-00950") == []  # a legacy key
 
 
@@ -208,8 +209,4 @@ AGENT_REPLIES = {
 
 @pytest.mark.parametrize("name", AGENT_REPLIES)
 def test_bad_agent_reply_is_dead_lettered_with_reason_on_first_delivery(system, name):
-    body, reason, text = AGENT_REPLIES[name]
-    dead = deliver(system, "agent-replies", body, f"reply-{name}")
-    assert dead.delivery_count == 1
-    assert dead.dead_letter_reason == reason
-    assert text in dead.dead_letter_error_description
+    dead_lettered_once(system, "agent-replies", AGENT_REPLIES[name], f"reply-{name}")

@@ -3,6 +3,7 @@
 import json
 
 from simulator.config import FaultUpdate
+from tests.e2e.checks import assert_timer_won_and_late_reply_changed_nothing
 from tests.e2e.harness import ProcessState, key, make_order
 
 SHIP_DECLINE = {"status": 422, "reason": "address_undeliverable"}
@@ -116,13 +117,9 @@ def test_stalled_compensation_is_resumed_by_the_supervisor_and_finishes(make_sys
     assert record.process_state == ProcessState.COMPENSATED
     assert (record.compensation_attempt, record.compensation_failures) == (2, 1)
     assert record.failure_count == 0
-    first = system.host.taskhub.get_instance(f"{key(order)}:comp:1")
-    assert first.runtime_status == "Completed" and '"timedOut"' in first.output
     # The held request is redelivered after its lock expires; its reply comes too late.
-    system.run(90)
-    assert system.engine.counts("payment-requests").active == 0
-    assert system.state(order.order_id) == record
-    assert len(system.effects(kind="refund", order_id=order.order_id)) == 1
+    assert_timer_won_and_late_reply_changed_nothing(system, f"{key(order)}:comp:1", record,
+                                                    "refund", 90)
     assert steps(system, order.order_id)[-2:] == [(6, "refund"), (7, "release_inventory")]
     assert statuses(system, order.order_id) == ["RequestReceived", "Compensated"]
 

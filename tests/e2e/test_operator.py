@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from ops.cli import app
 from orders.models import StateRecord, format_utc
+from tests.e2e.checks import declined_order
 from tests.e2e.harness import ProcessState, key, make_order
 
 runner = CliRunner()
@@ -153,11 +154,7 @@ def test_ops_summary_endpoint_counts_equal_a_direct_count_over_the_state_store(m
 
 
 def test_show_lists_the_compensation_log_details_only_on_request(make_system):
-    declined = make_order(53)
-    system = make_system(faults={"payment": {"decline": {key(declined): {
-        "status": 402, "reason": "card declined"}}}})
-    system.submit(declined)
-    system.run(20)
+    system, declined = declined_order(make_system, 53, 20)
     assert system.state(declined.order_id).process_state == ProcessState.COMPENSATED
     report = ops_json(system, "show", key(declined), "--host-url", system.host.base_url)
     steps = [e["step"] for e in report["compensation"]]

@@ -1,5 +1,6 @@
 """Recovery by the supervisor: timer wins, late replies, giving up (S6, V1-V4, A3, A4)."""
 
+from tests.e2e.checks import assert_timer_won_and_late_reply_changed_nothing, declined_order
 from tests.e2e.harness import ProcessState, key, make_order
 
 
@@ -19,13 +20,9 @@ def test_held_request_timer_wins_supervisor_retries_and_late_reply_changes_nothi
     record = system.state(order.order_id)
     assert record.process_state == ProcessState.PROCESSED
     assert record.attempt == 2 and record.locked_by == f"{key(order)}:2"
-    first = system.host.taskhub.get_instance(f"{key(order)}:1")
-    assert first.runtime_status == "Completed" and '"timedOut"' in first.output
     # The lock expires: the held request is redelivered, the agent replies late.
-    system.run(60)
-    assert system.engine.counts("payment-requests").active == 0
-    assert system.state(order.order_id) == record
-    assert len(system.effects(kind="charge", order_id=order.order_id)) == 1
+    assert_timer_won_and_late_reply_changed_nothing(system, f"{key(order)}:1", record,
+                                                    "charge", 60)
     statuses = [m["status"] for m in system.replies()]
     assert statuses == ["RequestReceived", "OrderCompleted"]
 
@@ -52,11 +49,7 @@ def test_remote_never_answering_one_order_is_given_up_and_compensated_with_one_a
 
 
 def test_permanent_decline_alerts_compensates_and_tells_client(make_system):
-    declined = make_order(13)
-    system = make_system(faults={"payment": {"decline": {key(declined): {
-        "status": 402, "reason": "card declined"}}}})
-    system.submit(declined)
-    system.run(10)
+    system, declined = declined_order(make_system, 13, 10)
     record = system.state(declined.order_id)
     # The reservation made before the charge is released (SPEC S9), so: Compensated.
     assert record.process_state == ProcessState.COMPENSATED and record.failure_count == 0

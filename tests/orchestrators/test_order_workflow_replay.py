@@ -88,16 +88,22 @@ def timed_out(h, operation):
     h.timer_fired(timer_id, T0 + timedelta(seconds=30))
 
 
-STARTED = [BEGIN, LOAD, RESERVE, record("reserve_inventory", RESERVATION)]
-
-
-def test_success_path_schedules_every_step_in_order_and_ends_processed():
+def finished(fenced):
+    """A history through both steps and finish attempt, which answers ``fenced``."""
     h = started()
     answered(h, "charge", reply("charge", result=PAID))
     h.activity(names.RECORD_STEP, {"seq": 3, "created": True})
     answered(h, "ship", reply("ship", result=SHIPPED))
     h.activity(names.RECORD_STEP, {"seq": 5, "created": True})
-    h.activity(names.FINISH_ATTEMPT, {"fenced": False})
+    h.activity(names.FINISH_ATTEMPT, {"fenced": fenced})
+    return h
+
+
+STARTED = [BEGIN, LOAD, RESERVE, record("reserve_inventory", RESERVATION)]
+
+
+def test_success_path_schedules_every_step_in_order_and_ends_processed():
+    h = finished(fenced=False)
     h.activity(names.PUBLISH_STATUS, None)
     decision = replay(order_workflow, h)
     assert decision.actions == STARTED + [
@@ -193,12 +199,7 @@ def test_a_superseded_attempt_schedules_nothing_after_begin_attempt():
 
 
 def test_an_attempt_fenced_at_the_end_does_not_tell_the_client():
-    h = started()
-    answered(h, "charge", reply("charge", result=PAID))
-    h.activity(names.RECORD_STEP, {"seq": 3, "created": True})
-    answered(h, "ship", reply("ship", result=SHIPPED))
-    h.activity(names.RECORD_STEP, {"seq": 5, "created": True})
-    h.activity(names.FINISH_ATTEMPT, {"fenced": True})
+    h = finished(fenced=True)
     decision = replay(order_workflow, h)
     assert decision.calls[-1] == names.FINISH_ATTEMPT
     assert decision.output == {"outcome": "superseded"}

@@ -103,7 +103,7 @@ def test_a_scheduled_message_waits_for_its_time(stand_in, queue, sender, admin):
 def test_an_unknown_queue_is_queue_not_found(sender):
     with pytest.raises(QueueNotFoundError) as info:
         sender.send("no-such-queue", OutgoingMessage({}))
-    assert info.value.transient is False
+    assert info.value.retryable is False
     assert "no-such-queue" in str(info.value)
 
 
@@ -111,7 +111,7 @@ def test_a_message_over_the_size_limit_is_rejected_by_the_broker(queue, sender):
     # A single message goes out as is; the broker refuses it (rejected outcome).
     with pytest.raises(MessageRejectedError) as info:
         sender.send(queue, OutgoingMessage({"blob": "x" * 300_000}))
-    assert info.value.transient is False
+    assert info.value.retryable is False
     assert "message-size-exceeded" in str(info.value)
 
 
@@ -129,7 +129,7 @@ def test_an_identity_without_send_is_refused_and_not_retried_as_transient(stand_
     finally:
         adapter.close()
     assert type(info.value) is MessagingError
-    assert info.value.transient is False
+    assert info.value.retryable is False
 
 
 def test_an_unreachable_namespace_is_transient():
@@ -144,7 +144,7 @@ def test_an_unreachable_namespace_is_transient():
             adapter.send("orders", OutgoingMessage({}))
     finally:
         adapter.close()
-    assert info.value.transient is True
+    assert info.value.retryable is True
 
 
 def test_the_connection_string_of_the_emulator_works_too(stand_in, queue):

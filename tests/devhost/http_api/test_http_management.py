@@ -12,6 +12,12 @@ def start(server, instance_id, value=None):
     return run(server.client().start_new("Hello", instance_id, value))
 
 
+def assert_refused(response, status: int, reason: str) -> None:
+    """``response`` has ``status`` and an ExceptionMessage that says ``reason``."""
+    assert response.status_code == status
+    assert reason in response.json()["ExceptionMessage"]
+
+
 # ----------------------------------------------------------------------------- raise event
 def test_sdk_raise_event_queues_the_event_once_encoded(server):
     start(server, "e-1")
@@ -92,9 +98,8 @@ def test_control_operations_answer_202_404_410(server, clock, op, http):
 
 def test_unknown_operation_is_404(server, http):
     start(server, "c-4")
-    response = http.post(f"{server.api}/instances/c-4/explode")
-    assert response.status_code == 404
-    assert "unknown instance operation 'explode'" in response.json()["ExceptionMessage"]
+    assert_refused(http.post(f"{server.api}/instances/c-4/explode"), 404,
+                   "unknown instance operation 'explode'")
 
 
 # ----------------------------------------------------------------------------- rewind
@@ -162,9 +167,7 @@ def test_purge_one_instance(server, clock, http):
 
 def test_purge_of_a_running_instance_is_412_and_keeps_it(server, http):
     start(server, "p-2")
-    response = http.delete(f"{server.api}/instances/p-2")
-    assert response.status_code == 412
-    assert "terminal state" in response.json()["ExceptionMessage"]
+    assert_refused(http.delete(f"{server.api}/instances/p-2"), 412, "terminal state")
     with pytest.raises(Exception, match="unexpected status code 412"):
         run(server.client().purge_instance_history("p-2"))
     assert server.taskhub.get_instance("p-2") is not None

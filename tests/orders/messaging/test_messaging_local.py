@@ -7,14 +7,11 @@ from clocks import ManualClock
 from devhost.servicebus import ServiceBusEngine, ServiceBusError, load_queue_catalog
 from orders.errors import OrderServiceError
 from orders.messaging import (
-    BACKEND_LOCAL,
     MessageRejectedError,
-    MessageSender,
     MessagingError,
     MessagingUnavailableError,
     OutgoingMessage,
     QueueNotFoundError,
-    create_sender,
 )
 from orders.messaging.local import LocalMessageSender
 
@@ -35,10 +32,6 @@ def engine(tmp_path, clock):
 @pytest.fixture
 def sender(engine):
     return LocalMessageSender(engine)
-
-
-def test_local_sender_satisfies_the_port(sender):
-    assert isinstance(sender, MessageSender)
 
 
 def test_send_carries_every_field_to_the_queue(sender, engine, clock):
@@ -156,30 +149,6 @@ def test_reply_queue_of_a_client_is_created_on_demand(sender, engine):
     assert engine.counts(queue).active == 1
 
 
-def test_create_sender_local_opens_engine_in_data_dir(tmp_path, clock):
-    sender = create_sender(" Local ", data_dir=tmp_path, clock=clock)
-    try:
-        assert isinstance(sender, LocalMessageSender)
-        sender.send("orders", OutgoingMessage({"a": 1}, message_id="m-1"))
-    finally:
-        sender.close()
-    with ServiceBusEngine.in_data_dir(tmp_path, clock=clock) as engine:
-        assert [m.message_id for m in engine.peek("orders", 5)] == ["m-1"]
-
-
 def test_close_leaves_a_shared_engine_open(engine):
     LocalMessageSender(engine).close()
     assert engine.counts("orders").active == 0
-
-
-@pytest.mark.parametrize(
-    ("backend", "kwargs", "field"),
-    [
-        ("rabbitmq", {}, "backend: 'rabbitmq' is not one of"),
-        (BACKEND_LOCAL, {}, "data_dir: required"),
-        ("servicebus", {}, "fully_qualified_namespace: required"),
-    ],
-)
-def test_create_sender_errors_name_the_setting(backend, kwargs, field):
-    with pytest.raises(ValueError, match=field):
-        create_sender(backend, **kwargs)

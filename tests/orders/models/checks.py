@@ -42,3 +42,26 @@ def assert_each_misspelt_key_is_refused(contract: Any, wire: dict[str, Any]) -> 
         with pytest.raises(ValidationError) as refused:
             load(contract, renamed)
         assert wrong in str(refused.value) or key in str(refused.value), (key, value)
+
+
+def wire_form_tests(forms: list[tuple[Any, Any]], union: str | None = None,
+                    misspellable: int | None = None) -> tuple[Any, Any]:
+    """The two tests a contract module runs over its ``(contract, wire)`` forms.
+
+    ``union`` names the forms whose contract is a ``TypeAdapter`` in the test ids; only the
+    first ``misspellable`` forms (all by default) are checked for misspelt keys. A module
+    binds the returned functions to its own ``test_*`` names so pytest collects them there.
+    """
+    ids = (None if union is None else
+           [f"{getattr(c, '__name__', union)}-{i}" for i, (c, _) in enumerate(forms)])
+
+    @pytest.mark.parametrize(("contract", "wire"), forms, ids=ids)
+    def test_each_contract_round_trips_its_wire_form(contract, wire):
+        assert_round_trips(contract, wire)
+
+    @pytest.mark.parametrize(("contract", "wire"), forms[:misspellable],
+                             ids=None if ids is None else ids[:misspellable])
+    def test_a_misspelt_key_is_refused(contract, wire):
+        assert_each_misspelt_key_is_refused(contract, wire)
+
+    return test_each_contract_round_trips_its_wire_form, test_a_misspelt_key_is_refused

@@ -12,7 +12,7 @@ from orders.models.agent_io import (
     ShipPayload,
 )
 from orders.models.messages import AgentReply, AgentRequest
-from tests.orders.models.checks import assert_each_misspelt_key_is_refused, assert_round_trips
+from tests.orders.models.checks import wire_form_tests
 
 REQUEST = {"schemaVersion": 1, "messageId": "ORD-1:1:charge", "orderId": "ORD-1",
            "instanceId": "ORD-1:1", "service": "payment", "operation": "charge",
@@ -42,14 +42,8 @@ WIRE_FORMS = [
 ]
 
 
-@pytest.mark.parametrize(("contract", "wire"), WIRE_FORMS)
-def test_each_contract_round_trips_its_wire_form(contract, wire):
-    assert_round_trips(contract, wire)
-
-
-@pytest.mark.parametrize(("contract", "wire"), WIRE_FORMS[:8])
-def test_a_misspelt_key_is_refused(contract, wire):
-    assert_each_misspelt_key_is_refused(contract, wire)
+test_each_contract_round_trips_its_wire_form, test_a_misspelt_key_is_refused = (
+    wire_form_tests(WIRE_FORMS, misspellable=8))
 
 
 def test_the_send_input_wraps_the_request_and_unwraps_it_unchanged():

@@ -17,7 +17,7 @@ from orders.models.attempt_io import (
     ReserveInventoryResult,
 )
 from scheduler.starter import workflow_input
-from tests.orders.models.checks import assert_each_misspelt_key_is_refused, assert_round_trips
+from tests.orders.models.checks import wire_form_tests
 
 LINE = {"sku": "SKU-A", "quantity": 2, "unitPrice": "10.00", "discount": "0", "tax": "0"}
 
@@ -41,17 +41,10 @@ WIRE_FORMS = [
     (ATTEMPT_OUTCOME, {"outcome": "compensating", "step": "ship", "reason": None}),
     (ATTEMPT_OUTCOME, {"outcome": "unknownWorkflowVersion"}),
 ]
-IDS = [f"{getattr(c, '__name__', 'AttemptOutcome')}-{i}" for i, (c, _) in enumerate(WIRE_FORMS)]
 
 
-@pytest.mark.parametrize(("contract", "wire"), WIRE_FORMS, ids=IDS)
-def test_each_contract_round_trips_its_wire_form(contract, wire):
-    assert_round_trips(contract, wire)
-
-
-@pytest.mark.parametrize(("contract", "wire"), WIRE_FORMS, ids=IDS)
-def test_a_misspelt_key_is_refused(contract, wire):
-    assert_each_misspelt_key_is_refused(contract, wire)
+test_each_contract_round_trips_its_wire_form, test_a_misspelt_key_is_refused = (
+    wire_form_tests(WIRE_FORMS, "AttemptOutcome"))
 
 
 def test_a_misspelt_optional_key_is_refused_instead_of_defaulting():

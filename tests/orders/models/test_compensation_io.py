@@ -21,7 +21,7 @@ from orders.models.compensation_io import (
     ReleaseInventoryResult,
 )
 from scheduler.compensation_starter import compensation_input
-from tests.orders.models.checks import assert_each_misspelt_key_is_refused, assert_round_trips
+from tests.orders.models.checks import assert_round_trips, wire_form_tests
 from tests.support.records import CHARGE, RESERVE, entry
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
@@ -54,18 +54,10 @@ WIRE_FORMS = [
     (COMPENSATION_OUTCOME, {"outcome": "superseded"}),
     (COMPENSATION_OUTCOME, {"outcome": "timedOut", "step": "refund"}),
 ]
-IDS = [f"{getattr(c, '__name__', 'CompensationOutcome')}-{i}"
-       for i, (c, _) in enumerate(WIRE_FORMS)]
 
 
-@pytest.mark.parametrize(("contract", "wire"), WIRE_FORMS, ids=IDS)
-def test_each_contract_round_trips_its_wire_form(contract, wire):
-    assert_round_trips(contract, wire)
-
-
-@pytest.mark.parametrize(("contract", "wire"), WIRE_FORMS, ids=IDS)
-def test_a_misspelt_key_is_refused(contract, wire):
-    assert_each_misspelt_key_is_refused(contract, wire)
+test_each_contract_round_trips_its_wire_form, test_a_misspelt_key_is_refused = (
+    wire_form_tests(WIRE_FORMS, "CompensationOutcome"))
 
 
 def test_pending_undos_round_trip_the_log_entries():

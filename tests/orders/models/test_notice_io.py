@@ -4,7 +4,7 @@ import pytest
 from pydantic import ValidationError
 
 from orders.models.notice_io import AlertOperatorInput, PublishStatusInput
-from tests.orders.models.checks import assert_each_misspelt_key_is_refused, assert_round_trips
+from tests.orders.models.checks import wire_form_tests
 
 WIRE_FORMS = [
     (PublishStatusInput, {"orderId": "ORD-1", "instanceId": "ORD-1:1",
@@ -19,14 +19,8 @@ WIRE_FORMS = [
 ]
 
 
-@pytest.mark.parametrize(("contract", "wire"), WIRE_FORMS)
-def test_each_contract_round_trips_its_wire_form(contract, wire):
-    assert_round_trips(contract, wire)
-
-
-@pytest.mark.parametrize(("contract", "wire"), WIRE_FORMS)
-def test_a_misspelt_key_is_refused(contract, wire):
-    assert_each_misspelt_key_is_refused(contract, wire)
+test_each_contract_round_trips_its_wire_form, test_a_misspelt_key_is_refused = (
+    wire_form_tests(WIRE_FORMS))
 
 
 def test_a_status_recorded_before_instance_ids_still_loads():

@@ -54,17 +54,23 @@ def test_sqlite_busy_is_a_retryable_transient_store_error(tmp_path):
     store.close()
 
 
+def permanent_error(db: Database, sql: str, errorname: str) -> StoreError:
+    """Run ``sql`` on ``db`` (then close it); it raises a plain, permanent StoreError."""
+    with pytest.raises(StoreError) as info, db.use() as conn:
+        conn.execute(sql)
+    db.close()
+    assert type(info.value) is StoreError
+    assert info.value.__cause__.sqlite_errorname == errorname
+    assert info.value.retryable is False
+    return info.value
+
+
 def test_sqlite_error_whose_text_says_locked_or_busy_is_still_permanent(tmp_path):
     # The old mapping read the message: "no such table: locked_busy" would have been
     # taken for a busy database. The code (SQLITE_ERROR) says it is not.
     db = Database(tmp_path / "x.sqlite")
-    with pytest.raises(StoreError) as info, db.use() as conn:
-        conn.execute("SELECT * FROM locked_busy")
-    db.close()
-    assert type(info.value) is StoreError
-    assert info.value.__cause__.sqlite_errorname == "SQLITE_ERROR"
-    assert info.value.retryable is False
-    assert info.value.retry_after is None
+    error = permanent_error(db, "SELECT * FROM locked_busy", "SQLITE_ERROR")
+    assert error.retry_after is None
 
 
 def test_sqlite_constraint_violation_is_permanent(tmp_path):
@@ -72,12 +78,7 @@ def test_sqlite_constraint_violation_is_permanent(tmp_path):
     with db.use() as conn:
         conn.execute("CREATE TABLE t (id TEXT PRIMARY KEY)")
         conn.execute("INSERT INTO t VALUES ('a')")
-    with pytest.raises(StoreError) as info, db.use() as conn:
-        conn.execute("INSERT INTO t VALUES ('a')")
-    db.close()
-    assert type(info.value) is StoreError
-    assert info.value.__cause__.sqlite_errorname == "SQLITE_CONSTRAINT_PRIMARYKEY"
-    assert info.value.retryable is False
+    permanent_error(db, "INSERT INTO t VALUES ('a')", "SQLITE_CONSTRAINT_PRIMARYKEY")
 
 
 # ----------------------------------------------------------------------------- Cosmos DB

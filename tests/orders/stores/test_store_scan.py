@@ -6,7 +6,7 @@ import pytest
 from store_builders import make_record, minutes
 
 from orders.models import SUPERVISED_STATES, ProcessState
-from orders.stores import ScanPage, iter_expired_pages, iter_overdue_pages
+from orders.stores import ScanPage, iter_expired_pages
 
 WINDOW = minutes(60)
 
@@ -101,7 +101,7 @@ def seed_overdue(states, now):
 def test_overdue_scan_returns_each_record_before_the_window_exactly_once(stores, clock):
     now = clock.now()
     expected = seed_overdue(stores.states, now)
-    pages = list(iter_overdue_pages(stores.states, now, WINDOW, page_size=3))
+    pages = list(iter_expired_pages(stores.states, now, WINDOW, page_size=3, overdue=True))
     seen = Counter(r.order_id for page in pages for r in page.records)
     assert seen == Counter(expected)
     assert all(len(page.records) <= 3 for page in pages) and len(pages) <= 4

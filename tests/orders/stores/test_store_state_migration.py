@@ -15,16 +15,22 @@ CREATE TABLE state_records (
 """
 
 
+def open_old_file(path, table: str, insert: str, clock) -> SqliteStateStore:
+    """Write a state store file with ``table`` and one ``insert``ed row, then open it."""
+    with sqlite3.connect(path) as conn:
+        conn.execute(table)
+        conn.execute(insert)
+    conn.close()
+    return SqliteStateStore(path, clock=clock)
+
+
 def test_version_1_file_gains_the_compensation_columns_and_reads_as_version_2(tmp_path, clock):
     path = tmp_path / "state.sqlite"
-    with sqlite3.connect(path) as conn:
-        conn.execute(V1_TABLE)
-        conn.execute(
-            "INSERT INTO state_records VALUES ('ORD-1', 'Processing', 'ORD-1:2', "
-            "'2030-01-01T00:00:30.000000Z', '', 1, 2, 'replies-acme', 1, 1, 'etag-1', "
-            "'2030-01-01T00:00:00.000000Z', '2030-01-01T00:00:00.000000Z')")
-    conn.close()
-    store = SqliteStateStore(path, clock=clock)
+    store = open_old_file(
+        path, V1_TABLE,
+        "INSERT INTO state_records VALUES ('ORD-1', 'Processing', 'ORD-1:2', "
+        "'2030-01-01T00:00:30.000000Z', '', 1, 2, 'replies-acme', 1, 1, 'etag-1', "
+        "'2030-01-01T00:00:00.000000Z', '2030-01-01T00:00:00.000000Z')", clock)
     try:
         record = store.get("ORD-1")
         assert record.schema_version == STATE_SCHEMA_VERSION and record.failure_count == 1
@@ -53,17 +59,14 @@ V2_TABLE = V1_TABLE.replace(
 
 def test_version_2_file_gains_the_circuit_columns(tmp_path, clock):
     path = tmp_path / "state.sqlite"
-    with sqlite3.connect(path) as conn:
-        conn.execute(V2_TABLE)
-        conn.execute(
-            "INSERT INTO state_records (order_id, process_state, locked_by, complete_by, "
-            "not_before, failure_count, attempt, compensation_attempt, compensation_failures, "
-            "failure_reason, reply_to, workflow_version, schema_version, etag, created_at, "
-            "updated_at) VALUES ('ORD-1', 'Processing', 'ORD-1:2', "
-            "'2030-01-01T00:00:30.000000Z', '', 1, 2, 0, 0, NULL, 'replies-acme', 1, 2, "
-            "'etag-1', '2030-01-01T00:00:00.000000Z', '2030-01-01T00:00:00.000000Z')")
-    conn.close()
-    store = SqliteStateStore(path, clock=clock)
+    store = open_old_file(
+        path, V2_TABLE,
+        "INSERT INTO state_records (order_id, process_state, locked_by, complete_by, "
+        "not_before, failure_count, attempt, compensation_attempt, compensation_failures, "
+        "failure_reason, reply_to, workflow_version, schema_version, etag, created_at, "
+        "updated_at) VALUES ('ORD-1', 'Processing', 'ORD-1:2', "
+        "'2030-01-01T00:00:30.000000Z', '', 1, 2, 0, 0, NULL, 'replies-acme', 1, 2, "
+        "'etag-1', '2030-01-01T00:00:00.000000Z', '2030-01-01T00:00:00.000000Z')", clock)
     try:
         record = store.get("ORD-1")
         assert record.schema_version == STATE_SCHEMA_VERSION

@@ -1,0 +1,83 @@
+"""The argument checks and scan entry points both state store adapters share.
+
+:class:`StateScans` implements the port's :meth:`~orders.stores.ports.StateStore.find_startable`,
+:meth:`~orders.stores.ports.StateStore.scan_expired` and
+:meth:`~orders.stores.ports.StateStore.scan_overdue` once: it checks the arguments as the
+port documents and hands an adapter's query the bounds it reads. An adapter implements
+:meth:`StateScans._startable` and :meth:`StateScans._scan_deadlines`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from orders.models import SUPERVISED_STATES, ProcessState, StateRecord
+from orders.stores.ports import (
+    ScanPage,
+    check_count,
+    check_now,
+    check_startable,
+    check_window,
+)
+
+
+class StateScans:
+    """Base of the state store adapters: the port's scans, checked, on adapter queries."""
+
+    def find_startable(
+        self, now: datetime, limit: int, state: ProcessState = ProcessState.PENDING
+    ) -> list[StateRecord]:
+        """Return unlocked records in ``state`` whose NotBefore has come (SPEC S3).
+
+        Takes and returns what :meth:`orders.stores.ports.StateStore.find_startable` does.
+
+        Raises
+        ------
+        ValueError
+            If ``now`` is naive, ``limit`` is outside 1..1000 or ``state`` is neither
+            Pending nor Compensating.
+        """
+        check_now(now)
+        check_count("limit", limit)
+        return self._startable(now, limit, check_startable(state))
+
+    def scan_expired(self, now: datetime, window: timedelta, page_size: int,
+                     continuation: str | None = None,
+                     states: tuple[ProcessState, ...] = SUPERVISED_STATES) -> ScanPage:
+        """Return records with ``now - window <= CompleteBy < now``; see the port's method.
+
+        Takes and returns what :meth:`orders.stores.ports.StateStore.scan_expired` does.
+        """
+        return self._scan_window(now, window, page_size, continuation, states, overdue=False)
+
+    def scan_overdue(self, now: datetime, window: timedelta, page_size: int,
+                     continuation: str | None = None,
+                     states: tuple[ProcessState, ...] = SUPERVISED_STATES) -> ScanPage:
+        """Return records with ``CompleteBy < now - window``; see the port's method.
+
+        Takes and returns what :meth:`orders.stores.ports.StateStore.scan_overdue` does.
+        """
+        return self._scan_window(now, window, page_size, continuation, states, overdue=True)
+
+    def _scan_window(self, now: datetime, window: timedelta, page_size: int,
+                     continuation: str | None, states: tuple[ProcessState, ...], *,
+                     overdue: bool) -> ScanPage:
+        check_now(now)
+        check_window(window)
+        low = None if overdue else now - window
+        high = now - window if overdue else now
+        return self._scan_deadlines(low, high, page_size, continuation, states)
+
+    def _startable(self, now: datetime, limit: int, state: ProcessState) -> list[StateRecord]:
+        """Read up to ``limit`` startable records in ``state`` (arguments checked)."""
+        raise NotImplementedError
+
+    def _scan_deadlines(self, low: datetime | None, high: datetime, page_size: int,
+                        continuation: str | None,
+                        states: tuple[ProcessState, ...]) -> ScanPage:
+        """Read one page of records in ``states`` with ``low <= CompleteBy < high``.
+
+        ``low`` None means no lower bound (a record without CompleteBy still never
+        matches). ``page_size``, ``continuation`` and ``states`` are not checked yet.
+        """
+        raise NotImplementedError
