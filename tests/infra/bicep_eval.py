@@ -219,21 +219,21 @@ class Scope:
 
     def _for_expression(self, expr: dict[str, Any], env: dict[str, Any]) -> Any:
         """``[for item in array: value]`` (also with an index); no ``if`` filter."""
-        loop = expr["loop_type"]
+        if expr.get("condition") is not None:
+            raise Unsupported(f"{self.path.name}: a for-expression with a filter")
+        envs = self._loop_envs(expr["loop_type"], env)
+        return RUNTIME if envs is RUNTIME else [self.eval(expr["config"], e) for e in envs]
+
+    def _loop_envs(self, loop: dict[str, Any], env: dict[str, Any]) -> Any:
+        """The environment of each item of a loop; RUNTIME over a deployment-time value."""
         detail = loop["detail"]
-        if expr.get("condition") is not None or loop["type"] not in ("array", "array_index"):
-            raise Unsupported(f"{self.path.name}: a for-expression with a filter or over "
-                              f"{loop['type']}")
-        source = self.eval(detail["array_name"], env)
-        if source is RUNTIME:
+        if loop["type"] not in ("array", "array_index"):
+            raise Unsupported(f"{self.path.name}: loop type {loop['type']}")
+        if (source := self.eval(detail["array_name"], env)) is RUNTIME:
             return RUNTIME
-        values = []
-        for index, item in enumerate(source):
-            inner = {**env, detail["item_name"]: item}
-            if loop["type"] == "array_index":
-                inner[detail["index_name"]] = index
-            values.append(self.eval(expr["config"], inner))
-        return values
+        return [{**env, detail["item_name"]: item,
+                 **({detail["index_name"]: i} if loop["type"] == "array_index" else {})}
+                for i, item in enumerate(source)]
 
     def _function(self, fn: dict[str, Any], env: dict[str, Any]) -> Any:
         kind = fn["type"]
@@ -337,21 +337,9 @@ class Scope:
     def _loop_bodies(self, symbol: str) -> list[tuple[dict[str, Any], Any]]:
         """(environment, raw body) of each item of a resource loop."""
         config = self.doc["resources"][symbol]["config"]
-        loop = config["loop_type"]
-        detail = loop["detail"]
-        source = self.eval(detail["array_name"], {})
-        if source is RUNTIME:
-            raise Unsupported(f"{self.path.name}: resource {symbol} loops over a "
-                              "deployment-time value")
-        bodies = []
-        for index, item in enumerate(source):
-            env = {detail["item_name"]: item}
-            if loop["type"] == "array_index":
-                env[detail["index_name"]] = index
-            elif loop["type"] != "array":
-                raise Unsupported(f"{self.path.name}: loop type {loop['type']}")
-            bodies.append((env, config["config"]))
-        return bodies
+        if (envs := self._loop_envs(config["loop_type"], {})) is RUNTIME:
+            raise Unsupported(f"{self.path.name}: {symbol} loops over a deployment-time value")
+        return [(env, config["config"]) for env in envs]
 
     def instances(self, arm_type: str | None = None) -> list[Instance]:
         """Evaluate every non-existing resource declared in this file (of ``arm_type``).
