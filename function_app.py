@@ -1,4 +1,8 @@
-"""The Functions app: registration only, one Blueprint per concern (STYLE 2)."""
+"""The Functions app: registration only, one Blueprint per concern (STYLE 2).
+
+``ORDER_CLIENTS`` is read here, at import, because the Python v2 model registers functions
+at import and submission has one trigger per client (:mod:`scheduler.blueprint`).
+"""
 
 import azure.durable_functions as df
 import azure.functions as func
@@ -7,9 +11,12 @@ from activities.blueprint import bp as activities
 from agents.blueprint import bp as agents
 from ops.blueprint import bp as ops
 from orchestrators.blueprint import bp as orchestrators
+from orders.settings import order_clients
 from scheduler.blueprint import bp as scheduler
+from scheduler.blueprint import client_submissions
 from supervisor.blueprint import bp as supervisor
 
 app = df.DFApp(http_auth_level=func.AuthLevel.FUNCTION)
-for blueprint in (scheduler, orchestrators, activities, agents, supervisor, ops):
+for blueprint in (scheduler, client_submissions(order_clients()), orchestrators, activities,
+                  agents, supervisor, ops):
     app.register_functions(blueprint)

@@ -17,6 +17,7 @@ from typing import Any
 from orders.compensation.plan import request_details
 from orders.lifecycle.changes import complete, set_deadline
 from orders.lifecycle.fencing import FencedError, fenced_finish, fenced_or_none
+from orders.lifecycle.ids import client_order_id
 from orders.lifecycle.transitions import Actor
 from orders.messaging import OutgoingMessage
 from orders.models import CompensationEntry, ProcessState
@@ -140,12 +141,15 @@ def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
 def publish_status(data: dict[str, Any], services: Services) -> None:
     """Send a status message to the order's reply queue only (SPEC S8).
 
+    The message carries the client's own OrderID: the step's order key without its client
+    part (:func:`orders.lifecycle.ids.client_order_id`).
+
     The MessageId includes the instance id: a rerun of this step sends a duplicate the
     queue drops, while a resubmitted order that fails again is still told. Takes a
     :class:`~orders.models.notice_io.PublishStatusInput` (see the module docstring).
     """
     step = PublishStatusInput.model_validate(data)
-    message = StatusMessage(order_id=step.order_id, status=step.status,
+    message = StatusMessage(order_id=client_order_id(step.order_id), status=step.status,
                             at=services.clock.now(), reason=step.reason)
     suffix = f":{step.instance_id}" if step.instance_id else ""
     send_status(services.sender, step.reply_to, message, dedupe_suffix=suffix)

@@ -2,7 +2,8 @@
 
 Why: the "Who uses it" role of the SPEC, runnable by hand or from the demo. ``submit``
 reads orders (TPC-H or JSON lines), drops invalid ones with their reasons and sends one
-SubmitOrder per order to the ``orders`` queue; ``watch`` reads the client's private reply
+SubmitOrder per order to the client's own queue ``orders-<clientId>`` (the service takes the
+client's identity from it, SPEC X10); ``watch`` reads the client's private reply
 queue until the expected number of orders are in a terminal status. Settings arrive as
 options and are checked here, at the edge; the work is done by :mod:`client.submit` and
 :mod:`client.watch`.
@@ -25,7 +26,7 @@ from rich.table import Table
 
 from client import jsonl, tpch
 from client.rejects import InvalidOrder
-from client.submit import reply_queue_for, submit_orders
+from client.submit import reply_queue_for, submit_orders, submit_queue_for
 from client.watch import WatchProgress, WatchResult, watch
 from orders.messaging import MessagingError, create_sender
 from orders.models import Order, format_utc
@@ -52,7 +53,8 @@ class Backend(StrEnum):
     SERVICEBUS = "servicebus"
 
 
-CLIENT_ID = typer.Option(..., "--client-id", help="Client id; reply queue replies-<id>.")
+CLIENT_ID = typer.Option(..., "--client-id",
+                         help="Client id; submit queue orders-<id>, reply queue replies-<id>.")
 DATA_DIR = typer.Option(Path(".data"), "--data-dir", help="Local host data folder.")
 BACKEND = typer.Option(Backend.LOCAL, "--backend", help="local (SQLite) or servicebus (Azure).")
 NAMESPACE = typer.Option(None, "--namespace",
@@ -74,12 +76,13 @@ def submit(
     show_invalid: int = typer.Option(20, "--show-invalid", min=0,
                                      help="Print the reasons of at most N invalid orders."),
 ) -> None:
-    """Send one SubmitOrder per valid order to the ``orders`` queue.
+    """Send one SubmitOrder per valid order to the client's own queue ``orders-<id>``.
 
     MessageId = ``<OrderID>:<content hash>``: a resend of the same order is dropped by
     duplicate detection, a changed one is refused by submission as a conflict (SPEC S1).
     """
     reply_to = _reply_queue(client_id)
+    queue = _submit_queue(client_id)
     invalid: list[InvalidOrder] = []
     orders = _orders(source, scale_factor, file, limit, data_dir, client_id, reply_to,
                      invalid.append)
@@ -91,13 +94,14 @@ def submit(
     try:
         with console.status("sending orders") as status:
             sent = submit_orders(sender, orders, client_id=client_id, reply_to=reply_to,
+                                 queue=queue,
                                  on_sent=lambda n: status.update(f"sent {n} orders"))
     except MessagingError as exc:
         console.print(f"[red]sending failed:[/red] {exc}")
         raise typer.Exit(1) from None
     finally:
         sender.close()
-    console.print(f"sent [bold]{sent}[/bold] orders to 'orders' (replies to '{reply_to}'; "
+    console.print(f"sent [bold]{sent}[/bold] orders to '{queue}' (replies to '{reply_to}'; "
                   "an order sent before unchanged is dropped by duplicate detection); "
                   f"dropped [bold]{len(invalid)}[/bold] as invalid")
     for item in invalid[:show_invalid]:
@@ -179,6 +183,13 @@ def write_statuses(result: WatchResult, path: Path) -> None:
 def _reply_queue(client_id: str) -> str:
     try:
         return reply_queue_for(client_id)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--client-id") from None
+
+
+def _submit_queue(client_id: str) -> str:
+    try:
+        return submit_queue_for(client_id)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--client-id") from None
 

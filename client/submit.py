@@ -1,4 +1,10 @@
-"""Sending orders: one SubmitOrder message per order to the ``orders`` queue (SPEC S1, S8).
+"""Sending orders: one SubmitOrder message per order to the client's own queue (S1, S8, X10).
+
+Each client sends to its own submit queue ``orders-<clientId>`` (:func:`submit_queue_for`),
+the only queue its identity may send to: the service takes the client's identity from that
+queue, not from the body, and scopes the client's OrderIDs to it (two clients may use the
+same OrderID; duplicate detection is per queue, so no other client's MessageId can shadow
+this client's). The body still names the client and its reply queue, which must match.
 
 Why a module of its own: the message a client sends is a contract with the submission
 function, and two of its properties carry guarantees. The MessageId is
@@ -24,10 +30,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from orders.messaging import MessageSender, OutgoingMessage
 from orders.models import Order
+from orders.models._types import check_client_id
 from orders.models.messages import SubmitOrder
-
-ORDERS_QUEUE = "orders"
-"""The submission queue declared in ``infra/queues.json``."""
 
 MAX_BATCH_MESSAGES = 100
 """Messages per send call; one Service Bus batch."""
@@ -42,6 +46,37 @@ one OrderID share a MessageId with probability about 2**-64."""
 
 _CLIENT_ID: TypeAdapter[str] = TypeAdapter(
     Annotated[str, *SubmitOrder.model_fields["client_id"].metadata])
+
+
+def submit_queue_for(client_id: str, *, queues_file: str | Path | None = None) -> str:
+    """Return a client's own submit queue from the pattern in ``infra/queues.json`` (X10).
+
+    Parameters
+    ----------
+    client_id : str
+        1-20 lower-case letters, digits or ``-``, alphanumeric at both ends: the id the
+        service lists in ``ORDER_CLIENTS`` (a longer id cannot have a submit queue, since
+        its order keys would make instance ids longer than SPEC D2 allows).
+    queues_file : str or Path, optional
+        Queue catalog; defaults to this checkout's ``infra/queues.json``.
+
+    Returns
+    -------
+    str
+        For example ``orders-acme``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``client_id`` and the rule it breaks.
+    """
+    from devhost.servicebus import load_queue_catalog  # the catalog reader lives there
+
+    try:
+        check_client_id(client_id)
+    except ValueError as exc:
+        raise ValueError(f"client_id: {exc} (a client with its own submit queue)") from None
+    return load_queue_catalog(queues_file).submit_queue_name(client_id)
 
 
 def reply_queue_for(client_id: str, *, queues_file: str | Path | None = None) -> str:
@@ -98,7 +133,9 @@ def message_id_for(submission: SubmitOrder) -> str:
         same id (its resend is dropped by duplicate detection); a changed one gets another
         (it reaches submission and is refused as a conflict, SPEC S1). Amounts that are
         equal but written differently (``1.5`` and ``1.50``) give different ids; submission
-        accepts the second as the same order (SPEC X5), so nothing changes.
+        accepts the second as the same order (SPEC X5), so nothing changes. Duplicate
+        detection is per queue and the queue is the client's own, so another client
+        sending this very MessageId drops nothing of this client's.
     """
     canonical = json.dumps(submission.model_dump(mode="json"), sort_keys=True,
                            separators=(",", ":"), ensure_ascii=False, allow_nan=False)
@@ -107,7 +144,7 @@ def message_id_for(submission: SubmitOrder) -> str:
 
 
 def submit_message(client_id: str, reply_to: str, order: Order) -> OutgoingMessage:
-    """Build the ``orders`` queue message for one order.
+    """Build the submit queue message for one order.
 
     Parameters
     ----------
@@ -145,7 +182,7 @@ def submit_orders(
     *,
     client_id: str,
     reply_to: str,
-    queue: str = ORDERS_QUEUE,
+    queue: str | None = None,
     on_sent: Callable[[int], None] | None = None,
 ) -> int:
     """Send one SubmitOrder per order, in batches, in iteration order.
@@ -159,8 +196,9 @@ def submit_orders(
         messages or :data:`MAX_BATCH_BYTES` body bytes.
     client_id, reply_to : str
         See :func:`submit_message`.
-    queue : str
-        Target queue, ``orders`` by default.
+    queue : str, optional
+        Target queue; by default the client's own ``orders-<clientId>``
+        (:func:`submit_queue_for`), the only one the service takes its orders from.
     on_sent : callable, optional
         Called with the running total after each batch.
 
@@ -175,14 +213,17 @@ def submit_orders(
     ------
     orders.messaging.MessagingError
         If a batch cannot be sent; earlier batches stay sent (resending them is safe).
+    ValueError
+        If ``client_id`` cannot have a submit queue (see :func:`submit_queue_for`).
     """
+    target = queue if queue is not None else submit_queue_for(client_id)
     sent = 0
     batch: list[OutgoingMessage] = []
     size = 0
 
     def flush() -> None:
         nonlocal sent, size
-        sender.send_many(queue, batch)
+        sender.send_many(target, batch)
         sent += len(batch)
         batch.clear()
         size = 0

@@ -18,6 +18,11 @@ CompensationFailed  an operator alert of kind CompensationFailed names the order
                     operator owns the imbalance); otherwise unbalanced
 ==================  ===================================================================
 
+Orders are keyed by the service's order key ``<clientId>~<OrderID>`` throughout (state
+store, order database, compensation log, alerts and the ledger's ``orderId``, which is the
+key the agents send), so two clients' orders with the same OrderID are audited apart
+(SPEC X10); a legacy order of the shared-queue era is keyed on its plain OrderID.
+
 Orders that are not terminal (Pending, Processing, Compensating) are not audited: the
 demo counts them as ``non_terminal``. Side effects of an order without a state record are
 unbalanced (money moved for an order the system does not know).
@@ -151,7 +156,7 @@ class Verdict:
     Attributes
     ----------
     order_id : str
-        OrderID.
+        The order key, ``<clientId>~<OrderID>``.
     state : ProcessState or None
         The state record's ProcessState; None if the order has no state record.
     balanced : bool
@@ -167,7 +172,7 @@ class Verdict:
     reason: str | None = None
 
     def line(self) -> str:
-        """Return ``unbalanced <OrderID> (<state>): <reason>`` (or ``balanced ...``)."""
+        """Return ``unbalanced <order key> (<state>): <reason>`` (or ``balanced ...``)."""
         state = self.state.value if self.state is not None else "no state record"
         if self.balanced:
             return f"balanced {self.order_id} ({state})"
@@ -176,7 +181,7 @@ class Verdict:
 
 @dataclass(frozen=True)
 class AuditReport:
-    """Verdicts for every audited order, in OrderID order."""
+    """Verdicts for every audited order, in order key order."""
 
     verdicts: tuple[Verdict, ...]
 
@@ -207,9 +212,9 @@ def audit(records: Mapping[str, StateRecord], prices: Mapping[str, Price],
     Parameters
     ----------
     records : mapping of str to StateRecord
-        State records by OrderID; orders in a non-terminal state are skipped.
+        State records by order key; orders in a non-terminal state are skipped.
     prices : mapping of str to Price
-        totalPrice and currency by OrderID, from the order database; a Processed order
+        totalPrice and currency by order key, from the order database; a Processed order
         without one is unbalanced.
     entries : mapping of str to sequence of CompensationEntry
         Each order's compensation log (missing: empty).
@@ -217,7 +222,7 @@ def audit(records: Mapping[str, StateRecord], prices: Mapping[str, Price],
         The operator alerts sent; those of kind CompensationFailed make a
         CompensationFailed order balanced.
     effects : mapping of str to sequence of SideEffect
-        The simulator ledger's side effects by OrderID
+        The simulator ledger's side effects by order key
         (:meth:`simulator.ledger.Ledger.effects_by_order`).
 
     Returns
@@ -306,8 +311,8 @@ def audit_data_dir(data_dir: str | Path, ledger_path: str | Path,
     ledger_path : str or Path
         The simulator's ledger file.
     order_ids : iterable of str
-        The orders to audit (those submitted); side effects of other orders in the ledger
-        are audited too.
+        The keys of the orders to audit (those submitted); side effects of other orders in
+        the ledger are audited too.
 
     Returns
     -------

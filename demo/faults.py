@@ -12,22 +12,26 @@ The chaos faults (:func:`chaos_faults`, ``python -m demo --chaos``) keep the tra
 errors, decline 2% of orders, and black-hole *every* payment request of a few orders with
 the effect performed: each is charged once and never hears so, so it can only give up and
 be compensated. No shipping outage: in a chaos run the simulator itself is SIGKILLed.
+
+Faults are chosen by the ``orderId`` the services see, which is the service's order key
+``<clientId>~<OrderID>`` (SPEC X10): two clients' orders with the same OrderID are two
+orders to the services too, and a fault hits one of them only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from orders.models import Order
 
-
-def default_faults(orders: list[Order], *, seed: int = 7) -> dict[str, Any]:
-    """Build the simulator's fault configuration for ``orders``.
+def default_faults(keys: Sequence[str], *, seed: int = 7) -> dict[str, Any]:
+    """Build the simulator's fault configuration for the orders ``keys``.
 
     Parameters
     ----------
-    orders : list of Order
-        The orders the demo submits (declines and black holes pick from them).
+    keys : sequence of str
+        The order keys of the orders the demo submits (declines and black holes pick
+        from them).
     seed : int
         Seed of the simulator's random transient errors, for reproducible runs.
 
@@ -36,7 +40,7 @@ def default_faults(orders: list[Order], *, seed: int = 7) -> dict[str, Any]:
     dict
         A simulator ``FaultUpdate`` document.
     """
-    ids = [o.order_id for o in orders]
+    ids = list(keys)
     declined = ids[50::100]
     black_holed = [i for i in ids[25::300] if i not in declined][:5]
     return {
@@ -53,13 +57,14 @@ def default_faults(orders: list[Order], *, seed: int = 7) -> dict[str, Any]:
     }
 
 
-def chaos_faults(orders: list[Order], *, seed: int = 7) -> dict[str, Any]:
+def chaos_faults(keys: Sequence[str], *, seed: int = 7) -> dict[str, Any]:
     """Build the simulator's fault configuration of a chaos run (module docstring).
 
     Parameters
     ----------
-    orders : list of Order
-        The orders the demo submits (declines and black holes pick from them).
+    keys : sequence of str
+        The order keys of the orders the demo submits (declines and black holes pick
+        from them).
     seed : int
         Seed of the simulator's random transient errors, for reproducible runs.
 
@@ -71,7 +76,7 @@ def chaos_faults(orders: list[Order], *, seed: int = 7) -> dict[str, Any]:
         whose every payment request is black-holed with its effect performed
         (``black_hole_first_n`` unset); none of them is declined.
     """
-    ids = [o.order_id for o in orders]
+    ids = list(keys)
     declined = ids[7::50]
     wanted = max(2, min(5, len(ids) // 10))
     step = max(1, len(ids) // wanted)
@@ -90,5 +95,5 @@ def chaos_faults(orders: list[Order], *, seed: int = 7) -> dict[str, Any]:
 
 
 def black_holed_ids(faults: dict[str, Any]) -> set[str]:
-    """OrderIDs whose payment requests the fault configuration black-holes."""
+    """Order keys whose payment requests the fault configuration black-holes."""
     return set(faults["payment"].get("black_hole_order_ids", []))

@@ -1,7 +1,7 @@
 // The order-processing app in one resource group: a Function App on Flex Consumption
 // (Python 3.11) with a user-assigned managed identity, its host storage, monitoring, the
-// Service Bus namespace with every queue of infra/queues.json plus one private reply queue
-// per client, and the Cosmos DB order database and state store. Identity only: no key,
+// Service Bus namespace with every queue of infra/queues.json plus, per client, a private
+// reply queue and its own submit queue, and the Cosmos DB order database and state store. Identity only: no key,
 // SAS or connection string is created, read or output (SPEC X10).
 //
 // Deploy: see docs/deploy.md ("Deploy to Azure").
@@ -17,10 +17,12 @@ param environmentName string
 @description('Region of every resource; Flex Consumption must be offered there.')
 param location string = resourceGroup().location
 
-@description('A client application: it may send to the orders queue and read its own reply queue.')
+@description('A client application: it may send to its own submit queue and read its own reply queue.')
 type clientAccess = {
-  // 1-40 lower-case letters, digits or hyphens, alphanumeric at both ends (the clientId rule of
-  // orders/models/messages.py SubmitOrder): the client's queue is replies-<clientId>.
+  // 1-20 lower-case letters, digits or hyphens, alphanumeric at both ends (the client id rule
+  // of orders/models/_types.py, ORDER_CLIENTS): its queues are orders-<clientId> and
+  // replies-<clientId>, and its orders are keyed <clientId>~<OrderID> (at most 85 characters,
+  // so every orchestration instance id stays within 100).
   clientId: string
   // Object (principal) id of the client's identity in Entra ID.
   principalId: string
@@ -28,7 +30,7 @@ type clientAccess = {
   principalType: string
 }
 
-@description('Client applications. Each gets the queue replies-<clientId>, Azure Service Bus Data Receiver on that queue only and Data Sender on the orders queue (SPEC S8, X10).')
+@description('Client applications. Each gets the queues orders-<clientId> and replies-<clientId>, Azure Service Bus Data Sender on the first only and Data Receiver on the second only, and a submission trigger through the ORDER_CLIENTS app setting (SPEC S8, X10). Adding or removing a client changes ORDER_CLIENTS, which restarts the app (docs/deploy.md).')
 param clients clientAccess[] = []
 
 @description('Object id of the operators\' group or user: reads operator-alerts and the state store. Empty: none.')
@@ -85,6 +87,8 @@ var tags = {
 var functionAppName = 'func-orders-${environmentName}-${take(resourceToken, 6)}'
 var deploymentContainerName = 'app-package'
 var cosmosDatabaseName = 'orders'
+// The ORDER_CLIENTS app setting: one submission trigger per client (scheduler/blueprint.py).
+var clientIds = [for client in clients: toLower(client.clientId)]
 
 // ---------------------------------------------------------------- identity and hosting
 
@@ -235,6 +239,9 @@ module functionApp './app/function-app.bicep' = {
       // DefaultAzureCredential (Cosmos DB client, Service Bus sender) picks the
       // user-assigned identity by this client id.
       AZURE_CLIENT_ID: identity.outputs.clientId
+      // Client applications, comma-separated: one submission trigger on orders-<clientId>
+      // each, registered when the app starts (a change restarts it).
+      ORDER_CLIENTS: join(clientIds, ',')
       // Remote services the agents call.
       PAYMENT_API_URL: paymentApiUrl
       SHIPPING_API_URL: shippingApiUrl
@@ -286,3 +293,4 @@ output COSMOS_ENDPOINT string = cosmosDb.outputs.endpoint
 output COSMOS_DATABASE string = cosmosDatabaseName
 output SERVICEBUS__fullyQualifiedNamespace string = serviceBus.outputs.fullyQualifiedNamespace
 output CLIENT_REPLY_QUEUES array = serviceBus.outputs.clientReplyQueues
+output CLIENT_SUBMIT_QUEUES array = serviceBus.outputs.clientSubmitQueues

@@ -1,9 +1,13 @@
 """Operator CLI (``python -m ops``): find, inspect and resubmit orders (SPEC S7, S9, X8).
 
 Commands: ``summary`` (the figures of ``api/ops/summary``), ``list`` (Error,
-CompensationFailed, stuck, or any ProcessState), ``show`` (one order with its attempts'
-orchestration histories), ``resubmit`` (an order in Error: start its next attempt, once),
-``budget`` (the most calls per order to each remote service).
+CompensationFailed, stuck, or any ProcessState; ``--client`` for one client's), ``show``
+(one order with its attempts' orchestration histories), ``resubmit`` (an order in Error:
+start its next attempt, once), ``budget`` (the most calls per order to each remote service).
+
+An order is named by its key as ``list`` prints it (``acme~ORD-1``; a plain OrderID for an
+order from before client queues), or by the client's OrderID with ``--client``
+(``show ORD-1 --client acme``): OrderIDs are unique per client only (SPEC X10).
 
 Settings are the app's own (:mod:`orders.settings`, from the environment), so the CLI works
 against the local SQLite files (``--data-dir`` / ``DEVHOST_DATA_DIR``) and against Cosmos DB
@@ -33,6 +37,7 @@ from ops.render import records_table, report_tables, summary_tables
 from ops.resubmit import ResubmitOutcome, resubmit
 from ops.summary import build_summary
 from orders.budget import max_calls_per_service
+from orders.lifecycle.ids import order_key
 from orders.queues import load_queue_limits
 from orders.settings import Settings, SettingsError
 
@@ -43,6 +48,24 @@ console = Console()
 DATA_DIR = typer.Option(None, "--data-dir", envvar="DEVHOST_DATA_DIR",
                         help="Local host data folder (SQLite backends); default .data.")
 AS_JSON = typer.Option(False, "--json", help="Print JSON instead of tables.")
+CLIENT = typer.Option(None, "--client", help="The client whose OrderID ORDER is (ORDER is "
+                                             "then the client's OrderID, not the key).")
+
+
+def order_key_of(order: str, client: str | None) -> str:
+    """Return the key an operator means: ``order`` itself, or the key of ``client``'s OrderID.
+
+    Raises
+    ------
+    typer.BadParameter
+        If ``client`` or ``order`` breaks its rule.
+    """
+    if client is None:
+        return order
+    try:
+        return order_key(client, order)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--client / ORDER") from None
 
 
 def cli_settings(data_dir: Path | None) -> Settings:
@@ -111,6 +134,8 @@ def list_orders(ctx: typer.Context,
                 which: str = typer.Argument(..., help="stuck, error, compensationfailed, "
                                                        "compensating, pending, processing, ..."),
                 limit: int = typer.Option(50, "--limit", help="Most orders to list (1-1000)."),
+                client: str | None = typer.Option(None, "--client",
+                                                  help="Only this client's orders."),
                 as_json: bool = AS_JSON) -> None:
     """List orders in a state; ``stuck`` = Processing/Compensating with CompleteBy passed."""
     key = which.lower().replace("-", "").replace("_", "")
@@ -121,7 +146,7 @@ def list_orders(ctx: typer.Context,
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--limit") from exc
     with opened(ctx) as svc:
-        records, more = LISTS[key](svc.stores.states, svc.clock.now(), limit)
+        records, more = LISTS[key](svc.stores.states, svc.clock.now(), limit, client)
     if as_json:
         emit({"orders": [r.model_dump(mode="json") for r in records], "more": more})
     else:
@@ -129,7 +154,7 @@ def list_orders(ctx: typer.Context,
 
 
 @app.command()
-def show(ctx: typer.Context, order_id: str,
+def show(ctx: typer.Context, order_id: str, client: str | None = CLIENT,
          host_url: str = typer.Option("http://127.0.0.1:7071", "--host-url",
                                       envvar="DURABLE_HOST_URL",
                                       help="Functions host root for the Durable HTTP API."),
@@ -142,6 +167,7 @@ def show(ctx: typer.Context, order_id: str,
          as_json: bool = AS_JSON) -> None:
     """Show one order: state record, order, compensation log, attempts with histories."""
     reader = partial(fetch_status, host_url, code=code) if history else None
+    order_id = order_key_of(order_id, client)
     with opened(ctx) as svc:
         report = order_report(svc, order_id, reader, details=details)
     if report is None:
@@ -151,7 +177,7 @@ def show(ctx: typer.Context, order_id: str,
 
 
 @app.command("resubmit")
-def resubmit_order(ctx: typer.Context, order_id: str,
+def resubmit_order(ctx: typer.Context, order_id: str, client: str | None = CLIENT,
                    by: str = typer.Option(None, "--by", help="Operator name (logged); "
                                           "default: the login name."),
                    reason: str = typer.Option("", "--reason", help="Why (logged).")) -> None:
@@ -160,6 +186,7 @@ def resubmit_order(ctx: typer.Context, order_id: str,
     Idempotent: a second call finds the order no longer in Error and changes nothing
     (exit code 1, with the reason).
     """
+    order_id = order_key_of(order_id, client)
     with opened(ctx) as svc:
         result = resubmit(svc.stores.states, order_id, operator=by or getpass.getuser(),
                           reason=reason)

@@ -6,6 +6,11 @@ orders (Processing or Compensating with CompleteBy in the past) through the supe
 bounded ``scan_expired``, with a window wide enough to include records older than the
 supervisor's own window (``SUPERVISOR_SCAN_WINDOW_S``; the supervisor recovers those with
 a second scan and an ``OverdueOrder`` alert).
+
+Either can be limited to one client's orders (``client``: the records whose ``clientId`` is
+that client, SPEC X10). The filter is applied to the pages as they are read, so it reads
+every record of the state (or every stuck one) until ``limit`` of the client's are found;
+legacy records of the shared-queue era have no client and are listed without ``client``.
 """
 
 from __future__ import annotations
@@ -33,10 +38,11 @@ def check_limit(limit: int) -> int:
     return limit
 
 
-def _first(pages: Iterator[ScanPage], limit: int) -> tuple[list[StateRecord], bool]:
+def _first(pages: Iterator[ScanPage], limit: int,
+           client: str | None = None) -> tuple[list[StateRecord], bool]:
     found: list[StateRecord] = []
     for page in pages:
-        found.extend(page.records)
+        found.extend(r for r in page.records if client is None or r.client_id == client)
         if len(found) > limit:
             return found[:limit], True
     return found, False
@@ -53,8 +59,8 @@ def _by_state_pages(states: StateStore, state: ProcessState,
         token = page.continuation
 
 
-def list_by_state(states: StateStore, state: ProcessState,
-                  limit: int) -> tuple[list[StateRecord], bool]:
+def list_by_state(states: StateStore, state: ProcessState, limit: int,
+                  client: str | None = None) -> tuple[list[StateRecord], bool]:
     """Return up to ``limit`` records in ``state`` (SPEC S7: find failed orders).
 
     Parameters
@@ -65,25 +71,28 @@ def list_by_state(states: StateStore, state: ProcessState,
         E.g. Error or CompensationFailed.
     limit : int
         Most records to return, 1..1000.
+    client : str, optional
+        Only this client's orders.
 
     Returns
     -------
     (list of StateRecord, bool)
         The records, and whether more exist than were returned.
     """
-    return _first(_by_state_pages(states, ProcessState(state), check_limit(limit)), limit)
+    pages = _by_state_pages(states, ProcessState(state), check_limit(limit))
+    return _first(pages, limit, client)
 
 
-def list_stuck(states: StateStore, now: datetime,
-               limit: int) -> tuple[list[StateRecord], bool]:
+def list_stuck(states: StateStore, now: datetime, limit: int,
+               client: str | None = None) -> tuple[list[StateRecord], bool]:
     """Return supervised records (Processing, Compensating) whose CompleteBy has passed.
 
-    Takes ``states`` and ``limit`` and returns what :func:`list_by_state` does; ``now``
-    is the timezone-aware current time.
+    Takes ``states``, ``limit`` and ``client`` and returns what :func:`list_by_state`
+    does; ``now`` is the timezone-aware current time.
     """
     pages = iter_expired_pages(states, now, STUCK_WINDOW, check_limit(limit),
                                states=SUPERVISED_STATES)
-    return _first(pages, limit)
+    return _first(pages, limit, client)
 
 
 def count_stuck(states: StateStore, now: datetime, cap: int = 10_000) -> tuple[int, bool]:
@@ -103,14 +112,14 @@ def count_stuck(states: StateStore, now: datetime, cap: int = 10_000) -> tuple[i
     return count, False
 
 
-Lister = Callable[[StateStore, datetime, int], tuple[list[StateRecord], bool]]
-"""A list command: the store, now, and the most records to list."""
+Lister = Callable[[StateStore, datetime, int, str | None], tuple[list[StateRecord], bool]]
+"""A list command: the store, now, the most records to list, and the client (or None)."""
 
 
 def _by_state(state: ProcessState) -> Lister:
-    def list_state(states: StateStore, _now: datetime, limit: int
+    def list_state(states: StateStore, _now: datetime, limit: int, client: str | None = None
                    ) -> tuple[list[StateRecord], bool]:
-        return list_by_state(states, state, limit)
+        return list_by_state(states, state, limit, client)
     return list_state
 
 

@@ -61,7 +61,7 @@ def summary_tables(summary: dict[str, Any]) -> RenderableType:
 def records_table(title: str, records: Iterable[StateRecord], more: bool) -> Table:
     """Render state records, one row each."""
     table = Table(title=title + (" (more exist; raise --limit)" if more else ""))
-    table.add_column("OrderID", no_wrap=True)
+    table.add_column("Order key", no_wrap=True)  # <clientId>~<OrderID> (legacy: OrderID)
     for column in ("ProcessState", "Attempt", "FailureCount", "LockedBy", "CompleteBy",
                    "UpdatedAt", "Reason"):
         table.add_column(column)

@@ -15,6 +15,7 @@ from ops.dead_letters import dead_letter_depths
 from ops.queries import count_stuck
 from orders.budget import max_calls_per_service
 from orders.models import IN_FLIGHT_STATES, ProcessState, format_utc
+from orders.models.messages import submit_queue
 from orders.observability import metrics
 from orders.queues import load_queue_limits
 
@@ -34,7 +35,8 @@ def build_summary(services: Any, *, with_dead_letters: bool = True) -> dict[str,
     dict
         JSON-ready: ``at``, ``counts`` (every ProcessState), ``total``, ``inFlight``,
         ``maxInFlight``, ``inFlightUtilization``, ``stuck``, ``stuckTruncated``,
-        ``deadLetters`` (queue -> depth, or None), ``deadLetterNote``, ``circuits``
+        ``deadLetters`` (queue -> depth, or None; the queues of ``infra/queues.json`` and
+        each client's ``orders-<clientId>``), ``deadLetterNote``, ``circuits``
         (service -> state in this process), ``retryBudget`` (``budget`` and
         ``maxCallsPerService``).
     """
@@ -44,7 +46,9 @@ def build_summary(services: Any, *, with_dead_letters: bool = True) -> dict[str,
     in_flight = sum(counts.get(state, 0) for state in IN_FLIGHT_STATES)
     stuck, truncated = count_stuck(services.stores.states, now)
     queues = load_queue_limits()
-    depths, note = (dead_letter_depths(services.depths, queues) if with_dead_letters
+    # Each client's submit queue too: a ClientMismatch or a bad body is dead-lettered there.
+    watched = [*queues, *(submit_queue(c) for c in settings.order_clients)]
+    depths, note = (dead_letter_depths(services.depths, watched) if with_dead_letters
                     else (None, "not read"))
     limit = settings.MAX_IN_FLIGHT
     return {

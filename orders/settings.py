@@ -4,18 +4,30 @@ Every key is an app setting of the same name in ``local.settings.json``, in the 
 settings and in the local host's environment. :func:`load_settings` reads them when the
 first function runs (never at import time), validates every value and fails with the name
 of the setting and the rule it broke.
+
+One exception, ``ORDER_CLIENTS``: the Python v2 programming model registers functions when
+``function_app.py`` is imported, and there is one submission trigger per client, so the
+client list must be known then. :func:`order_clients` reads that one setting, with the same
+rules as :attr:`Settings.ORDER_CLIENTS`, from the environment at import; changing it
+restarts the app, which registers the new list (docs/deploy.md).
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from datetime import timedelta
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from orders.errors import OrderServiceError
+from orders.models._types import check_client_id
+
+ORDER_CLIENTS_SETTING = "ORDER_CLIENTS"
+"""App setting listing the client applications, comma-separated (SPEC S8, X10)."""
 
 
 class SettingsError(OrderServiceError, ValueError):
@@ -43,6 +55,13 @@ class Settings(BaseSettings):
     """Service Bus namespace host name; identity-based connection ``SERVICEBUS``."""
     DEVHOST_DATA_DIR: str | None = None
     """Data folder of the local host (set by the host; local only)."""
+
+    ORDER_CLIENTS: str = ""
+    """Client ids, comma-separated (``acme,globex``): each submits on its own queue
+    ``orders-<clientId>``, one submission trigger each, and the queue names the client
+    (SPEC S8, X10). Ids are 1-20 lower-case letters, digits or ``-``, alphanumeric at both
+    ends; the Bicep ``clients`` parameter creates the queues and sets this. Read at import
+    by :func:`order_clients`; empty: no client can submit."""
 
     PAYMENT_API_URL: str = "http://127.0.0.1:7072"
     """Base URL of the payment service the payment agent calls."""
@@ -108,6 +127,17 @@ class Settings(BaseSettings):
     APPLICATIONINSIGHTS_AUTHENTICATION_STRING: str | None = None
     """``Authorization=AAD;ClientId=<id>``: export telemetry with that managed identity
     (Entra ID) instead of the connection string's key (X8, X10). Empty means unset."""
+
+    @field_validator("ORDER_CLIENTS")
+    @classmethod
+    def _clients_are_valid(cls, value: str) -> str:
+        parse_order_clients(value)
+        return value
+
+    @property
+    def order_clients(self) -> tuple[str, ...]:
+        """:attr:`ORDER_CLIENTS` as client ids, in the order given."""
+        return parse_order_clients(self.ORDER_CLIENTS)
 
     @model_validator(mode="after")
     def _backends_configured(self) -> Settings:
@@ -187,3 +217,59 @@ def load_settings() -> Settings:
             f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}"
             for e in exc.errors())
         raise SettingsError(f"invalid app settings: {problems}") from exc
+
+
+def parse_order_clients(value: str) -> tuple[str, ...]:
+    """Split an ``ORDER_CLIENTS`` value into client ids (SPEC S8, X10).
+
+    Parameters
+    ----------
+    value : str
+        Comma-separated client ids; blanks around commas and an empty value are allowed.
+
+    Returns
+    -------
+    tuple of str
+        The ids in the order given; empty for an empty value.
+
+    Raises
+    ------
+    ValueError
+        Naming ``ORDER_CLIENTS``, the id and its rule, or an id given twice.
+    """
+    ids = tuple(part.strip() for part in value.split(",") if part.strip())
+    for client_id in ids:
+        try:
+            check_client_id(client_id)
+        except ValueError as exc:
+            raise ValueError(f"{ORDER_CLIENTS_SETTING}: client id {exc}") from None
+    doubled = sorted({c for c in ids if ids.count(c) > 1})
+    if doubled:
+        raise ValueError(f"{ORDER_CLIENTS_SETTING}: client id {doubled[0]!r} is listed twice")
+    return ids
+
+
+def order_clients(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Read ``ORDER_CLIENTS`` from the environment at import (see the module docstring).
+
+    Parameters
+    ----------
+    environ : mapping, optional
+        Defaults to ``os.environ`` (the app settings).
+
+    Returns
+    -------
+    tuple of str
+        The configured client ids; empty if the setting is unset or empty.
+
+    Raises
+    ------
+    SettingsError
+        Naming the setting and the rule, so the app fails to load instead of silently
+        serving fewer clients.
+    """
+    env = os.environ if environ is None else environ
+    try:
+        return parse_order_clients(env.get(ORDER_CLIENTS_SETTING, ""))
+    except ValueError as exc:
+        raise SettingsError(f"invalid app settings: {exc}") from None

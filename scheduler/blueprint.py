@@ -1,7 +1,20 @@
-"""Registers the scheduler's functions: submission, starter and reply handler (S1, S3, A4)."""
+"""Registers the scheduler's functions: submission, starter and reply handler (S1, S3, A4).
+
+Submission has one Service Bus trigger per client, on the client's own queue
+``orders-<clientId>``, so the queue a message arrived on says who sent it (SPEC X10). The
+Python v2 model registers functions when ``function_app.py`` is imported, so the client
+list is read then: ``function_app.py`` passes :func:`orders.settings.order_clients` (the
+``ORDER_CLIENTS`` setting, the one setting read at import) to :func:`client_submissions`.
+Reading it there rather than at this module's import means every import of the app sees
+the current setting (the worker imports it once per start; the local host once per host
+it builds). Changing ``ORDER_CLIENTS`` restarts the app on Azure, which registers the new
+list (docs/deploy.md). Each function is named ``submit_order_<clientId>`` with ``-`` as
+``_``, stable across deployments.
+"""
 
 import asyncio
 import logging
+from collections.abc import Sequence
 
 import azure.durable_functions as df
 import azure.functions as func
@@ -9,38 +22,92 @@ import azure.functions as func
 from orders import names
 from orders.durable_blueprint import DurableBlueprint
 from orders.models import wire
+from orders.models.messages import submit_queue
 from orders.observability.logs import log_context
 from orders.observability.metrics import record_submission
 from orders.runtime import services
 from orders.settle import dead_letter
 from scheduler import replies, starter, submission
 from scheduler.compensation_starter import start_compensations
+from scheduler.identity import USE_CLIENT_QUEUE, refuse_shared_queue
 
 log = logging.getLogger("orders.scheduler")
 bp = DurableBlueprint()
 
 
-@bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.ORDERS_QUEUE,
-                              connection=names.SERVICEBUS_CONNECTION)
-def submit_order(msg: func.ServiceBusMessage) -> None:
-    """Store a submitted order and its state record; dead-letter what cannot be (S1).
+def submission_function_name(client_id: str) -> str:
+    """Return the function name of ``client_id``'s submission: ``submit_order_<id>``."""
+    return f"submit_order_{client_id.replace('-', '_')}"
 
-    A body that is not strict JSON or breaks the contract, and other data under a stored
-    OrderID, are dead-lettered with the reason on the first delivery; only infrastructure
-    failures (a store or queue unavailable) raise and are retried. Past ``MAX_IN_FLIGHT`` a
-    new order is rejected to its client and the message completed (admission control, X3).
+
+def client_submissions(clients: Sequence[str]) -> df.Blueprint:
+    """Return a Blueprint with one submission trigger per client (SPEC S1, X10).
+
+    Parameters
+    ----------
+    clients : sequence of str
+        Client ids (``ORDER_CLIENTS``, validated by :func:`orders.settings.order_clients`).
+
+    Returns
+    -------
+    azure.durable_functions.Blueprint
+        ``submit_order_<clientId>`` on queue ``orders-<clientId>`` for each client; an
+        empty Blueprint (no client can submit) for none.
+    """
+    blueprint = df.Blueprint()
+    for client_id in clients:
+        _register_submission(blueprint, client_id)
+    return blueprint
+
+
+def _register_submission(blueprint: df.Blueprint, client_id: str) -> None:
+    queue = submit_queue(client_id)
+
+    @blueprint.function_name(name=submission_function_name(client_id))
+    @blueprint.service_bus_queue_trigger(arg_name="msg", queue_name=queue,
+                                         connection=names.SERVICEBUS_CONNECTION)
+    def submit_order(msg: func.ServiceBusMessage) -> None:
+        _submit(client_id, queue, msg)
+
+    submit_order.__doc__ = f"Submission of client {client_id!r}, queue {queue!r} (S1, X10)."
+
+
+def _submit(client_id: str, queue: str, msg: func.ServiceBusMessage) -> None:
+    """Store a submitted order and its state record; dead-letter what cannot be (S1, X10).
+
+    A body that is not strict JSON or breaks the contract, one naming another client
+    (``ClientMismatch``), and other data under a stored order key, are dead-lettered with
+    the reason on the first delivery; only infrastructure failures (a store or queue
+    unavailable) raise and are retried. Past ``MAX_IN_FLIGHT`` a new order is rejected to
+    its client and the message completed (admission control, X3).
     """
     svc = services()
     result = submission.submit(msg.get_body(), svc.stores, svc.sender, svc.clock.now(),
-                               max_in_flight=svc.settings.MAX_IN_FLIGHT,
+                               client_id=client_id, max_in_flight=svc.settings.MAX_IN_FLIGHT,
                                message_id=msg.message_id)
     if isinstance(result, submission.Rejected):
         record_submission(False, result.reason)
-        dead_letter(names.ORDERS_QUEUE, msg, result.reason, result.description)
+        dead_letter(queue, msg, result.reason, result.description)
     elif isinstance(result, submission.AdmissionRefused):
         record_submission(False, "AdmissionControl")
     else:
         record_submission(True)
+
+
+@bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.ORDERS_QUEUE,
+                              connection=names.SERVICEBUS_CONNECTION)
+def legacy_orders_queue(msg: func.ServiceBusMessage) -> None:
+    """Dead-letter every message of the shared ``orders`` queue as ``UseClientQueue`` (X10).
+
+    The shared queue cannot say who sent a message, so it accepts no orders; what still
+    arrives (sent before clients moved to their own queues) is kept in the dead-letter
+    queue with the reason and an operator alert, nothing stored (:mod:`scheduler.identity`).
+    """
+    svc = services()
+    why = refuse_shared_queue(msg.get_body(), msg.message_id, svc.sender, svc.clock.now())
+    record_submission(False, USE_CLIENT_QUEUE)
+    dead_letter(names.ORDERS_QUEUE, msg, USE_CLIENT_QUEUE, why)
+
 
 
 @bp.timer_trigger(arg_name="timer", schedule="%STARTER_SCHEDULE%")

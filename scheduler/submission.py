@@ -1,7 +1,13 @@
-"""Submission (SPEC S1, S2, S8): the order message becomes an order and a state record.
+"""Submission (SPEC S1, S2, S8, X10): the order message becomes an order and a state record.
 
-The two writes share no transaction; each is idempotent on OrderID (SPEC X5), so a message
-delivered twice writes nothing new. An existing record is accepted only if it holds the same
+The client is the one whose queue ``orders-<clientId>`` the message arrived on
+(:mod:`scheduler.identity`); a body naming another client is dead-lettered as
+``ClientMismatch``. The order is stored under its order key ``<clientId>~<OrderID>``
+(:func:`orders.lifecycle.ids.order_key`), so OrderIDs are scoped per client: two clients
+may use the same OrderID, and neither can take or shadow the other's orders.
+
+The two writes share no transaction; each is idempotent on the order key (SPEC X5), so a
+message delivered twice writes nothing new. An existing record is accepted only if it holds the same
 submission; other data under the same OrderID is a conflict: nothing is overwritten, the
 message is dead-lettered with the reason and an operator is alerted. A message that is not
 valid JSON or breaks the contract is dead-lettered with the field and rule it broke.
@@ -22,14 +28,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from hashlib import sha256
 
+from orders.lifecycle.ids import order_key, split_order_key
 from orders.messaging import MessageSender, QueueNotFoundError
-from orders.models import IN_FLIGHT_STATES, StateRecord, wire
+from orders.models import IN_FLIGHT_STATES, Order, StateRecord, wire
 from orders.models.messages import OperatorAlert, StatusKind, StatusMessage, SubmitOrder
 from orders.notify import send_alert, send_status
 from orders.observability.logs import log_context
 from orders.observability.metrics import record_backlog
 from orders.stores import Stores
 from orders.stores.errors import ConflictError
+from scheduler.identity import CLIENT_MISMATCH, alert_mismatch, client_mismatch
 
 log = logging.getLogger("orders.submission")
 
@@ -57,19 +65,24 @@ class AdmissionRefused:
 
 @dataclass(frozen=True)
 class Accepted:
-    """The order and its state record are stored (``created`` False on a redelivery)."""
+    """The order and its state record are stored (``created`` False on a redelivery).
+
+    ``order_id`` is the order key, ``<clientId>~<OrderID>``.
+    """
 
     order_id: str
     created: bool
 
 
-def parse_submission(body: bytes) -> SubmitOrder | Rejected:
+def parse_submission(body: bytes, client_id: str) -> SubmitOrder | Rejected:
     """Parse and validate an order message; never raise for anything the body holds (S1).
 
     Parameters
     ----------
     body : bytes
         The Service Bus message body.
+    client_id : str
+        The client whose submit queue the message arrived on (SPEC X10).
 
     Returns
     -------
@@ -78,12 +91,19 @@ def parse_submission(body: bytes) -> SubmitOrder | Rejected:
         every form of bad body: not UTF-8, not strict JSON (NaN, 1e999, integers past 64
         bits, duplicate names, unpaired surrogates, nesting past
         :data:`~orders.models.wire.MAX_DEPTH`, however deep), or breaking the SubmitOrder
-        contract, including any exception a validator raises. Parsing is a pure function of
-        the body, so the message is dead-lettered on its first delivery instead of being
+        contract, including any exception a validator raises.
+        ``Rejected("ClientMismatch", ...)`` if the body names another client in
+        ``clientId`` or ``replyTo`` (checked before the contract, so a foreign ``replyTo``
+        is a mismatch, not a schema violation). Parsing is a pure function of the body and
+        the queue, so the message is dead-lettered on its first delivery instead of being
         retried into ``MaxDeliveryCountExceeded``.
     """
     try:
-        return wire.parse(body, SubmitOrder)
+        data = wire.loads(body)
+        mismatch = client_mismatch(data, client_id)
+        if mismatch is not None:
+            return Rejected(CLIENT_MISMATCH, mismatch)
+        return wire.validate(data, SubmitOrder)
     except wire.InvalidMessage as exc:
         return Rejected(exc.reason, exc.description)
 
@@ -115,7 +135,7 @@ def admit(stores: Stores, order_id: str, max_in_flight: int) -> tuple[bool, int]
 
 
 def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
-           max_in_flight: int | None = None,
+           client_id: str, max_in_flight: int | None = None,
            message_id: str | None = None) -> Accepted | Rejected | AdmissionRefused:
     """Store a submitted order idempotently and tell the client it was received.
 
@@ -123,6 +143,10 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
     ----------
     body : bytes
         The Service Bus message body.
+    client_id : str
+        The client whose submit queue ``orders-<clientId>`` the message arrived on: the
+        only source of the client's identity (SPEC X10). A body naming another client is
+        refused as ``ClientMismatch`` (nothing stored, an operator alerted).
     stores : Stores
         Order database and state store.
     sender : MessageSender
@@ -140,30 +164,57 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
     Accepted, Rejected or AdmissionRefused
         Rejected results must be dead-lettered by the caller with their reason;
         AdmissionRefused ones completed (the client has been told).
+
+    Raises
+    ------
+    ValueError
+        If ``client_id`` is not a valid client id (the app registers triggers only for
+        valid ones, ``ORDER_CLIENTS``).
     """
-    parsed = parse_submission(body)
+    parsed = parse_submission(body, client_id)
     if isinstance(parsed, Rejected):
+        if parsed.reason == CLIENT_MISMATCH:
+            alert_mismatch(sender, client_id, body, parsed.description, now)
         return parsed
-    with log_context(parsed.order.order_id):
+    key = order_key(client_id, parsed.order.order_id)
+    with log_context(key):
         if max_in_flight is not None:
-            admitted, in_flight = admit(stores, parsed.order.order_id, max_in_flight)
+            admitted, in_flight = admit(stores, key, max_in_flight)
             if not admitted:
                 return refuse(parsed, sender, now, in_flight, max_in_flight, message_id)
-        return store(parsed, body, stores, sender, now)
+        return store(parsed, key, body, stores, sender, now)
 
 
-def store(parsed: SubmitOrder, body: bytes, stores: Stores, sender: MessageSender,
+def keyed(parsed: SubmitOrder, key: str, now: datetime) -> tuple[Order, StateRecord]:
+    """Return the order and the first state record as stored under ``key`` (SPEC S1, S2).
+
+    The record's client is the key's (the queue's), never the body's.
+    """
+    client_id, client_order_id = split_order_key(key)
+    record = StateRecord(order_id=key, client_id=client_id,
+                         client_order_id=client_order_id, reply_to=parsed.reply_to,
+                         created_at=now, updated_at=now)
+    return parsed.order.model_copy(update={"order_id": key}), record
+
+
+def store(parsed: SubmitOrder, key: str, body: bytes, stores: Stores, sender: MessageSender,
           now: datetime) -> Accepted | Rejected:
     """Write the order and its state record idempotently; RequestReceived to the client (S1).
+
+    Parameters
+    ----------
+    parsed : SubmitOrder
+        The message, its client checked against the queue.
+    key : str
+        The order key ``<clientId>~<OrderID>``: both writes are keyed on it.
 
     Returns
     -------
     Accepted or Rejected
-        ``Rejected("ConflictingOrder", ...)`` if other data is stored under the OrderID.
+        ``Rejected("ConflictingOrder", ...)`` if other data is stored under the key.
     """
-    order = parsed.order
-    record = StateRecord(order_id=order.order_id, reply_to=parsed.reply_to,
-                         created_at=now, updated_at=now)
+    order, record = keyed(parsed, key, now)
+    client_order_id = parsed.order.order_id
     try:
         # Order first, then RequestReceived, then the state record: an order whose reply
         # queue does not exist gets no state record, so it never starts, and the message is
@@ -174,17 +225,18 @@ def store(parsed: SubmitOrder, body: bytes, stores: Stores, sender: MessageSende
             stores.states.create_if_absent(record)  # raises ConflictError, writes nothing
         try:
             send_status(sender, parsed.reply_to, StatusMessage(
-                order_id=order.order_id, status=StatusKind.REQUEST_RECEIVED, at=now))
+                order_id=client_order_id, status=StatusKind.REQUEST_RECEIVED, at=now))
         except QueueNotFoundError as exc:
             return Rejected("UnknownReplyQueue", f"replyTo: queue '{parsed.reply_to}' does "
                                                  f"not exist ({exc}); nothing was started")
         state = stores.states.create_if_absent(record)
     except ConflictError as exc:
-        alert = OperatorAlert(kind="ConflictingOrder", order_id=order.order_id, at=now,
+        alert = OperatorAlert(kind="ConflictingOrder", order_id=key, at=now,
                               reason=f"a message with other data for OrderID "
-                                     f"{order.order_id} was refused: {exc}")
+                                     f"{client_order_id} of client {parsed.client_id} was "
+                                     f"refused: {exc}")
         digest = sha256(body).hexdigest()[:16]
-        send_alert(sender, alert, message_id=f"conflict:{order.order_id}:{digest}")
+        send_alert(sender, alert, message_id=f"conflict:{key}:{digest}")
         answer_conflict(sender, parsed, now, str(exc), digest)
         return Rejected("ConflictingOrder", str(exc))
     return Accepted(order.order_id, stored.created or state.created)

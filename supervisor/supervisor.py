@@ -211,7 +211,8 @@ def recover_attempt(record: StateRecord, services: Services, report: ScanReport)
         report.handed_over.append(record.order_id)
         return "handed_over"  # the compensation tells the client its outcome
     send_status(services.sender, record.reply_to, StatusMessage(
-        order_id=record.order_id, status=StatusKind.ORDER_FAILED, at=now, reason=reason))
+        order_id=record.submitted_order_id, status=StatusKind.ORDER_FAILED, at=now,
+        reason=reason))
     return "gave_up"
 
 
@@ -237,7 +238,8 @@ def recover_compensation(record: StateRecord, services: Services,
         kind="CompensationFailed", order_id=record.order_id, instance_id=record.locked_by,
         reason=reason, at=now), message_id=f"CompensationFailed:{record.locked_by}")
     send_status(services.sender, record.reply_to, StatusMessage(
-        order_id=record.order_id, status=StatusKind.COMPENSATION_FAILED, at=now, reason=reason))
+        order_id=record.submitted_order_id, status=StatusKind.COMPENSATION_FAILED, at=now,
+        reason=reason))
     return "compensation_gave_up"
 
 

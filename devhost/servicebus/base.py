@@ -101,7 +101,10 @@ class EngineBase:
             raise MessagingEntityNotFoundError(
                 queue,
                 "declare it under 'queues' in infra/queues.json, or use a client reply queue "
-                f"name matching {self._catalog.reply_queue_pattern!r}",
+                f"name matching {self._catalog.reply_queue_pattern!r}"
+                + (f" or a client submit queue name matching "
+                   f"{self._catalog.submit_queue_pattern!r}"
+                   if self._catalog.submit_queue_pattern else ""),
             )
         return name, dead_letter, props
 

@@ -32,7 +32,8 @@ CLIENT_ID_RULE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$")
 
 CLIENT_ID_PLACEHOLDER = "{clientId}"
 
-_TOP_KEYS = {"$comment", "defaults", "queues", "clientReplyQueues", "notes"}
+_TOP_KEYS = {"$comment", "defaults", "queues", "clientReplyQueues", "clientSubmitQueues",
+             "notes"}
 _REPLY_KEYS = {"namePattern", "properties"}
 # ARM property name -> (python field, kind, minimum, maximum); limits are Service Bus's.
 _FIELDS: dict[str, tuple[str, str, Any, Any]] = {
@@ -90,7 +91,7 @@ class QueueProperties:
 
 @dataclass(frozen=True)
 class QueueCatalog:
-    """Declared queues plus the rule for client reply queues created on demand.
+    """Declared queues plus the rules for per-client queues created on demand.
 
     Attributes
     ----------
@@ -100,11 +101,17 @@ class QueueCatalog:
         Name pattern of client reply queues, containing ``{clientId}`` once.
     reply_queue_properties : QueueProperties
         Properties of every client reply queue.
+    submit_queue_pattern : str or None
+        Name pattern of client submit queues (``clientSubmitQueues``), if declared.
+    submit_queue_properties : QueueProperties or None
+        Properties of every client submit queue.
     """
 
     queues: Mapping[str, QueueProperties]
     reply_queue_pattern: str
     reply_queue_properties: QueueProperties
+    submit_queue_pattern: str | None = None
+    submit_queue_properties: QueueProperties | None = None
 
     def reply_queue_name(self, client_id: str) -> str:
         """Return the reply queue name of a client (SPEC S8: one private queue per client).
@@ -124,21 +131,29 @@ class QueueCatalog:
         ValueError
             If ``client_id`` breaks the rule above.
         """
-        if not isinstance(client_id, str) or not CLIENT_ID_RULE.match(client_id.lower()):
-            raise ValueError(
-                f"client_id: {client_id!r} must be 1-50 letters, digits or hyphens, "
-                "starting and ending with a letter or digit"
-            )
-        return self.reply_queue_pattern.replace(CLIENT_ID_PLACEHOLDER, client_id.lower())
+        return _fill(self.reply_queue_pattern, client_id)
+
+    def submit_queue_name(self, client_id: str) -> str:
+        """Return the submit queue name of a client (SPEC X10: the queue names the client).
+
+        Raises
+        ------
+        ValueError
+            If ``client_id`` breaks the rule of :meth:`reply_queue_name`, or the catalog
+            declares no ``clientSubmitQueues``.
+        """
+        if self.submit_queue_pattern is None:
+            raise ValueError("clientSubmitQueues: not declared in the queue catalog")
+        return _fill(self.submit_queue_pattern, client_id)
 
     def is_reply_queue(self, name: str) -> bool:
         """Tell whether ``name`` (any case) matches the client reply queue pattern."""
-        prefix, suffix = self.reply_queue_pattern.split(CLIENT_ID_PLACEHOLDER)
-        name = name.lower()
-        if not (name.startswith(prefix) and name.endswith(suffix)):
-            return False
-        client_id = name[len(prefix) : len(name) - len(suffix)]
-        return bool(CLIENT_ID_RULE.match(client_id))
+        return _client_of(self.reply_queue_pattern, name) is not None
+
+    def is_submit_queue(self, name: str) -> bool:
+        """Tell whether ``name`` (any case) matches the client submit queue pattern."""
+        return self.submit_queue_pattern is not None and \
+            _client_of(self.submit_queue_pattern, name) is not None
 
     def resolve(self, name: str) -> QueueProperties | None:
         """Return the properties of a declared or reply queue, or None if neither.
@@ -156,7 +171,27 @@ class QueueCatalog:
         declared = self.queues.get(name.lower())
         if declared is not None:
             return declared
+        if self.is_submit_queue(name):
+            return self.submit_queue_properties
         return self.reply_queue_properties if self.is_reply_queue(name) else None
+
+
+def _fill(pattern: str, client_id: str) -> str:
+    if not isinstance(client_id, str) or not CLIENT_ID_RULE.match(client_id.lower()):
+        raise ValueError(
+            f"client_id: {client_id!r} must be 1-50 letters, digits or hyphens, "
+            "starting and ending with a letter or digit"
+        )
+    return pattern.replace(CLIENT_ID_PLACEHOLDER, client_id.lower())
+
+
+def _client_of(pattern: str, name: str) -> str | None:
+    prefix, suffix = pattern.split(CLIENT_ID_PLACEHOLDER)
+    name = name.lower()
+    if not (name.startswith(prefix) and name.endswith(suffix)):
+        return None
+    client_id = name[len(prefix) : len(name) - len(suffix)]
+    return client_id if CLIENT_ID_RULE.match(client_id) else None
 
 
 def load_queue_catalog(path: str | Path | None = None) -> QueueCatalog:
@@ -232,11 +267,29 @@ def parse_queue_catalog(data: Any, *, source: str = "queues.json") -> QueueCatal
         _require_object(overrides, field, fail)
         queues[name.lower()] = _parse_properties(defaults_raw, overrides, field, fail)
 
-    reply_raw = data.get("clientReplyQueues")
-    _require_object(reply_raw, "clientReplyQueues", fail)
-    _reject_unknown(reply_raw, _REPLY_KEYS, "clientReplyQueues", fail)
-    pattern = reply_raw.get("namePattern")
-    field = "clientReplyQueues.namePattern"
+    pattern, reply_properties = _per_client(data, "clientReplyQueues", defaults_raw, fail)
+    submit = (_per_client(data, "clientSubmitQueues", defaults_raw, fail)
+              if "clientSubmitQueues" in data else (None, None))
+    if submit[0] == pattern:
+        raise fail("clientSubmitQueues.namePattern", "must differ from the reply queue pattern")
+    catalog = QueueCatalog(queues, pattern, reply_properties, *submit)
+    for name in queues:
+        for kind, clashes, which in (("reply", catalog.is_reply_queue, pattern),
+                                     ("submit", catalog.is_submit_queue, submit[0])):
+            if clashes(name):
+                raise fail(f"queues.{name}",
+                           f"name collides with the {kind} queue pattern {which!r}")
+    return catalog
+
+
+def _per_client(data: Any, section: str, defaults_raw: Mapping[str, Any],
+                fail: Any) -> tuple[str, QueueProperties]:
+    """Parse a per-client queue section (``namePattern`` and ``properties``)."""
+    raw = data.get(section)
+    _require_object(raw, section, fail)
+    _reject_unknown(raw, _REPLY_KEYS, section, fail)
+    pattern = raw.get("namePattern")
+    field = f"{section}.namePattern"
     if not isinstance(pattern, str) or pattern.count(CLIENT_ID_PLACEHOLDER) != 1:
         raise fail(field, f"must be a string containing {CLIENT_ID_PLACEHOLDER} exactly once")
     pattern = CLIENT_ID_PLACEHOLDER.join(
@@ -244,16 +297,9 @@ def parse_queue_catalog(data: Any, *, source: str = "queues.json") -> QueueCatal
     )
     if not QUEUE_NAME_RULE.match(pattern.replace(CLIENT_ID_PLACEHOLDER, "x")):
         raise fail(field, "with a client id filled in it must be a valid queue name")
-    overrides = reply_raw.get("properties", {})
-    _require_object(overrides, "clientReplyQueues.properties", fail)
-    reply_properties = _parse_properties(
-        defaults_raw, overrides, "clientReplyQueues.properties", fail
-    )
-    catalog = QueueCatalog(queues, pattern, reply_properties)
-    clash = [name for name in queues if catalog.is_reply_queue(name)]
-    if clash:
-        raise fail(f"queues.{clash[0]}", f"name collides with the reply queue pattern {pattern!r}")
-    return catalog
+    overrides = raw.get("properties", {})
+    _require_object(overrides, f"{section}.properties", fail)
+    return pattern, _parse_properties(defaults_raw, overrides, f"{section}.properties", fail)
 
 
 def _parse_properties(

@@ -1,16 +1,22 @@
 // Service Bus for the order pipeline: the namespace (Standard: duplicate detection needs
 // it; local auth off, so only Entra ID identities can send or receive), every queue of
 // infra/queues.json with its merged properties (the one source shared with the local host),
-// one private reply queue per client (SPEC S8), and the data-plane roles:
+// per client a private reply queue (SPEC S8) and its own submit queue (X10), and the
+// data-plane roles:
 //   - the app's identity: Data Sender and Data Receiver on the namespace (it triggers on
-//     four queues and sends to the others and to every client's reply queue), and Data
-//     Owner on each queue it triggers on, only there: the Functions scale controller reads
-//     a trigger queue's length through the administration API, which needs the Manage
-//     right; with Listen alone target-based scaling falls back to incremental scaling
-//     ("Target-based scaling", Service Bus section, Azure Functions docs). With
-//     appReadsDeadLetterDepth, Data Owner on every queue of queues.json (the ops summary
-//     reads all their dead-letter depths), still never on the namespace;
-//   - each client: Data Receiver on its own reply queue only, Data Sender on orders only;
+//     the request, reply and submit queues and sends to the others and to every client's
+//     reply queue), and Data Owner on each queue it triggers on, only there: the Functions
+//     scale controller reads a trigger queue's length through the administration API, which
+//     needs the Manage right; with Listen alone target-based scaling falls back to
+//     incremental scaling ("Target-based scaling", Service Bus section, Azure Functions
+//     docs). With appReadsDeadLetterDepth, Data Owner on every queue of queues.json (the
+//     ops summary reads all their dead-letter depths), still never on the namespace;
+//   - each client: Data Sender on its own submit queue orders-<clientId> only and Data
+//     Receiver on its own reply queue replies-<clientId> only. The submit queue is the
+//     client's identity: Service Bus cannot tie a field of a message body to its sender, so
+//     the app takes the client id from the queue (scheduler/identity.py). The shared orders
+//     queue takes no orders any more: no client may send there; the app dead-letters what
+//     still arrives (UseClientQueue);
 //   - operators (optional): Data Receiver on operator-alerts;
 //   - a developer (optional, dev only): Data Sender and Data Receiver on the namespace.
 // Role assignments are named guid(scope, principal, role).
@@ -42,13 +48,15 @@ param appReadsDeadLetterDepth bool
 // The one source of queue properties (also read by devhost/servicebus/properties.py).
 var queueFile = loadJsonContent('../queues.json')
 
-// orders/names.py ORDERS_QUEUE: clients submit here.
+// orders/names.py ORDERS_QUEUE: the shared submission queue of earlier versions; the app
+// still triggers on it, to dead-letter what arrives (UseClientQueue), and no client sends.
 var submissionQueue = 'orders'
 // orders/names.py OPERATOR_ALERTS_QUEUE: operators read alerts here (SPEC S7).
 var operatorAlertsQueue = 'operator-alerts'
 
-// The queues the app's Service Bus triggers listen on (scheduler/blueprint.py,
-// agents/blueprint.py); tests/infra checks this list against the function metadata.
+// The queues of queues.json the app's Service Bus triggers listen on (scheduler/blueprint.py,
+// agents/blueprint.py), besides one submit queue per client (submitQueues below);
+// tests/infra checks both against the function metadata.
 var triggerQueues = [
   submissionQueue
   'payment-requests'
@@ -99,10 +107,13 @@ resource replyQueues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [for 
   properties: union(queueFile.defaults, queueFile.clientReplyQueues.properties)
 }]
 
-resource ordersQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' existing = {
+// One submit queue per client: orders-<clientId> (clientSubmitQueues.namePattern); the app
+// registers one trigger per client on it from the ORDER_CLIENTS setting (main.bicep).
+resource submitQueues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [for client in clients: {
   parent: namespace
-  name: submissionQueue
-}
+  name: replace(queueFile.clientSubmitQueues.namePattern, '{clientId}', toLower(client.clientId))
+  properties: union(queueFile.defaults, queueFile.clientSubmitQueues.properties)
+}]
 
 resource alertsQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' existing = {
   parent: namespace
@@ -139,6 +150,17 @@ resource appQueueOwnerAccess 'Microsoft.Authorization/roleAssignments@2022-04-01
   ]
 }]
 
+// The Manage right on each client's submit queue too: the app triggers on it (scale-out).
+resource appSubmitQueueOwnerAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = [for (client, i) in clients: {
+  name: guid(submitQueues[i].id, appPrincipalId, dataOwnerRole)
+  scope: submitQueues[i]
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', dataOwnerRole)
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+  }
+}]
+
 // A client receives on its own reply queue only: the role is scoped to that queue.
 resource clientReplyAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = [for (client, i) in clients: {
   name: guid(replyQueues[i].id, client.principalId, dataReceiverRole)
@@ -150,18 +172,16 @@ resource clientReplyAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' 
   }
 }]
 
-// A client sends orders: Data Sender scoped to the orders queue.
-resource clientSubmitAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = [for client in clients: {
-  name: guid(ordersQueue.id, client.principalId, dataSenderRole)
-  scope: ordersQueue
+// A client sends orders to its own submit queue only: Data Sender scoped to that queue, so
+// the queue a message arrives on names its client (SPEC X10).
+resource clientSubmitAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = [for (client, i) in clients: {
+  name: guid(submitQueues[i].id, client.principalId, dataSenderRole)
+  scope: submitQueues[i]
   properties: {
     roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', dataSenderRole)
     principalId: client.principalId
     principalType: client.principalType
   }
-  dependsOn: [
-    queues
-  ]
 }]
 
 resource operatorAlertsAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(operatorPrincipalId)) {
@@ -202,3 +222,6 @@ output fullyQualifiedNamespace string = replace(replace(namespace.properties.ser
 
 @description('Reply queue of each client, in the order of the clients parameter.')
 output clientReplyQueues array = [for client in clients: replace(queueFile.clientReplyQueues.namePattern, '{clientId}', toLower(client.clientId))]
+
+@description('Submit queue of each client, in the order of the clients parameter.')
+output clientSubmitQueues array = [for client in clients: replace(queueFile.clientSubmitQueues.namePattern, '{clientId}', toLower(client.clientId))]

@@ -1,21 +1,39 @@
-"""Every id an order is known by, built in one place (SPEC S3, A2, A4, D2).
+"""Every id an order is known by, built in one place (SPEC S1, S3, A2, A4, D2, X10).
 
-One order has one OrderID; each attempt an orchestration instance id; each remote step an
-idempotency key (the same in every attempt) and, per attempt, a request MessageId whose
-reply carries a MessageId derived from it. Formats:
+A client names its order with an OrderID, unique among that client's orders only. Inside
+the service the order is known by its *order key*, the client id (from the queue the order
+arrived on, never from the body) and the OrderID: two clients may use the same OrderID
+without meeting. Every id below is derived from the key, so records, instances,
+idempotency keys and MessageIds are all per client. Each attempt has an orchestration
+instance id; each remote step an idempotency key (the same in every attempt) and, per
+attempt, a request MessageId whose reply carries a MessageId derived from it. Formats:
 
 ===========================  ===========================================  ===============
 what                         format                                       rule
 ===========================  ===========================================  ===============
-attempt instance id          ``<OrderID>:<attempt>``                      S3, D2
-compensation instance id     ``<OrderID>:comp:<attempt>``                 S9, D2
-idempotency key              ``<OrderID>:<operation>``                    A2 (<= 255)
-agent request MessageId      ``<instance id>:<operation>``                A4
+order key                    ``<clientId>~<OrderID>``                     S1, X10 (<= 85)
+attempt instance id          ``<key>:<attempt>``                          S3, D2
+compensation instance id     ``<key>:comp:<attempt>``                     S9, D2
+idempotency key              ``<key>:<operation>``                        A2 (<= 255)
+agent request MessageId      ``<instance id>:<operation>``                A4 (<= 128)
 agent reply MessageId        ``<request MessageId>:reply``                A4
 reply event name             ``<operation>-reply``                        A4, D8
-status MessageId             ``<OrderID>:<status><suffix>``               S8
+status MessageId             ``<OrderID>:<status><suffix>``               S8 (<= 128)
 orchestration version        ``<workflow version>.0``                     X6
 ===========================  ===========================================  ===============
+
+Length budget (SPEC D2: an instance id has at most 100 characters): a client id has at
+most 20 characters (:data:`~orders.models._types.CLIENT_ID_MAX_LENGTH`), an OrderID at
+most 64, so a key has at most 85 and ``<key>:comp:<n>`` at most 91 + the digits of ``n``;
+an agent request MessageId at most 100 + 16 (``:cancel_shipment``) = 116 of Service Bus's
+128. A status message goes to its client's own queue and carries the client's OrderID,
+never the key (:func:`client_order_id`); its MessageId is shortened when the suffix would
+take it past 128 characters (:func:`status_message_id`).
+
+Legacy keys (SPEC X6): orders submitted on the shared ``orders`` queue, before each client
+had its own, are keyed on their plain OrderID (no ``~``, no client id in their state
+record); every function here accepts them, so those orders and their in-flight attempts
+keep their ids.
 
 The orchestration version is the platform's (Durable Functions orchestration versioning):
 ``N.0`` so that versions compare as versions (``10.0`` after ``9.0``), not as text.
@@ -26,10 +44,88 @@ instance id built here is valid under SPEC D2. Pure functions: orchestrators may
 
 from __future__ import annotations
 
+from hashlib import sha256
+
+from pydantic import TypeAdapter, ValidationError
+
 from orders.models import check_instance_id
+from orders.models._types import ORDER_KEY_SEPARATOR, OrderId, OrderKey, check_client_id
 
 MAX_KEY_LENGTH = 255
 """Longest idempotency key the services accept (Stripe's limit)."""
+
+MAX_MESSAGE_ID_LENGTH = 128
+"""Longest Service Bus MessageId."""
+
+_ORDER_ID: TypeAdapter[str] = TypeAdapter(OrderId)
+_ORDER_KEY: TypeAdapter[str] = TypeAdapter(OrderKey)
+
+
+def _rule(exc: ValidationError) -> str:
+    return str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+
+
+def order_key(client_id: str, order_id: str) -> str:
+    """Return the key of client ``client_id``'s order ``order_id``: ``<clientId>~<OrderID>``.
+
+    The one place an order key is built (SPEC S1, X10). The client id comes from the queue
+    the order arrived on (``orders-<clientId>``), never from the message body.
+
+    Parameters
+    ----------
+    client_id : str
+        1 to 20 lower-case letters, digits or ``-``, alphanumeric at both ends.
+    order_id : str
+        The client's OrderID, 1 to 64 characters from ``A-Z a-z 0-9 . _ -``.
+
+    Returns
+    -------
+    str
+        At most 85 characters, e.g. ``acme~ORD-1``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``client_id`` or ``order_id`` and the rule it breaks.
+    """
+    try:
+        check_client_id(client_id)
+    except ValueError as exc:
+        raise ValueError(f"client_id: {exc}") from None
+    try:
+        _ORDER_ID.validate_python(order_id)
+    except ValidationError as exc:
+        raise ValueError(f"order_id: {_rule(exc)}") from None
+    return f"{client_id}{ORDER_KEY_SEPARATOR}{order_id}"
+
+
+def split_order_key(key: str) -> tuple[str | None, str]:
+    """Return ``(client id, OrderID)`` of an order key; the client id is None for a legacy key.
+
+    Raises
+    ------
+    ValueError
+        If ``key`` is neither ``<clientId>~<OrderID>`` nor a plain OrderID.
+    """
+    try:
+        _ORDER_KEY.validate_python(key)
+    except ValidationError as exc:
+        raise ValueError(f"order key: {_rule(exc)}") from None
+    client, separator, order_id = key.rpartition(ORDER_KEY_SEPARATOR)
+    return (client if separator else None), order_id
+
+
+def client_order_id(key: str) -> str:
+    """Return the OrderID the client knows an order by: the key without its client part.
+
+    What every status message carries (SPEC S8): a client never sees another client's id.
+
+    Raises
+    ------
+    ValueError
+        If ``key`` is not an order key.
+    """
+    return split_order_key(key)[1]
 
 
 def attempt_instance_id(order_id: str, attempt: int) -> str:
@@ -141,6 +237,13 @@ def workflow_version_of(version: str | None) -> int | None:
 def status_message_id(order_id: str, status: str, suffix: str = "") -> str:
     """Return the MessageId of a status message: ``<OrderID>:<status><suffix>`` (SPEC S8).
 
-    ``suffix`` tells apart repeats that are real (a resubmitted order completing again).
+    ``order_id`` is the client's OrderID (the queue is the client's own, so it is unique
+    there). ``suffix`` tells apart repeats that are real (a resubmitted order completing
+    again). An id that would exceed Service Bus's 128 characters (a long OrderID with an
+    instance id as suffix) keeps ``<OrderID>:<status>:`` and replaces the suffix by the
+    first 16 hex digits of its SHA-256: still stable per suffix; ids that fit are as before.
     """
-    return f"{order_id}:{status}{suffix}"
+    message_id = f"{order_id}:{status}{suffix}"
+    if len(message_id) <= MAX_MESSAGE_ID_LENGTH:
+        return message_id
+    return f"{order_id}:{status}:{sha256(suffix.encode()).hexdigest()[:16]}"

@@ -18,7 +18,24 @@ from pydantic.alias_generators import to_camel
 ORDER_ID_MAX_LENGTH = 64
 """Longest OrderID: ``f"{order_id}:{attempt}"`` must stay within SPEC D2's 100 characters."""
 
+CLIENT_ID_MAX_LENGTH = 20
+"""Longest id of a client with its own submit queue: its order keys
+``<clientId>~<OrderID>`` are at most 20 + 1 + 64 = 85 characters, so every instance id
+built from one (``<key>:comp:<n>``) stays within SPEC D2's 100 (``orders.lifecycle.ids``)."""
+
+CLIENT_ID_PATTERN = rf"^[a-z0-9](?:[a-z0-9-]{{0,{CLIENT_ID_MAX_LENGTH - 2}}}[a-z0-9])?$"
+"""Client ids: 1 to 20 lower-case letters, digits or ``-``, alphanumeric at both ends (the
+queue names ``orders-<clientId>`` and ``replies-<clientId>`` need that)."""
+
+ORDER_KEY_SEPARATOR = "~"
+"""Between the client id and the OrderID in an order key: in neither of them, valid in
+instance ids (SPEC D2), Cosmos DB ids, MessageIds and URL paths (RFC 3986 unreserved)."""
+
+ORDER_KEY_MAX_LENGTH = CLIENT_ID_MAX_LENGTH + len(ORDER_KEY_SEPARATOR) + ORDER_ID_MAX_LENGTH
+"""Longest order key: 85 characters."""
+
 _ORDER_ID_RE = re.compile(rf"[A-Za-z0-9._-]{{1,{ORDER_ID_MAX_LENGTH}}}")
+_CLIENT_ID_RE = re.compile(CLIENT_ID_PATTERN)
 _SKU_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 _CURRENCY_RE = re.compile(r"[A-Z]{3}")
 # Service Bus entity names: letters, digits, '.', '-', '_', '/'; start and end with a
@@ -70,6 +87,45 @@ def _order_id(value: str) -> str:
         # "." and ".." are path segments with a meaning of their own (RFC 3986 dot
         # segments): wherever an id reaches a path, a client or proxy may remove them.
         raise ValueError(f"must not consist of dots only (a URL dot segment); got {value!r}")
+    return value
+
+
+def check_client_id(value: str) -> str:
+    """Check the id of a client with its own submit queue (SPEC S8, X10).
+
+    Parameters
+    ----------
+    value : str
+        Candidate client id.
+
+    Returns
+    -------
+    str
+        ``value`` unchanged.
+
+    Raises
+    ------
+    ValueError
+        Unless it is 1 to 20 lower-case letters, digits or ``-``, alphanumeric at both
+        ends (:data:`CLIENT_ID_PATTERN`).
+    """
+    if not isinstance(value, str) or not _CLIENT_ID_RE.fullmatch(value):
+        raise ValueError(
+            f"must be 1 to {CLIENT_ID_MAX_LENGTH} lower-case letters, digits or '-', "
+            f"starting and ending with a letter or digit; got {value!r}"
+        )
+    return value
+
+
+def _order_key(value: str) -> str:
+    client, separator, order_id = value.rpartition(ORDER_KEY_SEPARATOR)
+    if separator:
+        try:
+            check_client_id(client)
+        except ValueError as exc:
+            raise ValueError(f"client part of the order key <clientId>~<OrderID>: {exc}"
+                             ) from None
+    _order_id(order_id)
     return value
 
 
@@ -133,6 +189,12 @@ def check_instance_id(value: str) -> str:
 
 
 OrderId = Annotated[str, AfterValidator(_order_id)]
+"""An OrderID as its client knows it."""
+OrderKey = Annotated[str, AfterValidator(_order_key)]
+"""The order's key inside the service: ``<clientId>~<OrderID>``, or a plain OrderID for an
+order submitted on the shared queue before clients had their own (legacy, SPEC X6).
+Built by :func:`orders.lifecycle.ids.order_key` only."""
+ClientId = Annotated[str, AfterValidator(check_client_id)]
 Sku = Annotated[str, AfterValidator(_sku)]
 Currency = Annotated[str, AfterValidator(_currency)]
 CustomerId = Annotated[str, AfterValidator(_customer_id)]

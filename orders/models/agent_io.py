@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from orders.models._types import Currency, OrderId
+from orders.models._types import Currency, OrderKey
 from orders.models.compensation import Id, Key, ReservedLine
 from orders.models.messages import AgentRequest, Operation
 from orders.models.step_io import StepContract
@@ -99,7 +99,7 @@ class ChargePayload(AgentPayload):
         ISO 4217 code.
     """
 
-    order_id: OrderId
+    order_id: OrderKey
     amount: Decimal = Field(gt=0, allow_inf_nan=False)
     currency: Currency
 
@@ -115,7 +115,7 @@ class ShipPayload(AgentPayload):
         SKU and quantity of each line.
     """
 
-    order_id: OrderId
+    order_id: OrderKey
     lines: tuple[ReservedLine, ...] = Field(min_length=1, max_length=1000)
 
 
@@ -136,7 +136,7 @@ class RefundPayload(AgentPayload):
 
     OMIT_IF_NONE = frozenset({"charge_key", "payment_id", "amount", "currency"})
 
-    order_id: OrderId
+    order_id: OrderKey
     charge_key: Key | None = None
     payment_id: Id | None = None
     amount: Decimal | None = Field(default=None, ge=0, allow_inf_nan=False)
@@ -159,7 +159,7 @@ class CancelShipmentPayload(AgentPayload):
 
     OMIT_IF_NONE = frozenset({"shipment_key", "shipment_id"})
 
-    order_id: OrderId
+    order_id: OrderKey
     shipment_key: Key | None = None
     shipment_id: Id | None = None
 

@@ -20,7 +20,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, TypeAdapter
 
-from orders.models._types import OrderId
+from orders.models._types import OrderKey
 from orders.models.compensation import ReservedLine
 from orders.models.order import OrderLine
 from orders.models.step_io import (
@@ -59,7 +59,7 @@ class OrderWorkflowInput(StepContract):
 
     OMIT_IF_NONE = frozenset({"attempt"})
 
-    order_id: OrderId
+    order_id: OrderKey
     attempt: int | None = Field(default=None, ge=1)
     workflow_version: int = FIRST_WORKFLOW_VERSION
     deadline_s: float = Field(gt=0)
@@ -91,7 +91,7 @@ class ReserveInventoryInput(StepContract):
         The order's lines.
     """
 
-    order_id: OrderId
+    order_id: OrderKey
     lines: tuple[OrderLine, ...] = Field(min_length=1, max_length=1000)
 
 

@@ -57,7 +57,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
-from orders.models._types import Contract, Currency, InstanceId, OrderId, Sku, UtcDatetime
+from orders.models._types import Contract, Currency, InstanceId, OrderKey, Sku, UtcDatetime
 
 COMPENSATION_SCHEMA_VERSION = 2
 """Version of the compensation log entry contract written by this code (SPEC X6).
@@ -310,7 +310,7 @@ class CompensationEntry(Contract):
         ``retain_until``, or anything that looks like card data.
     """
 
-    order_id: OrderId
+    order_id: OrderKey
     details: StepDetails
     seq: int | None = Field(default=None, ge=1)
     instance_id: InstanceId

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
-from orders.models._types import InstanceId, OrderId, QueueName
+from orders.models._types import InstanceId, OrderKey, QueueName
 from orders.models.compensation import CompensationEntry, Step, UndoOutcome
 from orders.models.step_io import (
     BeginInput,
@@ -49,7 +49,7 @@ class CompensationWorkflowInput(StepContract):
         Calls an agent may make per undo request.
     """
 
-    order_id: OrderId
+    order_id: OrderKey
     workflow_version: int = Field(ge=1)
     deadline_s: float = Field(gt=0)
     agent_max_attempts: int = Field(ge=1, le=100)
@@ -77,7 +77,7 @@ class RecordStepInput(StepContract):
 
     OMIT_IF_NONE = frozenset({"outcome"})
 
-    order_id: OrderId
+    order_id: OrderKey
     instance_id: InstanceId
     workflow_version: int = Field(ge=1)
     step: Step
@@ -165,7 +165,7 @@ class ReleaseInventoryInput(StepContract):
         From the reserve inventory entry; releasing twice releases once (SPEC X7).
     """
 
-    order_id: OrderId
+    order_id: OrderKey
     reservation_id: str = Field(min_length=1, max_length=128)
 
 

@@ -3,7 +3,9 @@
 Every message carries ``schemaVersion``; a reader refuses a version it does not know with a
 clear error instead of guessing. Queue by queue:
 
-- ``orders``: :class:`SubmitOrder` from client applications.
+- ``orders-<clientId>``: :class:`SubmitOrder` from one client application; the queue,
+  not the body, says which client sent it (SPEC X10). The shared ``orders`` queue of
+  earlier versions accepts no orders any more.
 - ``payment-requests`` / ``shipping-requests``: :class:`AgentRequest` from the scheduler.
 - ``agent-replies``: :class:`AgentReply` from the agents.
 - ``replies-<clientId>``: :class:`StatusMessage` to one client only (S8).
@@ -17,7 +19,16 @@ from typing import Any, Final, Literal
 
 from pydantic import Field, model_validator
 
-from orders.models._types import Contract, InstanceId, OrderId, QueueName, UtcDatetime
+from orders.models._types import (
+    ORDER_ID_MAX_LENGTH,
+    ORDER_KEY_SEPARATOR,
+    Contract,
+    InstanceId,
+    OrderId,
+    OrderKey,
+    QueueName,
+    UtcDatetime,
+)
 from orders.models.order import Order
 
 MESSAGE_SCHEMA_VERSION: Final = 1
@@ -26,6 +37,21 @@ MESSAGE_SCHEMA_VERSION: Final = 1
 REPLY_QUEUE_PATTERN = "replies-{clientId}"
 """Name of a client's private reply queue; ``infra/queues.json`` (clientReplyQueues) and the
 Bicep use the same pattern (checked by tests)."""
+
+SUBMIT_QUEUE_PATTERN = "orders-{clientId}"
+"""Name of a client's own submit queue: the queue an order arrives on names its client
+(SPEC X10); ``infra/queues.json`` (clientSubmitQueues) and the Bicep use the same pattern
+(checked by tests)."""
+
+
+def reply_queue(client_id: str) -> str:
+    """Return the reply queue of ``client_id``: ``replies-<clientId>`` (SPEC S8)."""
+    return REPLY_QUEUE_PATTERN.format(clientId=client_id)
+
+
+def submit_queue(client_id: str) -> str:
+    """Return the submit queue of ``client_id``: ``orders-<clientId>`` (SPEC X10)."""
+    return SUBMIT_QUEUE_PATTERN.format(clientId=client_id)
 
 Service = Literal["payment", "shipping"]
 """Remote services, one agent each (SPEC A1)."""
@@ -41,18 +67,21 @@ class Versioned(Contract):
 
 
 class SubmitOrder(Versioned):
-    """An order submitted by a client application (queue ``orders``).
+    """An order submitted by a client application (queue ``orders-<clientId>``).
 
     Attributes
     ----------
     client_id : str
-        The submitting application (1-40 characters: letters, digits, ``-``).
+        The submitting application (1-40 characters: letters, digits, ``-``; a client
+        with its own submit queue has at most 20). Submission checks it against the queue
+        the message arrived on and refuses a message naming another client
+        (``ClientMismatch``): the queue is the identity, the body only repeats it.
     reply_to : str
         The client's private reply queue, which must be ``replies-<clientId>``: a client
         can never direct the system's messages to another queue (SPEC S8, X10). Recorded
         in the state record so status messages go there only.
     order : Order
-        The immutable order data.
+        The immutable order data; its ``orderId`` is the client's own OrderID.
     """
 
     client_id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -65,6 +94,14 @@ class SubmitOrder(Versioned):
         if self.reply_to != expected:
             raise ValueError(f"replyTo: must be the client's own reply queue '{expected}' "
                              f"(SPEC S8, X10), got '{self.reply_to}'")
+        return self
+
+    @model_validator(mode="after")
+    def _order_id_is_the_clients_own(self) -> SubmitOrder:
+        if ORDER_KEY_SEPARATOR in self.order.order_id:
+            raise ValueError(f"order.orderId: must be 1 to {ORDER_ID_MAX_LENGTH} characters "
+                             f"from A-Z a-z 0-9 . _ - (the client's own OrderID); got "
+                             f"{self.order.order_id!r}")
         return self
 
 
@@ -96,7 +133,7 @@ class AgentRequest(Versioned):
     """
 
     message_id: str = Field(min_length=1, max_length=128)
-    order_id: OrderId
+    order_id: OrderKey
     instance_id: InstanceId
     service: Service
     operation: Operation
@@ -152,7 +189,7 @@ class AgentReply(Versioned):
     """
 
     message_id: str = Field(min_length=1, max_length=160)
-    order_id: OrderId
+    order_id: OrderKey
     instance_id: InstanceId
     operation: Operation
     event_name: str = Field(min_length=1, max_length=128)
@@ -184,7 +221,11 @@ TERMINAL_STATUS_KINDS = frozenset({StatusKind.ORDER_COMPLETED, StatusKind.ORDER_
 
 
 class StatusMessage(Versioned):
-    """A status update for one order, sent to its client's reply queue only."""
+    """A status update for one order, sent to its client's reply queue only (SPEC S8).
+
+    ``orderId`` is the client's own OrderID, never the service's order key: a client hears
+    of its orders by the ids it gave them (:func:`orders.lifecycle.ids.client_order_id`).
+    """
 
     order_id: OrderId
     status: StatusKind
@@ -193,7 +234,8 @@ class StatusMessage(Versioned):
 
 
 AlertKind = Literal["ConflictingOrder", "OrderError", "RetriesExhausted", "CompensationFailed",
-                    "UnknownWorkflowVersion", "OverdueOrder"]
+                    "UnknownWorkflowVersion", "OverdueOrder", "ClientMismatch",
+                    "UseClientQueue"]
 """What an operator alert is about (:class:`OperatorAlert`)."""
 
 
@@ -202,6 +244,11 @@ class OperatorAlert(Versioned):
 
     ``OverdueOrder``: the supervisor found a record whose CompleteBy had passed longer ago
     than its scan window (it ran too seldom, or fell behind) and recovered it (V1, V2).
+    ``ClientMismatch``: a message on a client's submit queue named another client
+    (``clientId`` or ``replyTo``) and was dead-lettered, nothing stored (X10).
+    ``UseClientQueue``: a message arrived on the shared ``orders`` queue, which accepts no
+    orders any more, and was dead-lettered for the operator to move (X10).
+    ``orderId`` is the order key (``<clientId>~<OrderID>``) where an order is known.
     """
 
     kind: AlertKind

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from orders.models._types import InstanceId, OrderId, QueueName
+from orders.models._types import InstanceId, OrderKey, QueueName
 from orders.models.messages import AlertKind, StatusKind
 from orders.models.step_io import StepContract
 
@@ -36,7 +36,7 @@ class PublishStatusInput(StepContract):
 
     OMIT_IF_NONE = frozenset({"instance_id", "reason"})
 
-    order_id: OrderId
+    order_id: OrderKey
     instance_id: InstanceId | None = None
     reply_to: QueueName
     status: StatusKind

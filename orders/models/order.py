@@ -12,7 +12,7 @@ from decimal import Decimal
 
 from pydantic import Field, model_validator
 
-from orders.models._types import Contract, Currency, CustomerId, OrderId, Sku, UtcDatetime
+from orders.models._types import Contract, Currency, CustomerId, OrderKey, Sku, UtcDatetime
 
 ORDER_SCHEMA_VERSION = 1
 """Version of the order contract written by this code (SPEC X6)."""
@@ -81,7 +81,12 @@ class Order(Contract):
     ----------
     order_id : str
         OrderID (JSON ``orderId``), 1 to 64 characters from ``A-Z a-z 0-9 . _ -`` so that
-        the orchestration instance id ``f"{order_id}:{attempt}"`` is valid (SPEC D2).
+        the orchestration instance id ``f"{order_id}:{attempt}"`` is valid (SPEC D2). As a
+        client submits it, the client's own OrderID
+        (:class:`~orders.models.messages.SubmitOrder` refuses anything else); as the order
+        database holds it, the order key ``<clientId>~<OrderID>``
+        (:func:`orders.lifecycle.ids.order_key`), or the plain OrderID of an order from
+        before clients had their own queues.
     customer_id : str
         Customer (JSON ``customerId``), 1 to 64 characters, no control characters.
     currency : str
@@ -103,7 +108,7 @@ class Order(Contract):
         the lines.
     """
 
-    order_id: OrderId
+    order_id: OrderKey
     customer_id: CustomerId
     currency: Currency
     lines: tuple[OrderLine, ...] = Field(min_length=1, max_length=1000)

@@ -14,16 +14,30 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from orders.models._types import Contract, InstanceId, OrderId, QueueName, UtcDatetime
+from orders.models._types import (
+    ORDER_KEY_SEPARATOR,
+    ClientId,
+    Contract,
+    InstanceId,
+    OrderId,
+    OrderKey,
+    QueueName,
+    UtcDatetime,
+)
 
-STATE_SCHEMA_VERSION = 3
+STATE_SCHEMA_VERSION = 4
 """Version of the state record contract written by this code (SPEC X6).
 
 Version 2 added ``compensationAttempt``, ``compensationFailures`` and ``failureReason``
 (SPEC S9). A version 1 record is read with them at 0, 0 and null and is written back as
 version 2 (see :meth:`StateRecord._upcast`); nothing else changed, so both read alike.
 Version 3 added ``circuitRefusedBy`` and ``circuitHolds`` (SPEC A5, V2); older records are
-read with null and 0, which is what they mean for a record no open circuit has refused."""
+read with null and 0, which is what they mean for a record no open circuit has refused.
+Version 4 added ``clientId`` and ``clientOrderId`` (SPEC S8, X10): a record submitted on a
+client's own queue is keyed ``<clientId>~<OrderID>``. Older records are read with both
+null: they are legacy records of the shared-queue era, keyed on their plain OrderID, and
+keep that key for good (their attempts' instance ids and idempotency keys are built from
+it, so in-flight orders carry on unchanged)."""
 
 
 class ProcessState(StrEnum):
@@ -59,7 +73,13 @@ class StateRecord(Contract):
     Parameters
     ----------
     order_id : str
-        OrderID, also the partition key (JSON ``orderId``).
+        The order key, also the partition key (JSON ``orderId``): ``<clientId>~<OrderID>``
+        (:func:`orders.lifecycle.ids.order_key`), or the plain OrderID of a legacy record.
+    client_id : str or None
+        The client whose queue the order arrived on; None for a legacy record (SPEC X10).
+    client_order_id : str or None
+        The OrderID as the client gave it (status messages carry it); None for a legacy
+        record, whose key is its OrderID (see :attr:`submitted_order_id`).
     reply_to : str
         The submitting client's private reply queue (SPEC S8), a Service Bus queue name.
     created_at, updated_at : datetime
@@ -109,7 +129,9 @@ class StateRecord(Contract):
         for the starter to start the next one (see :mod:`orders.compensation`).
     """
 
-    order_id: OrderId
+    order_id: OrderKey
+    client_id: ClientId | None = None
+    client_order_id: OrderId | None = None
     process_state: ProcessState = ProcessState.PENDING
     locked_by: InstanceId | None = None
     complete_by: UtcDatetime | None = None
@@ -138,6 +160,25 @@ class StateRecord(Contract):
                 if isinstance(version, int) and version < STATE_SCHEMA_VERSION:
                     data = {**data, key: STATE_SCHEMA_VERSION}
         return data
+
+    @model_validator(mode="after")
+    def _key_matches_client(self) -> StateRecord:
+        if self.client_id is None and self.client_order_id is None:
+            if ORDER_KEY_SEPARATOR in self.order_id:
+                raise ValueError(f"clientId: required with the order key {self.order_id!r} "
+                                 "(a record without one is a legacy record, keyed on its "
+                                 "plain OrderID)")
+            return self
+        expected = f"{self.client_id}{ORDER_KEY_SEPARATOR}{self.client_order_id}"
+        if self.order_id != expected:
+            raise ValueError(f"orderId: must be the order key '<clientId>~<clientOrderId>' = "
+                             f"{expected!r}; got {self.order_id!r}")
+        return self
+
+    @property
+    def submitted_order_id(self) -> str:
+        """The OrderID the client knows the order by (its status messages carry it, S8)."""
+        return self.client_order_id or self.order_id
 
     @model_validator(mode="after")
     def _lock_matches_state(self) -> StateRecord:

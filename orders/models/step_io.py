@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, SerializerFunctionWrapHandler, model_serializer, model_validator
 
-from orders.models._types import Contract, InstanceId, OrderId, QueueName, UtcDatetime
+from orders.models._types import Contract, InstanceId, OrderKey, QueueName, UtcDatetime
 
 
 class StepContract(Contract):
@@ -69,7 +69,7 @@ class OwnedRecordInput(StepContract):
         The orchestration instance that must still own the record (its LockedBy).
     """
 
-    order_id: OrderId
+    order_id: OrderKey
     instance_id: InstanceId
 
 

@@ -232,7 +232,20 @@ def parse(body: bytes | str, model: type[M]) -> M:
         exception from a validator also becomes ``SchemaViolation`` (validation is pure, so
         a redelivery would raise it again).
     """
-    data = loads(body)
+    return validate(loads(body), model)
+
+
+def validate(data: Any, model: type[M]) -> M:
+    """Validate an already decoded body (:func:`loads`) against its contract.
+
+    For a reader that looks at the decoded body before validating it (submission checks
+    which client a body names first, ``scheduler.identity``).
+
+    Raises
+    ------
+    InvalidMessage
+        ``SchemaViolation``, as :func:`parse` raises it.
+    """
     try:
         return model.model_validate(data)
     except ValidationError as exc:

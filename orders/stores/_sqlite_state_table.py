@@ -20,12 +20,13 @@ COLUMNS = (
     "order_id", "process_state", "locked_by", "complete_by", "not_before", "failure_count",
     "attempt", "compensation_attempt", "compensation_failures", "failure_reason",
     "circuit_refused_by", "circuit_holds", "reply_to", "workflow_version", "schema_version",
-    "etag", "created_at", "updated_at",
+    "etag", "created_at", "updated_at", "client_id", "client_order_id",
 )
 SCHEMA = (
     """
     CREATE TABLE IF NOT EXISTS state_records (
-        order_id         TEXT PRIMARY KEY,        -- OrderID
+        order_id         TEXT PRIMARY KEY,        -- order key: <clientId>~<OrderID> or
+                                                  -- a legacy plain OrderID
         process_state    TEXT NOT NULL,
         locked_by        TEXT,                    -- orchestration instance id or NULL
         complete_by      TEXT,                    -- CompleteBy, fixed-width UTC text
@@ -42,7 +43,9 @@ SCHEMA = (
         schema_version   INTEGER NOT NULL,
         etag             TEXT NOT NULL,           -- new UUID on every write
         created_at       TEXT NOT NULL,
-        updated_at       TEXT NOT NULL
+        updated_at       TEXT NOT NULL,
+        client_id        TEXT,                    -- NULL: a legacy record
+        client_order_id  TEXT                     -- the client's OrderID (NULL: legacy)
     )
     """,
     "CREATE INDEX IF NOT EXISTS ix_state_startable "
@@ -57,8 +60,11 @@ ADDED_COLUMNS = {
     "failure_reason": "TEXT",
     "circuit_refused_by": "TEXT",
     "circuit_holds": "INTEGER NOT NULL DEFAULT 0",
+    "client_id": "TEXT",
+    "client_order_id": "TEXT",
 }
-"""Columns state schema versions 2 and 3 added, with their definitions for ``ADD COLUMN``."""
+"""Columns state schema versions 2, 3 and 4 added, with their definitions for ``ADD COLUMN``
+(a version 4 column is NULL in a legacy record, which is what it means there)."""
 STARTABLE_SQL = (
     "SELECT * FROM state_records WHERE process_state = ? AND locked_by IS NULL "
     "AND not_before <= ? ORDER BY not_before LIMIT ?"

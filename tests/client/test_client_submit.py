@@ -11,17 +11,19 @@ from client.cli import app
 from client.submit import (
     MAX_BATCH_BYTES,
     MAX_BATCH_MESSAGES,
-    ORDERS_QUEUE,
     message_id_for,
     reply_queue_for,
     submit_message,
     submit_orders,
+    submit_queue_for,
 )
 from devhost.servicebus import open_engine
 from orders.messaging.local import LocalMessageSender
 from orders.messaging.port import MAX_MESSAGE_ID_LENGTH
 from orders.models import ORDER_ID_MAX_LENGTH
 from orders.models.messages import SubmitOrder
+
+ACME_QUEUE = "orders-acme"
 
 
 class RecordingSender:
@@ -46,6 +48,17 @@ def test_reply_queue_follows_the_catalog_pattern():
 def test_client_id_outside_both_rules_is_rejected(bad):
     with pytest.raises(ValueError, match="client_id: "):
         reply_queue_for(bad)
+
+
+def test_each_client_submits_to_its_own_queue():
+    assert submit_queue_for("acme") == ACME_QUEUE
+    assert submit_queue_for("a" * 20) == "orders-" + "a" * 20
+
+
+@pytest.mark.parametrize("bad", ["Acme", "acme-", "a" * 21, "", "ac me"])
+def test_a_client_id_that_cannot_have_a_submit_queue_is_rejected(bad):
+    with pytest.raises(ValueError, match="client_id: .*own submit queue"):
+        submit_queue_for(bad)
 
 
 def test_message_carries_submit_order_with_a_content_message_id(make_order):
@@ -88,17 +101,17 @@ def test_submit_into_local_engine_and_resubmit_is_dropped(engine, clock, make_or
     sender = LocalMessageSender(engine)
     orders = [make_order(f"A-{i}") for i in range(3)]
     assert submit_orders(sender, orders, client_id="acme", reply_to="replies-acme") == 3
-    assert engine.counts(ORDERS_QUEUE).active == 3
+    assert engine.counts(ACME_QUEUE).active == 3
     # Resubmission within the duplicate detection window: same MessageIds, dropped.
     clock.advance(timedelta(minutes=5))
     submit_orders(sender, orders, client_id="acme", reply_to="replies-acme")
-    assert engine.counts(ORDERS_QUEUE).active == 3
+    assert engine.counts(ACME_QUEUE).active == 3
     # A changed order under a known OrderID inside the window is not dropped: submission
     # sees it (and refuses it as a conflict, see tests/e2e/test_orders_submission.py).
     submit_orders(sender, [make_order("A-1", quantity=3)], client_id="acme",
                   reply_to="replies-acme")
-    assert engine.counts(ORDERS_QUEUE).active == 4
-    received = engine.receive(ORDERS_QUEUE, 10)
+    assert engine.counts(ACME_QUEUE).active == 4
+    received = engine.receive(ACME_QUEUE, 10)
     assert [m.correlation_id for m in received] == ["A-0", "A-1", "A-2", "A-1"]
     assert [m.message_id for m in received] == [
         submit_message("acme", "replies-acme", o).message_id
@@ -116,7 +129,7 @@ def test_batches_respect_count_limit():
     assert sent == 250
     assert [len(batch) for _, batch in sender.batches] == [100, 100, 50]
     assert totals == [100, 200, 250]
-    assert {queue for queue, _ in sender.batches} == {"orders"}
+    assert {queue for queue, _ in sender.batches} == {ACME_QUEUE}
 
 
 def test_batches_respect_byte_limit(make_order):
@@ -160,13 +173,13 @@ def test_cli_submit_jsonl_reports_sent_and_invalid(tmp_path, make_order):
             "--data-dir", str(data_dir)]
     result = CliRunner().invoke(app, args, terminal_width=200)
     assert result.exit_code == 0, result.output
-    assert "sent 2 orders" in result.output
+    assert "sent 2 orders to 'orders-acme'" in result.output
     assert "dropped 1 as invalid" in result.output
     assert "orders.jsonl:3 (J-9): customerId: Field required" in result.output
-    assert _active(data_dir, "orders") == 2
+    assert _active(data_dir, ACME_QUEUE) == 2
     again = CliRunner().invoke(app, args, terminal_width=200)
     assert again.exit_code == 0, again.output
-    assert _active(data_dir, "orders") == 2
+    assert _active(data_dir, ACME_QUEUE) == 2
 
 
 def test_cli_submit_tpch_sends_the_valid_first_orders(tmp_path, tpch_dir):
@@ -180,7 +193,7 @@ def test_cli_submit_tpch_sends_the_valid_first_orders(tmp_path, tpch_dir):
     assert f"sent {len(expected)} orders" in result.output
     assert f"dropped {len(invalid)} as invalid" in result.output
     with open_engine(data_dir) as eng:
-        peeked = eng.peek("orders", 100)
+        peeked = eng.peek(ACME_QUEUE, 100)
     assert [m.correlation_id for m in peeked] == expected
     assert all(m.message_id.startswith(f"{m.correlation_id}:") for m in peeked)
 

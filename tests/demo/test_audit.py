@@ -260,3 +260,18 @@ def test_audit_data_dir_reads_states_log_alerts_and_ledger(tmp_path):
     assert report.verdict(kept.order_id).reason.startswith(
         f"charge kept: Compensated wants net charge 0, ledger nets 1 charge(s) of "
         f"{kept.total_price} USD")
+
+
+# -- orders are keyed per client: the same OrderID from two clients is two orders --------
+
+def test_the_same_order_id_of_two_clients_is_audited_as_two_orders():
+    a, b = "shop-a~TPCH-7", "shop-b~TPCH-7"
+    records = {k: StateRecord(order_id=k, client_id=k.split("~")[0], client_order_id="TPCH-7",
+                              process_state=ProcessState.PROCESSED, locked_by=f"{k}:1",
+                              attempt=1, reply_to=f"replies-{k.split('~')[0]}",
+                              created_at=NOW, updated_at=NOW) for k in (a, b)}
+    effects = {a: [charge(a), ship(a)], b: [ship(b)]}  # shop-b's order was never charged
+    report = audit(records, {a: PRICE, b: PRICE}, {}, [], effects)
+    assert report.verdict(a).balanced
+    assert [v.order_id for v in report.unbalanced] == [b]
+    assert report.verdict(b).reason.startswith("Processed wants net charges 1, ledger nets 0")

@@ -2,7 +2,10 @@
 
 The real ``function_app.py`` runs under the local host with a ManualClock; the remote
 services are the simulator on a real loopback port sharing that clock; orders arrive as
-Service Bus messages on the ``orders`` queue.
+Service Bus messages on each client's own queue ``orders-<clientId>`` (clients ``acme``
+and ``globex``, ``ORDER_CLIENTS``). Inside the service an order is known by its key
+``<clientId>~<OrderID>`` (:func:`key`): the state store, the ledger's order ids, instance
+ids and alerts use it; status messages carry the client's OrderID.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 
 from devhost.runtime import build_host
 from orders import runtime
+from orders.lifecycle.ids import order_key
 from orders.models import Order, OrderLine, ProcessState
 from orders.models.messages import SubmitOrder
 from orders.settings import load_settings
@@ -31,7 +35,15 @@ TEST_SETTINGS = {
     "RETRY_HOLD_BASE_S": "1", "AGENT_MAX_ATTEMPTS": "4", "AGENT_CALL_TIMEOUT_S": "0.5",
     "CIRCUIT_FAILURE_THRESHOLD": "50", "CIRCUIT_COOL_DOWN_S": "5",
     "STARTER_SCHEDULE": "*/1 * * * * *", "SUPERVISOR_SCHEDULE": "*/2 * * * * *",
+    "ORDER_CLIENTS": "acme,globex",
 }
+DEFAULT_CLIENT = "acme"
+
+
+def key(order: Order | str, client_id: str = DEFAULT_CLIENT) -> str:
+    """The order key of ``order`` (an Order or an OrderID) submitted by ``client_id``."""
+    order_id = order if isinstance(order, str) else order.order_id
+    return order_id if "~" in order_id else order_key(client_id, order_id)
 
 
 def make_order(n: int, lines: int = 2) -> Order:
@@ -80,11 +92,11 @@ class System:
         """The app's services (stores, sender) as the functions see them."""
         return runtime.services()
 
-    def submit(self, order: Order, client_id: str = "acme", message_id: str | None = None,
-               body: bytes | None = None) -> None:
-        """Send an order message to the ``orders`` queue."""
+    def submit(self, order: Order, client_id: str = DEFAULT_CLIENT,
+               message_id: str | None = None, body: bytes | None = None) -> None:
+        """Send an order message to the client's own queue ``orders-<clientId>``."""
         msg = SubmitOrder(client_id=client_id, reply_to=f"replies-{client_id}", order=order)
-        self.engine.send("orders", body or msg.model_dump_json(by_alias=True),
+        self.engine.send(f"orders-{client_id}", body or msg.model_dump_json(by_alias=True),
                          message_id=message_id or order.order_id)
 
     @contextmanager
@@ -106,15 +118,15 @@ class System:
         self.host.run_until_idle(advance_clock=True,
                                  until=self.clock.now() + timedelta(seconds=seconds))
 
-    def state(self, order_id: str):
-        """The order's state record."""
-        return self.services.stores.states.get(order_id)
+    def state(self, order_id: str, client_id: str = DEFAULT_CLIENT):
+        """The state record of ``client_id``'s OrderID ``order_id`` (or of a key)."""
+        return self.services.stores.states.get(key(order_id, client_id))
 
-    def states(self, order_ids) -> Counter:
-        """Count of ProcessState over ``order_ids``."""
-        return Counter(self.state(o).process_state for o in order_ids)
+    def states(self, order_ids, client_id: str = DEFAULT_CLIENT) -> Counter:
+        """Count of ProcessState over ``client_id``'s ``order_ids``."""
+        return Counter(self.state(o, client_id).process_state for o in order_ids)
 
-    def replies(self, client_id: str = "acme") -> list[dict]:
+    def replies(self, client_id: str = DEFAULT_CLIENT) -> list[dict]:
         """Every status message on the client's reply queue (peeked)."""
         queue = f"replies-{client_id}"
         return [json.loads(m.body) for m in self.engine.peek(queue, 100_000)]
@@ -123,9 +135,11 @@ class System:
         """Every operator alert (peeked)."""
         return [json.loads(m.body) for m in self.engine.peek("operator-alerts", 10_000)]
 
-    def effects(self, kind: str | None = None, order_id: str | None = None) -> list:
-        """Side effects in the simulator's ledger."""
-        return self.ledger.side_effects(kind=kind, order_id=order_id)
+    def effects(self, kind: str | None = None, order_id: str | None = None,
+                client_id: str = DEFAULT_CLIENT) -> list:
+        """Side effects in the simulator's ledger (of ``client_id``'s ``order_id``, if given)."""
+        return self.ledger.side_effects(
+            kind=kind, order_id=None if order_id is None else key(order_id, client_id))
 
 
-__all__ = ["ProcessState", "System", "make_order"]
+__all__ = ["ProcessState", "System", "key", "make_order"]

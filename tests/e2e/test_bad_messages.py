@@ -12,11 +12,12 @@ import pytest
 
 from clocks import ManualClock
 from orders.models.messages import SubmitOrder
-from tests.e2e.harness import System, make_order
+from tests.e2e.harness import System, key, make_order
 
 ORDER = json.loads(SubmitOrder(client_id="acme", reply_to="replies-acme",
                                order=make_order(900)).model_dump_json(by_alias=True))
-ORDER_ID = ORDER["order"]["orderId"]
+ORDER_KEY = key(ORDER["order"]["orderId"])
+SUBMIT_QUEUE = "orders-acme"
 
 
 @pytest.fixture(scope="module")
@@ -105,18 +106,18 @@ SUBMISSIONS = {
 
 @pytest.mark.parametrize("name", SUBMISSIONS)
 def test_bad_submission_is_dead_lettered_with_reason_on_first_delivery(system, name):
-    dead_lettered_once(system, "orders", SUBMISSIONS[name], f"submit-{name}")
-    assert system.services.stores.orders.get(ORDER_ID) is None
-    assert system.services.stores.states.get(ORDER_ID) is None
+    dead_lettered_once(system, SUBMIT_QUEUE, SUBMISSIONS[name], f"submit-{name}")
+    assert system.services.stores.orders.get(ORDER_KEY) is None
+    assert system.services.stores.states.get(ORDER_KEY) is None
 
 
 def test_the_valid_message_the_forms_derive_from_is_accepted(system):
     body = changed("order.orderId", '"ORD-00901"')
-    system.engine.send("orders", body, message_id="submit-valid")
+    system.engine.send(SUBMIT_QUEUE, body, message_id="submit-valid")
     system.run(2)
-    assert system.services.stores.states.get("ORD-00901") is not None
+    assert system.services.stores.states.get(key("ORD-00901")) is not None
     assert "submit-valid" not in {m.message_id for m in
-                                  system.engine.peek("orders", 1000, dead_letter=True)}
+                                  system.engine.peek(SUBMIT_QUEUE, 1000, dead_letter=True)}
 
 
 def agent_request(**changes) -> dict:
@@ -160,7 +161,7 @@ AGENT_REQUESTS = {
 @pytest.mark.parametrize("name", AGENT_REQUESTS)
 def test_bad_agent_request_is_dead_lettered_with_reason_on_first_delivery(system, name):
     dead_lettered_once(system, "payment-requests", AGENT_REQUESTS[name], f"request-{name}")
-    assert system.effects(order_id="ORD-00950") == []
+    assert system.ledger.side_effects(order_id="ORD-00950") == []  # a legacy key
 
 
 def test_agent_request_whose_reply_queue_does_not_exist_is_dead_lettered_once(system):
@@ -175,7 +176,7 @@ def test_agent_request_whose_reply_queue_does_not_exist_is_dead_lettered_once(sy
     assert (dead.delivery_count, dead.dead_letter_reason) == (1, "UnknownReplyQueue")
     assert "replyTo: queue 'no-such-queue' does not exist" in \
         dead.dead_letter_error_description
-    assert len(system.effects(kind="charge", order_id="ORD-00951")) == 1  # called once
+    assert len(system.ledger.side_effects(kind="charge", order_id="ORD-00951")) == 1
 
 
 def agent_reply(**changes) -> dict:

@@ -9,34 +9,34 @@ retry layer is exhausted and the count is exactly the product of the layers that
 from agents import handler
 from orders.budget import max_calls_per_service
 from orders.queues import load_queue_limits
-from tests.e2e.harness import ProcessState, make_order
+from tests.e2e.harness import ProcessState, key, make_order
 
 TERMINAL = {ProcessState.ERROR, ProcessState.COMPENSATED, ProcessState.COMPENSATION_FAILED}
 
 
 def test_payment_failing_forever_never_exceeds_the_computed_maximum(make_system):
     doomed = make_order(81)
-    system = make_system(faults={"payment": {"fail_forever_order_ids": [doomed.order_id]}})
+    system = make_system(faults={"payment": {"fail_forever_order_ids": [key(doomed)]}})
     others = [make_order(n) for n in range(82, 86)]
     for order in [doomed, *others]:
         system.submit(order)
     system.run(300)
     settings = system.services.settings
     maximum = max_calls_per_service(settings, load_queue_limits())
-    calls = system.ledger.request_count("payment", doomed.order_id)
+    calls = system.ledger.request_count("payment", key(doomed))
     assert system.state(doomed.order_id).process_state in TERMINAL
     assert calls <= maximum["payment"]
     # No redelivery was needed: the agent and supervisor layers alone, plus the one refund
     # compensation asks for because the charge requests went out (answered nothing_to_undo).
     assert calls == settings.MAX_FAILURES * settings.AGENT_MAX_ATTEMPTS + 1
-    assert system.ledger.request_count("payment", doomed.order_id, "refund") == 1
-    assert system.ledger.request_count("shipping", doomed.order_id) == 0
+    assert system.ledger.request_count("payment", key(doomed), "refund") == 1
+    assert system.ledger.request_count("shipping", key(doomed)) == 0
     assert system.states(o.order_id for o in others) == {ProcessState.PROCESSED: 4}
 
 
 def test_redeliveries_multiply_but_stay_within_the_maximum(make_system, monkeypatch):
     doomed = make_order(91)
-    system = make_system(faults={"payment": {"fail_forever_order_ids": [doomed.order_id]}},
+    system = make_system(faults={"payment": {"fail_forever_order_ids": [key(doomed)]}},
                          # The circuit breaker only lowers the count (it opened after 50
                          # failures); keep it closed to reach the bound of the other layers.
                          settings={"ORDER_DEADLINE_S": "120",
@@ -44,7 +44,7 @@ def test_redeliveries_multiply_but_stay_within_the_maximum(make_system, monkeypa
     real_reply = handler.reply
 
     def crash_after_calls(services, request, answer):
-        if request.order_id == doomed.order_id:
+        if request.order_id == key(doomed):
             raise RuntimeError("agent host crashed before replying")
         real_reply(services, request, answer)
 
@@ -54,7 +54,7 @@ def test_redeliveries_multiply_but_stay_within_the_maximum(make_system, monkeypa
     settings = system.services.settings
     queues = load_queue_limits()
     deliveries = queues["payment-requests"].max_delivery_count
-    calls = system.ledger.request_count("payment", doomed.order_id)
+    calls = system.ledger.request_count("payment", key(doomed))
     assert system.state(doomed.order_id).process_state in TERMINAL
     # Every charge request and, since the agent never replies, every compensation attempt's
     # refund request (one call each: nothing_to_undo is final) is redelivered to the limit.

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from ops.cli import app
 from orders.models import StateRecord, format_utc
 from tests.e2e.checks import declined_order
-from tests.e2e.harness import ProcessState, make_order
+from tests.e2e.harness import ProcessState, key, make_order
 
 runner = CliRunner()
 
@@ -49,46 +49,52 @@ def test_operator_finds_inspects_and_resubmits_an_order_in_error_once(make_syste
     system.submit(order)
     system.submit(other)
     system.run(0.5)  # both stored; the starter has not run yet
-    lose_order_row(system, order.order_id)  # every attempt now fails in load_order
+    lose_order_row(system, key(order))  # every attempt now fails in load_order
     system.run(200)
     record = system.state(order.order_id)
     assert (record.process_state, record.attempt, record.failure_count) == \
         (ProcessState.ERROR, 3, 3)
 
     listed = ops_json(system, "list", "error")
-    assert [o["orderId"] for o in listed["orders"]] == [order.order_id]
+    assert [o["orderId"] for o in listed["orders"]] == [key(order)]
+    assert [o["orderId"] for o in ops_json(system, "list", "error", "--client", "acme")[
+        "orders"]] == [key(order)]
+    assert ops_json(system, "list", "error", "--client", "globex")["orders"] == []
     assert ops_json(system, "list", "stuck")["orders"] == []
 
-    report = ops_json(system, "show", order.order_id, "--host-url", system.host.base_url)
+    report = ops_json(system, "show", order.order_id, "--client", "acme",
+                      "--host-url", system.host.base_url)
     assert report["record"]["processState"] == "Error" and report["order"] is None
     attempts = report["attempts"]
-    assert [a["instanceId"] for a in attempts] == [f"{order.order_id}:{n}" for n in (1, 2, 3)]
+    assert [a["instanceId"] for a in attempts] == [f"{key(order)}:{n}" for n in (1, 2, 3)]
     for attempt in attempts:
         assert attempt["status"]["runtimeStatus"] == "Failed", attempt
         events = attempt["status"]["historyEvents"]
         assert [e["FunctionName"] for e in events if e["EventType"] == "TaskFailed"] == \
             ["load_order"]
 
-    system.services.stores.orders.create_if_absent(order)  # the operator restores the row
-    first = ops(system, "resubmit", order.order_id, "--by", "alice", "--reason", "row restored")
+    # The operator restores the row (under the order's key, as submission stored it).
+    system.services.stores.orders.create_if_absent(order.model_copy(
+        update={"order_id": key(order)}))
+    first = ops(system, "resubmit", key(order), "--by", "alice", "--reason", "row restored")
     assert first.exit_code == 0, first.output
-    assert f"attempt 4 ({order.order_id}:4)" in words(first)
-    second = ops(system, "resubmit", order.order_id)
+    assert f"attempt 4 ({key(order)}:4)" in words(first)
+    second = ops(system, "resubmit", order.order_id, "--client", "acme")
     assert second.exit_code == 1 and "Pending, not Error" in words(second)
 
     system.run(30)
     record = system.state(order.order_id)
     assert (record.process_state, record.attempt, record.locked_by, record.failure_count) == \
-        (ProcessState.PROCESSED, 4, f"{order.order_id}:4", 0)
-    assert system.host.taskhub.get_instance(f"{order.order_id}:5") is None
+        (ProcessState.PROCESSED, 4, f"{key(order)}:4", 0)
+    assert system.host.taskhub.get_instance(f"{key(order)}:5") is None
     assert len(system.effects(kind="charge", order_id=order.order_id)) == 1
-    third = ops(system, "resubmit", order.order_id)
+    third = ops(system, "resubmit", key(order))
     assert third.exit_code == 1 and "Processed, not Error" in words(third)
 
-    report = ops_json(system, "show", order.order_id, "--host-url", system.host.base_url)
+    report = ops_json(system, "show", key(order), "--host-url", system.host.base_url)
     assert [a["status"]["runtimeStatus"] for a in report["attempts"]] == \
         ["Failed", "Failed", "Failed", "Completed"]
-    tables = ops(system, "show", order.order_id, "--host-url", system.host.base_url)
+    tables = ops(system, "show", key(order), "--host-url", system.host.base_url)
     assert tables.exit_code == 0 and "load_order" in tables.stdout
     statuses = [m["status"] for m in system.replies() if m["orderId"] == order.order_id]
     assert statuses[0] == "RequestReceived" and statuses[-1] == "OrderCompleted"
@@ -108,8 +114,8 @@ def direct_counts(system) -> tuple[Counter, int]:
 def test_ops_summary_endpoint_counts_equal_a_direct_count_over_the_state_store(make_system):
     declined, stuck_one = make_order(51), make_order(52)
     system = make_system(faults={"payment": {
-        "decline": {declined.order_id: {"status": 402, "reason": "card declined"}},
-        "black_hole_order_ids": [stuck_one.order_id]}},
+        "decline": {key(declined): {"status": 402, "reason": "card declined"}},
+        "black_hole_order_ids": [key(stuck_one)]}},
         settings={"MAX_IN_FLIGHT": "40", "AGENT_CALL_TIMEOUT_S": "0.2"})
     for order in [declined, stuck_one, *(make_order(n) for n in range(60, 70))]:
         system.submit(order)
@@ -133,8 +139,9 @@ def test_ops_summary_endpoint_counts_equal_a_direct_count_over_the_state_store(m
     assert summary["inFlight"] == in_flight and in_flight >= 5
     assert summary["maxInFlight"] == 40
     assert summary["stuck"] == stuck >= 1
-    assert summary["deadLetters"]["orders"] == 1
-    assert set(summary["deadLetters"]) >= {"payment-requests", "agent-replies"}
+    assert summary["deadLetters"]["orders"] == 1  # the shared queue: UseClientQueue
+    assert set(summary["deadLetters"]) >= {"payment-requests", "agent-replies",
+                                           "orders-acme", "orders-globex"}
     assert summary["retryBudget"]["maxCallsPerService"]["payment"] <= \
         summary["retryBudget"]["budget"]
 
@@ -149,12 +156,12 @@ def test_ops_summary_endpoint_counts_equal_a_direct_count_over_the_state_store(m
 def test_show_lists_the_compensation_log_details_only_on_request(make_system):
     system, declined = declined_order(make_system, 53, 20)
     assert system.state(declined.order_id).process_state == ProcessState.COMPENSATED
-    report = ops_json(system, "show", declined.order_id, "--host-url", system.host.base_url)
+    report = ops_json(system, "show", key(declined), "--host-url", system.host.base_url)
     steps = [e["step"] for e in report["compensation"]]
     assert steps == ["reserve_inventory", "charge_requested", "refund", "release_inventory"]
     assert all("details" not in e for e in report["compensation"])
     ids = [a["instanceId"] for a in report["attempts"]]
-    assert ids == [f"{declined.order_id}:1", f"{declined.order_id}:comp:1"]
+    assert ids == [f"{key(declined)}:1", f"{key(declined)}:comp:1"]
     assert [a["status"]["runtimeStatus"] for a in report["attempts"]] == ["Completed"] * 2
-    detailed = ops_json(system, "show", declined.order_id, "--no-history", "--details")
+    detailed = ops_json(system, "show", key(declined), "--no-history", "--details")
     assert detailed["compensation"][0]["details"]["reservationId"]

@@ -3,7 +3,9 @@
 The order's attempt 1 "ran" two days ago and its host vanished; its record stayed
 Processing with a CompleteBy far older than SUPERVISOR_SCAN_WINDOW_S (the supervisor was
 not running). The running system's supervisor finds it anyway, recovers it like any
-expired attempt, tells operators, and the next attempt completes the order.
+expired attempt, tells operators, and the next attempt completes the order. The record
+is a legacy one, keyed on its plain OrderID with no client (from before client queues):
+legacy records are recovered like any other (SPEC X6).
 """
 
 from datetime import timedelta
@@ -31,8 +33,8 @@ def test_attempt_stuck_beyond_the_scan_window_is_recovered_with_an_alert(make_sy
     assert "passed 2d 00:00:0" in alert["reason"] and "recovered: retried" in alert["reason"]
 
     system.run(10)
-    record = system.state(order.order_id)
+    record = stores.states.get(order.order_id)  # a legacy record: keyed on its OrderID
     assert (record.process_state, record.attempt, record.failure_count) == \
         (ProcessState.PROCESSED, 2, 1)
-    assert len(system.effects(kind="charge", order_id=order.order_id)) == 1
+    assert len(system.ledger.side_effects(kind="charge", order_id=order.order_id)) == 1
     assert [m["status"] for m in system.replies()] == ["OrderCompleted"]

@@ -12,11 +12,12 @@ import pytest
 
 from client.submit import submit_orders
 from demo import processes
-from demo.run import DEMO_SETTINGS, REPO, TERMINAL
+from demo.run import DEMO_SETTINGS, REPO
+from demo.summary import TERMINAL
 from orders.messaging import create_sender
 from orders.stores import create_stores
 from simulator.ledger import Ledger
-from tests.e2e.harness import make_order
+from tests.e2e.harness import key, make_order
 
 pytestmark = pytest.mark.slow
 
@@ -25,11 +26,12 @@ def test_two_hosts_300_orders_with_faults(tmp_path):
     orders = [make_order(n) for n in range(300)]
     faults = {"seed": 3, "all": {"transient_rate": 0.1},
               "payment": {"transient_rate": 0.1,
-                          "black_hole_order_ids": [o.order_id for o in orders[::40]],
+                          "black_hole_order_ids": [key(o, "pair") for o in orders[::40]],
                           "black_hole_first_n": 1, "black_hole_performs_effect": True}}
     sim, url = processes.simulator(tmp_path, faults)
     env = {**DEMO_SETTINGS, "PAYMENT_API_URL": url, "SHIPPING_API_URL": url,
-           "ORDER_DEADLINE_S": "4", "AGENT_CALL_TIMEOUT_S": "1", "MAX_PROCESSING": "80"}
+           "ORDER_DEADLINE_S": "4", "AGENT_CALL_TIMEOUT_S": "1", "MAX_PROCESSING": "80",
+           "ORDER_CLIENTS": "pair"}
     hosts = [processes.host(REPO, tmp_path, env) for _ in range(2)]
     sim.start()
     for h in hosts:
@@ -42,7 +44,7 @@ def test_two_hosts_300_orders_with_faults(tmp_path):
         deadline = time.monotonic() + 240
         records = {}
         while time.monotonic() < deadline:
-            records = {o.order_id: stores.states.get(o.order_id) for o in orders}
+            records = {key(o, "pair"): stores.states.get(key(o, "pair")) for o in orders}
             if all(r is not None and r.process_state in TERMINAL for r in records.values()):
                 break
             time.sleep(0.5)

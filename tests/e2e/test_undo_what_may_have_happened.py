@@ -12,7 +12,7 @@ from decimal import Decimal
 import pytest
 
 from simulator.config import FaultUpdate
-from tests.e2e.harness import ProcessState, make_order
+from tests.e2e.harness import ProcessState, key, make_order
 
 FAST_GIVE_UP = {"AGENT_MAX_ATTEMPTS": "2", "AGENT_CALL_TIMEOUT_S": "0.2",
                 # Keep the breaker out of it: these tests are about one order's own fault.
@@ -36,7 +36,7 @@ def test_charges_performed_but_never_answered_are_refunded(make_system):
     doomed = [make_order(n) for n in range(100, 105)]
     healthy = [make_order(n) for n in range(110, 115)]
     ids = [o.order_id for o in doomed]
-    system = make_system(faults={"payment": {"black_hole_order_ids": ids,
+    system = make_system(faults={"payment": {"black_hole_order_ids": [key(i) for i in ids],
                                              "black_hole_performs_effect": True}},
                          settings=FAST_GIVE_UP)
     for order in [*doomed, *healthy]:
@@ -53,27 +53,27 @@ def test_charges_performed_but_never_answered_are_refunded(make_system):
         [(final, reason)] = statuses(system, order.order_id)[1:]
         assert final == "Compensated" and "refund (Undone)" in reason
     kinds = {(a["kind"], a["orderId"]) for a in system.alerts()}
-    assert kinds == {("RetriesExhausted", i) for i in ids}
+    assert kinds == {("RetriesExhausted", key(i)) for i in ids}
 
 
 def test_a_request_lost_before_it_was_carried_out_is_answered_nothing_to_undo(make_system):
     order = make_order(120)
-    system = make_system(faults={"payment": {"black_hole_order_ids": [order.order_id]}},
+    system = make_system(faults={"payment": {"black_hole_order_ids": [key(order)]}},
                          settings=FAST_GIVE_UP)
     system.submit(order)
     system.run(300)
     assert system.state(order.order_id).process_state == ProcessState.COMPENSATED
     assert system.effects(order_id=order.order_id) == []
-    entries = system.services.stores.compensation.entries(order.order_id)
+    entries = system.services.stores.compensation.entries(key(order))
     refund = next(e for e in entries if e.step.value == "refund")
     assert refund.details.outcome.value == "NothingToUndo"
-    assert system.ledger.request_count("payment", order.order_id, "refund") == 1
+    assert system.ledger.request_count("payment", key(order), "refund") == 1
 
 
 def test_a_shipment_performed_but_never_answered_is_cancelled_and_the_charge_refunded(
         make_system):
     order = make_order(121)
-    system = make_system(faults={"shipping": {"black_hole_order_ids": [order.order_id],
+    system = make_system(faults={"shipping": {"black_hole_order_ids": [key(order)],
                                               "black_hole_performs_effect": True}},
                          settings=FAST_GIVE_UP)
     system.submit(order)
@@ -82,14 +82,14 @@ def test_a_shipment_performed_but_never_answered_is_cancelled_and_the_charge_ref
     assert len(system.effects(kind="ship", order_id=order.order_id)) == 1
     assert net(system, order.order_id, "ship", "cancel") == 0
     assert net(system, order.order_id, "charge", "refund") == 0
-    steps = [e.step.value for e in system.services.stores.compensation.entries(order.order_id)]
+    steps = [e.step.value for e in system.services.stores.compensation.entries(key(order))]
     assert steps[-3:] == ["cancel_shipment", "refund", "release_inventory"]
 
 
 def test_an_undo_that_is_never_answered_ends_compensation_failed_with_an_alert(make_system):
     order = make_order(122)
     system = make_system(faults={"payment": {
-        "black_hole_order_ids": [order.order_id], "black_hole_performs_effect": True,
+        "black_hole_order_ids": [key(order)], "black_hole_performs_effect": True,
         "order_fault_operations": ["charge", "refund"]}}, settings=FAST_GIVE_UP)
     system.submit(order)
     system.run(600)
@@ -105,12 +105,12 @@ def test_a_late_charge_after_the_timer_won_is_refunded_when_the_order_is_undone(
     # shipment is then declined for good: the order is compensated while the held charge
     # request may still be carried out. The refund is asked for in any case.
     order = make_order(123)
-    system = make_system(faults={"shipping": {"decline": {order.order_id: SHIP_DECLINE}}})
+    system = make_system(faults={"shipping": {"decline": {key(order): SHIP_DECLINE}}})
     system.submit(order)
     with system.paused("payment-requests"):
         system.run(1.5)
         held = system.engine.receive("payment-requests", 1, lock_owner="crashed-agent")
-    assert [m.message_id for m in held] == [f"{order.order_id}:1:charge"]
+    assert [m.message_id for m in held] == [f"{key(order)}:1:charge"]
     system.run(200)
     assert system.state(order.order_id).process_state == ProcessState.COMPENSATED
     assert net(system, order.order_id, "charge", "refund") == 0
@@ -120,8 +120,8 @@ def test_a_late_charge_after_the_timer_won_is_refunded_when_the_order_is_undone(
 def submit_raw(system, order, order_id, message_id):
     body = json.loads(order.model_dump_json(by_alias=True))
     body["orderId"] = order_id
-    system.engine.send("orders", json.dumps({"clientId": "acme", "replyTo": "replies-acme",
-                                             "order": body}), message_id=message_id)
+    system.engine.send("orders-acme", json.dumps({"clientId": "acme", "replyTo": "replies-acme",
+                                                   "order": body}), message_id=message_id)
 
 
 @pytest.mark.parametrize("order_id", [".", "..", "..."])
@@ -129,11 +129,11 @@ def test_order_ids_made_of_dots_are_refused_at_submission(make_system, order_id)
     system = make_system()
     submit_raw(system, make_order(130), order_id, "dots")
     system.run(5)
-    [dead] = system.engine.peek("orders", 10, dead_letter=True)
+    [dead] = system.engine.peek("orders-acme", 10, dead_letter=True)
     assert dead.dead_letter_reason == "SchemaViolation"
     assert "order.orderId" in dead.dead_letter_error_description
     assert "dots only" in dead.dead_letter_error_description
-    assert system.services.stores.states.get(order_id) is None
+    assert sum(system.services.stores.states.count_by_state().values()) == 0
 
 
 def test_order_ids_with_dots_go_through_the_whole_pipeline_and_are_undone(make_system):
@@ -142,7 +142,7 @@ def test_order_ids_with_dots_go_through_the_whole_pipeline_and_are_undone(make_s
     ids = ["..a", "a..b", "a.", ".-_.", "_..", "-"]
     orders = {i: make_order(140 + n).model_copy(update={"order_id": i})
               for n, i in enumerate(ids)}
-    system = make_system(faults={"shipping": {"decline": {i: SHIP_DECLINE for i in ids}}})
+    system = make_system(faults={"shipping": {"decline": {key(i): SHIP_DECLINE for i in ids}}})
     for i, order in orders.items():
         system.submit(order, message_id=f"m-{i}")
     system.run(60)
@@ -164,9 +164,9 @@ def test_a_refund_the_service_refuses_is_never_taken_for_nothing_to_undo(make_sy
     with system.paused("shipping-requests"):
         system.run(1.5)
         system.sim_app.state.faults.update(FaultUpdate.model_validate({
-            "payment": {"decline": {order.order_id: {"status": 422, "reason": "not_found"}},
+            "payment": {"decline": {key(order): {"status": 422, "reason": "not_found"}},
                         "order_fault_operations": ["refund"]},
-            "shipping": {"decline": {order.order_id: SHIP_DECLINE}}}))
+            "shipping": {"decline": {key(order): SHIP_DECLINE}}}))
     system.run(30)
     assert system.state(order.order_id).process_state == ProcessState.COMPENSATION_FAILED
     assert net(system, order.order_id, "charge", "refund") == 1

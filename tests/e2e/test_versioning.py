@@ -5,7 +5,7 @@ from datetime import timedelta
 
 from orchestrators import order_workflow
 from orders.models import StateRecord
-from tests.e2e.harness import ProcessState, make_order
+from tests.e2e.harness import ProcessState, key, make_order
 
 
 def kinds(system, order_id):
@@ -34,13 +34,13 @@ def test_v1_order_in_flight_finishes_under_v1_after_v2_is_registered_and_selecte
     assert system.state(new.order_id).workflow_version == 2
     assert kinds(system, old.order_id) == ["charge", "ship"]  # v1's step order
     assert kinds(system, new.order_id) == ["ship", "charge"]  # v2's step order
-    first = system.host.taskhub.get_instance(f"{old.order_id}:1")
+    first = system.host.taskhub.get_instance(f"{key(old)}:1")
     assert json.loads(first.input)["workflowVersion"] == 1
-    logged = [e.step.value for e in system.services.stores.compensation.entries(old.order_id)]
+    logged = [e.step.value for e in system.services.stores.compensation.entries(key(old))]
     assert logged == ["reserve_inventory", "charge_requested", "charge", "ship_requested",
                       "ship"]
     assert all(e.workflow_version == 1
-               for e in system.services.stores.compensation.entries(old.order_id))
+               for e in system.services.stores.compensation.entries(key(old)))
 
 
 def test_each_attempt_runs_under_its_order_s_orchestration_version(make_system):
@@ -48,14 +48,15 @@ def test_each_attempt_runs_under_its_order_s_orchestration_version(make_system):
     system = make_system(settings={"WORKFLOW_VERSION": "2"})
     system.submit(order)
     system.run(10)
-    attempt = system.host.taskhub.get_instance(f"{order.order_id}:1")
+    attempt = system.host.taskhub.get_instance(f"{key(order)}:1")
     assert attempt.version == "2.0"  # the platform's version, as host.json allows (X6)
     assert kinds(system, order.order_id) == ["ship", "charge"]
 
 
 def test_an_attempt_started_without_a_version_runs_the_version_of_its_input(make_system):
     # Attempts started before orchestration versions were set carry only the input's
-    # workflowVersion; the dispatcher falls back to it (SPEC X6).
+    # workflowVersion; the dispatcher falls back to it (SPEC X6). Such an order is also
+    # from before client queues: a legacy record, keyed on its plain OrderID, no clientId.
     system = make_system()
     order = make_order(55)
     system.services.stores.orders.create_if_absent(order)
@@ -69,8 +70,13 @@ def test_an_attempt_started_without_a_version_runs_the_version_of_its_input(make
         "agentMaxAttempts": 3}), version="")
     system.run(10)
     assert system.host.taskhub.get_instance(f"{order.order_id}:1").version == ""
-    assert system.state(order.order_id).process_state == ProcessState.PROCESSED
-    assert kinds(system, order.order_id) == ["ship", "charge"]
+    legacy = system.services.stores.states.get(order.order_id)
+    assert (legacy.process_state, legacy.client_id) == (ProcessState.PROCESSED, None)
+    effects = system.ledger.side_effects(order_id=order.order_id)
+    assert [(e.kind, e.idempotency_key) for e in effects] == [
+        ("ship", "ORD-00055:ship"), ("charge", "ORD-00055:charge")]
+    assert [(m["orderId"], m["status"]) for m in system.replies()] == [
+        ("ORD-00055", "OrderCompleted")]
 
 
 def test_an_unregistered_workflow_version_starts_no_new_order_and_alerts(make_system,
@@ -80,7 +86,7 @@ def test_an_unregistered_workflow_version_starts_no_new_order_and_alerts(make_sy
     system.submit(order)
     system.run(5)
     # Nothing was started under a version this code does not have; the order waits.
-    assert system.host.taskhub.get_instance(f"{order.order_id}:1") is None
+    assert system.host.taskhub.get_instance(f"{key(order)}:1") is None
     assert system.state(order.order_id).process_state == ProcessState.PENDING
     alerts = system.alerts()
     assert [a["kind"] for a in alerts] == ["UnknownWorkflowVersion"]  # once, not per run
@@ -90,5 +96,5 @@ def test_an_unregistered_workflow_version_starts_no_new_order_and_alerts(make_sy
     monkeypatch.setattr(svc, "settings", svc.settings.model_copy(update={"WORKFLOW_VERSION": 1}))
     system.run(10)
     assert system.state(order.order_id).process_state == ProcessState.PROCESSED
-    assert system.host.taskhub.get_instance(f"{order.order_id}:1").version == "1.0"
+    assert system.host.taskhub.get_instance(f"{key(order)}:1").version == "1.0"
     assert kinds(system, order.order_id) == ["charge", "ship"]

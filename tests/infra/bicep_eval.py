@@ -4,7 +4,8 @@ Why: `bicep build` is not available here, so the infrastructure checks read the 
 through PyPI ``pycep-parser`` (a syntax parser) and evaluate the few expressions that decide
 names and settings: literals, variables, parameters (from the caller or the parameters
 file, else the default), module calls, ``loadJsonContent``, ``union``, ``items``,
-``objectKeys``, ``replace``, ``toLower``, ``empty``, ``subscriptionResourceId``, ``!`` and
+``objectKeys``, ``replace``, ``toLower``, ``empty``, ``join``, ``subscriptionResourceId``,
+for-expressions without a filter (``[for x in xs: ...]``), ``!`` and
 ``cond ? a : b`` (when their operands are known) and property / index access. A reference
 to a resource of the file evaluates to a :class:`ResourceRef` (type and evaluated name), so
 the checks can see which queue a role assignment is scoped to; its properties and module
@@ -45,7 +46,7 @@ RUNTIME = _Runtime()
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")
 
 _PURE_FUNCTIONS = {"union", "items", "objectKeys", "replace", "to_lower", "empty",
-                   "subscription_resource_id"}
+                   "subscription_resource_id", "join"}
 """Functions evaluated here (load_json_content is handled apart)."""
 
 _RUNTIME_FUNCTIONS = {"guid", "resource_group", "subscription", "unique_string", "take",
@@ -213,8 +214,26 @@ class Scope:
         if "operator" in expr and len(expr) == 1:
             return self._operator(expr["operator"], env)
         if "loop_type" in expr:
-            raise Unsupported(f"{self.path.name}: a for-expression outside a resource")
+            return self._for_expression(expr, env)
         return {_key(k): self.eval(v, env) for k, v in expr.items()}
+
+    def _for_expression(self, expr: dict[str, Any], env: dict[str, Any]) -> Any:
+        """``[for item in array: value]`` (also with an index); no ``if`` filter."""
+        if expr.get("condition") is not None:
+            raise Unsupported(f"{self.path.name}: a for-expression with a filter")
+        envs = self._loop_envs(expr["loop_type"], env)
+        return RUNTIME if envs is RUNTIME else [self.eval(expr["config"], e) for e in envs]
+
+    def _loop_envs(self, loop: dict[str, Any], env: dict[str, Any]) -> Any:
+        """The environment of each item of a loop; RUNTIME over a deployment-time value."""
+        detail = loop["detail"]
+        if loop["type"] not in ("array", "array_index"):
+            raise Unsupported(f"{self.path.name}: loop type {loop['type']}")
+        if (source := self.eval(detail["array_name"], env)) is RUNTIME:
+            return RUNTIME
+        return [{**env, detail["item_name"]: item,
+                 **({detail["index_name"]: i} if loop["type"] == "array_index" else {})}
+                for i, item in enumerate(source)]
 
     def _function(self, fn: dict[str, Any], env: dict[str, Any]) -> Any:
         kind = fn["type"]
@@ -249,6 +268,8 @@ class Scope:
             return args[0].replace(args[1], args[2])
         if kind == "empty":
             return len(args[0]) == 0
+        if kind == "join":
+            return args[1].join(args[0])
         if kind == "subscription_resource_id":
             if raw.get("subscription_id") is not None:
                 raise Unsupported(f"{self.path.name}: subscriptionResourceId with a subscription")
@@ -316,21 +337,9 @@ class Scope:
     def _loop_bodies(self, symbol: str) -> list[tuple[dict[str, Any], Any]]:
         """(environment, raw body) of each item of a resource loop."""
         config = self.doc["resources"][symbol]["config"]
-        loop = config["loop_type"]
-        detail = loop["detail"]
-        source = self.eval(detail["array_name"], {})
-        if source is RUNTIME:
-            raise Unsupported(f"{self.path.name}: resource {symbol} loops over a "
-                              "deployment-time value")
-        bodies = []
-        for index, item in enumerate(source):
-            env = {detail["item_name"]: item}
-            if loop["type"] == "array_index":
-                env[detail["index_name"]] = index
-            elif loop["type"] != "array":
-                raise Unsupported(f"{self.path.name}: loop type {loop['type']}")
-            bodies.append((env, config["config"]))
-        return bodies
+        if (envs := self._loop_envs(config["loop_type"], {})) is RUNTIME:
+            raise Unsupported(f"{self.path.name}: {symbol} loops over a deployment-time value")
+        return [(env, config["config"]) for env in envs]
 
     def instances(self, arm_type: str | None = None) -> list[Instance]:
         """Evaluate every non-existing resource declared in this file (of ``arm_type``).

@@ -147,10 +147,27 @@ def catalog(queues_json: Path = QUEUES_JSON) -> dict[str, Any]:
     return json.loads(Path(queues_json).read_text(encoding="utf-8"))
 
 
+PER_CLIENT_SECTIONS = ("clientReplyQueues", "clientSubmitQueues")
+"""Sections of ``queues.json`` declaring one queue per client by a name pattern."""
+
+
+def per_client_section(data: Mapping[str, Any], name: str) -> str | None:
+    """The per-client section whose ``namePattern`` (with an id filled in) matches ``name``."""
+    for section in PER_CLIENT_SECTIONS:
+        if section not in data:
+            continue
+        prefix, suffix = data[section]["namePattern"].split("{clientId}")
+        if len(name) > len(prefix) + len(suffix) and name.startswith(prefix) \
+                and name.endswith(suffix):
+            return section
+    return None
+
+
 def queues_missing_from_catalog(queues: Iterable[str], queues_json: Path = QUEUES_JSON
                                 ) -> set[str]:
-    """Queues of the code not declared in ``queues.json``."""
-    return set(queues) - set(catalog(queues_json)["queues"])
+    """Queues of the code neither declared in ``queues.json`` nor per-client queues."""
+    data = catalog(queues_json)
+    return {q for q in set(queues) - set(data["queues"]) if per_client_section(data, q) is None}
 
 
 def bicep_queues(infra: Path = INFRA, params: Mapping[str, Any] | None = None
@@ -167,10 +184,11 @@ def catalog_queues_missing_from_bicep(queues_json: Path = QUEUES_JSON, infra: Pa
     return set(catalog(queues_json)["queues"]) - set(bicep_queues(infra))
 
 
-def merged_properties(queues_json: Path, name: str | None) -> dict[str, Any]:
-    """``defaults`` merged with a queue's overrides (None: the client reply queues')."""
+def merged_properties(queues_json: Path, name: str | None,
+                      section: str = "clientReplyQueues") -> dict[str, Any]:
+    """``defaults`` merged with a queue's overrides (None: the per-client ``section``'s)."""
     data = catalog(queues_json)
-    overrides = data["clientReplyQueues"]["properties"] if name is None else data["queues"][name]
+    overrides = data[section]["properties"] if name is None else data["queues"][name]
     return {**data["defaults"], **overrides}
 
 
@@ -178,18 +196,21 @@ def queue_property_mismatches(queues_json: Path = QUEUES_JSON, infra: Path = INF
                               params: Mapping[str, Any] | None = None) -> set[str]:
     """Queues whose Bicep properties differ from ``queues.json``'s merged properties.
 
-    Client reply queues (matching ``clientReplyQueues.namePattern``) are compared with the
-    defaults merged with ``clientReplyQueues.properties``.
+    Per-client queues (matching ``clientReplyQueues.namePattern`` or
+    ``clientSubmitQueues.namePattern``) are compared with the defaults merged with that
+    section's ``properties``.
     """
     data = catalog(queues_json)
-    prefix, suffix = data["clientReplyQueues"]["namePattern"].split("{clientId}")
     wrong = set()
     for name, properties in bicep_queues(infra, params).items():
         declared = name in data["queues"]
-        if not declared and not (name.startswith(prefix) and name.endswith(suffix)):
+        section = None if declared else per_client_section(data, name)
+        if not declared and section is None:
             wrong.add(name)
             continue
-        if properties != merged_properties(queues_json, name if declared else None):
+        expected = merged_properties(queues_json, name) if declared else \
+            merged_properties(queues_json, None, section or "clientReplyQueues")
+        if properties != expected:
             wrong.add(name)
     return wrong
 

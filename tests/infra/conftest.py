@@ -7,14 +7,27 @@ import pytest
 from devhost.app_loader import import_app
 from tests.infra.checks import INFRA, LOCAL_SETTINGS, REPO, function_metadata, local_settings
 
+CLIENTS = [
+    {"clientId": "Acme-1", "principalId": "11111111-2222-3333-4444-555555555555",
+     "principalType": "ServicePrincipal"},
+    {"clientId": "globex", "principalId": "66666666-7777-8888-9999-000000000000",
+     "principalType": "User"},
+]
+"""The Bicep ``clients`` parameter of the checks; ``ORDER_CLIENTS`` is their ids, lower case,
+as main.bicep sets it."""
+
+ORDER_CLIENTS = ",".join(c["clientId"].lower() for c in CLIENTS)
+
 
 @pytest.fixture(scope="session")
 def triggers():
     """Trigger metadata of function_app, imported as the host does: binding settings
-    (%STARTER_SCHEDULE%, ...) from local.settings.json in the environment."""
+    (%STARTER_SCHEDULE%, ...) from local.settings.json in the environment, and
+    ``ORDER_CLIENTS`` as the Bicep sets it for :data:`CLIENTS`."""
     with pytest.MonkeyPatch.context() as mp:
         for name, value in local_settings(LOCAL_SETTINGS).items():
             mp.setenv(name, value)
+        mp.setenv("ORDER_CLIENTS", ORDER_CLIENTS)
         app = import_app(REPO)
         return function_metadata(app)
 

@@ -10,8 +10,13 @@ DURABLE_TRIGGERS = {"orchestrationTrigger", "activityTrigger", "entityTrigger"}
 # names the namespace), a schedule setting, or an HTTP route. Durable triggers only need the
 # task hub and are checked against orders/names.py below.
 EXPECTED = {
-    "submit_order": {"type": "serviceBusTrigger", "connection": "SERVICEBUS",
-                     "queueName": "orders"},
+    "legacy_orders_queue": {"type": "serviceBusTrigger", "connection": "SERVICEBUS",
+                            "queueName": "orders"},
+    # One submission per client of ORDER_CLIENTS (tests/infra/conftest.py: acme-1, globex).
+    "submit_order_acme_1": {"type": "serviceBusTrigger", "connection": "SERVICEBUS",
+                            "queueName": "orders-acme-1"},
+    "submit_order_globex": {"type": "serviceBusTrigger", "connection": "SERVICEBUS",
+                            "queueName": "orders-globex"},
     "route_agent_reply": {"type": "serviceBusTrigger", "connection": "SERVICEBUS",
                           "queueName": "agent-replies"},
     "payment_agent": {"type": "serviceBusTrigger", "connection": "SERVICEBUS",
@@ -58,3 +63,27 @@ def test_the_table_check_reports_a_changed_queue(triggers):
     actual = infrastructure_triggers(triggers)
     actual["payment_agent"] = {**actual["payment_agent"], "queueName": "payments"}
     assert set(metadata_differences(actual, EXPECTED)) == {"payment_agent"}
+
+
+def test_each_client_of_order_clients_gets_one_submission_on_its_own_queue(monkeypatch):
+    from devhost.app_loader import import_app
+    from tests.infra.checks import REPO, function_metadata
+
+    monkeypatch.setenv("ORDER_CLIENTS", "shop-a, shop-b")
+    submissions = {name: t["queueName"] for name, t in function_metadata(import_app(REPO)).items()
+                   if name.startswith("submit_order")}
+    assert submissions == {"submit_order_shop_a": "orders-shop-a",
+                           "submit_order_shop_b": "orders-shop-b"}
+    monkeypatch.setenv("ORDER_CLIENTS", "")
+    assert not [n for n in function_metadata(import_app(REPO)) if n.startswith("submit_order")]
+
+
+def test_an_invalid_order_clients_stops_the_app_from_loading_naming_the_setting(monkeypatch):
+    import pytest
+
+    from devhost.app_loader import AppLoadError, import_app
+    from tests.infra.checks import REPO
+
+    monkeypatch.setenv("ORDER_CLIENTS", "acme,Not_Valid")
+    with pytest.raises(AppLoadError, match="ORDER_CLIENTS: client id must be 1 to 20"):
+        import_app(REPO)

@@ -19,10 +19,9 @@ from tests.infra.checks import (
     queue_property_mismatches,
     queues_missing_from_catalog,
 )
-from tests.infra.conftest import replace_once
+from tests.infra.conftest import CLIENTS, replace_once
 
-CLIENT = {"clientId": "Acme-1", "principalId": "11111111-2222-3333-4444-555555555555",
-          "principalType": "ServicePrincipal"}
+CLIENT = CLIENTS[0]
 
 
 def test_code_queues_are_found(triggers):
@@ -56,6 +55,19 @@ def test_each_client_gets_its_reply_queue_named_like_the_local_host_does():
     assert queue_property_mismatches(params={"clients": [CLIENT]}) == set()
 
 
+def test_each_client_gets_its_submit_queue_named_like_the_app_and_the_local_host_do(triggers):
+    local = load_queue_catalog(QUEUES_JSON)
+    queues = bicep_queues(params={"clients": CLIENTS})
+    created = {q for q in queues if q.startswith("orders-")}
+    assert created == {local.submit_queue_name(c["clientId"]) for c in CLIENTS} == \
+        {"orders-acme-1", "orders-globex"}
+    assert created == {t["queueName"] for name, t in triggers.items()
+                       if name.startswith("submit_order_")}
+    assert queues["orders-globex"] == merged_properties(QUEUES_JSON, None, "clientSubmitQueues")
+    assert set(queues) - created - {f"replies-{c['clientId'].lower()}" for c in CLIENTS} == \
+        set(catalog()["queues"])
+
+
 def test_role_scoped_queue_names_are_the_code_names():
     scope = Scope(INFRA / "app" / "servicebus.bicep")
     assert scope.var("submissionQueue") == names.ORDERS_QUEUE
@@ -67,7 +79,7 @@ def test_client_roles_are_scoped_to_queues_not_the_namespace():
     blocks = dict(re.findall(r"resource (client\w+) [^\n]*\n(.*?)\n}\]", text, flags=re.S))
     assert set(blocks) == {"clientReplyAccess", "clientSubmitAccess"}
     assert "scope: replyQueues[i]" in blocks["clientReplyAccess"]
-    assert "scope: ordersQueue" in blocks["clientSubmitAccess"]
+    assert "scope: submitQueues[i]" in blocks["clientSubmitAccess"]
 
 
 # ---------------------------------------------------------------- the checks can fail

@@ -57,6 +57,25 @@ def test_resubmit_twice_changes_the_record_once(data_dir):
         (ProcessState.PENDING, 0, None)
 
 
+def test_an_order_is_named_by_its_key_or_by_client_and_order_id(data_dir):
+    stores = sqlite_stores(data_dir)
+    for client_id in ("acme", "globex"):  # the same OrderID, two clients' orders
+        put(stores.states, "ORD-00007", ProcessState.ERROR, attempt=3, failures=3,
+            client_id=client_id)
+    stores.close()
+    listed = json.loads(cli(data_dir, "list", "error", "--client", "globex", "--json").stdout)
+    assert [o["orderId"] for o in listed["orders"]] == ["globex~ORD-00007"]
+    table = cli(data_dir, "list", "error", "--client", "acme")
+    assert "acme~ORD-00007" in table.stdout and "globex~" not in table.stdout
+    first = cli(data_dir, "resubmit", "ORD-00007", "--client", "acme", "--by", "alice")
+    assert first.exit_code == 0 and "acme~ORD-00007:4" in " ".join(first.stdout.split())
+    again = cli(data_dir, "resubmit", "acme~ORD-00007")
+    assert again.exit_code == 1 and "Pending, not Error" in " ".join(again.stdout.split())
+    assert cli(data_dir, "resubmit", "globex~ORD-00007").exit_code == 0  # untouched before
+    bad = cli(data_dir, "show", "ORD-00007", "--client", "Not_A_Client")
+    assert bad.exit_code == 2 and "client_id" in bad.output
+
+
 def test_summary_counts_and_dead_letters(data_dir):
     result = cli(data_dir, "summary", "--json")
     assert result.exit_code == 0, result.output

@@ -51,6 +51,22 @@ def test_the_cli_names_map_to_queries(seeded):
     assert [r.order_id for r in records] == ["NEW"]
 
 
+def test_an_operator_lists_one_clients_orders(seeded):
+    clock, states = seeded
+    for client_id in ("acme", "globex"):
+        put(states, "ERR-0", ProcessState.ERROR, attempt=3, failures=3, client_id=client_id)
+        put(states, "LATE-9", ProcessState.PROCESSING, attempt=1, complete_in_s=-10,
+            client_id=client_id)
+    records, more = list_by_state(states, ProcessState.ERROR, 1, client="acme")
+    assert [(r.order_id, r.client_id, r.client_order_id) for r in records] == [
+        ("acme~ERR-0", "acme", "ERR-0")] and not more
+    assert [r.order_id for r in LISTS["stuck"](states, clock.now(), 50, "globex")[0]] == [
+        "globex~LATE-9"]
+    # Without a client: every client's and the legacy records of the shared-queue era.
+    assert len(list_by_state(states, ProcessState.ERROR, 50)[0]) == 7
+    assert list_by_state(states, ProcessState.ERROR, 50, client="initech") == ([], False)
+
+
 @pytest.mark.parametrize("limit", [0, 1001, True])
 def test_limit_is_bounded(seeded, limit):
     clock, states = seeded

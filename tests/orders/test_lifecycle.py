@@ -164,3 +164,48 @@ def test_one_order_s_ids():
     assert ids.status_message_id("ORD-1", "OrderCompleted", ":r1") == "ORD-1:OrderCompleted:r1"
     with pytest.raises(ValueError, match="longer than 255"):
         ids.idempotency_key("A" * 250, "cancel_shipment")
+
+
+def test_an_order_key_scopes_the_order_id_to_its_client():
+    assert ids.order_key("acme", "ORD-1") == "acme~ORD-1"
+    assert ids.order_key("acme", "ORD-1") != ids.order_key("globex", "ORD-1")
+    assert ids.split_order_key("acme~ORD-1") == ("acme", "ORD-1")
+    assert ids.split_order_key("ORD-1") == (None, "ORD-1")  # a legacy key
+    assert ids.client_order_id("acme~ORD-1") == ids.client_order_id("ORD-1") == "ORD-1"
+    assert ids.idempotency_key("acme~ORD-1", "charge") == "acme~ORD-1:charge"
+    assert ids.attempt_instance_id("acme~ORD-1", 2) == "acme~ORD-1:2"
+
+
+@pytest.mark.parametrize(("client_id", "order_id", "rule"), [
+    ("Acme", "ORD-1", "client_id: must be 1 to 20 lower-case letters"),
+    ("a" * 21, "ORD-1", "client_id: must be 1 to 20"),
+    ("acme-", "ORD-1", "client_id: .*ending with a letter or digit"),
+    ("", "ORD-1", "client_id"),
+    ("acme", "ORD~1", "order_id: must be 1 to 64 characters"),
+    ("acme", "O" * 65, "order_id: must be 1 to 64 characters"),
+])
+def test_an_order_key_refuses_bad_parts_naming_them(client_id, order_id, rule):
+    with pytest.raises(ValueError, match=rule):
+        ids.order_key(client_id, order_id)
+
+
+def test_every_id_fits_at_the_longest_client_id_and_order_id():
+    from orders.models.messages import AgentReply, AgentRequest
+
+    key = ids.order_key("c" * 20, "O" * 64)
+    assert len(key) == 85
+    attempt = ids.attempt_instance_id(key, 999_999_999)
+    compensation = ids.compensation_instance_id(key, 999_999_999)
+    assert len(compensation) == 100 and len(attempt) < 100  # SPEC D2
+    request = ids.request_message_id(compensation, "cancel_shipment")
+    fields = AgentRequest.model_fields
+    assert len(request) <= fields["message_id"].metadata[1].max_length == 128
+    assert len(ids.reply_message_id(request)) <= \
+        AgentReply.model_fields["message_id"].metadata[1].max_length
+    assert len(ids.idempotency_key(key, "cancel_shipment")) <= ids.MAX_KEY_LENGTH
+    status = ids.status_message_id(ids.client_order_id(key), "CompensationFailed",
+                                   f":{compensation}")
+    assert len(status) <= 128 and status.startswith("O" * 64 + ":CompensationFailed:")
+    assert status == ids.status_message_id("O" * 64, "CompensationFailed", f":{compensation}")
+    with pytest.raises(ValueError, match="1 to 100"):
+        ids.compensation_instance_id(key, 1_000_000_000)

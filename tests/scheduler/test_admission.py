@@ -29,6 +29,11 @@ def env(tmp_path):
     stores.close()
 
 
+def submit(message, stores, sent, now, **options):
+    """Submit ``message`` as client acme, from its own queue."""
+    return submission.submit(message, stores, sent, now, client_id="acme", **options)
+
+
 def body(n):
     return SubmitOrder(client_id="acme", reply_to="replies-acme",
                        order=make_order(n)).model_dump_json(by_alias=True).encode()
@@ -39,12 +44,13 @@ def test_orders_past_the_limit_are_rejected_before_any_write(env, readings):
     put(stores.states, "OLD-1", ProcessState.PROCESSING, attempt=1, complete_in_s=30)
     put(stores.states, "OLD-2", ProcessState.COMPENSATING, attempt=1, complete_in_s=30)
     put(stores.states, "DONE", ProcessState.PROCESSED, attempt=1)  # not in flight
-    first = submission.submit(body(1), stores, sent, now, max_in_flight=3, message_id="m1")
+    first = submit(body(1), stores, sent, now, max_in_flight=3, message_id="m1")
     assert isinstance(first, submission.Accepted)
-    refused = submission.submit(body(2), stores, sent, now, max_in_flight=3, message_id="m2")
+    refused = submit(body(2), stores, sent, now, max_in_flight=3, message_id="m2")
     assert isinstance(refused, submission.AdmissionRefused)
     assert (refused.in_flight, refused.limit) == (3, 3)
-    assert stores.states.get("ORD-00002") is None and stores.orders.get("ORD-00002") is None
+    assert stores.states.get("acme~ORD-00002") is None
+    assert stores.orders.get("acme~ORD-00002") is None
     statuses = sent.statuses()
     assert [s[:2] for s in statuses] == [("ORD-00001", "RequestReceived"),
                                         ("ORD-00002", "Rejected")]
@@ -55,14 +61,15 @@ def test_orders_past_the_limit_are_rejected_before_any_write(env, readings):
 
 def test_a_redelivery_of_an_accepted_order_is_never_rejected(env):
     stores, sent, now = env
-    assert isinstance(submission.submit(body(1), stores, sent, now, max_in_flight=1),
+    assert isinstance(submit(body(1), stores, sent, now, max_in_flight=1),
                       submission.Accepted)
-    again = submission.submit(body(1), stores, sent, now, max_in_flight=1, message_id="resend")
-    assert again == submission.Accepted("ORD-00001", created=False)
+    again = submit(body(1), stores, sent, now, max_in_flight=1, message_id="resend")
+    assert again == submission.Accepted("acme~ORD-00001", created=False)
     # Only the order row survived a crash between the two writes: also a redelivery.
-    stores.orders.create_if_absent(make_order(5))
-    partial = submission.submit(body(5), stores, sent, now, max_in_flight=1)
-    assert partial == submission.Accepted("ORD-00005", created=True)
+    stores.orders.create_if_absent(make_order(5).model_copy(
+        update={"order_id": "acme~ORD-00005"}))
+    partial = submit(body(5), stores, sent, now, max_in_flight=1)
+    assert partial == submission.Accepted("acme~ORD-00005", created=True)
     assert "Rejected" not in [s[1] for s in sent.statuses()]
 
 
@@ -70,7 +77,7 @@ def test_each_refused_message_gets_its_own_answer_and_a_redelivery_the_same(env)
     stores, sent, now = env
     put(stores.states, "OLD", ProcessState.PENDING)
     for message_id in ("a", "a", "b"):
-        submission.submit(body(3), stores, sent, now, max_in_flight=1, message_id=message_id)
+        submit(body(3), stores, sent, now, max_in_flight=1, message_id=message_id)
     ids = [s[2] for s in sent.statuses()]
     assert ids[0] == ids[1] != ids[2]  # the queue's duplicate detection drops the 2nd
     assert all(i.startswith("ORD-00003:Rejected:") and len(i) <= 128 for i in ids)
@@ -80,4 +87,4 @@ def test_without_a_limit_nothing_is_counted(env):
     stores, sent, now = env
     for n in range(3):
         put(stores.states, f"OLD-{n}", ProcessState.PENDING)
-    assert isinstance(submission.submit(body(1), stores, sent, now), submission.Accepted)
+    assert isinstance(submit(body(1), stores, sent, now), submission.Accepted)

@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 from clocks import ManualClock
+from orders.lifecycle.ids import order_key
 from orders.models import ProcessState, StateRecord
 from orders.stores import create_stores
 
@@ -13,9 +14,16 @@ def sqlite_stores(tmp_path, clock=None):
 
 
 def put(states, order_id, state=ProcessState.PENDING, *, attempt=0, failures=0,
-        complete_in_s=None, now=None, **extra):
+        complete_in_s=None, now=None, client_id=None, **extra):
+    """Store a record in ``state``; a legacy one (plain OrderID) unless ``client_id``."""
     now = now or ManualClock().now()
-    record = states.create_if_absent(StateRecord.new(order_id, "replies-acme", now)).record
+    first = StateRecord.new(order_id, "replies-acme", now)
+    if client_id is not None:
+        order_id = order_key(client_id, order_id)
+        first = first.model_copy(update={"order_id": order_id, "client_id": client_id,
+                                         "client_order_id": first.order_id,
+                                         "reply_to": f"replies-{client_id}"})
+    record = states.create_if_absent(first).record
     if state is ProcessState.PENDING:
         return record
     locked = f"{order_id}:{max(attempt, 1)}"

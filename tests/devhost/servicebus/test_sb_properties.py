@@ -28,6 +28,33 @@ def test_repository_queues_file_declares_the_app_queues():
     assert catalog.resolve("REPLIES-Shop-1") == catalog.reply_queue_properties
 
 
+def test_each_client_has_a_submit_queue_with_duplicate_detection():
+    catalog = load_queue_catalog()
+    assert catalog.submit_queue_name("shop-1") == "orders-shop-1"
+    assert catalog.resolve("orders-shop-1") == catalog.submit_queue_properties
+    assert catalog.submit_queue_properties.requires_duplicate_detection is True
+    assert catalog.resolve("orders") == catalog.queues["orders"]  # the shared queue
+    assert catalog.resolve("orders-") is None and not catalog.is_reply_queue("orders-shop-1")
+    with pytest.raises(ValueError, match="client_id"):
+        catalog.submit_queue_name("bad/id")
+
+
+def test_a_declared_queue_may_not_look_like_a_client_submit_queue(queues_doc):
+    queues_doc["clientSubmitQueues"] = {"namePattern": "in-{clientId}", "properties": {}}
+    assert parse_queue_catalog(queues_doc).submit_queue_name("a") == "in-a"
+    queues_doc["queues"]["in-x"] = {}
+    with pytest.raises(QueuePropertiesError,
+                       match="queues.in-x: name collides with the submit queue pattern"):
+        parse_queue_catalog(queues_doc)
+
+
+def test_a_catalog_without_submit_queues_has_none(queues_doc):
+    catalog = parse_queue_catalog(queues_doc)
+    assert catalog.submit_queue_pattern is None and not catalog.is_submit_queue("orders-a")
+    with pytest.raises(ValueError, match="clientSubmitQueues: not declared"):
+        catalog.submit_queue_name("a")
+
+
 def test_overrides_merge_over_defaults(queues_doc):
     queues_doc["queues"]["work"] = {"lockDuration": "PT1M", "maxDeliveryCount": 7}
     catalog = parse_queue_catalog(queues_doc)

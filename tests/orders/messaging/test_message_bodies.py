@@ -9,6 +9,7 @@ random bodies to the agent request and reply parsers.
 import json
 from decimal import Decimal
 
+import azure.durable_functions as df
 import httpx
 import pytest
 from azure.functions.servicebus import ServiceBusMessage
@@ -19,6 +20,7 @@ from hypothesis.control import currently_in_test_context
 from agents.handler import parse_request
 from clocks import ManualClock
 from orders import runtime
+from orders.lifecycle.ids import order_key
 from orders.models import wire
 from orders.models.messages import AgentReply, AgentRequest, SubmitOrder
 from orders.settings import Settings
@@ -105,16 +107,31 @@ class Settled:
         self.dead[message.message_id] = (queue, reason, description)
 
 
+def submission_of(client_id: str):
+    """The user function of ``client_id``'s submission trigger, as the app registers it."""
+    registry = df.DFApp()
+    registry.register_functions(blueprint.client_submissions([client_id]))
+    [function] = [f for f in registry.get_functions()
+                  if f.get_function_name() == f"submit_order_{client_id}"]
+    return function.get_user_function()
+
+
+def keyed(body: bytes) -> tuple[SubmitOrder, str]:
+    """The accepted message and the key its order is stored under (client acme's)."""
+    parsed = wire.parse(body, SubmitOrder)
+    return parsed, order_key("acme", parsed.order.order_id)
+
+
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    """The submission trigger's function with SQLite stores and recording messaging."""
+    """Client acme's submission function with SQLite stores and recording messaging."""
     tmp = tmp_path_factory.mktemp("bodies")
     clock = ManualClock()
     svc = runtime.Services(
         Settings(DEVHOST_DATA_DIR=str(tmp), MAX_IN_FLIGHT=1_000_000), clock,
         sqlite_stores(tmp, clock), Sent(), None, httpx.Client(), Settled())
     runtime.use(svc)
-    yield svc, blueprint.submit_order._function.get_user_function()
+    yield svc, submission_of("acme")
     runtime.use(None)
 
 
@@ -139,17 +156,17 @@ def deliver(app, body: bytes):
                                    user_properties={}))  # never raises for a body
     if message_id in svc.settler.dead:
         queue, reason, description = svc.settler.dead[message_id]
-        assert queue == "orders"
-        assert reason in {"InvalidJson", "SchemaViolation", "ConflictingOrder"}
+        assert queue == "orders-acme"
+        assert reason in {"InvalidJson", "SchemaViolation", "ConflictingOrder", "ClientMismatch"}
         assert description
         note(f"dead-lettered: {reason}")
         if reason == "ConflictingOrder":
-            stored = svc.stores.orders.get(wire.parse(body, SubmitOrder).order.order_id)
-            assert stored is not None
+            assert svc.stores.orders.get(keyed(body)[1]) is not None
         return svc.settler.dead[message_id]
-    parsed = wire.parse(body, SubmitOrder)  # accepted: it is a valid SubmitOrder
-    assert svc.stores.orders.get(parsed.order.order_id) == parsed.order
-    assert svc.stores.states.get(parsed.order.order_id).reply_to == parsed.reply_to
+    parsed, key = keyed(body)  # accepted: a valid SubmitOrder of client acme
+    assert parsed.client_id == "acme" and parsed.reply_to == "replies-acme"
+    assert svc.stores.orders.get(key) == parsed.order.model_copy(update={"order_id": key})
+    assert svc.stores.states.get(key).reply_to == parsed.reply_to
     note("stored")
 
 
@@ -230,7 +247,7 @@ def test_order_shaped_messages_are_stored_or_dead_lettered(app, message, ascii_o
     deliver(app, encode(message, ascii_only))
 
 
-def test_the_order_generator_reaches_acceptance_and_conflict(app):
+def test_the_order_generator_reaches_acceptance_conflict_and_mismatch(app):
     svc, _ = app
     before = {k for k, v in svc.settler.dead.items()}
     base = {"schemaVersion": 1, "clientId": "acme", "replyTo": "replies-acme",
@@ -238,11 +255,12 @@ def test_the_order_generator_reaches_acceptance_and_conflict(app):
                       "lines": [{"sku": "S", "quantity": 2, "unitPrice": "10.00"}],
                       "totalPrice": "20.00", "createdAt": "2030-01-01T00:00:00Z"}}
     deliver(app, json.dumps(base).encode())
-    assert svc.stores.orders.get("Q-1") is not None
+    assert svc.stores.orders.get("acme~Q-1") is not None
     base["order"]["customerId"] = "D"
     deliver(app, json.dumps(base).encode())
+    deliver(app, json.dumps({**base, "clientId": "globex"}).encode())
     new = {k: v for k, v in svc.settler.dead.items() if k not in before}
-    assert [v[1] for v in new.values()] == ["ConflictingOrder"]
+    assert [v[1] for v in new.values()] == ["ConflictingOrder", "ClientMismatch"]
 
 
 # -- random bodies through the agent request and reply parsers ----------------------------

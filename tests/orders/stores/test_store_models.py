@@ -202,11 +202,11 @@ def test_compensating_record_may_wait_unlocked_for_its_next_attempt():
 def test_state_record_version_1_is_read_as_the_current_version():
     v1 = StateRecord.new("ORD-1", "client-a-replies", NOW).model_dump(mode="json")
     for added in ("compensationAttempt", "compensationFailures", "failureReason",
-                  "circuitRefusedBy", "circuitHolds"):
+                  "circuitRefusedBy", "circuitHolds", "clientId", "clientOrderId"):
         del v1[added]
     v1["schemaVersion"] = 1
     record = StateRecord.model_validate(v1)
-    assert record.schema_version == STATE_SCHEMA_VERSION == 3
+    assert record.schema_version == STATE_SCHEMA_VERSION == 4
     assert (record.compensation_attempt, record.compensation_failures) == (0, 0)
     assert record.failure_reason is None
     assert (record.circuit_refused_by, record.circuit_holds) == (None, 0)
@@ -222,6 +222,40 @@ def test_state_record_version_2_is_read_with_no_circuit_refusal():
     assert record.schema_version == STATE_SCHEMA_VERSION
     assert (record.circuit_refused_by, record.circuit_holds, record.failure_count) == \
         (None, 0, 1)
+
+
+def test_state_record_version_3_is_a_legacy_record_keyed_on_its_order_id():
+    v3 = StateRecord.new("ORD-1", "replies-acme", NOW).model_copy(update={
+        "process_state": ProcessState.PROCESSING, "locked_by": "ORD-1:2",
+        "attempt": 2}).model_dump(mode="json")
+    del v3["clientId"], v3["clientOrderId"]
+    v3["schemaVersion"] = 3
+    record = StateRecord.model_validate(v3)
+    assert record.schema_version == STATE_SCHEMA_VERSION
+    assert (record.order_id, record.client_id, record.client_order_id) == ("ORD-1", None, None)
+    assert record.submitted_order_id == "ORD-1" and record.locked_by == "ORD-1:2"
+
+
+def test_a_client_record_is_keyed_on_client_and_order_id():
+    record = StateRecord(order_id="acme~ORD-1", client_id="acme", client_order_id="ORD-1",
+                         reply_to="replies-acme", created_at=NOW, updated_at=NOW)
+    assert StateRecord.model_validate(record.model_dump(mode="json")) == record
+    assert record.model_dump(mode="json")["clientOrderId"] == "ORD-1"
+    assert record.submitted_order_id == "ORD-1"
+
+
+@pytest.mark.parametrize(("order_id", "client_id", "client_order_id", "rule"), [
+    ("globex~ORD-1", "acme", "ORD-1", "orderId: must be the order key"),
+    ("acme~ORD-2", "acme", "ORD-1", "orderId: must be the order key"),
+    ("acme~ORD-1", None, None, "clientId: required with the order key"),
+    ("Acme~ORD-1", None, None, "client part of the order key"),
+    ("acme~ORD~1", None, None, "client part of the order key"),
+])
+def test_a_key_that_does_not_match_its_client_is_refused(order_id, client_id, client_order_id,
+                                                         rule):
+    with pytest.raises(ValidationError, match=rule):
+        StateRecord(order_id=order_id, client_id=client_id, client_order_id=client_order_id,
+                    reply_to="replies-acme", created_at=NOW, updated_at=NOW)
 
 
 @pytest.mark.parametrize("reply_to", ["", "-q", "q-", "q q", "x" * 261])

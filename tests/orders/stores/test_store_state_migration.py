@@ -77,3 +77,36 @@ def test_version_2_file_gains_the_circuit_columns(tmp_path, clock):
         assert (marked.circuit_refused_by, marked.circuit_holds) == ("ORD-1:2", 2)
     finally:
         store.close()
+
+
+V3_TABLE = V2_TABLE.replace(
+    "failure_reason TEXT,",
+    "failure_reason TEXT, circuit_refused_by TEXT, circuit_holds INTEGER NOT NULL DEFAULT 0,")
+
+
+def test_version_3_file_gains_the_client_columns_and_keeps_its_legacy_keys(tmp_path, clock):
+    path = tmp_path / "state.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute(V3_TABLE)
+        conn.execute(
+            "INSERT INTO state_records (order_id, process_state, locked_by, complete_by, "
+            "not_before, failure_count, attempt, reply_to, workflow_version, schema_version, "
+            "etag, created_at, updated_at) VALUES ('ORD-1', 'Processing', 'ORD-1:2', "
+            "'2030-01-01T00:00:30.000000Z', '', 1, 2, 'replies-acme', 1, 3, 'etag-1', "
+            "'2030-01-01T00:00:00.000000Z', '2030-01-01T00:00:00.000000Z')")
+    conn.close()
+    store = SqliteStateStore(path, clock=clock)
+    try:
+        legacy = store.get("ORD-1")
+        assert legacy.schema_version == STATE_SCHEMA_VERSION
+        assert (legacy.client_id, legacy.client_order_id, legacy.locked_by) == \
+            (None, None, "ORD-1:2")
+        assert legacy.submitted_order_id == "ORD-1"
+        store.replace(legacy.model_copy(update={"failure_count": 2}))
+        assert store.get("ORD-1").failure_count == 2
+        keyed = store.create_if_absent(legacy.model_copy(update={
+            "order_id": "acme~ORD-1", "client_id": "acme", "client_order_id": "ORD-1",
+            "process_state": ProcessState.PENDING, "locked_by": None, "etag": None})).record
+        assert store.get("acme~ORD-1") == keyed and store.get("ORD-1").order_id == "ORD-1"
+    finally:
+        store.close()

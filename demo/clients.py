@@ -1,0 +1,211 @@
+"""The demo's client applications: each submits on its own queue and watches its own replies.
+
+Two clients (:data:`CLIENTS`) share the TPC-H orders between them, and their shares overlap
+by a tenth: the same OrderIDs come from both clients, as two separate orders (SPEC X10: an
+OrderID is unique per client only, the service keys orders ``<clientId>~<OrderID>``). Each
+client submits from its own thread to its own queue ``orders-<clientId>`` and watches only
+its own reply queue ``replies-<clientId>``, so the summary can say per client what it
+submitted and what it heard.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from client.receivers import LocalReplyReceiver
+from client.submit import reply_queue_for, submit_orders
+from client.watch import WatchProgress, WatchResult, watch
+from orders.lifecycle.ids import order_key
+from orders.messaging import create_sender
+from orders.models import Order
+from orders.models.messages import StatusKind
+
+CLIENTS = ("shop-a", "shop-b")
+"""The demo's clients (``ORDER_CLIENTS`` of its host)."""
+
+OVERLAP = 0.1
+"""Fraction of the orders whose OrderID both clients use."""
+
+
+@dataclass(frozen=True)
+class ClientBatch:
+    """One client's orders.
+
+    Attributes
+    ----------
+    client_id : str
+        The client.
+    orders : tuple of Order
+        The orders it submits, with its own OrderIDs.
+    """
+
+    client_id: str
+    orders: tuple[Order, ...]
+
+    @property
+    def keys(self) -> list[str]:
+        """The service's keys of these orders: ``<clientId>~<OrderID>``."""
+        return [order_key(self.client_id, o.order_id) for o in self.orders]
+
+    def key_of(self, order_id: str) -> str:
+        """Return the key of this client's OrderID ``order_id``."""
+        return order_key(self.client_id, order_id)
+
+
+def split(orders: Sequence[Order], clients: Sequence[str] = CLIENTS) -> list[ClientBatch]:
+    """Share ``orders`` between ``clients``, consecutive shares overlapping by :data:`OVERLAP`.
+
+    Parameters
+    ----------
+    orders : sequence of Order
+        The run's orders; ``len(orders)`` orders are submitted in all.
+    clients : sequence of str
+        Client ids, at least one.
+
+    Returns
+    -------
+    list of ClientBatch
+        One per client, in order; the sizes differ by at most one. The last ``n // 10``
+        OrderIDs of a share are the first of the next one (none with fewer than 10 orders).
+
+    Raises
+    ------
+    ValueError
+        If ``clients`` is empty.
+    """
+    if not clients:
+        raise ValueError("clients: at least one client is needed")
+    n, k = len(orders), len(clients)
+    overlap = int(n * OVERLAP) if k > 1 else 0
+    batches: list[ClientBatch] = []
+    end = 0
+    for i, client_id in enumerate(clients):
+        size = n // k + (1 if i < n % k else 0)
+        begin = max(0, end - overlap)
+        batches.append(ClientBatch(client_id, tuple(orders[begin:begin + size])))
+        end = begin + size
+    return batches
+
+
+def submit_all(data_dir: Path, batches: Sequence[ClientBatch]) -> None:
+    """Submit every client's orders at the same time, each from its own thread and sender.
+
+    Raises
+    ------
+    RuntimeError
+        Naming the client whose submission failed, with the cause chained.
+    """
+    errors: dict[str, BaseException] = {}
+
+    def submit(batch: ClientBatch) -> None:
+        try:
+            sender = create_sender("local", data_dir=data_dir)
+            try:
+                submit_orders(sender, batch.orders, client_id=batch.client_id,
+                              reply_to=reply_queue_for(batch.client_id))
+            finally:
+                sender.close()
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller's thread
+            errors[batch.client_id] = exc
+
+    _run_each(batches, submit)
+    for client_id, exc in errors.items():
+        raise RuntimeError(f"client {client_id}: submitting failed: {exc}") from exc
+
+
+def watch_all(data_dir: Path, batches: Sequence[ClientBatch], timeout: timedelta,
+              on_progress: Callable[[int], None]) -> dict[str, WatchResult]:
+    """Watch every client's own reply queue at the same time, until its orders are terminal.
+
+    Each client watches from its own thread; ``on_progress`` runs in the calling thread.
+    That matters: the demo kills and restarts its processes from ``on_progress``, and a
+    child started with ``PR_SET_PDEATHSIG`` (:mod:`demo.processes`) is killed when the
+    *thread* that started it ends, so a host restarted from a watcher's thread would die
+    with that client's watch.
+
+    Parameters
+    ----------
+    data_dir : Path
+        The local host's data folder.
+    batches : sequence of ClientBatch
+        Who watches, and for how many orders.
+    timeout : timedelta
+        For each client.
+    on_progress : callable
+        Called in the calling thread with the number of orders terminal over all clients,
+        each time it has grown, and once at the end.
+
+    Returns
+    -------
+    dict of str to WatchResult
+        Per client, what it heard on its reply queue (statuses by its own OrderIDs).
+
+    Raises
+    ------
+    RuntimeError
+        Naming the client whose watch failed, with the cause chained.
+    """
+    results: dict[str, WatchResult] = {}
+    errors: dict[str, BaseException] = {}
+    terminal = {b.client_id: 0 for b in batches}
+    changed = threading.Condition()
+
+    def follow(batch: ClientBatch) -> None:
+        def progress(p: WatchProgress) -> None:
+            with changed:
+                terminal[batch.client_id] = p.terminal
+                changed.notify()
+
+        try:
+            receiver = LocalReplyReceiver.open(data_dir, reply_queue_for(batch.client_id))
+            try:
+                results[batch.client_id] = watch(receiver, len(batch.orders), timeout,
+                                                 on_progress=progress)
+            finally:
+                receiver.close()
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller's thread
+            errors[batch.client_id] = exc
+        with changed:
+            changed.notify()
+
+    threads = _start_each(batches, follow)
+    shown = -1
+    while any(t.is_alive() for t in threads):
+        with changed:
+            changed.wait(timeout=0.5)
+            total = sum(terminal.values())
+        if total != shown:
+            shown = total
+            on_progress(total)
+    for thread in threads:
+        thread.join()
+    on_progress(sum(terminal.values()))
+    for client_id, exc in errors.items():
+        raise RuntimeError(f"client {client_id}: watching failed: {exc}") from exc
+    return results
+
+
+def rejected_keys(batch: ClientBatch, result: WatchResult | None) -> set[str]:
+    """Keys of the client's orders it heard "Rejected" for (admission control, SPEC X3)."""
+    if result is None:
+        return set()
+    return {batch.key_of(order_id) for order_id, status in result.statuses.items()
+            if status.status == StatusKind.REJECTED}
+
+
+def _start_each(batches: Sequence[ClientBatch],
+                work: Callable[[ClientBatch], None]) -> list[threading.Thread]:
+    threads = [threading.Thread(target=work, args=(b,), name=f"client-{b.client_id}")
+               for b in batches]
+    for thread in threads:
+        thread.start()
+    return threads
+
+
+def _run_each(batches: Sequence[ClientBatch], work: Callable[[ClientBatch], None]) -> None:
+    for thread in _start_each(batches, work):
+        thread.join()

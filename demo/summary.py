@@ -1,0 +1,163 @@
+"""The demo's outcome: one summary line for the run, and one per client.
+
+Counted from the durable records (state store, the simulator's ledger, the ledger audit of
+:mod:`demo.audit`), never from what a client heard, except the client's own ``heard`` and
+``foreign`` counts. Orders are keyed ``<clientId>~<OrderID>`` throughout, so two clients'
+orders with the same OrderID are counted, and audited, apart (SPEC X10)::
+
+    client shop-a: orders=30 processed=… error=… recovered=… lost=0 duplicate_effects=0
+                   unbalanced=0 heard=30 foreign=0
+    summary: orders=60 processed=… error=… recovered=… lost=0 duplicate_effects=0
+             unbalanced=0 orders_per_s=…
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from client.watch import WatchResult
+from demo.audit import AuditReport, Verdict, audit_data_dir
+from orders.models import ProcessState, StateRecord
+from orders.stores import create_stores
+from simulator.ledger import Ledger
+
+TERMINAL = {ProcessState.PROCESSED, ProcessState.ERROR, ProcessState.COMPENSATED,
+            ProcessState.COMPENSATION_FAILED}
+UNBALANCED_SHOWN = 10
+"""Unbalanced orders printed above the summary; the rest are counted."""
+
+
+@dataclass
+class Summary:
+    """The outcome of a set of orders, from the state store, the ledger and the audit."""
+
+    orders: int
+    states: Counter[ProcessState]
+    recovered: int
+    rejected: int
+    lost: int
+    non_terminal: int
+    duplicate_effects: int
+    orders_per_s: float
+    unbalanced: list[Verdict] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """No order lost, none left non-terminal, no side effect twice, none unbalanced."""
+        return (self.lost == 0 and self.non_terminal == 0 and self.duplicate_effects == 0
+                and not self.unbalanced)
+
+    def counts(self) -> str:
+        """``orders=… processed=… error=… recovered=… lost=… duplicate_effects=… unbalanced=…``."""
+        error = sum(self.states[s] for s in (ProcessState.ERROR, ProcessState.COMPENSATED,
+                                             ProcessState.COMPENSATION_FAILED))
+        return (f"orders={self.orders} processed={self.states[ProcessState.PROCESSED]}"
+                f" error={error} recovered={self.recovered} lost={self.lost}"
+                f" duplicate_effects={self.duplicate_effects}"
+                f" unbalanced={len(self.unbalanced)}")
+
+    def line(self) -> str:
+        """Return the one-line summary of the whole run that the README documents."""
+        return f"summary: {self.counts()} orders_per_s={self.orders_per_s:.1f}"
+
+    def client_line(self, client_id: str, heard: WatchResult | None,
+                    own_order_ids: Collection[str]) -> str:
+        """Return ``client <id>: <counts> heard=… foreign=…`` for one client's orders.
+
+        ``heard``: its orders it heard a terminal status for on its own reply queue;
+        ``foreign``: statuses it heard for OrderIDs it never submitted (0: it heard only
+        of its own orders).
+        """
+        statuses = heard.statuses if heard is not None else {}
+        terminal = sum(1 for s in statuses.values() if s.terminal)
+        foreign = sum(1 for order_id in statuses if order_id not in own_order_ids)
+        return f"client {client_id}: {self.counts()} heard={terminal} foreign={foreign}"
+
+    def unbalanced_lines(self, limit: int = UNBALANCED_SHOWN) -> list[str]:
+        """Return one line per unbalanced order (the first ``limit``), then how many more."""
+        lines = [v.line() for v in self.unbalanced[:limit]]
+        if len(self.unbalanced) > limit:
+            lines.append(f"... and {len(self.unbalanced) - limit} more unbalanced orders")
+        return lines
+
+
+@dataclass(frozen=True)
+class Records:
+    """What the durable records say about the run's orders, read once.
+
+    Attributes
+    ----------
+    states : dict of str to StateRecord or None
+        State record per order key (None: none stored).
+    effect_counts : dict
+        The ledger's side effects per ``(service, kind, order key)``.
+    report : AuditReport
+        The ledger audit of the run (:func:`demo.audit.audit_data_dir`).
+    """
+
+    states: dict[str, StateRecord | None]
+    effect_counts: dict[tuple[str, str, str], int]
+    report: AuditReport
+
+
+def read_records(data_dir: Path, keys: list[str]) -> Records:
+    """Read the state records, the ledger's counts and the audit of ``keys``.
+
+    Parameters
+    ----------
+    data_dir : Path
+        The run's folder: the local host's data and the simulator's ``ledger.sqlite``.
+    keys : list of str
+        The orders submitted, by key ``<clientId>~<OrderID>``.
+    """
+    stores = create_stores("sqlite", orders_path=data_dir / "orders.sqlite",
+                           state_path=data_dir / "state.sqlite")
+    try:
+        states = {k: stores.states.get(k) for k in keys}
+    finally:
+        stores.close()
+    with Ledger(data_dir / "ledger.sqlite") as ledger:
+        counts = ledger.effect_counts()
+    return Records(states, counts, audit_data_dir(data_dir, data_dir / "ledger.sqlite", keys))
+
+
+def summarize(records: Records, keys: Collection[str], rejected: set[str],
+              elapsed_s: float, *, whole_run: bool = True) -> Summary:
+    """Count the outcome of the orders ``keys`` (all of the run's, or one client's).
+
+    Parameters
+    ----------
+    records : Records
+        From :func:`read_records` for the whole run.
+    keys : collection of str
+        The orders to count, by key.
+    rejected : set of str
+        Keys of orders their client heard "Rejected" for (admission control, SPEC X3).
+    elapsed_s : float
+        Seconds from submission to the end of the watch.
+    whole_run : bool
+        ``keys`` are all of the run's orders: duplicate side effects and unbalanced
+        verdicts then include those of orders nobody submitted. False for one client's
+        orders: only theirs count.
+
+    Returns
+    -------
+    Summary
+    """
+    everything = whole_run
+    present = {k: r for k in keys if (r := records.states.get(k)) is not None}
+    states = Counter(r.process_state for r in present.values())
+    lost = sum(1 for k in keys if k not in present and k not in rejected)
+    duplicates = sum(n - 1 for (_, _, key), n in records.effect_counts.items()
+                     if n > 1 and (everything or key in keys))
+    recovered = sum(1 for r in present.values()
+                    if r.process_state == ProcessState.PROCESSED and r.attempt > 1)
+    non_terminal = sum(1 for r in present.values() if r.process_state not in TERMINAL)
+    terminal = len(present) - non_terminal + len(rejected & set(keys))
+    unbalanced = [v for v in records.report.unbalanced if everything or v.order_id in keys]
+    return Summary(len(keys), states, recovered, len(rejected & set(keys)), lost,
+                   non_terminal, duplicates, terminal / elapsed_s if elapsed_s > 0 else 0.0,
+                   unbalanced)
