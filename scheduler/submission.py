@@ -244,7 +244,7 @@ def store(parsed: SubmitOrder, key: str, body: bytes, stores: Stores, sender: Me
 
 def answer_conflict(sender: MessageSender, parsed: SubmitOrder, now: datetime, why: str,
                     digest: str) -> None:
-    """Tell the submitter its changed order was refused: "Rejected" with the reason (S1, S8).
+    """Tell the submitter its changed order was refused: "ChangeRefused" with the reason (S1, S8).
 
     The stored order stands and is answered as usual; this answers the refused message,
     so a client that resent an order with other data hears why instead of waiting. Sent to
@@ -256,7 +256,7 @@ def answer_conflict(sender: MessageSender, parsed: SubmitOrder, now: datetime, w
               f"this message was refused and nothing was changed ({why})")
     try:
         send_status(sender, parsed.reply_to, StatusMessage(
-            order_id=parsed.order.order_id, status=StatusKind.REJECTED, at=now,
+            order_id=parsed.order.order_id, status=StatusKind.CHANGE_REFUSED, at=now,
             reason=reason[:1000]), dedupe_suffix=f":conflict:{digest}")
     except QueueNotFoundError:
         log.warning("order %s: conflict not answered, reply queue %s does not exist",

@@ -210,9 +210,10 @@ def recover_attempt(record: StateRecord, services: Services, report: ScanReport)
     if compensate:
         report.handed_over.append(record.order_id)
         return "handed_over"  # the compensation tells the client its outcome
+    # The MessageId names the attempt: a resubmitted order that fails again is told again.
     send_status(services.sender, record.reply_to, StatusMessage(
         order_id=record.submitted_order_id, status=StatusKind.ORDER_FAILED, at=now,
-        reason=reason))
+        reason=reason), dedupe_suffix=f":{record.locked_by}")
     return "gave_up"
 
 
@@ -239,7 +240,7 @@ def recover_compensation(record: StateRecord, services: Services,
         reason=reason, at=now), message_id=f"CompensationFailed:{record.locked_by}")
     send_status(services.sender, record.reply_to, StatusMessage(
         order_id=record.submitted_order_id, status=StatusKind.COMPENSATION_FAILED, at=now,
-        reason=reason))
+        reason=reason), dedupe_suffix=f":{record.locked_by}")
     return "compensation_gave_up"
 
 

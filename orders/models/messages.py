@@ -212,6 +212,9 @@ class StatusKind(StrEnum):
     REJECTED = "Rejected"
     COMPENSATED = "Compensated"
     COMPENSATION_FAILED = "CompensationFailed"
+    CHANGE_REFUSED = "ChangeRefused"
+    """A resent order with other data under a stored OrderID was refused; the stored order
+    stands and gets its own outcome, so this is not a final status of the order."""
 
 
 TERMINAL_STATUS_KINDS = frozenset({StatusKind.ORDER_COMPLETED, StatusKind.ORDER_FAILED,

@@ -133,5 +133,5 @@ def test_client_resend_is_dropped_but_a_changed_order_is_refused_as_conflict(mak
     assert len(system.effects(kind="charge", order_id=original.order_id)) == 1
     # The client is answered on its own reply queue: this message was refused, and why.
     answers = [(m["status"], m.get("reason") or "") for m in system.replies()]
-    assert [a[0] for a in answers] == ["RequestReceived", "OrderCompleted", "Rejected"]
+    assert [a[0] for a in answers] == ["RequestReceived", "OrderCompleted", "ChangeRefused"]
     assert answers[-1][1].startswith(f"ConflictingOrder: OrderID {original.order_id}")

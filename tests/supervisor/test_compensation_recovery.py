@@ -38,6 +38,25 @@ def test_giving_up_with_nothing_to_undo_sets_error_and_tells_the_client(services
     assert [m["status"] for m in sender.bodies("replies-acme")] == ["OrderFailed"]
 
 
+def test_a_resubmitted_order_that_fails_again_is_told_again(services, stores, clock, sender):
+    # The status MessageId names the attempt, so the queue's duplicate detection does not
+    # drop the second OrderFailed of the same order.
+    from orders.lifecycle.changes import resubmit
+
+    record_in(stores.states, clock, failure_count=2)
+    expire(clock)
+    supervise(services)
+    failed = stores.states.get("ORD-1")
+    stores.states.replace(resubmit(failed).model_copy(update={
+        "process_state": ProcessState.PROCESSING, "attempt": 2, "locked_by": "ORD-1:2",
+        "failure_count": 2, "complete_by": clock.now() + timedelta(seconds=30)}))
+    expire(clock)
+    supervise(services)
+    sent = [m for q, m in sender.sent if q == "replies-acme"]
+    assert [m.body["status"] for m in sent] == ["OrderFailed", "OrderFailed"]
+    assert len({m.message_id for m in sent}) == 2
+
+
 def compensating(stores, clock, failures=0, order_id="ORD-1"):
     handed = stores.states.replace(hand_over(
         record_in(stores.states, clock, order_id=order_id), "ship refused", Actor.SUPERVISOR))
