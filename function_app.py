@@ -10,6 +10,7 @@ import azure.functions as func
 from activities.blueprint import bp as activities
 from agents.blueprint import bp as agents
 from ops.blueprint import bp as ops
+from ops.dashboard.blueprint import bp as dashboard
 from orchestrators.blueprint import bp as orchestrators
 from orders.settings import order_clients
 from scheduler.blueprint import bp as scheduler
@@ -18,5 +19,5 @@ from supervisor.blueprint import bp as supervisor
 
 app = df.DFApp(http_auth_level=func.AuthLevel.FUNCTION)
 for blueprint in (scheduler, client_submissions(order_clients()), orchestrators, activities,
-                  agents, supervisor, ops):
+                  agents, supervisor, ops, dashboard):
     app.register_functions(blueprint)

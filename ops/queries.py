@@ -48,8 +48,9 @@ def _first(pages: Iterator[ScanPage], limit: int,
     return found, False
 
 
-def _by_state_pages(states: StateStore, state: ProcessState,
-                    page_size: int) -> Iterator[ScanPage]:
+def pages_by_state(states: StateStore, state: ProcessState,
+                   page_size: int) -> Iterator[ScanPage]:
+    """Yield every page of the records in ``state`` (``find_by_state``, in OrderID order)."""
     token: str | None = None
     while True:
         page = states.find_by_state(state, page_size, continuation=token)
@@ -79,7 +80,7 @@ def list_by_state(states: StateStore, state: ProcessState, limit: int,
     (list of StateRecord, bool)
         The records, and whether more exist than were returned.
     """
-    pages = _by_state_pages(states, ProcessState(state), check_limit(limit))
+    pages = pages_by_state(states, ProcessState(state), check_limit(limit))
     return _first(pages, limit, client)
 
 

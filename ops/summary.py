@@ -20,6 +20,15 @@ from orders.observability import metrics
 from orders.queues import load_queue_limits
 
 
+def watched_queues(settings: Any) -> list[str]:
+    """Return the queues whose dead letters the summary counts.
+
+    Those of ``infra/queues.json`` and each client's submit queue ``orders-<clientId>``
+    (a ClientMismatch or a bad body is dead-lettered there).
+    """
+    return [*load_queue_limits(), *(submit_queue(c) for c in settings.order_clients)]
+
+
 def build_summary(services: Any, *, with_dead_letters: bool = True) -> dict[str, Any]:
     """Collect the figures of the ops summary.
 
@@ -46,10 +55,8 @@ def build_summary(services: Any, *, with_dead_letters: bool = True) -> dict[str,
     in_flight = sum(counts.get(state, 0) for state in IN_FLIGHT_STATES)
     stuck, truncated = count_stuck(services.stores.states, now)
     queues = load_queue_limits()
-    # Each client's submit queue too: a ClientMismatch or a bad body is dead-lettered there.
-    watched = [*queues, *(submit_queue(c) for c in settings.order_clients)]
-    depths, note = (dead_letter_depths(services.depths, watched) if with_dead_letters
-                    else (None, "not read"))
+    depths, note = (dead_letter_depths(services.depths, watched_queues(settings))
+                    if with_dead_letters else (None, "not read"))
     limit = settings.MAX_IN_FLIGHT
     return {
         "at": format_utc(now),

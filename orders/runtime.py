@@ -22,7 +22,8 @@ import httpx
 from clocks import Clock, SystemClock
 from orders.circuit import BreakerRegistry
 from orders.messaging import MessageSender, create_sender
-from orders.messaging.depths import AzureDepthReader, DepthReader, LocalDepthReader
+from orders.messaging.browse import AzureQueueBrowser, LocalQueueBrowser
+from orders.messaging.depths import DepthReader
 from orders.messaging.settlement import FunctionsSettler, LocalSettler, MessageSettler
 from orders.settings import Settings, load_settings
 from orders.stores import Stores, create_stores
@@ -41,7 +42,8 @@ class Services:
     settler: MessageSettler
     sleep: Callable[[float], None] = time.sleep
     depths: DepthReader | None = None
-    """Dead-letter depth reader; None in tests that do not read depths."""
+    """Dead-letter depth reader, also a :class:`~orders.messaging.browse.QueueBrowser` (counts
+    and peeks for the operator dashboard); None in tests that do not read depths."""
     credential: Any = None
     """The process's one Azure credential (None under the local host)."""
     extras: dict[str, Any] = field(default_factory=dict)
@@ -103,14 +105,14 @@ def build_services(settings: Settings, clock: Clock | None = None) -> Services:
     if settings.MESSAGING_BACKEND == "local":
         sender = create_sender("local", data_dir=settings.DEVHOST_DATA_DIR, clock=clock)
         settler = LocalSettler(settings.DEVHOST_DATA_DIR or ".data", clock)
-        depths = LocalDepthReader(settings.DEVHOST_DATA_DIR or ".data")
+        depths = LocalQueueBrowser(settings.DEVHOST_DATA_DIR or ".data")
     else:
         namespace = settings.SERVICEBUS__fullyQualifiedNamespace
         assert namespace, "Settings refuse MESSAGING_BACKEND=servicebus without a namespace"
         sender = create_sender("servicebus", fully_qualified_namespace=namespace,
                                credential=credential)
         settler = FunctionsSettler()
-        depths = AzureDepthReader(namespace, credential)
+        depths = AzureQueueBrowser(namespace, credential)
     breakers = BreakerRegistry(clock=clock,
                                failure_threshold=settings.CIRCUIT_FAILURE_THRESHOLD,
                                cool_down=timedelta(seconds=settings.CIRCUIT_COOL_DOWN_S))

@@ -18,6 +18,8 @@ One reader per process (:class:`orders.runtime.Services` holds it and closes it)
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -54,16 +56,23 @@ class LocalDepthReader:
 
     def dead_letter_depths(self, queues: list[str]) -> dict[str, int]:
         """Return the dead-letter depth of each queue; see :class:`DepthReader`."""
+        with self._engine() as engine:
+            return {q: engine.counts(q).dead_letter for q in queues}
+
+    @contextmanager
+    def _engine(self) -> Iterator[Any]:
+        """Yield the running host's engine if it serves this folder, else one opened here."""
         from devhost.runtime import current
 
         host = current()
         if host is not None and Path(host.data_dir).resolve() == self._data_dir.resolve():
-            return {q: host.engine.counts(q).dead_letter for q in queues}
+            yield host.engine
+            return
         from devhost.servicebus import open_engine
 
         engine = open_engine(str(self._data_dir))
         try:
-            return {q: engine.counts(q).dead_letter for q in queues}
+            yield engine
         finally:
             engine.close()
 

@@ -1,0 +1,154 @@
+"""Registers the operator dashboard: a page, its two static files and three JSON endpoints.
+
+Routes (under ``api/``, the Functions route prefix):
+
+- ``GET ops/dashboard``: the page (``static/index.html``); ``GET ops/dashboard/assets/{name}``
+  its script and style sheet. Anonymous: they hold no data, and a browser cannot add the
+  function key to a ``<script src>``.
+- ``GET ops/dashboard/api/overview?limit=N``: :func:`ops.dashboard.overview.build_overview`.
+- ``GET ops/dashboard/api/order?client=C&orderId=O``: one order
+  (:func:`ops.dashboard.detail.order_detail`), its attempts' histories read through the
+  durable client binding; ``orderId`` alone names a key or a legacy OrderID.
+- ``POST ops/dashboard/api/resubmit`` with ``{"client", "orderId", "reason"}``: the CLI's
+  ``resubmit`` (:func:`ops.resubmit.resubmit`), naming the operator
+  (:func:`ops.dashboard.web.operator_of`).
+
+The endpoints take the function's auth level (the function key in Azure: the page passes
+the ``code`` of its own URL on as ``x-functions-key``). Bad input is answered 4xx with
+``{"error": reason}``: unknown query parameters, malformed values, unknown orders (404), an
+order not in Error (409).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import azure.durable_functions as df
+import azure.functions as func
+
+from ops.dashboard.detail import DetailRequestError, order_detail, resolve_key, status_json
+from ops.dashboard.overview import build_overview
+from ops.dashboard.web import (
+    Problem,
+    int_from,
+    json_body,
+    json_response,
+    operator_of,
+    problem_response,
+    query,
+    respond,
+    text_up_to,
+)
+from ops.order_report import attempt_ids
+from ops.resubmit import ResubmitOutcome, resubmit
+from orders.durable_blueprint import DurableBlueprint
+from orders.runtime import services
+
+bp = DurableBlueprint()
+
+STATIC = Path(__file__).resolve().parent / "static"
+ASSETS = {"dashboard.js": "text/javascript", "dashboard.css": "text/css"}
+"""The files ``ops/dashboard/assets/{name}`` serves, with their media types."""
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 1000
+RESUBMIT_STATUS = {ResubmitOutcome.RESUBMITTED: 200, ResubmitOutcome.NOT_IN_ERROR: 409,
+                   ResubmitOutcome.NOT_FOUND: 404}
+ORDER_PARAMS = {"client": text_up_to(40), "orderId": text_up_to(200)}
+
+
+@bp.route(route="ops/dashboard", methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)
+def ops_dashboard(req: func.HttpRequest) -> func.HttpResponse:
+    """Return the dashboard page (no data: it asks the JSON endpoints)."""
+    return respond((STATIC / "index.html").read_bytes(), "text/html")
+
+
+@bp.route(route="ops/dashboard/assets/{name}", methods=["GET"],
+          auth_level=func.AuthLevel.ANONYMOUS)
+def ops_dashboard_asset(req: func.HttpRequest) -> func.HttpResponse:
+    """Return the page's script or style sheet; 404 for any other name."""
+    name = req.route_params.get("name", "")
+    if name not in ASSETS:
+        return problem_response(Problem(404, f"no such asset; there are: {', '.join(ASSETS)}"))
+    return respond((STATIC / name).read_bytes(), ASSETS[name])
+
+
+@bp.route(route="ops/dashboard/api/overview", methods=["GET"],
+          auth_level=func.AuthLevel.FUNCTION)
+def ops_dashboard_overview(req: func.HttpRequest) -> func.HttpResponse:
+    """Return the main view as JSON (``limit``: most orders per attention list, 1-1000)."""
+    try:
+        limit = query(req, {"limit": int_from(1, MAX_LIMIT)}).get("limit", DEFAULT_LIMIT)
+    except Problem as problem:
+        return problem_response(problem)
+    return json_response(build_overview(services(), limit))
+
+
+@bp.route(route="ops/dashboard/api/order", methods=["GET"], auth_level=func.AuthLevel.FUNCTION)
+@bp.durable_client_input(client_name="client")
+async def ops_dashboard_order(req: func.HttpRequest,
+                              client: df.DurableOrchestrationClient) -> func.HttpResponse:
+    """Return one order's detail as JSON; 400 for a malformed name, 404 if unknown."""
+    try:
+        params = query(req, ORDER_PARAMS)
+        if "orderId" not in params:
+            raise Problem(400, "query parameter 'orderId' is required (with 'client': the "
+                               "client's OrderID; alone: an order key such as acme~ORD-1)")
+        key = resolve_key(params.get("client"), params["orderId"])
+    except DetailRequestError as exc:
+        return problem_response(Problem(400, str(exc)))
+    except Problem as problem:
+        return problem_response(problem)
+    svc = await asyncio.to_thread(services)
+    record = await asyncio.to_thread(svc.stores.states.get, key)
+    statuses = {iid: await _status(client, iid) for iid in
+                (attempt_ids(record) if record is not None else [])}
+    detail = await asyncio.to_thread(order_detail, svc, key, statuses)
+    if detail is None:
+        return problem_response(Problem(404, f"no order {key}: no state record and no order"))
+    return json_response(detail)
+
+
+async def _status(client: df.DurableOrchestrationClient, instance_id: str
+                  ) -> dict[str, Any] | None:
+    status = await client.get_status(instance_id, show_history=True,
+                                     show_history_output=True, show_input=True)
+    return status_json(status)
+
+
+@bp.route(route="ops/dashboard/api/resubmit", methods=["POST"],
+          auth_level=func.AuthLevel.FUNCTION)
+def ops_dashboard_resubmit(req: func.HttpRequest) -> func.HttpResponse:
+    """Resubmit an order in Error, as ``python -m ops resubmit`` does (SPEC S7).
+
+    200 when resubmitted, 409 when the order is not in Error, 404 when unknown; 400, 403
+    or 415 for a malformed or unauthorised request.
+    """
+    try:
+        query(req, {})
+        operator = operator_of(req)
+        body = json_body(req)
+        unknown = set(body) - {"client", "orderId", "reason"}
+        if unknown:
+            raise Problem(400, f"unknown field(s) {sorted(unknown)}; send client, orderId "
+                               "and reason")
+        order_id, client_id, reason = body.get("orderId"), body.get("client"), body.get(
+            "reason", "")
+        if not isinstance(order_id, str) or not isinstance(client_id, str | None) or \
+                not isinstance(reason, str) or len(reason) > 500:
+            raise Problem(400, "orderId must be text, client text or null, reason text of at "
+                               "most 500 characters")
+        key = resolve_key(client_id, order_id)
+    except DetailRequestError as exc:
+        return problem_response(Problem(400, str(exc)))
+    except Problem as problem:
+        return problem_response(problem)
+    result = resubmit(services().stores.states, key, operator=operator,
+                      reason=reason or "dashboard")
+    answer = {"outcome": result.outcome.value, "orderId": result.order_id,
+              "state": result.state.value if result.state else None,
+              "nextAttempt": result.next_attempt, "message": result.message}
+    if result.outcome is not ResubmitOutcome.RESUBMITTED:
+        answer["error"] = result.message
+    return json_response(answer, RESUBMIT_STATUS[result.outcome])

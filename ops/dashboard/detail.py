@@ -1,0 +1,144 @@
+"""One order on the dashboard: record, compensation log, attempts as timelines, messages (S7).
+
+The report is :func:`ops.order_report.order_report`, the one ``python -m ops show`` prints;
+the attempts' statuses come from the durable client binding of the HTTP function (the
+documented instance query with ``showHistory``), gathered before the report is built, so
+the same code serves the CLI (over HTTP) and the app (through its binding).
+
+Each attempt's history becomes a timeline: event type, time, name, input and result (or
+the failure's reason and details). The status messages sent to the client are those the
+attempts' histories show ``publish_status`` sending, plus those still waiting on the
+client's reply queue (the submission's own answers, e.g. ``RequestReceived``, and any the
+supervisor sent): a message the client has already received is gone from the queue.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ops.dashboard.overview import guarded, message_row
+from ops.order_report import order_report
+from orders.lifecycle.ids import client_order_id, order_key
+from orders.messaging.browse import MAX_PEEK, QueueBrowser
+from orders.names import PUBLISH_STATUS
+
+
+class DetailRequestError(ValueError):
+    """The order named in a detail request breaks the OrderID or client id rules."""
+
+
+def resolve_key(client: str | None, order_id: str) -> str:
+    """Return the state-store key of ``client``'s OrderID (``order_id`` itself without client).
+
+    An OrderID is unique per client only (SPEC X10), so an order is named by both; without
+    a client, ``order_id`` is taken as a key (``acme~ORD-1``) or a legacy plain OrderID.
+
+    Raises
+    ------
+    DetailRequestError
+        If the client id or the OrderID breaks its rule (the message says which).
+    """
+    try:
+        if client is None:
+            client_order_id(order_id)  # validates a key or a plain OrderID
+            return order_id
+        return order_key(client, order_id)
+    except ValueError as exc:
+        raise DetailRequestError(str(exc)) from None
+
+
+def status_json(status: Any) -> dict[str, Any] | None:
+    """Return the durable client's ``DurableOrchestrationStatus`` as the status API's JSON.
+
+    None for an instance the task hub does not know (a status without ``createdTime``).
+    ``historyEvents`` is kept: the SDK stores unknown keys of the answer as attributes.
+    """
+    if not status:
+        return None
+    data: dict[str, Any] = dict(status.to_json())
+    data["historyEvents"] = getattr(status, "historyEvents", None) or []
+    data.pop("history", None)
+    return data
+
+
+def timeline(status: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Return one row per history event: ``type``, ``time``, ``name``, ``input``, ``result``.
+
+    ``result`` is the event's ``Result``, or for a failure its ``Reason`` and ``Details``.
+    """
+    rows = []
+    for event in (status or {}).get("historyEvents") or []:
+        failure = {k: event[k] for k in ("Reason", "Details") if event.get(k) is not None}
+        rows.append({"type": event.get("EventType"), "time": event.get("Timestamp"),
+                     "name": event.get("FunctionName") or event.get("Name"),
+                     "input": event.get("Input"),
+                     "result": event.get("Result") if "Result" in event else failure or None})
+    return rows
+
+
+def sent_by_attempts(attempts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return the status messages the attempts' histories show ``publish_status`` sending."""
+    sent = []
+    for attempt in attempts:
+        for row in attempt["timeline"]:
+            if row["name"] == PUBLISH_STATUS and row["type"] == "TaskCompleted":
+                given = row["input"] if isinstance(row["input"], dict) else {}
+                sent.append({"instanceId": attempt["instanceId"], "at": row["time"],
+                             "status": given.get("status"), "reason": given.get("reason")})
+    return sent
+
+
+def queued_messages(services: Any, record: dict[str, Any] | None
+                    ) -> tuple[list[dict[str, Any]], str | None]:
+    """Return the status messages about the order still on the client's reply queue.
+
+    At most :data:`~orders.messaging.browse.MAX_PEEK` messages of the queue are looked at.
+
+    Returns
+    -------
+    (list of dict, str or None)
+        Rows of :func:`ops.dashboard.overview.message_row`, and a note if the queue could
+        not be read.
+    """
+    browser = services.depths
+    if record is None or not isinstance(browser, QueueBrowser):
+        return [], None
+    known_as = record.get("clientOrderId") or record["orderId"]
+    peeked, note = guarded(f"reply queue {record['replyTo']}",
+                           lambda: browser.peek(record["replyTo"], MAX_PEEK))
+    mine = [message_row(m) for m in peeked or []
+            if isinstance(m.body, dict) and m.body.get("orderId") == known_as]
+    return mine, note
+
+
+def order_detail(services: Any, key: str,
+                 statuses: dict[str, dict[str, Any] | None]) -> dict[str, Any] | None:
+    """Collect one order's detail.
+
+    Parameters
+    ----------
+    services : orders.runtime.Services
+        Stores and the queue browser.
+    key : str
+        The order's key (:func:`resolve_key`).
+    statuses : dict
+        Instance id -> status JSON (:func:`status_json`) of the order's attempts.
+
+    Returns
+    -------
+    dict or None
+        The report of :func:`ops.order_report.order_report` with each attempt's
+        ``timeline``, plus ``sentByAttempts`` (:func:`sent_by_attempts`), ``queued``
+        (:func:`queued_messages`) and ``notes``; None if the order is unknown.
+    """
+    report = order_report(services, key, statuses.get)
+    if report is None:
+        return None
+    for attempt in report["attempts"]:
+        attempt["timeline"] = timeline(attempt["status"])
+        if attempt["status"] is not None:  # the timeline holds the events
+            attempt["status"] = {k: v for k, v in attempt["status"].items()
+                                 if k != "historyEvents"}
+    queued, note = queued_messages(services, report["record"])
+    return {**report, "sentByAttempts": sent_by_attempts(report["attempts"]),
+            "queued": queued, "notes": [note] if note else []}

@@ -1,0 +1,150 @@
+"""The dashboard's main view: one JSON document built from the stores and queues (S7, X8).
+
+Every figure comes from what the operator CLI and ``api/ops/summary`` read, through the
+same functions: the summary (:func:`ops.summary.build_summary`: orders by ProcessState,
+backlog, stuck count, dead-letter depths, circuit states, retry budget), the lists of
+:mod:`ops.queries` (stuck, Error, CompensationFailed), the charts of
+:mod:`ops.dashboard.series`, and the queues through the process's
+:class:`~orders.messaging.browse.QueueBrowser`: counts, dead-lettered messages with reason
+and description, recent operator alerts. A part that cannot be read (in Azure, a missing
+Service Bus right) is reported with its reason while the rest is shown.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from functools import partial
+from typing import Any, TypeVar
+
+from ops.dashboard.series import charts
+from ops.queries import list_by_state, list_stuck
+from ops.summary import build_summary, watched_queues
+from orders.messaging.browse import PeekedMessage, QueueBrowser
+from orders.models import ProcessState, StateRecord, format_utc
+from orders.models.messages import reply_queue
+from orders.names import OPERATOR_ALERTS_QUEUE
+
+log = logging.getLogger("orders.ops.dashboard")
+T = TypeVar("T")
+
+DEAD_LETTERS_PER_QUEUE = 20
+"""Dead-lettered messages shown per queue (the oldest)."""
+ALERTS_READ = 500
+"""Operator alerts peeked; the most recent :data:`ALERTS_SHOWN` of them are shown."""
+ALERTS_SHOWN = 25
+
+
+def record_row(record: StateRecord, now: datetime, window_s: float) -> dict[str, Any]:
+    """Return a state record as a JSON row, with ``overdueS`` and ``beyondWindow``.
+
+    ``overdueS`` is how long CompleteBy has passed (None if it has not); ``beyondWindow``
+    says it passed longer ago than the supervisor's scan window (SUPERVISOR_SCAN_WINDOW_S).
+    """
+    row: dict[str, Any] = record.model_dump(mode="json")
+    overdue = ((now - record.complete_by).total_seconds()
+               if record.complete_by is not None and record.complete_by < now else None)
+    row.update(overdueS=overdue, beyondWindow=overdue is not None and overdue > window_s)
+    return row
+
+
+def attention(services: Any, now: datetime, limit: int) -> dict[str, Any]:
+    """Return the orders needing an operator: stuck, Error and CompensationFailed.
+
+    Returns
+    -------
+    dict
+        ``{"stuck" | "Error" | "CompensationFailed": {"orders": [row], "more": bool}}``,
+        rows as :func:`record_row` makes them.
+    """
+    states = services.stores.states
+    window_s = services.settings.SUPERVISOR_SCAN_WINDOW_S
+    found = {"stuck": list_stuck(states, now, limit),
+             **{s.value: list_by_state(states, s, limit)
+                for s in (ProcessState.ERROR, ProcessState.COMPENSATION_FAILED)}}
+    return {name: {"orders": [record_row(r, now, window_s) for r in records], "more": more}
+            for name, (records, more) in found.items()}
+
+
+def message_row(message: PeekedMessage) -> dict[str, Any]:
+    """Return a peeked message as a JSON row."""
+    return {"queue": message.queue, "sequenceNumber": message.sequence_number,
+            "messageId": message.message_id,
+            "enqueuedAt": format_utc(message.enqueued_at) if message.enqueued_at else None,
+            "deliveryCount": message.delivery_count,
+            "applicationProperties": message.application_properties, "body": message.body,
+            "deadLetterReason": message.dead_letter_reason,
+            "deadLetterDescription": message.dead_letter_description}
+
+
+def guarded(what: str, read: Callable[[], T]) -> tuple[T | None, str | None]:
+    """Run ``read``; on failure return None and a note naming ``what`` and the error type.
+
+    A part of the dashboard that cannot be read (a missing right, a queue not there) must
+    not hide the others; the failure is logged with its traceback.
+    """
+    try:
+        return read(), None
+    except Exception as exc:  # noqa: BLE001 - shown as a note, logged with the traceback
+        log.warning("dashboard: cannot read %s", what, exc_info=True)
+        return None, f"{what} unavailable ({type(exc).__name__})"
+
+
+def queues(services: Any) -> dict[str, Any]:
+    """Return queue counts, dead-lettered messages and recent operator alerts.
+
+    Returns
+    -------
+    dict
+        ``queues`` ([{name, active, deadLetter}] or None), ``deadLettered`` (rows of
+        :func:`message_row`), ``alerts`` (the most recent alert bodies, newest first) and
+        ``notes`` (why a part is missing).
+    """
+    browser = services.depths
+    if not isinstance(browser, QueueBrowser):
+        return {"queues": None, "deadLettered": [], "alerts": [],
+                "notes": ["this process has no queue browser"]}
+    settings = services.settings
+    names = [*watched_queues(settings), *(reply_queue(c) for c in settings.order_clients)]
+    counts, count_note = guarded("queue counts", lambda: browser.queue_counts(names))
+    rows: list[dict[str, Any]] = [{"name": q, "active": c.active, "deadLetter": c.dead_letter}
+                                  for q, c in (counts or {}).items()]
+    dead: list[dict[str, Any]] = []
+    notes = [count_note]
+    for name in (row["name"] for row in rows if row["deadLetter"]):
+        peeked, note = guarded(f"dead letters of {name}", partial(
+            browser.peek, name, DEAD_LETTERS_PER_QUEUE, dead_letter=True))
+        dead.extend(message_row(m) for m in peeked or [])
+        notes.append(note)
+    alerts, note = guarded("operator alerts",
+                           lambda: browser.peek(OPERATOR_ALERTS_QUEUE, ALERTS_READ))
+    notes.append(note)
+    recent = [message_row(m) for m in reversed((alerts or [])[-ALERTS_SHOWN:])]
+    return {"queues": rows if counts is not None else None, "deadLettered": dead,
+            "alerts": recent, "notes": [n for n in notes if n]}
+
+
+def build_overview(services: Any, limit: int) -> dict[str, Any]:
+    """Collect the dashboard's main view.
+
+    Parameters
+    ----------
+    services : orders.runtime.Services
+        Stores, settings, clock, breakers and the queue browser.
+    limit : int
+        Most orders per attention list (1..1000).
+
+    Returns
+    -------
+    dict
+        ``summary`` (:func:`ops.summary.build_summary`), ``attention`` (:func:`attention`),
+        ``charts`` (:func:`ops.dashboard.series.charts`), ``messaging`` (:func:`queues`)
+        and ``supervisorWindowS``.
+    """
+    now = services.clock.now()
+    return {"summary": build_summary(services),
+            "attention": attention(services, now, limit),
+            "charts": charts(services.stores.states, now),
+            "messaging": queues(services),
+            "supervisorWindowS": services.settings.SUPERVISOR_SCAN_WINDOW_S}

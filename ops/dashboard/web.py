@@ -1,0 +1,163 @@
+"""HTTP plumbing of the dashboard: strict query parameters, problems as 4xx, safe headers.
+
+Every answer the dashboard gives goes through here: JSON with ``Cache-Control: no-store``,
+static files with a Content-Security-Policy that allows only the app's own scripts and
+styles (no inline script, nothing from elsewhere, no framing), and refusals as
+``{"error": <reason>}`` with a 4xx status. Query parameters are checked against what each
+endpoint takes: an unknown or malformed one is refused (400) instead of ignored. ``code``
+is always allowed: it is how Azure takes the function key in a URL.
+
+Operator actions name their operator. Azure App Service authentication (Easy Auth) puts
+the signed-in user in ``X-MS-CLIENT-PRINCIPAL-NAME``, which the platform strips from
+incoming requests and sets itself, so it is used when present; otherwise the page sends
+the name the operator typed in ``X-Ops-Operator``. A request with neither is refused with
+403: a plain HTML form or a cross-site page cannot set such a header without a CORS
+preflight the app never grants, so an action cannot be forged from another site.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import azure.functions as func
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
+                               "img-src 'self' data:; connect-src 'self'; "
+                               "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+"""Headers of every dashboard answer."""
+
+ALWAYS_ALLOWED = frozenset({"code"})
+"""Query parameters every endpoint accepts (``code``: the function key in Azure)."""
+
+PRINCIPAL_HEADER = "x-ms-client-principal-name"
+OPERATOR_HEADER = "x-ops-operator"
+_OPERATOR = re.compile(r"^[\w.@ -]{1,80}$")
+
+
+class Problem(Exception):
+    """A request the dashboard refuses: answered with ``status`` and ``{"error": reason}``.
+
+    Parameters
+    ----------
+    status : int
+        A 4xx status.
+    reason : str
+        One sentence saying what is wrong and how to ask instead.
+    """
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def respond(body: str | bytes, mimetype: str, status: int = 200) -> func.HttpResponse:
+    """Return an answer with the dashboard's security headers."""
+    return func.HttpResponse(body, status_code=status, mimetype=mimetype,
+                             headers=dict(SECURITY_HEADERS))
+
+
+def json_response(data: Any, status: int = 200) -> func.HttpResponse:
+    """Return ``data`` as JSON with the dashboard's headers."""
+    return respond(json.dumps(data), "application/json", status)
+
+
+def problem_response(problem: Problem) -> func.HttpResponse:
+    """Return a refusal as ``{"error": reason}`` with its status."""
+    return json_response({"error": problem.reason}, problem.status)
+
+
+def query(req: func.HttpRequest,
+          parsers: Mapping[str, Callable[[str], Any]]) -> dict[str, Any]:
+    """Return the request's query parameters, each parsed by its parser.
+
+    Parameters
+    ----------
+    req : func.HttpRequest
+        The request.
+    parsers : mapping
+        Parameter name -> parser (raises ``ValueError`` with the rule on a bad value).
+        Parameters absent from the request are absent from the result.
+
+    Raises
+    ------
+    Problem
+        400 naming an unknown parameter or a value its parser refused.
+    """
+    parsed: dict[str, Any] = {}
+    for name, value in req.params.items():
+        if name in ALWAYS_ALLOWED:
+            continue
+        if name not in parsers:
+            known = ", ".join(sorted(parsers)) or "none"
+            raise Problem(400, f"unknown query parameter {name!r} (this endpoint takes: "
+                               f"{known})")
+        try:
+            parsed[name] = parsers[name](value)
+        except ValueError as exc:
+            raise Problem(400, f"query parameter {name!r}: {exc}") from None
+    return parsed
+
+
+def int_from(low: int, high: int) -> Callable[[str], int]:
+    """Return a parser of a decimal integer from ``low`` to ``high``."""
+    def parse(text: str) -> int:
+        if not re.fullmatch(r"[0-9]{1,7}", text) or not low <= int(text) <= high:
+            raise ValueError(f"must be an integer from {low} to {high}; got {text[:40]!r}")
+        return int(text)
+    return parse
+
+
+def text_up_to(limit: int) -> Callable[[str], str]:
+    """Return a parser of a non-empty text of at most ``limit`` characters."""
+    def parse(text: str) -> str:
+        if not 1 <= len(text) <= limit:
+            raise ValueError(f"must be 1 to {limit} characters; got {len(text)}")
+        return text
+    return parse
+
+
+def json_body(req: func.HttpRequest) -> dict[str, Any]:
+    """Return the request's body as a JSON object.
+
+    Raises
+    ------
+    Problem
+        415 if the body is not declared JSON, 400 if it is not a JSON object.
+    """
+    if not req.headers.get("content-type", "").lower().startswith("application/json"):
+        raise Problem(415, "send the body as JSON (Content-Type: application/json)")
+    try:
+        body = json.loads(req.get_body() or b"null")
+    except ValueError:
+        raise Problem(400, "the body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise Problem(400, "the body must be a JSON object")
+    return body
+
+
+def operator_of(req: func.HttpRequest) -> str:
+    """Return who performs an action (see the module docstring).
+
+    Raises
+    ------
+    Problem
+        403 if the request names no operator, 400 if the name is not 1-80 letters,
+        digits, spaces or ``.@_-``.
+    """
+    name: str | None = req.headers.get(PRINCIPAL_HEADER) or req.headers.get(OPERATOR_HEADER)
+    if not name:
+        raise Problem(403, "operator actions need the operator's name in the X-Ops-Operator "
+                           "header (the dashboard sends it; a form or cross-site request "
+                           "cannot)")
+    if not _OPERATOR.fullmatch(name):
+        raise Problem(400, "operator name: 1 to 80 letters, digits, spaces or . @ _ -")
+    return name

@@ -1,0 +1,185 @@
+"""Queue counts and peeked messages for operators, locally and in Azure (SPEC S7, X8).
+
+The operator dashboard shows each queue's active and dead-letter counts, the messages in
+the dead-letter subqueues with their ``DeadLetterReason`` and
+``DeadLetterErrorDescription``, the recent operator alerts and the status messages still
+waiting on a client's reply queue. Peeking (browsing) reads messages without locking them
+or changing their delivery count, so looking never disturbs a receiver.
+
+The browsers extend the dead-letter depth readers (one object per process,
+``Services.depths``):
+
+- :class:`LocalQueueBrowser`: the local host's Service Bus engine;
+- :class:`AzureQueueBrowser`: counts from the administration client (the *Manage* right),
+  peeks through a ``ServiceBusClient`` built on first use with the process's credential
+  (the *Listen* right, role "Azure Service Bus Data Receiver", on the peeked queues).
+  Without a right the read fails and the caller shows the reason instead.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from orders.messaging.depths import AzureDepthReader, LocalDepthReader
+
+MAX_PEEK = 500
+"""Most messages one peek returns (the Service Bus SDK's own batches are smaller)."""
+
+
+@dataclass(frozen=True)
+class QueueCount:
+    """Messages of one queue, as Service Bus counts them.
+
+    ``active``: receivable now or locked by a receiver; ``dead_letter``: in the
+    dead-letter subqueue.
+    """
+
+    active: int
+    dead_letter: int
+
+
+@dataclass(frozen=True)
+class PeekedMessage:
+    """A message read by peeking, in the terms both backends share.
+
+    The fields are the Service Bus ones of the same names (``enqueued_at``: UTC;
+    ``application_properties`` keyed by text); ``body`` is parsed as JSON, or left as text
+    if it is not JSON; ``dead_letter_reason`` and ``dead_letter_description`` say why a
+    message of a dead-letter subqueue is there (None elsewhere).
+    """
+
+    queue: str
+    sequence_number: int
+    message_id: str | None
+    enqueued_at: datetime | None
+    delivery_count: int
+    application_properties: dict[str, Any]
+    body: Any
+    dead_letter_reason: str | None
+    dead_letter_description: str | None
+
+
+@runtime_checkable
+class QueueBrowser(Protocol):
+    """Counts and peeks queues (besides reading dead-letter depths)."""
+
+    def queue_counts(self, queues: list[str]) -> dict[str, QueueCount]:
+        """Return the counts of each queue (raises what the backend raises on failure)."""
+        ...
+
+    def peek(self, queue: str, max_count: int, *,
+             dead_letter: bool = False) -> list[PeekedMessage]:
+        """Return up to ``max_count`` (1..MAX_PEEK) messages, oldest first, without locking.
+
+        ``dead_letter`` reads the queue's dead-letter subqueue. Raises what the backend
+        raises when the queue cannot be read, and ValueError for a bad ``max_count``.
+        """
+        ...
+
+
+def parse_body(raw: bytes) -> Any:
+    """Return a message body as JSON if it is JSON, else as text (undecodable bytes replaced)."""
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _check_peek(max_count: int) -> int:
+    if not 1 <= max_count <= MAX_PEEK:
+        raise ValueError(f"max_count: must be from 1 to {MAX_PEEK}; got {max_count}")
+    return max_count
+
+
+class LocalQueueBrowser(LocalDepthReader):
+    """Counts and peeks from the local host's Service Bus engine (see the module docstring)."""
+
+    def queue_counts(self, queues: list[str]) -> dict[str, QueueCount]:
+        """Return active and dead-letter counts; see :class:`QueueBrowser`."""
+        with self._engine() as engine:
+            found = {q: engine.counts(q) for q in queues}
+        return {q: QueueCount(c.active, c.dead_letter) for q, c in found.items()}
+
+    def peek(self, queue: str, max_count: int, *,
+             dead_letter: bool = False) -> list[PeekedMessage]:
+        """Return up to ``max_count`` messages without locking; see :class:`QueueBrowser`."""
+        with self._engine() as engine:
+            found = engine.peek(queue, _check_peek(max_count), dead_letter=dead_letter)
+        return [PeekedMessage(
+            queue=m.queue, sequence_number=m.sequence_number, message_id=m.message_id,
+            enqueued_at=m.enqueued_time, delivery_count=m.delivery_count,
+            application_properties=dict(m.application_properties), body=parse_body(m.body),
+            dead_letter_reason=m.dead_letter_reason,
+            dead_letter_description=m.dead_letter_error_description) for m in found]
+
+
+class AzureQueueBrowser(AzureDepthReader):
+    """Counts and peeks from Azure Service Bus (see the module docstring).
+
+    Parameters
+    ----------
+    namespace : str
+        ``<ns>.servicebus.windows.net``.
+    credential : azure.core.credentials.TokenCredential
+        The process's credential.
+    client, data_client : optional
+        Administration and data-plane clients (tests); built on first use when None.
+    """
+
+    def __init__(self, namespace: str, credential: Any, client: Any = None,
+                 data_client: Any = None) -> None:
+        super().__init__(namespace, credential, client)
+        self._data_client = data_client
+        self._data_lock = threading.Lock()
+
+    def queue_counts(self, queues: list[str]) -> dict[str, QueueCount]:
+        """Return active and dead-letter counts; see :class:`QueueBrowser`."""
+        admin = self._admin()
+        found = {q: admin.get_queue_runtime_properties(q) for q in queues}
+        return {q: QueueCount(p.active_message_count, p.dead_letter_message_count)
+                for q, p in found.items()}
+
+    def peek(self, queue: str, max_count: int, *,
+             dead_letter: bool = False) -> list[PeekedMessage]:
+        """Return up to ``max_count`` messages without locking; see :class:`QueueBrowser`."""
+        from azure.servicebus import ServiceBusSubQueue
+
+        with self._data_lock:
+            if self._data_client is None:
+                from azure.servicebus import ServiceBusClient
+
+                self._data_client = ServiceBusClient(self._namespace, self._credential)
+            client = self._data_client
+        sub_queue = ServiceBusSubQueue.DEAD_LETTER if dead_letter else None
+        with client.get_queue_receiver(queue, sub_queue=sub_queue) as receiver:
+            found = receiver.peek_messages(max_message_count=_check_peek(max_count))
+        return [PeekedMessage(
+            queue=queue, sequence_number=m.sequence_number or 0,
+            message_id=m.message_id, enqueued_at=m.enqueued_time_utc,
+            delivery_count=m.delivery_count or 0,
+            application_properties=_text_keys(m.application_properties or {}),
+            body=parse_body(b"".join(m.body) if not isinstance(m.body, bytes) else m.body),
+            dead_letter_reason=m.dead_letter_reason,
+            dead_letter_description=m.dead_letter_error_description) for m in found]
+
+    def close(self) -> None:
+        """Close the administration and data-plane clients if they were built."""
+        super().close()
+        with self._data_lock:
+            if self._data_client is not None:
+                self._data_client.close()
+                self._data_client = None
+
+
+def _text_keys(properties: Mapping[Any, Any]) -> dict[str, Any]:
+    """AMQP application properties arrive keyed (and often valued) by bytes: make them text."""
+    def text(value: Any) -> Any:
+        return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
+    return {str(text(k)): text(v) for k, v in properties.items()}
+

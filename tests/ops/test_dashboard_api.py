@@ -1,0 +1,110 @@
+"""The dashboard's endpoints answer bad input with a 4xx and a reason (issue: dashboard).
+
+Against the real app under the local host: unknown and malformed query parameters, unknown
+orders, malformed order names, actions without an operator, bodies that are not JSON
+objects, and a resubmit of an order not in Error each get their 4xx with ``error``; the
+page and its assets carry a Content-Security-Policy that allows no inline script.
+"""
+
+import httpx
+import pytest
+
+from tests.e2e.harness import ProcessState, key, make_order
+
+
+@pytest.fixture
+def system(make_system):
+    system = make_system()
+    system.submit(make_order(1))
+    system.run(10)
+    assert system.state(make_order(1).order_id).process_state == ProcessState.PROCESSED
+    return system
+
+
+def get(system, path, **params):
+    return httpx.get(f"{system.host.base_url}/api/ops/dashboard{path}", params=params,
+                     timeout=30)
+
+
+def post(system, body, headers=None, content=None):
+    headers = {"x-ops-operator": "alice", **(headers or {})}
+    return httpx.post(f"{system.host.base_url}/api/ops/dashboard/api/resubmit",
+                      json=body if content is None else None, content=content,
+                      headers=headers, timeout=30)
+
+
+@pytest.mark.parametrize("params, says", [
+    ({"limit": "abc"}, "'limit': must be an integer from 1 to 1000"),
+    ({"limit": "0"}, "'limit': must be an integer from 1 to 1000"),
+    ({"limit": "1001"}, "'limit': must be an integer from 1 to 1000"),
+    ({"state": "Error"}, "unknown query parameter 'state'"),
+])
+def test_overview_refuses_malformed_parameters(system, params, says):
+    answer = get(system, "/api/overview", **params)
+    assert answer.status_code == 400 and says in answer.json()["error"]
+
+
+def test_overview_takes_the_function_key_parameter_and_a_limit(system):
+    answer = get(system, "/api/overview", limit="5", code="any-key")
+    assert answer.status_code == 200
+    assert answer.json()["summary"]["counts"]["Processed"] == 1
+
+
+@pytest.mark.parametrize("params, status, says", [
+    ({}, 400, "'orderId' is required"),
+    ({"orderId": "ORD-00001", "client": "no such client!"}, 400, "client"),
+    ({"orderId": "<script>", "client": "acme"}, 400, "characters from A-Z"),
+    ({"orderId": "ORD-00001", "client": "acme", "x": "1"}, 400, "unknown query parameter"),
+    ({"orderId": "ORD-99999", "client": "acme"}, 404, "no order acme~ORD-99999"),
+    ({"orderId": "ORD-00001", "client": "globex"}, 404, "no order globex~ORD-00001"),
+])
+def test_order_detail_refuses_bad_or_unknown_orders(system, params, status, says):
+    answer = get(system, "/api/order", **params)
+    assert answer.status_code == status and says in answer.json()["error"], answer.text
+
+
+def test_order_detail_is_keyed_by_client_and_order_id(system):
+    order = make_order(1)
+    by_client = get(system, "/api/order", client="acme", orderId=order.order_id).json()
+    by_key = get(system, "/api/order", orderId=key(order)).json()
+    assert by_client["record"]["orderId"] == by_key["record"]["orderId"] == key(order)
+    (attempt,) = by_client["attempts"]
+    assert attempt["status"]["runtimeStatus"] == "Completed"
+    names = [row["name"] for row in attempt["timeline"] if row["type"] == "TaskCompleted"]
+    assert names[:2] == ["begin_attempt", "load_order"] and "publish_status" in names
+    assert [m["status"] for m in by_client["sentByAttempts"]] == ["OrderCompleted"]
+    assert [m["body"]["status"] for m in by_client["queued"]] == ["RequestReceived",
+                                                                  "OrderCompleted"]
+
+
+@pytest.mark.parametrize("body, headers, content, status, says", [
+    ({"client": "acme", "orderId": "ORD-00001"}, {"x-ops-operator": ""}, None, 403,
+     "X-Ops-Operator"),
+    ({"client": "acme", "orderId": "ORD-00001"}, {"x-ops-operator": "<b>eve</b>"}, None, 400,
+     "operator name"),
+    (None, {"content-type": "text/plain"}, b"orderId=ORD-00001", 415, "JSON"),
+    (None, {"content-type": "application/json"}, b"{not json", 400, "not valid JSON"),
+    (["ORD-00001"], {}, None, 400, "JSON object"),
+    ({"client": "acme", "orderId": "ORD-00001", "force": True}, {}, None, 400, "force"),
+    ({"client": "acme", "orderId": 7}, {}, None, 400, "orderId must be text"),
+    ({"client": "acme", "orderId": "ORD-99999"}, {}, None, 404, "no state record"),
+    ({"client": "acme", "orderId": "ORD-00001"}, {}, None, 409, "Processed, not Error"),
+])
+def test_resubmit_refuses_bad_unauthorised_or_pointless_requests(system, body, headers,
+                                                                  content, status, says):
+    answer = post(system, body, headers, content)
+    assert answer.status_code == status and says in answer.json()["error"], answer.text
+    assert system.state(make_order(1).order_id).process_state == ProcessState.PROCESSED
+
+
+def test_page_and_assets_forbid_inline_script_and_unknown_assets_are_404(system):
+    page = get(system, "")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    csp = page.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    assert get(system, "/assets/dashboard.js").headers["content-type"].startswith(
+        "text/javascript")
+    missing = get(system, "/assets/..%2Fblueprint.py")
+    assert missing.status_code == 404
+    assert httpx.post(f"{system.host.base_url}/api/ops/dashboard/api/overview",
+                      timeout=30).status_code == 405
