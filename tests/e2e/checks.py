@@ -1,5 +1,9 @@
 """Scenarios and checks several end-to-end modules share."""
 
+import sqlite3
+from collections import Counter
+
+from orders.models import format_utc
 from tests.e2e.harness import key, make_order
 
 
@@ -25,3 +29,21 @@ def assert_timer_won_and_late_reply_changed_nothing(system, instance_id: str, re
     assert system.engine.counts("payment-requests").active == 0
     assert system.state(record.order_id) == record
     assert len(system.effects(kind=kind, order_id=record.order_id)) == 1
+
+
+def direct_counts(system) -> tuple[Counter, int]:
+    """Orders by ProcessState and the stuck count, straight from the state store's file."""
+    now = format_utc(system.clock.now())
+    with sqlite3.connect(system.host.data_dir / "state.sqlite") as conn:
+        rows = conn.execute("SELECT process_state, COUNT(*) FROM state_records "
+                            "GROUP BY process_state").fetchall()
+        stuck = conn.execute("SELECT COUNT(*) FROM state_records WHERE process_state IN "
+                             "('Processing', 'Compensating') AND complete_by < ?",
+                             (now,)).fetchone()[0]
+    return Counter(dict(rows)), stuck
+
+
+def lose_order_row(system, order_id):
+    """Delete the order row of ``order_id`` (a key): every attempt then fails in load_order."""
+    with sqlite3.connect(system.host.data_dir / "orders.sqlite") as conn:
+        assert conn.execute("DELETE FROM orders WHERE order_id = ?", (order_id,)).rowcount == 1

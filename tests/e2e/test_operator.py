@@ -8,16 +8,14 @@ state store.
 """
 
 import json
-import sqlite3
-from collections import Counter
 from datetime import timedelta
 
 import httpx
 from typer.testing import CliRunner
 
 from ops.cli import app
-from orders.models import StateRecord, format_utc
-from tests.e2e.checks import declined_order
+from orders.models import StateRecord
+from tests.e2e.checks import declined_order, direct_counts, lose_order_row
 from tests.e2e.harness import ProcessState, key, make_order
 
 runner = CliRunner()
@@ -36,11 +34,6 @@ def ops_json(system, *args):
     result = ops(system, *args, "--json")
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
-
-
-def lose_order_row(system, order_id):
-    with sqlite3.connect(system.host.data_dir / "orders.sqlite") as conn:
-        assert conn.execute("DELETE FROM orders WHERE order_id = ?", (order_id,)).rowcount == 1
 
 
 def test_operator_finds_inspects_and_resubmits_an_order_in_error_once(make_system):
@@ -98,17 +91,6 @@ def test_operator_finds_inspects_and_resubmits_an_order_in_error_once(make_syste
     assert tables.exit_code == 0 and "load_order" in tables.stdout
     statuses = [m["status"] for m in system.replies() if m["orderId"] == order.order_id]
     assert statuses[0] == "RequestReceived" and statuses[-1] == "OrderCompleted"
-
-
-def direct_counts(system) -> tuple[Counter, int]:
-    now = format_utc(system.clock.now())
-    with sqlite3.connect(system.host.data_dir / "state.sqlite") as conn:
-        rows = conn.execute("SELECT process_state, COUNT(*) FROM state_records "
-                            "GROUP BY process_state").fetchall()
-        stuck = conn.execute("SELECT COUNT(*) FROM state_records WHERE process_state IN "
-                             "('Processing', 'Compensating') AND complete_by < ?",
-                             (now,)).fetchone()[0]
-    return Counter(dict(rows)), stuck
 
 
 def test_ops_summary_endpoint_counts_equal_a_direct_count_over_the_state_store(make_system):

@@ -52,6 +52,12 @@
     box.textContent = text || "";
     box.className = kind || "";
   }
+  function folded(value) {
+    const text = show(value);
+    if (text.length <= 120) return text;
+    return el("details", {}, el("summary", {}, text.slice(0, 100) + "\u2026"),
+      el("pre", {}, text));
+  }
   function seconds(s) {
     if (s === null || s === undefined) return null;
     if (s < 120) return s.toFixed(1) + " s";
@@ -185,6 +191,7 @@
       row.setAttribute("data-queue", q.name);
       return row;
     });
+    document.getElementById("updated").textContent = "app time " + summary.at;
     rows("#dead-letters", messaging.deadLettered, (m) => tr(m.queue, m.sequenceNumber,
       m.messageId, m.enqueuedAt, m.deadLetterReason, m.deadLetterDescription));
     document.getElementById("queue-note").textContent = (messaging.notes || []).join("; ")
@@ -223,8 +230,8 @@
       const status = attempt.status || {};
       const table = el("table", {className: "timeline"},
         el("thead", {}, tr("event", "time", "name", "input", "result")),
-        el("tbody", {}, ...attempt.timeline.map((e) => tr(e.type, e.time, e.name, e.input,
-          e.result))));
+        el("tbody", {}, ...attempt.timeline.map((e) => tr(e.type, e.time, e.name,
+          el("td", {}, folded(e.input)), el("td", {}, folded(e.result))))));
       const box = el("div", {className: "attempt"},
         el("h4", {}, attempt.instanceId + ": " + show(status.runtimeStatus)
           + (attempt.error ? " (history unavailable: " + attempt.error + ")" : "")), table);
@@ -254,8 +261,6 @@
         renderOverview(await call("overview"));
       }
       if (mine !== generation) return;
-      document.getElementById("updated").textContent = "updated "
-        + new Date().toISOString().slice(11, 19) + " UTC";
       document.body.dataset.state = "ready";
     } catch (error) {
       if (mine !== generation) return;
