@@ -5,6 +5,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
+# The browser of the dashboard's browser test: the system's Chromium (Debian package
+# `chromium`), never a browser Playwright downloads. Installed here when missing.
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ORDERS ?= 1000
 
 .PHONY: demo test bench lint clean
@@ -19,10 +23,14 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
 
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	$(SUDO) apt-get install -y -qq chromium
+
 demo: $(STAMP)
 	$(PY) -m demo --orders $(ORDERS)
 
-test: $(STAMP) $(NODE_STAMP)
+test: $(STAMP) $(NODE_STAMP) $(CHROMIUM)
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 	$(PY) -m pytest

@@ -22,10 +22,12 @@ a few orders is black-holed with the charge performed (:func:`demo.faults.chaos_
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import typer
 from rich.console import Console
@@ -80,7 +82,11 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
                  "charge performed, 2% declined, 10% transient errors (instead of the "
                  "default faults); the host SIGKILLed at 25% and 60% and the simulator at "
                  "45% unless --kill-at / --kill-simulator-at say otherwise; settings under "
-                 "which a black-holed order gives up in about 25 s.")) -> None:
+                 "which a black-holed order gives up in about 25 s."),
+        linger_s: float = typer.Option(
+            0.0, "--linger-s", min=0.0,
+            help="Leave the host and the simulator up this many seconds after the summary "
+                 "(to look at the dashboard); 0 exits at once.")) -> None:
     """Submit TPC-H orders as two clients to the local system with faults; report the outcome.
 
     Exits 1 if an order is lost, left non-terminal, has a side effect twice,
@@ -111,6 +117,8 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
     sim.start()
     host.start()
     console.print(f"demo: local host and simulator up; logs in {data_dir}")
+    dashboard = urlsplit(host.ready_url)._replace(path="/api/ops/dashboard", query="").geturl()
+    console.print(f"demo: operator dashboard at {dashboard}")
     started = time.monotonic()
     crashes = [(at, "host", host) for at in host_kills] + \
               [(at, "simulator", sim) for at in simulator_kills]
@@ -121,10 +129,15 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
             + f" ({len(keys) - len({o.order_id for b in batches for o in b.orders})} "
               "OrderIDs used by two clients)")
         heard = _watch(data_dir, batches, crashes, timeout_s)
+        summary = _report(data_dir, batches, heard, time.monotonic() - started)
+        if linger_s > 0:
+            console.print(f"demo: host up for {linger_s:g} s more (Ctrl-C ends): {dashboard}")
+            with contextlib.suppress(KeyboardInterrupt):
+                time.sleep(linger_s)
     finally:
         host.stop()
         sim.stop()
-    if not _report(data_dir, batches, heard, time.monotonic() - started).ok:
+    if not summary.ok:
         console.print("[red]demo failed: an order was lost, left non-terminal, had a side "
                       "effect twice, or is unbalanced in the ledger[/red]")
         raise typer.Exit(1)

@@ -29,6 +29,18 @@ EXPECTED = {
     "retention_purge": {"type": "timerTrigger", "schedule": "%RETENTION_SCHEDULE%"},
     "ops_summary": {"type": "httpTrigger", "methods": ["GET"], "authLevel": "function",
                     "route": "ops/summary"},
+    # The dashboard: the page and its two files hold no data (anonymous); the data and the
+    # resubmit action take the function key.
+    "ops_dashboard": {"type": "httpTrigger", "methods": ["GET"], "authLevel": "anonymous",
+                      "route": "ops/dashboard"},
+    "ops_dashboard_asset": {"type": "httpTrigger", "methods": ["GET"],
+                            "authLevel": "anonymous", "route": "ops/dashboard/assets/{name}"},
+    "ops_dashboard_overview": {"type": "httpTrigger", "methods": ["GET"],
+                               "authLevel": "function", "route": "ops/dashboard/api/overview"},
+    "ops_dashboard_order": {"type": "httpTrigger", "methods": ["GET"], "authLevel": "function",
+                            "route": "ops/dashboard/api/order"},
+    "ops_dashboard_resubmit": {"type": "httpTrigger", "methods": ["POST"],
+                               "authLevel": "function", "route": "ops/dashboard/api/resubmit"},
 }
 
 
