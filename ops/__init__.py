@@ -5,6 +5,8 @@
   in Error (:mod:`~ops.resubmit`), the summary.
 - :mod:`ops.summary` and :mod:`ops.blueprint`: the ``api/ops/summary`` endpoint and the
   periodic snapshot that feeds the backlog metrics (X3, X8).
+- :mod:`ops.dashboard`: the operator dashboard page ``api/ops/dashboard`` over the same
+  figures, with each order's histories and the resubmit action.
 
 What the workflow uses to observe itself is below, in :mod:`orders.observability`; the
 retry budget is :mod:`orders.budget`.

@@ -22,6 +22,7 @@ order not in Error (409).
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ from orders.durable_blueprint import DurableBlueprint
 from orders.runtime import services
 
 bp = DurableBlueprint()
+log = logging.getLogger("orders.ops.dashboard")
 
 STATIC = Path(__file__).resolve().parent / "static"
 ASSETS = {"dashboard.js": "text/javascript", "dashboard.css": "text/css"}
@@ -111,9 +113,14 @@ async def ops_dashboard_order(req: func.HttpRequest,
 
 
 async def _status(client: df.DurableOrchestrationClient, instance_id: str
-                  ) -> dict[str, Any] | None:
-    status = await client.get_status(instance_id, show_history=True,
-                                     show_history_output=True, show_input=True)
+                  ) -> dict[str, Any] | Exception | None:
+    """Return an attempt's status JSON, or the exception that kept it from being read."""
+    try:
+        status = await client.get_status(instance_id, show_history=True,
+                                         show_history_output=True, show_input=True)
+    except Exception as exc:  # noqa: BLE001 - shown on its attempt; the others still show
+        log.warning("dashboard: cannot read the status of %s", instance_id, exc_info=True)
+        return exc
     return status_json(status)
 
 

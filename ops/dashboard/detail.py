@@ -111,8 +111,8 @@ def queued_messages(services: Any, record: dict[str, Any] | None
     return mine, note
 
 
-def order_detail(services: Any, key: str,
-                 statuses: dict[str, dict[str, Any] | None]) -> dict[str, Any] | None:
+def order_detail(services: Any, key: str, statuses: dict[str, dict[str, Any] | Exception | None]
+                 ) -> dict[str, Any] | None:
     """Collect one order's detail.
 
     Parameters
@@ -122,7 +122,8 @@ def order_detail(services: Any, key: str,
     key : str
         The order's key (:func:`resolve_key`).
     statuses : dict
-        Instance id -> status JSON (:func:`status_json`) of the order's attempts.
+        Instance id -> status JSON (:func:`status_json`) of the order's attempts, or the
+        exception that kept it from being read (shown as that attempt's ``error``).
 
     Returns
     -------
@@ -131,7 +132,13 @@ def order_detail(services: Any, key: str,
         ``timeline``, plus ``sentByAttempts`` (:func:`sent_by_attempts`), ``queued``
         (:func:`queued_messages`) and ``notes``; None if the order is unknown.
     """
-    report = order_report(services, key, statuses.get)
+    def history(instance_id: str) -> dict[str, Any] | None:
+        found = statuses.get(instance_id)
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    report = order_report(services, key, history)
     if report is None:
         return None
     for attempt in report["attempts"]:
