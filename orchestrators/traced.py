@@ -6,6 +6,12 @@ episode (SPEC D4). The attempt's trace context comes in the orchestration input
 every activity the orchestrator schedules (:func:`orders.observability.tracing.wrap_input`),
 so each activity's span is a child of the attempt's start. Deterministic: the same input
 gives the same activity inputs on every replay.
+
+An attempt started without a trace context (before traces, or by a starter without a
+tracer) schedules its activities' inputs unwrapped, exactly as before. A wrapped input is
+a new wire form (SPEC X6): deploy workers that unwrap it (every worker of this version)
+before any starter writes ``traceParent``; an older worker refuses it and the attempt is
+left for the supervisor.
 """
 
 from __future__ import annotations

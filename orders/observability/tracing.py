@@ -159,13 +159,8 @@ def order_span(name: str, *, order_key: str | None = None, instance_id: str | No
     ------
     opentelemetry.trace.Span
     """
-    key, number = order_ids(order_key, instance_id)
-    number = attempt if attempt is not None else number
-    attrs: dict[str, str | int | float | bool] = dict(attributes or {})
-    for attr, value in ((ORDER_KEY, key), (INSTANCE_ID, instance_id), (ATTEMPT, number),
-                        (OPERATION, operation)):
-        if value is not None:
-            attrs[attr] = value
+    attrs = {**(attributes or {}), **_order_attributes(order_key, instance_id, operation,
+                                                         attempt)}
     span_links = [Link(trace.get_current_span(c).get_span_context())
                   for c in map(context_of, links) if c is not None]
     with tracer().start_as_current_span(name, context=context_of(parent), kind=kind,
@@ -176,12 +171,17 @@ def order_span(name: str, *, order_key: str | None = None, instance_id: str | No
 def tag_order(order_key: str | None = None, instance_id: str | None = None,
               operation: str | None = None) -> None:
     """Set the order's attributes on the current span, once a step has learnt them."""
-    span = trace.get_current_span()
+    trace.get_current_span().set_attributes(
+        _order_attributes(order_key, instance_id, operation))
+
+
+def _order_attributes(order_key: str | None, instance_id: str | None,
+                      operation: str | None, attempt: int | None = None
+                      ) -> dict[str, str | int]:
     key, number = order_ids(order_key, instance_id)
-    for attr, value in ((ORDER_KEY, key), (INSTANCE_ID, instance_id), (ATTEMPT, number),
-                        (OPERATION, operation)):
-        if value is not None:
-            span.set_attribute(attr, value)
+    values = ((ORDER_KEY, key), (INSTANCE_ID, instance_id),
+              (ATTEMPT, attempt if attempt is not None else number), (OPERATION, operation))
+    return {attr: value for attr, value in values if value is not None}
 
 
 def wrap_input(data: Any, traceparent: str | None, instance_id: str) -> Any:
