@@ -165,7 +165,10 @@ def configure_tracing(settings: Any) -> Path | None:
                 provider = TracerProvider(sampler=order_sampler(settings.TRACE_SAMPLE_RATIO),
                                           resource=Resource({"service.name": APP_LOGGER}))
                 trace.set_tracer_provider(provider)
-            provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=500))
+            # A queue deep enough for a burst of orders; a full queue drops spans, never waits.
+            provider.add_span_processor(BatchSpanProcessor(
+                exporter, max_queue_size=16_384, max_export_batch_size=1024,
+                schedule_delay_millis=500))
             _local_traces = (provider, exporter)
         elif _local_traces[1].path != path:
             _local_traces[0].force_flush()

@@ -56,9 +56,17 @@ _propagator = TraceContextTextMapPropagator()
 _ATTEMPT_OF = re.compile(r"^(?P<key>.+?):(?:comp:)?(?P<n>\d+)$")
 
 
+_tracers: dict[int, tuple[trace.TracerProvider, trace.Tracer]] = {}
+"""Tracer by provider; the provider is kept so that its id is never reused."""
+
+
 def tracer() -> trace.Tracer:
-    """Return the service's tracer (of the global provider, resolved at each call)."""
-    return trace.get_tracer(TRACER_NAME)
+    """Return the service's tracer of the current global provider (one per provider)."""
+    provider = trace.get_tracer_provider()
+    found = _tracers.get(id(provider))
+    if found is None:
+        found = _tracers[id(provider)] = (provider, provider.get_tracer(TRACER_NAME))
+    return found[1]
 
 
 def context_of(traceparent: str | None) -> Context | None:

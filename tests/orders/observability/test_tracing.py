@@ -34,8 +34,8 @@ def provider(monkeypatch, tmp_path):
     exporter = SqliteSpanExporter(tmp_path / "traces.sqlite")
     own = TracerProvider(sampler=order_sampler(1.0))
     own.add_span_processor(SimpleSpanProcessor(exporter))
-    monkeypatch.setattr("orders.observability.tracing.trace.get_tracer",
-                        lambda name: own.get_tracer(name))
+    monkeypatch.setattr("orders.observability.tracing.trace.get_tracer_provider",
+                        lambda: own)
     yield TraceStore(tmp_path / "traces.sqlite")
     own.shutdown()
 
