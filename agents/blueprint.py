@@ -10,12 +10,14 @@ and redelivered (bounded by the queue's max delivery count, part of the X2 budge
 import logging
 
 import azure.functions as func
+from opentelemetry.trace import SpanKind
 
 from agents import handler
 from orders import names
 from orders.messaging import QueueNotFoundError
 from orders.models import wire
 from orders.observability.logs import log_context
+from orders.observability.tracing import order_span, traceparent_of
 from orders.runtime import services
 from orders.settle import dead_letter
 
@@ -30,9 +32,16 @@ def _serve(queue: str, msg: func.ServiceBusMessage) -> None:
     except wire.InvalidMessage as exc:
         dead_letter(queue, msg, exc.reason, exc.description)
         return
-    with log_context(request.order_id, request.instance_id):
+    # A child of the activity that sent the request; each HTTP try is a child of it (X8).
+    with log_context(request.order_id, request.instance_id), \
+            order_span(f"agent {request.service} {request.operation}",
+                       order_key=request.order_id, instance_id=request.instance_id,
+                       operation=request.operation, kind=SpanKind.CONSUMER,
+                       parent=traceparent_of(msg.application_properties)) as span:
         answer = handler.handle(request, svc, sleep=svc.sleep,
                                 delivery_count=msg.delivery_count or 1)
+        span.set_attributes({"orders.outcome": answer.outcome.value,
+                             "orders.calls": answer.attempts})
         try:
             handler.reply(svc, request, answer)
         except QueueNotFoundError as exc:

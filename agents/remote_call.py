@@ -29,12 +29,14 @@ from typing import Any
 
 import httpx
 import tenacity
+from opentelemetry.trace import SpanKind, StatusCode
 
 from agents.backoff import BackoffPolicy, StopAtDeadline, WaitRetryAfterOr, parse_retry_after
 from clocks import Clock
 from orders.circuit import CircuitBreaker
 from orders.lifecycle.ids import MAX_KEY_LENGTH
 from orders.models import wire
+from orders.observability.tracing import inject, order_span
 
 logger = logging.getLogger("orders.agents.remote_call")
 
@@ -229,18 +231,26 @@ class _Attempt:
         self.count += 1
         timeout_s = min(self.attempt_timeout, self.deadline - now).total_seconds()
         r = self.request
-        try:
-            response = self.client.request(
-                r.method, r.url, json=r.json, timeout=timeout_s,
-                headers={IDEMPOTENCY_HEADER: r.idempotency_key})
-        except httpx.TransportError as exc:
-            raise self.transient(f"{type(exc).__name__}: {exc}") from exc
-        except BaseException:
-            self.breaker.release()
-            raise
-        status = response.status_code
-        if status >= 500 or status in TRANSIENT_4XX:
-            raise self.transient(f"HTTP {status}", response)
+        # Each try is its own span, and the service continues its trace (SPEC X8).
+        with order_span(f"{r.method} {r.service} try {self.count}", kind=SpanKind.CLIENT,
+                        order_key=r.order_id,
+                        attributes={"http.request.method": r.method, "url.full": r.url,
+                                    "orders.try": self.count}) as span:
+            try:
+                response = self.client.request(
+                    r.method, r.url, json=r.json, timeout=timeout_s,
+                    headers=inject({IDEMPOTENCY_HEADER: r.idempotency_key}))
+            except httpx.TransportError as exc:
+                span.set_status(StatusCode.ERROR, type(exc).__name__)
+                raise self.transient(f"{type(exc).__name__}: {exc}") from exc
+            except BaseException:
+                self.breaker.release()
+                raise
+            status = response.status_code
+            span.set_attribute("http.response.status_code", status)
+            if status >= 500 or status in TRANSIENT_4XX:
+                span.set_status(StatusCode.ERROR, f"HTTP {status}")
+                raise self.transient(f"HTTP {status}", response)
         self.breaker.record_success()  # 2xx, or a deliberate refusal: the service is up
         return response
 

@@ -103,7 +103,8 @@ def simulator(data_dir: Path, faults: dict[str, Any]) -> tuple[Process, str]:
     config.write_text(json.dumps(faults, indent=2))
     url = f"http://127.0.0.1:{port}"
     proc = Process("simulator", ["simulator", "--port", str(port), "--ledger",
-                                 str(data_dir / "ledger.sqlite"), "--config", str(config)],
+                                 str(data_dir / "ledger.sqlite"), "--config", str(config),
+                                 "--trace-store", str(data_dir / "traces.sqlite")],
                    data_dir / "simulator.log", {}, f"{url}/_admin/stats")
     return proc, url
 

@@ -27,6 +27,7 @@ import shutil
 import time
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import typer
@@ -39,6 +40,7 @@ from demo import processes
 from demo.clients import CLIENTS, ClientBatch, rejected_keys, split, submit_all, watch_all
 from demo.faults import black_holed_ids, chaos_faults, default_faults
 from demo.summary import Summary, read_records, summarize
+from orders.models import ProcessState
 
 console = Console()
 REPO = Path(__file__).resolve().parents[1]
@@ -157,7 +159,34 @@ def _report(data_dir: Path, batches: list[ClientBatch], heard: dict[str, WatchRe
         print(mine.client_line(batch.client_id, heard.get(batch.client_id),
                                {o.order_id for o in batch.orders}), flush=True)
     print(summary.line(), flush=True)
+    hint = trace_hint(data_dir, records.states)
+    if hint:
+        console.print(hint, highlight=False, soft_wrap=True)
     return summary
+
+
+def trace_hint(data_dir: Path, states: dict[str, Any]) -> str | None:
+    """Return the command showing one order's trace (SPEC X8), or None without orders.
+
+    The order is one the supervisor recovered (Processed on a later attempt) if any, else
+    a compensated one, else any.
+    """
+    def rank(item: tuple[str, Any]) -> int:
+        record = item[1]
+        if record.process_state == ProcessState.PROCESSED and record.attempt > 1:
+            return 0
+        return 1 if record.process_state == ProcessState.COMPENSATED else 2
+
+    present = sorted(((k, r) for k, r in states.items() if r is not None), key=rank)
+    if not present:
+        return None
+    key, how = present[0][0], ("recovered", "compensated", "")[rank(present[0])]
+    client_id, _, order_id = key.partition("~")
+    where = data_dir.relative_to(Path.cwd()) if data_dir.is_relative_to(Path.cwd()) \
+        else data_dir
+    return (f"demo: the trace of {how + ' ' if how else ''}order {order_id} of client "
+            f"{client_id}: .venv/bin/python -m ops --data-dir {where} trace {order_id} "
+            f"--client {client_id}")
 
 
 def _watch(data_dir: Path, batches: list[ClientBatch],

@@ -279,6 +279,8 @@ module functionApp './app/function-app.bicep' = {
       CIRCUIT_HOLD_MAX_S: '600'
       // Metrics export interval; APPLICATIONINSIGHTS_CONNECTION_STRING is set with the host's settings.
       METRICS_EXPORT_INTERVAL_S: '60'
+      // Share of orders traced to Application Insights (0 to 1; a whole order is in or out).
+      TRACE_SAMPLE_RATIO: '0.1'
     }, appSettingOverrides)
   }
 }

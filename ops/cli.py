@@ -3,7 +3,9 @@
 Commands: ``summary`` (the figures of ``api/ops/summary``), ``list`` (Error,
 CompensationFailed, stuck, or any ProcessState; ``--client`` for one client's), ``show``
 (one order with its attempts' orchestration histories), ``resubmit`` (an order in Error:
-start its next attempt, once), ``budget`` (the most calls per order to each remote service).
+start its next attempt, once), ``budget`` (the most calls per order to each remote service),
+``trace`` (one order's span tree with durations, from the local host's trace store; the
+issue that asked for it named it ``python -m orders.ops trace``, the CLI is ``python -m ops``).
 
 An order is named by its key as ``list`` prints it (``acme~ORD-1``; a plain OrderID for an
 order from before client queues), or by the client's OrderID with ``--client``
@@ -194,6 +196,29 @@ def resubmit_order(ctx: typer.Context, order_id: str, client: str | None = CLIEN
     console.print(f"[{'green' if ok else 'yellow'}]{result.message}[/]", soft_wrap=True)
     if not ok:
         raise typer.Exit(1)
+
+
+@app.command()
+def trace(ctx: typer.Context, order_id: str, client: str | None = CLIENT) -> None:
+    """Print one order's trace: every step, across attempts, with durations (SPEC X8).
+
+    Reads ``traces.sqlite`` in the local host's data folder. An OrderID that several
+    clients used is ambiguous (SPEC X10): name the client with ``--client``.
+    """
+    from ops.trace_view import trace_tree
+    from orders.observability.trace_store import TRACE_FILE, TraceStore
+
+    store = TraceStore(Path(cli_settings(ctx.obj).DEVHOST_DATA_DIR or ".data") / TRACE_FILE)
+    keys = [order_key_of(order_id, client)] if client else store.order_keys(order_id)
+    if len(keys) > 1:
+        console.print(f"[yellow]OrderID {order_id} is used by several clients "
+                      f"({', '.join(keys)}): name one with --client[/yellow]")
+        raise typer.Exit(2)
+    spans = store.spans_of(keys[0]) if keys else []
+    if not spans:
+        console.print(f"[red]order {order_id}: no spans in {store.path}[/red]")
+        raise typer.Exit(1)
+    console.print(trace_tree(keys[0], spans))
 
 
 @app.command()

@@ -32,6 +32,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from orchestrators.remote import remote_step
+from orchestrators.traced import TracedContext
 from orders import names
 from orders.compensation.plan import nothing_to_undo, undo_request, undo_step
 from orders.models import CompensationEntry, Step, UndoOutcome
@@ -88,6 +89,7 @@ def compensation_workflow(context: Any) -> Generator[Any, Any, dict[str, Any]]:
     the result.
     """
     data = CompensationWorkflowInput.model_validate(context.get_input())
+    context = TracedContext(context, data.trace_parent)  # activities join the trace (X8)
     outcome = yield from compensate(context, data)
     return outcome.model_dump(mode="json")
 

@@ -62,6 +62,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from orchestrators.remote import remote_step
+from orchestrators.traced import TracedContext
 from orders import names
 from orders.lifecycle.ids import (
     idempotency_key,
@@ -322,6 +323,7 @@ def order_workflow(context: Any) -> Generator[Any, Any, dict[str, Any]]:
         the supervisor recovers the record once CompleteBy has passed).
     """
     data = OrderWorkflowInput.model_validate(context.get_input())
+    context = TracedContext(context, data.trace_parent)  # activities join the trace (X8)
     version = attempt_version(context, data)
     run = WORKFLOWS.get(version)
     if run is None:

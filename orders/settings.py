@@ -121,6 +121,11 @@ class Settings(BaseSettings):
     on ``RETENTION_SCHEDULE``."""
     METRICS_EXPORT_INTERVAL_S: float = Field(60.0, gt=0)
     """How often metrics are exported (console locally, Azure Monitor in Azure) (X8)."""
+    TRACE_SAMPLE_RATIO: float = Field(1.0, ge=0, le=1)
+    """Share of orders traced, 0 to 1 (X8): each order's trace is kept or dropped whole,
+    decided on its trace id (:mod:`orders.observability.tracing`). 1 (every order) locally;
+    a ratio on Azure to bound Application Insights cost; 0 turns tracing off (the trace
+    context still travels, nothing is recorded)."""
     APPLICATIONINSIGHTS_CONNECTION_STRING: str | None = None
     """Application Insights connection string; when set, metrics and the ``orders`` logs go
     to Azure Monitor, else metrics go to the console (X8). Empty means unset."""

@@ -2,7 +2,8 @@
 
 :func:`on_start` is called by :func:`orders.runtime.build_services`: it refuses a
 configuration whose retries can exceed the retry budget (before any message is taken),
-makes every log record carry the order ids, and installs the metrics exporters.
+makes every log record carry the order ids, and installs the metrics exporters and the
+local trace store.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from orders.budget import BudgetError, check_budget
 from orders.observability.logs import install_log_record_factory
-from orders.observability.telemetry import configure_telemetry
+from orders.observability.telemetry import configure_telemetry, configure_tracing
 from orders.queues import QueueFileError, load_queue_limits
 from orders.settings import SettingsError
 
@@ -43,4 +44,5 @@ def on_start(settings: Any, queues_file: str | None = None) -> dict[str, int]:
         raise SettingsError(f"invalid app settings: {exc}") from exc
     install_log_record_factory()
     configure_telemetry(settings)
+    configure_tracing(settings)
     return calls

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import azure.durable_functions as df
 import azure.functions as func
+from opentelemetry.trace import SpanKind
 
 from orders import names
 from orders.durable_blueprint import DurableBlueprint
@@ -25,6 +26,7 @@ from orders.models import wire
 from orders.models.messages import submit_queue
 from orders.observability.logs import log_context
 from orders.observability.metrics import record_submission
+from orders.observability.tracing import order_span, traceparent_of
 from orders.runtime import services
 from orders.settle import dead_letter
 from scheduler import replies, starter, submission
@@ -82,9 +84,14 @@ def _submit(client_id: str, queue: str, msg: func.ServiceBusMessage) -> None:
     its client and the message completed (admission control, X3).
     """
     svc = services()
-    result = submission.submit(msg.get_body(), svc.stores, svc.sender, svc.clock.now(),
-                               client_id=client_id, max_in_flight=svc.settings.MAX_IN_FLIGHT,
-                               message_id=msg.message_id)
+    # The order's trace starts here, or continues the client's if it sent one (X8).
+    with order_span("submission", operation="submit", kind=SpanKind.CONSUMER,
+                    parent=traceparent_of(msg.application_properties)) as span:
+        result = submission.submit(msg.get_body(), svc.stores, svc.sender, svc.clock.now(),
+                                   client_id=client_id,
+                                   max_in_flight=svc.settings.MAX_IN_FLIGHT,
+                                   message_id=msg.message_id)
+        span.set_attribute("orders.outcome", type(result).__name__)
     if isinstance(result, submission.Rejected):
         record_submission(False, result.reason)
         dead_letter(queue, msg, result.reason, result.description)
@@ -139,8 +146,12 @@ async def route_agent_reply(msg: func.ServiceBusMessage,
         await asyncio.to_thread(dead_letter, names.AGENT_REPLIES_QUEUE, msg, exc.reason,
                                 exc.description)
         return
-    with log_context(reply.order_id, reply.instance_id):
+    with log_context(reply.order_id, reply.instance_id), \
+            order_span("reply routing", order_key=reply.order_id, instance_id=reply.instance_id,
+                       operation=reply.operation, kind=SpanKind.CONSUMER,
+                       parent=traceparent_of(msg.application_properties)) as span:
         svc = await asyncio.to_thread(services)
         # The store client is synchronous: off the worker's event loop (Azure parity).
         await asyncio.to_thread(replies.mark_circuit_refusal, svc.stores.states, reply)
-        await replies.route_reply(client, reply)
+        delivered = await replies.route_reply(client, reply)
+        span.set_attribute("orders.outcome", reply.outcome.value if delivered else "late")

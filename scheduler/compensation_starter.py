@@ -19,16 +19,16 @@ from orders.models import ProcessState, StateRecord
 from orders.names import COMPENSATION_WORKFLOW
 from orders.runtime import Services
 from orders.settings import Settings
-from scheduler.starter import StartReport, claim_and_start
+from scheduler.starter import StartReport, claim_and_start, traced
 
 log = logging.getLogger("orders.compensation")
 
 
 def compensation_input(record: StateRecord, settings: Settings) -> dict[str, Any]:
-    """Build the compensation orchestrator's input (settings travel in it, SPEC D4)."""
-    return {"orderId": record.order_id, "workflowVersion": record.workflow_version,
-            "deadlineS": settings.COMPENSATION_DEADLINE_S,
-            "agentMaxAttempts": settings.AGENT_MAX_ATTEMPTS}
+    """Build the compensation orchestrator's input (settings travel in it, SPEC D4; X8)."""
+    return traced({"orderId": record.order_id, "workflowVersion": record.workflow_version,
+                   "deadlineS": settings.COMPENSATION_DEADLINE_S,
+                   "agentMaxAttempts": settings.AGENT_MAX_ATTEMPTS}, record)
 
 
 async def start_compensations(client: Any, services: Services) -> StartReport:

@@ -29,6 +29,7 @@ from orders.models import ProcessState, StateRecord
 from orders.models.messages import OperatorAlert
 from orders.names import ORDER_WORKFLOW
 from orders.notify import send_alert
+from orders.observability.tracing import current_traceparent, order_span, tag_order
 from orders.runtime import Services
 from orders.stores import StateStore
 from orders.stores.errors import PreconditionFailedError
@@ -49,12 +50,23 @@ def workflow_input(record: StateRecord, services: Services) -> dict[str, Any]:
     """Build the orchestrator input: everything it must not read from settings itself.
 
     Settings are passed in, not read by the orchestrator, so a replay sees the values the
-    attempt started with (deterministic orchestrator code, SPEC D4).
+    attempt started with (deterministic orchestrator code, SPEC D4); so is the attempt's
+    trace context (SPEC X8).
     """
     s = services.settings
-    return {"orderId": record.order_id, "attempt": record.attempt,
-            "workflowVersion": record.workflow_version,
-            "deadlineS": s.ORDER_DEADLINE_S, "agentMaxAttempts": s.AGENT_MAX_ATTEMPTS}
+    return traced({"orderId": record.order_id, "attempt": record.attempt,
+                   "workflowVersion": record.workflow_version,
+                   "deadlineS": s.ORDER_DEADLINE_S, "agentMaxAttempts": s.AGENT_MAX_ATTEMPTS},
+                  record)
+
+
+def traced(data: dict[str, Any], record: StateRecord) -> dict[str, Any]:
+    """Add the attempt's trace context to an orchestration input, if it has one (SPEC X8).
+
+    The orchestrator hands it to every activity it schedules
+    (:class:`orchestrators.traced.TracedContext`).
+    """
+    return {**data, "traceParent": record.attempt_trace} if record.attempt_trace else data
 
 
 async def claim_and_start(client: Any, states: StateStore, records: Iterable[StateRecord],
@@ -96,23 +108,41 @@ async def claim_and_start(client: Any, states: StateStore, records: Iterable[Sta
     """
     claimed = started = lost = 0
     for record in records:
-        try:
-            # The store client is synchronous: off the worker's event loop (Azure parity).
-            mine = await asyncio.to_thread(states.replace, claim(record))
-        except PreconditionFailedError:
-            lost += 1  # another starter claimed it first (SPEC S3, V4)
-            continue
-        claimed += 1
-        try:
-            await client.start_new(workflow, mine.locked_by, make_input(mine),
-                                   version=version(mine))
-            started += 1
-        except Exception:  # noqa: BLE001 - the supervisor recovers it after START_GRACE_S
-            log.exception("%s: order %s claimed as %s but could not start it", what,
-                          record.order_id, mine.locked_by)
+        # Each start is a step of the order's trace, linked to the attempt before (X8).
+        with order_span(f"{what}: claim and start", order_key=record.order_id, operation=workflow,
+                        parent=record.trace_parent, links=[record.attempt_trace]) as span:
+            outcome = await _claim_and_start_one(client, states, record, claim, workflow,
+                                                 make_input, what, version)
+            span.set_attribute("orders.outcome", outcome)
+        claimed += outcome != "lost_race"
+        started += outcome == "started"
+        lost += outcome == "lost_race"
     if claimed or lost:
         log.info("%s: claimed=%d started=%d lost_races=%d", what, claimed, started, lost)
     return StartReport(claimed, started, lost)
+
+
+async def _claim_and_start_one(client: Any, states: StateStore, record: StateRecord,
+                               claim: Callable[[StateRecord], StateRecord], workflow: str,
+                               make_input: Callable[[StateRecord], dict[str, Any]], what: str,
+                               version: Callable[[StateRecord], str | None]) -> str:
+    """Claim one record and start its instance: ``started``, ``lost_race`` or ``claimed``."""
+    here = current_traceparent()
+    try:
+        # The store client is synchronous: off the worker's event loop (Azure parity).
+        mine = await asyncio.to_thread(states.replace, claim(record).model_copy(update={
+            "trace_parent": record.trace_parent or here, "attempt_trace": here}))
+    except PreconditionFailedError:
+        return "lost_race"  # another starter claimed it first (SPEC S3, V4)
+    tag_order(instance_id=mine.locked_by)
+    try:
+        await client.start_new(workflow, mine.locked_by, make_input(mine),
+                               version=version(mine))
+    except Exception:  # noqa: BLE001 - the supervisor recovers it after START_GRACE_S
+        log.exception("%s: order %s claimed as %s but could not start it", what,
+                      record.order_id, mine.locked_by)
+        return "claimed"
+    return "started"
 
 
 async def run_starter(client: Any, services: Services) -> StartReport:

@@ -35,6 +35,7 @@ from orders.models.messages import OperatorAlert, StatusKind, StatusMessage, Sub
 from orders.notify import send_alert, send_status
 from orders.observability.logs import log_context
 from orders.observability.metrics import record_backlog
+from orders.observability.tracing import current_traceparent, tag_order
 from orders.stores import Stores
 from orders.stores.errors import ConflictError
 from scheduler.identity import CLIENT_MISMATCH, alert_mismatch, client_mismatch
@@ -177,6 +178,7 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
             alert_mismatch(sender, client_id, body, parsed.description, now)
         return parsed
     key = order_key(client_id, parsed.order.order_id)
+    tag_order(key)
     with log_context(key):
         if max_in_flight is not None:
             admitted, in_flight = admit(stores, key, max_in_flight)
@@ -188,12 +190,13 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
 def keyed(parsed: SubmitOrder, key: str, now: datetime) -> tuple[Order, StateRecord]:
     """Return the order and the first state record as stored under ``key`` (SPEC S1, S2).
 
-    The record's client is the key's (the queue's), never the body's.
+    The record's client is the key's (the queue's), never the body's; its trace is the
+    current span's, the submission's (SPEC X8).
     """
     client_id, client_order_id = split_order_key(key)
     record = StateRecord(order_id=key, client_id=client_id,
                          client_order_id=client_order_id, reply_to=parsed.reply_to,
-                         created_at=now, updated_at=now)
+                         created_at=now, updated_at=now, trace_parent=current_traceparent())
     return parsed.order.model_copy(update={"order_id": key}), record
 
 

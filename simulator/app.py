@@ -22,6 +22,11 @@ with another body answers 422. Errors are ``{"error": code, "message": text}``.
 Admin endpoints: ``GET``/``POST /_admin/faults`` (read or change the knobs at runtime),
 ``GET /_admin/ledger`` (side effects, filter with ``service``, ``orderId``, ``kind``),
 ``GET /_admin/stats`` (request and side-effect counts).
+
+Business requests are traced (opentelemetry-instrumentation-asgi): each gets a server span
+continuing the ``traceparent`` header it came with, through the process's global tracer
+provider (none configured: no-op; ``python -m simulator --trace-store`` writes them to a
+trace store).
 """
 
 from __future__ import annotations
@@ -37,8 +42,10 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -246,6 +253,10 @@ def create_app(
             Route("/_admin/stats", get_stats, methods=["GET"]),
         ],
         lifespan=lifespan,
+        # A server span per business request, a child of the caller's ``traceparent``: the
+        # service continues the order's trace, as a real one with OpenTelemetry does.
+        middleware=[Middleware(OpenTelemetryMiddleware, excluded_urls="/_admin",
+                              exclude_spans=["receive", "send"])],
     )
     app.state.ledger = ledger
     app.state.faults = faults

@@ -31,7 +31,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     Returns
     -------
     argparse.Namespace
-        ``host``, ``port``, ``ledger`` and ``config`` (None if not given).
+        ``host``, ``port``, ``ledger``, ``config`` and ``trace_store`` (None if not
+        given).
     """
     parser = argparse.ArgumentParser(
         prog="python -m simulator",
@@ -41,7 +42,29 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="TCP port (7072)")
     parser.add_argument("--ledger", required=True, help="SQLite ledger file (created if missing)")
     parser.add_argument("--config", help="JSON fault config, same shape as POST /_admin/faults")
+    parser.add_argument("--trace-store", help="SQLite trace store to write the services' "
+                                              "spans to (e.g. the host's traces.sqlite)")
     return parser.parse_args(argv)
+
+
+def export_spans(path: str) -> None:
+    """Send the services' server spans to the trace store at ``path`` (SPEC X8).
+
+    The services continue the trace each request comes with; writing their spans to the
+    local host's store shows them in ``python -m ops trace`` beside the agent's tries,
+    as a remote service with OpenTelemetry shows its part of the trace.
+    """
+    from opentelemetry import trace
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    from orders.observability.trace_store import SqliteSpanExporter
+
+    provider = TracerProvider(resource=Resource({"service.name": "simulator"}))
+    provider.add_span_processor(BatchSpanProcessor(SqliteSpanExporter(path),
+                                                   schedule_delay_millis=500))
+    trace.set_tracer_provider(provider)
 
 
 def build_app(args: argparse.Namespace) -> Starlette:
@@ -60,6 +83,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Run the simulator until interrupted."""
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    if args.trace_store:
+        export_spans(args.trace_store)
     uvicorn.run(
         build_app(args), host=args.host, port=args.port,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,

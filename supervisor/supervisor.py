@@ -68,6 +68,7 @@ from orders.models.messages import OperatorAlert, StatusKind, StatusMessage
 from orders.notify import send_alert, send_status
 from orders.observability import metrics
 from orders.observability.logs import log_context
+from orders.observability.tracing import OPERATION, order_span
 from orders.runtime import Services
 from orders.settings import Settings
 from orders.stores.errors import PreconditionFailedError
@@ -348,8 +349,12 @@ def _sweep(pages: Iterator[ScanPage],
         report.request_charge += page.request_charge or 0.0
         for record in page.records[:budget]:
             report.expired += 1
-            with log_context(record.order_id, record.locked_by):
-                action(record, services, report)
+            # A step of the order's trace, beside the attempt it recovers (X8).
+            with log_context(record.order_id, record.locked_by), \
+                    order_span("supervisor recovery", order_key=record.order_id,
+                               instance_id=record.locked_by, parent=record.trace_parent,
+                               links=[record.attempt_trace]) as span:
+                span.set_attribute(OPERATION, action(record, services, report) or "skipped")
         budget -= len(page.records)
         if budget <= 0:
             break

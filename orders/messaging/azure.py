@@ -24,6 +24,7 @@ from orders.messaging.errors import (
     QueueNotFoundError,
 )
 from orders.messaging.port import MessageSender, OutgoingMessage
+from orders.observability.tracing import message_properties
 
 _HOST = re.compile(r"^(?=.{4,253}$)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9-]+)+$")
 
@@ -50,12 +51,16 @@ def to_service_bus_message(message: OutgoingMessage) -> ServiceBusMessage:
     Returns
     -------
     ServiceBusMessage
-        Body bytes, ``message_id``, ``application_properties``, ``correlation_id``,
+        Body bytes, ``message_id``, ``application_properties`` (plus the current
+        ``traceparent``, :func:`~orders.observability.tracing.message_properties`),
+        ``correlation_id``,
         ``content_type``, ``scheduled_enqueue_time_utc`` and ``time_to_live`` set.
     """
     # The SDK's parameter is a dict keyed str | bytes (invariant, so a dict[str, ...] does not
-    # fit) whose values leave out None, which AMQP carries and the port allows.
-    properties = cast(dict[str | bytes, Any], dict(message.application_properties))
+    # fit) whose values leave out None, which AMQP carries and the port allows. The current
+    # trace context goes along as ``traceparent`` (SPEC X8).
+    properties = cast(dict[str | bytes, Any],
+                      message_properties(message.application_properties))
     return ServiceBusMessage(
         message.body_bytes(),
         message_id=message.message_id,

@@ -19,6 +19,7 @@ from orders.messaging.errors import (
     QueueNotFoundError,
 )
 from orders.messaging.port import MessageSender, OutgoingMessage
+from orders.observability.tracing import message_properties
 from sqlitekit import is_busy
 
 logger = logging.getLogger(__name__)
@@ -116,7 +117,7 @@ class LocalMessageSender(MessageSender):
             return self._sb.NewMessage(
                 message.body_bytes(),
                 message_id=message.message_id,
-                application_properties=dict(message.application_properties),
+                application_properties=message_properties(message.application_properties),
                 content_type=message.content_type,
                 correlation_id=message.correlation_id,
                 scheduled_enqueue_time=message.scheduled_enqueue_time,

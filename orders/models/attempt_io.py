@@ -55,15 +55,19 @@ class OrderWorkflowInput(StepContract):
         Seconds from the attempt's start to its CompleteBy.
     agent_max_attempts : int
         Calls an agent may make per request (SPEC A1, X2).
+    trace_parent : str or None
+        W3C ``traceparent`` of the attempt's start: its activities' spans are children of
+        it (SPEC X8). Absent in inputs written before traces.
     """
 
-    OMIT_IF_NONE = frozenset({"attempt"})
+    OMIT_IF_NONE = frozenset({"attempt", "trace_parent"})
 
     order_id: OrderKey
     attempt: int | None = Field(default=None, ge=1)
     workflow_version: int = FIRST_WORKFLOW_VERSION
     deadline_s: float = Field(gt=0)
     agent_max_attempts: int = Field(ge=1, le=100)
+    trace_parent: str | None = Field(default=None, max_length=55)
 
 
 class BeginAttemptInput(BeginInput):

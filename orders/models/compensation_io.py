@@ -47,12 +47,18 @@ class CompensationWorkflowInput(StepContract):
         Seconds from the attempt's start to its CompleteBy.
     agent_max_attempts : int
         Calls an agent may make per undo request.
+    trace_parent : str or None
+        W3C ``traceparent`` of the compensation attempt's start: its activities' spans
+        are children of it (SPEC X8). Absent in inputs written before traces.
     """
+
+    OMIT_IF_NONE = frozenset({"trace_parent"})
 
     order_id: OrderKey
     workflow_version: int = Field(ge=1)
     deadline_s: float = Field(gt=0)
     agent_max_attempts: int = Field(ge=1, le=100)
+    trace_parent: str | None = Field(default=None, max_length=55)
 
 
 class RecordStepInput(StepContract):

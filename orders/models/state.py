@@ -25,7 +25,7 @@ from orders.models._types import (
     UtcDatetime,
 )
 
-STATE_SCHEMA_VERSION = 4
+STATE_SCHEMA_VERSION = 5
 """Version of the state record contract written by this code (SPEC X6).
 
 Version 2 added ``compensationAttempt``, ``compensationFailures`` and ``failureReason``
@@ -37,7 +37,9 @@ Version 4 added ``clientId`` and ``clientOrderId`` (SPEC S8, X10): a record subm
 client's own queue is keyed ``<clientId>~<OrderID>``. Older records are read with both
 null: they are legacy records of the shared-queue era, keyed on their plain OrderID, and
 keep that key for good (their attempts' instance ids and idempotency keys are built from
-it, so in-flight orders carry on unchanged)."""
+it, so in-flight orders carry on unchanged).
+Version 5 added ``traceParent`` and ``attemptTrace`` (SPEC X8); older records are read
+with both null: the starter then opens a new trace for the order's next attempt."""
 
 
 class ProcessState(StrEnum):
@@ -115,6 +117,12 @@ class StateRecord(Contract):
         Attempts that ended on an open circuit without a call, counted by the supervisor
         instead of FailureCount (or ``compensationFailures``): the record is held back
         for a time that grows with this count (SPEC A5, V2).
+    trace_parent : str or None
+        The order's trace: the submission span's W3C ``traceparent``, which the starter,
+        the supervisor and compensation continue (SPEC X8); null if not traced.
+    attempt_trace : str or None
+        ``traceparent`` of the last attempt's (or compensation attempt's) start, which the
+        next attempt links to (SPEC X8).
     workflow_version, schema_version : int
         Versions of the workflow and of this record's contract, >= 1 (SPEC X6).
     etag : str or None
@@ -143,6 +151,8 @@ class StateRecord(Contract):
     failure_reason: str | None = Field(default=None, max_length=FAILURE_REASON_MAX_LENGTH)
     circuit_refused_by: InstanceId | None = None
     circuit_holds: int = Field(default=0, ge=0)
+    trace_parent: str | None = Field(default=None, max_length=55)
+    attempt_trace: str | None = Field(default=None, max_length=55)
     reply_to: QueueName
     workflow_version: int = Field(default=1, ge=1)
     schema_version: int = Field(default=STATE_SCHEMA_VERSION, ge=1)

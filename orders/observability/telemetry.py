@@ -1,20 +1,23 @@
-"""Where metrics and logs go: Azure Monitor in Azure, the console locally (SPEC X8).
+"""Where metrics, logs and traces go: Azure Monitor, or the console and a trace store (X8).
 
 With ``APPLICATIONINSIGHTS_CONNECTION_STRING`` set, the Azure Monitor OpenTelemetry distro
-(``azure-monitor-opentelemetry``, imported only then) exports the ``orders`` metrics and
-the ``orders.*`` loggers' records, whose OrderID / instance id / attempt attributes
-(:mod:`orders.observability.logs`) become custom dimensions. Without it, an SDK meter
-provider prints the metrics to the console every ``METRICS_EXPORT_INTERVAL_S``.
-Configured once per process.
+(``azure-monitor-opentelemetry``, imported only then) exports the ``orders`` metrics, the
+``orders.*`` loggers' records, whose OrderID / instance id / attempt attributes
+(:mod:`orders.observability.logs`) become custom dimensions, and the spans, sampled at
+``TRACE_SAMPLE_RATIO`` on the trace id (a whole order is in or out). Without it, an SDK
+meter provider prints the metrics to the console every ``METRICS_EXPORT_INTERVAL_S``, and
+:func:`configure_tracing` sends the spans to the local trace store
+(:mod:`orders.observability.trace_store`). Configured once per process.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from pathlib import Path
 from typing import Any
 
-from opentelemetry import metrics
+from opentelemetry import metrics, trace
 
 log = logging.getLogger("orders.ops")
 
@@ -33,7 +36,8 @@ def configure_telemetry(settings: Any) -> str:
     ----------
     settings : orders.settings.Settings
         Uses ``APPLICATIONINSIGHTS_CONNECTION_STRING``,
-        ``APPLICATIONINSIGHTS_AUTHENTICATION_STRING`` and ``METRICS_EXPORT_INTERVAL_S``.
+        ``APPLICATIONINSIGHTS_AUTHENTICATION_STRING``, ``METRICS_EXPORT_INTERVAL_S`` and
+        ``TRACE_SAMPLE_RATIO``.
 
     Returns
     -------
@@ -56,6 +60,7 @@ def configure_telemetry(settings: Any) -> str:
             from azure.monitor.opentelemetry import configure_azure_monitor
 
             configure_azure_monitor(connection_string=connection, logger_name=APP_LOGGER,
+                                    sampling_ratio=settings.TRACE_SAMPLE_RATIO,
                                     **entra_credential(settings))
             _configured = "azuremonitor"
         else:
@@ -103,3 +108,81 @@ def console_meter_provider(interval_s: float, out: Any = None) -> Any:
     reader = PeriodicExportingMetricReader(exporter,
                                            export_interval_millis=interval_s * 1000)
     return MeterProvider(metric_readers=[reader], shutdown_on_exit=False)
+
+
+_local_traces: Any = None
+"""The local tracer provider and its exporter, once :func:`configure_tracing` set them."""
+
+
+def order_sampler(ratio: float) -> Any:
+    """Return the local sampler: a whole order in or out, at ``ratio`` (SPEC X8).
+
+    Parent-based: a span with a parent follows its parent's decision, which travels in the
+    ``traceparent`` flags; a root (the submission) is kept when its trace id falls within
+    ``ratio`` (``TraceIdRatioBased``). Azure Monitor's sampler also decides on the trace id.
+    """
+    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
+    return ParentBased(TraceIdRatioBased(ratio))
+
+
+def configure_tracing(settings: Any) -> Path | None:
+    """Send this process's spans to the local trace store of its data folder (SPEC X8).
+
+    Called with every build of the services: the first call installs the global tracer
+    provider (sampler :func:`order_sampler`, a batch span processor, so a step never waits
+    for the store); a later one for another data folder flushes and moves the exporter
+    there (a test process builds one host after another).
+
+    Parameters
+    ----------
+    settings : orders.settings.Settings
+        Uses ``APPLICATIONINSIGHTS_CONNECTION_STRING`` (set: the distro exports the spans,
+        nothing to do here), ``DEVHOST_DATA_DIR`` and ``TRACE_SAMPLE_RATIO``.
+
+    Returns
+    -------
+    Path or None
+        The trace store written to, or None when spans go to Azure Monitor or there is no
+        data folder.
+    """
+    global _local_traces
+    if (settings.APPLICATIONINSIGHTS_CONNECTION_STRING or "").strip() \
+            or not settings.DEVHOST_DATA_DIR:
+        return None
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    from orders.observability.trace_store import TRACE_FILE, SqliteSpanExporter
+
+    path = Path(settings.DEVHOST_DATA_DIR) / TRACE_FILE
+    with _lock:
+        if _local_traces is None:
+            exporter = SqliteSpanExporter(path)
+            provider = trace.get_tracer_provider()
+            if not hasattr(provider, "add_span_processor"):  # none installed yet
+                provider = TracerProvider(sampler=order_sampler(settings.TRACE_SAMPLE_RATIO),
+                                          resource=Resource({"service.name": APP_LOGGER}))
+                trace.set_tracer_provider(provider)
+            # A queue deep enough for a burst of orders; a full queue drops spans, never waits.
+            provider.add_span_processor(BatchSpanProcessor(
+                exporter, max_queue_size=16_384, max_export_batch_size=1024,
+                schedule_delay_millis=500))
+            _local_traces = (provider, exporter)
+        elif _local_traces[1].path != path:
+            _local_traces[0].force_flush()
+            _local_traces[1].retarget(path)
+    return path
+
+
+def flush_traces(timeout_s: float = 10.0) -> bool:
+    """Export every finished span now (tests, the operator CLI, a host stopping).
+
+    Returns
+    -------
+    bool
+        False if the provider did not finish within ``timeout_s``.
+    """
+    flush = getattr(trace.get_tracer_provider(), "force_flush", None)
+    return bool(flush(int(timeout_s * 1000))) if flush is not None else True

@@ -20,7 +20,8 @@ COLUMNS = (
     "order_id", "process_state", "locked_by", "complete_by", "not_before", "failure_count",
     "attempt", "compensation_attempt", "compensation_failures", "failure_reason",
     "circuit_refused_by", "circuit_holds", "reply_to", "workflow_version", "schema_version",
-    "etag", "created_at", "updated_at", "client_id", "client_order_id",
+    "etag", "created_at", "updated_at", "client_id", "client_order_id", "trace_parent",
+    "attempt_trace",
 )
 SCHEMA = (
     """
@@ -45,7 +46,9 @@ SCHEMA = (
         created_at       TEXT NOT NULL,
         updated_at       TEXT NOT NULL,
         client_id        TEXT,                    -- NULL: a legacy record
-        client_order_id  TEXT                     -- the client's OrderID (NULL: legacy)
+        client_order_id  TEXT,                    -- the client's OrderID (NULL: legacy)
+        trace_parent     TEXT,                    -- W3C traceparent of the submission
+        attempt_trace    TEXT                     -- traceparent of the last attempt
     )
     """,
     "CREATE INDEX IF NOT EXISTS ix_state_startable "
@@ -62,9 +65,12 @@ ADDED_COLUMNS = {
     "circuit_holds": "INTEGER NOT NULL DEFAULT 0",
     "client_id": "TEXT",
     "client_order_id": "TEXT",
+    "trace_parent": "TEXT",
+    "attempt_trace": "TEXT",
 }
-"""Columns state schema versions 2, 3 and 4 added, with their definitions for ``ADD COLUMN``
-(a version 4 column is NULL in a legacy record, which is what it means there)."""
+"""Columns state schema versions 2 to 5 added, with their definitions for ``ADD COLUMN``
+(a version 4 column is NULL in a legacy record, which is what it means there; a version
+5 one NULL in a record written before traces)."""
 STARTABLE_SQL = (
     "SELECT * FROM state_records WHERE process_state = ? AND locked_by IS NULL "
     "AND not_before <= ? ORDER BY not_before LIMIT ?"

@@ -263,3 +263,15 @@ def test_a_failed_activity_fails_the_attempt():
     h.failed_activity(names.LOAD_ORDER, "LookupError: orderId: no order ORD-1")
     with pytest.raises(Exception, match="no order ORD-1"):
         replay(order_workflow, h)
+
+
+
+def test_a_traced_attempt_wraps_every_activity_input_in_its_trace_context():
+    # SPEC X8, D4: no span in orchestrator code; the attempt's traceparent (from the
+    # input) goes with each activity's input, the same on every replay.
+    parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    history = started({**INPUT, "traceParent": parent})
+    wrapped = [("call", name, {"traceParent": parent, "instanceId": IID, "input": data})
+               for _, name, data in [*STARTED, send("charge")]]
+    assert replay(order_workflow, history).actions == wrapped
+    assert replay(order_workflow, history).actions == wrapped

@@ -202,11 +202,13 @@ def test_compensating_record_may_wait_unlocked_for_its_next_attempt():
 def test_state_record_version_1_is_read_as_the_current_version():
     v1 = StateRecord.new("ORD-1", "client-a-replies", NOW).model_dump(mode="json")
     for added in ("compensationAttempt", "compensationFailures", "failureReason",
-                  "circuitRefusedBy", "circuitHolds", "clientId", "clientOrderId"):
+                  "circuitRefusedBy", "circuitHolds", "clientId", "clientOrderId",
+                  "traceParent", "attemptTrace"):
         del v1[added]
     v1["schemaVersion"] = 1
     record = StateRecord.model_validate(v1)
-    assert record.schema_version == STATE_SCHEMA_VERSION == 4
+    assert record.schema_version == STATE_SCHEMA_VERSION == 5
+    assert (record.trace_parent, record.attempt_trace) == (None, None)
     assert (record.compensation_attempt, record.compensation_failures) == (0, 0)
     assert record.failure_reason is None
     assert (record.circuit_refused_by, record.circuit_holds) == (None, 0)

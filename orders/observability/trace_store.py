@@ -1,0 +1,207 @@
+"""The local trace store: spans in a SQLite file of the data folder (SPEC X8).
+
+Under the local host, :class:`SqliteSpanExporter` is the OpenTelemetry span exporter
+(behind the SDK's batch span processor, so a step never waits for a write) and
+``<data dir>/traces.sqlite`` the store; ``python -m ops trace ORDER_ID`` reads it with
+:class:`TraceStore`. In Azure the same spans go to Azure Monitor instead.
+
+Every host process and the operator CLI open the file through :mod:`sqlitekit` (WAL, busy
+timeout, the file's write lock), so writers of several processes queue and readers never
+block them. An export that fails is dropped with a warning: traces are diagnostics, never
+worth stopping the work.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.trace import format_span_id, format_trace_id
+
+from orders.observability.tracing import ORDER_KEY
+from sqlitekit import connect, write
+
+log = logging.getLogger("orders.observability")
+
+TRACE_FILE = "traces.sqlite"
+"""Name of the trace store in the local host's data folder."""
+
+_SCHEMA = (
+    """
+    CREATE TABLE IF NOT EXISTS spans (
+        span_id    TEXT PRIMARY KEY,   -- 16 hex digits
+        trace_id   TEXT NOT NULL,      -- 32 hex digits
+        parent_id  TEXT,               -- NULL for a root span
+        name       TEXT NOT NULL,
+        kind       TEXT NOT NULL,
+        start_ns   INTEGER NOT NULL,   -- Unix epoch, nanoseconds
+        end_ns     INTEGER NOT NULL,
+        status     TEXT NOT NULL,      -- UNSET, OK or ERROR
+        order_key  TEXT,               -- orders.order_key attribute, if any
+        attributes TEXT NOT NULL,      -- JSON object
+        links      TEXT NOT NULL       -- JSON list of [trace_id, span_id]
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS ix_spans_order ON spans (order_key)",
+    "CREATE INDEX IF NOT EXISTS ix_spans_trace ON spans (trace_id, start_ns)",
+)
+_INSERT = ("INSERT OR REPLACE INTO spans (span_id, trace_id, parent_id, name, kind, start_ns, "
+           "end_ns, status, order_key, attributes, links) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    # NORMAL: a power loss may cost the last spans, never the store; FULL would fsync per
+    # batch for diagnostics.
+    conn = connect(path, synchronous="NORMAL")
+    with write(conn):
+        for statement in _SCHEMA:
+            conn.execute(statement)
+    return conn
+
+
+def _row(span: ReadableSpan) -> tuple[Any, ...]:
+    ctx = span.get_span_context()
+    assert ctx is not None, "a finished SDK span always has a context"
+    attributes = {k: v if isinstance(v, str | int | float | bool) else list(v or ())
+                  for k, v in (span.attributes or {}).items()}
+    links = [[format_trace_id(link.context.trace_id), format_span_id(link.context.span_id)]
+             for link in span.links]
+    key = attributes.get(ORDER_KEY)
+    return (format_span_id(ctx.span_id), format_trace_id(ctx.trace_id),
+            format_span_id(span.parent.span_id) if span.parent else None, span.name,
+            span.kind.name, span.start_time or 0, span.end_time or span.start_time or 0,
+            span.status.status_code.name, key if isinstance(key, str) else None,
+            json.dumps(attributes, separators=(",", ":")), json.dumps(links))
+
+
+class SqliteSpanExporter(SpanExporter):
+    """An OpenTelemetry span exporter writing to the local trace store.
+
+    Parameters
+    ----------
+    path : str or Path
+        The store file (``<data dir>/traces.sqlite``); created with its folder if missing.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self.path = Path(path)
+
+    def retarget(self, path: str | Path) -> None:
+        """Write later batches to ``path`` (a process that serves another data folder)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+            self._conn, self.path = None, Path(path)
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Write a batch of finished spans in one transaction.
+
+        Returns
+        -------
+        SpanExportResult
+            SUCCESS, or FAILURE (logged, the batch dropped) if SQLite refused.
+        """
+        rows = [_row(span) for span in spans]
+        try:
+            with self._lock:
+                if self._conn is None:
+                    self._conn = _open(self.path)
+                with write(self._conn):
+                    self._conn.executemany(_INSERT, rows)
+        except sqlite3.Error as exc:
+            log.warning("trace store %s: %d span(s) dropped: %s", self.path, len(rows), exc)
+            return SpanExportResult.FAILURE
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        """Close the store."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Nothing is buffered here (the span processor batches); always True."""
+        return True
+
+
+@dataclass(frozen=True)
+class StoredSpan:
+    """One span as the trace store holds it."""
+
+    span_id: str
+    trace_id: str
+    parent_id: str | None
+    name: str
+    kind: str
+    start_ns: int
+    end_ns: int
+    status: str
+    attributes: dict[str, Any] = field(default_factory=dict)
+    links: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def duration_ms(self) -> float:
+        """Duration in milliseconds."""
+        return (self.end_ns - self.start_ns) / 1e6
+
+
+class TraceStore:
+    """Reads the local trace store (``python -m ops trace``, tests).
+
+    Parameters
+    ----------
+    path : str or Path
+        The store file; a missing file reads as an empty store.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def _query(self, sql: str, args: Sequence[Any]) -> list[sqlite3.Row]:
+        if not self.path.exists():
+            return []
+        conn = _open(self.path)
+        try:
+            return list(conn.execute(sql, args))
+        finally:
+            conn.close()
+
+    def order_keys(self, order_id: str) -> list[str]:
+        """Return the order keys with spans whose OrderID is ``order_id`` (any client).
+
+        ``order_id`` may be a key itself (``acme~ORD-1``) or a plain OrderID, which each
+        client may use for its own order (SPEC X10).
+        """
+        rows = self._query("SELECT DISTINCT order_key FROM spans WHERE order_key = ? "
+                           "OR order_key LIKE ? ESCAPE '\\' ORDER BY order_key",
+                           (order_id, "%~" + _escape_like(order_id)))
+        return [row["order_key"] for row in rows]
+
+    def spans_of(self, order_key: str) -> list[StoredSpan]:
+        """Return every span of the traces that carry ``order_key``, oldest first.
+
+        Spans of those traces without the key (HTTP tries, the remote services' own) are
+        included: the trace is the order's.
+        """
+        rows = self._query("SELECT * FROM spans WHERE trace_id IN (SELECT DISTINCT trace_id "
+                           "FROM spans WHERE order_key = ?) ORDER BY start_ns, span_id",
+                           (order_key,))
+        return [StoredSpan(row["span_id"], row["trace_id"], row["parent_id"], row["name"],
+                           row["kind"], row["start_ns"], row["end_ns"], row["status"],
+                           json.loads(row["attributes"]),
+                           [(t, s) for t, s in json.loads(row["links"])]) for row in rows]
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

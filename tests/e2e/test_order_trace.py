@@ -1,0 +1,111 @@
+"""One order, one trace (SPEC X8): the spans of every step, across attempts, in the store.
+
+Orders run through the real app under the local host; the spans reach the local trace store
+(``traces.sqlite`` in the data folder) through the batch span processor and are read back
+as ``python -m ops trace`` reads them.
+"""
+
+from typer.testing import CliRunner
+
+from ops.cli import app as ops_app
+from orders.observability.telemetry import flush_traces
+from orders.observability.trace_store import TraceStore
+from orders.observability.tracing import ATTEMPT, OPERATION
+from tests.e2e.harness import ProcessState, key, make_order
+
+SHIP_DECLINE = {"status": 422, "reason": "address_undeliverable"}
+
+
+def order_spans(tmp_path, order):
+    assert flush_traces()
+    return TraceStore(tmp_path / "data" / "traces.sqlite").spans_of(key(order))
+
+
+def children(spans, parent):
+    return [s for s in spans if s.parent_id == parent.span_id]
+
+
+def named(spans, name, **attributes):
+    return [s for s in spans if s.name == name
+            and all(s.attributes.get(k) == v for k, v in attributes.items())]
+
+
+def test_retries_are_child_spans_and_a_compensated_order_is_one_trace(make_system, tmp_path):
+    flaky, declined = make_order(61), make_order(62)
+    system = make_system(faults={
+        "payment": {"black_hole_order_ids": [key(flaky)], "black_hole_first_n": 1},
+        "shipping": {"decline": {key(declined): SHIP_DECLINE}}})
+    system.submit(flaky)
+    system.submit(declined)
+    system.run(30)
+    assert system.state(flaky.order_id).process_state == ProcessState.PROCESSED
+    assert system.state(declined.order_id).process_state == ProcessState.COMPENSATED
+
+    spans = order_spans(tmp_path, flaky)
+    assert len({s.trace_id for s in spans}) == 1
+    [agent] = named(spans, "agent payment charge")
+    tries = [s for s in children(spans, agent) if s.kind == "CLIENT"]
+    assert [(t.name, t.status) for t in tries] == [("POST payment try 1", "ERROR"),
+                                                   ("POST payment try 2", "UNSET")]
+    assert [s.name for s in children(spans, agent) if s.kind != "CLIENT"] == ["reply routing"]
+    # The payment service continued the trace of the try that reached it.
+    assert [s.name for s in children(spans, tries[1])] == ["POST /payments"]
+    [send] = [s for s in spans if s.span_id == agent.parent_id]
+    assert send.name == "activity send_agent_request"
+
+    spans = order_spans(tmp_path, declined)
+    assert len({s.trace_id for s in spans}) == 1
+    [root] = [s for s in spans if s.parent_id is None]
+    assert root.name == "submission"
+    starts = children(spans, root)
+    assert [s.name for s in starts] == ["starter: claim and start",
+                                        "compensation starter: claim and start"]
+    forward = [s.attributes[OPERATION] for s in children(spans, starts[0])]
+    assert forward == ["begin_attempt", "load_order", "reserve_inventory", "record_step",
+                       "send_agent_request", "record_step", "send_agent_request",
+                       "fail_order", "alert_operator"]
+    undo = [s.attributes[OPERATION] for s in children(spans, starts[1])]
+    assert undo[:2] == ["begin_compensation", "pending_undos"]
+    assert undo[-2:] == ["finish_compensation", "publish_status"]
+    assert [s.name for s in spans if s.name.startswith("agent ")] == [
+        "agent payment charge", "agent shipping ship", "agent shipping cancel_shipment",
+        "agent payment refund"]
+    assert named(spans, "activity release_inventory")[0].parent_id == starts[1].span_id
+    assert starts[1].links == [(starts[0].trace_id, starts[0].span_id)]
+
+
+def test_an_order_the_supervisor_recovered_is_one_trace_across_its_attempts(make_system,
+                                                                            tmp_path):
+    system = make_system()
+    order = make_order(63)
+    system.submit(order)
+    with system.paused("payment-requests"):
+        system.run(1.5)
+        system.engine.receive("payment-requests", 1, lock_owner="crashed-agent")
+    system.run(31)
+    system.run(20)
+    assert system.state(order.order_id).process_state == ProcessState.PROCESSED
+
+    spans = order_spans(tmp_path, order)
+    assert len({s.trace_id for s in spans}) == 1
+    [root] = [s for s in spans if s.parent_id is None]
+    steps = [(s.name, s.attributes.get(ATTEMPT), s.attributes.get(OPERATION))
+             for s in children(spans, root)]
+    assert steps == [("starter: claim and start", 1, "order_workflow"),
+                     ("supervisor recovery", 1, "retried"),
+                     ("starter: claim and start", 2, "order_workflow")]
+    first, recovery, second = children(spans, root)
+    assert second.links == [(first.trace_id, first.span_id)]
+    assert recovery.links == [(first.trace_id, first.span_id)]
+    assert [s.attributes[OPERATION] for s in children(spans, second)][-2:] == [
+        "finish_attempt", "publish_status"]
+    assert {s.attributes.get(ATTEMPT) for s in children(spans, second)} == {2}
+
+    result = CliRunner().invoke(ops_app, ["--data-dir", str(tmp_path / "data"), "trace",
+                                          order.order_id], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == key(order)
+    assert "supervisor recovery" in result.output and "ms" in lines[1]
+    assert sum("-> follows starter: claim and start" in line for line in lines) == 2
+

@@ -1,0 +1,119 @@
+"""Spans, trace context and the local trace store (SPEC X8)."""
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from typer.testing import CliRunner
+
+from devhost.servicebus import load_queue_catalog, open_engine
+from devhost.triggers.servicebus import to_function_message
+from ops.cli import app as ops_app
+from orders.messaging import OutgoingMessage
+from orders.messaging.local import LocalMessageSender
+from orders.observability.telemetry import order_sampler
+from orders.observability.trace_store import SqliteSpanExporter, TraceStore
+from orders.observability.tracing import (
+    TRACEPARENT,
+    activity_span,
+    context_of,
+    current_traceparent,
+    message_properties,
+    order_ids,
+    order_span,
+    traceparent_of,
+    unwrap_input,
+    wrap_input,
+)
+
+PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+@pytest.fixture
+def provider(monkeypatch, tmp_path):
+    """A provider of the test's own, exporting to a store in tmp_path, as the global one."""
+    exporter = SqliteSpanExporter(tmp_path / "traces.sqlite")
+    own = TracerProvider(sampler=order_sampler(1.0))
+    own.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr("orders.observability.tracing.trace.get_tracer_provider",
+                        lambda: own)
+    yield TraceStore(tmp_path / "traces.sqlite")
+    own.shutdown()
+
+
+def test_instance_ids_give_the_order_key_and_the_attempt():
+    assert order_ids(instance_id="acme~ORD-1:3") == ("acme~ORD-1", 3)
+    assert order_ids(instance_id="acme~ORD-1:comp:2") == ("acme~ORD-1", 2)
+    assert order_ids("acme~ORD-1", None) == ("acme~ORD-1", None)
+
+
+def test_activity_inputs_are_wrapped_only_with_a_context_and_read_back_as_they_were():
+    data = {"orderId": "acme~ORD-1", "lines": []}
+    assert wrap_input(data, None, "acme~ORD-1:1") is data
+    assert unwrap_input(data) == (data, None, None)
+    assert unwrap_input(wrap_input("acme~ORD-1", PARENT, "acme~ORD-1:1")) == (
+        "acme~ORD-1", PARENT, "acme~ORD-1:1")
+
+
+def test_a_malformed_traceparent_is_no_context():
+    assert context_of("00-zz-yy-01") is None and context_of("") is None
+    assert context_of(PARENT) is not None
+
+
+def test_steps_continue_the_trace_they_are_given_and_tag_the_order(provider):
+    with activity_span("load_order", wrap_input("acme~ORD-1", PARENT, "acme~ORD-1:2")) as data:
+        assert data == "acme~ORD-1"
+        inner = current_traceparent()
+    [span] = provider.spans_of("acme~ORD-1")
+    assert (span.trace_id, span.parent_id) == ("0af7651916cd43dd8448eb211c80319c",
+                                               "b7ad6b7169203331")
+    assert span.attributes == {"orders.order_key": "acme~ORD-1",
+                               "orders.instance_id": "acme~ORD-1:2", "orders.attempt": 2,
+                               "orders.operation": "load_order"}
+    assert inner == f"00-{span.trace_id}-{span.span_id}-01"
+
+
+def test_a_failing_step_ends_its_span_with_error(provider):
+    with pytest.raises(LookupError), order_span("activity x", order_key="acme~ORD-2"):
+        raise LookupError("missing")
+    assert [s.status for s in provider.spans_of("acme~ORD-2")] == ["ERROR"]
+
+
+def test_the_sampler_keeps_or_drops_a_whole_order():
+    none, every = order_sampler(0.0), order_sampler(1.0)
+    sampled_parent = context_of(PARENT)
+    dropped_parent = context_of(PARENT[:-2] + "00")
+    trace_id = int("0af7651916cd43dd8448eb211c80319c", 16)
+    assert not none.should_sample(None, trace_id, "submission").decision.is_sampled()
+    assert every.should_sample(None, trace_id, "submission").decision.is_sampled()
+    # A later step follows the decision its traceparent carries, whatever the ratio.
+    assert none.should_sample(sampled_parent, trace_id, "agent").decision.is_sampled()
+    assert not every.should_sample(dropped_parent, trace_id, "agent").decision.is_sampled()
+
+
+def test_messages_sent_inside_a_step_carry_its_traceparent_to_the_receiver(provider,
+                                                                           tmp_path):
+    engine = open_engine(tmp_path / "sb", catalog=load_queue_catalog(None))
+    sender = LocalMessageSender(engine)
+    with order_span("activity send_agent_request", order_key="acme~ORD-3"):
+        here = current_traceparent()
+        sender.send("payment-requests", OutgoingMessage(body={"a": 1}, message_id="m1",
+                                                        application_properties={"k": "v"}))
+    sender.send("payment-requests", OutgoingMessage(body={"a": 2}, message_id="m2"))
+    received = [to_function_message(m) for m in engine.receive("payment-requests", 2)]
+    assert [traceparent_of(m.application_properties) for m in received] == [here, None]
+    assert received[0].application_properties["k"] == "v"
+    assert message_properties({TRACEPARENT: PARENT}) == {TRACEPARENT: PARENT}
+    engine.close()
+
+
+def test_ops_trace_asks_for_the_client_when_an_order_id_is_ambiguous(provider, tmp_path):
+    for key in ("acme~ORD-9", "globex~ORD-9", "acme~ORD-90"):
+        with order_span("submission", order_key=key):
+            pass
+    assert provider.order_keys("ORD-9") == ["acme~ORD-9", "globex~ORD-9"]
+    run = CliRunner().invoke
+    ambiguous = run(ops_app, ["--data-dir", str(tmp_path), "trace", "ORD-9"])
+    assert ambiguous.exit_code == 2 and "--client" in ambiguous.output
+    chosen = run(ops_app, ["--data-dir", str(tmp_path), "trace", "ORD-9", "--client", "globex"])
+    assert chosen.exit_code == 0 and chosen.output.startswith("globex~ORD-9\n")
+    assert run(ops_app, ["--data-dir", str(tmp_path), "trace", "ORD-1"]).exit_code == 1
