@@ -21,6 +21,7 @@ from ops.order_report import order_report
 from orders.lifecycle.ids import client_order_id, order_key
 from orders.messaging.browse import MAX_PEEK, QueueBrowser
 from orders.names import PUBLISH_STATUS
+from orders.observability.tracing import unwrap_input
 
 
 class DetailRequestError(ValueError):
@@ -64,14 +65,16 @@ def status_json(status: Any) -> dict[str, Any] | None:
 def timeline(status: dict[str, Any] | None) -> list[dict[str, Any]]:
     """Return one row per history event: ``type``, ``time``, ``name``, ``input``, ``result``.
 
-    ``result`` is the event's ``Result``, or for a failure its ``Reason`` and ``Details``.
+    ``input`` is the activity's own input, without the trace context the orchestrator
+    wraps it in (:func:`orders.observability.tracing.unwrap_input`); ``result`` is the
+    event's ``Result``, or for a failure its ``Reason`` and ``Details``.
     """
     rows = []
     for event in (status or {}).get("historyEvents") or []:
         failure = {k: event[k] for k in ("Reason", "Details") if event.get(k) is not None}
         rows.append({"type": event.get("EventType"), "time": event.get("Timestamp"),
                      "name": event.get("FunctionName") or event.get("Name"),
-                     "input": event.get("Input"),
+                     "input": unwrap_input(event.get("Input"))[0],
                      "result": event.get("Result") if "Result" in event else failure or None})
     return rows
 

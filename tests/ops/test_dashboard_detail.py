@@ -35,6 +35,13 @@ def test_history_events_become_timeline_rows():
     assert timeline(None) == []
 
 
+def test_an_input_wrapped_in_its_trace_context_shows_as_the_activity_own_input():
+    wrapped = {"traceParent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01",
+               "instanceId": "shop-a~7:1", "input": {"status": "OrderCompleted"}}
+    [row] = timeline({"historyEvents": [{**EVENTS[1], "Input": wrapped}]})
+    assert row["input"] == {"status": "OrderCompleted"}
+
+
 def test_the_sdk_status_keeps_its_history_and_an_unknown_instance_is_none():
     class Status(SimpleNamespace):
         def __bool__(self):
