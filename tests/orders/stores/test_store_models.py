@@ -199,13 +199,20 @@ def test_compensating_record_may_wait_unlocked_for_its_next_attempt():
     assert StateRecord.model_validate(running.model_dump(mode="json")) == running
 
 
+def legacy_record(version, added_since, **update):
+    """A StateRecord document as schema ``version`` wrote it: without the fields added since."""
+    document = StateRecord.new("ORD-1", "replies-acme", NOW).model_copy(
+        update=update).model_dump(mode="json")
+    for added in added_since:
+        del document[added]
+    document["schemaVersion"] = version
+    return StateRecord.model_validate(document)
+
+
 def test_state_record_version_1_is_read_as_the_current_version():
-    v1 = StateRecord.new("ORD-1", "client-a-replies", NOW).model_dump(mode="json")
-    for added in ("compensationAttempt", "compensationFailures", "failureReason",
-                  "circuitRefusedBy", "circuitHolds", "clientId", "clientOrderId"):
-        del v1[added]
-    v1["schemaVersion"] = 1
-    record = StateRecord.model_validate(v1)
+    record = legacy_record(1, ("compensationAttempt", "compensationFailures", "failureReason",
+                               "circuitRefusedBy", "circuitHolds", "clientId",
+                               "clientOrderId"))
     assert record.schema_version == STATE_SCHEMA_VERSION == 4
     assert (record.compensation_attempt, record.compensation_failures) == (0, 0)
     assert record.failure_reason is None
@@ -213,24 +220,18 @@ def test_state_record_version_1_is_read_as_the_current_version():
 
 
 def test_state_record_version_2_is_read_with_no_circuit_refusal():
-    v2 = StateRecord.new("ORD-1", "client-a-replies", NOW).model_copy(update={
-        "process_state": ProcessState.PROCESSING, "locked_by": "ORD-1:1",
-        "failure_count": 1}).model_dump(mode="json")
-    del v2["circuitRefusedBy"], v2["circuitHolds"]
-    v2["schemaVersion"] = 2
-    record = StateRecord.model_validate(v2)
+    record = legacy_record(2, ("circuitRefusedBy", "circuitHolds"),
+                           process_state=ProcessState.PROCESSING, locked_by="ORD-1:1",
+                           failure_count=1)
     assert record.schema_version == STATE_SCHEMA_VERSION
     assert (record.circuit_refused_by, record.circuit_holds, record.failure_count) == \
         (None, 0, 1)
 
 
 def test_state_record_version_3_is_a_legacy_record_keyed_on_its_order_id():
-    v3 = StateRecord.new("ORD-1", "replies-acme", NOW).model_copy(update={
-        "process_state": ProcessState.PROCESSING, "locked_by": "ORD-1:2",
-        "attempt": 2}).model_dump(mode="json")
-    del v3["clientId"], v3["clientOrderId"]
-    v3["schemaVersion"] = 3
-    record = StateRecord.model_validate(v3)
+    record = legacy_record(3, ("clientId", "clientOrderId"),
+                           process_state=ProcessState.PROCESSING, locked_by="ORD-1:2",
+                           attempt=2)
     assert record.schema_version == STATE_SCHEMA_VERSION
     assert (record.order_id, record.client_id, record.client_order_id) == ("ORD-1", None, None)
     assert record.submitted_order_id == "ORD-1" and record.locked_by == "ORD-1:2"
