@@ -46,17 +46,7 @@ _OUTCOMES = {
 
 
 def parse_request(body: bytes) -> AgentRequest:
-    """Parse an agent request strictly (SPEC A1); never raise anything else for its body.
-
-    Parameters
-    ----------
-    body : bytes
-        The request message body.
-
-    Returns
-    -------
-    AgentRequest
-        The validated request.
+    """Parse an agent request body strictly (SPEC A1); never raise anything else for it.
 
     Raises
     ------
@@ -65,10 +55,7 @@ def parse_request(body: bytes) -> AgentRequest:
         "agent request" before its description; the caller dead-letters the message on
         its first delivery.
     """
-    try:
-        return wire.parse(body, AgentRequest)
-    except wire.InvalidMessage as exc:
-        raise wire.InvalidMessage(exc.reason, f"agent request: {exc.description}") from None
+    return wire.parse(body, AgentRequest, what="agent request")
 
 
 def service_url(services: Services, request: AgentRequest) -> str:

@@ -43,30 +43,14 @@ def default_faults(keys: Sequence[str], *, seed: int = 7) -> dict[str, Any]:
     ids = list(keys)
     declined = ids[50::100]
     black_holed = [i for i in ids[25::300] if i not in declined][:5]
-    return {
-        "seed": seed,
-        "all": {"transient_rate": 0.10},
-        "payment": {
-            "transient_rate": 0.10,
-            "decline": {i: {"status": 402, "reason": "card declined"} for i in declined},
-            "black_hole_order_ids": black_holed,
-            "black_hole_first_n": 1,
-            "black_hole_performs_effect": True,
-        },
-        "shipping": {"transient_rate": 0.10, "outage_for_s": 5},
-    }
+    return _fault_document(seed, declined, black_holed, black_hole_first_n=1,
+                           shipping_outage_s=5)
 
 
 def chaos_faults(keys: Sequence[str], *, seed: int = 7) -> dict[str, Any]:
     """Build the simulator's fault configuration of a chaos run (module docstring).
 
-    Parameters
-    ----------
-    keys : sequence of str
-        The order keys of the orders the demo submits (declines and black holes pick
-        from them).
-    seed : int
-        Seed of the simulator's random transient errors, for reproducible runs.
+    Takes the same parameters as :func:`default_faults`.
 
     Returns
     -------
@@ -81,19 +65,32 @@ def chaos_faults(keys: Sequence[str], *, seed: int = 7) -> dict[str, Any]:
     wanted = max(2, min(5, len(ids) // 10))
     step = max(1, len(ids) // wanted)
     black_holed = [i for i in ids[3::step] if i not in declined][:wanted]
-    return {
-        "seed": seed,
-        "all": {"transient_rate": 0.10},
-        "payment": {
-            "transient_rate": 0.10,
-            "decline": {i: {"status": 402, "reason": "card declined"} for i in declined},
-            "black_hole_order_ids": black_holed,
-            "black_hole_performs_effect": True,
-        },
-        "shipping": {"transient_rate": 0.10},
-    }
+    return _fault_document(seed, declined, black_holed)
 
 
 def black_holed_ids(faults: dict[str, Any]) -> set[str]:
     """Order keys whose payment requests the fault configuration black-holes."""
     return set(faults["payment"].get("black_hole_order_ids", []))
+
+
+def _fault_document(seed: int, declined: Sequence[str], black_holed: Sequence[str], *,
+                    black_hole_first_n: int | None = None,
+                    shipping_outage_s: int | None = None) -> dict[str, Any]:
+    """Both runs' faults: 10% transient errors everywhere, declines and black holes.
+
+    Black holes perform their effect; ``black_hole_first_n`` None black-holes every
+    request of those orders, and ``shipping_outage_s`` None means no shipping outage.
+    """
+    payment: dict[str, Any] = {
+        "transient_rate": 0.10,
+        "decline": {i: {"status": 402, "reason": "card declined"} for i in declined},
+        "black_hole_order_ids": list(black_holed),
+        "black_hole_performs_effect": True,
+    }
+    if black_hole_first_n is not None:
+        payment["black_hole_first_n"] = black_hole_first_n
+    shipping: dict[str, Any] = {"transient_rate": 0.10}
+    if shipping_outage_s is not None:
+        shipping["outage_for_s"] = shipping_outage_s
+    return {"seed": seed, "all": {"transient_rate": 0.10}, "payment": payment,
+            "shipping": shipping}

@@ -8,53 +8,21 @@ errors of what it wraps once, by exception type or status code, into a subclass:
 (Service Bus, local queues), ``scheduler.durable_client`` (the Durable Functions client).
 The subclass says what happened; the flag says whether repeating the same call can help.
 
-The local host has its own root with the same two attributes
-(``devhost.errors.LocalHostError``): it is never deployed, so ``orders`` never imports it.
+The local host has its own root with the same base (``devhost.errors.LocalHostError``): it
+is never deployed, so ``orders`` never imports it.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from azurekit.errors import RetryFlagError
 
 
-class OrderServiceError(Exception):
+class OrderServiceError(RetryFlagError):
     """Root of the order service's errors.
 
-    Parameters
-    ----------
-    message : str
-        What failed, naming the operation and what to do about it.
-    retryable : bool, optional
-        Overrides the class's default (see below) for this one error.
-    retry_after : timedelta, optional
-        The backend's suggested wait before retrying; only for a retryable error.
-
-    Attributes
-    ----------
-    retryable : bool
-        True if the same call may succeed later without any change by the caller
-        (the backend was busy, throttled or unreachable). False: permanent; repeating the
-        call unchanged fails the same way.
-    retry_after : timedelta or None
-        How long the backend asked the caller to wait, if it said; None otherwise.
-
-    Raises
-    ------
-    ValueError
-        If ``retry_after`` is negative, or given for an error that is not retryable.
+    Takes and carries what :class:`azurekit.errors.RetryFlagError` does: ``retryable`` is
+    True if the same call may succeed later without any change by the caller (the backend
+    was busy, throttled or unreachable), False if repeating the call unchanged fails the
+    same way; ``retry_after`` is how long the backend asked the caller to wait, if it said.
+    The message names the operation and what to do about it.
     """
-
-    retryable: bool = False
-    retry_after: timedelta | None = None
-
-    def __init__(self, message: str = "", *, retryable: bool | None = None,
-                 retry_after: timedelta | None = None) -> None:
-        super().__init__(message)
-        if retryable is not None:
-            self.retryable = retryable
-        if retry_after is not None:
-            if retry_after < timedelta(0):
-                raise ValueError(f"retry_after: must not be negative; got {retry_after!r}")
-            if not self.retryable:
-                raise ValueError("retry_after: only a retryable error has a retry-after")
-            self.retry_after = retry_after

@@ -29,29 +29,17 @@ log = logging.getLogger("orders.replies")
 
 
 def parse_reply(body: bytes) -> AgentReply:
-    """Parse an agent reply strictly (SPEC A4); never raise anything else for its body.
-
-    Parameters
-    ----------
-    body : bytes
-        The reply message body.
-
-    Returns
-    -------
-    AgentReply
-        The validated reply.
+    """Parse an agent reply body strictly (SPEC A4); never raise anything else for it.
 
     Raises
     ------
     orders.models.wire.InvalidMessage
         A ``ValueError`` with ``reason`` ``InvalidJson`` or ``SchemaViolation`` and a
         description naming the field and rule, for every form of bad body (see
-        :mod:`orders.models.wire`); the caller dead-letters it on its first delivery.
+        :mod:`orders.models.wire`), after "agent reply"; the caller dead-letters it on its
+        first delivery.
     """
-    try:
-        return wire.parse(body, AgentReply)
-    except wire.InvalidMessage as exc:
-        raise wire.InvalidMessage(exc.reason, f"agent reply: {exc.description}") from None
+    return wire.parse(body, AgentReply, what="agent reply")
 
 
 async def route_reply(client: Any, reply: AgentReply) -> bool:

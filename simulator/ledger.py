@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -170,7 +169,7 @@ def _effect_from_row(row: sqlite3.Row) -> SideEffect:
     )
 
 
-class Ledger:
+class Ledger(devsqlite.SharedConnection):
     """Read (and, for the simulator itself, write) the ledger file.
 
     Parameters
@@ -184,23 +183,11 @@ class Ledger:
     """
 
     def __init__(self, path: str | Path) -> None:
-        self._conn = devsqlite.connect(path)
-        self._lock = threading.Lock()
+        super().__init__(path)
         with self._lock, devsqlite.write(self._conn):
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     self._conn.execute(statement)
-
-    def close(self) -> None:
-        """Close the connection."""
-        with self._lock:
-            self._conn.close()
-
-    def __enter__(self) -> Ledger:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     # -- reading -------------------------------------------------------------------------
 

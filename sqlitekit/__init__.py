@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Self
 
 try:
     import fcntl
@@ -120,6 +121,46 @@ def connect(path: str | Path, *, synchronous: str = "FULL") -> sqlite3.Connectio
         conn.write_lock = _path_locks[key]
     return conn
 
+
+
+class SharedConnection:
+    """One connection from :func:`connect` that the threads of a process take turns on.
+
+    A connection holds one transaction at a time, so an owner (a local host's engine, the
+    simulator's ledger) serialises its threads on ``_lock`` around each use of ``_conn``;
+    other processes wait on the file's write lock instead (see :func:`write`).
+
+    Parameters
+    ----------
+    path : str or Path
+        Database file; its parent folder is created if missing.
+
+    Notes
+    -----
+    Closing takes the lock, so it waits for the use in progress; the instance is
+    unusable afterwards. Leaving a ``with`` block closes it.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self._path = Path(path)
+        self._lock = threading.RLock()
+        self._conn = connect(self._path)
+
+    @property
+    def path(self) -> Path:
+        """The SQLite file."""
+        return self._path
+
+    def close(self) -> None:
+        """Close the connection, once the use in progress ends."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 @contextmanager
 def write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:

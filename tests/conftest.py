@@ -61,6 +61,16 @@ def make_system(tmp_path, monkeypatch):
         s.close()
 
 
+@pytest.fixture(scope="session")
+def listener():
+    """One real uvicorn server for the session, serving the Durable HTTP API a test mounts."""
+    from tests.devhost.http_api.helpers import Listener
+
+    srv = Listener()
+    yield srv
+    srv.stop()
+
+
 class Readings:
     """Metric points of a test's own meter provider, by name and attributes."""
 

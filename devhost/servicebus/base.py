@@ -8,7 +8,6 @@ dead-letter, renew) and :mod:`devhost.servicebus.engine` (send, receive, peek, c
 from __future__ import annotations
 
 import sqlite3
-import threading
 from pathlib import Path
 from typing import Any, Self
 
@@ -17,13 +16,13 @@ from devhost.servicebus.errors import MessageLockLostError, MessagingEntityNotFo
 from devhost.servicebus.models import DEAD_LETTER_SUFFIX
 from devhost.servicebus.properties import QueueCatalog, QueueProperties, load_queue_catalog
 from devhost.servicebus.schema import ensure_schema, from_us, to_us
-from sqlitekit import connect, write
+from sqlitekit import SharedConnection, write
 
 FILE_NAME = "servicebus.sqlite"
 """File name of the engine's database inside the host's data folder."""
 
 
-class EngineBase:
+class EngineBase(SharedConnection):
     """Open the engine's file and hold what every operation shares.
 
     Parameters
@@ -48,11 +47,9 @@ class EngineBase:
         catalog: QueueCatalog | None = None,
         clock: Clock | None = None,
     ) -> None:
-        self._path = Path(path)
         self._catalog = catalog if catalog is not None else load_queue_catalog()
         self._clock = clock if clock is not None else SystemClock()
-        self._lock = threading.RLock()
-        self._conn = connect(self._path)
+        super().__init__(path)
         ensure_schema(self._conn)
         with self._lock, write(self._conn):
             now = self._now_us()
@@ -67,25 +64,9 @@ class EngineBase:
         return cls(Path(data_dir) / FILE_NAME, **kwargs)
 
     @property
-    def path(self) -> Path:
-        """The SQLite file."""
-        return self._path
-
-    @property
     def catalog(self) -> QueueCatalog:
         """The queue properties in force."""
         return self._catalog
-
-    def close(self) -> None:
-        """Close the connection; the instance is unusable afterwards."""
-        with self._lock:
-            self._conn.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _now_us(self) -> int:
         return to_us(self._clock.now())

@@ -15,18 +15,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from azurekit.servicebus import (
+    MAX_MESSAGE_ID_LENGTH,
+    check_application_properties,
+    check_delivery_times,
+)
 from devhost.servicebus.errors import ServiceBusError
 
 MAX_MESSAGE_SIZE_BYTES = 256 * 1024
 """Service Bus Standard tier maximum message size (body plus application properties)."""
 
-MAX_MESSAGE_ID_LENGTH = 128
-"""Service Bus maximum length of a MessageId."""
-
 DEAD_LETTER_SUFFIX = "/$deadletterqueue"
 """Azure's entity path suffix of a queue's dead-letter subqueue."""
-
-_PROPERTY_TYPES = (str, int, float, bool, type(None))
 
 
 class MessageSizeExceededError(ServiceBusError, ValueError):
@@ -84,18 +84,8 @@ class NewMessage:
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise ValueError(f"{name}: must be a string or None, got {value!r}")
-        for key, value in (self.application_properties or {}).items():
-            if not isinstance(key, str) or not isinstance(value, _PROPERTY_TYPES):
-                raise ValueError(
-                    f"application_properties[{key!r}]: keys must be str and values "
-                    f"str, int, float, bool or None, got {type(value).__name__}"
-                )
-        when = self.scheduled_enqueue_time
-        if when is not None and (not isinstance(when, datetime) or when.tzinfo is None):
-            raise ValueError("scheduled_enqueue_time: must be a timezone-aware datetime")
-        ttl = self.time_to_live
-        if ttl is not None and (not isinstance(ttl, timedelta) or ttl <= timedelta(0)):
-            raise ValueError(f"time_to_live: must be a positive timedelta, got {ttl!r}")
+        check_application_properties(self.application_properties or {})
+        check_delivery_times(self.scheduled_enqueue_time, self.time_to_live)
         size = len(self.body_bytes) + len(self.properties_json)
         if size > MAX_MESSAGE_SIZE_BYTES:
             raise MessageSizeExceededError(

@@ -48,14 +48,12 @@ from hashlib import sha256
 
 from pydantic import TypeAdapter, ValidationError
 
+from azurekit.servicebus import MAX_MESSAGE_ID_LENGTH
 from orders.models import check_instance_id
 from orders.models._types import ORDER_KEY_SEPARATOR, OrderId, OrderKey, check_client_id
 
 MAX_KEY_LENGTH = 255
 """Longest idempotency key the services accept (Stripe's limit)."""
-
-MAX_MESSAGE_ID_LENGTH = 128
-"""Longest Service Bus MessageId."""
 
 _ORDER_ID: TypeAdapter[str] = TypeAdapter(OrderId)
 _ORDER_KEY: TypeAdapter[str] = TypeAdapter(OrderKey)

@@ -16,15 +16,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
-MAX_MESSAGE_ID_LENGTH = 128
-"""Service Bus maximum MessageId length."""
+from azurekit.servicebus import (
+    MAX_MESSAGE_ID_LENGTH,
+    check_application_properties,
+    check_delivery_times,
+)
 
 JSON = "application/json"
 
 PropertyValue = str | int | float | bool | None
 """What an application property may hold (checked on construction)."""
-
-_PROPERTY_TYPES = (str, int, float, bool, type(None))
 
 
 @dataclass(frozen=True)
@@ -79,22 +80,12 @@ class OutgoingMessage:
                 f"message_id: must be a string of 1-{MAX_MESSAGE_ID_LENGTH} characters, "
                 f"got {self.message_id!r}"
             )
-        for key, value in self.application_properties.items():
-            if not isinstance(key, str) or not isinstance(value, _PROPERTY_TYPES):
-                raise ValueError(
-                    f"application_properties[{key!r}]: keys must be str and values "
-                    f"str, int, float, bool or None, got {type(value).__name__}"
-                )
+        check_application_properties(self.application_properties)
         for name in ("correlation_id", "content_type"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise ValueError(f"{name}: must be a string, got {value!r}")
-        when = self.scheduled_enqueue_time
-        if when is not None and (not isinstance(when, datetime) or when.tzinfo is None):
-            raise ValueError("scheduled_enqueue_time: must be a timezone-aware datetime")
-        ttl = self.time_to_live
-        if ttl is not None and (not isinstance(ttl, timedelta) or ttl <= timedelta(0)):
-            raise ValueError(f"time_to_live: must be a positive timedelta, got {ttl!r}")
+        check_delivery_times(self.scheduled_enqueue_time, self.time_to_live)
 
     def body_bytes(self) -> bytes:
         """Return the body as sent on the wire.

@@ -209,7 +209,7 @@ def loads(body: bytes | str) -> Any:
     return value
 
 
-def parse(body: bytes | str, model: type[M]) -> M:
+def parse(body: bytes | str, model: type[M], *, what: str = "") -> M:
     """Decode a message body strictly and validate it against its contract.
 
     Parameters
@@ -218,6 +218,9 @@ def parse(body: bytes | str, model: type[M]) -> M:
         The message body.
     model : type of pydantic.BaseModel
         The queue's contract, e.g. :class:`~orders.models.messages.SubmitOrder`.
+    what : str, optional
+        What the message is (``agent reply``), put before an error's description:
+        ``agent reply: order.lines.0.quantity: ...``.
 
     Returns
     -------
@@ -232,7 +235,12 @@ def parse(body: bytes | str, model: type[M]) -> M:
         exception from a validator also becomes ``SchemaViolation`` (validation is pure, so
         a redelivery would raise it again).
     """
-    return validate(loads(body), model)
+    try:
+        return validate(loads(body), model)
+    except InvalidMessage as exc:
+        if not what:
+            raise
+        raise InvalidMessage(exc.reason, f"{what}: {exc.description}") from None
 
 
 def validate(data: Any, model: type[M]) -> M:

@@ -25,55 +25,42 @@ CIRCUIT_STATE_VALUES = {"closed": 0, "half_open": 1, "open": 2}
 """Gauge value of each circuit state (``agent.circuit.state``)."""
 
 
-class _Instruments:
-    """The instruments of one meter."""
+_INSTRUMENTS: tuple[tuple[str, str, str, str], ...] = (
+    # (kind, metric name, unit, description): the metrics of docs/operations.md
+    ("gauge", "orders.state.count", "{order}", "Orders by ProcessState"),
+    ("gauge", "orders.in_flight", "{order}",
+     "Pending + Processing + Compensating orders (admission backlog)"),
+    ("gauge", "orders.in_flight.limit", "{order}", "MAX_IN_FLIGHT"),
+    ("gauge", "orders.stuck", "{order}",
+     "Processing or Compensating orders whose CompleteBy has passed"),
+    ("counter", "orders.submissions", "{message}",
+     "Order messages by outcome (accepted, rejected, dead_lettered)"),
+    ("counter", "orders.recoveries", "{order}",
+     "Supervisor recoveries by outcome (retried, held_back, gave_up, overdue, skipped)"),
+    ("counter", "orders.compensations", "{order}", "Compensations by outcome"),
+    ("counter", "orders.resubmissions", "{order}", "Operator resubmissions"),
+    ("counter", "agent.requests", "{request}",
+     "Agent requests handled, by service, operation and outcome"),
+    ("counter", "agent.calls", "{call}", "HTTP calls to remote services"),
+    ("counter", "agent.retries", "{call}", "Calls after the first per request"),
+    ("gauge", "agent.circuit.state", "1", "Circuit breaker state: 0 closed, 1 half-open, 2 open"),
+    ("histogram", "supervisor.scan.rows_read", "{row}", "Rows read per scan"),
+    ("histogram", "supervisor.scan.request_charge", "RU", "Cosmos DB request units per scan"),
+    ("histogram", "supervisor.scan.duration", "s", "Duration of one scan"),
+    ("gauge", "servicebus.dead_letter.depth", "{message}",
+     "Messages in a queue's dead-letter subqueue"),
+)
+"""Every instrument of the service; ``record_*`` functions look them up by metric name."""
 
-    def __init__(self, meter: metrics.Meter) -> None:
-        self.state_count = meter.create_gauge(
-            "orders.state.count", unit="{order}", description="Orders by ProcessState")
-        self.in_flight = meter.create_gauge(
-            "orders.in_flight", unit="{order}",
-            description="Pending + Processing + Compensating orders (admission backlog)")
-        self.in_flight_limit = meter.create_gauge(
-            "orders.in_flight.limit", unit="{order}", description="MAX_IN_FLIGHT")
-        self.stuck = meter.create_gauge(
-            "orders.stuck", unit="{order}",
-            description="Processing or Compensating orders whose CompleteBy has passed")
-        self.submissions = meter.create_counter(
-            "orders.submissions", unit="{message}",
-            description="Order messages by outcome (accepted, rejected, dead_lettered)")
-        self.recoveries = meter.create_counter(
-            "orders.recoveries", unit="{order}",
-            description="Supervisor recoveries by outcome (retried, held_back, gave_up, "
-                        "overdue, skipped)")
-        self.compensations = meter.create_counter(
-            "orders.compensations", unit="{order}", description="Compensations by outcome")
-        self.resubmissions = meter.create_counter(
-            "orders.resubmissions", unit="{order}", description="Operator resubmissions")
-        self.agent_requests = meter.create_counter(
-            "agent.requests", unit="{request}",
-            description="Agent requests handled, by service, operation and outcome")
-        self.agent_calls = meter.create_counter(
-            "agent.calls", unit="{call}", description="HTTP calls to remote services")
-        self.agent_retries = meter.create_counter(
-            "agent.retries", unit="{call}", description="Calls after the first per request")
-        self.circuit_state = meter.create_gauge(
-            "agent.circuit.state", unit="1",
-            description="Circuit breaker state: 0 closed, 1 half-open, 2 open")
-        self.scan_rows = meter.create_histogram(
-            "supervisor.scan.rows_read", unit="{row}", description="Rows read per scan")
-        self.scan_charge = meter.create_histogram(
-            "supervisor.scan.request_charge", unit="RU",
-            description="Cosmos DB request units per scan")
-        self.scan_duration = meter.create_histogram(
-            "supervisor.scan.duration", unit="s", description="Duration of one scan")
-        self.dead_letters = meter.create_gauge(
-            "servicebus.dead_letter.depth", unit="{message}",
-            description="Messages in a queue's dead-letter subqueue")
+
+def _create_instruments(meter: metrics.Meter) -> dict[str, Any]:
+    """Create every instrument of :data:`_INSTRUMENTS` on ``meter``, keyed by metric name."""
+    return {name: getattr(meter, f"create_{kind}")(name, unit=unit, description=description)
+            for kind, name, unit, description in _INSTRUMENTS}
 
 
 _lock = threading.Lock()
-_instruments = _Instruments(metrics.get_meter(METER_NAME))
+_instruments = _create_instruments(metrics.get_meter(METER_NAME))
 
 
 def install(provider: Any | None) -> None:
@@ -88,7 +75,7 @@ def install(provider: Any | None) -> None:
     meter = (provider.get_meter(METER_NAME) if provider is not None
              else metrics.get_meter(METER_NAME))
     with _lock:
-        _instruments = _Instruments(meter)
+        _instruments = _create_instruments(meter)
 
 
 def record_submission(accepted: bool, reason: str | None = None) -> None:
@@ -106,24 +93,25 @@ def record_submission(accepted: bool, reason: str | None = None) -> None:
         outcome = "accepted"
     else:
         outcome = "rejected" if reason == "AdmissionControl" else "dead_lettered"
-    _instruments.submissions.add(1, {"outcome": outcome, "reason": reason or ""})
+    _instruments["orders.submissions"].add(1, {"outcome": outcome, "reason": reason or ""})
 
 
 def record_backlog(in_flight: int, limit: int) -> None:
     """Set the admission backlog and its limit (SPEC X3)."""
-    _instruments.in_flight.set(in_flight)
-    _instruments.in_flight_limit.set(limit)
+    _instruments["orders.in_flight"].set(in_flight)
+    _instruments["orders.in_flight.limit"].set(limit)
 
 
 def record_state_counts(counts: Mapping[Any, int]) -> None:
     """Set the number of orders in each ProcessState (keys: ProcessState or its value)."""
     for state, count in counts.items():
-        _instruments.state_count.set(count, {"state": str(getattr(state, "value", state))})
+        _instruments["orders.state.count"].set(
+            count, {"state": str(getattr(state, "value", state))})
 
 
 def record_stuck(count: int) -> None:
     """Set the number of supervised orders whose CompleteBy has passed."""
-    _instruments.stuck.set(count)
+    _instruments["orders.stuck"].set(count)
 
 
 def record_recovery(outcome: str, count: int = 1) -> None:
@@ -140,17 +128,17 @@ def record_recovery(outcome: str, count: int = 1) -> None:
         How many.
     """
     if count:
-        _instruments.recoveries.add(count, {"outcome": outcome})
+        _instruments["orders.recoveries"].add(count, {"outcome": outcome})
 
 
 def record_compensation(outcome: str) -> None:
     """Count one finished compensation (SPEC S9): ``"compensated"`` or ``"failed"``."""
-    _instruments.compensations.add(1, {"outcome": outcome})
+    _instruments["orders.compensations"].add(1, {"outcome": outcome})
 
 
 def record_resubmission(outcome: str) -> None:
     """Count one operator resubmission by outcome (``resubmitted``, ``not_in_error``, ...)."""
-    _instruments.resubmissions.add(1, {"outcome": outcome})
+    _instruments["orders.resubmissions"].add(1, {"outcome": outcome})
 
 
 def record_agent_call(service: str, attempts: int, outcome: str = "",
@@ -168,12 +156,12 @@ def record_agent_call(service: str, attempts: int, outcome: str = "",
     operation : str
         ``charge``, ``refund``, ``ship``, ``cancel_shipment``.
     """
-    _instruments.agent_requests.add(1, {"service": service, "operation": operation,
-                                        "outcome": outcome})
+    _instruments["agent.requests"].add(1, {"service": service, "operation": operation,
+                                           "outcome": outcome})
     if attempts:
-        _instruments.agent_calls.add(attempts, {"service": service})
+        _instruments["agent.calls"].add(attempts, {"service": service})
     if attempts > 1:
-        _instruments.agent_retries.add(attempts - 1, {"service": service})
+        _instruments["agent.retries"].add(attempts - 1, {"service": service})
 
 
 def record_circuit_state(service: str, state: str) -> None:
@@ -186,18 +174,18 @@ def record_circuit_state(service: str, state: str) -> None:
     state : {"closed", "half_open", "open"}
         :class:`orders.circuit.CircuitState` value.
     """
-    _instruments.circuit_state.set(CIRCUIT_STATE_VALUES.get(str(state), -1),
-                                   {"service": service})
+    _instruments["agent.circuit.state"].set(CIRCUIT_STATE_VALUES.get(str(state), -1),
+                                            {"service": service})
 
 
 def record_scan(rows: int, duration_s: float, request_charge: float | None = None) -> None:
     """Record one supervisor scan's cost (SPEC V1: rows read / request units, duration)."""
-    _instruments.scan_rows.record(rows)
-    _instruments.scan_duration.record(duration_s)
+    _instruments["supervisor.scan.rows_read"].record(rows)
+    _instruments["supervisor.scan.duration"].record(duration_s)
     if request_charge is not None:
-        _instruments.scan_charge.record(request_charge)
+        _instruments["supervisor.scan.request_charge"].record(request_charge)
 
 
 def record_dead_letters(queue: str, depth: int) -> None:
     """Set a queue's dead-letter depth."""
-    _instruments.dead_letters.set(depth, {"queue": queue})
+    _instruments["servicebus.dead_letter.depth"].set(depth, {"queue": queue})

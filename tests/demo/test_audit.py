@@ -94,27 +94,24 @@ def test_processed_charged_twice_is_unbalanced_with_the_ledger_in_the_reason():
                         "(345.00 USD), refunds 0 (0 USD), ships 1, cancels 0]")
 
 
-def test_processed_charged_a_wrong_amount_is_unbalanced():
-    report = run({"A": ProcessState.PROCESSED}, [charge("A", "17.25"), ship("A")])
-    assert report.verdict("A").reason.startswith(
-        "Processed wants net charged 172.50 USD (totalPrice), ledger nets 17.25 USD")
-
-
-def test_processed_without_a_shipment_is_unbalanced():
-    report = run({"A": ProcessState.PROCESSED}, [charge("A")])
-    assert report.verdict("A").reason.startswith(
-        "Processed wants net shipments 1, ledger nets 0")
+@pytest.mark.parametrize(("effects", "reason"), [
+    pytest.param([charge("A", "17.25"), ship("A")],
+                 "Processed wants net charged 172.50 USD (totalPrice), ledger nets 17.25 USD",
+                 id="charged-a-wrong-amount"),
+    pytest.param([charge("A")], "Processed wants net shipments 1, ledger nets 0",
+                 id="without-a-shipment"),
+    pytest.param([charge("A"), refund("A"), ship("A")],
+                 "Processed wants net charges 1, ledger nets 0", id="with-a-refunded-charge"),
+])
+def test_processed_order_is_unbalanced_with_the_rule_it_breaks(effects, reason):
+    report = run({"A": ProcessState.PROCESSED}, effects)
+    assert report.verdict("A").reason.startswith(reason)
 
 
 def test_processed_whose_shipment_was_cancelled_is_unbalanced():
     report = run({"A": ProcessState.PROCESSED}, [charge("A"), ship("A"), cancel("A")])
     assert not report.verdict("A").balanced
     assert "ledger nets 0" in report.verdict("A").reason
-
-
-def test_processed_with_a_refunded_charge_is_unbalanced():
-    report = run({"A": ProcessState.PROCESSED}, [charge("A"), refund("A"), ship("A")])
-    assert report.verdict("A").reason.startswith("Processed wants net charges 1, ledger nets 0")
 
 
 def test_processed_missing_from_the_order_database_is_unbalanced():
@@ -155,26 +152,22 @@ def test_compensated_order_with_a_charge_and_no_refund_is_unbalanced_charge_kept
         "ships 0, cancels 0]")
 
 
-def test_error_order_with_a_shipment_not_cancelled_is_unbalanced_shipment_kept():
-    report = run({"A": ProcessState.ERROR}, [ship("A")])
-    assert report.verdict("A").reason.startswith(
-        "shipment kept: Error wants net shipments 0, ledger nets 1")
-
-
-def test_compensated_order_refunded_without_a_charge_is_unbalanced():
-    report = run({"A": ProcessState.COMPENSATED}, [refund("A")],
-                 {"A": logged("A", "reserve_inventory", "release_inventory")})
-    assert report.verdict("A").reason.startswith(
-        "refunded more than charged: Compensated wants net charge 0, ledger nets -1 "
-        "charge(s) of -172.50 USD")
-
-
-def test_compensated_order_whose_reservation_is_not_released_is_unbalanced():
-    report = run({"A": ProcessState.COMPENSATED}, [charge("A"), refund("A")],
-                 {"A": logged("A", "reserve_inventory", "charge", "refund")})
-    assert report.verdict("A").reason.startswith(
-        "inventory not released: Compensated but the compensation log has reservation "
-        "RES-A and no release")
+@pytest.mark.parametrize(("state", "effects", "steps", "reason"), [
+    pytest.param(ProcessState.ERROR, [ship("A")], (),
+                 "shipment kept: Error wants net shipments 0, ledger nets 1",
+                 id="error-with-a-shipment-not-cancelled"),
+    pytest.param(ProcessState.COMPENSATED, [refund("A")],
+                 ("reserve_inventory", "release_inventory"),
+                 "refunded more than charged: Compensated wants net charge 0, ledger nets -1 "
+                 "charge(s) of -172.50 USD", id="compensated-refunded-without-a-charge"),
+    pytest.param(ProcessState.COMPENSATED, [charge("A"), refund("A")],
+                 ("reserve_inventory", "charge", "refund"),
+                 "inventory not released: Compensated but the compensation log has reservation "
+                 "RES-A and no release", id="compensated-whose-reservation-is-not-released"),
+])
+def test_undone_order_is_unbalanced_with_the_rule_it_breaks(state, effects, steps, reason):
+    report = run({"A": state}, effects, {"A": logged("A", *steps)} if steps else None)
+    assert report.verdict("A").reason.startswith(reason)
 
 
 # -- CompensationFailed: balanced only if an operator alert names it ---------------------

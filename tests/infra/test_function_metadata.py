@@ -5,24 +5,24 @@ from tests.infra.checks import metadata_differences
 
 DURABLE_TRIGGERS = {"orchestrationTrigger", "activityTrigger", "entityTrigger"}
 
+
+def queue_trigger(queue):
+    """A Service Bus trigger on ``queue`` over the shared identity-based connection."""
+    return {"type": "serviceBusTrigger", "connection": "SERVICEBUS", "queueName": queue}
+
+
 # Every trigger that needs something outside the task hub: a queue and its identity-based
 # connection (Bicep creates the queue, the app setting SERVICEBUS__fullyQualifiedNamespace
 # names the namespace), a schedule setting, or an HTTP route. Durable triggers only need the
 # task hub and are checked against orders/names.py below.
 EXPECTED = {
-    "legacy_orders_queue": {"type": "serviceBusTrigger", "connection": "SERVICEBUS",
-                            "queueName": "orders"},
+    "legacy_orders_queue": queue_trigger("orders"),
     # One submission per client of ORDER_CLIENTS (tests/infra/conftest.py: acme-1, globex).
-    "submit_order_acme_1": {"type": "serviceBusTrigger", "connection": "SERVICEBUS",
-                            "queueName": "orders-acme-1"},
-    "submit_order_globex": {"type": "serviceBusTrigger", "connection": "SERVICEBUS",
-                            "queueName": "orders-globex"},
-    "route_agent_reply": {"type": "serviceBusTrigger", "connection": "SERVICEBUS",
-                          "queueName": "agent-replies"},
-    "payment_agent": {"type": "serviceBusTrigger", "connection": "SERVICEBUS",
-                      "queueName": "payment-requests"},
-    "shipping_agent": {"type": "serviceBusTrigger", "connection": "SERVICEBUS",
-                       "queueName": "shipping-requests"},
+    "submit_order_acme_1": queue_trigger("orders-acme-1"),
+    "submit_order_globex": queue_trigger("orders-globex"),
+    "route_agent_reply": queue_trigger("agent-replies"),
+    "payment_agent": queue_trigger("payment-requests"),
+    "shipping_agent": queue_trigger("shipping-requests"),
     "start_orders": {"type": "timerTrigger", "schedule": "%STARTER_SCHEDULE%"},
     "supervisor": {"type": "timerTrigger", "schedule": "%SUPERVISOR_SCHEDULE%"},
     "ops_snapshot": {"type": "timerTrigger", "schedule": "%OPS_SNAPSHOT_SCHEDULE%"},

@@ -27,14 +27,7 @@ from scheduler.durable_client import (
     raise_event,
 )
 from scheduler.replies import route_reply
-from tests.devhost.http_api.helpers import Listener, finish, queued_events, run
-
-
-@pytest.fixture(scope="module")
-def listener():
-    srv = Listener()
-    yield srv
-    srv.stop()
+from tests.devhost.http_api.helpers import finish, queued_events, run
 
 
 @pytest.fixture
@@ -75,27 +68,28 @@ def test_delivered_event_is_queued_once_encoded_as_the_sdk_sends_it(server):
     assert json.loads(raised["Input"]) == {"ok": True}
 
 
-def test_404_from_raise_event_is_a_permanent_instance_not_found(server):
-    with pytest.raises(InstanceNotFoundError) as info:
-        run(raise_event(server.client(), "ORD-9:1", "charge-reply", {"ok": True}))
+def permanent_raise_event_error(server, instance_id, kind):
+    """raise_event's error of type ``kind`` for ``instance_id``, checked to be permanent."""
+    with pytest.raises(kind) as info:
+        run(raise_event(server.client(), instance_id, "charge-reply", {"ok": True}))
     error = info.value
     assert isinstance(error, OrderServiceError)
-    assert error.status == 404
     assert error.retryable is False
     assert error.retry_after is None
+    return error
+
+
+def test_404_from_raise_event_is_a_permanent_instance_not_found(server):
+    error = permanent_raise_event_error(server, "ORD-9:1", InstanceNotFoundError)
+    assert error.status == 404
     assert str(error) == "raise event charge-reply on ORD-9:1: no instance with that id (HTTP 404)"
 
 
 def test_410_from_raise_event_is_a_permanent_instance_gone(server, clock):
     start(server, "ORD-2:1")
     finish(server.taskhub, clock, "ORD-2:1")
-    with pytest.raises(InstanceGoneError) as info:
-        run(raise_event(server.client(), "ORD-2:1", "charge-reply", {"ok": True}))
-    error = info.value
-    assert isinstance(error, OrderServiceError)
+    error = permanent_raise_event_error(server, "ORD-2:1", InstanceGoneError)
     assert error.status == 410
-    assert error.retryable is False
-    assert error.retry_after is None
     # Nothing became visible work for any worker.
     assert server.taskhub.claim_orchestrations("probe", timedelta(minutes=1)) == []
 

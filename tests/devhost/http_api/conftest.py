@@ -5,16 +5,8 @@ import pytest
 
 from clocks import ManualClock
 from devhost.taskhub.store import TaskHub
-from tests.devhost.http_api.helpers import Listener
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
-
-
-@pytest.fixture(scope="session")
-def listener():
-    srv = Listener()
-    yield srv
-    srv.stop()
 
 
 @pytest.fixture

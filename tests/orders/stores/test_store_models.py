@@ -199,14 +199,24 @@ def test_compensating_record_may_wait_unlocked_for_its_next_attempt():
     assert StateRecord.model_validate(running.model_dump(mode="json")) == running
 
 
+SINCE_4 = ("traceParent", "attemptTrace")
+"""Fields schema 5 added (the order's trace context, SPEC X8)."""
+
+
+def legacy_record(version, added_since, **update):
+    """A StateRecord document as schema ``version`` wrote it: without the fields added since."""
+    document = StateRecord.new("ORD-1", "replies-acme", NOW).model_copy(
+        update=update).model_dump(mode="json")
+    for added in added_since:
+        del document[added]
+    document["schemaVersion"] = version
+    return StateRecord.model_validate(document)
+
+
 def test_state_record_version_1_is_read_as_the_current_version():
-    v1 = StateRecord.new("ORD-1", "client-a-replies", NOW).model_dump(mode="json")
-    for added in ("compensationAttempt", "compensationFailures", "failureReason",
-                  "circuitRefusedBy", "circuitHolds", "clientId", "clientOrderId",
-                  "traceParent", "attemptTrace"):
-        del v1[added]
-    v1["schemaVersion"] = 1
-    record = StateRecord.model_validate(v1)
+    record = legacy_record(1, ("compensationAttempt", "compensationFailures", "failureReason",
+                               "circuitRefusedBy", "circuitHolds", "clientId",
+                               "clientOrderId", *SINCE_4))
     assert record.schema_version == STATE_SCHEMA_VERSION == 5
     assert (record.trace_parent, record.attempt_trace) == (None, None)
     assert (record.compensation_attempt, record.compensation_failures) == (0, 0)
@@ -215,27 +225,30 @@ def test_state_record_version_1_is_read_as_the_current_version():
 
 
 def test_state_record_version_2_is_read_with_no_circuit_refusal():
-    v2 = StateRecord.new("ORD-1", "client-a-replies", NOW).model_copy(update={
-        "process_state": ProcessState.PROCESSING, "locked_by": "ORD-1:1",
-        "failure_count": 1}).model_dump(mode="json")
-    del v2["circuitRefusedBy"], v2["circuitHolds"]
-    v2["schemaVersion"] = 2
-    record = StateRecord.model_validate(v2)
+    record = legacy_record(2, ("circuitRefusedBy", "circuitHolds", *SINCE_4),
+                           process_state=ProcessState.PROCESSING, locked_by="ORD-1:1",
+                           failure_count=1)
     assert record.schema_version == STATE_SCHEMA_VERSION
     assert (record.circuit_refused_by, record.circuit_holds, record.failure_count) == \
         (None, 0, 1)
 
 
 def test_state_record_version_3_is_a_legacy_record_keyed_on_its_order_id():
-    v3 = StateRecord.new("ORD-1", "replies-acme", NOW).model_copy(update={
-        "process_state": ProcessState.PROCESSING, "locked_by": "ORD-1:2",
-        "attempt": 2}).model_dump(mode="json")
-    del v3["clientId"], v3["clientOrderId"]
-    v3["schemaVersion"] = 3
-    record = StateRecord.model_validate(v3)
+    record = legacy_record(3, ("clientId", "clientOrderId", *SINCE_4),
+                           process_state=ProcessState.PROCESSING, locked_by="ORD-1:2",
+                           attempt=2)
     assert record.schema_version == STATE_SCHEMA_VERSION
     assert (record.order_id, record.client_id, record.client_order_id) == ("ORD-1", None, None)
     assert record.submitted_order_id == "ORD-1" and record.locked_by == "ORD-1:2"
+
+
+def test_state_record_version_4_is_read_without_a_trace_context():
+    record = legacy_record(4, SINCE_4, process_state=ProcessState.PROCESSING,
+                           locked_by="acme~ORD-1:1", client_id="acme", client_order_id="ORD-1",
+                           order_id="acme~ORD-1")
+    assert record.schema_version == STATE_SCHEMA_VERSION
+    assert (record.trace_parent, record.attempt_trace) == (None, None)
+    assert record.locked_by == "acme~ORD-1:1"
 
 
 def test_a_client_record_is_keyed_on_client_and_order_id():
