@@ -5,15 +5,35 @@ Test folders mirror the packages they test; what several of them need lives here
 """
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.test.globals_test import reset_trace_globals
 
 from clocks import ManualClock
-from orders.observability import metrics
+from orders.observability import metrics, telemetry
 from orders.runtime import Services
 from orders.settings import Settings
 from orders.stores import create_stores
 from tests.support.fakes import RecordingSender
+
+
+@pytest.fixture(autouse=True)
+def no_tracer_left_behind(monkeypatch):
+    """Give every test the process's tracing as a fresh process has it: none installed.
+
+    A test that builds services with a data folder installs the global tracer provider of
+    the local trace store (:func:`orders.observability.telemetry.configure_tracing`); that
+    provider is process-wide, so without this a later test would run traced or not
+    depending on the order the suite runs in.
+    """
+    monkeypatch.setattr(telemetry, "_local_traces", None)
+    reset_trace_globals()
+    yield
+    installed = trace.get_tracer_provider()
+    if hasattr(installed, "shutdown"):
+        installed.shutdown()
+    reset_trace_globals()
 
 
 @pytest.fixture
