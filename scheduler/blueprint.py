@@ -56,32 +56,46 @@ def client_submissions(clients: Sequence[str]) -> df.Blueprint:
         ``submit_order_<clientId>`` on queue ``orders-<clientId>`` for each client; an
         empty Blueprint (no client can submit) for none.
     """
-    blueprint = df.Blueprint()
+    blueprint = DurableBlueprint()
     for client_id in clients:
         _register_submission(blueprint, client_id)
     return blueprint
 
 
-def _register_submission(blueprint: df.Blueprint, client_id: str) -> None:
+def _register_submission(blueprint: DurableBlueprint, client_id: str) -> None:
     queue = submit_queue(client_id)
 
     @blueprint.function_name(name=submission_function_name(client_id))
     @blueprint.service_bus_queue_trigger(arg_name="msg", queue_name=queue,
                                          connection=names.SERVICEBUS_CONNECTION)
-    def submit_order(msg: func.ServiceBusMessage) -> None:
-        _submit(client_id, queue, msg)
+    @blueprint.durable_client_input(client_name="client")
+    async def submit_order(msg: func.ServiceBusMessage,
+                           client: df.DurableOrchestrationClient) -> None:
+        accepted = await asyncio.to_thread(_submit, client_id, queue, msg)
+        if accepted is None or accepted.record is None:
+            return
+        try:
+            # The starter's claim, for this order now rather than at the next occurrence
+            # of STARTER_SCHEDULE (S3).
+            await starter.start_submitted(client, services(), accepted.record)
+        except Exception:  # noqa: BLE001 - stored and Pending: the timer's starter claims it
+            log.exception("order %s stored; starting it now failed, the starter's next run "
+                          "claims it", accepted.order_id)
 
-    submit_order.__doc__ = f"Submission of client {client_id!r}, queue {queue!r} (S1, X10)."
+    submit_order.__doc__ = (f"Submission of client {client_id!r}, queue {queue!r}, then the "
+                            "starter's claim of the new order (S1, S3, X10).")
 
 
-def _submit(client_id: str, queue: str, msg: func.ServiceBusMessage) -> None:
+def _submit(client_id: str, queue: str,
+            msg: func.ServiceBusMessage) -> submission.Accepted | None:
     """Store a submitted order and its state record; dead-letter what cannot be (S1, X10).
 
     A body that is not strict JSON or breaks the contract, one naming another client
     (``ClientMismatch``), and other data under a stored order key, are dead-lettered with
     the reason on the first delivery; only infrastructure failures (a store or queue
     unavailable) raise and are retried. Past ``MAX_IN_FLIGHT`` a new order is rejected to
-    its client and the message completed (admission control, X3).
+    its client and the message completed (admission control, X3). Returns what was
+    accepted, or None.
     """
     svc = services()
     # The order's trace starts here, or continues the client's if it sent one (X8).
@@ -99,6 +113,8 @@ def _submit(client_id: str, queue: str, msg: func.ServiceBusMessage) -> None:
         record_submission(False, "AdmissionControl")
     else:
         record_submission(True)
+        return result
+    return None
 
 
 @bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.ORDERS_QUEUE,

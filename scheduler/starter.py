@@ -12,6 +12,15 @@ agents can serve before CompleteBy would only make attempts expire in the queues
 Crash between claim and start: the claim also sets CompleteBy = now + START_GRACE_S. If the
 orchestration never starts, nothing renews that deadline, so the supervisor finds the record
 Processing with an expired CompleteBy and returns it to Pending for a new attempt (V2).
+
+Two callers run the same claim: the timer-triggered :func:`run_starter` (every
+``STARTER_SCHEDULE``), and the submission, which starts the order it has just stored with
+:func:`start_submitted` so a new order does not wait for the next timer occurrence. The
+timer stays the safety net for everything else: an order submitted while MAX_PROCESSING
+attempts ran, one whose submission crashed after writing the record, and every attempt the
+supervisor returned to Pending. Submissions count Processing as the starter does but
+concurrently with each other, so Processing can pass MAX_PROCESSING by at most the number
+of submission invocations running at once (as admission control can pass MAX_IN_FLIGHT).
 """
 
 from __future__ import annotations
@@ -166,23 +175,67 @@ async def run_starter(client: Any, services: Services) -> StartReport:
     StartReport
     """
     states = services.stores.states
-    s = services.settings
-    now = services.clock.now()
-    counts = await asyncio.to_thread(states.count_by_state, [ProcessState.PROCESSING])
-    processing = counts.get(ProcessState.PROCESSING, 0)
-    room = min(s.STARTER_BATCH, s.MAX_PROCESSING - processing)
+    room = min(services.settings.STARTER_BATCH, await _room(services))
     if room <= 0:
         return StartReport(0, 0, 0)
+    records = await asyncio.to_thread(states.find_startable, services.clock.now(), room)
+    if services.settings.WORKFLOW_VERSION not in WORKFLOWS:
+        records = [r for r in records if r.attempt > 0]
+        await asyncio.to_thread(_alert_unknown_version, services)
+    return await _claim_and_start_orders(client, services, records)
+
+
+async def start_submitted(client: Any, services: Services, record: StateRecord) -> StartReport:
+    """Start the order a submission has just stored, as the starter would (SPEC S3).
+
+    The same ETag-conditional claim as :func:`run_starter`, for one record, so a new order
+    starts at once instead of at the next ``STARTER_SCHEDULE`` occurrence. Nothing is
+    claimed while MAX_PROCESSING attempts are in Processing, or while ``WORKFLOW_VERSION``
+    names a version this code does not register: the record stays Pending and the timer's
+    :func:`run_starter` claims it (and alerts) later.
+
+    Parameters
+    ----------
+    client : DurableOrchestrationClient
+        The submission function's durable client binding.
+    services : Services
+        As for :func:`run_starter`.
+    record : StateRecord
+        The record as the submission stored or found it (its ETag is the claim's
+        condition); anything but an unlocked Pending record whose NotBefore has come is
+        left alone.
+
+    Returns
+    -------
+    StartReport
+        ``lost_races`` 1 if another starter claimed the record first.
+    """
+    now = services.clock.now()
+    if (record.process_state is not ProcessState.PENDING or record.locked_by is not None
+            or (record.not_before is not None and record.not_before > now)
+            or services.settings.WORKFLOW_VERSION not in WORKFLOWS
+            or await _room(services) <= 0):
+        return StartReport(0, 0, 0)
+    return await _claim_and_start_orders(client, services, [record])
+
+
+async def _room(services: Services) -> int:
+    """Return how many more attempts MAX_PROCESSING lets the starter claim now."""
+    counts = await asyncio.to_thread(services.stores.states.count_by_state,
+                                     [ProcessState.PROCESSING])
+    return services.settings.MAX_PROCESSING - counts.get(ProcessState.PROCESSING, 0)
+
+
+async def _claim_and_start_orders(client: Any, services: Services,
+                                  records: list[StateRecord]) -> StartReport:
+    s = services.settings
+    grace_until = services.clock.now() + s.start_grace
 
     def claim(record: StateRecord) -> StateRecord:
         # The workflow version is fixed when the first attempt starts (X6).
-        return claim_attempt(record, now + s.start_grace, s.WORKFLOW_VERSION)
+        return claim_attempt(record, grace_until, s.WORKFLOW_VERSION)
 
-    records = await asyncio.to_thread(states.find_startable, now, room)
-    if s.WORKFLOW_VERSION not in WORKFLOWS:
-        records = [r for r in records if r.attempt > 0]
-        await asyncio.to_thread(_alert_unknown_version, services)
-    return await claim_and_start(client, states, records, claim,
+    return await claim_and_start(client, services.stores.states, records, claim,
                                  ORDER_WORKFLOW, lambda r: workflow_input(r, services),
                                  "starter", lambda r: orchestration_version(r.workflow_version))
 

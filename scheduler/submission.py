@@ -24,7 +24,7 @@ most the number of submission invocations running at once.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from hashlib import sha256
 
@@ -68,11 +68,13 @@ class AdmissionRefused:
 class Accepted:
     """The order and its state record are stored (``created`` False on a redelivery).
 
-    ``order_id`` is the order key, ``<clientId>~<OrderID>``.
+    ``order_id`` is the order key, ``<clientId>~<OrderID>``; ``record`` the state record
+    as stored (with its ETag), for the starter the submission wakes (SPEC S3).
     """
 
     order_id: str
     created: bool
+    record: StateRecord | None = field(default=None, compare=False)
 
 
 def parse_submission(body: bytes, client_id: str) -> SubmitOrder | Rejected:
@@ -242,7 +244,7 @@ def store(parsed: SubmitOrder, key: str, body: bytes, stores: Stores, sender: Me
         send_alert(sender, alert, message_id=f"conflict:{key}:{digest}")
         answer_conflict(sender, parsed, now, str(exc), digest)
         return Rejected("ConflictingOrder", str(exc))
-    return Accepted(order.order_id, stored.created or state.created)
+    return Accepted(order.order_id, stored.created or state.created, state.record)
 
 
 def answer_conflict(sender: MessageSender, parsed: SubmitOrder, now: datetime, why: str,

@@ -15,6 +15,8 @@ from typer.testing import CliRunner
 
 from ops.cli import app
 from orders.models import StateRecord
+from scheduler import starter
+from scheduler.starter import StartReport
 from tests.e2e.checks import declined_order, direct_counts, lose_order_row
 from tests.e2e.harness import ProcessState, key, make_order
 
@@ -36,12 +38,24 @@ def ops_json(system, *args):
     return json.loads(result.stdout)
 
 
-def test_operator_finds_inspects_and_resubmits_an_order_in_error_once(make_system):
+async def not_started(client, services, record):
+    """A submission that stores its order but stops before starting it (the timer starts it)."""
+    return StartReport(0, 0, 0)
+
+
+def submit_unstarted(system, monkeypatch, orders):
+    """Submit ``orders`` and run 0.5 s: stored, not started (the starter has not run yet)."""
+    with monkeypatch.context() as patched:
+        patched.setattr(starter, "start_submitted", not_started)
+        for order in orders:
+            system.submit(order)
+        system.run(0.5)
+
+
+def test_operator_finds_inspects_and_resubmits_an_order_in_error_once(make_system, monkeypatch):
     system = make_system()
     order, other = make_order(41), make_order(42)
-    system.submit(order)
-    system.submit(other)
-    system.run(0.5)  # both stored; the starter has not run yet
+    submit_unstarted(system, monkeypatch, [order, other])
     lose_order_row(system, key(order))  # every attempt now fails in load_order
     system.run(200)
     record = system.state(order.order_id)
@@ -93,7 +107,8 @@ def test_operator_finds_inspects_and_resubmits_an_order_in_error_once(make_syste
     assert statuses[0] == "RequestReceived" and statuses[-1] == "OrderCompleted"
 
 
-def test_ops_summary_endpoint_counts_equal_a_direct_count_over_the_state_store(make_system):
+def test_ops_summary_endpoint_counts_equal_a_direct_count_over_the_state_store(make_system,
+                                                                               monkeypatch):
     declined, stuck_one = make_order(51), make_order(52)
     system = make_system(faults={"payment": {
         "decline": {key(declined): {"status": 402, "reason": "card declined"}},
@@ -108,9 +123,7 @@ def test_ops_summary_endpoint_counts_equal_a_direct_count_over_the_state_store(m
     system.services.stores.states.replace(forgotten.model_copy(update={
         "process_state": ProcessState.PROCESSING, "locked_by": "FORGOTTEN:1", "attempt": 1,
         "complete_by": system.clock.now() - timedelta(days=2)}))  # outside the supervisor's window
-    for n in range(70, 75):  # stored, not started yet
-        system.submit(make_order(n))
-    system.run(0.5)
+    submit_unstarted(system, monkeypatch, [make_order(n) for n in range(70, 75)])
 
     url = f"{system.host.base_url}/api/ops/summary"
     summary = httpx.get(url, timeout=30).json()

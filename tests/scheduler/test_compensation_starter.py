@@ -8,21 +8,8 @@ from orders.lifecycle.transitions import Actor
 from orders.models import ProcessState
 from orders.names import COMPENSATION_WORKFLOW
 from scheduler.compensation_starter import start_compensations
+from tests.support.durable_client import StartRecorder as DurableClient
 from tests.support.records import record_in
-
-
-class DurableClient:
-    """Records start_new calls like the SDK's client would receive them."""
-
-    def __init__(self, fail=False):
-        self.started = []
-        self.fail = fail
-
-    async def start_new(self, name, instance_id, client_input, version=None):
-        if self.fail:
-            raise RuntimeError("task hub unavailable")
-        self.started.append((name, instance_id, client_input))
-        return instance_id
 
 
 def handed_over(stores, clock, order_id="ORD-1", **changes):

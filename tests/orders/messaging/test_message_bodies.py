@@ -6,6 +6,7 @@ submission trigger's own function (with SQLite stores, a recording sender and se
 random bodies to the agent request and reply parsers.
 """
 
+import asyncio
 import json
 from decimal import Decimal
 
@@ -26,6 +27,7 @@ from orders.models.messages import AgentReply, AgentRequest, SubmitOrder
 from orders.settings import Settings
 from scheduler import blueprint
 from scheduler.replies import parse_reply
+from tests.support.durable_client import StartRecorder
 from tests.support.stores import sqlite_stores
 
 FUZZ = settings(max_examples=120, deadline=None, database=None,
@@ -108,12 +110,18 @@ class Settled:
 
 
 def submission_of(client_id: str):
-    """The user function of ``client_id``'s submission trigger, as the app registers it."""
+    """``client_id``'s submission as the app registers it, called with a recording client.
+
+    The SDK's middleware builds the durable client from its binding JSON; the user code it
+    wraps gets a :class:`StartRecorder` here instead, so accepted orders start without a
+    task hub.
+    """
     registry = df.DFApp()
     registry.register_functions(blueprint.client_submissions([client_id]))
     [function] = [f for f in registry.get_functions()
                   if f.get_function_name() == f"submit_order_{client_id}"]
-    return function.get_user_function()
+    user_code = function.get_user_function().__wrapped__
+    return lambda msg: asyncio.run(user_code(msg=msg, client=StartRecorder()))
 
 
 def keyed(body: bytes) -> tuple[SubmitOrder, str]:
