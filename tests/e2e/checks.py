@@ -4,6 +4,8 @@ import sqlite3
 from collections import Counter
 
 from orders.models import format_utc
+from scheduler import starter
+from scheduler.starter import StartReport
 from tests.e2e.harness import key, make_order
 
 
@@ -47,3 +49,17 @@ def lose_order_row(system, order_id):
     """Delete the order row of ``order_id`` (a key): every attempt then fails in load_order."""
     with sqlite3.connect(system.host.data_dir / "orders.sqlite") as conn:
         assert conn.execute("DELETE FROM orders WHERE order_id = ?", (order_id,)).rowcount == 1
+
+
+async def not_started(client, services, record):
+    """A submission that stores its order but stops before starting it (the timer starts it)."""
+    return StartReport(0, 0, 0)
+
+
+def submit_unstarted(system, monkeypatch, orders):
+    """Submit ``orders`` and run 0.5 s: stored, not started (the starter has not run yet)."""
+    with monkeypatch.context() as patched:
+        patched.setattr(starter, "start_submitted", not_started)
+        for order in orders:
+            system.submit(order)
+        system.run(0.5)

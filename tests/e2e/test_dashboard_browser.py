@@ -14,7 +14,7 @@ from datetime import timedelta
 
 from ops.history import fetch_status
 from orders.models import StateRecord
-from tests.e2e.checks import direct_counts, lose_order_row
+from tests.e2e.checks import direct_counts, lose_order_row, submit_unstarted
 from tests.e2e.harness import ProcessState, key, make_order
 from tests.support.browser import open_page
 
@@ -23,14 +23,12 @@ POISON_ID = "<script>alert(3)</script>"
 NOT_IN_FLIGHT = {"Processed", "Error", "Compensated", "CompensationFailed"}
 
 
-def run_small_system(make_system):
+def run_small_system(make_system, monkeypatch):
     """The run of the module docstring; returns (system, recovered, failing, hostile)."""
     system = make_system()
     recovered, failing = make_order(1), make_order(2)
     hostile = make_order(3).model_copy(update={"customer_id": HOSTILE})
-    system.submit(recovered)
-    system.submit(failing)
-    system.run(0.5)
+    submit_unstarted(system, monkeypatch, [recovered, failing])
     lose_order_row(system, key(failing))
     with system.paused("payment-requests"):
         system.run(1.5)
@@ -108,8 +106,9 @@ def check_recovered_detail(page, system, recovered) -> None:
     assert "OrderCompleted" in sent and "RequestReceived" in sent
 
 
-def test_dashboard_shows_the_stores_figures_histories_and_resubmits(make_system, tmp_path):
-    system, recovered, failing, hostile = run_small_system(make_system)
+def test_dashboard_shows_the_stores_figures_histories_and_resubmits(make_system, tmp_path,
+                                                                   monkeypatch):
+    system, recovered, failing, hostile = run_small_system(make_system, monkeypatch)
     with open_page() as (page, dialogs):
         page.goto(f"{system.host.base_url}/api/ops/dashboard")
         page.wait_for_selector("body[data-state=ready]")

@@ -15,9 +15,7 @@ from typer.testing import CliRunner
 
 from ops.cli import app
 from orders.models import StateRecord
-from scheduler import starter
-from scheduler.starter import StartReport
-from tests.e2e.checks import declined_order, direct_counts, lose_order_row
+from tests.e2e.checks import declined_order, direct_counts, lose_order_row, submit_unstarted
 from tests.e2e.harness import ProcessState, key, make_order
 
 runner = CliRunner()
@@ -36,20 +34,6 @@ def ops_json(system, *args):
     result = ops(system, *args, "--json")
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
-
-
-async def not_started(client, services, record):
-    """A submission that stores its order but stops before starting it (the timer starts it)."""
-    return StartReport(0, 0, 0)
-
-
-def submit_unstarted(system, monkeypatch, orders):
-    """Submit ``orders`` and run 0.5 s: stored, not started (the starter has not run yet)."""
-    with monkeypatch.context() as patched:
-        patched.setattr(starter, "start_submitted", not_started)
-        for order in orders:
-            system.submit(order)
-        system.run(0.5)
 
 
 def test_operator_finds_inspects_and_resubmits_an_order_in_error_once(make_system, monkeypatch):
