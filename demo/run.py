@@ -9,7 +9,12 @@ summary line for the run (wrapped here; :mod:`demo.summary`)::
     client shop-a: orders=… processed=… error=… recovered=… lost=0 duplicate_effects=0
                    unbalanced=0 heard=… foreign=0
     summary: orders=N processed=… error=… recovered=… lost=0 duplicate_effects=0
-             unbalanced=0 orders_per_s=…
+             unbalanced=0 orders_per_s=… p50_ms=… p99_ms=…
+
+``p50_ms``/``p99_ms``: end-to-end latency, from each submit message's enqueued time to that
+of the terminal status its client heard (:mod:`demo.latency`). ``--rate R`` offers the
+orders at R per second instead of all at once; ``--metrics-out F`` also writes the figures
+as JSON, with the host processes' CPU seconds and peak memory (:mod:`demo.resources`).
 
 It exits non-zero if any order is lost, left non-terminal, charged (or shipped) twice,
 or unbalanced: its side effects in the simulator's ledger disagree with its final state
@@ -22,10 +27,12 @@ a few orders is black-holed with the charge performed (:func:`demo.faults.chaos_
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -33,9 +40,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from client import tpch
 from client.watch import WatchResult
-from demo import processes
+from demo import latency, processes
 from demo.clients import CLIENTS, ClientBatch, rejected_keys, split, submit_all, watch_all
 from demo.faults import black_holed_ids, chaos_faults, default_faults
+from demo.resources import HostSampler, HostUsage
 from demo.summary import Summary, read_records, summarize
 
 console = Console()
@@ -74,6 +82,19 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
         timeout_s: float = typer.Option(900.0, "--timeout-s", min=1.0),
         faults: bool = typer.Option(True, "--faults/--no-faults",
                                     help="Inject the default faults (demo/faults.py)."),
+        rate: float | None = typer.Option(
+            None, "--rate", min=0.01,
+            help="Offer the orders at this many per second (both clients together), "
+                 "each sent when due; default: all at once, as fast as they are accepted."),
+        metrics_out: Path | None = typer.Option(
+            None, "--metrics-out",
+            help="Write the run's figures as JSON here: the summary's counts, orders/s, "
+                 "latency percentiles (p50/p95/p99/max) and the host processes' CPU "
+                 "seconds and peak resident memory (the benchmark reads it)."),
+        task_hub_from: Path | None = typer.Option(
+            None, "--task-hub-from", exists=True, dir_okay=False,
+            help="Start the host on a copy of this task hub file (the benchmark's hub "
+                 "that already holds completed instances), copied before the clock starts."),
         chaos: bool = typer.Option(
             False, "--chaos",
             help="Chaos run: every payment request of a few orders black-holed with the "
@@ -108,23 +129,31 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
         holes = sorted(black_holed_ids(fault_config))
         console.print(f"demo: chaos: every payment request of {', '.join(holes)} is "
                       f"black-holed (charge performed); faults in {data_dir / 'faults.json'}")
+    if task_hub_from is not None:
+        shutil.copyfile(task_hub_from, data_dir / "taskhub.sqlite")
     sim.start()
     host.start()
     console.print(f"demo: local host and simulator up; logs in {data_dir}")
+    sampler = HostSampler(lambda: host.proc.pid if host.proc and host.proc.poll() is None
+                          else None).start()
     started = time.monotonic()
     crashes = [(at, "host", host) for at in host_kills] + \
               [(at, "simulator", sim) for at in simulator_kills]
     try:
-        submit_all(data_dir, batches)
+        submit_all(data_dir, batches, rate=rate)
         console.print("demo: submitted " + ", ".join(
             f"{len(b.orders)} orders as client '{b.client_id}'" for b in batches)
             + f" ({len(keys) - len({o.order_id for b in batches for o in b.orders})} "
               "OrderIDs used by two clients)")
         heard = _watch(data_dir, batches, crashes, timeout_s)
     finally:
+        usage = sampler.stop()
         host.stop()
         sim.stop()
-    if not _report(data_dir, batches, heard, time.monotonic() - started).ok:
+    summary = _report(data_dir, batches, heard, time.monotonic() - started)
+    if metrics_out is not None:
+        metrics_out.write_text(json.dumps(run_metrics(summary, usage, rate), indent=2))
+    if not summary.ok:
         console.print("[red]demo failed: an order was lost, left non-terminal, had a side "
                       "effect twice, or is unbalanced in the ledger[/red]")
         raise typer.Exit(1)
@@ -137,6 +166,7 @@ def _report(data_dir: Path, batches: list[ClientBatch], heard: dict[str, WatchRe
     rejected = set().union(*(rejected_keys(b, heard.get(b.client_id)) for b in batches))
     records = read_records(data_dir, keys)
     summary = summarize(records, keys, rejected, elapsed)
+    summary.latency = latency.measure(data_dir, batches, heard)
     for line in summary.unbalanced_lines():
         print(line, flush=True)
     for batch in batches:
@@ -145,6 +175,28 @@ def _report(data_dir: Path, batches: list[ClientBatch], heard: dict[str, WatchRe
                                {o.order_id for o in batch.orders}), flush=True)
     print(summary.line(), flush=True)
     return summary
+
+
+def run_metrics(summary: Summary, usage: HostUsage, rate: float | None) -> dict[str, Any]:
+    """Return the run's figures for ``--metrics-out`` (JSON form).
+
+    ``host.rss_mib_by_fifth`` is the peak RSS (MiB) of the host processes in each fifth
+    of the run's samples, in time order: with orders completing all along, a later fifth
+    higher than the earlier ones says memory grows with completed orders.
+    """
+    counts = dict(kv.split("=", 1) for kv in summary.counts().split())
+    mib = 1024 * 1024
+    fifths = [max((b for _, b in usage.rss[i * len(usage.rss) // 5:
+                                             (i + 1) * len(usage.rss) // 5]), default=0) / mib
+              for i in range(5)]
+    return {**{k: int(v) for k, v in counts.items()}, "orders_per_s": summary.orders_per_s,
+            "offered_rate": rate, "ok": summary.ok,
+            "latency": summary.latency.as_dict() if summary.latency else None,
+            "host": {"cpu_s": usage.cpu_seconds,
+                     "cpu_s_per_order": usage.cpu_seconds / max(1, summary.orders),
+                     "processes": len(usage.cpu_s),
+                     "peak_rss_mib": usage.peak_rss_bytes / mib,
+                     "rss_mib_by_fifth": fifths, "samples": len(usage.rss)}}
 
 
 def _watch(data_dir: Path, batches: list[ClientBatch],
