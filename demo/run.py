@@ -113,10 +113,7 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
     data_dir.mkdir(parents=True)
     host_kills = sorted(kill_at or (CHAOS_HOST_KILLS if chaos else ()))
     simulator_kills = sorted(kill_simulator_at or (CHAOS_SIMULATOR_KILLS if chaos else ()))
-    scale = max(0.01, round(orders / 1_500_000 * 1.05, 4))
-    console.print(f"demo: generating TPC-H data (scale factor {scale}) ...")
-    tpch_dir = tpch.generate(scale, data_root / "tpch" / f"sf-{scale}")
-    batches = split(list(tpch.load_orders(tpch_dir, orders)))
+    batches = tpch_batches(orders, data_root)
     keys = [k for b in batches for k in b.keys]
     fault_config = chaos_faults(keys) if chaos else default_faults(keys) if faults else {}
     sim, sim_url = processes.simulator(data_dir, fault_config)
@@ -159,6 +156,20 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
         raise typer.Exit(1)
 
 
+def tpch_batches(orders: int, data_root: Path) -> list[ClientBatch]:
+    """Generate (or reuse) TPC-H data under ``data_root/tpch`` and share ``orders`` of them.
+
+    Returns
+    -------
+    list of ClientBatch
+        One per client of :data:`~demo.clients.CLIENTS` (:func:`~demo.clients.split`).
+    """
+    scale = max(0.01, round(orders / 1_500_000 * 1.05, 4))
+    console.print(f"demo: generating TPC-H data (scale factor {scale}) ...")
+    tpch_dir = tpch.generate(scale, data_root / "tpch" / f"sf-{scale}")
+    return split(list(tpch.load_orders(tpch_dir, orders)))
+
+
 def _report(data_dir: Path, batches: list[ClientBatch], heard: dict[str, WatchResult],
             elapsed: float) -> Summary:
     """Print the unbalanced orders, one line per client, then the run's summary line."""
@@ -178,25 +189,28 @@ def _report(data_dir: Path, batches: list[ClientBatch], heard: dict[str, WatchRe
 
 
 def run_metrics(summary: Summary, usage: HostUsage, rate: float | None) -> dict[str, Any]:
-    """Return the run's figures for ``--metrics-out`` (JSON form).
-
-    ``host.rss_mib_by_fifth`` is the peak RSS (MiB) of the host processes in each fifth
-    of the run's samples, in time order: with orders completing all along, a later fifth
-    higher than the earlier ones says memory grows with completed orders.
-    """
+    """Return the run's figures for ``--metrics-out`` (JSON; see :func:`run_metrics_host`)."""
     counts = dict(kv.split("=", 1) for kv in summary.counts().split())
-    mib = 1024 * 1024
-    fifths = [max((b for _, b in usage.rss[i * len(usage.rss) // 5:
-                                             (i + 1) * len(usage.rss) // 5]), default=0) / mib
-              for i in range(5)]
     return {**{k: int(v) for k, v in counts.items()}, "orders_per_s": summary.orders_per_s,
             "offered_rate": rate, "ok": summary.ok,
             "latency": summary.latency.as_dict() if summary.latency else None,
-            "host": {"cpu_s": usage.cpu_seconds,
-                     "cpu_s_per_order": usage.cpu_seconds / max(1, summary.orders),
-                     "processes": len(usage.cpu_s),
-                     "peak_rss_mib": usage.peak_rss_bytes / mib,
-                     "rss_mib_by_fifth": fifths, "samples": len(usage.rss)}}
+            "host": run_metrics_host(usage, summary.orders)}
+
+
+def run_metrics_host(usage: HostUsage, orders: int) -> dict[str, Any]:
+    """CPU seconds (in all, per order) and peak RSS (MiB) of the host processes.
+
+    ``rss_mib_by_fifth`` is the peak RSS of the host processes in each fifth of the run's
+    samples, in time order: with orders completing all along, a later fifth higher than
+    the earlier ones says memory grows with completed orders.
+    """
+    mib = 1024 * 1024
+    n = len(usage.rss)
+    fifths = [max((b for _, b in usage.rss[i * n // 5:(i + 1) * n // 5]), default=0) / mib
+              for i in range(5)]
+    return {"cpu_s": usage.cpu_seconds, "cpu_s_per_order": usage.cpu_seconds / max(1, orders),
+            "processes": len(usage.cpu_s), "peak_rss_mib": usage.peak_rss_bytes / mib,
+            "rss_mib_by_fifth": fifths, "samples": n}
 
 
 def _watch(data_dir: Path, batches: list[ClientBatch],

@@ -87,3 +87,14 @@ def summarize(n: int, runs: list[dict[str, Any]]) -> dict[str, Any]:
             "instances_per_s": {"min": rates[0], "median": statistics.median(rates),
                                 "max": rates[-1]},
             "activities_per_s_median": STEPS * statistics.median(rates), "config": config}
+
+
+def stop_child(proc: subprocess.Popen[str], timeout_s: float = 30.0) -> None:
+    """Close a peer process's standard input (its signal to stop), wait, kill if it hangs."""
+    if proc.stdin:
+        proc.stdin.close()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
