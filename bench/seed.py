@@ -2,8 +2,9 @@
 
 The instances are copies of the Completed instances of a real run's task hub (the
 template: their rows and full histories, 52 events each for an order of the demo), under
-new instance ids (``seed<copy>-<original id>``) and created 1 to 30 days before the
-original, so the hub looks like a month of finished orders. The new file's schema
+new instance ids (``seed<copy>-<original id>``) and created 1 to 28 days before the
+original, so the hub looks like four weeks of finished orders, all within the default
+retention (``RETENTION_DAYS`` 30), which the retention timer keeps. The new file's schema
 is the host's own (:data:`devhost.taskhub.schema.SCHEMA`, as its task hub creates it),
 and the copy is one bulk ``INSERT ... SELECT`` per table over the columns both files
 have, so it follows the schema as it changes.
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from devhost.taskhub.schema import SCHEMA
 
-DAYS = 30
+DAYS = 28
 """The copies' creation times are spread over this many days before the template's."""
 
 _COPIES = "WITH RECURSIVE k(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM k WHERE n < ?) "

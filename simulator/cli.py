@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import logging
 from collections.abc import Sequence
+from datetime import timedelta
 
 import uvicorn
 from starlette.applications import Starlette
@@ -18,6 +19,8 @@ from simulator.config import load_update
 from simulator.server import SHUTDOWN_GRACE_S
 
 DEFAULT_PORT = 7072
+DEFAULT_RETENTION_DAYS = 30.0
+"""How long the ledger keeps side effects, stored answers and request counts."""
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -31,7 +34,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     Returns
     -------
     argparse.Namespace
-        ``host``, ``port``, ``ledger`` and ``config`` (None if not given).
+        ``host``, ``port``, ``ledger``, ``config`` (None if not given) and
+        ``retention_days``.
     """
     parser = argparse.ArgumentParser(
         prog="python -m simulator",
@@ -41,6 +45,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="TCP port (7072)")
     parser.add_argument("--ledger", required=True, help="SQLite ledger file (created if missing)")
     parser.add_argument("--config", help="JSON fault config, same shape as POST /_admin/faults")
+    parser.add_argument("--retention-days", type=float, default=DEFAULT_RETENTION_DAYS,
+                        help="delete ledger rows older than this, hourly "
+                             f"(default {DEFAULT_RETENTION_DAYS:g}; 0 keeps everything)")
     return parser.parse_args(argv)
 
 
@@ -53,7 +60,8 @@ def build_app(args: argparse.Namespace) -> Starlette:
         If the ``--config`` file is not valid JSON or holds an invalid knob.
     """
     update = load_update(args.config) if args.config else None
-    return create_app(update, SystemClock(), args.ledger)
+    keep = timedelta(days=args.retention_days) if args.retention_days > 0 else None
+    return create_app(update, SystemClock(), args.ledger, retention=keep)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
