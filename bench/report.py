@@ -188,7 +188,9 @@ def _orders(section: dict[str, Any]) -> list[str]:
              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in section["runs"]:
         lines += [_run_row("local host", r["host"]), _run_row("DBOS", r["peer"])]
-    lines += ["", f"orders ratio to peer: {cmp_['ratio_to_peer']:.2f}", "",
+    config = section["runs"][0]["peer"].get("config", {})
+    lines += ["", "DBOS configuration: " + "; ".join(f"{k}: {v}" for k, v in config.items()),
+              "", f"orders ratio to peer: {cmp_['ratio_to_peer']:.2f}", "",
               f"- Local host / DBOS orders/s (no faults, full speed): "
               f"{cmp_['ratio_to_peer']:.2f}; p50 latency local host / DBOS (no faults, "
               f"{section['rate']:g}/s): {cmp_['p50_ratio_to_peer']:.2f}.",

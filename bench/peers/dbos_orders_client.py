@@ -138,7 +138,8 @@ def run(orders: int, fault_config: dict[str, Any] | None, rate: float | None = N
             "config": {"system_database": "sqlite, journal_mode=WAL, synchronous=FULL",
                        "app_database": "sqlite, journal_mode=WAL, synchronous=FULL",
                        "queue": f"worker_concurrency={int(SETTINGS['MAX_PROCESSING'])}, "
-                                "polling_interval_sec=1.0 (default)",
+                                f"polling_interval_sec={peer.POLL_S}",
+                       "notification_listener_polling_interval_sec": peer.POLL_S,
                        "max_executor_threads": "unbounded (default)"}}
 
 
