@@ -5,7 +5,10 @@ with its defaults, and with one process) and on each peer (repetitions interleav
 host one process / peer / peer, so a change in machine load hits all of them alike; each
 system in its own child processes), the SQLite commit limit and the host's
 commits per activity, the SDK replay cost, fan-out/fan-in, and the order pipeline end to
-end with and without faults. Then ``bench/results.json`` and ``bench/RESULTS.md``.
+end on the host and on DBOS, with and without faults, at full speed and at 10 orders/s,
+then on a task hub holding 100,000 completed instances (:mod:`bench.orders`). Then
+``bench/results.json`` and ``bench/RESULTS.md``. ``--only orders`` runs the last alone
+(with ``--orders 100 --seeded 5000`` in a few minutes).
 
 The peers (DBOS Transact, the Durable Task SDK) are bench-only packages, never runtime
 dependencies; without them this exits with the command that installs them.
@@ -90,29 +93,37 @@ def chain5_all(n: int, repetitions: int, log: Any) -> dict[str, Any]:
 
 
 def run_all(args: argparse.Namespace, log: Any) -> dict[str, Any]:
-    """Run every benchmark and return the results document."""
+    """Run every benchmark (or the ``--only`` one) and return the results document."""
     from bench import fanout, orders, replay, report, sqlite_limit
 
     started, load_start = time.perf_counter(), loadavg()
     info = machine()
     results: dict[str, Any] = {"machine": info, "command": args.command}
-    results["chain5"] = chain5_all(args.n, args.repetitions, log)
-    host_median = results["chain5"]["host"]["instances_per_s"]["median"]
-    results["sqlite_limit"] = sqlite_limit.run(host_median, n=min(args.n, 300))
-    log("sqlite limit done")
-    results["replay"] = replay.run()
-    log("replay cost done")
-    results["fanout"] = fanout.run(args.fanout, args.repetitions)
-    log(f"fan-out done: median {results['fanout']['seconds']['median']:.2f} s")
-    results["orders"] = [orders.run(args.orders, faults=False),
-                         orders.run(args.orders, faults=True)]
+    if args.only is None:
+        results["chain5"] = chain5_all(args.n, args.repetitions, log)
+        host_median = results["chain5"]["host"]["instances_per_s"]["median"]
+        results["sqlite_limit"] = sqlite_limit.run(host_median, n=min(args.n, 300))
+        log("sqlite limit done")
+        results["replay"] = replay.run()
+        log("replay cost done")
+        results["fanout"] = fanout.run(args.fanout, args.repetitions)
+        log(f"fan-out done: median {results['fanout']['seconds']['median']:.2f} s")
+    results["orders"] = orders.section(args.orders, log, seeded=args.seeded)
     log("orders done")
     load_end = loadavg()
     results["load"] = {"start": load_start, "end": load_end,
                        "high": high_load(load_start, load_end, info["cpus"] or 1)}
     results["elapsed_s"] = time.perf_counter() - started
-    results["comparison"] = report.chain5_comparison(results)
+    if args.only is None:
+        results["comparison"] = report.chain5_comparison(results)
     return results
+
+
+def orders_default_seeded() -> int:
+    """The default size of the large task hub (:data:`bench.orders.SEEDED`)."""
+    from bench.orders import SEEDED
+
+    return SEEDED
 
 
 def main() -> None:
@@ -122,10 +133,16 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1000, help="chain-5 instances per run")
     parser.add_argument("--repetitions", type=int, default=3)
     parser.add_argument("--fanout", type=int, default=1000, help="activities in the fan-out")
-    parser.add_argument("--orders", type=int, default=200, help="orders per demo run")
+    parser.add_argument("--orders", type=int, default=1000,
+                        help="orders per run of the order pipeline (host and peer)")
+    parser.add_argument("--seeded", type=int, default=orders_default_seeded(),
+                        help="completed instances in the large task hub")
+    parser.add_argument("--only", choices=["orders"], default=None,
+                        help="run this section alone (for iterating; the report shows it "
+                             "alone)")
     parser.add_argument("--out", type=Path, default=OUT, help="folder for RESULTS.md + JSON")
     args = parser.parse_args()
-    for name in ("n", "repetitions", "fanout", "orders"):
+    for name in ("n", "repetitions", "fanout", "orders", "seeded"):
         if getattr(args, name) < 1:
             parser.error(f"--{name}: must be at least 1")
     missing = missing_peers()
@@ -135,7 +152,7 @@ def main() -> None:
                  f"bench-only dependencies (the 'bench' extra); install them with\n"
                  f"    .venv/bin/pip install {pins}")
     defaults = all(getattr(args, k) == parser.get_default(k)
-                   for k in ("n", "repetitions", "fanout", "orders"))
+                   for k in ("n", "repetitions", "fanout", "orders", "seeded", "only"))
     args.command = "make bench" if defaults else "python -m bench " + " ".join(sys.argv[1:])
 
     def log(message: str) -> None:

@@ -1,28 +1,54 @@
-"""Orders/s of the whole order pipeline, end to end, with and without the demo's faults.
+"""The order pipeline end to end, on the local host and on a peer, side by side.
 
-Reuses the demo as it is (:mod:`demo.run`: local host and simulator as separate
-processes, TPC-H orders submitted by the client, outcome read from the durable records)
-and parses its ``summary:`` line: ``python -m demo --faults`` injects
-:func:`demo.faults.default_faults`, ``--no-faults`` none.
+Each run is the demo as it is (:mod:`demo.run`: local host and simulator as separate
+processes, TPC-H orders submitted by the demo's two clients, the outcome read from the
+durable records) with ``--metrics-out``: orders/s, end-to-end latency per order (submit
+message enqueued -> final status enqueued on the client's reply queue) as p50/p95/p99/max,
+CPU seconds per order and peak resident memory of the host processes. The peer is the
+same pipeline on DBOS Transact (:mod:`bench.peers.dbos_orders`), same orders, simulator,
+faults and measurement, run right after the host's run of the same variant.
+
+Variants: without and with the demo's faults, offered at full speed (all orders at once)
+and at :data:`RATE` orders/s. Then the cost of a large task hub: a hub seeded with
+completed instances (:mod:`bench.seed`, untimed) against an empty one, back to back.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from bench.peers.common import run_child
+from bench.seed import seed_completed
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_ROOT = REPO / ".data" / "bench"
 """Where the demo's processes keep their files (TPC-H data is cached under it)."""
 
+RATE = 10.0
+"""Orders/s of the fixed-rate variants."""
+
+SEEDED = 100_000
+"""Completed instances in the large task hub."""
+
 SUMMARY = re.compile(r"^summary: (.*)$", re.MULTILINE)
 
 
-def parse_summary(stdout: str) -> dict[str, float | int]:
-    """Parse the demo's ``summary: key=value ...`` line into numbers.
+def _number(text: str) -> float | int | str:
+    try:
+        return float(text) if "." in text else int(text)
+    except ValueError:
+        return text
+
+
+def parse_summary(stdout: str) -> dict[str, float | int | str]:
+    """Parse the demo's ``summary: key=value ...`` line (numbers as numbers, ``n/a`` kept).
 
     Raises
     ------
@@ -33,12 +59,18 @@ def parse_summary(stdout: str) -> dict[str, float | int]:
     if not found:
         raise ValueError("demo output: no 'summary:' line")
     pairs = (kv.split("=", 1) for kv in found[-1].split())
-    return {k: float(v) if "." in v else int(v) for k, v in pairs}
+    return {k: _number(v) for k, v in pairs}
+
+
+def _labels(faults: bool, rate: float | None) -> dict[str, str]:
+    return {"faults": "demo default" if faults else "none",
+            "offered": "full speed" if rate is None else f"{rate:g}/s"}
 
 
 def run(orders: int = 200, faults: bool = True, timeout_s: float = 900.0,
-        data_root: Path = DATA_ROOT) -> dict[str, Any]:
-    """Run the demo on ``orders`` TPC-H orders in a child process; return its summary.
+        data_root: Path = DATA_ROOT, rate: float | None = None,
+        task_hub_from: Path | None = None) -> dict[str, Any]:
+    """Run the demo on ``orders`` TPC-H orders in a child process; return its figures.
 
     Parameters
     ----------
@@ -50,6 +82,16 @@ def run(orders: int = 200, faults: bool = True, timeout_s: float = 900.0,
         Kill the child after this long.
     data_root : Path
         The demo's ``--data-dir`` (its files go to ``demo/``, TPC-H data to ``tpch/``).
+    rate : float, optional
+        Orders/s offered (``--rate``); None: all at once.
+    task_hub_from : Path, optional
+        Start the host on a copy of this task hub (``--task-hub-from``).
+
+    Returns
+    -------
+    dict
+        The demo's ``--metrics-out`` document plus the summary line's fields, ``faults``
+        and ``offered``.
 
     Raises
     ------
@@ -57,14 +99,72 @@ def run(orders: int = 200, faults: bool = True, timeout_s: float = 900.0,
         If the demo fails (an order lost, left non-terminal or charged twice) or prints no
         summary; the message carries its output.
     """
+    metrics = data_root / "metrics.json"
+    metrics.unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "demo", "--orders", str(orders),
-           "--faults" if faults else "--no-faults", "--data-dir", str(data_root)]
+           "--faults" if faults else "--no-faults", "--data-dir", str(data_root),
+           "--metrics-out", str(metrics)]
+    cmd += ["--rate", str(rate)] if rate is not None else []
+    cmd += ["--task-hub-from", str(task_hub_from)] if task_hub_from is not None else []
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=REPO)
     try:
         summary = parse_summary(proc.stdout)
     except ValueError:
         summary = None
-    if proc.returncode != 0 or summary is None:
+    if proc.returncode != 0 or summary is None or not metrics.exists():
         raise RuntimeError(f"demo run failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}"
                            f"\n{proc.stderr[-3000:]}")
-    return {**summary, "orders": orders, "faults": "demo default" if faults else "none"}
+    return {**summary, **json.loads(metrics.read_text()), "orders": orders,
+            **_labels(faults, rate)}
+
+
+def run_peer(orders: int, faults: bool, rate: float | None = None,
+             data_root: Path = DATA_ROOT, timeout_s: float = 900.0) -> dict[str, Any]:
+    """Run the DBOS pipeline on the same orders in a child process; return its figures.
+
+    Raises
+    ------
+    RuntimeError
+        If it fails or prints no result line (with its output).
+    """
+    args = ["--orders", str(orders), "--data-dir", str(data_root)]
+    args += ["--faults"] if faults else []
+    args += ["--rate", str(rate)] if rate is not None else []
+    result = run_child("bench.peers.dbos_orders_client", args, timeout_s)
+    return {**result, **_labels(faults, rate)}
+
+
+def section(n: int, log: Callable[[str], None], seeded: int = SEEDED,
+            data_root: Path = DATA_ROOT) -> dict[str, Any]:
+    """Every variant on the host and the peer, then the large task hub; the results.
+
+    Returns
+    -------
+    dict
+        ``n``, ``rate``, ``runs`` (per variant: ``faults``, ``offered``, ``host``,
+        ``peer``) and ``growth`` (``instances``, ``empty`` and ``seeded`` runs, ``ratio``
+        of their orders/s).
+    """
+    template = data_root / "template-taskhub.sqlite"
+    runs = []
+    for faults in (False, True):
+        for rate in (None, RATE):
+            host = run(n, faults, data_root=data_root, rate=rate)
+            if not faults and rate is None:
+                shutil.copyfile(data_root / "demo" / "taskhub.sqlite", template)
+            peer = run_peer(n, faults, rate, data_root)
+            log(f"orders {host['faults']}, {host['offered']}: host "
+                f"{host['orders_per_s']:.1f}/s, dbos {peer['orders_per_s']:.1f}/s")
+            runs.append({**_labels(faults, rate), "host": host, "peer": peer})
+    hub = data_root / "seeded-taskhub.sqlite"
+    seed_completed(template, hub, seeded)
+    try:
+        empty = run(n, False, data_root=data_root)
+        full = run(n, False, data_root=data_root, task_hub_from=hub)
+    finally:
+        hub.unlink(missing_ok=True)
+    log(f"orders with {seeded} completed instances: {full['orders_per_s']:.1f}/s, "
+        f"empty hub {empty['orders_per_s']:.1f}/s")
+    return {"n": n, "rate": RATE, "runs": runs,
+            "growth": {"instances": seeded, "empty": empty, "seeded": full,
+                       "ratio": full["orders_per_s"] / empty["orders_per_s"]}}

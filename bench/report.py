@@ -15,6 +15,10 @@ from typing import Any
 GOAL_FACTOR = 2.0
 """The issue's goal: local host chain-5 instances/s at least this times the better peer's."""
 
+GOALS = {"orders_per_s": 60.0, "ratio_to_peer": 2.0, "p50_ms": 300.0, "p99_ms": 2000.0,
+         "growth": 0.8, "rss_mib": 256.0}
+"""The order pipeline's goals (issue 14), checked in the orders section."""
+
 PEER_NAMES = {"dbos": "DBOS Transact", "durabletask": "Durable Task SDK (in-memory backend)"}
 
 
@@ -121,15 +125,89 @@ def _replay(rp: dict[str, Any]) -> list[str]:
             f"{rp['replay_us_per_chain5_instance'] / 1000:.1f} ms.", ""]
 
 
-def _orders(runs: list[dict[str, Any]]) -> list[str]:
-    lines = ["## 4. Orders (end to end, `demo/`)", "",
-             "| faults | orders | processed | error | recovered | lost | orders/s |",
-             "|---|---:|---:|---:|---:|---:|---:|",
-             *[f"| {o['faults']} | {o['orders']} | {o['processed']} | {o['error']} | "
-               f"{o['recovered']} | {o['lost']} | {o['orders_per_s']:.1f} |" for o in runs], ""]
-    rates = {o["faults"]: o["orders_per_s"] for o in runs}
-    if rates.get("none") and "demo default" in rates:
-        lines += [f"With faults / without: {rates['demo default'] / rates['none']:.2f}.", ""]
+def _run_row(system: str, r: dict[str, Any]) -> str:
+    lat = r.get("latency") or {}
+    ms = " | ".join(f"{lat[k]:.0f}" if k in lat else "n/a"
+                    for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms"))
+    host = r["host"]
+    return (f"| {system} | {r['faults']} | {r['offered']} | {r['orders_per_s']:.1f} | {ms} | "
+            f"{host['cpu_s_per_order'] * 1000:.0f} | {host['peak_rss_mib']:.0f} | "
+            f"{r['processed']} | {r['error']} | {r['lost']} |")
+
+
+def orders_comparison(section: dict[str, Any]) -> dict[str, Any]:
+    """The issue's figures from the orders section.
+
+    Returns
+    -------
+    dict
+        ``ratio_to_peer`` (host / peer orders/s without faults at full speed),
+        ``p50_ratio_to_peer`` (host / peer p50 without faults at the fixed rate), the
+        host's ``p50_ms``/``p99_ms`` there, ``growth`` (large hub / empty hub orders/s),
+        ``peak_rss_mib`` (full speed, every order in flight), ``rss_first``/``rss_last``
+        (peak RSS MiB in the first and last fifth of the fixed-rate run) and ``goals``
+        (name -> met).
+    """
+    runs = {(r["faults"], r["offered"]): r for r in section["runs"]}
+    full = runs[("none", "full speed")]
+    steady = runs[("none", f"{section['rate']:g}/s")]
+    lat, peer_lat = steady["host"].get("latency") or {}, steady["peer"].get("latency") or {}
+    p50, p99 = lat.get("p50_ms", float("nan")), lat.get("p99_ms", float("nan"))
+    fifths = steady["host"]["host"]["rss_mib_by_fifth"]
+    out = {"ratio_to_peer": full["host"]["orders_per_s"] / full["peer"]["orders_per_s"],
+           "p50_ratio_to_peer": p50 / peer_lat["p50_ms"] if peer_lat else float("nan"),
+           "p50_ms": p50, "p99_ms": p99, "growth": section["growth"]["ratio"],
+           "peak_rss_mib": full["host"]["host"]["peak_rss_mib"],
+           "rss_first": fifths[0], "rss_last": fifths[-1]}
+    out["goals"] = {
+        f"orders/s >= {GOALS['orders_per_s']:g} without faults":
+            full["host"]["orders_per_s"] >= GOALS["orders_per_s"],
+        f">= {GOALS['ratio_to_peer']:g} x the peer's orders/s":
+            out["ratio_to_peer"] >= GOALS["ratio_to_peer"],
+        f"p50 <= {GOALS['p50_ms']:g} ms at {section['rate']:g}/s": p50 <= GOALS["p50_ms"],
+        f"p99 <= {GOALS['p99_ms']:g} ms at {section['rate']:g}/s": p99 <= GOALS["p99_ms"],
+        f"large hub >= {GOALS['growth']:g} of the empty hub's orders/s":
+            out["growth"] >= GOALS["growth"],
+        f"peak RSS < {GOALS['rss_mib']:g} MiB": out["peak_rss_mib"] < GOALS["rss_mib"]}
+    return out
+
+
+def _orders(section: dict[str, Any]) -> list[str]:
+    cmp_ = orders_comparison(section)
+    growth = section["growth"]
+    lines = [f"## 4. Orders (end to end, {section['n']} TPC-H orders per run)", "",
+             "The demo's pipeline (`demo/`, two clients) on the local host, and the same "
+             "pipeline on DBOS Transact (`bench/peers/dbos_orders.py`: same orders, simulator, "
+             "faults and idempotency keys), each variant host then peer. Latency per order: "
+             "the submit message's enqueue to its final status message on the client's reply "
+             "queue (the peer: the workflow's enqueue to its final status row). CPU and RSS: "
+             "every process of the host (`devhost start` and its workers) or of the DBOS "
+             "application, sampled every 0.2 s.", "",
+             "| system | faults | offered | orders/s | p50 ms | p95 ms | p99 ms | max ms | "
+             "CPU ms/order | peak RSS MiB | processed | error | lost |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in section["runs"]:
+        lines += [_run_row("local host", r["host"]), _run_row("DBOS", r["peer"])]
+    config = section["runs"][0]["peer"].get("config", {})
+    lines += ["", "DBOS configuration: " + "; ".join(f"{k}: {v}" for k, v in config.items()),
+              "", f"orders ratio to peer: {cmp_['ratio_to_peer']:.2f}", "",
+              f"- Local host / DBOS orders/s (no faults, full speed): "
+              f"{cmp_['ratio_to_peer']:.2f}; p50 latency local host / DBOS (no faults, "
+              f"{section['rate']:g}/s): {cmp_['p50_ratio_to_peer']:.2f}.",
+              f"- Local host at {section['rate']:g} orders/s offered, no faults: "
+              f"p50_ms={cmp_['p50_ms']:.0f} p99_ms={cmp_['p99_ms']:.0f}.",
+              f"- Task hub holding {growth['instances']:,} completed instances: "
+              f"{growth['seeded']['orders_per_s']:.1f} orders/s vs "
+              f"{growth['empty']['orders_per_s']:.1f} on an empty hub (back to back): "
+              f"**{cmp_['growth']:.2f}**; peak RSS {growth['seeded']['host']['peak_rss_mib']:.0f}"
+              f" vs {growth['empty']['host']['peak_rss_mib']:.0f} MiB.",
+              f"- Peak RSS of the host processes with all {section['n']} orders in flight "
+              f"(no faults, full speed): {cmp_['peak_rss_mib']:.0f} MiB; at "
+              f"{section['rate']:g}/s, peak in the first fifth of the run "
+              f"{cmp_['rss_first']:.0f} MiB, in the last {cmp_['rss_last']:.0f} MiB.",
+              "", "Goals (issue 14): " + "; ".join(
+                  f"{name}: **{'met' if met else 'not met'}**"
+                  for name, met in cmp_["goals"].items()) + ".", ""]
     return lines
 
 
@@ -141,12 +219,15 @@ def _fanout(fan: dict[str, Any]) -> list[str]:
 
 
 def render(results: dict[str, Any]) -> str:
-    """Return the markdown report for one run's results document."""
-    cmp_ = chain5_comparison(results)
-    return "\n".join(["# Benchmark results", "", *_machine(results), "",
-                      *_chain5(results, cmp_), *_sqlite_limit(results["sqlite_limit"]),
-                      *_replay(results["replay"]), *_orders(results["orders"]),
-                      *_fanout(results["fanout"])])
+    """Return the markdown report for one run's results document (its sections only)."""
+    lines = ["# Benchmark results", "", *_machine(results), ""]
+    if "chain5" in results:
+        lines += [*_chain5(results, chain5_comparison(results)),
+                  *_sqlite_limit(results["sqlite_limit"]), *_replay(results["replay"])]
+    lines += _orders(results["orders"])
+    if "fanout" in results:
+        lines += _fanout(results["fanout"])
+    return "\n".join(lines)
 
 
 def main() -> None:

@@ -64,7 +64,7 @@ class LocalReplyReceiver:
     def receive(self, max_count: int) -> Sequence[ReplyMessage]:
         """Receive up to ``max_count`` messages in peek-lock mode (returns at once)."""
         return [
-            ReplyMessage(m.body, m.message_id, m.delivery_count, m.lock_token)
+            ReplyMessage(m.body, m.message_id, m.delivery_count, m.lock_token, m.enqueued_time)
             for m in self._engine.receive(self._queue, max_count, LOCK_OWNER)
         ]
 
@@ -156,7 +156,8 @@ class AzureReplyReceiver:
         found = self._receiver.receive_messages(
             max_message_count=max_count, max_wait_time=self._max_wait_time_s
         )
-        return [ReplyMessage(b"".join(m.body), str(m.message_id), (m.delivery_count or 0) + 1, m)
+        return [ReplyMessage(b"".join(m.body), str(m.message_id), (m.delivery_count or 0) + 1, m,
+                             m.enqueued_time_utc)
                 for m in found]
 
     def complete(self, message: ReplyMessage) -> None:

@@ -62,12 +62,16 @@ class ReplyMessage:
         Deliveries so far, including this one.
     handle : Any
         What the adapter needs to settle it (lock token or SDK message).
+    enqueued_time : datetime or None
+        When the broker enqueued it (``EnqueuedTimeUtc``), if the adapter knows; the
+        demo's latency runs to the enqueued time of an order's terminal status.
     """
 
     body: bytes
     message_id: str
     delivery_count: int
     handle: Any = field(repr=False)
+    enqueued_time: datetime | None = None
 
 
 class ReplyReceiver(Protocol):
@@ -88,12 +92,17 @@ class ReplyReceiver(Protocol):
 
 @dataclass(frozen=True)
 class OrderStatus:
-    """The latest status recorded for one order."""
+    """The latest status recorded for one order.
+
+    ``enqueued_time`` is the broker's enqueued time of the message that carried it (None
+    when the receiver does not report one).
+    """
 
     order_id: str
     status: StatusKind
     at: datetime
     reason: str | None = None
+    enqueued_time: datetime | None = None
 
     @property
     def terminal(self) -> bool:
@@ -239,7 +248,8 @@ def _handle(receiver: ReplyReceiver, message: ReplyMessage, result: WatchResult)
         except LockLostError:
             result.lock_lost += 1
         return 0
-    new = OrderStatus(status.order_id, status.status, status.at, status.reason)
+    new = OrderStatus(status.order_id, status.status, status.at, status.reason,
+                      message.enqueued_time)
     old = result.statuses.get(new.order_id)
     became_terminal = 0
     if old is None or new._rank() > old._rank():

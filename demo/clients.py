@@ -11,9 +11,11 @@ submitted and what it heard.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 from client.receivers import LocalReplyReceiver
@@ -91,8 +93,19 @@ def split(orders: Sequence[Order], clients: Sequence[str] = CLIENTS) -> list[Cli
     return batches
 
 
-def submit_all(data_dir: Path, batches: Sequence[ClientBatch]) -> None:
+def submit_all(data_dir: Path, batches: Sequence[ClientBatch], *,
+               rate: float | None = None) -> None:
     """Submit every client's orders at the same time, each from its own thread and sender.
+
+    Parameters
+    ----------
+    data_dir : Path
+        The local host's data folder.
+    batches : sequence of ClientBatch
+        Each client's orders.
+    rate : float, optional
+        Orders per second offered by all clients together, each order sent on its own
+        when due (:func:`offer_times`); None sends as fast as the broker accepts batches.
 
     Raises
     ------
@@ -100,13 +113,22 @@ def submit_all(data_dir: Path, batches: Sequence[ClientBatch]) -> None:
         Naming the client whose submission failed, with the cause chained.
     """
     errors: dict[str, BaseException] = {}
+    total = sum(len(b.orders) for b in batches)
+    start = time.monotonic()
 
     def submit(batch: ClientBatch) -> None:
         try:
             sender = create_sender("local", data_dir=data_dir)
             try:
-                submit_orders(sender, batch.orders, client_id=batch.client_id,
-                              reply_to=reply_queue_for(batch.client_id))
+                send = partial(submit_orders, sender, client_id=batch.client_id,
+                               reply_to=reply_queue_for(batch.client_id))
+                if rate is None:
+                    send(batch.orders)
+                    return
+                for order, due in zip(batch.orders, offer_times(len(batch.orders), total,
+                                                                rate), strict=True):
+                    time.sleep(max(0.0, start + due - time.monotonic()))
+                    send([order])
             finally:
                 sender.close()
         except BaseException as exc:  # noqa: BLE001 - reported by the caller's thread
@@ -115,6 +137,24 @@ def submit_all(data_dir: Path, batches: Sequence[ClientBatch]) -> None:
     _run_each(batches, submit)
     for client_id, exc in errors.items():
         raise RuntimeError(f"client {client_id}: submitting failed: {exc}") from exc
+
+
+def offer_times(count: int, total: int, rate: float) -> list[float]:
+    """Seconds after the start at which one client sends each of its ``count`` orders.
+
+    The client takes its share of ``rate`` (``rate * count / total``), so clients sending
+    at the same time offer ``rate`` orders/s together; its first order goes at once.
+
+    Raises
+    ------
+    ValueError
+        If ``rate`` is not positive or ``count`` exceeds ``total``.
+    """
+    if not rate > 0:
+        raise ValueError(f"rate: must be positive, got {rate!r}")
+    if not 0 <= count <= total:
+        raise ValueError(f"count: must be 0 to total ({total}), got {count!r}")
+    return [i * total / (rate * count) for i in range(count)]
 
 
 def watch_all(data_dir: Path, batches: Sequence[ClientBatch], timeout: timedelta,

@@ -9,7 +9,12 @@ summary line for the run (wrapped here; :mod:`demo.summary`)::
     client shop-a: orders=… processed=… error=… recovered=… lost=0 duplicate_effects=0
                    unbalanced=0 heard=… foreign=0
     summary: orders=N processed=… error=… recovered=… lost=0 duplicate_effects=0
-             unbalanced=0 orders_per_s=…
+             unbalanced=0 orders_per_s=… p50_ms=… p99_ms=…
+
+``p50_ms``/``p99_ms``: end-to-end latency, from each submit message's enqueued time to that
+of the terminal status its client heard (:mod:`demo.latency`). ``--rate R`` offers the
+orders at R per second instead of all at once; ``--metrics-out F`` also writes the figures
+as JSON, with the host processes' CPU seconds and peak memory (:mod:`demo.resources`).
 
 It exits non-zero if any order is lost, left non-terminal, charged (or shipped) twice,
 or unbalanced: its side effects in the simulator's ledger disagree with its final state
@@ -23,6 +28,7 @@ a few orders is black-holed with the charge performed (:func:`demo.faults.chaos_
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import time
 from datetime import timedelta
@@ -36,9 +42,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from client import tpch
 from client.watch import WatchResult
-from demo import processes
+from demo import latency, processes
 from demo.clients import CLIENTS, ClientBatch, rejected_keys, split, submit_all, watch_all
 from demo.faults import black_holed_ids, chaos_faults, default_faults
+from demo.resources import HostSampler, HostUsage
 from demo.summary import Summary, read_records, summarize
 from orders.models import ProcessState
 
@@ -78,6 +85,19 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
         timeout_s: float = typer.Option(900.0, "--timeout-s", min=1.0),
         faults: bool = typer.Option(True, "--faults/--no-faults",
                                     help="Inject the default faults (demo/faults.py)."),
+        rate: float | None = typer.Option(
+            None, "--rate", min=0.01,
+            help="Offer the orders at this many per second (both clients together), "
+                 "each sent when due; default: all at once, as fast as they are accepted."),
+        metrics_out: Path | None = typer.Option(
+            None, "--metrics-out",
+            help="Write the run's figures as JSON here: the summary's counts, orders/s, "
+                 "latency percentiles (p50/p95/p99/max) and the host processes' CPU "
+                 "seconds and peak resident memory (the benchmark reads it)."),
+        task_hub_from: Path | None = typer.Option(
+            None, "--task-hub-from", exists=True, dir_okay=False,
+            help="Start the host on a copy of this task hub file (the benchmark's hub "
+                 "that already holds completed instances), copied before the clock starts."),
         chaos: bool = typer.Option(
             False, "--chaos",
             help="Chaos run: every payment request of a few orders black-holed with the "
@@ -100,10 +120,7 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
     data_dir.mkdir(parents=True)
     host_kills = sorted(kill_at or (CHAOS_HOST_KILLS if chaos else ()))
     simulator_kills = sorted(kill_simulator_at or (CHAOS_SIMULATOR_KILLS if chaos else ()))
-    scale = max(0.01, round(orders / 1_500_000 * 1.05, 4))
-    console.print(f"demo: generating TPC-H data (scale factor {scale}) ...")
-    tpch_dir = tpch.generate(scale, data_root / "tpch" / f"sf-{scale}")
-    batches = split(list(tpch.load_orders(tpch_dir, orders)))
+    batches = tpch_batches(orders, data_root)
     keys = [k for b in batches for k in b.keys]
     fault_config = chaos_faults(keys) if chaos else default_faults(keys) if faults else {}
     sim, sim_url = processes.simulator(data_dir, fault_config)
@@ -116,16 +133,20 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
         holes = sorted(black_holed_ids(fault_config))
         console.print(f"demo: chaos: every payment request of {', '.join(holes)} is "
                       f"black-holed (charge performed); faults in {data_dir / 'faults.json'}")
+    if task_hub_from is not None:
+        shutil.copyfile(task_hub_from, data_dir / "taskhub.sqlite")
     sim.start()
     host.start()
     console.print(f"demo: local host and simulator up; logs in {data_dir}")
     dashboard = urlsplit(host.ready_url)._replace(path="/api/ops/dashboard", query="").geturl()
     console.print(f"demo: operator dashboard at {dashboard}")
+    sampler = HostSampler(lambda: host.proc.pid if host.proc and host.proc.poll() is None
+                          else None).start()
     started = time.monotonic()
     crashes = [(at, "host", host) for at in host_kills] + \
               [(at, "simulator", sim) for at in simulator_kills]
     try:
-        submit_all(data_dir, batches)
+        submit_all(data_dir, batches, rate=rate)
         console.print("demo: submitted " + ", ".join(
             f"{len(b.orders)} orders as client '{b.client_id}'" for b in batches)
             + f" ({len(keys) - len({o.order_id for b in batches for o in b.orders})} "
@@ -137,12 +158,29 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
             with contextlib.suppress(KeyboardInterrupt):
                 time.sleep(linger_s)
     finally:
+        usage = sampler.stop()
         host.stop()
         sim.stop()
+    if metrics_out is not None:
+        metrics_out.write_text(json.dumps(run_metrics(summary, usage, rate), indent=2))
     if not summary.ok:
         console.print("[red]demo failed: an order was lost, left non-terminal, had a side "
                       "effect twice, or is unbalanced in the ledger[/red]")
         raise typer.Exit(1)
+
+
+def tpch_batches(orders: int, data_root: Path) -> list[ClientBatch]:
+    """Generate (or reuse) TPC-H data under ``data_root/tpch`` and share ``orders`` of them.
+
+    Returns
+    -------
+    list of ClientBatch
+        One per client of :data:`~demo.clients.CLIENTS` (:func:`~demo.clients.split`).
+    """
+    scale = max(0.01, round(orders / 1_500_000 * 1.05, 4))
+    console.print(f"demo: generating TPC-H data (scale factor {scale}) ...")
+    tpch_dir = tpch.generate(scale, data_root / "tpch" / f"sf-{scale}")
+    return split(list(tpch.load_orders(tpch_dir, orders)))
 
 
 def _report(data_dir: Path, batches: list[ClientBatch], heard: dict[str, WatchResult],
@@ -152,6 +190,7 @@ def _report(data_dir: Path, batches: list[ClientBatch], heard: dict[str, WatchRe
     rejected = set().union(*(rejected_keys(b, heard.get(b.client_id)) for b in batches))
     records = read_records(data_dir, keys)
     summary = summarize(records, keys, rejected, elapsed)
+    summary.latency = latency.measure(data_dir, batches, heard)
     for line in summary.unbalanced_lines():
         print(line, flush=True)
     for batch in batches:
@@ -187,6 +226,31 @@ def trace_hint(data_dir: Path, states: dict[str, Any]) -> str | None:
     return (f"demo: the trace of {how + ' ' if how else ''}order {order_id} of client "
             f"{client_id}: .venv/bin/python -m ops --data-dir {where} trace {order_id} "
             f"--client {client_id}")
+
+
+def run_metrics(summary: Summary, usage: HostUsage, rate: float | None) -> dict[str, Any]:
+    """Return the run's figures for ``--metrics-out`` (JSON; see :func:`run_metrics_host`)."""
+    counts = dict(kv.split("=", 1) for kv in summary.counts().split())
+    return {**{k: int(v) for k, v in counts.items()}, "orders_per_s": summary.orders_per_s,
+            "offered_rate": rate, "ok": summary.ok,
+            "latency": summary.latency.as_dict() if summary.latency else None,
+            "host": run_metrics_host(usage, summary.orders)}
+
+
+def run_metrics_host(usage: HostUsage, orders: int) -> dict[str, Any]:
+    """CPU seconds (in all, per order) and peak RSS (MiB) of the host processes.
+
+    ``rss_mib_by_fifth`` is the peak RSS of the host processes in each fifth of the run's
+    samples, in time order: with orders completing all along, a later fifth higher than
+    the earlier ones says memory grows with completed orders.
+    """
+    mib = 1024 * 1024
+    n = len(usage.rss)
+    fifths = [max((b for _, b in usage.rss[i * n // 5:(i + 1) * n // 5]), default=0) / mib
+              for i in range(5)]
+    return {"cpu_s": usage.cpu_seconds, "cpu_s_per_order": usage.cpu_seconds / max(1, orders),
+            "processes": len(usage.cpu_s), "peak_rss_mib": usage.peak_rss_bytes / mib,
+            "rss_mib_by_fifth": fifths, "samples": n}
 
 
 def _watch(data_dir: Path, batches: list[ClientBatch],

@@ -8,7 +8,11 @@ orders with the same OrderID are counted, and audited, apart (SPEC X10)::
     client shop-a: orders=30 processed=… error=… recovered=… lost=0 duplicate_effects=0
                    unbalanced=0 heard=30 foreign=0
     summary: orders=60 processed=… error=… recovered=… lost=0 duplicate_effects=0
-             unbalanced=0 orders_per_s=…
+             unbalanced=0 orders_per_s=… p50_ms=… p99_ms=…
+
+``p50_ms`` and ``p99_ms`` are end-to-end latencies (:mod:`demo.latency`): from the enqueued
+time of an order's submit message to that of the terminal status its client heard, in
+whole milliseconds (``n/a`` when no order's latency could be measured).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pathlib import Path
 
 from client.watch import WatchResult
 from demo.audit import AuditReport, Verdict, audit_data_dir
+from demo.latency import Latency
 from orders.models import ProcessState, StateRecord
 from orders.stores import create_stores
 from simulator.ledger import Ledger
@@ -43,6 +48,7 @@ class Summary:
     duplicate_effects: int
     orders_per_s: float
     unbalanced: list[Verdict] = field(default_factory=list)
+    latency: Latency | None = None
 
     @property
     def ok(self) -> bool:
@@ -61,7 +67,10 @@ class Summary:
 
     def line(self) -> str:
         """Return the one-line summary of the whole run that the README documents."""
-        return f"summary: {self.counts()} orders_per_s={self.orders_per_s:.1f}"
+        lat = self.latency
+        p50, p99 = (f"{lat.p50_ms:.0f}", f"{lat.p99_ms:.0f}") if lat else ("n/a", "n/a")
+        return (f"summary: {self.counts()} orders_per_s={self.orders_per_s:.1f}"
+                f" p50_ms={p50} p99_ms={p99}")
 
     def client_line(self, client_id: str, heard: WatchResult | None,
                     own_order_ids: Collection[str]) -> str:

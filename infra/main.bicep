@@ -251,6 +251,7 @@ module functionApp './app/function-app.bicep' = {
       OPS_SNAPSHOT_SCHEDULE: opsSnapshotSchedule
       RETENTION_SCHEDULE: retentionSchedule
       RETENTION_PURGE_BATCH: '500'
+      RETENTION_DAYS: '30'
       // Deadlines, batches and admission control (seconds; rules in orders/settings.py).
       ORDER_DEADLINE_S: '120'
       START_GRACE_S: '300'

@@ -5,21 +5,25 @@ key required in Azure; the local host serves it under ``/api/ops/summary``). The
 ``ops_snapshot`` (``OPS_SNAPSHOT_SCHEDULE``) computes the same figures and sets the backlog
 gauges, so orders by state, the in-flight backlog, stuck orders and dead-letter depth reach
 the metrics exporter even when nobody asks for the summary. The timer ``retention_purge``
-(``RETENTION_SCHEDULE``) deletes compensation log entries past their retention
-(:mod:`ops.retention`).
+(``RETENTION_SCHEDULE``) deletes compensation log entries past their retention and
+purges ended orchestration instances older than ``RETENTION_DAYS`` through the durable
+client (:mod:`ops.retention`).
 """
 
+import asyncio
 import json
 import logging
 
+import azure.durable_functions as df
 import azure.functions as func
 
-from ops.retention import purge_compensation_log
+from ops.retention import purge_compensation_log, purge_instances
 from ops.summary import build_summary, record_summary
+from orders.durable_blueprint import DurableBlueprint
 from orders.runtime import services
 
 log = logging.getLogger("orders.ops")
-bp = func.Blueprint()  # type: ignore[no-untyped-call]  # azure.functions: untyped __init__
+bp = DurableBlueprint()
 
 SUMMARY_ROUTE = "ops/summary"
 
@@ -45,6 +49,9 @@ def ops_snapshot(timer: func.TimerRequest) -> None:
 
 
 @bp.timer_trigger(arg_name="timer", schedule="%RETENTION_SCHEDULE%")
-def retention_purge(timer: func.TimerRequest) -> None:
-    """Delete compensation log entries past their retention (SPEC S9, X10)."""
-    purge_compensation_log(services())
+@bp.durable_client_input(client_name="client")
+async def retention_purge(timer: func.TimerRequest, client: df.DurableOrchestrationClient) -> None:
+    """Delete compensation log entries and ended instances past their retention (S9, X10)."""
+    svc = await asyncio.to_thread(services)
+    await asyncio.to_thread(purge_compensation_log, svc)
+    await purge_instances(client, svc.clock.now(), svc.settings.RETENTION_DAYS)

@@ -36,6 +36,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -168,6 +169,8 @@ def create_app(
     ledger_path: str | Path,
     *,
     sleep: Sleep | None = None,
+    retention: timedelta | None = None,
+    purge_every_s: float = 3600.0,
 ) -> Starlette:
     """Build the simulator app.
 
@@ -183,6 +186,12 @@ def create_app(
     sleep : callable, optional
         ``async sleep(seconds)`` used for added latency; defaults to ``anyio.sleep``.
         Tests inject a recorder so no time passes.
+    retention : timedelta, optional
+        Keep ledger rows this long: while the app runs, every ``purge_every_s`` seconds
+        (and once at start) rows older than that are deleted
+        (:meth:`~simulator.ledger.Ledger.purge_before`). None keeps everything.
+    purge_every_s : float
+        Seconds between two purges.
 
     Returns
     -------
@@ -236,9 +245,25 @@ def create_app(
                             for (s, k, o), n in sorted(effects.items())],
         })
 
+    async def purge(keep: timedelta) -> None:
+        deleted = await anyio.to_thread.run_sync(
+            lambda: ledger.purge_before(clock.now() - keep))
+        if deleted:
+            logger.info("ledger retention: deleted %d rows older than %s", deleted, keep)
+
+    async def purge_loop(keep: timedelta) -> None:
+        while True:
+            await anyio.sleep(purge_every_s)
+            await purge(keep)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        yield
+        async with anyio.create_task_group() as tasks:
+            if retention is not None:
+                await purge(retention)
+                tasks.start_soon(purge_loop, retention)
+            yield
+            tasks.cancel_scope.cancel()
         ledger.close()
 
     app = Starlette(

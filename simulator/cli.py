@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import logging
 from collections.abc import Sequence
+from datetime import timedelta
 
 import uvicorn
 from starlette.applications import Starlette
@@ -18,6 +19,8 @@ from simulator.config import load_update
 from simulator.server import SHUTDOWN_GRACE_S
 
 DEFAULT_PORT = 7072
+DEFAULT_RETENTION_DAYS = 30.0
+"""How long the ledger keeps side effects, stored answers and request counts."""
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -31,8 +34,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     Returns
     -------
     argparse.Namespace
-        ``host``, ``port``, ``ledger``, ``config`` and ``trace_store`` (None if not
-        given).
+        ``host``, ``port``, ``ledger``, ``config``, ``trace_store`` (None if not given)
+        and ``retention_days``.
     """
     parser = argparse.ArgumentParser(
         prog="python -m simulator",
@@ -44,6 +47,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--config", help="JSON fault config, same shape as POST /_admin/faults")
     parser.add_argument("--trace-store", help="SQLite trace store to write the services' "
                                               "spans to (e.g. the host's traces.sqlite)")
+    parser.add_argument("--retention-days", type=float, default=DEFAULT_RETENTION_DAYS,
+                        help="delete ledger rows older than this, hourly "
+                             f"(default {DEFAULT_RETENTION_DAYS:g}; 0 keeps everything)")
     return parser.parse_args(argv)
 
 
@@ -76,7 +82,8 @@ def build_app(args: argparse.Namespace) -> Starlette:
         If the ``--config`` file is not valid JSON or holds an invalid knob.
     """
     update = load_update(args.config) if args.config else None
-    return create_app(update, SystemClock(), args.ledger)
+    keep = timedelta(days=args.retention_days) if args.retention_days > 0 else None
+    return create_app(update, SystemClock(), args.ledger, retention=keep)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

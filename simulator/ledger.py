@@ -189,6 +189,35 @@ class Ledger(devsqlite.SharedConnection):
                 if statement.strip():
                     self._conn.execute(statement)
 
+    def purge_before(self, cutoff: datetime) -> int:
+        """Delete what was recorded before ``cutoff``: the ledger's retention.
+
+        Side effects and stored idempotent answers older than ``cutoff`` go (a key whose
+        answer is gone is served as new, as a real API does once it forgets a key), and
+        with them the request counts of orders that have no stored answer left.
+
+        Parameters
+        ----------
+        cutoff : datetime
+            Timezone-aware; rows stamped earlier are deleted.
+
+        Returns
+        -------
+        int
+            Rows deleted over the three tables.
+        """
+        at = cutoff.isoformat()
+        with self._lock, devsqlite.write(self._conn):
+            deleted = self._conn.execute("DELETE FROM side_effects WHERE at < ?", (at,)).rowcount
+            deleted += self._conn.execute("DELETE FROM idempotency WHERE at < ?", (at,)).rowcount
+            deleted += self._conn.execute(
+                "DELETE FROM requests WHERE NOT EXISTS (SELECT 1 FROM side_effects AS e "
+                "WHERE e.service = requests.service AND e.order_id = requests.order_id)"
+                " AND NOT EXISTS (SELECT 1 FROM idempotency AS i WHERE i.service = "
+                "requests.service AND i.idempotency_key LIKE requests.order_id || ':%')"
+            ).rowcount
+        return deleted
+
     # -- reading -------------------------------------------------------------------------
 
     def side_effects(

@@ -53,7 +53,18 @@ def run_peer(module: str, n: int, timeout_s: float = 900.0) -> dict[str, Any]:
     RuntimeError
         If the child exits non-zero, times out or prints no JSON line (with its output).
     """
-    cmd = [sys.executable, "-m", module, "--n", str(n)]
+    return run_child(module, ["--n", str(n)], timeout_s)
+
+
+def run_child(module: str, args: list[str], timeout_s: float = 900.0) -> dict[str, Any]:
+    """Run ``python -m <module> <args>`` in a child process and return its JSON line.
+
+    Raises
+    ------
+    RuntimeError
+        If the child exits non-zero, times out or prints no JSON line (with its output).
+    """
+    cmd = [sys.executable, "-m", module, *args]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:
@@ -62,7 +73,8 @@ def run_peer(module: str, n: int, timeout_s: float = 900.0) -> dict[str, Any]:
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"{module} failed (exit {proc.returncode}):\n"
                            f"{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
-    return json.loads(lines[-1])
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
 
 
 def repeat(module: str, n: int, repetitions: int) -> dict[str, Any]:
@@ -87,3 +99,14 @@ def summarize(n: int, runs: list[dict[str, Any]]) -> dict[str, Any]:
             "instances_per_s": {"min": rates[0], "median": statistics.median(rates),
                                 "max": rates[-1]},
             "activities_per_s_median": STEPS * statistics.median(rates), "config": config}
+
+
+def stop_child(proc: subprocess.Popen[str], timeout_s: float = 30.0) -> None:
+    """Close a peer process's standard input (its signal to stop), wait, kill if it hangs."""
+    if proc.stdin:
+        proc.stdin.close()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -22,7 +22,7 @@ from typing import Any
 
 from durabletask import client, task, worker
 
-from bench.peers.common import STEPS, figures, main
+from bench.peers.common import STEPS, figures, main, stop_child
 from devhost.host import free_port
 
 
@@ -54,17 +54,6 @@ def start_backend(port: int, timeout_s: float = 30.0) -> subprocess.Popen[str]:
     return proc
 
 
-def stop_backend(proc: subprocess.Popen[str]) -> None:
-    """Close the backend's stdin (its signal to stop) and wait for it."""
-    if proc.stdin:
-        proc.stdin.close()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 def run(n: int) -> dict[str, Any]:
     """Schedule ``n`` chain-5 orchestrations, wait for all, return the figures.
 
@@ -91,7 +80,7 @@ def run(n: int) -> dict[str, Any]:
         elapsed = time.perf_counter() - start
     finally:
         w.stop()
-        stop_backend(backend)
+        stop_child(backend)
     wrong = [i for i, s in enumerate(states)
              if s is None or s.runtime_status != client.OrchestrationStatus.COMPLETED
              or s.serialized_output != str(i + STEPS)]

@@ -10,6 +10,10 @@ import pytest
 from bench import __main__ as bench_main
 from bench import chain5, fanout, orders, replay, report, sqlite_limit
 from bench.peers.common import run_peer, summarize
+from bench.seed import seed_completed
+from demo.clients import ClientBatch
+from devhost.taskhub.schema import SCHEMA
+from simulator.ledger import Ledger
 
 
 def test_host_chain5_tiny_run_completes_every_instance():
@@ -102,19 +106,109 @@ def test_replay_cost_is_timed_for_each_history_length():
 
 def test_orders_summary_line_is_parsed_into_numbers():
     out = ("demo: submitted\nsummary: orders=200 processed=197 error=3 recovered=12 lost=0 "
-           "duplicate_effects=0 orders_per_s=8.4\n")
+           "duplicate_effects=0 unbalanced=0 orders_per_s=8.4 p50_ms=812 p99_ms=n/a\n")
     assert orders.parse_summary(out) == {
         "orders": 200, "processed": 197, "error": 3, "recovered": 12, "lost": 0,
-        "duplicate_effects": 0, "orders_per_s": 8.4}
+        "duplicate_effects": 0, "unbalanced": 0, "orders_per_s": 8.4, "p50_ms": 812,
+        "p99_ms": "n/a"}
     with pytest.raises(ValueError, match="summary"):
         orders.parse_summary("demo failed\n")
 
 
-def test_orders_tiny_fault_free_run_processes_every_order(tmp_path):
-    result = orders.run(3, faults=False, timeout_s=120, data_root=tmp_path)
-    assert result["faults"] == "none"
-    assert (result["orders"], result["processed"], result["lost"]) == (3, 3, 0)
+def test_orders_tiny_fault_free_run_at_a_fixed_rate_measures_latency_and_host(tmp_path):
+    result = orders.run(4, faults=False, timeout_s=120, data_root=tmp_path, rate=20.0)
+    assert (result["faults"], result["offered"]) == ("none", "20/s")
+    assert (result["orders"], result["processed"], result["lost"]) == (4, 4, 0)
     assert result["orders_per_s"] > 0
+    lat = result["latency"]
+    assert lat["count"] == 4
+    assert 0 < lat["p50_ms"] <= lat["p95_ms"] <= lat["p99_ms"] <= lat["max_ms"]
+    assert result["p50_ms"] == round(lat["p50_ms"])
+    assert result["host"]["cpu_s"] > 0 and result["host"]["processes"] >= 1
+    assert 20 < result["host"]["peak_rss_mib"] < 4096
+
+
+def test_a_seeded_task_hub_holds_copies_of_the_template_completed_instances(tmp_path):
+    template = tmp_path / "template.sqlite"
+    conn = sqlite3.connect(template)
+    conn.executescript(SCHEMA)
+    conn.execute("INSERT INTO instances (instance_id, name, runtime_status, created_at, "
+                 "last_updated_at, execution_id, replay_state) VALUES "
+                 "('a~1:1', 'order_workflow', 'Completed', '2030-01-31T10:00:00.123456Z', "
+                 "'2030-01-31T10:00:01.000000Z', 'e1', '{}'), "
+                 "('a~2:1', 'order_workflow', 'Running', '2030-01-31T10:00:00.000000Z', "
+                 "'2030-01-31T10:00:00.000000Z', 'e2', '{}')")
+    conn.executemany("INSERT INTO history VALUES (?, ?, ?)",
+                     [("a~1:1", i, f'{{"EventType": {i}}}') for i in range(3)])
+    conn.commit()
+    conn.close()
+    out = tmp_path / "seeded.sqlite"
+    assert seed_completed(template, out, 5) == 15
+    hub = sqlite3.connect(out)
+    rows = hub.execute("SELECT instance_id, runtime_status, created_at FROM instances "
+                       "ORDER BY created_at DESC").fetchall()
+    assert [r[0] for r in rows] == [f"seed{k}-a~1:1" for k in range(5)]
+    assert {r[1] for r in rows} == {"Completed"}
+    assert rows[0][2] == "2030-01-30T10:00:00.123456Z"  # a day before, same text form
+    assert rows[-1][2] == "2030-01-26T10:00:00.123456Z"
+    assert hub.execute("SELECT COUNT(*) FROM history WHERE instance_id = 'seed3-a~1:1'"
+                       ).fetchone() == (3,)
+    hub.close()
+    with pytest.raises(ValueError, match="count"):
+        seed_completed(template, out, 0)
+
+
+def test_the_dbos_pipeline_compensates_a_declined_charge(tmp_path):
+    pytest.importorskip("dbos")
+    from bench.peers import dbos_orders_client
+    from tests.demo.test_clients import order
+
+    batches = [ClientBatch("shop-a", (order(1), order(2))), ClientBatch("shop-b", (order(1),))]
+    declined = "shop-a~TPCH-2"
+    faults = {"payment": {"decline": {declined: {"status": 402, "reason": "card declined"}}}}
+    result = dbos_orders_client.run(3, faults, data_root=tmp_path, timeout_s=120,
+                                    batches=batches)
+    assert (result["orders"], result["processed"], result["error"], result["lost"]) == (
+        3, 2, 1, 0)
+    assert result["duplicate_effects"] == 0 and result["ok"]
+    assert result["latency"]["count"] == 3
+    app = sqlite3.connect(tmp_path / "dbos" / "app.sqlite")
+    states = dict(app.execute("SELECT key, state FROM states"))
+    steps = [r[0] for r in app.execute("SELECT step FROM compensation_log WHERE key = ? "
+                                       "ORDER BY rowid", (declined,))]
+    replies = dict(app.execute("SELECT key, status FROM replies"))
+    app.close()
+    assert states == {"shop-a~TPCH-1": "Processed", declined: "Compensated",
+                      "shop-b~TPCH-1": "Processed"}
+    assert steps == ["reserveInventory", "charge:requested", "refund:done",
+                     "releaseInventory"]
+    assert replies[declined] == "Compensated"
+    with Ledger(tmp_path / "dbos" / "ledger.sqlite") as ledger:
+        effects = ledger.effect_counts()
+    assert ("payment", "charge", declined) not in effects
+    assert effects[("payment", "charge", "shop-a~TPCH-1")] == 1
+    assert effects[("shipping", "ship", "shop-b~TPCH-1")] == 1
+
+
+def _run(faults: str, offered: str, rate: float, p50: float, rss_last: float = 150.0) -> dict:
+    return {"faults": faults, "offered": offered, "orders": 1000, "processed": 990,
+            "error": 10, "lost": 0, "orders_per_s": rate,
+            "latency": {"count": 1000, "p50_ms": p50, "p95_ms": 2 * p50, "p99_ms": 3 * p50,
+                        "max_ms": 4 * p50},
+            "host": {"cpu_s_per_order": 0.0123, "peak_rss_mib": 160.4,
+                     "rss_mib_by_fifth": [140.0, 150.0, 150.0, 150.0, rss_last]}}
+
+
+def _orders_section(host_rate: float = 64.0, peer_rate: float = 16.0) -> dict:
+    runs = []
+    for faults in ("none", "demo default"):
+        for offered, p50 in (("full speed", 9000.0), ("10/s", 250.0)):
+            runs.append({"faults": faults, "offered": offered,
+                         "host": _run(faults, offered, host_rate, p50),
+                         "peer": _run(faults, offered, peer_rate, 4 * p50)})
+    return {"n": 1000, "rate": 10.0, "runs": runs,
+            "growth": {"instances": 100000, "empty": _run("none", "full speed", 60.0, 1.0),
+                       "seeded": _run("none", "full speed", 45.0, 1.0), "ratio": 0.75}}
 
 
 def _results(host: float, dbos: float, durabletask: float) -> dict:
@@ -140,10 +234,7 @@ def _results(host: float, dbos: float, durabletask: float) -> dict:
                                           "commits_per_activity": 0.4}},
         "replay": {"us_per_handler_call_by_history_length": {"2": 300.0, "6": 400.0},
                    "replay_us_per_chain5_instance": 700.0},
-        "orders": [{"faults": "none", "orders": 200, "processed": 200, "error": 0,
-                    "recovered": 0, "lost": 0, "orders_per_s": 10.0},
-                   {"faults": "demo default", "orders": 200, "processed": 197, "error": 3,
-                    "recovered": 12, "lost": 0, "orders_per_s": 8.0}],
+        "orders": _orders_section(),
         "fanout": {"n": 1000, "seconds": {"min": 2.0, "median": 3.0, "max": 4.0},
                    "episodes": 13},
     }
@@ -159,7 +250,16 @@ def test_report_goal_is_met_at_twice_the_better_peer():
     assert "| local host, one process (`--workers 1`) | 27.0 | 30.0 | 33.0 | 150 | 2.00 |" \
         in text
     assert "660 = **0.33** of the FULL commit rate" in text
-    assert "| demo default | 200 | 197 | 3 | 12 | 0 | 8.0 |" in text
+    assert ("| local host | demo default | 10/s | 64.0 | 250 | 500 | 750 | 1000 | 12 | 160 | "
+            "990 | 10 | 0 |") in text
+    assert "| DBOS | none | full speed | 16.0 | 36000 |" in text
+    assert "\norders ratio to peer: 4.00\n" in text
+    assert "p50 latency local host / DBOS (no faults, 10/s): 0.25." in text
+    assert "no faults: p50_ms=250 p99_ms=750." in text
+    assert "45.0 orders/s vs 60.0 on an empty hub (back to back): **0.75**" in text
+    assert ("orders/s >= 60 without faults: **met**; >= 2 x the peer's orders/s: **met**; "
+            "p50 <= 300 ms at 10/s: **met**; p99 <= 2000 ms at 10/s: **met**; large hub >= "
+            "0.8 of the empty hub's orders/s: **not met**; peak RSS < 256 MiB: **met**.") in text
     assert "Note:" not in text
 
 
@@ -170,6 +270,16 @@ def test_report_goal_is_not_met_below_twice_the_better_peer_and_flags_load():
     assert "= 60.0: **not met** (host / best peer = 2.00)" in text
     assert "vs 2 x DBOS Transact 30.0" in text
     assert "the load average was high (4.0 at start on 2 CPUs)" in text
+
+
+def test_the_orders_section_alone_renders_without_the_other_sections():
+    results = _results(host=60.0, dbos=20.0, durabletask=30.0)
+    only = {k: results[k] for k in ("machine", "command", "elapsed_s", "load", "orders")}
+    only["orders"] = _orders_section(host_rate=20.0, peer_rate=16.0)
+    text = report.render(only)
+    assert "## 1. Chain-5" not in text and "## 5. Fan-out" not in text
+    assert "\norders ratio to peer: 1.25\n" in text
+    assert "orders/s >= 60 without faults: **not met**" in text
 
 
 def test_high_load_is_reported_when_the_one_minute_average_reaches_the_cpus():

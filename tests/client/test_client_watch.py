@@ -206,3 +206,12 @@ def test_cli_watch_prints_summary_and_writes_statuses(tmp_path):
     ]
     with open_engine(data_dir) as eng:
         assert eng.counts(QUEUE).dead_letter == 1
+
+
+def test_a_status_keeps_the_enqueued_time_of_the_message_that_carried_it(engine, clock,
+                                                                          receiver):
+    engine.send(QUEUE, _status("A", StatusKind.REQUEST_RECEIVED, 1))
+    clock.advance(timedelta(seconds=2))
+    engine.send(QUEUE, _status("A", StatusKind.ORDER_COMPLETED, 5))
+    result = watch(receiver, 1, timedelta(seconds=10), clock=clock, sleep=_advance(clock))
+    assert result.statuses["A"].enqueued_time == T0 + timedelta(seconds=2)

@@ -1,0 +1,126 @@
+"""End-to-end latency of the demo's orders, from the local Service Bus's own enqueued times.
+
+An order's latency runs from the enqueued time of its ``SubmitOrder`` message on the
+client's submit queue to the enqueued time of the terminal status message
+(``OrderCompleted``, ``OrderFailed``, ...) the client heard on its reply queue. Both times
+are stamped by the Service Bus stand-in in one clock, so nothing is guessed from the
+client's wall clock. The submit message is gone once the host has completed it; its
+enqueued time survives in the queue's duplicate detection history (``first_sent_us`` of
+its MessageId, written in the same transaction as the message, at the same instant),
+which the stand-in keeps for the queue's ``duplicateDetectionHistoryTimeWindow``
+(10 minutes), longer than a demo run.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from client.submit import reply_queue_for, submit_message, submit_queue_for
+from client.watch import WatchResult
+from demo.clients import ClientBatch
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Return the nearest-rank ``q``-th percentile of ``values``.
+
+    The smallest value with at least ``q`` percent of the values at or below it (so p100
+    is the maximum and p50 of an even count the lower middle value).
+
+    Parameters
+    ----------
+    values : sequence of float
+        At least one value, in any order.
+    q : float
+        Percent, 0 < q <= 100.
+
+    Raises
+    ------
+    ValueError
+        If ``values`` is empty or ``q`` is out of range.
+    """
+    if not values:
+        raise ValueError("values: need at least one value")
+    if not 0 < q <= 100:
+        raise ValueError(f"q: must be in (0, 100], got {q!r}")
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(q / 100 * len(ordered))) - 1]
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Percentiles of end-to-end latency in milliseconds over ``count`` orders."""
+
+    count: int
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    max_ms: float
+
+    @classmethod
+    def of(cls, latencies_ms: Sequence[float]) -> Latency | None:
+        """Summarize latencies (ms); None when there are none."""
+        if not latencies_ms:
+            return None
+        return cls(len(latencies_ms), percentile(latencies_ms, 50),
+                   percentile(latencies_ms, 95), percentile(latencies_ms, 99),
+                   max(latencies_ms))
+
+    def as_dict(self) -> dict[str, float]:
+        """JSON form: ``count``, ``p50_ms``, ``p95_ms``, ``p99_ms``, ``max_ms``."""
+        return {"count": self.count, "p50_ms": self.p50_ms, "p95_ms": self.p95_ms,
+                "p99_ms": self.p99_ms, "max_ms": self.max_ms}
+
+
+def latencies_ms(submitted: Mapping[str, datetime], finished: Mapping[str, datetime],
+                 ) -> list[float]:
+    """Milliseconds from submission to the terminal status, for keys with both times."""
+    return [(finished[k] - submitted[k]) / timedelta(milliseconds=1)
+            for k in finished if k in submitted]
+
+
+def submit_times(data_dir: Path, batches: Iterable[ClientBatch]) -> dict[str, datetime]:
+    """Return the enqueued time of each order's submit message, by order key.
+
+    Read from the duplicate detection history of the clients' submit queues in the local
+    Service Bus file (module docstring); a message that is no longer there is left out.
+    """
+    wanted: dict[tuple[str, str], str] = {}
+    for batch in batches:
+        queue, reply_to = submit_queue_for(batch.client_id), reply_queue_for(batch.client_id)
+        for order, key in zip(batch.orders, batch.keys, strict=True):
+            message_id = submit_message(batch.client_id, reply_to, order).message_id
+            wanted[(queue, str(message_id))] = key
+    conn = sqlite3.connect(f"file:{data_dir / 'servicebus.sqlite'}?mode=ro", uri=True)
+    try:
+        rows = conn.execute("SELECT queue, message_id, first_sent_us FROM duplicate_history"
+                            ).fetchall()
+    finally:
+        conn.close()
+    return {wanted[(q, m)]: EPOCH + timedelta(microseconds=us)
+            for q, m, us in rows if (q, m) in wanted}
+
+
+def terminal_times(batches: Iterable[ClientBatch], heard: Mapping[str, WatchResult],
+                   ) -> dict[str, datetime]:
+    """Return the enqueued time of each order's terminal status message, by order key."""
+    out: dict[str, datetime] = {}
+    for batch in batches:
+        result = heard.get(batch.client_id)
+        for order_id, status in (result.statuses.items() if result else ()):
+            if status.terminal and status.enqueued_time is not None:
+                out[batch.key_of(order_id)] = status.enqueued_time
+    return out
+
+
+def measure(data_dir: Path, batches: Sequence[ClientBatch],
+            heard: Mapping[str, WatchResult]) -> Latency | None:
+    """End-to-end latency percentiles of the run's orders (None if none was measured)."""
+    return Latency.of(latencies_ms(submit_times(data_dir, batches),
+                                   terminal_times(batches, heard)))
