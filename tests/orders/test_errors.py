@@ -26,23 +26,20 @@ from orders.stores import (
 )
 
 
-@pytest.mark.parametrize(("error", "retryable"), [
-    (StoreError("x"), False),
-    (ConflictError("x"), False),
-    (PreconditionFailedError("x"), False),
-    (NotFoundError("x"), False),
-    (TransientStoreError("x"), True),
-    (MessagingError("x"), False),
-    (QueueNotFoundError("orders", "x"), False),
-    (MessageRejectedError("x"), False),
-    (MessagingUnavailableError("x"), True),
-    (FencedError("x"), False),
-    (IllegalTransitionError("x"), False),
-    (SettingsError("x"), False),
-    (BudgetError("x"), False),
-    (QueueFileError("x"), False),
-    (InvalidMessage("InvalidJson", "body: not JSON"), False),
-], ids=lambda v: type(v).__name__ if isinstance(v, Exception) else str(v))
+RETRYABLE = (TransientStoreError("x"), MessagingUnavailableError("x"))
+"""The errors worth retrying as they are: a throttled store, a broker out of reach."""
+PERMANENT = (
+    StoreError("x"), ConflictError("x"), PreconditionFailedError("x"), NotFoundError("x"),
+    MessagingError("x"), QueueNotFoundError("orders", "x"), MessageRejectedError("x"),
+    FencedError("x"), IllegalTransitionError("x"), SettingsError("x"), BudgetError("x"),
+    QueueFileError("x"), InvalidMessage("InvalidJson", "body: not JSON"),
+)
+"""Every other error of the service: retrying it unchanged gives the same answer."""
+
+
+@pytest.mark.parametrize(("error", "retryable"),
+                         [(e, True) for e in RETRYABLE] + [(e, False) for e in PERMANENT],
+                         ids=lambda v: type(v).__name__ if isinstance(v, Exception) else str(v))
 def test_every_error_has_the_root_and_says_whether_to_retry(error, retryable):
     assert isinstance(error, OrderServiceError)
     assert error.retryable is retryable
