@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +139,8 @@ def configure_tracing(settings: Any) -> Path | None:
     ----------
     settings : orders.settings.Settings
         Uses ``APPLICATIONINSIGHTS_CONNECTION_STRING`` (set: the distro exports the spans,
-        nothing to do here), ``DEVHOST_DATA_DIR`` and ``TRACE_SAMPLE_RATIO``.
+        nothing to do here), ``DEVHOST_DATA_DIR``, ``TRACE_SAMPLE_RATIO`` and
+        ``RETENTION_DAYS`` (spans older than that are deleted from the store).
 
     Returns
     -------
@@ -159,7 +161,8 @@ def configure_tracing(settings: Any) -> Path | None:
     path = Path(settings.DEVHOST_DATA_DIR) / TRACE_FILE
     with _lock:
         if _local_traces is None:
-            exporter = SqliteSpanExporter(path)
+            exporter = SqliteSpanExporter(
+                path, retention=timedelta(days=settings.RETENTION_DAYS))
             provider = trace.get_tracer_provider()
             if not hasattr(provider, "add_span_processor"):  # none installed yet
                 provider = TracerProvider(sampler=order_sampler(settings.TRACE_SAMPLE_RATIO),

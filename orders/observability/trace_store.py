@@ -17,8 +17,10 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,7 @@ _SCHEMA = (
     """,
     "CREATE INDEX IF NOT EXISTS ix_spans_order ON spans (order_key)",
     "CREATE INDEX IF NOT EXISTS ix_spans_trace ON spans (trace_id, start_ns)",
+    "CREATE INDEX IF NOT EXISTS ix_spans_start ON spans (start_ns)",
 )
 _INSERT = ("INSERT OR REPLACE INTO spans (span_id, trace_id, parent_id, name, kind, start_ns, "
            "end_ns, status, order_key, attributes, links) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
@@ -89,12 +92,27 @@ class SqliteSpanExporter(SpanExporter):
     ----------
     path : str or Path
         The store file (``<data dir>/traces.sqlite``); created with its folder if missing.
+    retention : timedelta, optional
+        Spans that started longer ago than this are deleted, at most once per
+        ``purge_every`` and only while exporting (``RETENTION_DAYS``, as the task hub's
+        ended instances; issue of unbounded growth, X10). None keeps every span.
+    purge_every : timedelta
+        Least time between two purges (default one hour).
+    now_ns : callable, optional
+        Wall clock in Unix nanoseconds, the spans' own time base (default
+        :func:`time.time_ns`).
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, retention: timedelta | None = None,
+                 purge_every: timedelta = timedelta(hours=1),
+                 now_ns: Callable[[], int] = time.time_ns) -> None:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self.path = Path(path)
+        self._retention_ns = None if retention is None else int(retention.total_seconds() * 1e9)
+        self._purge_every_ns = int(purge_every.total_seconds() * 1e9)
+        self._now_ns = now_ns
+        self._purged_at_ns: int | None = None
 
     def retarget(self, path: str | Path) -> None:
         """Write later batches to ``path`` (a process that serves another data folder)."""
@@ -118,10 +136,20 @@ class SqliteSpanExporter(SpanExporter):
                     self._conn = _open(self.path)
                 with write(self._conn):
                     self._conn.executemany(_INSERT, rows)
+                    self._purge_if_due(self._conn)
         except sqlite3.Error as exc:
             log.warning("trace store %s: %d span(s) dropped: %s", self.path, len(rows), exc)
             return SpanExportResult.FAILURE
         return SpanExportResult.SUCCESS
+
+    def _purge_if_due(self, conn: sqlite3.Connection) -> None:
+        """Delete the spans older than the retention, if the last purge is old enough."""
+        now = self._now_ns()
+        if self._retention_ns is None or (self._purged_at_ns is not None
+                                          and now - self._purged_at_ns < self._purge_every_ns):
+            return
+        self._purged_at_ns = now
+        conn.execute("DELETE FROM spans WHERE start_ns < ?", (now - self._retention_ns,))
 
     def shutdown(self) -> None:
         """Close the store."""

@@ -1,5 +1,7 @@
 """Spans, trace context and the local trace store (SPEC X8)."""
 
+from datetime import timedelta
+
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -117,3 +119,29 @@ def test_ops_trace_asks_for_the_client_when_an_order_id_is_ambiguous(provider, t
     chosen = run(ops_app, ["--data-dir", str(tmp_path), "trace", "ORD-9", "--client", "globex"])
     assert chosen.exit_code == 0 and chosen.output.startswith("globex~ORD-9\n")
     assert run(ops_app, ["--data-dir", str(tmp_path), "trace", "ORD-1"]).exit_code == 1
+
+
+def test_spans_older_than_the_retention_are_deleted_at_most_once_per_period(tmp_path):
+    day_ns = 86_400 * 10**9
+    now = [40 * day_ns]
+    exporter = SqliteSpanExporter(tmp_path / "traces.sqlite", retention=timedelta(days=30),
+                                  purge_every=timedelta(hours=1), now_ns=lambda: now[0])
+    own = TracerProvider(sampler=order_sampler(1.0))
+    own.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = own.get_tracer("test")
+
+    def span(order_key, started_days):
+        tracer.start_span("step", attributes={"orders.order_key": order_key},
+                          start_time=started_days * day_ns).end(end_time=started_days * day_ns + 1)
+
+    span("acme~OLD", 9)      # 31 days before now: purged by this export
+    span("acme~NEW", 11)     # 29 days before now: kept
+    store = TraceStore(tmp_path / "traces.sqlite")
+    assert (store.spans_of("acme~OLD"), len(store.spans_of("acme~NEW"))) == ([], 1)
+    now[0] += day_ns // 48   # half an hour later: no purge yet
+    span("acme~LATE", 5)
+    assert len(store.spans_of("acme~LATE")) == 1
+    now[0] += day_ns // 24   # past the hour: the next export purges it
+    span("acme~NEW", 12)
+    assert store.spans_of("acme~LATE") == [] and len(store.spans_of("acme~NEW")) == 2
+    own.shutdown()
