@@ -8,11 +8,13 @@ builds is also registered as this process's *current* host, so the app's local a
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from devhost.app_loader import load_local_settings
 from devhost.clock import Clock
 from devhost.host import LocalHost
 from devhost.host_config import load_host_config
@@ -23,6 +25,12 @@ from devhost.triggers.timer import TimerTriggerPoller, singleton_lock_period
 
 DATA_DIR_SETTING = "DEVHOST_DATA_DIR"
 """Environment variable the host sets to its data folder before importing the app."""
+
+APP_SETTINGS_FILE = "app-settings.json"
+"""File of the data folder naming the app settings the host runs with (see
+:func:`record_app_settings`); ``python -m ops --data-dir`` reads it."""
+_SECRET_PARTS = ("STORAGE", "CONNECTION_STRING", "AUTHENTICATION", "KEY", "SECRET", "PASSWORD")
+"""A setting whose name holds one of these is never written to :data:`APP_SETTINGS_FILE`."""
 
 _current: LocalHost | None = None
 
@@ -51,6 +59,32 @@ def max_concurrent_calls(app_dir: Path) -> int:
     except (TypeError, ValueError):
         raise AppLoadError(f"host.json: extensions.serviceBus.maxConcurrentCalls must be an "
                            f"integer, got {calls!r}") from None
+
+
+def record_app_settings(app_dir: Path, data_dir: Path) -> dict[str, str]:
+    """Write the app settings this host runs with to ``<data_dir>/app-settings.json``.
+
+    The keys are those of the app's ``local.settings.json``; each value is the one in force
+    (an environment variable overrides the file, as under ``func start``). So the operator
+    CLI, pointed at the same data folder, sees the settings the host saw (the demo's
+    overrides, say), as an operator on Azure reads the Function App's settings. Settings
+    whose names suggest a secret are left out. Written to a temporary file and renamed,
+    so a reader never sees half of it.
+
+    Returns
+    -------
+    dict of str to str
+        What was written.
+    """
+    keys = load_local_settings(app_dir)
+    values = {k: os.environ[k] for k in keys
+              if k in os.environ and not any(p in k.upper() for p in _SECRET_PARTS)}
+    target = data_dir / APP_SETTINGS_FILE
+    data_dir.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(values, indent=1, sort_keys=True), encoding="utf-8")
+    temporary.replace(target)
+    return values
 
 
 def current() -> LocalHost | None:
@@ -98,6 +132,7 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
                      orchestration_lease=orchestration_lease, activity_lease=activity_lease,
                      **kwargs)
     _current = host
+    record_app_settings(Path(app_dir).resolve(), data_dir)
     host.engine = open_engine(data_dir, clock=host.clock)
     owner = host.worker.owner
     concurrency = queue_concurrency or max_concurrent_calls(Path(app_dir))

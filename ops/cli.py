@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -70,8 +71,34 @@ def order_key_of(order: str, client: str | None) -> str:
         raise typer.BadParameter(str(exc), param_hint="--client / ORDER") from None
 
 
+HOST_SETTINGS_FILE = "app-settings.json"
+"""The local host's record of the app settings it runs with, in its data folder
+(``devhost.runtime.APP_SETTINGS_FILE``)."""
+
+
+def host_settings(data_dir: Path | None) -> dict[str, str]:
+    """Return the app settings the local host of ``data_dir`` ran with, unless set here.
+
+    A setting of this process's environment wins; a missing or unreadable file gives
+    nothing (a data folder no local host has served, or Azure).
+    """
+    try:
+        recorded = json.loads((data_dir / HOST_SETTINGS_FILE).read_text(encoding="utf-8")) \
+            if data_dir is not None else {}
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(recorded, dict):
+        return {}
+    return {k: v for k, v in recorded.items()
+            if k in Settings.model_fields and isinstance(v, str) and k not in os.environ}
+
+
 def cli_settings(data_dir: Path | None) -> Settings:
     """Read the app settings from the environment, with ``--data-dir`` for the local backends.
+
+    Settings the environment does not give come from the app settings the local host of
+    ``data_dir`` recorded there (:func:`host_settings`), so the CLI sees the limits and
+    clients the host ran with.
 
     Without ``--data-dir`` (nor ``DEVHOST_DATA_DIR``), settings that do not validate are
     read again with the local default ``.data``: the embedded backends need a data folder.
@@ -82,7 +109,7 @@ def cli_settings(data_dir: Path | None) -> Settings:
     SettingsError
         Permanent, naming each invalid or missing setting.
     """
-    overrides: dict[str, Any] = {}
+    overrides: dict[str, Any] = host_settings(data_dir)
     if data_dir is not None:
         overrides["DEVHOST_DATA_DIR"] = str(data_dir)
     try:

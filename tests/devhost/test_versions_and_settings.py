@@ -13,6 +13,7 @@ from devhost import invoke
 from devhost.app_loader import AppLoadError
 from devhost.host import LocalHost
 from devhost.orchestration.versioning import MISMATCH_MESSAGE, compare_versions
+from devhost.runtime import APP_SETTINGS_FILE, build_host
 from devhost.taskhub.events import EventType
 from tests.devhost.apps import write_app
 
@@ -173,3 +174,16 @@ def test_durable_client_task_hub_reference_is_resolved_and_checked(tmp_path, clo
                                            "task hub 'Elsewhere', but the local host serves "
                                            "only 'Orders'"):
         LocalHost(app_dir, tmp_path / "data2", clock=clock)
+
+
+def test_the_host_records_the_settings_in_force_without_secrets(tmp_path, clock):
+    app_dir = write_app(tmp_path / "app", {"function_app.py": APP}, host_json=durable(),
+                        settings={"MAX_PROCESSING": "60", "ORDER_CLIENTS": "shop-a",
+                                  "AzureWebJobsStorage": "UseDevelopmentStorage=true",
+                                  "APPLICATIONINSIGHTS_CONNECTION_STRING": "InstrumentationKey=k"})
+    os.environ["MAX_PROCESSING"] = "200"  # the environment overrides the file, as under func
+    host = build_host(app_dir, tmp_path / "data", clock=clock)
+    recorded = json.loads((tmp_path / "data" / APP_SETTINGS_FILE).read_text())
+    assert recorded == {"FUNCTIONS_WORKER_RUNTIME": "python", "MAX_PROCESSING": "200",
+                        "ORDER_CLIENTS": "shop-a"}
+    host.stop()

@@ -118,3 +118,21 @@ def test_without_a_data_dir_the_local_default_is_dot_data(tmp_path, monkeypatch)
     result = runner.invoke(app, ["list", "error", "--json"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
     assert [o["orderId"] for o in json.loads(result.stdout)["orders"]] == ["ORD-00007"]
+
+
+def test_summary_uses_the_settings_the_local_host_recorded_unless_the_environment_sets_them(
+        data_dir, monkeypatch):
+    (data_dir / "app-settings.json").write_text(json.dumps({
+        "ORDER_CLIENTS": "shop-a,shop-b", "MAX_IN_FLIGHT": "250", "NOT_A_SETTING": "x"}))
+    summary = json.loads(cli(data_dir, "summary", "--json").stdout)
+    assert summary["maxInFlight"] == 250
+    assert {"orders-shop-a", "orders-shop-b"} <= set(summary["deadLetters"])
+    monkeypatch.setenv("MAX_IN_FLIGHT", "40")
+    assert json.loads(cli(data_dir, "summary", "--json").stdout)["maxInFlight"] == 40
+
+
+def test_an_unreadable_host_settings_file_is_ignored(data_dir):
+    (data_dir / "app-settings.json").write_text("{not json")
+    result = cli(data_dir, "summary", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["maxInFlight"] == 1000

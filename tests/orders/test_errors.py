@@ -25,7 +25,6 @@ from orders.stores import (
     TransientStoreError,
 )
 
-
 RETRYABLE = (TransientStoreError("x"), MessagingUnavailableError("x"))
 """The errors worth retrying as they are: a throttled store, a broker out of reach."""
 PERMANENT = (
