@@ -94,6 +94,8 @@ def entra_credential(settings: Any) -> dict[str, Any]:
 def console_meter_provider(interval_s: float, out: Any = None) -> Any:
     """Build a meter provider that prints metrics to ``out`` (stdout) every ``interval_s``.
 
+    Each export is one JSON line (OpenTelemetry's ``MetricsData`` JSON form).
+
     It is not shut down at exit (``shutdown_on_exit=False``): a local run that stops loses
     at most one interval, instead of every test run ending with a metrics dump.
     """
@@ -105,7 +107,10 @@ def console_meter_provider(interval_s: float, out: Any = None) -> Any:
         PeriodicExportingMetricReader,
     )
 
-    exporter = ConsoleMetricExporter(out=out or sys.stdout)
+    # One JSON line per export, not the SDK's indented dump of hundreds of lines, so the
+    # metrics do not bury the log lines around them in host.log.
+    exporter = ConsoleMetricExporter(
+        out=out or sys.stdout, formatter=lambda data: data.to_json(indent=None) + "\n")
     reader = PeriodicExportingMetricReader(exporter,
                                            export_interval_millis=interval_s * 1000)
     return MeterProvider(metric_readers=[reader], shutdown_on_exit=False)

@@ -48,13 +48,15 @@ def test_malformed_authentication_string_is_named(tmp_path):
     assert telemetry.entra_credential(settings(tmp_path)) == {}
 
 
-def test_console_provider_prints_the_metrics():
+def test_console_provider_prints_each_export_as_one_json_line():
     out = io.StringIO()
     provider = telemetry.console_meter_provider(3600, out=out)
     provider.get_meter("orders").create_counter("orders.submissions").add(2)
     provider.force_flush()
     provider.shutdown()
-    first, _ = json.JSONDecoder().raw_decode(out.getvalue())
+    lines = out.getvalue().splitlines()
+    assert len(lines) >= 1
+    first = json.loads(lines[0])
     (metric,) = first["resource_metrics"][0]["scope_metrics"][0]["metrics"]
     assert metric["name"] == "orders.submissions"
     assert metric["data"]["data_points"][0]["value"] == 2
