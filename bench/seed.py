@@ -12,6 +12,7 @@ have, so it follows the schema as it changes.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -97,4 +98,6 @@ def seed_completed(template: Path, out: Path, count: int) -> int:
         conn.execute("PRAGMA journal_mode=WAL")
     finally:
         conn.close()
+    with out.open("rb+") as seeded:  # on disk now, not written back during a timed run
+        os.fsync(seeded.fileno())
     return written

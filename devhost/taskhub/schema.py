@@ -50,9 +50,16 @@ CREATE TABLE IF NOT EXISTS instances (
     lock_expires     TEXT,
     replay_state     TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS ix_instances_status_created
-    ON instances (runtime_status, created_at);
-CREATE INDEX IF NOT EXISTS ix_instances_created ON instances (created_at);
+-- Listing and purging read instances in the order of their pages (created_at, instance_id),
+-- so a page is read from an index in order and stops at its LIMIT, however many
+-- instances the hub holds. Replaces (runtime_status, created_at) and (created_at), whose
+-- pages sorted every matching row; dropped here so an existing task hub file migrates
+-- when it is opened (the new ones are built from the table once).
+DROP INDEX IF EXISTS ix_instances_status_created;
+DROP INDEX IF EXISTS ix_instances_created;
+CREATE INDEX IF NOT EXISTS ix_instances_status_page
+    ON instances (runtime_status, created_at, instance_id);
+CREATE INDEX IF NOT EXISTS ix_instances_page ON instances (created_at, instance_id);
 
 CREATE TABLE IF NOT EXISTS history (
     instance_id   TEXT NOT NULL,
