@@ -196,6 +196,12 @@ class _Details(Contract):
         return level
 
 
+MaybeAmount = Annotated[Amount | None, Classified(Classification.RESTRICTED)]
+"""An amount of money that may be unknown (a request with no answer, nothing refunded)."""
+MaybeCurrency = Annotated[Currency | None, Classified(Classification.RESTRICTED)]
+"""The currency of a :data:`MaybeAmount`."""
+
+
 class ReservedLine(Contract):
     """One reserved order line."""
 
@@ -235,8 +241,8 @@ class ChargeRequestDetails(_Details):
 
     step: Literal["charge_requested"] = "charge_requested"
     idempotency_key: Annotated[Key, Classified(Classification.INTERNAL)]
-    amount: Annotated[Amount | None, Classified(Classification.RESTRICTED)] = None
-    currency: Annotated[Currency | None, Classified(Classification.RESTRICTED)] = None
+    amount: MaybeAmount = None
+    currency: MaybeCurrency = None
 
 
 class ShipRequestDetails(_Details):
@@ -260,8 +266,8 @@ class RefundDetails(_Details):
     step: Literal["refund"] = "refund"
     outcome: Annotated[UndoOutcome, Classified(Classification.INTERNAL)]
     refund_id: Annotated[Id | None, Classified(Classification.RESTRICTED)] = None
-    amount: Annotated[Amount | None, Classified(Classification.RESTRICTED)] = None
-    currency: Annotated[Currency | None, Classified(Classification.RESTRICTED)] = None
+    amount: MaybeAmount = None
+    currency: MaybeCurrency = None
 
 
 class CancellationDetails(_Details):
