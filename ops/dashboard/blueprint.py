@@ -46,6 +46,7 @@ from ops.order_report import attempt_ids
 from ops.resubmit import ResubmitOutcome, resubmit
 from orders.durable_blueprint import DurableBlueprint
 from orders.runtime import services
+from orders.stores.errors import PreconditionFailedError
 
 bp = DurableBlueprint()
 log = logging.getLogger("orders.ops.dashboard")
@@ -129,8 +130,9 @@ async def _status(client: df.DurableOrchestrationClient, instance_id: str
 def ops_dashboard_resubmit(req: func.HttpRequest) -> func.HttpResponse:
     """Resubmit an order in Error, as ``python -m ops resubmit`` does (SPEC S7).
 
-    200 when resubmitted, 409 when the order is not in Error, 404 when unknown; 400, 403
-    or 415 for a malformed or unauthorised request.
+    200 when resubmitted, 409 when the order is not in Error or its record kept changing
+    under other writers, 404 when unknown; 400, 403, 413 or 415 for a malformed or
+    unauthorised request.
     """
     try:
         query(req, {})
@@ -151,8 +153,13 @@ def ops_dashboard_resubmit(req: func.HttpRequest) -> func.HttpResponse:
         return problem_response(Problem(400, str(exc)))
     except Problem as problem:
         return problem_response(problem)
-    result = resubmit(services().stores.states, key, operator=operator,
-                      reason=reason or "dashboard")
+    try:
+        result = resubmit(services().stores.states, key, operator=operator,
+                          reason=reason or "dashboard")
+    except PreconditionFailedError:
+        return problem_response(Problem(409, f"order {key}: its record kept changing under "
+                                             "other writers; nothing was resubmitted, try "
+                                             "again"))
     answer = {"outcome": result.outcome.value, "orderId": result.order_id,
               "state": result.state.value if result.state else None,
               "nextAttempt": result.next_attempt, "message": result.message}

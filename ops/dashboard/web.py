@@ -40,6 +40,8 @@ ALWAYS_ALLOWED = frozenset({"code"})
 PRINCIPAL_HEADER = "x-ms-client-principal-name"
 OPERATOR_HEADER = "x-ops-operator"
 _OPERATOR = re.compile(r"^[\w.@ -]{1,80}$")
+MAX_BODY_BYTES = 16 * 1024
+"""Largest request body an action takes: its fields need a few hundred bytes."""
 
 
 class Problem(Exception):
@@ -131,13 +133,18 @@ def json_body(req: func.HttpRequest) -> dict[str, Any]:
     Raises
     ------
     Problem
-        415 if the body is not declared JSON, 400 if it is not a JSON object.
+        415 if the body is not declared JSON, 413 if it is longer than
+        :data:`MAX_BODY_BYTES`, 400 if it is not a JSON object (nesting too deep for the
+        parser included).
     """
     if not req.headers.get("content-type", "").lower().startswith("application/json"):
         raise Problem(415, "send the body as JSON (Content-Type: application/json)")
+    raw = req.get_body() or b"null"
+    if len(raw) > MAX_BODY_BYTES:
+        raise Problem(413, f"the body is longer than {MAX_BODY_BYTES} bytes")
     try:
-        body = json.loads(req.get_body() or b"null")
-    except ValueError:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
         raise Problem(400, "the body is not valid JSON") from None
     if not isinstance(body, dict):
         raise Problem(400, "the body must be a JSON object")

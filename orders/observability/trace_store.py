@@ -209,11 +209,14 @@ class TraceStore:
         """Return the order keys with spans whose OrderID is ``order_id`` (any client).
 
         ``order_id`` may be a key itself (``acme~ORD-1``) or a plain OrderID, which each
-        client may use for its own order (SPEC X10).
+        client may use for its own order (SPEC X10). OrderIDs are case-sensitive
+        (``ORD-1`` and ``ord-1`` are two orders), so the key's end is compared exactly, not
+        with SQLite's ``LIKE``, which ignores case.
         """
+        suffix = "~" + order_id
         rows = self._query("SELECT DISTINCT order_key FROM spans WHERE order_key = ? "
-                           "OR order_key LIKE ? ESCAPE '\\' ORDER BY order_key",
-                           (order_id, "%~" + _escape_like(order_id)))
+                           "OR substr(order_key, -?) = ? ORDER BY order_key",
+                           (order_id, len(suffix), suffix))
         return [row["order_key"] for row in rows]
 
     def spans_of(self, order_key: str) -> list[StoredSpan]:
@@ -230,6 +233,3 @@ class TraceStore:
                            json.loads(row["attributes"]),
                            [(t, s) for t, s in json.loads(row["links"])]) for row in rows]
 
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -5,9 +5,11 @@ Orders run through the real app under the local host; the spans reach the local 
 as ``python -m ops trace`` reads them.
 """
 
+import pytest
 from typer.testing import CliRunner
 
 from ops.cli import app as ops_app
+from orders.models.messages import SubmitOrder
 from orders.observability.telemetry import flush_traces
 from orders.observability.trace_store import TraceStore
 from orders.observability.tracing import ATTEMPT, OPERATION
@@ -109,3 +111,38 @@ def test_an_order_the_supervisor_recovered_is_one_trace_across_its_attempts(make
     assert "supervisor recovery" in result.output and "ms" in lines[1]
     assert sum("-> follows starter: claim and start" in line for line in lines) == 2
 
+
+
+def send_with_traceparent(system, order, traceparent):
+    msg = SubmitOrder(client_id="acme", reply_to="replies-acme", order=order)
+    system.engine.send("orders-acme", msg.model_dump_json(by_alias=True),
+                       message_id=order.order_id,
+                       application_properties={"traceparent": traceparent})
+
+
+@pytest.mark.parametrize("traceparent", ["garbage", "", 42,
+                                         "00-" + "0" * 32 + "-" + "0" * 16 + "-01"])
+def test_a_malformed_traceparent_on_a_submission_starts_the_order_s_own_trace(
+        make_system, tmp_path, traceparent):
+    system = make_system()
+    order = make_order(63)
+    send_with_traceparent(system, order, traceparent)
+    system.run(10)
+    assert system.state(order.order_id).process_state == ProcessState.PROCESSED
+    spans = order_spans(tmp_path, order)
+    assert len({s.trace_id for s in spans}) == 1
+    assert [s.name for s in spans if s.parent_id is None] == ["submission"]
+
+
+@pytest.mark.xfail(strict=True, reason="the sampler is parent-based and the submission is a "
+                   "child of the client's context: an unsampled client parent drops the "
+                   "order's whole trace whatever TRACE_SAMPLE_RATIO says")
+def test_a_client_s_unsampled_traceparent_does_not_turn_the_order_s_tracing_off(
+        make_system, tmp_path):
+    system = make_system()  # TRACE_SAMPLE_RATIO 1: every order traced
+    order = make_order(64)
+    send_with_traceparent(system, order,
+                          "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00")
+    system.run(10)
+    assert system.state(order.order_id).process_state == ProcessState.PROCESSED
+    assert order_spans(tmp_path, order) != []

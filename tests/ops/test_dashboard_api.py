@@ -84,6 +84,10 @@ def test_order_detail_is_keyed_by_client_and_order_id(system):
      "operator name"),
     (None, {"content-type": "text/plain"}, b"orderId=ORD-00001", 415, "JSON"),
     (None, {"content-type": "application/json"}, b"{not json", 400, "not valid JSON"),
+    (None, {"content-type": "application/json"}, b"[" * 8000 + b"]" * 8000, 400,
+     "not valid JSON"),
+    (None, {"content-type": "application/json"}, b'{"reason": "' + b"x" * 20_000 + b'"}',
+     413, "longer than"),
     (["ORD-00001"], {}, None, 400, "JSON object"),
     ({"client": "acme", "orderId": "ORD-00001", "force": True}, {}, None, 400, "force"),
     ({"client": "acme", "orderId": 7}, {}, None, 400, "orderId must be text"),
@@ -108,3 +112,16 @@ def test_page_and_assets_forbid_inline_script_and_unknown_assets_are_404(system)
     assert missing.status_code == 404
     assert httpx.post(f"{system.host.base_url}/api/ops/dashboard/api/overview",
                       timeout=30).status_code == 405
+
+
+def test_a_resubmit_that_keeps_losing_the_etag_race_is_a_409_and_changes_nothing(
+        system, monkeypatch):
+    from orders.stores.errors import PreconditionFailedError
+
+    def always_changed(*args, **kwargs):
+        raise PreconditionFailedError("the record kept changing")
+
+    monkeypatch.setattr("ops.dashboard.blueprint.resubmit", always_changed)
+    answer = post(system, {"client": "acme", "orderId": "ORD-00001"})
+    assert answer.status_code == 409 and "try again" in answer.json()["error"], answer.text
+    assert system.state(make_order(1).order_id).process_state == ProcessState.PROCESSED

@@ -1,10 +1,16 @@
 """The retention pass deletes compensation log entries past retainUntil, in bounded rounds."""
 
+import asyncio
 from datetime import timedelta
+from types import SimpleNamespace
+
+import pytest
+from pydantic import ValidationError
 
 from ops import retention
 from ops.retention import purge_compensation_log
 from orders.models import CompensationEntry
+from orders.settings import Settings
 
 RESERVE = {"step": "reserve_inventory", "reservationId": "RES-1",
            "lines": [{"sku": "SKU-A", "quantity": 2}]}
@@ -40,3 +46,23 @@ def test_a_large_backlog_is_cleared_over_bounded_passes(services, stores, clock,
     assert (first.deleted, first.rounds, first.complete) == (4, 2, False)
     second = purge_compensation_log(services)
     assert (second.deleted, second.complete) == (2, True)
+
+
+@pytest.mark.parametrize("days", ["inf", "1e6", "0", "-1", "nan"])
+def test_retention_days_whose_cutoff_is_no_date_are_refused_at_load(days, tmp_path):
+    with pytest.raises(ValidationError) as refused:
+        Settings(DEVHOST_DATA_DIR=str(tmp_path), RETENTION_DAYS=days)
+    assert [e["loc"] for e in refused.value.errors()] == [("RETENTION_DAYS",)]
+
+
+def test_the_longest_retention_still_makes_a_purge_call(services):
+    class Client:
+        async def purge_instance_history_by(self, **window):
+            self.window = window
+            return SimpleNamespace(instances_deleted=0)
+
+    client = Client()
+    longest = Settings.model_fields["RETENTION_DAYS"].metadata
+    days = next(m.le for m in longest if hasattr(m, "le"))
+    assert asyncio.run(retention.purge_instances(client, services.clock.now(), days)) == 0
+    assert client.window["created_time_to"].year < 2000

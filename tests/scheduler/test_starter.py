@@ -74,3 +74,17 @@ def test_a_start_that_fails_leaves_the_claim_for_the_supervisor(services, stores
     report = asyncio.run(start_submitted(StartRecorder(fail=True), services, record))
     assert (report.claimed, report.started) == (1, 0)
     assert stores.states.get("ORD-1").complete_by == clock.now() + timedelta(seconds=60)
+
+
+def test_duplicate_deliveries_at_once_and_the_timer_start_one_attempt(services, stores, clock):
+    record = record_in(stores.states, clock, ProcessState.PENDING)
+    client = StartRecorder()
+
+    async def together():
+        return await asyncio.gather(*(start_submitted(client, services, record)
+                                      for _ in range(5)), run_starter(client, services))
+
+    reports = asyncio.run(together())
+    assert sum(r.started for r in reports) == 1
+    assert [iid for _, iid, _ in client.started] == ["ORD-1:1"]
+    assert stores.states.get("ORD-1").locked_by == "ORD-1:1"
