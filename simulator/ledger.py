@@ -190,11 +190,15 @@ class Ledger(devsqlite.SharedConnection):
                     self._conn.execute(statement)
 
     def purge_before(self, cutoff: datetime) -> int:
-        """Delete what was recorded before ``cutoff``: the ledger's retention.
+        """Forget what a payment or shipping API forgets with time: the ledger's retention.
 
-        Side effects and stored idempotent answers older than ``cutoff`` go (a key whose
-        answer is gone is served as new, as a real API does once it forgets a key), and
-        with them the request counts of orders that have no stored answer left.
+        Stored idempotent answers older than ``cutoff`` go (a key whose answer is gone is
+        served as new, as a real API does once it forgets a key), and so does every
+        effect that is settled: a charge and its refund, or a shipment and its
+        cancellation, both recorded before ``cutoff``. An effect still open (a charge never
+        refunded) is the service's books and is kept however old, so an undo that comes
+        late (a compensation waiting for its operator) still finds it. The request counts
+        of orders with no effect and no stored answer left go with them.
 
         Parameters
         ----------
@@ -208,13 +212,21 @@ class Ledger(devsqlite.SharedConnection):
         """
         at = cutoff.isoformat()
         with self._lock, devsqlite.write(self._conn):
-            deleted = self._conn.execute("DELETE FROM side_effects WHERE at < ?", (at,)).rowcount
+            settled = self._conn.execute(
+                "SELECT f.id, u.id FROM side_effects AS f JOIN side_effects AS u "
+                "ON u.service = f.service AND u.ref_id = f.resource_id "
+                "WHERE f.kind IN ('charge', 'ship') AND f.at < ? AND u.at < ?",
+                (at, at)).fetchall()
+            ids = [(row_id,) for pair in settled for row_id in pair]
+            deleted = self._conn.executemany("DELETE FROM side_effects WHERE id = ?",
+                                             ids).rowcount
             deleted += self._conn.execute("DELETE FROM idempotency WHERE at < ?", (at,)).rowcount
             deleted += self._conn.execute(
                 "DELETE FROM requests WHERE NOT EXISTS (SELECT 1 FROM side_effects AS e "
                 "WHERE e.service = requests.service AND e.order_id = requests.order_id)"
                 " AND NOT EXISTS (SELECT 1 FROM idempotency AS i WHERE i.service = "
-                "requests.service AND i.idempotency_key LIKE requests.order_id || ':%')"
+                "requests.service AND substr(i.idempotency_key, 1, "
+                "length(requests.order_id) + 1) = requests.order_id || ':')"
             ).rowcount
         return deleted
 
