@@ -48,7 +48,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--trace-store", help="SQLite trace store to write the services' "
                                               "spans to (e.g. the host's traces.sqlite)")
     parser.add_argument("--retention-days", type=float, default=DEFAULT_RETENTION_DAYS,
-                        help="forget idempotency keys, and settled (undone) effects, older than this, hourly "
+                        help="forget idempotency keys, and settled (undone) effects, "
+                             "older than this, hourly "
                              f"(default {DEFAULT_RETENTION_DAYS:g}; 0 keeps everything)")
     return parser.parse_args(argv)
 
