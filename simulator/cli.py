@@ -23,6 +23,10 @@ DEFAULT_RETENTION_DAYS = 30.0
 """How long the ledger keeps side effects, stored answers and request counts."""
 
 
+MAX_RETENTION_DAYS = 36_500
+"""A century: the longest ``--retention-days`` (as the app's ``RETENTION_DAYS``)."""
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line.
 
@@ -51,7 +55,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="forget idempotency keys, and settled (undone) effects, "
                              "older than this, hourly "
                              f"(default {DEFAULT_RETENTION_DAYS:g}; 0 keeps everything)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if not 0 <= args.retention_days <= MAX_RETENTION_DAYS:  # also refuses nan and inf
+        parser.error(f"--retention-days: must be 0 to {MAX_RETENTION_DAYS} (days), "
+                     f"got {args.retention_days:g}")
+    return args
 
 
 def export_spans(path: str) -> None:

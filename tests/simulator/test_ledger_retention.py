@@ -72,3 +72,11 @@ async def test_a_charge_is_refunded_after_the_ledger_forgot_its_key(make_client,
         "orderId": "acme~ORD-1", "chargeKey": "acme~ORD-1:charge"},
         headers={"Idempotency-Key": "acme~ORD-1:refund"})
     assert refund.json().get("status") == "refunded", refund.text
+
+
+@pytest.mark.parametrize("days", ["inf", "nan", "-1", "36501"])
+def test_a_retention_no_date_can_hold_is_refused_naming_the_option(days, capsys):
+    with pytest.raises(SystemExit) as exited:
+        parse_args(["--ledger", "x.sqlite", "--retention-days", days])
+    assert exited.value.code == 2
+    assert "--retention-days: must be 0 to 36500 (days)" in capsys.readouterr().err
