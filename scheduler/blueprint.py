@@ -99,8 +99,8 @@ def _submit(client_id: str, queue: str,
     """
     svc = services()
     # The order's trace starts here, or continues the client's if it sent one (X8).
-    with order_span("submission", operation="submit", kind=SpanKind.CONSUMER,
-                    parent=traceparent_of(msg.application_properties)) as span:
+    with order_span("submission", operation="submit", kind=SpanKind.CONSUMER, new_trace=True,
+                    links=[traceparent_of(msg.application_properties)]) as span:
         result = submission.submit(msg.get_body(), svc.stores, svc.sender, svc.clock.now(),
                                    client_id=client_id,
                                    max_in_flight=svc.settings.MAX_IN_FLIGHT,

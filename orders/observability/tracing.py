@@ -138,7 +138,7 @@ def order_span(name: str, *, order_key: str | None = None, instance_id: str | No
                parent: str | None = None, links: Sequence[str | None] = (),
                kind: SpanKind = SpanKind.INTERNAL,
                attributes: Mapping[str, str | int | float | bool] | None = None,
-               ) -> Iterator[Span]:
+               new_trace: bool = False) -> Iterator[Span]:
     """Open one step's span, current inside the block (SPEC X8).
 
     An exception leaving the block is recorded on the span, which ends with status ERROR.
@@ -162,6 +162,11 @@ def order_span(name: str, *, order_key: str | None = None, instance_id: str | No
         INTERNAL by default; CONSUMER for a message handler, CLIENT for an HTTP try.
     attributes : mapping, optional
         More attributes.
+    new_trace : bool
+        Start a trace of its own, whatever ``parent`` and the current context say, so
+        the sampler decides afresh (an order's submission: the client's context is
+        linked, never followed, so one client span over many orders does not make them
+        one trace, and its sampled flag does not turn the order's tracing on or off).
 
     Yields
     ------
@@ -171,7 +176,8 @@ def order_span(name: str, *, order_key: str | None = None, instance_id: str | No
                                                          attempt)}
     span_links = [Link(trace.get_current_span(c).get_span_context())
                   for c in map(context_of, links) if c is not None]
-    with tracer().start_as_current_span(name, context=context_of(parent), kind=kind,
+    context = Context() if new_trace else context_of(parent)
+    with tracer().start_as_current_span(name, context=context, kind=kind,
                                         attributes=attrs, links=span_links) as span:
         yield span
 

@@ -162,13 +162,14 @@ def test_ops_trace_matches_order_ids_exactly_case_and_wildcards_included(provide
     assert one.exit_code == 0 and one.output.startswith("acme~ord-1\n"), one.output
 
 
-@pytest.mark.xfail(strict=True, reason="a submission continues the client's traceparent, so "
-                   "orders a client sends under one span share a trace and spans_of returns "
-                   "them all")
 def test_orders_a_client_sends_under_one_span_have_separate_traces(provider):
     for key in ("acme~ORD-1", "acme~ORD-2"):  # a client's batch: one traceparent for all
-        with order_span("submission", order_key=key, parent=PARENT):
+        # As the submission opens its span: a trace of its own, linked to the client's.
+        with order_span("submission", order_key=key, new_trace=True, links=[PARENT]):
             with order_span("starter: claim and start", order_key=key):
                 pass
     spans = provider.spans_of("acme~ORD-1")
     assert {s.attributes.get(ORDER_KEY) for s in spans} == {"acme~ORD-1"}
+    [root] = [s for s in spans if s.parent_id is None]
+    assert root.trace_id != PARENT.split("-")[1]
+    assert root.links == [(PARENT.split("-")[1], PARENT.split("-")[2])]
