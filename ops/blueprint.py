@@ -54,4 +54,5 @@ async def retention_purge(timer: func.TimerRequest, client: df.DurableOrchestrat
     """Delete compensation log entries and ended instances past their retention (S9, X10)."""
     svc = await asyncio.to_thread(services)
     await asyncio.to_thread(purge_compensation_log, svc)
-    await purge_instances(client, svc.clock.now(), svc.settings.RETENTION_DAYS)
+    await purge_instances(client, svc.clock.now(), svc.settings.RETENTION_DAYS,
+                          svc.stores.states)

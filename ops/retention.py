@@ -1,10 +1,12 @@
 """Retention: delete what is kept no longer than its policy says (SPEC S9, X10).
 
 Ended orchestration instances (Completed, Failed, Terminated) and their histories go once
-they were created more than ``RETENTION_DAYS`` ago: :func:`purge_instances` asks the
-durable client to purge by time window (``purge_instance_history_by``), the call the
-Durable Functions extension serves on Azure and the local host serves the same way, so
-the task hub holds about ``RETENTION_DAYS`` of finished orders however long the app runs.
+they were created more than ``RETENTION_DAYS`` ago and their order is finished:
+:func:`purge_instances` lists them through the durable client and purges each one
+(``get_status_by``, ``purge_instance_history``: calls the Durable Functions extension
+serves on Azure and the local host serves the same way), so the task hub holds about
+``RETENTION_DAYS`` of finished orders however long the app runs, plus the attempts of the
+orders still waiting for an operator.
 
 A compensation log entry carries its own ``retainUntil``, fixed when it was written from
 its data classification (:mod:`orders.models.compensation`). The timer ``retention_purge``
@@ -15,6 +17,7 @@ DB the container's time-to-live deletes them too; the pass is then a safety net.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -22,7 +25,10 @@ from typing import Any
 
 import azure.durable_functions as df
 
+from orders.lifecycle.ids import order_key_of_instance
+from orders.models import ProcessState
 from orders.runtime import Services
+from orders.stores import StateStore
 
 log = logging.getLogger("orders.ops")
 
@@ -35,6 +41,10 @@ PURGE_FROM = datetime(2000, 1, 1)
 ENDED = [df.OrchestrationRuntimeStatus.Completed, df.OrchestrationRuntimeStatus.Failed,
          df.OrchestrationRuntimeStatus.Terminated]
 """Runtime statuses the instance purge deletes; running instances are never purged."""
+FINISHED = frozenset({ProcessState.PROCESSED, ProcessState.COMPENSATED})
+"""Order states whose instances may go: nothing will read or resume them."""
+MAX_PURGED_PER_PASS = 5_000
+"""Instances one pass purges at most (one request each); a backlog takes several passes."""
 
 
 @dataclass(frozen=True)
@@ -91,8 +101,16 @@ def purge_compensation_log(services: Services) -> PurgeReport:
     return report
 
 
-async def purge_instances(client: Any, now: datetime, retention_days: float) -> int:
+async def purge_instances(client: Any, now: datetime, retention_days: float,
+                          states: StateStore | None = None) -> int:
     """Purge ended instances created more than ``retention_days`` before ``now`` (X10).
+
+    An instance of an order that is not finished is kept, whatever its age: an order in
+    Error or CompensationFailed waits for an operator, who reads its attempts' histories
+    before acting (S7), and a running order may still be compensated. So instead of one
+    purge by time window, which cannot leave instances out, the pass lists the ended
+    instances of the window and purges each one whose order is finished
+    (:data:`FINISHED`) or unknown, at most :data:`MAX_PURGED_PER_PASS` per pass.
 
     Parameters
     ----------
@@ -102,6 +120,9 @@ async def purge_instances(client: Any, now: datetime, retention_days: float) -> 
         Timezone-aware current time.
     retention_days : float
         ``RETENTION_DAYS``: how long an ended instance and its history are kept.
+    states : StateStore, optional
+        The state records, to tell a finished order from one that is not; None purges
+        every ended instance of the window (an app without orders).
 
     Returns
     -------
@@ -115,11 +136,26 @@ async def purge_instances(client: Any, now: datetime, retention_days: float) -> 
         raises a plain ``Exception``); the timer fails and its next run tries again.
     """
     cutoff = (now - timedelta(days=retention_days)).astimezone(UTC).replace(tzinfo=None)
-    result = await client.purge_instance_history_by(created_time_from=PURGE_FROM,
-                                                    created_time_to=cutoff,
-                                                    runtime_status=ENDED)
-    deleted = int(result.instances_deleted)
-    if deleted:
-        log.info("retention: purged %d ended orchestration instances created before %s",
-                 deleted, cutoff.isoformat())
+    ended = await client.get_status_by(created_time_from=PURGE_FROM, created_time_to=cutoff,
+                                       runtime_status=ENDED)
+    deleted = kept = 0
+    for status in ended:
+        if deleted >= MAX_PURGED_PER_PASS:
+            break
+        if states is not None and not await asyncio.to_thread(_finished, states,
+                                                              status.instance_id):
+            kept += 1
+            continue
+        deleted += int((await client.purge_instance_history(status.instance_id))
+                       .instances_deleted)
+    if deleted or kept:
+        log.info("retention: purged %d ended orchestration instances created before %s; "
+                 "kept %d of orders not finished", deleted, cutoff.isoformat(), kept)
     return deleted
+
+
+def _finished(states: StateStore, instance_id: str) -> bool:
+    """Whether the order of ``instance_id`` is finished, or unknown (nothing to keep)."""
+    key = order_key_of_instance(instance_id)
+    record = states.get(key) if key else None
+    return record is None or record.process_state in FINISHED

@@ -148,6 +148,19 @@ def compensation_instance_id(order_id: str, attempt: int) -> str:
     return _numbered(f"{order_id}:comp:", attempt)
 
 
+def order_key_of_instance(instance_id: str) -> str | None:
+    """Return the order key an attempt's or compensation attempt's instance id names.
+
+    The inverse of :func:`attempt_instance_id` and :func:`compensation_instance_id`:
+    ``acme~ORD-1:2`` and ``acme~ORD-1:comp:1`` give ``acme~ORD-1``; an instance id of
+    another form (not an order's) gives None.
+    """
+    head, sep, number = instance_id.rpartition(":")
+    if not sep or not number.isdigit() or not head:
+        return None
+    return head.removesuffix(":comp") or None
+
+
 def _numbered(prefix: str, attempt: int) -> str:
     if attempt < 1:
         raise ValueError(f"attempt: must be at least 1, got {attempt}")

@@ -7,7 +7,6 @@ order itself is not finished.
 
 from datetime import timedelta
 
-import pytest
 from azure.durable_functions import DurableOrchestrationClient
 
 from ops.retention import purge_instances
@@ -17,8 +16,6 @@ from tests.e2e.harness import ProcessState, key, make_order
 from tests.ops.test_dashboard_api import get
 
 
-@pytest.mark.xfail(strict=True, reason="the purge goes by the instance's status and age "
-                   "only: the Failed attempts of an order in Error are purged")
 def test_the_attempts_of_an_order_in_error_outlive_the_retention(make_system, monkeypatch):
     system = make_system()
     order = make_order(3)
@@ -29,7 +26,22 @@ def test_the_attempts_of_an_order_in_error_outlive_the_retention(make_system, mo
     system.clock.advance(timedelta(days=31))
     client = DurableOrchestrationClient(client_binding_json(system.host.taskhub.name,
                                                             system.host.base_url))
-    run(purge_instances(client, system.clock.now(), retention_days=30))
+    states = system.services.stores.states
+    assert run(purge_instances(client, system.clock.now(), 30, states)) == 0
     detail = get(system, "/api/order", client="acme", orderId=order.order_id).json()
     assert [(a["status"] or {}).get("runtimeStatus") for a in detail["attempts"]] == \
         ["Failed"] * 3
+
+
+def test_the_attempts_of_a_finished_order_go_after_the_retention(make_system):
+    system = make_system()
+    done = make_order(4)
+    system.submit(done)
+    system.run(20)
+    assert system.state(done.order_id).process_state is ProcessState.PROCESSED
+    system.clock.advance(timedelta(days=31))
+    client = DurableOrchestrationClient(client_binding_json(system.host.taskhub.name,
+                                                            system.host.base_url))
+    states = system.services.stores.states
+    assert run(purge_instances(client, system.clock.now(), 30, states)) == 1
+    assert system.host.taskhub.get_instance(f"{key(done)}:1") is None

@@ -2,7 +2,6 @@
 
 import asyncio
 from datetime import timedelta
-from types import SimpleNamespace
 
 import pytest
 from pydantic import ValidationError
@@ -57,9 +56,9 @@ def test_retention_days_whose_cutoff_is_no_date_are_refused_at_load(days, tmp_pa
 
 def test_the_longest_retention_still_makes_a_purge_call(services):
     class Client:
-        async def purge_instance_history_by(self, **window):
+        async def get_status_by(self, **window):
             self.window = window
-            return SimpleNamespace(instances_deleted=0)
+            return []
 
     client = Client()
     longest = Settings.model_fields["RETENTION_DAYS"].metadata

@@ -209,3 +209,14 @@ def test_every_id_fits_at_the_longest_client_id_and_order_id():
     assert status == ids.status_message_id("O" * 64, "CompensationFailed", f":{compensation}")
     with pytest.raises(ValueError, match="1 to 100"):
         ids.compensation_instance_id(key, 1_000_000_000)
+
+
+@pytest.mark.parametrize(("instance_id", "key"), [
+    ("acme~ORD-1:2", "acme~ORD-1"), ("acme~ORD-1:comp:1", "acme~ORD-1"),
+    ("ORD-1:1", "ORD-1"), ("a:b:3", "a:b"),
+    ("acme~ORD-1", None), ("acme~ORD-1:x", None), (":1", None), (":comp:1", None),
+])
+def test_an_instance_id_names_its_order(instance_id, key):
+    assert ids.order_key_of_instance(instance_id) == key
+    if key is not None and ":comp:" not in instance_id:
+        assert ids.attempt_instance_id(key, int(instance_id.rsplit(":", 1)[1])) == instance_id
