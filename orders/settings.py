@@ -121,8 +121,8 @@ class Settings(BaseSettings):
     on ``RETENTION_SCHEDULE``."""
     RETENTION_DAYS: float = Field(30.0, gt=0, le=36500)
     """Days an ended orchestration instance (Completed, Failed, Terminated) and its history
-    are kept; the retention pass purges older ones through the durable client's purge by
-    time window, on Azure and locally (X10). At most 36500 (a century): the cut-off
+    are kept once their order is finished; the retention pass purges older ones through the
+    durable client, on Azure and locally (X10; ``ops/retention.py``). At most 36500 (a century): the cut-off
     ``now - RETENTION_DAYS`` must be a date, or every retention pass would fail."""
     METRICS_EXPORT_INTERVAL_S: float = Field(60.0, gt=0)
     """How often metrics are exported (console locally, Azure Monitor in Azure) (X8)."""
