@@ -122,8 +122,9 @@ class Settings(BaseSettings):
     RETENTION_DAYS: float = Field(30.0, gt=0, le=36500)
     """Days an ended orchestration instance (Completed, Failed, Terminated) and its history
     are kept once their order is finished; the retention pass purges older ones through the
-    durable client, on Azure and locally (X10; ``ops/retention.py``). At most 36500 (a century): the cut-off
-    ``now - RETENTION_DAYS`` must be a date, or every retention pass would fail."""
+    durable client, on Azure and locally (X10; ``ops/retention.py``). At most 36500 (a
+    century): the cut-off ``now - RETENTION_DAYS`` must be a date, or every retention pass
+    would fail."""
     METRICS_EXPORT_INTERVAL_S: float = Field(60.0, gt=0)
     """How often metrics are exported (console locally, Azure Monitor in Azure) (X8)."""
     TRACE_SAMPLE_RATIO: float = Field(1.0, ge=0, le=1)

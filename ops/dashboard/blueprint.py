@@ -145,9 +145,11 @@ def ops_dashboard_resubmit(req: func.HttpRequest) -> func.HttpResponse:
         order_id, client_id, reason = body.get("orderId"), body.get("client"), body.get(
             "reason", "")
         if not isinstance(order_id, str) or not isinstance(client_id, str | None) or \
-                not isinstance(reason, str) or len(reason) > 500:
+                not isinstance(reason, str) or len(reason) > 500 or \
+                any(ch < " " or ch == "\x7f" for ch in reason):
             raise Problem(400, "orderId must be text, client text or null, reason text of at "
-                               "most 500 characters")
+                               "most 500 characters with no control characters (no line "
+                               "breaks: it is written to the log as one line)")
         key = resolve_key(client_id, order_id)
     except DetailRequestError as exc:
         return problem_response(Problem(400, str(exc)))

@@ -9,8 +9,10 @@ is always allowed: it is how Azure takes the function key in a URL.
 
 Operator actions name their operator. Azure App Service authentication (Easy Auth) puts
 the signed-in user in ``X-MS-CLIENT-PRINCIPAL-NAME``, which the platform strips from
-incoming requests and sets itself, so it is used when present; otherwise the page sends
-the name the operator typed in ``X-Ops-Operator``. A request with neither is refused with
+incoming requests and sets itself, but only where it is turned on (App Service sets
+``WEBSITE_AUTH_ENABLED`` to ``True`` then); so that header is used only there, and
+anywhere else a caller could write any name in it. Otherwise the page sends the name the
+operator typed in ``X-Ops-Operator``. A request with neither is refused with
 403: a plain HTML form or a cross-site page cannot set such a header without a CORS
 preflight the app never grants, so an action cannot be forged from another site.
 """
@@ -18,6 +20,7 @@ preflight the app never grants, so an action cannot be forged from another site.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -38,6 +41,9 @@ ALWAYS_ALLOWED = frozenset({"code"})
 """Query parameters every endpoint accepts (``code``: the function key in Azure)."""
 
 PRINCIPAL_HEADER = "x-ms-client-principal-name"
+EASY_AUTH = os.environ.get("WEBSITE_AUTH_ENABLED", "").strip().lower() == "true"
+"""Whether App Service authentication fronts the app (a platform variable, read once):
+only then is :data:`PRINCIPAL_HEADER` the platform's and not the caller's."""
 OPERATOR_HEADER = "x-ops-operator"
 _OPERATOR = re.compile(r"^[\w.@ -]{1,80}$")
 MAX_BODY_BYTES = 16 * 1024
@@ -160,7 +166,8 @@ def operator_of(req: func.HttpRequest) -> str:
         403 if the request names no operator, 400 if the name is not 1-80 letters,
         digits, spaces or ``.@_-``.
     """
-    name: str | None = req.headers.get(PRINCIPAL_HEADER) or req.headers.get(OPERATOR_HEADER)
+    signed_in = req.headers.get(PRINCIPAL_HEADER) if EASY_AUTH else None
+    name: str | None = signed_in or req.headers.get(OPERATOR_HEADER)
     if not name:
         raise Problem(403, "operator actions need the operator's name in the X-Ops-Operator "
                            "header (the dashboard sends it; a form or cross-site request "

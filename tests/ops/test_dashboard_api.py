@@ -6,6 +6,8 @@ objects, and a resubmit of an order not in Error each get their 4xx with ``error
 page and its assets carry a Content-Security-Policy that allows no inline script.
 """
 
+from types import SimpleNamespace
+
 import httpx
 import pytest
 
@@ -91,6 +93,12 @@ def test_order_detail_is_keyed_by_client_and_order_id(system):
     (["ORD-00001"], {}, None, 400, "JSON object"),
     ({"client": "acme", "orderId": "ORD-00001", "force": True}, {}, None, 400, "force"),
     ({"client": "acme", "orderId": 7}, {}, None, 400, "orderId must be text"),
+    ({"client": "acme", "orderId": "ORD-00001", "reason": "ok\nINFO resubmitted by root"},
+     {}, None, 400, "no control characters"),
+    # Without App Service authentication the principal header is the caller's own text.
+    ({"client": "acme", "orderId": "ORD-00001"},
+     {"x-ops-operator": "", "x-ms-client-principal-name": "admin"}, None, 403,
+     "X-Ops-Operator"),
     ({"client": "acme", "orderId": "ORD-99999"}, {}, None, 404, "no state record"),
     ({"client": "acme", "orderId": "ORD-00001"}, {}, None, 409, "Processed, not Error"),
 ])
@@ -125,3 +133,13 @@ def test_a_resubmit_that_keeps_losing_the_etag_race_is_a_409_and_changes_nothing
     answer = post(system, {"client": "acme", "orderId": "ORD-00001"})
     assert answer.status_code == 409 and "try again" in answer.json()["error"], answer.text
     assert system.state(make_order(1).order_id).process_state == ProcessState.PROCESSED
+
+
+def test_the_signed_in_name_is_taken_only_behind_app_service_authentication(monkeypatch):
+    from ops.dashboard import web
+
+    request = SimpleNamespace(headers={"x-ms-client-principal-name": "alice@contoso.com",
+                                       "x-ops-operator": "mallory"})
+    assert web.operator_of(request) == "mallory"
+    monkeypatch.setattr(web, "EASY_AUTH", True)
+    assert web.operator_of(request) == "alice@contoso.com"
