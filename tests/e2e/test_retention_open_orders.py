@@ -16,6 +16,14 @@ from tests.e2e.harness import ProcessState, key, make_order
 from tests.ops.test_dashboard_api import get
 
 
+def purge_31_days_later(system):
+    """Let 31 days pass, run the retention pass (RETENTION_DAYS 30); return what it purged."""
+    system.clock.advance(timedelta(days=31))
+    client = DurableOrchestrationClient(client_binding_json(system.host.taskhub.name,
+                                                            system.host.base_url))
+    return run(purge_instances(client, system.clock.now(), 30, system.services.stores.states))
+
+
 def test_the_attempts_of_an_order_in_error_outlive_the_retention(make_system, monkeypatch):
     system = make_system()
     order = make_order(3)
@@ -23,11 +31,7 @@ def test_the_attempts_of_an_order_in_error_outlive_the_retention(make_system, mo
     lose_order_row(system, key(order))  # every attempt fails: Error after MAX_FAILURES
     system.run(200)
     assert system.state(order.order_id).process_state is ProcessState.ERROR
-    system.clock.advance(timedelta(days=31))
-    client = DurableOrchestrationClient(client_binding_json(system.host.taskhub.name,
-                                                            system.host.base_url))
-    states = system.services.stores.states
-    assert run(purge_instances(client, system.clock.now(), 30, states)) == 0
+    assert purge_31_days_later(system) == 0
     detail = get(system, "/api/order", client="acme", orderId=order.order_id).json()
     assert [(a["status"] or {}).get("runtimeStatus") for a in detail["attempts"]] == \
         ["Failed"] * 3
@@ -39,9 +43,5 @@ def test_the_attempts_of_a_finished_order_go_after_the_retention(make_system):
     system.submit(done)
     system.run(20)
     assert system.state(done.order_id).process_state is ProcessState.PROCESSED
-    system.clock.advance(timedelta(days=31))
-    client = DurableOrchestrationClient(client_binding_json(system.host.taskhub.name,
-                                                            system.host.base_url))
-    states = system.services.stores.states
-    assert run(purge_instances(client, system.clock.now(), 30, states)) == 1
+    assert purge_31_days_later(system) == 1
     assert system.host.taskhub.get_instance(f"{key(done)}:1") is None
