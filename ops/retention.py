@@ -41,10 +41,6 @@ PURGE_FROM = datetime(2000, 1, 1)
 ENDED = [df.OrchestrationRuntimeStatus.Completed, df.OrchestrationRuntimeStatus.Failed,
          df.OrchestrationRuntimeStatus.Terminated]
 """Runtime statuses the instance purge deletes; running instances are never purged."""
-FINISHED = frozenset({ProcessState.PROCESSED, ProcessState.COMPENSATED})
-"""Order states whose instances may go: nothing will read or resume them."""
-MAX_PURGED_PER_PASS = 5_000
-"""Instances one pass purges at most (one request each); a backlog takes several passes."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +95,12 @@ def purge_compensation_log(services: Services) -> PurgeReport:
         log.info("retention: deleted %d compensation log entries past retainUntil in %d "
                  "round(s)%s", deleted, rounds, "" if report.complete else "; more remain")
     return report
+
+
+FINISHED = frozenset({ProcessState.PROCESSED, ProcessState.COMPENSATED})
+"""Order states whose instances may go: nothing will read or resume them."""
+MAX_PURGED_PER_PASS = 5_000
+"""Instances one pass purges at most (one request each); a backlog takes several passes."""
 
 
 async def purge_instances(client: Any, now: datetime, retention_days: float,
