@@ -305,6 +305,9 @@ class LocalHost:
             log.exception("final work round failed")
 
     def _poller_loop(self, poller: Poller) -> None:
+        # A poller that can be woken (a queue's, by a send of this process) waits on that;
+        # the growing delay stays the bound, for work that comes from other processes.
+        idle_wait = getattr(poller, "idle_wait", None)
         delay = 0.001
         while not self._stop.is_set():
             try:
@@ -312,7 +315,13 @@ class LocalHost:
             except Exception:  # noqa: BLE001
                 log.exception("trigger poller failed")
                 worked = 0
-            delay = 0.001 if worked else self._idle(delay)
+            if worked:
+                delay = 0.001
+            elif idle_wait is not None:
+                idle_wait(delay)
+                delay = min(delay * 2, 0.05)
+            else:
+                delay = self._idle(delay)
 
     # ------------------------------------------------------------------ drain mode
     def run_until_idle(self, *, advance_clock: bool = False, max_steps: int = 1_000_000,

@@ -8,6 +8,7 @@ dead-letter, renew) and :mod:`devhost.servicebus.engine` (send, receive, peek, c
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any, Self
 
@@ -50,6 +51,12 @@ class EngineBase(SharedConnection):
         self._catalog = catalog if catalog is not None else load_queue_catalog()
         self._clock = clock if clock is not None else SystemClock()
         super().__init__(path)
+        # Sends and abandons of this process wake this process's receivers at once
+        # (`wait_for_send`); receivers in other processes find them by polling.
+        self._sent_lock = threading.Lock()
+        self._sent: dict[str, threading.Condition] = {}
+        self._send_marks: dict[str, int] = {}
+        self._registered: set[str] = set(self._catalog.queues)
         ensure_schema(self._conn)
         with self._lock, write(self._conn):
             now = self._now_us()
@@ -67,6 +74,49 @@ class EngineBase(SharedConnection):
     def catalog(self) -> QueueCatalog:
         """The queue properties in force."""
         return self._catalog
+
+    def send_mark(self, queue: str) -> int:
+        """Return how often messages became receivable on ``queue`` through this instance.
+
+        Pass it to :meth:`wait_for_send` after a receive found nothing, so a send made
+        between the two is never missed.
+        """
+        with self._sent_lock:
+            return self._send_marks.get(queue.lower(), 0)
+
+    def wait_for_send(self, queue: str, mark: int, timeout_s: float) -> bool:
+        """Wait until this instance makes a message receivable on ``queue``, or a timeout.
+
+        Only sends and abandons made through this instance (this process) are seen;
+        those of other processes are found by the receiver's next poll, as a Functions
+        host's receive loop finds them.
+
+        Parameters
+        ----------
+        queue : str
+            Queue name.
+        mark : int
+            From :meth:`send_mark`, taken before the receive that found nothing.
+        timeout_s : float
+            Longest wait, seconds.
+
+        Returns
+        -------
+        bool
+            True if a send or abandon came after ``mark``.
+        """
+        name = queue.lower()
+        with self._sent_lock:
+            sent = self._sent.setdefault(name, threading.Condition(self._sent_lock))
+            return sent.wait_for(lambda: self._send_marks.get(name, 0) != mark, timeout_s)
+
+    def _made_receivable(self, name: str, count: int) -> None:
+        # One waiter per message: the others would find nothing to receive.
+        if count:
+            with self._sent_lock:
+                self._send_marks[name] = self._send_marks.get(name, 0) + 1
+                if name in self._sent:
+                    self._sent[name].notify(count)
 
     def _now_us(self) -> int:
         return to_us(self._clock.now())
@@ -90,10 +140,11 @@ class EngineBase(SharedConnection):
         return name, dead_letter, props
 
     def _register(self, conn: sqlite3.Connection, name: str, now: int) -> None:
-        if name not in self._catalog.queues:  # declared queues were registered at open
+        if name not in self._registered:  # declared queues were registered at open
             conn.execute(
                 "INSERT OR IGNORE INTO queues (name, created_us) VALUES (?, ?)", (name, now)
             )
+            self._registered.add(name)
 
     def _known_names(self) -> list[str]:
         with self._lock:

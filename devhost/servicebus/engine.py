@@ -43,6 +43,14 @@ _CANDIDATES = """
     ORDER BY enqueued_us, seq LIMIT ?
 """
 
+# The same rows as _CANDIDATES, read without a write transaction: an idle receive ends here.
+_ANY_CANDIDATE = """
+    SELECT 1 FROM messages
+    WHERE queue = ? AND dead_letter = ? AND enqueued_us <= ?
+      AND (locked_until_us IS NULL OR locked_until_us <= ?)
+    LIMIT 1
+"""
+
 
 def _check_max_count(max_count: int) -> None:
     if isinstance(max_count, bool) or not isinstance(max_count, int) or max_count < 1:
@@ -145,6 +153,7 @@ class ServiceBusEngine(Settlement):
                     continue
                 rows.insert(conn, name, message, props, now)
                 accepted.append(True)
+        self._made_receivable(name, sum(accepted))
         return accepted
 
     # -- receiving -------------------------------------------------------------------
@@ -188,6 +197,8 @@ class ServiceBusEngine(Settlement):
         _check_max_count(max_count)
         name, dead_letter, props = self._entity(queue, dead_letter)
         received: list[ReceivedMessage] = []
+        if name in self._registered and not self._any_candidate(name, dead_letter):
+            return received
         with self._lock, write(self._conn) as conn:
             now = self._now_us()
             self._register(conn, name, now)
@@ -319,6 +330,14 @@ class ServiceBusEngine(Settlement):
         return None if row[0] is None else from_us(row[0])
 
     # -- internals -------------------------------------------------------------------
+
+    def _any_candidate(self, name: str, dead_letter: bool) -> bool:
+        # A message becoming receivable after this read is found by the next receive, as
+        # if this receive had come a moment earlier; nothing is skipped or reordered.
+        with self._lock:
+            now = self._now_us()
+            found = self._conn.execute(_ANY_CANDIDATE, (name, int(dead_letter), now, now))
+            return found.fetchone() is not None
 
     @staticmethod
     def _remember(conn: sqlite3.Connection, name: str, message_id: str, now: int) -> bool:

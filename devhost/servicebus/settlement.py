@@ -49,14 +49,17 @@ class Settlement(EngineBase):
         with self._lock, write(self._conn) as conn:
             row = self._held(conn, queue, lock_token)
             name, dead_letter, props = self._entity(queue, False)
-            if dead_letter or not rows.apply_broker_rules(
+            released = dead_letter or not rows.apply_broker_rules(
                 conn, name, row, props, self._now_us(), check_expiry=False
-            ):
+            )
+            if released:
                 conn.execute(
                     "UPDATE messages SET lock_token = NULL, locked_until_us = NULL,"
                     " locked_by = NULL WHERE seq = ?",
                     (row["seq"],),
                 )
+        if released and not dead_letter:
+            self._made_receivable(name, 1)
 
     def dead_letter(
         self,

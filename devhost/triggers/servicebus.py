@@ -31,9 +31,12 @@ from devhost.host_failures import (
 )
 from devhost.servicebus import MessageLockLostError, ServiceBusEngine
 from devhost.servicebus.models import ReceivedMessage
-from devhost.workers.lease import renewing
+from devhost.workers.lease import SharedRenewer
 
 log = logging.getLogger("devhost.servicebus")
+
+_LOCKS = SharedRenewer()
+"""Renews the locks of every message this process's trigger invocations hold."""
 
 
 def to_function_message(m: ReceivedMessage) -> func.ServiceBusMessage:
@@ -111,6 +114,15 @@ class ServiceBusTriggerPoller:
         props = engine.catalog.resolve(self.queue)
         self.lock_duration = props.lock_duration if props else timedelta(seconds=30)
         self.max_delivery_count = props.max_delivery_count if props else 10
+        self._mark = 0
+
+    def idle_wait(self, timeout_s: float) -> None:
+        """After a poll that found nothing: wait for a send of this process, or a timeout.
+
+        Sends of other processes (the client, other worker processes) are found by the
+        next poll after ``timeout_s``.
+        """
+        self.engine.wait_for_send(self.queue, self._mark, timeout_s)
 
     def next_due(self) -> datetime | None:
         """Return when the queue's next message becomes receivable, or None."""
@@ -118,6 +130,7 @@ class ServiceBusTriggerPoller:
 
     def poll_once(self) -> int:
         """Receive a batch and run the function for each message; return how many ran."""
+        self._mark = self.engine.send_mark(self.queue)
         messages = self.engine.receive(self.queue, self.batch_size, lock_owner=self.owner)
         for m in messages:
             try:
@@ -144,7 +157,8 @@ class ServiceBusTriggerPoller:
         token = m.lock_token
         try:
             assert token is not None, "a peek-locked message has a lock token"
-            with renewing(lambda: self.engine.renew_lock(self.queue, token), self.lock_duration):
+            with _LOCKS.holding(lambda: self.engine.renew_lock(self.queue, token),
+                                self.lock_duration):
                 invoke.call(self.fdef.func, kwargs)
         except Exception:  # noqa: BLE001 - an exception abandons the message, as in Azure
             log.exception("function %s failed on message %s (delivery %d); abandoning",
