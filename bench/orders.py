@@ -16,6 +16,7 @@ completed instances (:mod:`bench.seed`, untimed) against an empty one, back to b
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -69,7 +70,8 @@ def _labels(faults: bool, rate: float | None) -> dict[str, str]:
 
 def run(orders: int = 200, faults: bool = True, timeout_s: float = 900.0,
         data_root: Path = DATA_ROOT, rate: float | None = None,
-        task_hub_from: Path | None = None) -> dict[str, Any]:
+        task_hub_from: Path | None = None,
+        env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run the demo on ``orders`` TPC-H orders in a child process; return its figures.
 
     Parameters
@@ -86,6 +88,8 @@ def run(orders: int = 200, faults: bool = True, timeout_s: float = 900.0,
         Orders/s offered (``--rate``); None: all at once.
     task_hub_from : Path, optional
         Start the host on a copy of this task hub (``--task-hub-from``).
+    env : dict of str to str, optional
+        App settings for this run, over the environment (``TRACE_SAMPLE_RATIO``, say).
 
     Returns
     -------
@@ -106,7 +110,8 @@ def run(orders: int = 200, faults: bool = True, timeout_s: float = 900.0,
            "--metrics-out", str(metrics)]
     cmd += ["--rate", str(rate)] if rate is not None else []
     cmd += ["--task-hub-from", str(task_hub_from)] if task_hub_from is not None else []
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=REPO)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=REPO,
+                          env={**os.environ, **(env or {})})
     try:
         summary = parse_summary(proc.stdout)
     except ValueError:
@@ -142,8 +147,9 @@ def section(n: int, log: Callable[[str], None], seeded: int = SEEDED,
     -------
     dict
         ``n``, ``rate``, ``runs`` (per variant: ``faults``, ``offered``, ``host``,
-        ``peer``) and ``growth`` (``instances``, ``empty`` and ``seeded`` runs, ``ratio``
-        of their orders/s).
+        ``peer``), ``growth`` (``instances``, ``empty`` and ``seeded`` runs, ``ratio``
+        of their orders/s) and ``tracing`` (``on`` and ``off`` runs, no faults, with
+        ``TRACE_SAMPLE_RATIO`` 1 and 0, and the ``ratio`` of their orders/s, SPEC X8).
     """
     template = data_root / "template-taskhub.sqlite"
     runs = []
@@ -165,6 +171,12 @@ def section(n: int, log: Callable[[str], None], seeded: int = SEEDED,
         hub.unlink(missing_ok=True)
     log(f"orders with {seeded} completed instances: {full['orders_per_s']:.1f}/s, "
         f"empty hub {empty['orders_per_s']:.1f}/s")
+    untraced = run(n, False, data_root=data_root, env={"TRACE_SAMPLE_RATIO": "0"})
+    traced = run(n, False, data_root=data_root, env={"TRACE_SAMPLE_RATIO": "1"})
+    log(f"orders traced {traced['orders_per_s']:.1f}/s, untraced "
+        f"{untraced['orders_per_s']:.1f}/s")
     return {"n": n, "rate": RATE, "runs": runs,
             "growth": {"instances": seeded, "empty": empty, "seeded": full,
-                       "ratio": full["orders_per_s"] / empty["orders_per_s"]}}
+                       "ratio": full["orders_per_s"] / empty["orders_per_s"]},
+            "tracing": {"on": traced, "off": untraced,
+                        "ratio": traced["orders_per_s"] / untraced["orders_per_s"]}}

@@ -201,6 +201,7 @@ def _orders(section: dict[str, Any]) -> list[str]:
               f"{growth['empty']['orders_per_s']:.1f} on an empty hub (back to back): "
               f"**{cmp_['growth']:.2f}**; peak RSS {growth['seeded']['host']['peak_rss_mib']:.0f}"
               f" vs {growth['empty']['host']['peak_rss_mib']:.0f} MiB.",
+              *_tracing(section.get("tracing")),
               f"- Peak RSS of the host processes with all {section['n']} orders in flight "
               f"(no faults, full speed): {cmp_['peak_rss_mib']:.0f} MiB; at "
               f"{section['rate']:g}/s, peak in the first fifth of the run "
@@ -209,6 +210,16 @@ def _orders(section: dict[str, Any]) -> list[str]:
                   f"{name}: **{'met' if met else 'not met'}**"
                   for name, met in cmp_["goals"].items()) + ".", ""]
     return lines
+
+
+def _tracing(tracing: dict[str, Any] | None) -> list[str]:
+    """The tracing cost line (issue 18: under 10%), if the run measured it."""
+    if not tracing:
+        return []
+    on, off = tracing["on"]["orders_per_s"], tracing["off"]["orders_per_s"]
+    return [f"- Tracing every order (`TRACE_SAMPLE_RATIO=1`) against none (`0`), no faults, "
+            f"full speed, back to back: {on:.1f} vs {off:.1f} orders/s: "
+            f"**{tracing['ratio']:.2f}** (overhead {max(0.0, 1 - tracing['ratio']):.0%})."]
 
 
 def _fanout(fan: dict[str, Any]) -> list[str]:
