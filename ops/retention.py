@@ -25,6 +25,7 @@ from typing import Any
 
 import azure.durable_functions as df
 
+from ops.instance_pages import instance_pages
 from orders.lifecycle.ids import order_key_of_instance
 from orders.models import ProcessState
 from orders.runtime import Services
@@ -112,7 +113,9 @@ async def purge_instances(client: Any, now: datetime, retention_days: float,
     before acting (S7), and a running order may still be compensated. So instead of one
     purge by time window, which cannot leave instances out, the pass lists the ended
     instances of the window and purges each one whose order is finished
-    (:data:`FINISHED`) or unknown, at most :data:`MAX_PURGED_PER_PASS` per pass.
+    (:data:`FINISHED`) or unknown, at most :data:`MAX_PURGED_PER_PASS` per pass. It reads
+    every page of the list (:func:`ops.instance_pages.instance_pages`), so the kept instances,
+    the oldest, never hide the ones behind them.
 
     Parameters
     ----------
@@ -138,18 +141,21 @@ async def purge_instances(client: Any, now: datetime, retention_days: float,
         raises a plain ``Exception``); the timer fails and its next run tries again.
     """
     cutoff = (now - timedelta(days=retention_days)).astimezone(UTC).replace(tzinfo=None)
-    ended = await client.get_status_by(created_time_from=PURGE_FROM, created_time_to=cutoff,
-                                       runtime_status=ENDED)
-    deleted = kept = 0
-    for status in ended:
-        if deleted >= MAX_PURGED_PER_PASS:
+    # Chosen while listing, purged after: a purge in between could move the pages.
+    chosen: list[str] = []
+    kept = 0
+    async for page in instance_pages(client, created_time_from=PURGE_FROM,
+                                     created_time_to=cutoff, runtime_status=ENDED):
+        for instance_id in page:
+            if states is None or await asyncio.to_thread(_finished, states, instance_id):
+                chosen.append(instance_id)
+            else:
+                kept += 1
+        if len(chosen) >= MAX_PURGED_PER_PASS:
             break
-        if states is not None and not await asyncio.to_thread(_finished, states,
-                                                              status.instance_id):
-            kept += 1
-            continue
-        deleted += int((await client.purge_instance_history(status.instance_id))
-                       .instances_deleted)
+    deleted = 0
+    for instance_id in chosen[:MAX_PURGED_PER_PASS]:
+        deleted += int((await client.purge_instance_history(instance_id)).instances_deleted)
     if deleted or kept:
         log.info("retention: purged %d ended orchestration instances created before %s; "
                  "kept %d of orders not finished", deleted, cutoff.isoformat(), kept)

@@ -6,8 +6,10 @@ go with their histories, running and recent ones stay.
 """
 
 from datetime import timedelta
+from types import SimpleNamespace
 
 from ops.retention import purge_instances
+from orders.models import ProcessState
 from tests.devhost.http_api.helpers import finish, run
 
 
@@ -32,3 +34,20 @@ def test_only_ended_instances_created_before_the_retention_window_are_purged(ser
     clock.advance(timedelta(days=2))
     assert run(purge_instances(client, clock.now(), retention_days=30)) == 1
     assert {r.instance_id for r in server.taskhub.query()[0]} == {"old-running"}
+
+
+def test_instances_kept_for_open_orders_do_not_hide_the_pages_behind_them(server, clock):
+    client = server.client()
+    kept = [f"keep-{n}:1" for n in range(130)]  # more than one page of the list (100)
+    done = [f"done-{n}:1" for n in range(3)]
+    for instance_id in kept + done:
+        run(client.start_new("Hello", instance_id, None))
+        finish(server.taskhub, clock, instance_id, status="Failed")
+        clock.advance(timedelta(seconds=1))
+    clock.advance(timedelta(days=31))
+    states = SimpleNamespace(get=lambda key: SimpleNamespace(
+        process_state=ProcessState.ERROR) if key.startswith("keep-") else None)
+
+    assert run(purge_instances(client, clock.now(), 30, states)) == 3
+    left = {r.instance_id for r in server.taskhub.query(top=1000)[0]}
+    assert left == set(kept)
