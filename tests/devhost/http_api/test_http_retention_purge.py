@@ -1,8 +1,9 @@
-"""The retention pass's purge by time window, served by the local host as Azure serves it.
+"""The retention pass's listing and purges, served by the local host as Azure serves them.
 
 ``ops.retention.purge_instances`` (the ``retention_purge`` timer) with the real SDK client
 against the local host's Durable HTTP API: ended instances older than ``RETENTION_DAYS``
-go with their histories, running and recent ones stay.
+go with their histories, running and recent ones stay, and the list is read to its last
+page (continuation tokens), so instances kept for open orders hide none behind them.
 """
 
 from datetime import timedelta
