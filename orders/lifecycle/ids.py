@@ -148,17 +148,24 @@ def compensation_instance_id(order_id: str, attempt: int) -> str:
     return _numbered(f"{order_id}:comp:", attempt)
 
 
-def order_key_of_instance(instance_id: str) -> str | None:
-    """Return the order key an attempt's or compensation attempt's instance id names.
+def split_instance_id(instance_id: str) -> tuple[str, int] | None:
+    """Return the order key and attempt number an instance id names, or None.
 
     The inverse of :func:`attempt_instance_id` and :func:`compensation_instance_id`:
-    ``acme~ORD-1:2`` and ``acme~ORD-1:comp:1`` give ``acme~ORD-1``; an instance id of
-    another form (not an order's) gives None.
+    ``acme~ORD-1:2`` gives ``("acme~ORD-1", 2)`` and ``acme~ORD-1:comp:1`` gives
+    ``("acme~ORD-1", 1)``; an instance id of another form (not an order's) gives None.
     """
     head, sep, number = instance_id.rpartition(":")
-    if not sep or not number.isdigit() or not head:
+    key = head.removesuffix(":comp")
+    if not sep or not number.isdecimal() or not key:
         return None
-    return head.removesuffix(":comp") or None
+    return key, int(number)
+
+
+def order_key_of_instance(instance_id: str) -> str | None:
+    """Return the order key an instance id names, or None (:func:`split_instance_id`)."""
+    parsed = split_instance_id(instance_id)
+    return parsed[0] if parsed else None
 
 
 def _numbered(prefix: str, attempt: int) -> str:

@@ -10,7 +10,8 @@
 - :mod:`orders.observability.telemetry`: export to Azure Monitor, or the console and the
   local trace store.
 
-May import: :mod:`orders.settings`, :mod:`sqlitekit` and third-party libraries only;
+May import: :mod:`orders.settings`, :mod:`orders.lifecycle.ids` (id formats),
+:mod:`sqlitekit` and third-party libraries only;
 every role uses it, so it uses none of them.
 """
 

@@ -22,12 +22,12 @@ The tracer is the global provider's: the Azure Monitor distro's in Azure, the lo
 trace store's under the local host (:mod:`orders.observability.telemetry`); no code
 differs. Without a provider every span is a no-op and nothing travels.
 
-May import: third-party libraries only (see :mod:`orders.observability`).
+May import: :mod:`orders.lifecycle.ids` (the instance id format) and third-party
+libraries only (see :mod:`orders.observability`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -36,6 +36,8 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, SpanKind
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from orders.lifecycle.ids import split_instance_id
 
 TRACER_NAME = "orders"
 """Instrumentation scope of every span of the service."""
@@ -53,7 +55,6 @@ ENVELOPE_KEYS = frozenset({"traceParent", "instanceId", "input"})
 """Keys of an activity input wrapped by :func:`wrap_input`."""
 
 _propagator = TraceContextTextMapPropagator()
-_ATTEMPT_OF = re.compile(r"^(?P<key>.+?):(?:comp:)?(?P<n>\d+)$")
 
 
 _tracers: dict[int, tuple[trace.TracerProvider, trace.Tracer]] = {}
@@ -126,10 +127,10 @@ def order_ids(order_key: str | None = None, instance_id: str | None = None
     (str or None, int or None)
         The order key (given, else the instance id's) and the attempt number.
     """
-    match = _ATTEMPT_OF.match(instance_id or "")
-    if match is None:
+    parsed = split_instance_id(instance_id) if instance_id else None
+    if parsed is None:
         return order_key, None
-    return order_key or match["key"], int(match["n"])
+    return order_key or parsed[0], parsed[1]
 
 
 @contextmanager

@@ -218,5 +218,7 @@ def test_every_id_fits_at_the_longest_client_id_and_order_id():
 ])
 def test_an_instance_id_names_its_order(instance_id, key):
     assert ids.order_key_of_instance(instance_id) == key
+    parsed = ids.split_instance_id(instance_id)
+    assert parsed == (None if key is None else (key, int(instance_id.rsplit(":", 1)[1])))
     if key is not None and ":comp:" not in instance_id:
         assert ids.attempt_instance_id(key, int(instance_id.rsplit(":", 1)[1])) == instance_id
