@@ -98,7 +98,7 @@ def _submit(client_id: str, queue: str,
     accepted, or None.
     """
     svc = services()
-    # The order's trace starts here, or continues the client's if it sent one (X8).
+    # The order's trace starts here; the client's, if it sent one, is linked (X8).
     with order_span("submission", operation="submit", kind=SpanKind.CONSUMER, new_trace=True,
                     links=[traceparent_of(msg.application_properties)]) as span:
         result = submission.submit(msg.get_body(), svc.stores, svc.sender, svc.clock.now(),

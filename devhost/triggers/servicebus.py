@@ -31,12 +31,9 @@ from devhost.host_failures import (
 )
 from devhost.servicebus import MessageLockLostError, ServiceBusEngine
 from devhost.servicebus.models import ReceivedMessage
-from devhost.workers.lease import SharedRenewer
+from devhost.workers.lease import renewing
 
 log = logging.getLogger("devhost.servicebus")
-
-_LOCKS = SharedRenewer()
-"""Renews the locks of every message this process's trigger invocations hold."""
 
 
 def to_function_message(m: ReceivedMessage) -> func.ServiceBusMessage:
@@ -157,8 +154,8 @@ class ServiceBusTriggerPoller:
         token = m.lock_token
         try:
             assert token is not None, "a peek-locked message has a lock token"
-            with _LOCKS.holding(lambda: self.engine.renew_lock(self.queue, token),
-                                self.lock_duration):
+            with renewing(lambda: self.engine.renew_lock(self.queue, token),
+                          self.lock_duration):
                 invoke.call(self.fdef.func, kwargs)
         except Exception:  # noqa: BLE001 - an exception abandons the message, as in Azure
             log.exception("function %s failed on message %s (delivery %d); abandoning",

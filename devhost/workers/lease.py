@@ -13,41 +13,12 @@ from datetime import timedelta
 log = logging.getLogger("devhost.lease")
 
 
-@contextmanager
-def renewing(renew: Callable[[], object], lease: timedelta) -> Iterator[None]:
-    """Call ``renew`` every third of ``lease`` while the block runs.
-
-    Parameters
-    ----------
-    renew : callable
-        Extends the lease; exceptions are logged, not raised (losing a lease is detected
-        where the work is settled).
-    lease : timedelta
-        The lease duration.
-    """
-    done = threading.Event()
-
-    def loop() -> None:
-        while not done.wait(lease.total_seconds() / 3):
-            try:
-                renew()
-            except Exception:  # noqa: BLE001
-                log.warning("lease renewal failed", exc_info=True)
-
-    thread = threading.Thread(target=loop, name="lease-renewal", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-
-
 class SharedRenewer:
     """Renew many leases from one thread, each every third of its duration.
 
-    What :func:`renewing` does with a thread per lease, for work that holds many short
-    leases at once (one Service Bus message lock per running trigger invocation): the
-    thread is started at the first lease and sleeps until the earliest renewal is due.
+    A thread per lease would cost one for every Service Bus message lock a running trigger
+    invocation holds; this thread is started at the first lease and sleeps until the
+    earliest renewal is due. One per process: :func:`renewing`.
     """
 
     def __init__(self) -> None:
@@ -63,7 +34,8 @@ class SharedRenewer:
         Parameters
         ----------
         renew : callable
-            Extends the lease; exceptions are logged, not raised, as :func:`renewing` does.
+            Extends the lease; exceptions are logged, not raised (losing a lease is
+            detected where the work is settled).
         lease : timedelta
             The lease duration.
         """
@@ -99,3 +71,23 @@ class SharedRenewer:
                     renew()
                 except Exception:  # noqa: BLE001
                     log.warning("lease renewal failed", exc_info=True)
+
+
+_RENEWER = SharedRenewer()
+"""The process's one renewal thread (started at its first lease)."""
+
+
+@contextmanager
+def renewing(renew: Callable[[], object], lease: timedelta) -> Iterator[None]:
+    """Call ``renew`` every third of ``lease`` while the block runs (the process's renewer).
+
+    Parameters
+    ----------
+    renew : callable
+        Extends the lease; exceptions are logged, not raised (losing a lease is detected
+        where the work is settled).
+    lease : timedelta
+        The lease duration.
+    """
+    with _RENEWER.holding(renew, lease):
+        yield
