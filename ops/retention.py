@@ -144,10 +144,14 @@ async def purge_instances(client: Any, now: datetime, retention_days: float,
     # Chosen while listing, purged after: a purge in between could move the pages.
     chosen: list[str] = []
     kept = 0
+    finished: dict[str | None, bool] = {}  # by order key: an order's attempts read it once
     async for page in instance_pages(client, created_time_from=PURGE_FROM,
                                      created_time_to=cutoff, runtime_status=ENDED):
         for instance_id in page:
-            if states is None or await asyncio.to_thread(_finished, states, instance_id):
+            key = order_key_of_instance(instance_id)
+            if states is not None and key not in finished:
+                finished[key] = await asyncio.to_thread(_finished, states, key)
+            if states is None or finished[key]:
                 chosen.append(instance_id)
             else:
                 kept += 1
@@ -162,8 +166,7 @@ async def purge_instances(client: Any, now: datetime, retention_days: float,
     return deleted
 
 
-def _finished(states: StateStore, instance_id: str) -> bool:
-    """Whether the order of ``instance_id`` is finished, or unknown (nothing to keep)."""
-    key = order_key_of_instance(instance_id)
+def _finished(states: StateStore, key: str | None) -> bool:
+    """Whether the order ``key`` is finished, or unknown (nothing to keep)."""
     record = states.get(key) if key else None
     return record is None or record.process_state in FINISHED

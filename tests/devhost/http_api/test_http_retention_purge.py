@@ -39,16 +39,22 @@ def test_only_ended_instances_created_before_the_retention_window_are_purged(ser
 
 def test_instances_kept_for_open_orders_do_not_hide_the_pages_behind_them(server, clock):
     client = server.client()
-    kept = [f"keep-{n}:1" for n in range(130)]  # more than one page of the list (100)
+    # More than one page of the list (100); two attempts of each order kept.
+    kept = [f"keep-{n // 2}:{n % 2 + 1}" for n in range(130)]
     done = [f"done-{n}:1" for n in range(3)]
     for instance_id in kept + done:
         run(client.start_new("Hello", instance_id, None))
         finish(server.taskhub, clock, instance_id, status="Failed")
         clock.advance(timedelta(seconds=1))
     clock.advance(timedelta(days=31))
-    states = SimpleNamespace(get=lambda key: SimpleNamespace(
-        process_state=ProcessState.ERROR) if key.startswith("keep-") else None)
+    read = []
 
-    assert run(purge_instances(client, clock.now(), 30, states)) == 3
+    def get(key):
+        read.append(key)
+        return SimpleNamespace(process_state=ProcessState.ERROR) if key.startswith("keep-") \
+            else None
+
+    assert run(purge_instances(client, clock.now(), 30, SimpleNamespace(get=get))) == 3
+    assert sorted(read) == sorted({i.rsplit(":", 1)[0] for i in kept + done})  # once each
     left = {r.instance_id for r in server.taskhub.query(top=1000)[0]}
     assert left == set(kept)
