@@ -6,7 +6,8 @@ client's submit queue to the enqueued time of the terminal status message
 are stamped by the Service Bus stand-in in one clock, so nothing is guessed from the
 client's wall clock. The submit message is gone once the host has completed it; its
 enqueued time survives in the queue's duplicate detection history (``first_sent_us`` of
-its MessageId, written in the same transaction as the message, at the same instant),
+its MessageId, written in the same transaction as the message, at the same instant;
+:meth:`~devhost.servicebus.ServiceBusEngine.first_sent`),
 which the stand-in keeps for the queue's ``duplicateDetectionHistoryTimeWindow``
 (10 minutes), longer than a demo run.
 """
@@ -14,17 +15,14 @@ which the stand-in keeps for the queue's ``duplicateDetectionHistoryTimeWindow``
 from __future__ import annotations
 
 import math
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from client.submit import reply_queue_for, submit_message, submit_queue_for
 from client.watch import WatchResult
 from demo.clients import ClientBatch
-
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -91,20 +89,18 @@ def submit_times(data_dir: Path, batches: Iterable[ClientBatch]) -> dict[str, da
     Read from the duplicate detection history of the clients' submit queues in the local
     Service Bus file (module docstring); a message that is no longer there is left out.
     """
-    wanted: dict[tuple[str, str], str] = {}
-    for batch in batches:
-        queue, reply_to = submit_queue_for(batch.client_id), reply_queue_for(batch.client_id)
-        for order, key in zip(batch.orders, batch.keys, strict=True):
-            message_id = submit_message(batch.client_id, reply_to, order).message_id
-            wanted[(queue, str(message_id))] = key
-    conn = sqlite3.connect(f"file:{data_dir / 'servicebus.sqlite'}?mode=ro", uri=True)
-    try:
-        rows = conn.execute("SELECT queue, message_id, first_sent_us FROM duplicate_history"
-                            ).fetchall()
-    finally:
-        conn.close()
-    return {wanted[(q, m)]: EPOCH + timedelta(microseconds=us)
-            for q, m, us in rows if (q, m) in wanted}
+    from devhost.servicebus import open_engine  # the local host's, as the demo's audit
+
+    found: dict[str, datetime] = {}
+    with open_engine(data_dir) as engine:
+        for batch in batches:
+            queue, reply_to = submit_queue_for(batch.client_id), reply_queue_for(batch.client_id)
+            sent = engine.first_sent(queue)
+            for order, key in zip(batch.orders, batch.keys, strict=True):
+                message_id = submit_message(batch.client_id, reply_to, order).message_id
+                if message_id in sent:
+                    found[key] = sent[message_id]
+    return found
 
 
 def terminal_times(batches: Iterable[ClientBatch], heard: Mapping[str, WatchResult],

@@ -316,6 +316,19 @@ class ServiceBusEngine(Settlement):
             QueueInfo(name, all_counts.get(name, rows.ZERO_COUNTS)) for name in self._known_names()
         ]
 
+    def first_sent(self, queue: str) -> dict[str, datetime]:
+        """Return the queue's duplicate detection history: MessageId -> first enqueued time.
+
+        Kept for the queue's ``duplicateDetectionHistoryTimeWindow``, after the message
+        itself is gone (the demo's latency measure reads its submit messages' times here).
+        """
+        name, _, _ = self._entity(queue, False)
+        with self._lock:
+            found = self._conn.execute(
+                "SELECT message_id, first_sent_us FROM duplicate_history WHERE queue = ?",
+                (name,)).fetchall()
+        return {message_id: from_us(us) for message_id, us in found}
+
     def next_visible(self, queue: str) -> datetime | None:
         """Return when the queue's next message can be received, or None if it is empty.
 

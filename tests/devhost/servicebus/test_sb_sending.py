@@ -24,6 +24,20 @@ def test_duplicate_inside_window_dropped_even_after_completion(engine, clock):
     assert engine.receive("work", 1) == []
 
 
+def test_first_sent_times_outlive_the_completed_message_until_the_window_ends(engine, clock):
+    sent_at = clock.now()
+    assert engine.send("work", b"first", message_id="reply-1") is True
+    [msg] = engine.receive("work", 1)
+    engine.complete("work", msg.lock_token)
+    clock.advance(timedelta(seconds=5))
+    assert engine.send("work", b"second", message_id="reply-1") is False  # keeps the first
+    assert engine.first_sent("work") == {"reply-1": sent_at}
+    assert engine.first_sent("other") == {}
+    clock.advance(WINDOW)
+    engine.send("work", b"x", message_id="reply-2")  # a send prunes the expired history
+    assert set(engine.first_sent("work")) == {"reply-2"}
+
+
 def test_duplicate_accepted_again_after_window(engine, clock):
     assert engine.send("work", b"first", message_id="reply-1") is True
     clock.advance(WINDOW - timedelta(microseconds=1))
