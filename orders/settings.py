@@ -139,6 +139,11 @@ class Settings(BaseSettings):
     """``Authorization=AAD;ClientId=<id>``: export telemetry with that managed identity
     (Entra ID) instead of the connection string's key (X8, X10). Empty means unset."""
 
+    WEBSITE_AUTH_ENABLED: bool = False
+    """Set by App Service (``True``) when its authentication (Easy Auth) fronts the app;
+    only then is the ``X-MS-CLIENT-PRINCIPAL-NAME`` header the platform's and not the
+    caller's (:func:`ops.dashboard.web.operator_of`). Not an app setting to choose."""
+
     @field_validator("ORDER_CLIENTS")
     @classmethod
     def _clients_are_valid(cls, value: str) -> str:

@@ -136,7 +136,7 @@ def ops_dashboard_resubmit(req: func.HttpRequest) -> func.HttpResponse:
     """
     try:
         query(req, {})
-        operator = operator_of(req)
+        operator = operator_of(req, services().settings.WEBSITE_AUTH_ENABLED)
         body = json_body(req)
         unknown = set(body) - {"client", "orderId", "reason"}
         if unknown:

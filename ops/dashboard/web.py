@@ -20,7 +20,6 @@ preflight the app never grants, so an action cannot be forged from another site.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -41,9 +40,6 @@ ALWAYS_ALLOWED = frozenset({"code"})
 """Query parameters every endpoint accepts (``code``: the function key in Azure)."""
 
 PRINCIPAL_HEADER = "x-ms-client-principal-name"
-EASY_AUTH = os.environ.get("WEBSITE_AUTH_ENABLED", "").strip().lower() == "true"
-"""Whether App Service authentication fronts the app (a platform variable, read once):
-only then is :data:`PRINCIPAL_HEADER` the platform's and not the caller's."""
 OPERATOR_HEADER = "x-ops-operator"
 _OPERATOR = re.compile(r"^[\w.@ -]{1,80}$")
 MAX_BODY_BYTES = 16 * 1024
@@ -157,8 +153,16 @@ def json_body(req: func.HttpRequest) -> dict[str, Any]:
     return body
 
 
-def operator_of(req: func.HttpRequest) -> str:
+def operator_of(req: func.HttpRequest, easy_auth: bool) -> str:
     """Return who performs an action (see the module docstring).
+
+    Parameters
+    ----------
+    req : azure.functions.HttpRequest
+        The action's request.
+    easy_auth : bool
+        ``WEBSITE_AUTH_ENABLED``: App Service authentication fronts the app, so
+        ``X-MS-CLIENT-PRINCIPAL-NAME`` is the platform's and is taken first.
 
     Raises
     ------
@@ -166,7 +170,7 @@ def operator_of(req: func.HttpRequest) -> str:
         403 if the request names no operator, 400 if the name is not 1-80 letters,
         digits, spaces or ``.@_-``.
     """
-    signed_in = req.headers.get(PRINCIPAL_HEADER) if EASY_AUTH else None
+    signed_in = req.headers.get(PRINCIPAL_HEADER) if easy_auth else None
     name: str | None = signed_in or req.headers.get(OPERATOR_HEADER)
     if not name:
         raise Problem(403, "operator actions need the operator's name in the X-Ops-Operator "

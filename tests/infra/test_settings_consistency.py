@@ -24,6 +24,13 @@ LOCAL_ONLY = {
 }
 """Settings the code reads that the Azure deployment deliberately does not set."""
 
+PLATFORM_SET = {
+    # App Service sets it to True when its authentication fronts the app; a deployment that
+    # set it itself would make the app trust a header any caller can send.
+    "WEBSITE_AUTH_ENABLED",
+}
+"""Settings Azure itself provides: read by the code, never set by the Bicep."""
+
 FLEX_FORBIDDEN = {"FUNCTIONS_WORKER_RUNTIME", "FUNCTIONS_EXTENSION_VERSION",
                   "WEBSITE_RUN_FROM_PACKAGE", "AzureWebJobsStorage"}
 """Flex Consumption takes the runtime from functionAppConfig and rejects the first three
@@ -50,7 +57,13 @@ def test_required_settings_include_fields_bindings_and_connection(required):
 
 
 def test_every_code_setting_is_set_by_the_bicep(required):
-    assert missing_settings(required, bicep_app_settings(), exempt=LOCAL_ONLY) == set()
+    assert missing_settings(required, bicep_app_settings(),
+                            exempt=LOCAL_ONLY | PLATFORM_SET) == set()
+
+
+def test_the_bicep_never_sets_what_the_platform_sets(required):
+    assert PLATFORM_SET <= required
+    assert PLATFORM_SET.isdisjoint(bicep_app_settings())
 
 
 def test_every_code_setting_is_in_local_settings(required):
@@ -116,7 +129,7 @@ def test_outputs_are_named_like_the_settings_they_feed():
 def test_bicep_check_reports_a_removed_setting(required, infra_copy):
     remove_line(infra_copy / "main.bicep", "MAX_FAILURES: ")
     assert missing_settings(required, bicep_app_settings(infra_copy),
-                            exempt=LOCAL_ONLY) == {"MAX_FAILURES"}
+                            exempt=LOCAL_ONLY | PLATFORM_SET) == {"MAX_FAILURES"}
 
 
 def test_bicep_check_reports_a_removed_host_setting(infra_copy):

@@ -135,11 +135,10 @@ def test_a_resubmit_that_keeps_losing_the_etag_race_is_a_409_and_changes_nothing
     assert system.state(make_order(1).order_id).process_state == ProcessState.PROCESSED
 
 
-def test_the_signed_in_name_is_taken_only_behind_app_service_authentication(monkeypatch):
+def test_the_signed_in_name_is_taken_only_behind_app_service_authentication():
     from ops.dashboard import web
 
     request = SimpleNamespace(headers={"x-ms-client-principal-name": "alice@contoso.com",
                                        "x-ops-operator": "mallory"})
-    assert web.operator_of(request) == "mallory"
-    monkeypatch.setattr(web, "EASY_AUTH", True)
-    assert web.operator_of(request) == "alice@contoso.com"
+    assert web.operator_of(request, easy_auth=False) == "mallory"
+    assert web.operator_of(request, easy_auth=True) == "alice@contoso.com"
