@@ -106,7 +106,7 @@ def begin_compensation(data: dict[str, Any], services: Services) -> dict[str, An
     if record is None:
         return BeginCompensationResult(fenced=True, reply_to=None,
                                        failure_reason=None).model_dump(mode="json")
-    return BeginCompensationResult(fenced=False, reply_to=record.reply_to,
+    return BeginCompensationResult(fenced=False, reply_to=record.status_queue,
                                    failure_reason=record.failure_reason
                                    ).model_dump(mode="json")
 

@@ -49,7 +49,7 @@ def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
                             lambda r: set_deadline(r, step.complete_by, Actor.ORDER_WORKFLOW))
     if record is None:
         return BeginAttemptResult(fenced=True).model_dump(mode="json")
-    return BeginAttemptResult(fenced=False, reply_to=record.reply_to).model_dump(mode="json")
+    return BeginAttemptResult(fenced=False, reply_to=record.status_queue).model_dump(mode="json")
 
 
 def load_order(order_id: str, services: Services) -> dict[str, Any]:

@@ -126,10 +126,13 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
     fault_config = chaos_faults(keys) if chaos else default_faults(keys) if faults else {}
     sim, sim_url = processes.simulator(data_dir, fault_config)
     settings = {**DEMO_SETTINGS, **(CHAOS_SETTINGS if chaos else {})}
-    # Admission control (MAX_IN_FLIGHT) is not one of the demo's faults: room for all.
+    # Admission control (MAX_IN_FLIGHT, per client too) is not one of the demo's faults:
+    # room for all.
+    room = max(1000, orders)
     host = processes.host(REPO, data_dir, {**settings, "PAYMENT_API_URL": sim_url,
                                            "SHIPPING_API_URL": sim_url,
-                                           "MAX_IN_FLIGHT": str(max(1000, orders))})
+                                           "MAX_IN_FLIGHT": str(room),
+                                           "MAX_IN_FLIGHT_PER_CLIENT": str(min(room, 10_000))})
     if chaos:
         holes = sorted(black_holed_ids(fault_config))
         console.print(f"demo: chaos: every payment request of {', '.join(holes)} is "

@@ -259,6 +259,7 @@ module functionApp './app/function-app.bicep' = {
       STARTER_BATCH: '50'
       MAX_PROCESSING: '200'
       MAX_IN_FLIGHT: '1000'
+      MAX_IN_FLIGHT_PER_CLIENT: '500'
       SUPERVISOR_SCAN_WINDOW_S: '86400'
       SUPERVISOR_PAGE_SIZE: '100'
       SUPERVISOR_MAX_RECORDS: '1000'

@@ -27,6 +27,9 @@ from orders.errors import OrderServiceError
 from orders.models._types import check_client_id
 
 ORDER_CLIENTS_SETTING = "ORDER_CLIENTS"
+
+MAX_CLIENT_QUOTA = 10_000
+"""Largest ``MAX_IN_FLIGHT_PER_CLIENT``: the bound of the per-client count (SPEC X3)."""
 """App setting listing the client applications, comma-separated (SPEC S8, X10)."""
 
 
@@ -115,6 +118,12 @@ class Settings(BaseSettings):
     MAX_IN_FLIGHT: int = Field(1000, ge=1)
     """Admission control: submissions are rejected while Pending + Processing +
     Compensating orders reach this many (SPEC X3)."""
+    MAX_IN_FLIGHT_PER_CLIENT: int | None = Field(None, ge=1, le=MAX_CLIENT_QUOTA)
+    """Admission control per client: a client's submissions are rejected while its own
+    Pending + Processing + Compensating orders reach this many, so one client's backlog
+    cannot get the others' orders rejected (SPEC X3, S8). Unset: an equal share of
+    MAX_IN_FLIGHT among the ``ORDER_CLIENTS`` (:attr:`in_flight_quota`). At most 10,000:
+    the count reads at most this many index entries."""
     RETENTION_PURGE_BATCH: int = Field(500, ge=1, le=1000)
     """Compensation log entries one retention pass deletes per round (at most 20 rounds a
     pass); entries past their ``retainUntil`` are deleted (SPEC S9, X10). The pass runs
@@ -149,6 +158,17 @@ class Settings(BaseSettings):
     def _clients_are_valid(cls, value: str) -> str:
         parse_order_clients(value)
         return value
+
+    @property
+    def in_flight_quota(self) -> int:
+        """Each client's in-flight quota: ``MAX_IN_FLIGHT_PER_CLIENT``, else an equal share.
+
+        Never above ``MAX_IN_FLIGHT``, which binds first anyway.
+        """
+        if self.MAX_IN_FLIGHT_PER_CLIENT is not None:
+            return min(self.MAX_IN_FLIGHT_PER_CLIENT, self.MAX_IN_FLIGHT)
+        share = self.MAX_IN_FLIGHT // max(1, len(self.order_clients))
+        return max(1, min(MAX_CLIENT_QUOTA, share))
 
     @property
     def order_clients(self) -> tuple[str, ...]:

@@ -103,7 +103,8 @@ def _submit(client_id: str, queue: str,
                     links=[traceparent_of(msg.application_properties)]) as span:
         result = submission.submit(msg.get_body(), svc.stores, svc.sender, svc.clock.now(),
                                    client_id=client_id,
-                                   max_in_flight=svc.settings.MAX_IN_FLIGHT,
+                                   quota=submission.Quota(svc.settings.MAX_IN_FLIGHT,
+                                                          svc.settings.in_flight_quota),
                                    message_id=msg.message_id)
         span.set_attribute("orders.outcome", type(result).__name__)
     if isinstance(result, submission.Rejected):

@@ -2,50 +2,73 @@
 
 Service Bus authorises a sender per queue and cannot tie a field of the body to the
 sender's identity, so each client has its own submit queue ``orders-<clientId>`` that only
-its identity may send to, and submission takes the client id from that queue. The body
-still names its client (``clientId``, ``replyTo``) for the client's own bookkeeping; a body
-that names another client is refused as ``ClientMismatch``: dead-lettered, nothing stored,
-an operator alerted. Nobody can thereby have status messages sent to another client's
-queue, or take or shadow another client's orders.
+its identity may send to, and submission takes the client id *and the reply queue* from
+that queue: nothing in a body ever chooses a destination. The body still names its client
+(``clientId``, ``replyTo``) for the client's own bookkeeping; once the body has passed its
+contract (wire names only, unknown fields refused: :mod:`orders.models.wire`), a body whose
+validated client or reply queue is another client's is refused as ``ClientMismatch``:
+dead-lettered, nothing stored, an operator alerted. Queue names compare as Service Bus
+compares entity names, without regard to case.
 
-The shared ``orders`` queue of earlier versions accepts no orders any more (a client could
-put anything in a body there): what still arrives on it is dead-lettered as
-``UseClientQueue`` with an alert, so nothing is lost while clients move to their queues;
-an operator resends each message to the queue of the client that really sent it.
+The shared ``orders`` queue of earlier versions accepts no orders any more: anyone who
+held the send right could put any client's name in a body there, so a message on it proves
+nothing about its sender. What still arrives is dead-lettered as ``UseClientQueue`` with an
+alert; the client that sent it resends it to its own queue (an operator never resends on a
+body's word).
+
+Alerts a client can cause (these two) are collapsed per client, reason and
+:data:`ALERT_WINDOW` (:func:`collapsed_alert_id`), so a client cannot bury other alerts
+under a flood of its own; the dead-letter queue keeps every message, and its count.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime
-from hashlib import sha256
-from typing import Any
+from datetime import UTC, datetime, timedelta
+from typing import Final
 
 from orders.messaging import MessageSender
 from orders.models import wire
-from orders.models.messages import OperatorAlert, reply_queue, submit_queue
+from orders.models.messages import (
+    AlertKind,
+    OperatorAlert,
+    SubmitOrder,
+    reply_queue,
+    submit_queue,
+)
 from orders.names import ORDERS_QUEUE
 from orders.notify import send_alert
 
 log = logging.getLogger("orders.submission")
 
-CLIENT_MISMATCH = "ClientMismatch"
+CLIENT_MISMATCH: Final = "ClientMismatch"
 """Dead-letter reason of a body that names a client other than its queue's."""
 
-USE_CLIENT_QUEUE = "UseClientQueue"
+USE_CLIENT_QUEUE: Final = "UseClientQueue"
 """Dead-letter reason of a message on the shared ``orders`` queue."""
 
 _SHOWN = 64
 """Characters of a body's value quoted in a reason."""
 
+ALERT_WINDOW = timedelta(minutes=10)
+"""Client-caused alerts of one client and reason within this window share one MessageId,
+so the alert queue's duplicate detection keeps the first only (its history window,
+``infra/queues.json`` ``operator-alerts``, is at least this long: checked by a test)."""
 
-def client_mismatch(data: Any, client_id: str) -> str | None:
-    """Say how a decoded body names another client than ``client_id``, or None if it does not.
+
+def same_queue(a: str, b: str) -> bool:
+    """Say whether two queue names name one Service Bus entity (names ignore case)."""
+    return a.casefold() == b.casefold()
+
+
+def client_mismatch(parsed: SubmitOrder, client_id: str) -> str | None:
+    """Say how a validated body names another client than ``client_id``, or None.
 
     Parameters
     ----------
-    data : Any
-        The decoded body (:func:`orders.models.wire.loads`).
+    parsed : SubmitOrder
+        The body, validated by its contract with wire names only
+        (:func:`orders.models.wire.validate`), so no other spelling of a field reached it.
     client_id : str
         The client whose submit queue the message arrived on.
 
@@ -53,37 +76,77 @@ def client_mismatch(data: Any, client_id: str) -> str | None:
     -------
     str or None
         ``clientId: ...`` and/or ``replyTo: ...`` naming the value and what the queue
-        requires; None when both fields name the queue's client, or are missing or not
-        strings (the contract then refuses the body as ``SchemaViolation``).
+        requires; None when both name the queue's client (SPEC S8, X10).
     """
-    if not isinstance(data, dict):
-        return None
     problems = []
-    named, reply_to = data.get("clientId"), data.get("replyTo")
-    if isinstance(named, str) and named != client_id:
-        problems.append(f"clientId: {named[:_SHOWN]!r} is not the client of queue "
+    if parsed.client_id != client_id:
+        problems.append(f"clientId: {parsed.client_id[:_SHOWN]!r} is not the client of queue "
                         f"'{submit_queue(client_id)}' ({client_id!r})")
-    if isinstance(reply_to, str) and reply_to != reply_queue(client_id):
-        problems.append(f"replyTo: {reply_to[:_SHOWN]!r} is not the reply queue of client "
-                        f"{client_id!r} ('{reply_queue(client_id)}')")
+    if not same_queue(parsed.reply_to, reply_queue(client_id)):
+        problems.append(f"replyTo: {parsed.reply_to[:_SHOWN]!r} is not the reply queue of "
+                        f"client {client_id!r} ('{reply_queue(client_id)}')")
     if not problems:
         return None
     return ("; ".join(problems) + "; a client submits only its own orders and hears only on "
             "its own reply queue (SPEC S8, X10); nothing was stored")
 
 
-def alert_mismatch(sender: MessageSender, client_id: str, body: bytes, why: str,
-                   now: datetime) -> None:
-    """Alert operators to a ``ClientMismatch``: a client misconfigured, or trying (X10).
+def collapsed_alert_id(kind: str, source: str, now: datetime) -> str:
+    """Return the MessageId shared by the alerts of one source and kind in one window.
 
-    The alert's MessageId is derived from the queue's client and the body, so a
-    redelivered message alerts once.
+    Parameters
+    ----------
+    kind : str
+        The alert kind (``ClientMismatch``, ``UseClientQueue``...).
+    source : str
+        Who caused it: the client id, or the queue for a queue no client owns.
+    now : datetime
+        Aware alert time; the window is the :data:`ALERT_WINDOW` slice of the UTC day
+        it falls in.
+
+    Returns
+    -------
+    str
+        ``<kind>:<source>:<window start>``, e.g.
+        ``ClientMismatch:shop-a:20300101T1210Z``: one alert per window reaches the alert
+        queue, whatever a client sends.
     """
-    digest = sha256(body).hexdigest()[:16]
+    at = now.astimezone(UTC)
+    step = int(ALERT_WINDOW.total_seconds())
+    start = datetime.fromtimestamp(int(at.timestamp()) // step * step, UTC)
+    return f"{kind}:{source}:{start:%Y%m%dT%H%MZ}"
+
+
+def alert_client_caused(sender: MessageSender, kind: AlertKind, source: str, queue: str,
+                        why: str, now: datetime) -> None:
+    """Alert operators once per source, kind and window (see the module docstring).
+
+    Parameters
+    ----------
+    sender : MessageSender
+        For the alert.
+    kind : str
+        ``ClientMismatch`` or ``UseClientQueue``.
+    source : str
+        The client (from its queue), or the shared queue's name.
+    queue : str
+        The queue whose dead-letter queue holds this and the collapsed messages.
+    why : str
+        The first message's dead-letter description.
+    now : datetime
+        Alert time.
+    """
     send_alert(sender, OperatorAlert(
-        kind="ClientMismatch", at=now,
-        reason=f"a message on '{submit_queue(client_id)}' was dead-lettered: {why}"),
-        message_id=f"{CLIENT_MISMATCH}:{client_id}:{digest}")
+        kind=kind, at=now, client_id=source if source != queue else None,
+        reason=(f"a message on '{queue}' was dead-lettered: {why}; further {kind} messages "
+                f"from this source within {int(ALERT_WINDOW.total_seconds() // 60)} minutes "
+                f"raise no new alert: count them in the dead-letter queue of '{queue}'")),
+        message_id=collapsed_alert_id(kind, source, now))
+
+
+def alert_mismatch(sender: MessageSender, client_id: str, why: str, now: datetime) -> None:
+    """Alert operators to a ``ClientMismatch``: a client misconfigured, or trying (X10)."""
+    alert_client_caused(sender, CLIENT_MISMATCH, client_id, submit_queue(client_id), why, now)
     log.warning("client %s: message naming another client dead-lettered: %s", client_id, why)
 
 
@@ -94,13 +157,11 @@ def refuse_shared_queue(body: bytes, message_id: str | None, sender: MessageSend
     Parameters
     ----------
     body : bytes
-        The message body; its ``clientId``, if readable, is quoted as a hint for the
-        operator only (it proves nothing about the sender).
+        The message body; nothing in it is trusted or quoted as a destination.
     message_id : str or None
-        The message's MessageId, quoted so the operator finds it in the dead-letter queue.
+        The message's MessageId, quoted so the sender can find its message.
     sender : MessageSender
-        For the ``UseClientQueue`` alert (one per message: its id comes from the MessageId
-        and the body).
+        For the ``UseClientQueue`` alert (collapsed per window, :func:`collapsed_alert_id`).
     now : datetime
         Alert time.
 
@@ -110,19 +171,14 @@ def refuse_shared_queue(body: bytes, message_id: str | None, sender: MessageSend
         The dead-letter description: where orders go now and that nothing was stored.
     """
     try:
-        data = wire.loads(body)
-    except wire.InvalidMessage:
-        data = None
-    named = data.get("clientId") if isinstance(data, dict) else None
-    hint = (f"; the body says clientId {named[:_SHOWN]!r}, which an operator may verify "
-            f"before resending it to '{submit_queue(named[:_SHOWN])}'"
-            if isinstance(named, str) else "")
-    why = (f"the shared queue '{ORDERS_QUEUE}' accepts no orders: each client submits to its "
-           f"own queue '{submit_queue('<clientId>')}', which names the client (SPEC X10); "
-           f"nothing was stored{hint}")
-    digest = sha256((message_id or "").encode() + b"\0" + body).hexdigest()[:16]
-    send_alert(sender, OperatorAlert(
-        kind="UseClientQueue", at=now,
-        reason=f"message {str(message_id)[:_SHOWN]!r} dead-lettered: {why}"),
-        message_id=f"{USE_CLIENT_QUEUE}:{digest}")
+        wire.loads(body)
+        readable = ""
+    except wire.InvalidMessage as exc:
+        readable = f"; the body is not readable either ({exc.reason})"
+    why = (f"message {str(message_id)[:_SHOWN]!r}: the shared queue '{ORDERS_QUEUE}' accepts "
+           f"no orders: each client submits to its own queue "
+           f"'{submit_queue('<clientId>')}', which names the client (SPEC X10); nothing was "
+           f"stored; the client that sent it must resend it to its own queue, since nothing "
+           f"here proves who sent it{readable}")
+    alert_client_caused(sender, USE_CLIENT_QUEUE, ORDERS_QUEUE, ORDERS_QUEUE, why, now)
     return why

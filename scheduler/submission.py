@@ -31,14 +31,27 @@ from hashlib import sha256
 from orders.lifecycle.ids import order_key, split_order_key
 from orders.messaging import MessageSender, QueueNotFoundError
 from orders.models import IN_FLIGHT_STATES, Order, StateRecord, wire
-from orders.models.messages import OperatorAlert, StatusKind, StatusMessage, SubmitOrder
+from orders.models.messages import (
+    OperatorAlert,
+    StatusKind,
+    StatusMessage,
+    SubmitOrder,
+    reply_queue,
+    submit_queue,
+)
 from orders.notify import send_alert, send_status
 from orders.observability.logs import log_context
 from orders.observability.metrics import record_backlog
 from orders.observability.tracing import current_traceparent, tag_order
 from orders.stores import Stores
 from orders.stores.errors import ConflictError
-from scheduler.identity import CLIENT_MISMATCH, alert_mismatch, client_mismatch
+from scheduler.identity import (
+    ALERT_WINDOW,
+    CLIENT_MISMATCH,
+    alert_mismatch,
+    client_mismatch,
+    collapsed_alert_id,
+)
 
 log = logging.getLogger("orders.submission")
 
@@ -60,8 +73,6 @@ class AdmissionRefused:
 
     order_id: str
     reason: str
-    in_flight: int
-    limit: int
 
 
 @dataclass(frozen=True)
@@ -93,52 +104,82 @@ def parse_submission(body: bytes, client_id: str) -> SubmitOrder | Rejected:
         ``Rejected("InvalidJson" | "SchemaViolation", ...)`` naming the field and rule for
         every form of bad body: not UTF-8, not strict JSON (NaN, 1e999, integers past 64
         bits, duplicate names, unpaired surrogates, nesting past
-        :data:`~orders.models.wire.MAX_DEPTH`, however deep), or breaking the SubmitOrder
-        contract, including any exception a validator raises.
-        ``Rejected("ClientMismatch", ...)`` if the body names another client in
-        ``clientId`` or ``replyTo`` (checked before the contract, so a foreign ``replyTo``
-        is a mismatch, not a schema violation). Parsing is a pure function of the body and
-        the queue, so the message is dead-lettered on its first delivery instead of being
-        retried into ``MaxDeliveryCountExceeded``.
+        :data:`~orders.models.wire.MAX_DEPTH`, however deep), a field under any name but
+        its wire name or a field the contract does not have (``client_id`` for
+        ``clientId``), or breaking the SubmitOrder contract, including any exception a
+        validator raises. ``Rejected("ClientMismatch", ...)`` if the validated body names
+        another client in ``clientId`` or ``replyTo``. Parsing is a pure function of the
+        body and the queue, so the message is dead-lettered on its first delivery instead
+        of being retried into ``MaxDeliveryCountExceeded``.
     """
     try:
-        data = wire.loads(body)
-        mismatch = client_mismatch(data, client_id)
-        if mismatch is not None:
-            return Rejected(CLIENT_MISMATCH, mismatch)
-        return wire.validate(data, SubmitOrder)
+        parsed = wire.parse(body, SubmitOrder)
     except wire.InvalidMessage as exc:
         return Rejected(exc.reason, exc.description)
+    mismatch = client_mismatch(parsed, client_id)
+    if mismatch is not None:
+        return Rejected(CLIENT_MISMATCH, mismatch)
+    return parsed
 
 
-def admit(stores: Stores, order_id: str, max_in_flight: int) -> tuple[bool, int]:
-    """Decide whether a submission may create a new order (SPEC X3).
+@dataclass(frozen=True)
+class Quota:
+    """Admission control's limits (SPEC X3): the global cap and each client's share.
+
+    Attributes
+    ----------
+    max_in_flight : int
+        ``MAX_IN_FLIGHT``: Pending + Processing + Compensating orders of all clients.
+    per_client : int
+        ``MAX_IN_FLIGHT_PER_CLIENT``: the same count for one client's orders, so one
+        client's backlog cannot get every other client's orders rejected.
+    """
+
+    max_in_flight: int
+    per_client: int
+
+
+def admit(stores: Stores, order_id: str, client_id: str, quota: Quota) -> str | None:
+    """Decide whether a submission may create a new order (SPEC X3); None admits it.
 
     Parameters
     ----------
     stores : Stores
         Order database and state store.
     order_id : str
-        The submitted OrderID.
-    max_in_flight : int
-        ``MAX_IN_FLIGHT``: the cap on Pending + Processing + Compensating orders.
+        The order key.
+    client_id : str
+        The client whose queue the order came on.
+    quota : Quota
+        The limits.
 
     Returns
     -------
-    (bool, int)
-        Whether to admit, and the in-flight count (-1 if not counted). An order already in
-        the state store or the order database (a redelivery, or a retry after a crash
-        between the two writes) is always admitted without counting.
+    str or None
+        The refusal reason, naming only what the client may know: its own count and
+        quota, or that the service as a whole is at capacity (never the other clients'
+        count). An order already in the state store or the order database (a redelivery,
+        or a retry after a crash between the two writes) is always admitted without
+        counting.
     """
     if stores.states.get(order_id) is not None or stores.orders.get(order_id) is not None:
-        return True, -1
+        return None
+    mine = stores.states.count_of_client(client_id, IN_FLIGHT_STATES, quota.per_client)
+    if mine >= quota.per_client:
+        return (f"admission control: client {client_id} has {mine} orders in flight "
+                f"(Pending, Processing, Compensating), its quota "
+                f"MAX_IN_FLIGHT_PER_CLIENT={quota.per_client}; nothing was stored, submit the "
+                "order again later with a new MessageId")
     in_flight = sum(stores.states.count_by_state(IN_FLIGHT_STATES).values())
-    record_backlog(in_flight, max_in_flight)
-    return in_flight < max_in_flight, in_flight
+    record_backlog(in_flight, quota.max_in_flight)
+    if in_flight >= quota.max_in_flight:
+        return ("admission control: the service is at capacity (MAX_IN_FLIGHT); nothing was "
+                "stored, submit the order again later with a new MessageId")
+    return None
 
 
 def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
-           client_id: str, max_in_flight: int | None = None,
+           client_id: str, quota: Quota | None = None,
            message_id: str | None = None) -> Accepted | Rejected | AdmissionRefused:
     """Store a submitted order idempotently and tell the client it was received.
 
@@ -156,8 +197,8 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
         For the RequestReceived / Rejected status and operator alerts.
     now : datetime
         Submission time (state record timestamps).
-    max_in_flight : int, optional
-        ``MAX_IN_FLIGHT`` (SPEC X3); None disables admission control.
+    quota : Quota, optional
+        Admission control's limits (SPEC X3); None disables admission control.
     message_id : str, optional
         The order message's MessageId: a refusal's status message id is derived from it,
         so a redelivered message is answered once and a later resend gets its own answer.
@@ -177,27 +218,29 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
     parsed = parse_submission(body, client_id)
     if isinstance(parsed, Rejected):
         if parsed.reason == CLIENT_MISMATCH:
-            alert_mismatch(sender, client_id, body, parsed.description, now)
+            alert_mismatch(sender, client_id, parsed.description, now)
         return parsed
     key = order_key(client_id, parsed.order.order_id)
     tag_order(key)
     with log_context(key):
-        if max_in_flight is not None:
-            admitted, in_flight = admit(stores, key, max_in_flight)
-            if not admitted:
-                return refuse(parsed, sender, now, in_flight, max_in_flight, message_id)
+        if quota is not None:
+            refusal = admit(stores, key, client_id, quota)
+            if refusal is not None:
+                return refuse(parsed, client_id, sender, now, refusal, message_id)
         return store(parsed, key, body, stores, sender, now)
 
 
 def keyed(parsed: SubmitOrder, key: str, now: datetime) -> tuple[Order, StateRecord]:
     """Return the order and the first state record as stored under ``key`` (SPEC S1, S2).
 
-    The record's client is the key's (the queue's), never the body's; its trace is the
-    current span's, the submission's (SPEC X8).
+    The record's client and reply queue are the key's (the queue's), never the body's;
+    its trace is the current span's, the submission's (SPEC X8).
     """
     client_id, client_order_id = split_order_key(key)
+    if client_id is None:
+        raise ValueError(f"key: {key!r} names no client; submissions are keyed per client")
     record = StateRecord(order_id=key, client_id=client_id,
-                         client_order_id=client_order_id, reply_to=parsed.reply_to,
+                         client_order_id=client_order_id, reply_to=reply_queue(client_id),
                          created_at=now, updated_at=now, trace_parent=current_traceparent())
     return parsed.order.model_copy(update={"order_id": key}), record
 
@@ -220,6 +263,7 @@ def store(parsed: SubmitOrder, key: str, body: bytes, stores: Stores, sender: Me
     """
     order, record = keyed(parsed, key, now)
     client_order_id = parsed.order.order_id
+    client_id, reply_to = str(record.client_id), record.reply_to
     try:
         # Order first, then RequestReceived, then the state record: an order whose reply
         # queue does not exist gets no state record, so it never starts, and the message is
@@ -229,55 +273,59 @@ def store(parsed: SubmitOrder, key: str, body: bytes, stores: Stores, sender: Me
         if existing is not None and not existing.same_submission(record):
             stores.states.create_if_absent(record)  # raises ConflictError, writes nothing
         try:
-            send_status(sender, parsed.reply_to, StatusMessage(
+            send_status(sender, reply_to, StatusMessage(
                 order_id=client_order_id, status=StatusKind.REQUEST_RECEIVED, at=now))
         except QueueNotFoundError as exc:
-            return Rejected("UnknownReplyQueue", f"replyTo: queue '{parsed.reply_to}' does "
-                                                 f"not exist ({exc}); nothing was started")
+            return Rejected("UnknownReplyQueue", f"the reply queue '{reply_to}' of client "
+                                                 f"{client_id} does not exist ({exc}); "
+                                                 "nothing was started")
         state = stores.states.create_if_absent(record)
     except ConflictError as exc:
-        alert = OperatorAlert(kind="ConflictingOrder", order_id=key, at=now,
+        alert = OperatorAlert(kind="ConflictingOrder", order_id=key, at=now, client_id=client_id,
                               reason=f"a message with other data for OrderID "
-                                     f"{client_order_id} of client {parsed.client_id} was "
-                                     f"refused: {exc}")
-        digest = sha256(body).hexdigest()[:16]
-        send_alert(sender, alert, message_id=f"conflict:{key}:{digest}")
-        answer_conflict(sender, parsed, now, str(exc), digest)
+                                     f"{client_order_id} of client {client_id} was "
+                                     f"refused: {exc}; further ConflictingOrder messages of "
+                                     f"this client within {ALERT_WINDOW} raise no new "
+                                     f"alert: count them in the dead-letter queue of "
+                                     f"'{submit_queue(client_id)}'")
+        # Collapsed per client and window: a client cannot bury other alerts (X10).
+        send_alert(sender, alert, collapsed_alert_id("ConflictingOrder", client_id, now))
+        answer_conflict(sender, parsed, reply_to, now, str(exc), sha256(body).hexdigest()[:16])
         return Rejected("ConflictingOrder", str(exc))
     return Accepted(order.order_id, stored.created or state.created, state.record)
 
 
-def answer_conflict(sender: MessageSender, parsed: SubmitOrder, now: datetime, why: str,
-                    digest: str) -> None:
+def answer_conflict(sender: MessageSender, parsed: SubmitOrder, reply_to: str, now: datetime,
+                    why: str, digest: str) -> None:
     """Tell the submitter its changed order was refused: "ChangeRefused" with the reason (S1, S8).
 
     The stored order stands and is answered as usual; this answers the refused message,
     so a client that resent an order with other data hears why instead of waiting. Sent to
-    the submitter's own reply queue only; a queue that does not exist is skipped (the
-    message is dead-lettered anyway). ``digest`` (of the body) makes the MessageId stable
-    for a redelivery and distinct for another refused change.
+    ``reply_to``, the reply queue of the queue's client, only; a queue that does not exist
+    is skipped (the message is dead-lettered anyway). ``digest`` (of the body) makes the
+    MessageId stable for a redelivery and distinct for another refused change.
     """
     reason = (f"ConflictingOrder: OrderID {parsed.order.order_id} is stored with other data; "
               f"this message was refused and nothing was changed ({why})")
     try:
-        send_status(sender, parsed.reply_to, StatusMessage(
+        send_status(sender, reply_to, StatusMessage(
             order_id=parsed.order.order_id, status=StatusKind.CHANGE_REFUSED, at=now,
             reason=reason[:1000]), dedupe_suffix=f":conflict:{digest}")
     except QueueNotFoundError:
         log.warning("order %s: conflict not answered, reply queue %s does not exist",
-                    parsed.order.order_id, parsed.reply_to)
+                    parsed.order.order_id, reply_to)
 
 
-def refuse(parsed: SubmitOrder, sender: MessageSender, now: datetime, in_flight: int,
-           limit: int, message_id: str | None) -> AdmissionRefused:
-    """Tell the client its order was rejected by admission control; write nothing (SPEC X3)."""
+def refuse(parsed: SubmitOrder, client_id: str, sender: MessageSender, now: datetime,
+           reason: str, message_id: str | None) -> AdmissionRefused:
+    """Tell the client its order was rejected by admission control; write nothing (SPEC X3).
+
+    The answer goes to the reply queue of ``client_id``, the queue's client.
+    """
     order_id = parsed.order.order_id
-    reason = (f"admission control: {in_flight} orders in flight (Pending, Processing, "
-              f"Compensating) reached MAX_IN_FLIGHT={limit}; nothing was stored, submit the "
-              "order again later")
     suffix = f":{sha256((message_id or '').encode()).hexdigest()[:16]}"
-    send_status(sender, parsed.reply_to,
+    send_status(sender, reply_queue(client_id),
                 StatusMessage(order_id=order_id, status=StatusKind.REJECTED, at=now,
                               reason=reason), dedupe_suffix=suffix)
     log.info("order %s rejected: %s", order_id, reason)
-    return AdmissionRefused(order_id, reason, in_flight, limit)
+    return AdmissionRefused(order_id, reason)

@@ -212,7 +212,7 @@ def recover_attempt(record: StateRecord, services: Services, report: ScanReport)
         report.handed_over.append(record.order_id)
         return "handed_over"  # the compensation tells the client its outcome
     # The MessageId names the attempt: a resubmitted order that fails again is told again.
-    send_status(services.sender, record.reply_to, StatusMessage(
+    send_status(services.sender, record.status_queue, StatusMessage(
         order_id=record.submitted_order_id, status=StatusKind.ORDER_FAILED, at=now,
         reason=reason), dedupe_suffix=f":{record.locked_by}")
     return "gave_up"
@@ -239,7 +239,7 @@ def recover_compensation(record: StateRecord, services: Services,
     send_alert(services.sender, OperatorAlert(
         kind="CompensationFailed", order_id=record.order_id, instance_id=record.locked_by,
         reason=reason, at=now), message_id=f"CompensationFailed:{record.locked_by}")
-    send_status(services.sender, record.reply_to, StatusMessage(
+    send_status(services.sender, record.status_queue, StatusMessage(
         order_id=record.submitted_order_id, status=StatusKind.COMPENSATION_FAILED, at=now,
         reason=reason), dedupe_suffix=f":{record.locked_by}")
     return "compensation_gave_up"

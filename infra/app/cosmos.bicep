@@ -125,6 +125,10 @@ resource statesContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
           {
             path: '/completeBy/?'
           }
+          {
+            // The per-client in-flight quota and the starter's per-client claims (SPEC X3).
+            path: '/clientId/?'
+          }
         ]
         excludedPaths: [
           {

@@ -10,10 +10,18 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, PlainSerializer
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    PlainSerializer,
+    ValidationInfo,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 ORDER_ID_MAX_LENGTH = 64
 """Longest OrderID: ``f"{order_id}:{attempt}"`` must stay within SPEC D2's 100 characters."""
@@ -206,12 +214,20 @@ UtcDatetime = Annotated[
 """Aware datetime normalised to UTC; JSON form is :func:`format_utc` (sortable as text)."""
 
 
+WIRE = "wire"
+"""Validation context key: set by :func:`orders.models.wire.validate` for what arrives from
+outside (a queue or an HTTP body), where only the wire names are accepted."""
+
+
 class Contract(BaseModel):
     """Base of the versioned contracts: immutable, camelCase on the wire, snake_case in Python.
 
-    ``populate_by_name`` lets Python code construct with ``order_id=...`` while messages
-    and Cosmos DB documents use ``orderId``; ``serialize_by_alias`` makes camelCase the
-    default output.
+    ``populate_by_name`` lets Python code construct with ``order_id=...`` while stored
+    documents use ``orderId``; ``serialize_by_alias`` makes camelCase the default output.
+    What arrives from outside is validated with the :data:`WIRE` context, under which a
+    contract (and every contract nested in it) accepts its wire names only and refuses any
+    other key, naming it: a body cannot say ``client_id`` beside ``clientId`` and have the
+    two read differently by different readers (SPEC S8, X10).
     """
 
     model_config = ConfigDict(
@@ -220,3 +236,17 @@ class Contract(BaseModel):
         serialize_by_alias=True,
         frozen=True,
     )
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _wire_names_only(cls, data: Any, handler: Any, info: ValidationInfo) -> Any:
+        if isinstance(data, dict) and info.context and info.context.get(WIRE):
+            names = {f.alias or name for name, f in cls.model_fields.items()}
+            unknown = [key for key in data if key not in names]
+            if unknown:
+                raise PydanticCustomError(
+                    "unknown_field",
+                    "unknown field(s) {fields}: the contract accepts only {allowed}",
+                    {"fields": ", ".join(repr(str(k)[:64]) for k in unknown[:5]),
+                     "allowed": ", ".join(sorted(names))})
+        return handler(data)

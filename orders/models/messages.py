@@ -22,6 +22,7 @@ from pydantic import Field, model_validator
 from orders.models._types import (
     ORDER_ID_MAX_LENGTH,
     ORDER_KEY_SEPARATOR,
+    ClientId,
     Contract,
     InstanceId,
     OrderId,
@@ -72,29 +73,21 @@ class SubmitOrder(Versioned):
     Attributes
     ----------
     client_id : str
-        The submitting application (1-40 characters: letters, digits, ``-``; a client
-        with its own submit queue has at most 20). Submission checks it against the queue
-        the message arrived on and refuses a message naming another client
-        (``ClientMismatch``): the queue is the identity, the body only repeats it.
+        The submitting application, a client id (1 to 20 characters, ``ClientId``).
+        Submission checks it against the queue the message arrived on and refuses a
+        message naming another client (``ClientMismatch``): the queue is the identity, the
+        body only repeats it.
     reply_to : str
-        The client's private reply queue, which must be ``replies-<clientId>``: a client
-        can never direct the system's messages to another queue (SPEC S8, X10). Recorded
-        in the state record so status messages go there only.
+        The client's private reply queue, ``replies-<clientId>``; submission refuses a
+        message naming another queue (``ClientMismatch``) and sends only to the queue of
+        the client whose submit queue the message came on (SPEC S8, X10).
     order : Order
         The immutable order data; its ``orderId`` is the client's own OrderID.
     """
 
-    client_id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")
+    client_id: ClientId
     reply_to: QueueName
     order: Order
-
-    @model_validator(mode="after")
-    def _reply_to_is_the_clients_own_queue(self) -> SubmitOrder:
-        expected = REPLY_QUEUE_PATTERN.format(clientId=self.client_id)
-        if self.reply_to != expected:
-            raise ValueError(f"replyTo: must be the client's own reply queue '{expected}' "
-                             f"(SPEC S8, X10), got '{self.reply_to}'")
-        return self
 
     @model_validator(mode="after")
     def _order_id_is_the_clients_own(self) -> SubmitOrder:
@@ -251,7 +244,9 @@ class OperatorAlert(Versioned):
     (``clientId`` or ``replyTo``) and was dead-lettered, nothing stored (X10).
     ``UseClientQueue``: a message arrived on the shared ``orders`` queue, which accepts no
     orders any more, and was dead-lettered for the operator to move (X10).
-    ``orderId`` is the order key (``<clientId>~<OrderID>``) where an order is known.
+    ``orderId`` is the order key (``<clientId>~<OrderID>``) where an order is known;
+    ``clientId`` the client that caused an alert, from the queue it sent on, for the alerts
+    a client can cause (collapsed per client, kind and window: :mod:`scheduler.identity`).
     """
 
     kind: AlertKind
@@ -259,3 +254,4 @@ class OperatorAlert(Versioned):
     at: UtcDatetime
     order_id: str | None = None
     instance_id: str | None = None
+    client_id: str | None = None

@@ -24,6 +24,7 @@ from orders.models._types import (
     QueueName,
     UtcDatetime,
 )
+from orders.models.messages import REPLY_QUEUE_PATTERN
 
 STATE_SCHEMA_VERSION = 5
 """Version of the state record contract written by this code (SPEC X6).
@@ -186,6 +187,19 @@ class StateRecord(Contract):
         return self
 
     @property
+    def status_queue(self) -> str:
+        """The queue this order's status messages go to: its client's, never the stored text.
+
+        ``replies-<clientId>`` for an order with a client (the queue it came on names
+        the client, so its replies go to that client's queue only, SPEC S8, X10), whatever
+        :attr:`reply_to` says (a record written before replyTo was taken from the queue
+        may hold a body's choice); a legacy record's own :attr:`reply_to`.
+        """
+        if self.client_id is None:
+            return self.reply_to
+        return REPLY_QUEUE_PATTERN.format(clientId=self.client_id)
+
+    @property
     def submitted_order_id(self) -> str:
         """The OrderID the client knows the order by (its status messages carry it, S8)."""
         return self.client_order_id or self.order_id
@@ -241,6 +255,7 @@ class StateRecord(Contract):
         mutable (ProcessState, LockedBy, ... move on after the first write) or stamped
         at write time (timestamps, versions after an upgrade), so a redelivered message
         must not conflict because of them. ``other`` is typically the record already
-        stored under the same OrderID; True if OrderID and reply-to queue are equal.
+        stored under the same OrderID; True if OrderID and reply-to queue
+        (:attr:`status_queue`) are equal.
         """
-        return (self.order_id, self.reply_to) == (other.order_id, other.reply_to)
+        return (self.order_id, self.status_queue) == (other.order_id, other.status_queue)

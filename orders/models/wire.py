@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from orders.errors import OrderServiceError
+from orders.models._types import WIRE
 
 INVALID_JSON = "InvalidJson"
 """Dead-letter reason: the body is not strict JSON (see the module docstring)."""
@@ -255,7 +256,8 @@ def validate(data: Any, model: type[M]) -> M:
         ``SchemaViolation``, as :func:`parse` raises it.
     """
     try:
-        return model.model_validate(data)
+        # Wire names only, unknown fields refused (orders.models._types.Contract).
+        return model.model_validate(data, by_name=False, context={WIRE: True})
     except ValidationError as exc:
         raise InvalidMessage(SCHEMA_VIOLATION, describe(exc)) from None
     except MemoryError:

@@ -56,6 +56,9 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS ix_state_deadline "
     "ON state_records (process_state, complete_by, order_id)",
     "CREATE INDEX IF NOT EXISTS ix_state_by_state ON state_records (process_state, order_id)",
+    # The per-client quota's count and the starter's per-client claims (SPEC X3, S8).
+    "CREATE INDEX IF NOT EXISTS ix_state_client "
+    "ON state_records (client_id, process_state, not_before)",
 )
 ADDED_COLUMNS = {
     "compensation_attempt": "INTEGER NOT NULL DEFAULT 0",
@@ -74,6 +77,14 @@ ADDED_COLUMNS = {
 STARTABLE_SQL = (
     "SELECT * FROM state_records WHERE process_state = ? AND locked_by IS NULL "
     "AND not_before <= ? ORDER BY not_before LIMIT ?"
+)
+STARTABLE_OF_CLIENT_SQL = (
+    "SELECT * FROM state_records WHERE client_id IS ? AND process_state = ? "
+    "AND locked_by IS NULL AND not_before <= ? ORDER BY not_before LIMIT ?"
+)
+COUNT_OF_CLIENT_SQL = (
+    "SELECT COUNT(*) FROM (SELECT 1 FROM state_records WHERE client_id = ? "
+    "AND process_state = ? LIMIT ?)"
 )
 EXPIRED_SQL = (
     "SELECT * FROM state_records WHERE process_state = ? AND complete_by >= ? "

@@ -4,28 +4,37 @@
 :meth:`~orders.stores.ports.StateStore.scan_expired` and
 :meth:`~orders.stores.ports.StateStore.scan_overdue` once: it checks the arguments as the
 port documents and hands an adapter's query the bounds it reads. An adapter implements
-:meth:`StateScans._startable` and :meth:`StateScans._scan_deadlines`.
+:meth:`StateScans._startable`, :meth:`StateScans._count_of_client` and
+:meth:`StateScans._scan_deadlines`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from orders.models import SUPERVISED_STATES, ProcessState, StateRecord
 from orders.stores.ports import (
+    ANY_CLIENT,
+    AnyClient,
     ScanPage,
     check_count,
     check_now,
     check_startable,
+    check_states,
     check_window,
 )
+
+MAX_COUNT_LIMIT = 10_000
+"""Most records one :meth:`StateScans.count_of_client` reads (the per-client quota's cap)."""
 
 
 class StateScans:
     """Base of the state store adapters: the port's scans, checked, on adapter queries."""
 
     def find_startable(
-        self, now: datetime, limit: int, state: ProcessState = ProcessState.PENDING
+        self, now: datetime, limit: int, state: ProcessState = ProcessState.PENDING,
+        client_id: str | None | AnyClient = ANY_CLIENT,
     ) -> list[StateRecord]:
         """Return unlocked records in ``state`` whose NotBefore has come (SPEC S3).
 
@@ -39,7 +48,14 @@ class StateScans:
         """
         check_now(now)
         check_count("limit", limit)
-        return self._startable(now, limit, check_startable(state))
+        return self._startable(now, limit, check_startable(state), client_id)
+
+    def count_of_client(self, client_id: str, states: Iterable[ProcessState],
+                        limit: int) -> int:
+        """Count one client's records in ``states``, at most ``limit``; see the port's method."""
+        if not 1 <= limit <= MAX_COUNT_LIMIT:
+            raise ValueError(f"limit: must be 1 to {MAX_COUNT_LIMIT}; got {limit}")
+        return self._count_of_client(client_id, check_states(states), limit)
 
     def scan_expired(self, now: datetime, window: timedelta, page_size: int,
                      continuation: str | None = None,
@@ -68,8 +84,14 @@ class StateScans:
         high = now - window if overdue else now
         return self._scan_deadlines(low, high, page_size, continuation, states)
 
-    def _startable(self, now: datetime, limit: int, state: ProcessState) -> list[StateRecord]:
+    def _startable(self, now: datetime, limit: int, state: ProcessState,
+                   client_id: str | None | AnyClient) -> list[StateRecord]:
         """Read up to ``limit`` startable records in ``state`` (arguments checked)."""
+        raise NotImplementedError
+
+    def _count_of_client(self, client_id: str, states: tuple[ProcessState, ...],
+                         limit: int) -> int:
+        """Count up to ``limit`` records of ``client_id`` in ``states`` (arguments checked)."""
         raise NotImplementedError
 
     def _scan_deadlines(self, low: datetime | None, high: datetime, page_size: int,

@@ -48,6 +48,7 @@ from orders.stores._cosmos import (
 from orders.stores._records import keep_record, require_etag, stamp
 from orders.stores._state_scans import StateScans
 from orders.stores.ports import (
+    AnyClient,
     Created,
     ScanPage,
     check_count,
@@ -58,6 +59,11 @@ _STARTABLE_SQL = (
     "SELECT * FROM c WHERE c.processState = @state AND IS_NULL(c.lockedBy) "
     "AND (IS_NULL(c.notBefore) OR c.notBefore <= @now)"
 )
+_STARTABLE_OF_CLIENT_SQL = _STARTABLE_SQL + " AND c.clientId = @client"
+_STARTABLE_OF_NO_CLIENT_SQL = _STARTABLE_SQL + " AND IS_NULL(c.clientId)"
+# TOP bounds what the per-client count reads (SPEC X3): at most @limit index entries.
+_OF_CLIENT_SQL = ("SELECT TOP @limit VALUE 1 FROM c WHERE c.clientId = @client "
+                  "AND c.processState = @state")
 _BY_STATE_SQL = "SELECT * FROM c WHERE c.processState = @state"
 _COUNT_SQL = "SELECT VALUE COUNT(1) FROM c WHERE c.processState = @state"
 
@@ -115,18 +121,35 @@ class CosmosStateStore(CosmosAdapter, StateScans):
             )
         return _record(document)
 
-    def _startable(self, now: datetime, limit: int, state: ProcessState) -> list[StateRecord]:
+    def _startable(self, now: datetime, limit: int, state: ProcessState,
+                   client_id: str | None | AnyClient) -> list[StateRecord]:
         # One cross-partition page of at most ``limit`` items; no order is guaranteed.
-        documents, _, _ = self._page(
-            _STARTABLE_SQL,
-            [
-                {"name": "@state", "value": state.value},
-                {"name": "@now", "value": format_utc(now)},
-            ],
-            limit,
-            None,
-        )
+        parameters = [{"name": "@state", "value": state.value},
+                      {"name": "@now", "value": format_utc(now)}]
+        sql = _STARTABLE_SQL
+        if client_id is None:
+            sql = _STARTABLE_OF_NO_CLIENT_SQL
+        elif not isinstance(client_id, AnyClient):
+            sql = _STARTABLE_OF_CLIENT_SQL
+            parameters.append({"name": "@client", "value": client_id})
+        documents, _, _ = self._page(sql, parameters, limit, None)
         return [_record(document) for document in documents]
+
+    def _count_of_client(self, client_id: str, states: tuple[ProcessState, ...],
+                         limit: int) -> int:
+        total = 0
+        for state in states:
+            if total >= limit:
+                break
+            with translated(f"count {state.value} of client {client_id}"):
+                found = self._container.query_items(
+                    _OF_CLIENT_SQL,
+                    parameters=[{"name": "@limit", "value": limit - total},
+                                {"name": "@client", "value": client_id},
+                                {"name": "@state", "value": state.value}],
+                    enable_cross_partition_query=True)
+                total += sum(1 for _ in found)
+        return min(total, limit)
 
     def find_by_state(
         self, state: ProcessState, page_size: int, continuation: str | None = None

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Generic, Protocol, TypeVar
+from enum import Enum
+from typing import Final, Generic, Protocol, TypeVar
 
 from orders.models import (
     SUPERVISED_STATES,
@@ -29,6 +30,16 @@ MAX_PAGE_SIZE = 1000
 STARTABLE_STATES = (ProcessState.PENDING, ProcessState.COMPENSATING)
 """States a starter claims from when LockedBy is null: a new attempt of the order, or of
 its compensation (SPEC S3, S9)."""
+
+
+class AnyClient(Enum):
+    """Type of :data:`ANY_CLIENT`."""
+
+    ANY = "any"
+
+
+ANY_CLIENT: Final = AnyClient.ANY
+"""``find_startable``'s default: records of every client, legacy ones included."""
 
 
 @dataclass(frozen=True)
@@ -134,12 +145,14 @@ class StateStore(Protocol):
         ...
 
     def find_startable(
-        self, now: datetime, limit: int, state: ProcessState = ProcessState.PENDING
+        self, now: datetime, limit: int, state: ProcessState = ProcessState.PENDING,
+        client_id: str | None | AnyClient = ANY_CLIENT,
     ) -> list[StateRecord]:
         """Return up to ``limit`` records the starter may claim (SPEC S3, V2, S9).
 
         ``state`` (Pending, or Compensating for a compensation attempt), LockedBy null,
-        and NotBefore null or ``<= now``.
+        and NotBefore null or ``<= now``; of one client only unless ``client_id`` is
+        :data:`ANY_CLIENT` (None: the legacy records, which have no client).
 
         Raises
         ------
@@ -201,6 +214,26 @@ class StateStore(Protocol):
         self, states: Iterable[ProcessState] | None = None
     ) -> dict[ProcessState, int]:
         """Count records per ProcessState (all states if ``states`` is None) (SPEC X3)."""
+        ...
+
+    def count_of_client(
+        self, client_id: str, states: Iterable[ProcessState], limit: int
+    ) -> int:
+        """Count one client's records in ``states``, reading at most ``limit`` of them.
+
+        The per-client quota's count (SPEC X3, S8): bounded, so its cost does not grow
+        with a client's backlog, and served by an index on the client id in both stores.
+
+        Returns
+        -------
+        int
+            The count, or ``limit`` if there are at least that many.
+
+        Raises
+        ------
+        ValueError
+            If ``limit`` is outside 1..10000.
+        """
         ...
 
     def close(self) -> None:

@@ -41,9 +41,11 @@ from orders.stores._sqlite_state_table import (
     ADDED_COLUMNS,
     BY_STATE_SQL,
     COLUMNS,
+    COUNT_OF_CLIENT_SQL,
     EXPIRED_SQL,
     NO_DEADLINE,
     SCHEMA,
+    STARTABLE_OF_CLIENT_SQL,
     STARTABLE_SQL,
     decode_token,
     encode_token,
@@ -53,6 +55,7 @@ from orders.stores._sqlite_state_table import (
 from orders.stores._state_scans import StateScans
 from orders.stores.errors import NotFoundError, PreconditionFailedError
 from orders.stores.ports import (
+    AnyClient,
     Created,
     ScanPage,
     check_count,
@@ -146,11 +149,29 @@ class SqliteStateStore(SqliteAdapter, StateScans):
             "changed the record (re-read it)"
         )
 
-    def _startable(self, now: datetime, limit: int, state: ProcessState) -> list[StateRecord]:
-        # Ordered by NotBefore (records without a hold first); served by ix_state_startable.
+    def _startable(self, now: datetime, limit: int, state: ProcessState,
+                   client_id: str | None | AnyClient) -> list[StateRecord]:
+        # Ordered by NotBefore (records without a hold first); served by ix_state_startable,
+        # or for one client by ix_state_client.
         with self._db.use() as conn:
-            rows = conn.execute(STARTABLE_SQL, (state.value, format_utc(now), limit)).fetchall()
-        return [from_row(row) for row in rows]
+            if isinstance(client_id, AnyClient):
+                rows = conn.execute(STARTABLE_SQL, (state.value, format_utc(now), limit))
+            else:
+                rows = conn.execute(STARTABLE_OF_CLIENT_SQL,
+                                    (client_id, state.value, format_utc(now), limit))
+            return [from_row(row) for row in rows.fetchall()]
+
+    def _count_of_client(self, client_id: str, states: tuple[ProcessState, ...],
+                         limit: int) -> int:
+        # One bounded COUNT per state on ix_state_client: reads at most ``limit`` entries.
+        total = 0
+        with self._db.use() as conn:
+            for state in states:
+                if total >= limit:
+                    break
+                total += conn.execute(COUNT_OF_CLIENT_SQL,
+                                      (client_id, state.value, limit - total)).fetchone()[0]
+        return min(total, limit)
 
     def find_by_state(
         self, state: ProcessState, page_size: int, continuation: str | None = None

@@ -39,6 +39,8 @@ def make_record(
     complete_by: datetime | None = None,
     not_before: datetime | None = None,
     reply_to: str = "client-a-replies",
+    client_id: str | None = None,
+    client_order_id: str | None = None,
 ) -> StateRecord:
     locked = state in (ProcessState.PROCESSING, ProcessState.COMPENSATING)
     return StateRecord(
@@ -51,6 +53,8 @@ def make_record(
         not_before=not_before,
         created_at=now,
         updated_at=now,
+        client_id=client_id,
+        client_order_id=client_order_id,
     )
 
 

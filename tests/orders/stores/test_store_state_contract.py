@@ -211,3 +211,47 @@ def test_circuit_refusal_fields_round_trip(stores, clock):
     read = stores.states.get("ORD-9")
     assert read == marked
     assert (read.circuit_refused_by, read.circuit_holds) == ("ORD-9:3", 2)
+
+
+def client_record(client: str, order_id: str, now, state=ProcessState.PENDING, **extra):
+    return make_record(f"{client}~{order_id}", now, state, reply_to=f"replies-{client}",
+                       client_id=client, client_order_id=order_id, **extra)
+
+
+def test_count_of_client_counts_only_that_clients_records_in_the_states(stores, clock):
+    now = clock.now()
+    for i in range(3):
+        stores.states.create_if_absent(client_record("shop-a", f"A{i}", now))
+    stores.states.create_if_absent(client_record("shop-a", "A-RUN", now, ProcessState.PROCESSING,
+                                                 complete_by=now + minutes(5)))
+    stores.states.create_if_absent(client_record("shop-a", "A-DONE", now, ProcessState.PROCESSED))
+    stores.states.create_if_absent(client_record("shop-b", "B0", now))
+    stores.states.create_if_absent(make_record("LEGACY", now))
+    in_flight = [ProcessState.PENDING, ProcessState.PROCESSING, ProcessState.COMPENSATING]
+    assert stores.states.count_of_client("shop-a", in_flight, limit=100) == 4
+    assert stores.states.count_of_client("shop-b", in_flight, limit=100) == 1
+    assert stores.states.count_of_client("shop-c", in_flight, limit=100) == 0
+    assert stores.states.count_of_client("shop-a", [ProcessState.PROCESSED], limit=100) == 1
+
+
+def test_count_of_client_stops_at_its_limit(stores, clock):
+    now = clock.now()
+    for i in range(6):
+        stores.states.create_if_absent(client_record("shop-a", f"A{i}", now))
+    assert stores.states.count_of_client("shop-a", [ProcessState.PENDING], limit=4) == 4
+    with pytest.raises(ValueError, match="limit"):
+        stores.states.count_of_client("shop-a", [ProcessState.PENDING], limit=0)
+
+
+def test_find_startable_of_one_client_and_of_legacy_records(stores, clock):
+    now = clock.now()
+    stores.states.create_if_absent(client_record("shop-a", "A0", now))
+    stores.states.create_if_absent(client_record("shop-a", "A1", now))
+    stores.states.create_if_absent(client_record("shop-b", "B0", now))
+    stores.states.create_if_absent(make_record("LEGACY", now))
+    of = lambda c: {r.order_id for r in stores.states.find_startable(now, 10, client_id=c)}  # noqa: E731
+    assert of("shop-a") == {"shop-a~A0", "shop-a~A1"}
+    assert of("shop-b") == {"shop-b~B0"}
+    assert of(None) == {"LEGACY"}
+    assert {r.order_id for r in stores.states.find_startable(now, 10)} == {
+        "shop-a~A0", "shop-a~A1", "shop-b~B0", "LEGACY"}
