@@ -28,7 +28,7 @@ bp = func.Blueprint()  # type: ignore[no-untyped-call]  # azure.functions: untyp
 def _serve(queue: str, msg: func.ServiceBusMessage) -> None:
     svc = services()
     try:
-        request = handler.parse_request(msg.get_body())
+        request = handler.parse_request(msg.get_body(), queue)
     except wire.InvalidMessage as exc:
         dead_letter(queue, msg, exc.reason, exc.description)
         return
@@ -46,7 +46,8 @@ def _serve(queue: str, msg: func.ServiceBusMessage) -> None:
             handler.reply(svc, request, answer)
         except QueueNotFoundError as exc:
             dead_letter(queue, msg, "UnknownReplyQueue",
-                        f"agent request: replyTo: queue '{request.reply_to}' does not exist "
+                        f"agent request: the reply queue '{names.AGENT_REPLIES_QUEUE}' does "
+                        "not exist "
                         f"({exc}); the {request.operation} call was made with idempotency "
                         f"key '{request.idempotency_key}', so a corrected resend is safe")
             return

@@ -16,10 +16,12 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from agents.remote_call import OutcomeKind, RemoteRequest, call_remote
+from orders.budget import COMPENSATING_OPERATIONS
 from orders.lifecycle.ids import reply_message_id
 from orders.messaging import OutgoingMessage
 from orders.models import wire
 from orders.models.messages import AgentOutcome, AgentReply, AgentRequest
+from orders.names import AGENT_REPLIES_QUEUE, REQUEST_QUEUES, WORKFLOW_REMOTE_STEPS
 from orders.observability.metrics import record_agent_call, record_circuit_state
 from orders.runtime import Services
 
@@ -45,17 +47,55 @@ _OUTCOMES = {
 }
 
 
-def parse_request(body: bytes) -> AgentRequest:
+SERVICE_MISMATCH = "ServiceMismatch"
+"""Dead-letter reason of a request whose service, operation or reply queue is not its
+queue's: the queue an agent serves decides which service it calls and where it replies."""
+
+SERVICE_OF_QUEUE = {queue: service for service, queue in REQUEST_QUEUES.items()}
+"""The service each request queue is for (SPEC A1: one agent per remote service)."""
+
+OPERATIONS_OF_SERVICE = {
+    service: frozenset(op for steps in WORKFLOW_REMOTE_STEPS.values()
+                       for s, op in steps if s == service) | set(undo)
+    for service, undo in COMPENSATING_OPERATIONS.items()}
+"""The operations each service performs: its steps in any workflow version, and undos."""
+
+
+def parse_request(body: bytes, queue: str) -> AgentRequest:
     """Parse an agent request body strictly (SPEC A1); never raise anything else for it.
+
+    Parameters
+    ----------
+    body : bytes
+        The message body.
+    queue : str
+        The request queue it arrived on, which names the service (:data:`SERVICE_OF_QUEUE`).
 
     Raises
     ------
     orders.models.wire.InvalidMessage
         For every form of bad body, as :func:`orders.models.wire.parse` raises it, with
-        "agent request" before its description; the caller dead-letters the message on
-        its first delivery.
+        "agent request" before its description; ``ServiceMismatch`` for a request whose
+        ``service`` is not the queue's, whose ``operation`` that service does not
+        perform, or whose ``replyTo`` is not the agents' reply queue
+        (``agent-replies``). The caller dead-letters the message on its first delivery.
     """
-    return wire.parse(body, AgentRequest, what="agent request")
+    request = wire.parse(body, AgentRequest, what="agent request")
+    service = SERVICE_OF_QUEUE.get(queue)
+    problems = []
+    if request.service != service:
+        problems.append(f"service: {request.service!r} is not the service of queue "
+                        f"'{queue}' ({service!r})")
+    elif request.operation not in OPERATIONS_OF_SERVICE[service]:
+        problems.append(f"operation: {request.operation!r} is not an operation of the "
+                        f"{service} service ({', '.join(sorted(OPERATIONS_OF_SERVICE[service]))})")
+    if request.reply_to.casefold() != AGENT_REPLIES_QUEUE:
+        problems.append(f"replyTo: {request.reply_to[:64]!r} is not the agents' reply queue "
+                        f"'{AGENT_REPLIES_QUEUE}'")
+    if problems:
+        raise wire.InvalidMessage(SERVICE_MISMATCH, "agent request: " + "; ".join(problems)
+                                  + "; the queue decides the service and the reply queue")
+    return request
 
 
 def service_url(services: Services, request: AgentRequest) -> str:
@@ -122,8 +162,12 @@ def handle(request: AgentRequest, services: Services,
 
 
 def reply(services: Services, request: AgentRequest, answer: AgentReply) -> None:
-    """Send the reply to the request's reply queue with its stable MessageId."""
-    services.sender.send(request.reply_to, OutgoingMessage(
+    """Send the reply to the agents' reply queue with its stable MessageId (SPEC A4).
+
+    The queue is the request queue's pair, ``agent-replies``; :func:`parse_request` has
+    refused a request naming another.
+    """
+    services.sender.send(AGENT_REPLIES_QUEUE, OutgoingMessage(
         body=answer.model_dump(mode="json"), message_id=answer.message_id,
         correlation_id=request.message_id,
         application_properties={"orderId": answer.order_id,

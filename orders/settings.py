@@ -25,11 +25,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from orders.errors import OrderServiceError
 from orders.models._types import check_client_id
+from orders.stores.ports import MAX_COUNT_LIMIT
 
 ORDER_CLIENTS_SETTING = "ORDER_CLIENTS"
 
-MAX_CLIENT_QUOTA = 10_000
-"""Largest ``MAX_IN_FLIGHT_PER_CLIENT``: the bound of the per-client count (SPEC X3)."""
 """App setting listing the client applications, comma-separated (SPEC S8, X10)."""
 
 
@@ -118,7 +117,7 @@ class Settings(BaseSettings):
     MAX_IN_FLIGHT: int = Field(1000, ge=1)
     """Admission control: submissions are rejected while Pending + Processing +
     Compensating orders reach this many (SPEC X3)."""
-    MAX_IN_FLIGHT_PER_CLIENT: int | None = Field(None, ge=1, le=MAX_CLIENT_QUOTA)
+    MAX_IN_FLIGHT_PER_CLIENT: int | None = Field(None, ge=1, le=MAX_COUNT_LIMIT)
     """Admission control per client: a client's submissions are rejected while its own
     Pending + Processing + Compensating orders reach this many, so one client's backlog
     cannot get the others' orders rejected (SPEC X3, S8). Unset: an equal share of
@@ -168,7 +167,7 @@ class Settings(BaseSettings):
         if self.MAX_IN_FLIGHT_PER_CLIENT is not None:
             return min(self.MAX_IN_FLIGHT_PER_CLIENT, self.MAX_IN_FLIGHT)
         share = self.MAX_IN_FLIGHT // max(1, len(self.order_clients))
-        return max(1, min(MAX_CLIENT_QUOTA, share))
+        return max(1, min(MAX_COUNT_LIMIT, share))
 
     @property
     def order_clients(self) -> tuple[str, ...]:

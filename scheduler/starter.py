@@ -7,7 +7,9 @@ can never start the same attempt: only one claim per ETag succeeds, and the inst
 unique in the task hub.
 
 The starter keeps at most MAX_PROCESSING attempts in Processing: starting more than the
-agents can serve before CompleteBy would only make attempts expire in the queues.
+agents can serve before CompleteBy would only make attempts expire in the queues. It shares
+the free slots fairly between clients (:func:`fair_startable`), so one client's backlog
+cannot hold every slot while another client's orders wait.
 
 Crash between claim and start: the claim also sets CompleteBy = now + START_GRACE_S. If the
 orchestration never starts, nothing renews that deadline, so the supervisor finds the record
@@ -26,6 +28,7 @@ of submission invocations running at once (as admission control can pass MAX_IN_
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -42,6 +45,7 @@ from orders.observability.tracing import current_traceparent, order_span, tag_or
 from orders.runtime import Services
 from orders.stores import StateStore
 from orders.stores.errors import PreconditionFailedError
+from orders.stores.ports import MAX_COUNT_LIMIT
 
 log = logging.getLogger("orders.starter")
 
@@ -174,11 +178,10 @@ async def run_starter(client: Any, services: Services) -> StartReport:
     -------
     StartReport
     """
-    states = services.stores.states
     room = min(services.settings.STARTER_BATCH, await _room(services))
     if room <= 0:
         return StartReport(0, 0, 0)
-    records = await asyncio.to_thread(states.find_startable, services.clock.now(), room)
+    records = await asyncio.to_thread(fair_startable, services, room)
     if services.settings.WORKFLOW_VERSION not in WORKFLOWS:
         records = [r for r in records if r.attempt > 0]
         await asyncio.to_thread(_alert_unknown_version, services)
@@ -214,9 +217,69 @@ async def start_submitted(client: Any, services: Services, record: StateRecord) 
     if (record.process_state is not ProcessState.PENDING or record.locked_by is not None
             or (record.not_before is not None and record.not_before > now)
             or services.settings.WORKFLOW_VERSION not in WORKFLOWS
-            or await _room(services) <= 0):
+            or await _room(services) <= 0
+            or not await asyncio.to_thread(_within_share, services, record.client_id)):
         return StartReport(0, 0, 0)
     return await _claim_and_start_orders(client, services, [record])
+
+
+def fair_share(services: Services) -> int:
+    """Return each client's share of MAX_PROCESSING: an equal part, at least 1."""
+    clients = max(1, len(services.settings.order_clients))
+    return max(1, -(-services.settings.MAX_PROCESSING // clients))
+
+
+def _within_share(services: Services, client_id: str | None) -> bool:
+    """Say whether ``client_id`` holds fewer Processing attempts than its fair share.
+
+    The submission's fast path claims only then; past its share a client's new order
+    waits for the timer's :func:`fair_startable`, which shares the free slots out.
+    """
+    if client_id is None:
+        return True
+    share = fair_share(services)
+    held = services.stores.states.count_of_client(client_id, [ProcessState.PROCESSING],
+                                                  min(share, MAX_COUNT_LIMIT))
+    return held < share
+
+
+def fair_startable(services: Services, room: int) -> list[StateRecord]:
+    """Pick up to ``room`` startable records, shared fairly between the clients (SPEC S8, X3).
+
+    Max-min fairness over the configured clients (``ORDER_CLIENTS``) and the legacy
+    records: each free slot goes to the client with Pending orders that holds the fewest
+    Processing attempts, so one client's backlog cannot take every MAX_PROCESSING slot
+    while another client's orders wait. Costs, per run, one bounded query and one
+    bounded count per client.
+
+    Parameters
+    ----------
+    services : Services
+        Stores, clock and settings.
+    room : int
+        Free slots (1 to 1000).
+
+    Returns
+    -------
+    list of StateRecord
+        In the order to claim them.
+    """
+    states, now = services.stores.states, services.clock.now()
+    cap = min(services.settings.MAX_PROCESSING, MAX_COUNT_LIMIT)
+    queue: list[tuple[int, int, list[StateRecord]]] = []
+    for n, client_id in enumerate((*services.settings.order_clients, None)):
+        found = states.find_startable(now, room, client_id=client_id)
+        if found:
+            held = 0 if client_id is None else states.count_of_client(
+                client_id, [ProcessState.PROCESSING], cap)
+            heapq.heappush(queue, (held, n, found[::-1]))
+    picked: list[StateRecord] = []
+    while queue and len(picked) < room:
+        held, n, found = heapq.heappop(queue)
+        picked.append(found.pop())
+        if found:
+            heapq.heappush(queue, (held + 1, n, found))
+    return picked
 
 
 async def _room(services: Services) -> int:

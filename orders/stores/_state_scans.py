@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from orders.models import SUPERVISED_STATES, ProcessState, StateRecord
 from orders.stores.ports import (
     ANY_CLIENT,
+    MAX_COUNT_LIMIT,
     AnyClient,
     ScanPage,
     check_count,
@@ -24,9 +25,6 @@ from orders.stores.ports import (
     check_states,
     check_window,
 )
-
-MAX_COUNT_LIMIT = 10_000
-"""Most records one :meth:`StateScans.count_of_client` reads (the per-client quota's cap)."""
 
 
 class StateScans:

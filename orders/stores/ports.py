@@ -27,6 +27,9 @@ T = TypeVar("T")
 MAX_PAGE_SIZE = 1000
 """Upper bound for ``limit`` and ``page_size``: a scan is bounded by design (SPEC V1)."""
 
+MAX_COUNT_LIMIT = 10_000
+"""Most records one ``count_of_client`` reads (the per-client quota's cap, SPEC X3)."""
+
 STARTABLE_STATES = (ProcessState.PENDING, ProcessState.COMPENSATING)
 """States a starter claims from when LockedBy is null: a new attempt of the order, or of
 its compensation (SPEC S3, S9)."""

@@ -8,6 +8,7 @@ only the state after each drain step. When shipping returns, every accepted orde
 terminal, and new orders are admitted again.
 """
 
+import json
 import time
 from collections import Counter
 
@@ -56,7 +57,12 @@ def run_outage(make_system, monkeypatch, orders: int, limit: int, wave: int) -> 
     assert set(rejected) == set(ids) - accepted and set(rejected.values()) == {1}
     assert received == accepted  # every order has a record or got Rejected, never both
     reasons = {m["reason"] for m in replies if m["status"] == "Rejected"}
-    assert all(f"reached MAX_IN_FLIGHT={limit}" in r for r in reasons)
+    # One client sends everything, so its own quota (MAX_IN_FLIGHT, capped) is what binds,
+    # and the reason names its own count only.
+    assert reasons == {f"admission control: client acme has {limit} orders in flight "
+                       "(Pending, Processing, Compensating), its quota "
+                       f"MAX_IN_FLIGHT_PER_CLIENT={limit}; nothing was stored, submit the "
+                       "order again later with a new MessageId"}
     for order_id in list(rejected)[:20]:
         assert system.services.stores.orders.get(order_id) is None
     counts = system.engine.counts("orders")
@@ -102,3 +108,55 @@ def test_redelivery_of_an_accepted_order_is_not_rejected_at_the_limit(make_syste
                         (third.order_id, "Rejected")]
     assert system.state(first.order_id).process_state in IN_FLIGHT_STATES
     assert system.engine.counts("orders").dead_letter == 0
+
+
+def test_one_clients_backlog_does_not_get_another_clients_order_rejected(make_system):
+    """MAX_IN_FLIGHT=10, MAX_IN_FLIGHT_PER_CLIENT=4, payment not answering for a while."""
+    system = make_system(settings={"MAX_IN_FLIGHT": "10", "MAX_IN_FLIGHT_PER_CLIENT": "4"})
+    flood = [make_order(n) for n in range(1, 13)]
+    mine = make_order(50)
+    with system.paused("payment-requests"):  # acme's orders stay in flight
+        for order in flood:
+            system.submit(order, client_id="acme")
+        system.run(1)
+        system.submit(mine, client_id="globex")
+        system.run(1)
+        acme = system.replies("acme")
+        rejected = [m for m in acme if m["status"] == "Rejected"]
+        assert len(rejected) == 8 and len(system.states(
+            [o.order_id for o in flood[:4]])) == 1  # the first four are stored
+        assert {m["reason"] for m in rejected} == {
+            "admission control: client acme has 4 orders in flight (Pending, Processing, "
+            "Compensating), its quota MAX_IN_FLIGHT_PER_CLIENT=4; nothing was stored, submit "
+            "the order again later with a new MessageId"}
+    system.run(30)
+    assert system.state(mine.order_id, "globex").process_state == ProcessState.PROCESSED
+    assert [m["status"] for m in system.replies("globex")] == ["RequestReceived",
+                                                               "OrderCompleted"]
+    assert system.states([o.order_id for o in flood[:4]]) == {ProcessState.PROCESSED: 4}
+
+
+def test_the_starter_shares_processing_slots_between_clients(make_system):
+    """MAX_PROCESSING=2: acme's six orders do not hold every slot ahead of globex's one."""
+    system = make_system(settings={"MAX_PROCESSING": "2", "MAX_IN_FLIGHT": "100"})
+    backlog = [make_order(n) for n in range(1, 7)]
+    late = make_order(60)
+    with system.paused("payment-requests"):
+        for order in backlog:
+            system.submit(order, client_id="acme")
+        system.run(2)
+        system.submit(late, client_id="globex")
+        system.run(2)
+        assert system.states([o.order_id for o in backlog]) == {
+            ProcessState.PROCESSING: 2, ProcessState.PENDING: 4}
+    system.run(60)
+    done = {}
+    for client_id in ("acme", "globex"):
+        for m in system.engine.peek(f"replies-{client_id}", 100):
+            body = json.loads(m.body)
+            if body["status"] == "OrderCompleted":
+                done[(client_id, body["orderId"])] = m.enqueued_time
+    assert len(done) == 7
+    acme_times = sorted(t for (c, _), t in done.items() if c == "acme")
+    # globex's order took the first slot that came free, ahead of acme's 4 waiting ones.
+    assert done[("globex", late.order_id)] < acme_times[3]

@@ -155,6 +155,19 @@ AGENT_REQUESTS = {
         completeBy="9999-12-31T23:59:59-05:00")).encode(), "SchemaViolation",
         "agent request: completeBy: Value error, must lie between years 1 and 9999"),
     "top-level-array": (b"[]", "SchemaViolation", "agent request: body: Input should be"),
+    # The queue decides the service, its operations and the reply queue (SPEC A1, A4).
+    "other-service": (json.dumps(agent_request(service="shipping", operation="ship")).encode(),
+                      "ServiceMismatch", "agent request: service: 'shipping' is not the "
+                                         "service of queue 'payment-requests' ('payment')"),
+    "other-services-operation": (json.dumps(agent_request(operation="ship")).encode(),
+                                 "ServiceMismatch", "agent request: operation: 'ship' is "
+                                                    "not an operation of the payment service"),
+    "foreign-reply-queue": (json.dumps(agent_request(replyTo="replies-acme")).encode(),
+                            "ServiceMismatch", "agent request: replyTo: 'replies-acme' is not "
+                                               "the agents' reply queue 'agent-replies'"),
+    "snake-case-field": (json.dumps({**agent_request(), "reply_to": "replies-acme"}).encode(),
+                         "SchemaViolation", "agent request: body: unknown field(s) "
+                                            "'reply_to'"),
 }
 
 
@@ -164,7 +177,7 @@ def test_bad_agent_request_is_dead_lettered_with_reason_on_first_delivery(system
     assert system.ledger.side_effects(order_id="ORD-00950") == []  # a legacy key
 
 
-def test_agent_request_whose_reply_queue_does_not_exist_is_dead_lettered_once(system):
+def test_agent_request_naming_another_reply_queue_calls_nothing(system):
     complete_by = system.clock.now() + timedelta(minutes=5)
     request = agent_request(orderId="ORD-00951", instanceId="ORD-00951:1",
                             messageId="ORD-00951:1:charge", idempotencyKey="ORD-00951:charge",
@@ -173,10 +186,10 @@ def test_agent_request_whose_reply_queue_does_not_exist_is_dead_lettered_once(sy
                             payload={"orderId": "ORD-00951", "amount": "10.00",
                                      "currency": "USD"})
     dead = deliver(system, "payment-requests", json.dumps(request).encode(), "request-noqueue")
-    assert (dead.delivery_count, dead.dead_letter_reason) == (1, "UnknownReplyQueue")
-    assert "replyTo: queue 'no-such-queue' does not exist" in \
+    assert (dead.delivery_count, dead.dead_letter_reason) == (1, "ServiceMismatch")
+    assert "replyTo: 'no-such-queue' is not the agents' reply queue" in \
         dead.dead_letter_error_description
-    assert len(system.ledger.side_effects(kind="charge", order_id="ORD-00951")) == 1
+    assert system.ledger.side_effects(kind="charge", order_id="ORD-00951") == []
 
 
 def agent_reply(**changes) -> dict:

@@ -74,7 +74,8 @@ def test_reply_to_another_clients_queue_is_refused_and_nothing_is_sent(make_syst
     assert dead["hijack"].dead_letter_error_description.startswith(
         "replyTo: 'replies-globex' is not the reply queue of client 'acme' ('replies-acme')")
     assert system.replies("globex") == [] and system.replies("acme") == []
-    assert [a["kind"] for a in system.alerts()] == ["ClientMismatch"] * 3
+    # Collapsed: one alert per client, kind and window (issue: alerts that cannot be buried).
+    assert [a["kind"] for a in system.alerts()] == ["ClientMismatch"]
     assert system.services.stores.states.get(key(order)) is None
 
 
@@ -94,7 +95,8 @@ def test_missing_reply_queue_dead_letters_naming_reply_to_and_starts_nothing(mak
     svc = system.services
     result = submit(body, svc.stores, NoReplyQueue(), system.clock.now(), client_id="gone")
     assert isinstance(result, Rejected) and result.reason == "UnknownReplyQueue"
-    assert "replyTo: queue 'replies-gone' does not exist" in result.description
+    assert "the reply queue 'replies-gone' of client gone does not exist" in \
+        result.description
     assert svc.stores.states.get(key(order, "gone")) is None
     # The client fixes its queue and sends again: accepted, processed once.
     system.submit(order, client_id="gone")
