@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ops.redaction import redact
 from orders.lifecycle.ids import attempt_instance_id as instance_id
 
 HistoryReader = Callable[[str], dict[str, Any] | None]
@@ -87,7 +88,9 @@ def order_report(services: Any, order_id: str, history: HistoryReader | None = N
     history : callable, optional
         Reads one attempt's status and history; None leaves histories out.
     details : bool
-        Include compensation log details (classified data).
+        Include classified data: compensation log details, and the attempts' histories
+        as they are; otherwise the histories' classified values are withheld
+        (:func:`ops.redaction.redact`).
 
     Returns
     -------
@@ -107,6 +110,8 @@ def order_report(services: Any, order_id: str, history: HistoryReader | None = N
                 status = history(iid)
             except Exception as exc:  # noqa: BLE001 - show the other attempts anyway
                 error = str(exc)
+            if not details:
+                status = redact(status)
         attempts.append({"instanceId": iid, "status": status, "error": error})
     return {
         "record": record.model_dump(mode="json") if record is not None else None,

@@ -33,6 +33,8 @@ from ops.dashboard.detail import DetailRequestError, order_detail, resolve_key, 
 from ops.dashboard.overview import build_overview
 from ops.dashboard.web import (
     Problem,
+    boolean,
+    check_details,
     int_from,
     json_body,
     json_response,
@@ -58,7 +60,7 @@ DEFAULT_LIMIT = 50
 MAX_LIMIT = 1000
 RESUBMIT_STATUS = {ResubmitOutcome.RESUBMITTED: 200, ResubmitOutcome.NOT_IN_ERROR: 409,
                    ResubmitOutcome.NOT_FOUND: 404}
-ORDER_PARAMS = {"client": text_up_to(40), "orderId": text_up_to(200)}
+ORDER_PARAMS = {"client": text_up_to(40), "orderId": text_up_to(200), "details": boolean}
 
 
 @bp.route(route="ops/dashboard", methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)
@@ -99,15 +101,17 @@ async def ops_dashboard_order(req: func.HttpRequest,
             raise Problem(400, "query parameter 'orderId' is required (with 'client': the "
                                "client's OrderID; alone: an order key such as acme~ORD-1)")
         key = resolve_key(params.get("client"), params["orderId"])
+        svc = await asyncio.to_thread(services)
+        details = check_details(req, params.get("details", False),
+                                svc.settings.WEBSITE_AUTH_ENABLED)
     except DetailRequestError as exc:
         return problem_response(Problem(400, str(exc)))
     except Problem as problem:
         return problem_response(problem)
-    svc = await asyncio.to_thread(services)
     record = await asyncio.to_thread(svc.stores.states.get, key)
     statuses = {iid: await _status(client, iid) for iid in
                 (attempt_ids(record) if record is not None else [])}
-    detail = await asyncio.to_thread(order_detail, svc, key, statuses)
+    detail = await asyncio.to_thread(order_detail, svc, key, statuses, details=details)
     if detail is None:
         return problem_response(Problem(404, f"no order {key}: no state record and no order"))
     return json_response(detail)

@@ -20,6 +20,7 @@ from ops.dashboard.overview import guarded, message_row
 from ops.order_report import order_report
 from orders.lifecycle.ids import client_order_id, order_key
 from orders.messaging.browse import MAX_PEEK, QueueBrowser
+from orders.models import StateRecord
 from orders.names import PUBLISH_STATUS
 from orders.observability.tracing import unwrap_input
 
@@ -107,15 +108,15 @@ def queued_messages(services: Any, record: dict[str, Any] | None
     if record is None or not isinstance(browser, QueueBrowser):
         return [], None
     known_as = record.get("clientOrderId") or record["orderId"]
-    peeked, note = guarded(f"reply queue {record['replyTo']}",
-                           lambda: browser.peek(record["replyTo"], MAX_PEEK))
+    queue = StateRecord.model_validate(record).status_queue
+    peeked, note = guarded(f"reply queue {queue}", lambda: browser.peek(queue, MAX_PEEK))
     mine = [message_row(m) for m in peeked or []
             if isinstance(m.body, dict) and m.body.get("orderId") == known_as]
     return mine, note
 
 
-def order_detail(services: Any, key: str, statuses: dict[str, dict[str, Any] | Exception | None]
-                 ) -> dict[str, Any] | None:
+def order_detail(services: Any, key: str, statuses: dict[str, dict[str, Any] | Exception | None],
+                 *, details: bool = False) -> dict[str, Any] | None:
     """Collect one order's detail.
 
     Parameters
@@ -127,6 +128,9 @@ def order_detail(services: Any, key: str, statuses: dict[str, dict[str, Any] | E
     statuses : dict
         Instance id -> status JSON (:func:`status_json`) of the order's attempts, or the
         exception that kept it from being read (shown as that attempt's ``error``).
+    details : bool
+        Show classified data in the histories and the compensation log; otherwise it is
+        withheld (:mod:`ops.redaction`).
 
     Returns
     -------
@@ -141,7 +145,7 @@ def order_detail(services: Any, key: str, statuses: dict[str, dict[str, Any] | E
             raise found
         return found
 
-    report = order_report(services, key, history)
+    report = order_report(services, key, history, details=details)
     if report is None:
         return None
     for attempt in report["attempts"]:

@@ -19,6 +19,8 @@ preflight the app never grants, so an action cannot be forged from another site.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -40,6 +42,10 @@ ALWAYS_ALLOWED = frozenset({"code"})
 """Query parameters every endpoint accepts (``code``: the function key in Azure)."""
 
 PRINCIPAL_HEADER = "x-ms-client-principal-name"
+CLAIMS_HEADER = "x-ms-client-principal"
+"""Easy Auth's base64-encoded JSON of the signed-in principal's claims (roles among them)."""
+DETAILS_ROLE = "Orders.Details"
+"""App role a signed-in operator needs on Azure to see classified data (SPEC X10)."""
 OPERATOR_HEADER = "x-ops-operator"
 _OPERATOR = re.compile(r"^[\w.@ -]{1,80}$")
 MAX_BODY_BYTES = 16 * 1024
@@ -151,6 +157,54 @@ def json_body(req: func.HttpRequest) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise Problem(400, "the body must be a JSON object")
     return body
+
+
+def boolean(text: str) -> bool:
+    """Parse ``true``/``false`` (any case) as a query parameter; raise ValueError otherwise."""
+    value = text.strip().lower()
+    if value not in ("true", "false"):
+        raise ValueError(f"must be true or false; got {text[:20]!r}")
+    return value == "true"
+
+
+def roles_of(req: func.HttpRequest) -> set[str]:
+    """Return the app roles in Easy Auth's ``X-MS-CLIENT-PRINCIPAL`` claims (empty if none).
+
+    The platform sets the header (and strips a caller's) only where App Service
+    authentication is on; read it only then (``WEBSITE_AUTH_ENABLED``).
+    """
+    raw = req.headers.get(CLAIMS_HEADER)
+    if not raw:
+        return set()
+    try:
+        claims = json.loads(base64.b64decode(raw, validate=True)).get("claims") or []
+    except (ValueError, AttributeError, binascii.Error):
+        return set()
+    return {str(c.get("val")) for c in claims
+            if isinstance(c, dict) and c.get("typ") in ("roles", ROLE_CLAIM)}
+
+
+ROLE_CLAIM = "http://schemas.microsoft.com/ws/2008/06/identity/claims/role"
+"""The long form of the role claim type Entra ID may send instead of ``roles``."""
+
+
+def check_details(req: func.HttpRequest, asked: bool, easy_auth: bool) -> bool:
+    """Decide whether a view may show classified data (SPEC S9, X10).
+
+    Only when asked for (``details=true``), and on Azure (``easy_auth``) only for a
+    signed-in principal holding :data:`DETAILS_ROLE`; locally asking is enough.
+
+    Raises
+    ------
+    Problem
+        403 if details were asked for without the role.
+    """
+    if not asked:
+        return False
+    if easy_auth and DETAILS_ROLE not in roles_of(req):
+        raise Problem(403, f"details=true shows classified customer and payment data: it "
+                           f"needs the app role {DETAILS_ROLE!r}")
+    return True
 
 
 def operator_of(req: func.HttpRequest, easy_auth: bool) -> str:

@@ -49,6 +49,7 @@ SQLite adapter purges them on request.
 from __future__ import annotations
 
 import re
+import typing
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -284,6 +285,33 @@ StepDetails = Annotated[
     Field(discriminator="step"),
 ]
 """The details of one entry, told apart by their ``step``."""
+
+
+def classified_fields(at_least: Classification = Classification.CONFIDENTIAL
+                      ) -> dict[str, Classification]:
+    """Return the wire names of the details fields classified ``at_least`` this sensitive.
+
+    Derived from the ``Classified`` metadata of every :data:`StepDetails` model, so a
+    view that must withhold classified data (an orchestration history, which carries the
+    same payment and shipment data through activity inputs and results) redacts by the
+    one declaration (SPEC S9, X10).
+
+    Returns
+    -------
+    dict of str to Classification
+        E.g. ``{"paymentId": Restricted, "amount": Restricted, "shipmentId":
+        Confidential, ...}``; a name used at two levels gets the more sensitive.
+    """
+    found: dict[str, Classification] = {}
+    models: tuple[type[Contract], ...] = typing.get_args(typing.get_args(StepDetails)[0])
+    for model in models:
+        for name, info in model.model_fields.items():
+            for meta in info.metadata:
+                if isinstance(meta, Classified) and meta.level.rank >= at_least.rank:
+                    key = info.alias or name
+                    if key not in found or meta.level.rank > found[key].rank:
+                        found[key] = meta.level
+    return found
 
 
 class CompensationEntry(Contract):

@@ -142,3 +142,82 @@ def test_the_signed_in_name_is_taken_only_behind_app_service_authentication():
                                        "x-ops-operator": "mallory"})
     assert web.operator_of(request, easy_auth=False) == "mallory"
     assert web.operator_of(request, easy_auth=True) == "alice@contoso.com"
+
+
+def history_text(detail) -> str:
+    import json
+    return json.dumps([a["timeline"] for a in detail["attempts"]])
+
+
+def values_of(data, names, found=None):
+    """Every value under one of ``names``, anywhere in ``data`` (JSON text decoded too)."""
+    import json
+    found = [] if found is None else found
+    if isinstance(data, str) and data[:1] in "{[":
+        try:
+            data = json.loads(data)
+        except ValueError:
+            return found
+    if isinstance(data, dict):
+        for k, v in data.items():
+            if k in names:
+                found.append(v)
+            values_of(v, names, found)
+    elif isinstance(data, list):
+        for v in data:
+            values_of(v, names, found)
+    return found
+
+
+def test_order_detail_withholds_payment_and_shipment_data_unless_asked(system):
+    order = make_order(1)
+    charge, = system.effects(kind="charge", order_id=order.order_id)
+    shipment, = system.effects(kind="ship", order_id=order.order_id)
+    shown = get(system, "/api/order", client="acme", orderId=order.order_id).json()
+    timelines = [a["timeline"] for a in shown["attempts"]]
+    restricted = values_of(timelines, {"paymentId", "amount", "currency"})
+    assert restricted and set(restricted) == {"<Restricted>"}
+    assert set(values_of(timelines, {"shipmentId"})) == {"<Confidential>"}
+    # The payment id and the shipment id appear nowhere in the histories.
+    text = history_text(shown)
+    assert charge.resource_id not in text and shipment.resource_id not in text
+    asked = get(system, "/api/order", client="acme", orderId=order.order_id,
+                details="true").json()
+    amounts = values_of([a["timeline"] for a in asked["attempts"]], {"amount"})
+    assert charge.amount in amounts
+    assert shipment.resource_id in history_text(asked)
+
+
+def test_order_detail_details_flag_is_strict(system):
+    bad = get(system, "/api/order", client="acme", orderId="ORD-00001", details="yes")
+    assert bad.status_code == 400 and "must be true or false" in bad.json()["error"]
+
+
+def principal(*roles) -> str:
+    import base64
+    import json
+    claims = [{"typ": "roles", "val": r} for r in roles] + [{"typ": "name", "val": "alice"}]
+    return base64.b64encode(json.dumps({"claims": claims}).encode()).decode()
+
+
+@pytest.mark.parametrize("headers, easy_auth, allowed", [
+    ({}, False, True),  # locally, asking is enough
+    ({}, True, False),  # on Azure, a signed-in principal with the role
+    ({"x-ms-client-principal": principal("Orders.Resubmit")}, True, False),
+    ({"x-ms-client-principal": principal("Orders.Details")}, True, True),
+    ({"x-ms-client-principal": "not base64!"}, True, False),
+])
+def test_details_need_the_details_role_behind_app_service_authentication(headers, easy_auth,
+                                                                         allowed):
+    import azure.functions as func
+
+    from ops.dashboard.web import Problem, check_details
+    req = func.HttpRequest("GET", "http://h/api/ops/dashboard/api/order", headers=headers,
+                           body=b"")
+    assert check_details(req, False, easy_auth) is False
+    if allowed:
+        assert check_details(req, True, easy_auth) is True
+    else:
+        with pytest.raises(Problem) as refused:
+            check_details(req, True, easy_auth)
+        assert refused.value.status == 403 and "Orders.Details" in refused.value.reason
