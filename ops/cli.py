@@ -36,7 +36,7 @@ from rich.console import Console
 from ops.history import fetch_status
 from ops.order_report import order_report
 from ops.queries import LISTS, check_limit
-from ops.render import records_table, report_tables, summary_tables
+from ops.render import alerts_table, records_table, report_tables, summary_tables
 from ops.resubmit import ResubmitOutcome, resubmit
 from ops.summary import build_summary
 from orders.budget import max_calls_per_service
@@ -246,6 +246,29 @@ def trace(ctx: typer.Context, order_id: str, client: str | None = CLIENT) -> Non
         console.print(f"[red]order {order_id}: no spans in {store.path}[/red]")
         raise typer.Exit(1)
     console.print(trace_tree(keys[0], spans))
+
+
+@app.command()
+def alerts(ctx: typer.Context,
+           limit: int = typer.Option(25, "--limit", help="Most alerts to show (1-500)."),
+           as_json: bool = AS_JSON) -> None:
+    """Show the newest operator alerts first (queue ``operator-alerts``, SPEC S7, X8).
+
+    Alerts a client can cause come once per client, kind and ten minutes; the messages
+    they stand for are in the dead-letter queue they name (``ops summary`` counts them).
+    """
+    from orders.messaging.browse import MAX_PEEK, QueueBrowser, peek_newest
+    from orders.names import OPERATOR_ALERTS_QUEUE
+
+    if not 1 <= limit <= MAX_PEEK:
+        raise typer.BadParameter(f"must be from 1 to {MAX_PEEK}", param_hint="--limit")
+    with opened(ctx) as svc:
+        if not isinstance(svc.depths, QueueBrowser):
+            console.print("[red]this backend cannot browse queues[/red]")
+            raise typer.Exit(2)
+        found = peek_newest(svc.depths, OPERATOR_ALERTS_QUEUE, limit)
+    bodies = [m.body if isinstance(m.body, dict) else {"reason": m.body} for m in found]
+    emit(bodies) if as_json else console.print(alerts_table(bodies))
 
 
 @app.command()

@@ -72,6 +72,17 @@ def records_table(title: str, records: Iterable[StateRecord], more: bool) -> Tab
     return table
 
 
+def alerts_table(alerts: list[dict[str, Any]]) -> Table:
+    """Render operator alerts (bodies of ``operator-alerts``), in the order given."""
+    table = Table(title=f"{len(alerts)} operator alert(s), newest first")
+    for column in ("At", "Kind", "Client", "Order", "Reason"):
+        table.add_column(column)
+    for a in alerts:
+        table.add_row(str(a.get("at", "")), str(a.get("kind", "")), str(a.get("clientId") or ""),
+                      str(a.get("orderId") or ""), _short(a.get("reason"), 200))
+    return table
+
+
 def history_table(status: dict[str, Any]) -> Table:
     """Render one attempt's history events (SPEC D5: type, time, name, input, result)."""
     table = Table(title=f"{status.get('instanceId')} {status.get('runtimeStatus')} "

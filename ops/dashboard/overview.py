@@ -21,19 +21,18 @@ from typing import Any, TypeVar
 from ops.dashboard.series import charts
 from ops.queries import list_by_state, list_stuck
 from ops.summary import build_summary, watched_queues
-from orders.messaging.browse import PeekedMessage, QueueBrowser
+from orders.messaging.browse import PeekedMessage, QueueBrowser, peek_newest
 from orders.models import ProcessState, StateRecord, format_utc
-from orders.models.messages import reply_queue
-from orders.names import OPERATOR_ALERTS_QUEUE
+from orders.models.messages import reply_queue, submit_queue
+from orders.names import OPERATOR_ALERTS_QUEUE, ORDERS_QUEUE
 
 log = logging.getLogger("orders.ops.dashboard")
 T = TypeVar("T")
 
 DEAD_LETTERS_PER_QUEUE = 20
 """Dead-lettered messages shown per queue (the oldest)."""
-ALERTS_READ = 500
-"""Operator alerts peeked; the most recent :data:`ALERTS_SHOWN` of them are shown."""
 ALERTS_SHOWN = 25
+"""Operator alerts shown, the newest first (:func:`orders.messaging.browse.peek_newest`)."""
 
 
 def record_row(record: StateRecord, now: datetime, window_s: float) -> dict[str, Any]:
@@ -46,6 +45,22 @@ def record_row(record: StateRecord, now: datetime, window_s: float) -> dict[str,
     overdue = ((now - record.complete_by).total_seconds()
                if record.complete_by is not None and record.complete_by < now else None)
     row.update(overdueS=overdue, beyondWindow=overdue is not None and overdue > window_s)
+    return row
+
+
+def alert_row(message: PeekedMessage, dead_counts: dict[str, int]) -> dict[str, Any]:
+    """Return an alert as a row; a collapsed one with its queue's dead-letter count.
+
+    Alerts a client can cause are sent once per client, kind and window
+    (:mod:`scheduler.identity`); the messages they stand for are all in the dead-letter
+    queue of the queue they came on, whose count is the row's ``deadLettered``.
+    """
+    row = message_row(message)
+    body = message.body if isinstance(message.body, dict) else {}
+    queue = (submit_queue(body["clientId"]) if isinstance(body.get("clientId"), str)
+             else ORDERS_QUEUE if body.get("kind") == "UseClientQueue" else None)
+    row["collapsedQueue"] = queue
+    row["deadLettered"] = dead_counts.get(queue) if queue else None
     return row
 
 
@@ -118,9 +133,10 @@ def queues(services: Any) -> dict[str, Any]:
         dead.extend(message_row(m) for m in peeked or [])
         notes.append(note)
     alerts, note = guarded("operator alerts",
-                           lambda: browser.peek(OPERATOR_ALERTS_QUEUE, ALERTS_READ))
+                           lambda: peek_newest(browser, OPERATOR_ALERTS_QUEUE, ALERTS_SHOWN))
     notes.append(note)
-    recent = [message_row(m) for m in reversed((alerts or [])[-ALERTS_SHOWN:])]
+    dead_counts = {row["name"]: row["deadLetter"] for row in rows}
+    recent = [alert_row(m, dead_counts) for m in alerts or []]
     return {"queues": rows if counts is not None else None, "deadLettered": dead,
             "alerts": recent, "notes": [n for n in notes if n]}
 

@@ -144,3 +144,16 @@ def test_show_lists_the_compensation_log_details_only_on_request(make_system):
     assert [a["status"]["runtimeStatus"] for a in report["attempts"]] == ["Completed"] * 2
     detailed = ops_json(system, "show", key(declined), "--no-history", "--details")
     assert detailed["compensation"][0]["details"]["reservationId"]
+
+
+def test_ops_alerts_lists_the_newest_first(make_system):
+    system = make_system()
+    for n in range(40):
+        system.engine.send("operator-alerts", json.dumps({
+            "schemaVersion": 1, "kind": "OrderError", "reason": f"alert {n}",
+            "at": "2030-01-01T00:00:00Z"}).encode(), message_id=f"a-{n}")
+    answer = ops(system, "alerts", "--limit", "3", "--json")
+    assert answer.exit_code == 0, answer.output
+    assert [a["reason"] for a in json.loads(answer.stdout)] == ["alert 39", "alert 38",
+                                                                "alert 37"]
+    assert ops(system, "alerts", "--limit", "0").exit_code == 2

@@ -221,3 +221,48 @@ def test_details_need_the_details_role_behind_app_service_authentication(headers
         with pytest.raises(Problem) as refused:
             check_details(req, True, easy_auth)
         assert refused.value.status == 403 and "Orders.Details" in refused.value.reason
+
+
+def test_alerts_show_newest_first_and_collapsed_ones_with_their_dead_letter_count(
+        make_system):
+    import json
+
+    system = make_system()
+    for n in range(30):  # globex poses as acme: thirty ClientMismatch, one alert
+        system.engine.send("orders-globex", json.dumps({
+            "clientId": "acme", "replyTo": "replies-acme",
+            "order": make_order(200 + n).model_dump(mode="json")}).encode(),
+            message_id=f"pose-{n}")
+    system.run(5)
+    for n in range(600):  # and the alert queue already held 600 older alerts
+        system.engine.send("operator-alerts", json.dumps({
+            "schemaVersion": 1, "kind": "OrderError", "reason": f"old {n}",
+            "at": "2029-01-01T00:00:00Z"}).encode(), message_id=f"old-{n}")
+    order = make_order(1)
+    system.submit(order)
+    system.run(10)
+    system.submit(make_order(1, lines=3), message_id="changed")  # a real alert, last
+    system.run(5)
+    alerts = get(system, "/api/overview").json()["messaging"]["alerts"]
+    assert len(alerts) == 25
+    assert alerts[0]["body"]["kind"] == "ConflictingOrder"
+    assert alerts[0]["body"]["orderId"] == key(order)
+    assert [a["body"]["reason"] for a in alerts[1:4]] == ["old 599", "old 598", "old 597"]
+    mismatch = [m for m in system.alerts() if m["kind"] == "ClientMismatch"]
+    assert len(mismatch) == 1 and mismatch[0]["clientId"] == "globex"
+    assert system.engine.counts("orders-globex").dead_letter == 30
+
+
+def test_a_collapsed_alert_shows_how_many_messages_it_stands_for(make_system):
+    import json
+
+    system = make_system()
+    for n in range(30):
+        system.engine.send("orders-globex", json.dumps({
+            "clientId": "acme", "replyTo": "replies-acme",
+            "order": make_order(300 + n).model_dump(mode="json")}).encode(),
+            message_id=f"pose-{n}")
+    system.run(5)
+    (alert,) = get(system, "/api/overview").json()["messaging"]["alerts"]
+    assert (alert["body"]["kind"], alert["collapsedQueue"], alert["deadLettered"]) == (
+        "ClientMismatch", "orders-globex", 30)

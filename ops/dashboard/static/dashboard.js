@@ -202,7 +202,9 @@
       budget.budget));
     rows("#alerts", messaging.alerts, (m) => {
       const a = m.body && typeof m.body === "object" ? m.body : {reason: m.body};
-      return tr(a.at, a.kind, a.orderId, a.instanceId, a.reason);
+      const collapsed = m.collapsedQueue
+        ? m.collapsedQueue + ": " + (m.deadLettered === null ? "?" : m.deadLettered) : "";
+      return tr(a.at, a.kind, a.orderId, a.instanceId, collapsed, a.reason);
     });
   }
 

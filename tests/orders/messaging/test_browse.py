@@ -7,7 +7,12 @@ from types import SimpleNamespace
 import pytest
 
 from devhost.servicebus import open_engine
-from orders.messaging.browse import AzureQueueBrowser, LocalQueueBrowser, QueueBrowser
+from orders.messaging.browse import (
+    AzureQueueBrowser,
+    LocalQueueBrowser,
+    QueueBrowser,
+    peek_newest,
+)
 
 
 def test_local_browser_counts_and_peeks_without_taking_messages(tmp_path):
@@ -42,8 +47,9 @@ class Receiver:
     def __exit__(self, *exc):
         self.opened.append("closed")
 
-    def peek_messages(self, max_message_count):
-        return self.messages[:max_message_count]
+    def peek_messages(self, max_message_count, *, sequence_number=0):
+        return [m for m in self.messages if m.sequence_number >= sequence_number
+                ][:max_message_count]
 
 
 def test_azure_browser_turns_sdk_messages_into_text_keyed_rows():
@@ -73,3 +79,46 @@ def test_azure_browser_turns_sdk_messages_into_text_keyed_rows():
     assert receivers[0] == ("orders-acme", "ServiceBusSubQueue.DEAD_LETTER")
     browser.close()
     assert receivers[-1] == "client closed"
+
+
+def test_the_azure_browser_peeks_with_the_sdks_own_keyword():
+    import inspect
+
+    from azure.servicebus import ServiceBusReceiver
+    assert "sequence_number" in inspect.signature(ServiceBusReceiver.peek_messages).parameters
+
+
+class CountingBrowser:
+    """A local browser that counts its peeks."""
+
+    def __init__(self, inner):
+        self.inner, self.peeks = inner, 0
+
+    def peek(self, *args, **kwargs):
+        self.peeks += 1
+        return self.inner.peek(*args, **kwargs)
+
+
+def test_peek_newest_reads_the_newest_messages_newest_first_across_gaps(tmp_path):
+    with open_engine(tmp_path) as engine:
+        for n in range(40):
+            engine.send("operator-alerts", json.dumps({"n": n}).encode(), message_id=f"a{n}")
+        # Take every message but the first and the last five: a wide gap of sequence numbers.
+        taken = engine.receive("operator-alerts", 40, lock_owner="test")
+        for message in taken[1:35]:
+            engine.complete("operator-alerts", message.lock_token)
+    browser = CountingBrowser(LocalQueueBrowser(tmp_path))
+    newest = peek_newest(browser, "operator-alerts", 6)
+    assert [m.body["n"] for m in newest] == [39, 38, 37, 36, 35, 0]
+    assert [m.body["n"] for m in peek_newest(browser, "operator-alerts", 2)] == [39, 38]
+    assert peek_newest(browser, "replies-nobody", 5) == []
+
+
+def test_peek_newest_costs_a_logarithm_of_the_queue(tmp_path):
+    with open_engine(tmp_path) as engine:
+        for n in range(3000):
+            engine.send("operator-alerts", json.dumps({"n": n}).encode(), message_id=f"a{n}")
+    browser = CountingBrowser(LocalQueueBrowser(tmp_path))
+    newest = peek_newest(browser, "operator-alerts", 25)
+    assert [m.body["n"] for m in newest] == list(range(2999, 2974, -1))
+    assert browser.peeks <= 2 * 12 + 2  # 3000 < 2**12
