@@ -20,6 +20,7 @@ from devhost.http_api.entity_routes import entity_routes
 from devhost.http_api.errors import BadRequest, handle_error
 from devhost.http_api.id_guard import InstanceIdGuard, route_error
 from devhost.http_api.instance_routes import instance_routes
+from devhost.http_api.origin_guard import OriginGuard
 from devhost.http_api.query_routes import query_routes
 from devhost.http_api.start_routes import start_routes
 from devhost.http_api.urls import check_base_url
@@ -76,8 +77,10 @@ def create_http_app(taskhub: TaskHub, *, base_url: str, http_functions: Iterable
               *entity_routes(ctx, entity_names)]
     if functions and invoke_http is not None:  # not None whenever there are functions
         routes += http_trigger_routes(functions, invoke_http)
-    # A malformed instance id is refused (400, JSON) before routing; unknown webhook
-    # routes answer JSON 404/405 with a reason.
-    return Starlette(routes=routes, middleware=[Middleware(InstanceIdGuard)],
+    # A request not addressed to the host, or a cross-site change, is refused (403);
+    # a malformed instance id (400, JSON) before routing; unknown webhook routes answer
+    # JSON 404/405 with a reason.
+    return Starlette(routes=routes, middleware=[Middleware(OriginGuard, base_url=base_url),
+                                                Middleware(InstanceIdGuard)],
                      exception_handlers={BadRequest: handle_error, TaskHubError: handle_error,
                                          404: route_error, 405: route_error})
