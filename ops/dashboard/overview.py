@@ -22,6 +22,7 @@ from ops.dashboard.series import charts
 from ops.queries import list_by_state, list_stuck
 from ops.summary import build_summary, watched_queues
 from orders.messaging.browse import PeekedMessage, QueueBrowser
+from orders.messaging.settlement import DEAD_LETTERS_QUEUE
 from orders.models import ProcessState, StateRecord, format_utc
 from orders.models.messages import reply_queue
 from orders.names import OPERATOR_ALERTS_QUEUE
@@ -112,9 +113,13 @@ def queues(services: Any) -> dict[str, Any]:
                                   for q, c in (counts or {}).items()]
     dead: list[dict[str, Any]] = []
     notes = [count_note]
-    for name in (row["name"] for row in rows if row["deadLetter"]):
+    # Dead-letter subqueues, and in Azure the active messages of ``dead-letters``, where the
+    # app forwards what it dead-letters with its reason (orders.messaging.settlement).
+    wanted = [(row["name"], True) for row in rows if row["deadLetter"]] + [
+        (row["name"], False) for row in rows if row["name"] == DEAD_LETTERS_QUEUE and row["active"]]
+    for name, subqueue in wanted:
         peeked, note = guarded(f"dead letters of {name}", partial(
-            browser.peek, name, DEAD_LETTERS_PER_QUEUE, dead_letter=True))
+            browser.peek, name, DEAD_LETTERS_PER_QUEUE, dead_letter=subqueue))
         dead.extend(message_row(m) for m in peeked or [])
         notes.append(note)
     alerts, note = guarded("operator alerts",
