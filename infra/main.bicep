@@ -282,6 +282,13 @@ module functionApp './app/function-app.bicep' = {
       METRICS_EXPORT_INTERVAL_S: '60'
       // Share of orders traced to Application Insights (0 to 1; a whole order is in or out).
       TRACE_SAMPLE_RATIO: '0.1'
+      // The Python worker runs every synchronous function (agents, activities, orchestrator
+      // replays) on one thread pool; left unset it has the ThreadPoolExecutor default,
+      // min(32, CPUs + 4), five threads on one vCPU. Sized so that both agents can each
+      // hold maxConcurrentCalls messages in remote calls while activities and orchestrators
+      // still run: 2 x 16 + 10 + 10 + 12 spare for timers, submissions and the ops routes
+      // (host.json; rule in docs/deploy.md, "Concurrency"; tests/infra/test_concurrency.py).
+      PYTHON_THREADPOOL_THREAD_COUNT: '64'
     }, appSettingOverrides)
   }
 }

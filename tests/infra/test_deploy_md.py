@@ -56,3 +56,20 @@ def test_a_placeholder_is_reported_but_a_heredoc_is_not():
 def test_a_publish_outside_a_loop_is_found():
     text = "```bash\nfunc azure functionapp publish \"$APP\"\nfor i in 1; do\n  echo\ndone\n```\n"
     assert enclosing_loop(text, "func azure functionapp publish") == []
+
+
+def settings_table_names():
+    """Setting names of the first column of deploy.md's "App settings" table."""
+    section = DEPLOY_MD.split("### App settings", 1)[1].split("\n### ", 1)[0]
+    names = set()
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            first = line.split("|")[1]
+            names |= {part.strip(" `") for part in first.split(",")}
+    return names
+
+
+def test_the_app_settings_table_lists_every_setting_the_bicep_sets():
+    from tests.infra.checks import bicep_app_settings
+
+    assert set(bicep_app_settings()) - settings_table_names() == set()
