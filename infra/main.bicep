@@ -74,6 +74,11 @@ param maximumInstanceCount int = 40
 @description('Flex Consumption: memory of one instance in MB (2048 or 4096).')
 param instanceMemoryMB int = 2048
 
+@description('Flex Consumption: always-ready (pre-provisioned, billed while idle) instances of the durable group, so orchestrations never wait for a cold start. 0 turns them off.')
+@minValue(0)
+@maxValue(10)
+param durableAlwaysReadyCount int = 1
+
 @description('Cosmos DB serverless (dev, bursty load) instead of provisioned autoscale throughput.')
 param cosmosServerless bool = true
 
@@ -222,6 +227,7 @@ module functionApp './app/function-app.bicep' = {
     applicationInsightsName: appInsights.outputs.name
     maximumInstanceCount: maximumInstanceCount
     instanceMemoryMB: instanceMemoryMB
+    durableAlwaysReadyCount: durableAlwaysReadyCount
     // Every setting orders/settings.py and the function metadata read (same names as in
     // local.settings.json; tests/infra checks both). The host's own settings
     // (AzureWebJobsStorage__*, APPLICATIONINSIGHTS_*) are added in app/function-app.bicep.

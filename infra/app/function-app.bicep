@@ -36,6 +36,10 @@ param maximumInstanceCount int
 
 param instanceMemoryMB int
 
+@description('Always-ready instances of the durable group (orchestration, activity and entity triggers); 0: none.')
+@minValue(0)
+param durableAlwaysReadyCount int
+
 resource storageAccount 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
   name: storageAccountName
 }
@@ -75,6 +79,16 @@ resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
       scaleAndConcurrency: {
         maximumInstanceCount: maximumInstanceCount
         instanceMemoryMB: instanceMemoryMB
+        // Flex Consumption scales Durable Functions' triggers as one group, 'durable'; an
+        // always-ready instance keeps one worker warm for it, so an attempt's first replay
+        // does not wait for a cold start against its CompleteBy (Learn: "Flex Consumption
+        // plan hosting", always ready instances).
+        alwaysReady: (durableAlwaysReadyCount > 0) ? [
+          {
+            name: 'durable'
+            instanceCount: durableAlwaysReadyCount
+          }
+        ] : []
       }
       runtime: {
         name: 'python'

@@ -148,7 +148,9 @@ SCHEMAS: dict[tuple[str, str], dict[str, Any]] = {
                 }},
                 "runtime": {"name": None, "version": None},  # FunctionsRuntime
                 "scaleAndConcurrency": {  # FunctionsScaleAndConcurrency
-                    "alwaysReady": None, "instanceMemoryMB": None,
+                    # FunctionsAlwaysReadyConfig
+                    "alwaysReady": [{"instanceCount": None, "name": None}],
+                    "instanceMemoryMB": None,
                     "maximumInstanceCount": None, "triggers": None,
                 },
             },
