@@ -112,5 +112,20 @@ resource siteSettings 'Microsoft.Web/sites/config@2024-04-01' = {
   })
 }
 
+// No basic-auth publishing credentials: FTP and the SCM (Kudu) site accept Entra ID only,
+// so a deployment goes through an identity holding Microsoft.Web/sites/publish/Action, as
+// `func azure functionapp publish` does with the signed-in Azure CLI account (Learn:
+// "Disable basic authentication in App Service deployments").
+resource basicPublishing 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = [for channel in [
+  'ftp'
+  'scm'
+]: {
+  parent: functionApp
+  name: channel
+  properties: {
+    allow: false
+  }
+}]
+
 output name string = functionApp.name
 output defaultHostName string = functionApp.properties.defaultHostName

@@ -162,6 +162,9 @@ SCHEMAS: dict[tuple[str, str], dict[str, Any]] = {
     ("Microsoft.Web/sites/config", "2024-04-01"): {
         "properties": ANY_KEYS,  # name 'appsettings': string values under free keys
     },
+    ("Microsoft.Web/sites/basicPublishingCredentialsPolicies", "2024-04-01"): {
+        "properties": {"allow": None},  # CsmPublishingCredentialsPoliciesEntityProperties
+    },
 }
 """(type, API version) -> spec of the writable properties (see the module docstring)."""
 
@@ -201,6 +204,9 @@ SOURCES: dict[tuple[str, str], str] = {
         "FunctionsScaleAndConcurrency)",
     ("Microsoft.Web/sites/config", "2024-04-01"):
         f"{_TYPES}/web/microsoft.web/2024-04-01/types.md (StringDictionaryProperties)",
+    ("Microsoft.Web/sites/basicPublishingCredentialsPolicies", "2024-04-01"):
+        f"{_TYPES}/web/microsoft.web/2024-04-01/types.md "
+        "(CsmPublishingCredentialsPoliciesEntityProperties)",
 }
 """Where each entry of :data:`SCHEMAS` was copied from."""
 

@@ -73,3 +73,11 @@ def test_the_app_settings_table_lists_every_setting_the_bicep_sets():
     from tests.infra.checks import bicep_app_settings
 
     assert set(bicep_app_settings()) - settings_table_names() == set()
+
+
+def test_the_first_deployment_is_retried_on_the_cosmos_principal_race_only():
+    loop = enclosing_loop(DEPLOY_MD, "az deployment group create")
+    assert loop, "the first deployment is not inside a retry loop"
+    text = "\n".join(loop)
+    assert 'grep -qiE "principal.*not ?found"' in text
+    assert "sleep" in text and text.count("break") == 2
