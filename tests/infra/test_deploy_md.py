@@ -5,6 +5,8 @@ Each shell block's ``$VAR`` is set by an earlier line of the document, no comman
 propagate, is retried in a loop that waits between attempts.
 """
 
+import re
+
 from tests.infra.checks import REPO
 from tests.infra.doc_commands import enclosing_loop, placeholders, undefined_variables
 
@@ -81,3 +83,25 @@ def test_the_first_deployment_is_retried_on_the_cosmos_principal_race_only():
     text = "\n".join(loop)
     assert 'grep -qiE "principal.*not ?found"' in text
     assert "sleep" in text and text.count("break") == 2
+
+
+def migration_section():
+    return DEPLOY_MD.split("### Moving from the shared `orders` queue", 1)[1].split("\n### ", 1)[0]
+
+
+def test_the_migration_removes_the_clients_old_data_sender_on_the_shared_queue():
+    section = migration_section()
+    block = section.split("```bash", 1)[1].split("```", 1)[0]
+    assert "--name orders" in block
+    assert 'az role assignment delete --ids "$assignment"' in block
+    assert block.count('--role "Azure Service Bus Data Sender"') == 3
+    assert "[?scope=='$ORDERS_QUEUE_ID']" in block  # on the queue itself, not inherited
+
+
+def test_no_doc_asks_an_operator_to_resend_a_body_on_its_word():
+    operations = (REPO / "docs" / "operations.md").read_text()
+    for text in (DEPLOY_MD, operations):
+        for sentence in re.split(r"(?<=[.!?|])\s", text):
+            lowered = sentence.lower()
+            if "resend" in lowered and "body" in lowered:
+                assert "never" in lowered, sentence
