@@ -39,6 +39,9 @@ param operatorPrincipalId string = ''
 @description('Principal type of operatorPrincipalId: Group, User or ServicePrincipal.')
 param operatorPrincipalType string = 'Group'
 
+@description('Application (client) id of the operators\' Entra ID app registration (docs/deploy.md, "Operators: Entra ID sign-in"): App Service authentication then fronts the app and the dashboard takes the operator from the signed-in principal; resubmitting needs its app role Orders.Operator. Empty: no authentication, and the app refuses its operations routes in Azure.')
+param operatorsAppClientId string = ''
+
 @description('Object id of a developer who runs the app with Core Tools against these resources (dev only). Empty: none.')
 param developerPrincipalId string = ''
 
@@ -228,6 +231,7 @@ module functionApp './app/function-app.bicep' = {
     maximumInstanceCount: maximumInstanceCount
     instanceMemoryMB: instanceMemoryMB
     durableAlwaysReadyCount: durableAlwaysReadyCount
+    operatorsAppClientId: operatorsAppClientId
     // Every setting orders/settings.py and the function metadata read (same names as in
     // local.settings.json; tests/infra checks both). The host's own settings
     // (AzureWebJobsStorage__*, APPLICATIONINSIGHTS_*) are added in app/function-app.bicep.

@@ -56,6 +56,7 @@ _ORDERINGS = {"greater_than": operator.gt, "greater_than_or_equals": operator.ge
 reads ``a > 0 ? x : y`` as ``a > (0 ? x : y)``)."""
 
 _RUNTIME_FUNCTIONS = {"guid", "resource_group", "subscription", "unique_string", "take",
+                      "environment", "tenant",
                       "string"}
 """Functions whose value the checks never need: treated as deployment-time values."""
 

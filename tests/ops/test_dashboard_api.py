@@ -46,10 +46,12 @@ def test_overview_refuses_malformed_parameters(system, params, says):
     assert answer.status_code == 400 and says in answer.json()["error"]
 
 
-def test_overview_takes_the_function_key_parameter_and_a_limit(system):
-    answer = get(system, "/api/overview", limit="5", code="any-key")
+def test_overview_takes_a_limit_and_refuses_a_key_in_the_url(system):
+    answer = get(system, "/api/overview", limit="5")
     assert answer.status_code == 200
     assert answer.json()["summary"]["counts"]["Processed"] == 1
+    keyed = get(system, "/api/overview", limit="5", code="any-key")
+    assert keyed.status_code == 400 and "'code'" in keyed.json()["error"]
 
 
 @pytest.mark.parametrize("params, status, says", [
@@ -136,9 +138,14 @@ def test_a_resubmit_that_keeps_losing_the_etag_race_is_a_409_and_changes_nothing
 
 
 def test_the_signed_in_name_is_taken_only_behind_app_service_authentication():
+    """The rules themselves are tests/ops/test_access.py; here, the dashboard's wrapper."""
+    from ops.access import OPERATOR_ROLE
     from ops.dashboard import web
+    from tests.ops.test_access import AZURE, LOCAL, signed_in
 
-    request = SimpleNamespace(headers={"x-ms-client-principal-name": "alice@contoso.com",
-                                       "x-ops-operator": "mallory"})
-    assert web.operator_of(request, easy_auth=False) == "mallory"
-    assert web.operator_of(request, easy_auth=True) == "alice@contoso.com"
+    request = SimpleNamespace(headers=signed_in(OPERATOR_ROLE, **{"x-ops-operator": "mallory"}))
+    assert web.operator_of(request, LOCAL) == "mallory"
+    assert web.operator_of(request, AZURE) == "alice@contoso.com"
+    with pytest.raises(web.Problem) as refused:
+        web.operator_of(SimpleNamespace(headers=signed_in()), AZURE)
+    assert refused.value.status == 403
