@@ -179,3 +179,14 @@ def test_operators_may_read_the_dead_letters_queue_and_nothing_more_of_service_b
                   and g.role in (DATA_SENDER, DATA_RECEIVER)}
     assert found == {Grant(operator, DATA_RECEIVER, QUEUE, "operator-alerts"),
                      Grant(operator, DATA_RECEIVER, QUEUE, DEAD_LETTERS_QUEUE)}
+
+
+def test_the_summary_counts_every_message_of_the_dead_letters_queue_as_a_dead_letter():
+    from orders.messaging.depths import AzureDepthReader
+
+    counts = {"dead-letters": (3, 1), "orders-acme": (7, 2)}  # (active, dead-lettered)
+    admin = SimpleNamespace(get_queue_runtime_properties=lambda q: SimpleNamespace(
+        active_message_count=counts[q][0], dead_letter_message_count=counts[q][1]))
+    reader = AzureDepthReader(NAMESPACE, None, client=admin)
+    assert reader.dead_letter_depths(["dead-letters", "orders-acme"]) == {
+        "dead-letters": 4, "orders-acme": 2}
