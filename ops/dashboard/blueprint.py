@@ -3,8 +3,8 @@
 Routes (under ``api/``, the Functions route prefix):
 
 - ``GET ops/dashboard``: the page (``static/index.html``); ``GET ops/dashboard/assets/{name}``
-  its script and style sheet. Anonymous: they hold no data, and a browser cannot add the
-  function key to a ``<script src>``.
+  its script and style sheet. They hold no data and are not checked by the app (in Azure
+  App Service authentication still asks for a sign-in first).
 - ``GET ops/dashboard/api/overview?limit=N``: :func:`ops.dashboard.overview.build_overview`.
 - ``GET ops/dashboard/api/order?client=C&orderId=O``: one order
   (:func:`ops.dashboard.detail.order_detail`), its attempts' histories read through the
@@ -13,12 +13,12 @@ Routes (under ``api/``, the Functions route prefix):
   ``resubmit`` (:func:`ops.resubmit.resubmit`), naming the operator
   (:func:`ops.dashboard.web.operator_of`).
 
-The endpoints are anonymous to the Functions host and guarded by :mod:`ops.access`: in
-Azure App Service authentication (Entra ID sign-in) fronts the whole app and the caller is
-its principal, so no function key travels in a URL; on the local host the simple path
-stays (``X-Ops-Operator``). Bad input is answered 4xx with
-``{"error": reason}``: unknown query parameters, malformed values, unknown orders (404), an
-order not in Error (409).
+The JSON endpoints are anonymous to the Functions host and guarded by :mod:`ops.access`:
+in Azure App Service authentication (Entra ID sign-in) fronts the whole app and the caller
+is its principal, so no function key travels in a URL; on the local host the simple path
+stays (``X-Ops-Operator``). Bad input is answered 4xx with ``{"error": reason}``: a caller
+the access check refuses (401, 403), unknown query parameters, malformed values, unknown
+orders (404), an order not in Error (409).
 """
 
 from __future__ import annotations
