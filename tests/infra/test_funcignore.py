@@ -27,6 +27,13 @@ def test_every_cache_folder_is_left_out(folder):
     assert funcignore().match_file(f"{folder}/some/file"), folder
 
 
+@pytest.mark.parametrize("path", ["ledger.sqlite", ".data/orders.sqlite-wal", "x.db",
+                                  "clients.dev.json", "deploy-errors.txt",
+                                  "operator-roles.json"])
+def test_local_data_and_the_deploy_steps_files_are_left_out(path):
+    assert funcignore().match_file(path), path
+
+
 def test_whatever_git_ignores_in_this_tree_is_not_uploaded():
     listed = subprocess.run(["git", "ls-files", "--others", "--ignored", "--exclude-standard",
                              "--directory"], cwd=REPO, capture_output=True, text=True,
