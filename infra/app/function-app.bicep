@@ -167,6 +167,11 @@ resource authentication 'Microsoft.Web/sites/config@2024-04-01' = if (!empty(ope
       }
     }
   }
+  // After the app settings: the credential setting must exist, and two writes to the
+  // site's configuration at once can conflict.
+  dependsOn: [
+    siteSettings
+  ]
 }
 
 // No basic-auth publishing credentials: FTP and the SCM (Kudu) site accept Entra ID only,
