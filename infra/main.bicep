@@ -39,6 +39,9 @@ param operatorPrincipalId string = ''
 @description('Principal type of operatorPrincipalId: Group, User or ServicePrincipal.')
 param operatorPrincipalType string = 'Group'
 
+@description('Application (client) id of the operators\' Entra ID app registration (docs/deploy.md, "Operators: Entra ID sign-in"): App Service authentication then fronts the app and the dashboard takes the operator from the signed-in principal; resubmitting needs its app role Orders.Operator. Empty: no authentication, and the app refuses its operations routes in Azure.')
+param operatorsAppClientId string = ''
+
 @description('Object id of a developer who runs the app with Core Tools against these resources (dev only). Empty: none.')
 param developerPrincipalId string = ''
 
@@ -73,6 +76,11 @@ param maximumInstanceCount int = 40
 
 @description('Flex Consumption: memory of one instance in MB (2048 or 4096).')
 param instanceMemoryMB int = 2048
+
+@description('Flex Consumption: always-ready (pre-provisioned, billed while idle) instances of the durable group, so orchestrations never wait for a cold start. 0 turns them off.')
+@minValue(0)
+@maxValue(10)
+param durableAlwaysReadyCount int = 1
 
 @description('Cosmos DB serverless (dev, bursty load) instead of provisioned autoscale throughput.')
 param cosmosServerless bool = true
@@ -222,6 +230,8 @@ module functionApp './app/function-app.bicep' = {
     applicationInsightsName: appInsights.outputs.name
     maximumInstanceCount: maximumInstanceCount
     instanceMemoryMB: instanceMemoryMB
+    durableAlwaysReadyCount: durableAlwaysReadyCount
+    operatorsAppClientId: operatorsAppClientId
     // Every setting orders/settings.py and the function metadata read (same names as in
     // local.settings.json; tests/infra checks both). The host's own settings
     // (AzureWebJobsStorage__*, APPLICATIONINSIGHTS_*) are added in app/function-app.bicep.
@@ -283,6 +293,13 @@ module functionApp './app/function-app.bicep' = {
       METRICS_EXPORT_INTERVAL_S: '60'
       // Share of orders traced to Application Insights (0 to 1; a whole order is in or out).
       TRACE_SAMPLE_RATIO: '0.1'
+      // The Python worker runs every synchronous function (agents, activities, orchestrator
+      // replays) on one thread pool; left unset it has the ThreadPoolExecutor default,
+      // min(32, CPUs + 4), five threads on one vCPU. Sized so that both agents can each
+      // hold maxConcurrentCalls messages in remote calls while activities and orchestrators
+      // still run: 2 x 16 + 10 + 10 + 12 spare for timers, submissions and the ops routes
+      // (host.json; rule in docs/deploy.md, "Concurrency"; tests/infra/test_concurrency.py).
+      PYTHON_THREADPOOL_THREAD_COUNT: '64'
     }, appSettingOverrides)
   }
 }

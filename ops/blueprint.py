@@ -1,7 +1,8 @@
 """Registers the operations functions: the ops summary, metrics snapshot and retention pass.
 
-``GET api/ops/summary`` answers :func:`ops.summary.build_summary` as JSON (function
-key required in Azure; the local host serves it under ``/api/ops/summary``). The timer
+``GET api/ops/summary`` answers :func:`ops.summary.build_summary` as JSON (in Azure for
+callers signed in through App Service authentication, :mod:`ops.access`; the local host
+serves it under ``/api/ops/summary``). The timer
 ``ops_snapshot`` (``OPS_SNAPSHOT_SCHEDULE``) computes the same figures and sets the backlog
 gauges, so orders by state, the in-flight backlog, stuck orders and dead-letter depth reach
 the metrics exporter even when nobody asks for the summary. The timer ``retention_purge``
@@ -17,6 +18,7 @@ import logging
 import azure.durable_functions as df
 import azure.functions as func
 
+from ops.access import AccessDenied, caller_of
 from ops.retention import purge_compensation_log, purge_instances
 from ops.summary import build_summary, record_summary
 from orders.durable_blueprint import DurableBlueprint
@@ -28,9 +30,17 @@ bp = DurableBlueprint()
 SUMMARY_ROUTE = "ops/summary"
 
 
-@bp.route(route=SUMMARY_ROUTE, methods=["GET"], auth_level=func.AuthLevel.FUNCTION)
+@bp.route(route=SUMMARY_ROUTE, methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)
 def ops_summary(req: func.HttpRequest) -> func.HttpResponse:
-    """Return the ops summary as JSON (``?deadLetters=false`` skips the queue reads)."""
+    """Return the ops summary as JSON (``?deadLetters=false`` skips the queue reads).
+
+    401 or 403 with ``{"error": reason}`` for a caller :func:`ops.access.caller_of` refuses.
+    """
+    try:
+        caller_of(req.headers, services().settings)
+    except AccessDenied as denied:
+        return func.HttpResponse(json.dumps({"error": denied.reason}),
+                                 status_code=denied.status, mimetype="application/json")
     with_dead_letters = req.params.get("deadLetters", "true").lower() != "false"
     summary = build_summary(services(), with_dead_letters=with_dead_letters)
     record_summary(summary)

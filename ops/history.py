@@ -3,9 +3,9 @@
 ``GET {base}/runtime/webhooks/durabletask/instances/{instanceId}?showHistory=true`` is the
 documented instance query of Durable Functions: the local host serves it on its own port
 (default ``http://127.0.0.1:7071``) and a Function App in Azure on
-``https://<app>.azurewebsites.net``, where it needs the ``durabletask_extension`` system key
-as ``code``. Reading it over HTTP, instead of opening the task hub, works the same against
-both.
+``https://<app>.azurewebsites.net``, where it needs the ``durabletask_extension`` system
+key, sent in the ``x-functions-key`` header (never in the URL, where proxies and logs keep
+it). Reading it over HTTP, instead of opening the task hub, works the same against both.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def fetch_status(base_url: str, instance_id: str, *, code: str | None = None,
     instance_id : str
         Orchestration instance id (``<OrderID>:<attempt>``); URL-encoded here.
     code : str, optional
-        The ``durabletask_extension`` system key (Azure).
+        The ``durabletask_extension`` system key (Azure), sent as ``x-functions-key``.
     client : httpx.Client, optional
         Client to use (tests); a new one otherwise.
     timeout_s : float
@@ -71,12 +71,11 @@ def fetch_status(base_url: str, instance_id: str, *, code: str | None = None,
     """
     url = base_url.rstrip("/") + STATUS_PATH.format(instance_id=quote(instance_id, safe=""))
     params = {"showHistory": "true", "showHistoryOutput": "true", "showInput": "true"}
-    if code:
-        params["code"] = code
+    headers = {"x-functions-key": code} if code else {}
     own = client is None
     http = client or httpx.Client(timeout=timeout_s)
     try:
-        response = http.get(url, params=params)
+        response = http.get(url, params=params, headers=headers)
     except httpx.HTTPError as exc:
         raise HistoryError(f"{base_url}: cannot read instance {instance_id}: {exc} "
                            "(is the host running? see --host-url)") from exc

@@ -24,7 +24,7 @@ from orders.circuit import BreakerRegistry
 from orders.messaging import MessageSender, create_sender
 from orders.messaging.browse import AzureQueueBrowser, LocalQueueBrowser
 from orders.messaging.depths import DepthReader
-from orders.messaging.settlement import FunctionsSettler, LocalSettler, MessageSettler
+from orders.messaging.settlement import ForwardingSettler, LocalSettler, MessageSettler
 from orders.settings import Settings, load_settings
 from orders.stores import Stores, create_stores
 
@@ -111,7 +111,7 @@ def build_services(settings: Settings, clock: Clock | None = None) -> Services:
         assert namespace, "Settings refuse MESSAGING_BACKEND=servicebus without a namespace"
         sender = create_sender("servicebus", fully_qualified_namespace=namespace,
                                credential=credential)
-        settler = FunctionsSettler()
+        settler = ForwardingSettler(sender)
         depths = AzureQueueBrowser(namespace, credential)
     breakers = BreakerRegistry(clock=clock,
                                failure_threshold=settings.CIRCUIT_FAILURE_THRESHOLD,

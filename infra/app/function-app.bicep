@@ -36,6 +36,13 @@ param maximumInstanceCount int
 
 param instanceMemoryMB int
 
+@description('Application (client) id of the operators\' Entra ID app registration: App Service authentication then requires Entra ID sign-in for every request. Empty: none, and the app refuses its operations routes in Azure (ops/access.py).')
+param operatorsAppClientId string
+
+@description('Always-ready instances of the durable group (orchestration, activity and entity triggers); 0: none.')
+@minValue(0)
+param durableAlwaysReadyCount int
+
 resource storageAccount 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
   name: storageAccountName
 }
@@ -75,6 +82,16 @@ resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
       scaleAndConcurrency: {
         maximumInstanceCount: maximumInstanceCount
         instanceMemoryMB: instanceMemoryMB
+        // Flex Consumption scales Durable Functions' triggers as one group, 'durable'; an
+        // always-ready instance keeps one worker warm for it, so an attempt's first replay
+        // does not wait for a cold start against its CompleteBy (Learn: "Flex Consumption
+        // plan hosting", always ready instances).
+        alwaysReady: (durableAlwaysReadyCount > 0) ? [
+          {
+            name: 'durable'
+            instanceCount: durableAlwaysReadyCount
+          }
+        ] : []
       }
       runtime: {
         name: 'python'
@@ -95,8 +112,82 @@ resource siteSettings 'Microsoft.Web/sites/config@2024-04-01' = {
     // Not a secret (it only says where telemetry goes); ingestion needs the identity below.
     APPLICATIONINSIGHTS_CONNECTION_STRING: applicationInsights.properties.ConnectionString
     APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'Authorization=AAD;ClientId=${identityClientId}'
+  }, empty(operatorsAppClientId) ? {} : {
+    // App Service authentication proves the app to Entra ID with the app's identity (a
+    // federated credential on the operators' app registration) instead of a client
+    // secret: the setting holds the identity's client id, not a secret.
+    OVERRIDE_USE_MI_FIC_ASSERTION_CLIENTID: identityClientId
   })
 }
+
+// App Service authentication (Easy Auth) in front of the whole app: every HTTP request
+// needs an Entra ID sign-in to the operators' app registration; the platform then passes
+// the signed-in principal (X-MS-CLIENT-PRINCIPAL*) and sets WEBSITE_AUTH_ENABLED, and
+// ops/access.py takes the operator from it only; resubmitting needs the app role
+// Orders.Operator (docs/deploy.md, "Operators: Entra ID sign-in"). Service Bus and timer
+// triggers are not HTTP and are not affected. The Durable Functions HTTP API keeps its
+// system key.
+resource authentication 'Microsoft.Web/sites/config@2024-04-01' = if (!empty(operatorsAppClientId)) {
+  parent: functionApp
+  name: 'authsettingsV2'
+  properties: {
+    platform: {
+      enabled: true
+    }
+    globalValidation: {
+      requireAuthentication: true
+      unauthenticatedClientAction: 'RedirectToLoginPage'
+      redirectToProvider: 'azureactivedirectory'
+      excludedPaths: [
+        '/runtime/webhooks/durabletask/*'
+      ]
+    }
+    httpSettings: {
+      requireHttps: true
+    }
+    identityProviders: {
+      azureActiveDirectory: {
+        enabled: true
+        registration: {
+          openIdIssuer: '${environment().authentication.loginEndpoint}${tenant().tenantId}/v2.0'
+          clientId: operatorsAppClientId
+          clientSecretSettingName: 'OVERRIDE_USE_MI_FIC_ASSERTION_CLIENTID'
+        }
+        validation: {
+          allowedAudiences: [
+            'api://${operatorsAppClientId}'
+            operatorsAppClientId
+          ]
+        }
+      }
+    }
+    login: {
+      tokenStore: {
+        enabled: false
+      }
+    }
+  }
+  // After the app settings: the credential setting must exist, and two writes to the
+  // site's configuration at once can conflict.
+  dependsOn: [
+    siteSettings
+  ]
+}
+
+// No basic-auth publishing credentials: FTP and the SCM (Kudu) site accept Entra ID only,
+// so a deployment goes through an identity holding Microsoft.Web/sites/publish/Action, as
+// `func azure functionapp publish` does with the signed-in Azure CLI account (Learn:
+// "Disable basic authentication in App Service deployments").
+resource basicPublishing 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = [for channel in [
+  'ftp'
+  'scm'
+]: {
+  parent: functionApp
+  name: channel
+  properties: {
+    allow: false
+  }
+}]
 
 output name string = functionApp.name
 output defaultHostName string = functionApp.properties.defaultHostName

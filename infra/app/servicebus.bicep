@@ -17,7 +17,8 @@
 //     the app takes the client id from the queue (scheduler/identity.py). The shared orders
 //     queue takes no orders any more: no client may send there; the app dead-letters what
 //     still arrives (UseClientQueue);
-//   - operators (optional): Data Receiver on operator-alerts;
+//   - operators (optional): Data Receiver on operator-alerts and on dead-letters (where the
+//     app forwards what it dead-letters, with the reason: orders/messaging/settlement.py);
 //   - a developer (optional, dev only): Data Sender and Data Receiver on the namespace.
 // Role assignments are named guid(scope, principal, role).
 
@@ -53,6 +54,9 @@ var queueFile = loadJsonContent('../queues.json')
 var submissionQueue = 'orders'
 // orders/names.py OPERATOR_ALERTS_QUEUE: operators read alerts here (SPEC S7).
 var operatorAlertsQueue = 'operator-alerts'
+// orders/messaging/settlement.py DEAD_LETTERS_QUEUE: each message the app dead-letters in
+// Azure, forwarded with DeadLetterReason and DeadLetterErrorDescription (SPEC S1).
+var deadLettersQueue = 'dead-letters'
 
 // The queues of queues.json the app's Service Bus triggers listen on (scheduler/blueprint.py,
 // agents/blueprint.py), besides one submit queue per client (submitQueues below);
@@ -118,6 +122,11 @@ resource submitQueues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [for
 resource alertsQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' existing = {
   parent: namespace
   name: operatorAlertsQueue
+}
+
+resource forwardedDeadLetters 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' existing = {
+  parent: namespace
+  name: deadLettersQueue
 }
 
 resource appAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = [for role in namespaceRoles: {
@@ -187,6 +196,20 @@ resource clientSubmitAccess 'Microsoft.Authorization/roleAssignments@2022-04-01'
 resource operatorAlertsAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(operatorPrincipalId)) {
   name: guid(alertsQueue.id, operatorPrincipalId, dataReceiverRole)
   scope: alertsQueue
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', dataReceiverRole)
+    principalId: operatorPrincipalId
+    principalType: operatorPrincipalType
+  }
+  dependsOn: [
+    queues
+  ]
+}
+
+// Operators read what the app dead-lettered (python -m ops, peek without locking).
+resource operatorDeadLettersAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(operatorPrincipalId)) {
+  name: guid(forwardedDeadLetters.id, operatorPrincipalId, dataReceiverRole)
+  scope: forwardedDeadLetters
   properties: {
     roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', dataReceiverRole)
     principalId: operatorPrincipalId

@@ -3,8 +3,8 @@
 Routes (under ``api/``, the Functions route prefix):
 
 - ``GET ops/dashboard``: the page (``static/index.html``); ``GET ops/dashboard/assets/{name}``
-  its script and style sheet. Anonymous: they hold no data, and a browser cannot add the
-  function key to a ``<script src>``.
+  its script and style sheet. They hold no data and are not checked by the app (in Azure
+  App Service authentication still asks for a sign-in first).
 - ``GET ops/dashboard/api/overview?limit=N``: :func:`ops.dashboard.overview.build_overview`.
 - ``GET ops/dashboard/api/order?client=C&orderId=O``: one order
   (:func:`ops.dashboard.detail.order_detail`), its attempts' histories read through the
@@ -13,10 +13,12 @@ Routes (under ``api/``, the Functions route prefix):
   ``resubmit`` (:func:`ops.resubmit.resubmit`), naming the operator
   (:func:`ops.dashboard.web.operator_of`).
 
-The endpoints take the function's auth level (the function key in Azure: the page passes
-the ``code`` of its own URL on as ``x-functions-key``). Bad input is answered 4xx with
-``{"error": reason}``: unknown query parameters, malformed values, unknown orders (404), an
-order not in Error (409).
+The JSON endpoints are anonymous to the Functions host and guarded by :mod:`ops.access`:
+in Azure App Service authentication (Entra ID sign-in) fronts the whole app and the caller
+is its principal, so no function key travels in a URL; on the local host the simple path
+stays (``X-Ops-Operator``). Bad input is answered 4xx with ``{"error": reason}``: a caller
+the access check refuses (401, 403), unknown query parameters, malformed values, unknown
+orders (404), an order not in Error (409).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from ops.dashboard.web import (
     operator_of,
     problem_response,
     query,
+    require_caller,
     respond,
     text_up_to,
 )
@@ -80,30 +83,32 @@ def ops_dashboard_asset(req: func.HttpRequest) -> func.HttpResponse:
 
 
 @bp.route(route="ops/dashboard/api/overview", methods=["GET"],
-          auth_level=func.AuthLevel.FUNCTION)
+          auth_level=func.AuthLevel.ANONYMOUS)
 def ops_dashboard_overview(req: func.HttpRequest) -> func.HttpResponse:
     """Return the main view as JSON (``limit``: most orders per attention list, 1-1000)."""
     try:
+        require_caller(req, services().settings)
         limit = query(req, {"limit": int_from(1, MAX_LIMIT)}).get("limit", DEFAULT_LIMIT)
     except Problem as problem:
         return problem_response(problem)
     return json_response(build_overview(services(), limit))
 
 
-@bp.route(route="ops/dashboard/api/order", methods=["GET"], auth_level=func.AuthLevel.FUNCTION)
+@bp.route(route="ops/dashboard/api/order", methods=["GET"],
+          auth_level=func.AuthLevel.ANONYMOUS)
 @bp.durable_client_input(client_name="client")
 async def ops_dashboard_order(req: func.HttpRequest,
                               client: df.DurableOrchestrationClient) -> func.HttpResponse:
     """Return one order's detail as JSON; 400 for a malformed name, 404 if unknown."""
     try:
+        require_caller(req, (await asyncio.to_thread(services)).settings)
         params = query(req, ORDER_PARAMS)
         if "orderId" not in params:
             raise Problem(400, "query parameter 'orderId' is required (with 'client': the "
                                "client's OrderID; alone: an order key such as acme~ORD-1)")
         key = resolve_key(params.get("client"), params["orderId"])
         svc = await asyncio.to_thread(services)
-        details = check_details(req, params.get("details", False),
-                                svc.settings.WEBSITE_AUTH_ENABLED)
+        details = check_details(req, params.get("details", False), svc.settings)
     except DetailRequestError as exc:
         return problem_response(Problem(400, str(exc)))
     except Problem as problem:
@@ -130,17 +135,17 @@ async def _status(client: df.DurableOrchestrationClient, instance_id: str
 
 
 @bp.route(route="ops/dashboard/api/resubmit", methods=["POST"],
-          auth_level=func.AuthLevel.FUNCTION)
+          auth_level=func.AuthLevel.ANONYMOUS)
 def ops_dashboard_resubmit(req: func.HttpRequest) -> func.HttpResponse:
     """Resubmit an order in Error, as ``python -m ops resubmit`` does (SPEC S7).
 
     200 when resubmitted, 409 when the order is not in Error or its record kept changing
-    under other writers, 404 when unknown; 400, 403, 413 or 415 for a malformed or
-    unauthorised request.
+    under other writers, 404 when unknown; 400, 401, 403, 413 or 415 for a malformed or
+    unauthorised request (in Azure the caller needs the app role ``Orders.Operator``).
     """
     try:
         query(req, {})
-        operator = operator_of(req, services().settings.WEBSITE_AUTH_ENABLED)
+        operator = operator_of(req, services().settings)
         body = json_body(req)
         unknown = set(body) - {"client", "orderId", "reason"}
         if unknown:

@@ -22,6 +22,7 @@ from ops.dashboard.series import charts
 from ops.queries import list_by_state, list_stuck
 from ops.summary import build_summary, watched_queues
 from orders.messaging.browse import PeekedMessage, QueueBrowser, peek_newest
+from orders.messaging.settlement import DEAD_LETTERS_QUEUE
 from orders.models import ProcessState, StateRecord, format_utc
 from orders.models.messages import reply_queue, submit_queue
 from orders.names import OPERATOR_ALERTS_QUEUE, ORDERS_QUEUE
@@ -48,12 +49,15 @@ def record_row(record: StateRecord, now: datetime, window_s: float) -> dict[str,
     return row
 
 
-def alert_row(message: PeekedMessage, dead_counts: dict[str, int]) -> dict[str, Any]:
+def alert_row(message: PeekedMessage, dead_counts: dict[str, int],
+              forwarded: int | None = None) -> dict[str, Any]:
     """Return an alert as a row; a collapsed one with its queue's dead-letter count.
 
     Alerts a client can cause are sent once per client, kind and window
     (:mod:`scheduler.identity`); the messages they stand for are all in the dead-letter
-    queue of the queue they came on, whose count is the row's ``deadLettered``.
+    queue of the queue they came on, whose count is the row's ``deadLettered``. Where the
+    app forwards dead letters to ``dead-letters`` (Azure, ``forwarded`` its count), the
+    row adds that queue's count as ``forwardedDeadLetters`` (of every source queue).
     """
     row = message_row(message)
     body = message.body if isinstance(message.body, dict) else {}
@@ -61,6 +65,7 @@ def alert_row(message: PeekedMessage, dead_counts: dict[str, int]) -> dict[str, 
              else ORDERS_QUEUE if body.get("kind") == "UseClientQueue" else None)
     row["collapsedQueue"] = queue
     row["deadLettered"] = dead_counts.get(queue) if queue else None
+    row["forwardedDeadLetters"] = forwarded if queue else None
     return row
 
 
@@ -127,16 +132,22 @@ def queues(services: Any) -> dict[str, Any]:
                                   for q, c in (counts or {}).items()]
     dead: list[dict[str, Any]] = []
     notes = [count_note]
-    for name in (row["name"] for row in rows if row["deadLetter"]):
+    # Dead-letter subqueues, and in Azure the active messages of ``dead-letters``, where the
+    # app forwards what it dead-letters with its reason (orders.messaging.settlement).
+    wanted = [(row["name"], True) for row in rows if row["deadLetter"]] + [
+        (row["name"], False) for row in rows if row["name"] == DEAD_LETTERS_QUEUE and row["active"]]
+    for name, subqueue in wanted:
         peeked, note = guarded(f"dead letters of {name}", partial(
-            browser.peek, name, DEAD_LETTERS_PER_QUEUE, dead_letter=True))
+            browser.peek, name, DEAD_LETTERS_PER_QUEUE, dead_letter=subqueue))
         dead.extend(message_row(m) for m in peeked or [])
         notes.append(note)
     alerts, note = guarded("operator alerts",
                            lambda: peek_newest(browser, OPERATOR_ALERTS_QUEUE, ALERTS_SHOWN))
     notes.append(note)
     dead_counts = {row["name"]: row["deadLetter"] for row in rows}
-    recent = [alert_row(m, dead_counts) for m in alerts or []]
+    # In Azure the app forwards what it dead-letters to ``dead-letters``, for every queue.
+    forwarded = {row["name"]: row["active"] for row in rows}.get(DEAD_LETTERS_QUEUE)
+    recent = [alert_row(m, dead_counts, forwarded) for m in alerts or []]
     return {"queues": rows if counts is not None else None, "deadLettered": dead,
             "alerts": recent, "notes": [n for n in notes if n]}
 

@@ -4,29 +4,26 @@ Every answer the dashboard gives goes through here: JSON with ``Cache-Control: n
 static files with a Content-Security-Policy that allows only the app's own scripts and
 styles (no inline script, nothing from elsewhere, no framing), and refusals as
 ``{"error": <reason>}`` with a 4xx status. Query parameters are checked against what each
-endpoint takes: an unknown or malformed one is refused (400) instead of ignored. ``code``
-is always allowed: it is how Azure takes the function key in a URL.
+endpoint takes: an unknown or malformed one is refused (400) instead of ignored, ``code``
+included: no key travels in a URL (in Azure App Service authentication fronts the routes).
 
-Operator actions name their operator. Azure App Service authentication (Easy Auth) puts
-the signed-in user in ``X-MS-CLIENT-PRINCIPAL-NAME``, which the platform strips from
-incoming requests and sets itself, but only where it is turned on (App Service sets
-``WEBSITE_AUTH_ENABLED`` to ``True`` then); so that header is used only there, and
-anywhere else a caller could write any name in it. Otherwise the page sends the name the
-operator typed in ``X-Ops-Operator``. A request with neither is refused with
-403: a plain HTML form or a cross-site page cannot set such a header without a CORS
+Who may call, and who an action is by, is :mod:`ops.access`: in Azure the platform's
+signed-in principal only (an action needs the operators' app role); on the local host the
+name the operator typed, sent in ``X-Ops-Operator``. A local action without it is refused
+with 403: a plain HTML form or a cross-site page cannot set such a header without a CORS
 preflight the app never grants, so an action cannot be forged from another site.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import azure.functions as func
+
+from ops import access
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
@@ -38,35 +35,16 @@ SECURITY_HEADERS = {
 }
 """Headers of every dashboard answer."""
 
-ALWAYS_ALLOWED = frozenset({"code"})
-"""Query parameters every endpoint accepts (``code``: the function key in Azure)."""
+ALWAYS_ALLOWED: frozenset[str] = frozenset()
+"""Query parameters every endpoint accepts besides its own: none (no key in a URL)."""
 
-PRINCIPAL_HEADER = "x-ms-client-principal-name"
-CLAIMS_HEADER = "x-ms-client-principal"
-"""Easy Auth's base64-encoded JSON of the signed-in principal's claims (roles among them)."""
-DETAILS_ROLE = "Orders.Details"
-"""App role a signed-in operator needs on Azure to see classified data (SPEC X10)."""
-OPERATOR_HEADER = "x-ops-operator"
-_OPERATOR = re.compile(r"^[\w.@ -]{1,80}$")
 MAX_BODY_BYTES = 16 * 1024
 """Largest request body an action takes: its fields need a few hundred bytes."""
 
 
-class Problem(Exception):
-    """A request the dashboard refuses: answered with ``status`` and ``{"error": reason}``.
-
-    Parameters
-    ----------
-    status : int
-        A 4xx status.
-    reason : str
-        One sentence saying what is wrong and how to ask instead.
-    """
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
+Problem = access.AccessDenied
+"""A request the dashboard refuses: answered with ``status`` and ``{"error": reason}`` (one
+class with :mod:`ops.access`'s refusals, so an access check's 401/403 answers alike)."""
 
 
 def respond(body: str | bytes, mimetype: str, status: int = 200) -> func.HttpResponse:
@@ -167,69 +145,16 @@ def boolean(text: str) -> bool:
     return value == "true"
 
 
-def roles_of(req: func.HttpRequest) -> set[str]:
-    """Return the app roles in Easy Auth's ``X-MS-CLIENT-PRINCIPAL`` claims (empty if none).
-
-    The platform sets the header (and strips a caller's) only where App Service
-    authentication is on; read it only then (``WEBSITE_AUTH_ENABLED``).
-    """
-    raw = req.headers.get(CLAIMS_HEADER)
-    if not raw:
-        return set()
-    try:
-        claims = json.loads(base64.b64decode(raw, validate=True)).get("claims") or []
-    except (ValueError, AttributeError, binascii.Error):
-        return set()
-    return {str(c.get("val")) for c in claims
-            if isinstance(c, dict) and c.get("typ") in ("roles", ROLE_CLAIM)}
+def check_details(req: func.HttpRequest, asked: bool, settings: Any) -> bool:
+    """Decide whether a view may show classified data (:func:`ops.access.may_see_details`)."""
+    return access.may_see_details(req.headers, asked, settings)
 
 
-ROLE_CLAIM = "http://schemas.microsoft.com/ws/2008/06/identity/claims/role"
-"""The long form of the role claim type Entra ID may send instead of ``roles``."""
+def operator_of(req: func.HttpRequest, settings: Any) -> str:
+    """Return who performs an action (:func:`ops.access.operator_of`; raises :data:`Problem`)."""
+    return access.operator_of(req.headers, settings)
 
 
-def check_details(req: func.HttpRequest, asked: bool, easy_auth: bool) -> bool:
-    """Decide whether a view may show classified data (SPEC S9, X10).
-
-    Only when asked for (``details=true``), and on Azure (``easy_auth``) only for a
-    signed-in principal holding :data:`DETAILS_ROLE`; locally asking is enough.
-
-    Raises
-    ------
-    Problem
-        403 if details were asked for without the role.
-    """
-    if not asked:
-        return False
-    if easy_auth and DETAILS_ROLE not in roles_of(req):
-        raise Problem(403, f"details=true shows classified customer and payment data: it "
-                           f"needs the app role {DETAILS_ROLE!r}")
-    return True
-
-
-def operator_of(req: func.HttpRequest, easy_auth: bool) -> str:
-    """Return who performs an action (see the module docstring).
-
-    Parameters
-    ----------
-    req : azure.functions.HttpRequest
-        The action's request.
-    easy_auth : bool
-        ``WEBSITE_AUTH_ENABLED``: App Service authentication fronts the app, so
-        ``X-MS-CLIENT-PRINCIPAL-NAME`` is the platform's and is taken first.
-
-    Raises
-    ------
-    Problem
-        403 if the request names no operator, 400 if the name is not 1-80 letters,
-        digits, spaces or ``.@_-``.
-    """
-    signed_in = req.headers.get(PRINCIPAL_HEADER) if easy_auth else None
-    name: str | None = signed_in or req.headers.get(OPERATOR_HEADER)
-    if not name:
-        raise Problem(403, "operator actions need the operator's name in the X-Ops-Operator "
-                           "header (the dashboard sends it; a form or cross-site request "
-                           "cannot)")
-    if not _OPERATOR.fullmatch(name):
-        raise Problem(400, "operator name: 1 to 80 letters, digits, spaces or . @ _ -")
-    return name
+def require_caller(req: func.HttpRequest, settings: Any) -> access.Caller:
+    """Return the caller of a read (:func:`ops.access.caller_of`; raises :data:`Problem`)."""
+    return access.caller_of(req.headers, settings)

@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from orders.messaging.depths import AzureDepthReader, LocalDepthReader
+from orders.messaging.settlement import DEAD_LETTERS_QUEUE, DESCRIPTION_PROPERTY, REASON_PROPERTY
 
 MAX_PEEK = 500
 """Most messages one peek returns (the Service Bus SDK's own batches are smaller)."""
@@ -232,14 +233,7 @@ class AzureQueueBrowser(AzureDepthReader):
         with client.get_queue_receiver(queue, sub_queue=sub_queue) as receiver:
             found = receiver.peek_messages(max_message_count=_check_peek(max_count),
                                            sequence_number=from_sequence_number)
-        return [PeekedMessage(
-            queue=queue, sequence_number=m.sequence_number or 0,
-            message_id=m.message_id, enqueued_at=m.enqueued_time_utc,
-            delivery_count=m.delivery_count or 0,
-            application_properties=_text_keys(m.application_properties or {}),
-            body=parse_body(b"".join(m.body) if not isinstance(m.body, bytes) else m.body),
-            dead_letter_reason=m.dead_letter_reason,
-            dead_letter_description=m.dead_letter_error_description) for m in found]
+        return [_peeked(queue, m) for m in found]
 
     def close(self) -> None:
         """Close the administration and data-plane clients if they were built."""
@@ -248,6 +242,26 @@ class AzureQueueBrowser(AzureDepthReader):
             if self._data_client is not None:
                 self._data_client.close()
                 self._data_client = None
+
+
+def _peeked(queue: str, m: Any) -> PeekedMessage:
+    """Return an SDK message as a :class:`PeekedMessage`.
+
+    A message the app forwarded to ``dead-letters`` (:mod:`orders.messaging.settlement`)
+    carries its reason and description as application properties, under Service Bus's own
+    names: they are shown as its dead-letter reason and description.
+    """
+    properties = _text_keys(m.application_properties or {})
+    forwarded = queue == DEAD_LETTERS_QUEUE
+    return PeekedMessage(
+        queue=queue, sequence_number=m.sequence_number or 0,
+        message_id=m.message_id, enqueued_at=m.enqueued_time_utc,
+        delivery_count=m.delivery_count or 0, application_properties=properties,
+        body=parse_body(b"".join(m.body) if not isinstance(m.body, bytes) else m.body),
+        dead_letter_reason=m.dead_letter_reason
+        or (properties.get(REASON_PROPERTY) if forwarded else None),
+        dead_letter_description=m.dead_letter_error_description
+        or (properties.get(DESCRIPTION_PROPERTY) if forwarded else None))
 
 
 def _text_keys(properties: Mapping[Any, Any]) -> dict[str, Any]:

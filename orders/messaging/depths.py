@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
+from orders.messaging.settlement import DEAD_LETTERS_QUEUE
+
 
 class DepthReader(Protocol):
     """Reads the dead-letter depth of queues."""
@@ -109,10 +111,17 @@ class AzureDepthReader:
             return self._client
 
     def dead_letter_depths(self, queues: list[str]) -> dict[str, int]:
-        """Return the dead-letter depth of each queue; see :class:`DepthReader`."""
+        """Return the dead-letter depth of each queue; see :class:`DepthReader`.
+
+        For ``dead-letters``, where the app forwards what it dead-letters in Azure
+        (:mod:`orders.messaging.settlement`), every message it holds counts: its active
+        messages are dead letters too.
+        """
         admin = self._admin()
-        return {q: admin.get_queue_runtime_properties(q).dead_letter_message_count
-                for q in queues}
+        found = {q: admin.get_queue_runtime_properties(q) for q in queues}
+        return {q: p.dead_letter_message_count
+                + (p.active_message_count if q == DEAD_LETTERS_QUEUE else 0)
+                for q, p in found.items()}
 
     def close(self) -> None:
         """Close the administration client if one was built."""

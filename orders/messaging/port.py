@@ -34,8 +34,9 @@ class OutgoingMessage:
 
     Parameters
     ----------
-    body : dict or str
-        A JSON-serialisable dict (sent as compact UTF-8 JSON) or a str sent as-is (UTF-8).
+    body : dict, str or bytes
+        A JSON-serialisable dict (sent as compact UTF-8 JSON), a str sent as-is (UTF-8) or
+        bytes sent as they are (a received body forwarded unchanged).
     message_id : str
         Duplicate detection key, 1-128 characters. Give a stable id derived from the
         business operation (SPEC A4: stable MessageId per request) so that resends are
@@ -57,7 +58,7 @@ class OutgoingMessage:
         Naming the field whose value breaks its rule.
     """
 
-    body: dict[str, Any] | str
+    body: dict[str, Any] | str | bytes
     message_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     application_properties: Mapping[str, PropertyValue] = field(default_factory=dict)
     correlation_id: str | None = None
@@ -71,8 +72,9 @@ class OutgoingMessage:
                 self.body_bytes()
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"body: must be JSON-serialisable: {exc}") from exc
-        elif not isinstance(self.body, str):
-            raise ValueError(f"body: must be a dict or str, got {type(self.body).__name__}")
+        elif not isinstance(self.body, str | bytes):
+            raise ValueError(f"body: must be a dict, str or bytes, got "
+                             f"{type(self.body).__name__}")
         if not isinstance(self.message_id, str) or not (
             0 < len(self.message_id) <= MAX_MESSAGE_ID_LENGTH
         ):
@@ -94,8 +96,10 @@ class OutgoingMessage:
         -------
         bytes
             Compact UTF-8 JSON for a dict body (NaN and infinity rejected); the UTF-8
-            encoding of a str body.
+            encoding of a str body; a bytes body as it is.
         """
+        if isinstance(self.body, bytes):
+            return self.body
         if isinstance(self.body, str):
             return self.body.encode("utf-8")
         text = json.dumps(self.body, separators=(",", ":"), ensure_ascii=False, allow_nan=False)

@@ -57,7 +57,7 @@ _COSMOS_INDEXING_POLICY = {  # IndexingPolicy
     "spatialIndexes": None,
 }
 
-SCHEMAS: dict[tuple[str, str], dict[str, Any]] = {
+SCHEMAS: dict[tuple[str, ...], dict[str, Any]] = {
     ("Microsoft.ServiceBus/namespaces", "2024-01-01"): {
         "identity": None,
         "sku": _SB_SKU,
@@ -148,7 +148,9 @@ SCHEMAS: dict[tuple[str, str], dict[str, Any]] = {
                 }},
                 "runtime": {"name": None, "version": None},  # FunctionsRuntime
                 "scaleAndConcurrency": {  # FunctionsScaleAndConcurrency
-                    "alwaysReady": None, "instanceMemoryMB": None,
+                    # FunctionsAlwaysReadyConfig
+                    "alwaysReady": [{"instanceCount": None, "name": None}],
+                    "instanceMemoryMB": None,
                     "maximumInstanceCount": None, "triggers": None,
                 },
             },
@@ -160,10 +162,42 @@ SCHEMAS: dict[tuple[str, str], dict[str, Any]] = {
     ("Microsoft.Web/sites/config", "2024-04-01"): {
         "properties": ANY_KEYS,  # name 'appsettings': string values under free keys
     },
+    ("Microsoft.Web/sites/basicPublishingCredentialsPolicies", "2024-04-01"): {
+        "properties": {"allow": None},  # CsmPublishingCredentialsPoliciesEntityProperties
+    },
+    # name 'authsettingsV2': SiteAuthSettingsV2Properties, the part the templates use.
+    ("Microsoft.Web/sites/config", "2024-04-01", "authsettingsV2"): {
+        "properties": {
+            "platform": {"enabled": None, "runtimeVersion": None, "configFilePath": None},
+            "globalValidation": {"requireAuthentication": None,
+                                 "unauthenticatedClientAction": None,
+                                 "redirectToProvider": None, "excludedPaths": None},
+            "httpSettings": {"requireHttps": None, "routes": None, "forwardProxy": None},
+            "identityProviders": {"azureActiveDirectory": {  # AzureActiveDirectory
+                "enabled": None, "isAutoProvisioned": None,
+                "registration": {  # AzureActiveDirectoryRegistration
+                    "openIdIssuer": None, "clientId": None, "clientSecretSettingName": None,
+                    "clientSecretCertificateThumbprint": None,
+                    "clientSecretCertificateSubjectAlternativeName": None,
+                    "clientSecretCertificateIssuer": None,
+                },
+                "login": {"loginParameters": None, "disableWWWAuthenticate": None},
+                "validation": {"jwtClaimChecks": None, "allowedAudiences": None,
+                               "defaultAuthorizationPolicy": None},
+            }},
+            "login": {"routes": None, "tokenStore": {"enabled": None,
+                                                     "tokenRefreshExtensionHours": None,
+                                                     "fileSystem": None,
+                                                     "azureBlobStorage": None},
+                      "preserveUrlFragmentsForLogins": None,
+                      "allowedExternalRedirectUrls": None, "cookieExpiration": None,
+                      "nonce": None},
+        },
+    },
 }
 """(type, API version) -> spec of the writable properties (see the module docstring)."""
 
-SOURCES: dict[tuple[str, str], str] = {
+SOURCES: dict[tuple[str, ...], str] = {
     ("Microsoft.ServiceBus/namespaces", "2024-01-01"):
         f"{_TYPES}/servicebus/microsoft.servicebus/2024-01-01/types.md "
         "(SBNamespaceProperties, SBSku)",
@@ -199,6 +233,14 @@ SOURCES: dict[tuple[str, str], str] = {
         "FunctionsScaleAndConcurrency)",
     ("Microsoft.Web/sites/config", "2024-04-01"):
         f"{_TYPES}/web/microsoft.web/2024-04-01/types.md (StringDictionaryProperties)",
+    ("Microsoft.Web/sites/basicPublishingCredentialsPolicies", "2024-04-01"):
+        f"{_TYPES}/web/microsoft.web/2024-04-01/types.md "
+        "(CsmPublishingCredentialsPoliciesEntityProperties)",
+    ("Microsoft.Web/sites/config", "2024-04-01", "authsettingsV2"):
+        f"{_TYPES}/web/microsoft.web/2024-04-01/types.md (SiteAuthSettingsV2Properties, "
+        "GlobalValidation, HttpSettings, AzureActiveDirectory*, Login, TokenStore; written "
+        "from the ARM template reference of sites/config 'authsettingsV2', the 2024-04-01 "
+        "file itself not re-read)",
 }
 """Where each entry of :data:`SCHEMAS` was copied from."""
 

@@ -5,8 +5,8 @@ through PyPI ``pycep-parser`` (a syntax parser) and evaluate the few expressions
 names and settings: literals, variables, parameters (from the caller or the parameters
 file, else the default), module calls, ``loadJsonContent``, ``union``, ``items``,
 ``objectKeys``, ``replace``, ``toLower``, ``empty``, ``join``, ``subscriptionResourceId``,
-for-expressions without a filter (``[for x in xs: ...]``), ``!`` and
-``cond ? a : b`` (when their operands are known) and property / index access. A reference
+for-expressions without a filter (``[for x in xs: ...]``), ``!``, ``<``, ``<=``, ``>``,
+``>=`` and ``cond ? a : b`` (when their operands are known) and property / index access. A reference
 to a resource of the file evaluates to a :class:`ResourceRef` (type and evaluated name), so
 the checks can see which queue a role assignment is scoped to; its properties and module
 outputs, only known at deployment, evaluate to :data:`RUNTIME`. Anything else raises
@@ -22,6 +22,7 @@ cases it relies on).
 from __future__ import annotations
 
 import json
+import operator
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -49,7 +50,13 @@ _PURE_FUNCTIONS = {"union", "items", "objectKeys", "replace", "to_lower", "empty
                    "subscription_resource_id", "join"}
 """Functions evaluated here (load_json_content is handled apart)."""
 
+_ORDERINGS = {"greater_than": operator.gt, "greater_than_or_equals": operator.ge,
+              "less_than": operator.lt, "less_than_or_equals": operator.le}
+"""Comparisons evaluated when both operands are known (write them in parentheses: pycep
+reads ``a > 0 ? x : y`` as ``a > (0 ? x : y)``)."""
+
 _RUNTIME_FUNCTIONS = {"guid", "resource_group", "subscription", "unique_string", "take",
+                      "environment", "tenant",
                       "string"}
 """Functions whose value the checks never need: treated as deployment-time values."""
 
@@ -296,6 +303,11 @@ class Scope:
             if condition is RUNTIME:
                 return RUNTIME
             return self.eval(operands["true_value" if condition else "false_value"], env)
+        if kind in _ORDERINGS:
+            left, right = (self.eval(operands[k], env) for k in ("operand_1", "operand_2"))
+            if RUNTIME in (left, right):
+                return RUNTIME
+            return _ORDERINGS[kind](left, right)
         if kind in {"coalesce", "and_op", "or_op", "equals", "not_equals"}:
             return RUNTIME
         raise Unsupported(f"{self.path.name}: operator {kind}")

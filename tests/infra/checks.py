@@ -375,7 +375,10 @@ def schema_problems(infra: Path = INFRA, params: Mapping[str, Any] | None = None
         for instance in scope.instances():
             label = (f"{scope.path.name}:{instance.symbol} "
                      f"{instance.type}@{instance.api_version}")
-            spec = SCHEMAS.get((instance.type, instance.api_version))
+            # A type whose shape depends on the resource's name (sites/config) has an
+            # entry per name; otherwise one entry per type and API version.
+            spec = SCHEMAS.get((instance.type, instance.api_version, instance.body.get("name")),
+                               SCHEMAS.get((instance.type, instance.api_version)))
             if spec is None:
                 problems[label] = ["no schema"]
                 continue

@@ -5,6 +5,8 @@ Each shell block's ``$VAR`` is set by an earlier line of the document, no comman
 propagate, is retried in a loop that waits between attempts.
 """
 
+import re
+
 from tests.infra.checks import REPO
 from tests.infra.doc_commands import enclosing_loop, placeholders, undefined_variables
 
@@ -56,3 +58,50 @@ def test_a_placeholder_is_reported_but_a_heredoc_is_not():
 def test_a_publish_outside_a_loop_is_found():
     text = "```bash\nfunc azure functionapp publish \"$APP\"\nfor i in 1; do\n  echo\ndone\n```\n"
     assert enclosing_loop(text, "func azure functionapp publish") == []
+
+
+def settings_table_names():
+    """Setting names of the first column of deploy.md's "App settings" table."""
+    section = DEPLOY_MD.split("### App settings", 1)[1].split("\n### ", 1)[0]
+    names = set()
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            first = line.split("|")[1]
+            names |= {part.strip(" `") for part in first.split(",")}
+    return names
+
+
+def test_the_app_settings_table_lists_every_setting_the_bicep_sets():
+    from tests.infra.checks import bicep_app_settings
+
+    assert set(bicep_app_settings()) - settings_table_names() == set()
+
+
+def test_the_first_deployment_is_retried_on_the_cosmos_principal_race_only():
+    loop = enclosing_loop(DEPLOY_MD, "az deployment group create")
+    assert loop, "the first deployment is not inside a retry loop"
+    text = "\n".join(loop)
+    assert 'grep -qiE "principal.*not ?found"' in text
+    assert "sleep" in text and text.count("break") == 2
+
+
+def migration_section():
+    return DEPLOY_MD.split("### Moving from the shared `orders` queue", 1)[1].split("\n### ", 1)[0]
+
+
+def test_the_migration_removes_the_clients_old_data_sender_on_the_shared_queue():
+    section = migration_section()
+    block = section.split("```bash", 1)[1].split("```", 1)[0]
+    assert "--name orders" in block
+    assert 'az role assignment delete --ids "$assignment"' in block
+    assert block.count('--role "Azure Service Bus Data Sender"') == 3
+    assert "[?scope=='$ORDERS_QUEUE_ID']" in block  # on the queue itself, not inherited
+
+
+def test_no_doc_asks_an_operator_to_resend_a_body_on_its_word():
+    operations = (REPO / "docs" / "operations.md").read_text()
+    for text in (DEPLOY_MD, operations):
+        for sentence in re.split(r"(?<=[.!?|])\s", text):
+            lowered = sentence.lower()
+            if "resend" in lowered and "body" in lowered:
+                assert "never" in lowered, sentence

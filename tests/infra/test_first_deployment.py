@@ -23,6 +23,7 @@ EVERYTHING_ON = {
     "appReadsDeadLetterDepth": True,
     "operatorPrincipalId": "11111111-1111-1111-1111-111111111111",
     "developerPrincipalId": "22222222-2222-2222-2222-222222222222",
+    "operatorsAppClientId": "44444444-4444-4444-4444-444444444444",
     "clients": [{"clientId": "acme", "principalId": "33333333-3333-3333-3333-333333333333",
                  "principalType": "ServicePrincipal"}],
 }

@@ -46,10 +46,12 @@ def test_overview_refuses_malformed_parameters(system, params, says):
     assert answer.status_code == 400 and says in answer.json()["error"]
 
 
-def test_overview_takes_the_function_key_parameter_and_a_limit(system):
-    answer = get(system, "/api/overview", limit="5", code="any-key")
+def test_overview_takes_a_limit_and_refuses_a_key_in_the_url(system):
+    answer = get(system, "/api/overview", limit="5")
     assert answer.status_code == 200
     assert answer.json()["summary"]["counts"]["Processed"] == 1
+    keyed = get(system, "/api/overview", limit="5", code="any-key")
+    assert keyed.status_code == 400 and "'code'" in keyed.json()["error"]
 
 
 @pytest.mark.parametrize("params, status, says", [
@@ -136,12 +138,17 @@ def test_a_resubmit_that_keeps_losing_the_etag_race_is_a_409_and_changes_nothing
 
 
 def test_the_signed_in_name_is_taken_only_behind_app_service_authentication():
+    """The rules themselves are tests/ops/test_access.py; here, the dashboard's wrapper."""
+    from ops.access import OPERATOR_ROLE
     from ops.dashboard import web
+    from tests.ops.test_access import AZURE, LOCAL, signed_in
 
-    request = SimpleNamespace(headers={"x-ms-client-principal-name": "alice@contoso.com",
-                                       "x-ops-operator": "mallory"})
-    assert web.operator_of(request, easy_auth=False) == "mallory"
-    assert web.operator_of(request, easy_auth=True) == "alice@contoso.com"
+    request = SimpleNamespace(headers=signed_in(OPERATOR_ROLE, **{"x-ops-operator": "mallory"}))
+    assert web.operator_of(request, LOCAL) == "mallory"
+    assert web.operator_of(request, AZURE) == "alice@contoso.com"
+    with pytest.raises(web.Problem) as refused:
+        web.operator_of(SimpleNamespace(headers=signed_in()), AZURE)
+    assert refused.value.status == 403
 
 
 def history_text(detail) -> str:
@@ -193,33 +200,26 @@ def test_order_detail_details_flag_is_strict(system):
     assert bad.status_code == 400 and "must be true or false" in bad.json()["error"]
 
 
-def principal(*roles) -> str:
-    import base64
-    import json
-    claims = [{"typ": "roles", "val": r} for r in roles] + [{"typ": "name", "val": "alice"}]
-    return base64.b64encode(json.dumps({"claims": claims}).encode()).decode()
-
-
-@pytest.mark.parametrize("headers, easy_auth, allowed", [
-    ({}, False, True),  # locally, asking is enough
-    ({}, True, False),  # on Azure, a signed-in principal with the role
-    ({"x-ms-client-principal": principal("Orders.Resubmit")}, True, False),
-    ({"x-ms-client-principal": principal("Orders.Details")}, True, True),
-    ({"x-ms-client-principal": "not base64!"}, True, False),
+@pytest.mark.parametrize("roles, settings, allowed", [
+    (None, "LOCAL", True),  # locally, asking is enough
+    ((), "AZURE", False),  # in Azure, a signed-in principal with the role
+    (("Orders.Operator",), "AZURE", False),
+    (("Orders.Details",), "AZURE", True),
 ])
-def test_details_need_the_details_role_behind_app_service_authentication(headers, easy_auth,
+def test_details_need_the_details_role_behind_app_service_authentication(roles, settings,
                                                                          allowed):
-    import azure.functions as func
-
     from ops.dashboard.web import Problem, check_details
-    req = func.HttpRequest("GET", "http://h/api/ops/dashboard/api/order", headers=headers,
-                           body=b"")
-    assert check_details(req, False, easy_auth) is False
+    from tests.ops import test_access
+
+    headers = {} if roles is None else test_access.signed_in(*roles)
+    request = SimpleNamespace(headers=headers)
+    where = getattr(test_access, settings)
+    assert check_details(request, False, where) is False
     if allowed:
-        assert check_details(req, True, easy_auth) is True
+        assert check_details(request, True, where) is True
     else:
         with pytest.raises(Problem) as refused:
-            check_details(req, True, easy_auth)
+            check_details(request, True, where)
         assert refused.value.status == 403 and "Orders.Details" in refused.value.reason
 
 

@@ -29,3 +29,18 @@ def test_unknown_instance_is_none_and_a_running_one_its_status():
     assert fetch_status("http://host", "ORD-1:1", client=client_answering(404)) is None
     assert fetch_status("http://host", "ORD-1:1", client=client_answering(202)) == {
         "runtimeStatus": "Running"}
+
+
+def test_the_system_key_travels_in_a_header_never_in_the_url():
+    seen = []
+
+    def handler(request):
+        seen.append(request)
+        return httpx.Response(200, json={"runtimeStatus": "Completed"})
+
+    client = httpx.Client(transport=httpx.MockTransport(handler))
+    fetch_status("https://app.example", "acme~ORD-1:1", code="system-key", client=client)
+    (request,) = seen
+    assert request.headers["x-functions-key"] == "system-key"
+    assert "system-key" not in str(request.url) and "code" not in request.url.params
+    assert request.url.params["showHistory"] == "true"

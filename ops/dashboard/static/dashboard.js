@@ -5,7 +5,6 @@
 
 (function () {
   const root = location.pathname.replace(/\/+$/, "");
-  const key = new URLSearchParams(location.search).get("code");
   const SVG = "http://www.w3.org/2000/svg";
   let generation = 0;
   let timer = null;
@@ -68,7 +67,6 @@
   // -- talking to the app -----------------------------------------------------------
   async function call(path, options) {
     const headers = Object.assign({}, (options || {}).headers);
-    if (key) headers["x-functions-key"] = key;
     const response = await fetch(root + "/api/" + path, Object.assign({}, options, {headers}));
     let body = null;
     try { body = await response.json(); } catch (e) { body = null; }

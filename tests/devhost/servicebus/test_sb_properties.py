@@ -17,6 +17,7 @@ def test_repository_queues_file_declares_the_app_queues():
         "shipping-requests",
         "agent-replies",
         "operator-alerts",
+        "dead-letters",
     }
     for props in [*catalog.queues.values(), catalog.reply_queue_properties]:
         assert timedelta(seconds=5) <= props.lock_duration <= timedelta(minutes=5)

@@ -33,7 +33,7 @@ def test_default_message_id_is_stable_for_one_object_and_unique_across_objects()
     [
         ({"body": {"when": datetime(2030, 1, 1)}}, "body: must be JSON-serialisable"),
         ({"body": {"x": math.nan}}, "body: must be JSON-serialisable"),
-        ({"body": b"bytes"}, "body: must be a dict or str"),
+        ({"body": 42}, "body: must be a dict, str or bytes"),
         ({"body": {}, "message_id": ""}, "message_id"),
         ({"body": {}, "message_id": "x" * 129}, "message_id"),
         ({"body": {}, "application_properties": {"k": [1]}}, r"application_properties\['k'\]"),

@@ -1,0 +1,61 @@
+"""The Python worker's thread pool is as large as the concurrency host.json lets in.
+
+The Functions host hands a worker up to ``maxConcurrentCalls`` messages per Service Bus
+trigger, ``maxConcurrentActivityFunctions`` activities and
+``maxConcurrentOrchestratorFunctions`` orchestrator replays at once (host.json). The Python
+worker runs every synchronous function on one ``ThreadPoolExecutor`` whose size is the app
+setting ``PYTHON_THREADPOOL_THREAD_COUNT``; unset, on Python 3.9 and later it passes None
+and the executor's default, ``min(32, os.cpu_count() + 4)``, applies
+(azure_functions_worker/dispatcher.py, ``_get_sync_tp_max_workers``). Invocations beyond
+the pool wait for a thread while their messages' locks run and their orders' CompleteBy
+approaches. The agents block in remote calls for up to ``AGENT_CALL_TIMEOUT_S``, so the
+pool holds both agents' full concurrency plus the durable functions' (docs/deploy.md,
+"Concurrency").
+"""
+
+import inspect
+import json
+
+import agents.blueprint as agent_functions
+from tests.infra.checks import LOCAL_SETTINGS, REPO, bicep_app_settings, local_settings
+
+SETTING = "PYTHON_THREADPOOL_THREAD_COUNT"
+AGENTS = (agent_functions.payment_agent, agent_functions.shipping_agent)
+
+
+def needed_threads(host):
+    """Threads for every agent's maxConcurrentCalls plus the durable functions' limits."""
+    service_bus, durable = host["extensions"]["serviceBus"], host["extensions"]["durableTask"]
+    blocking = [f for f in AGENTS if not inspect.iscoroutinefunction(_unwrapped(f))]
+    return (len(blocking) * service_bus["maxConcurrentCalls"]
+            + durable["maxConcurrentActivityFunctions"]
+            + durable["maxConcurrentOrchestratorFunctions"])
+
+
+def _unwrapped(function):
+    """The user function under the decorators' function builder."""
+    user = getattr(function, "_function", None)
+    return user.get_user_function() if user is not None else function
+
+
+def host_json():
+    return json.loads((REPO / "host.json").read_text())
+
+
+def test_the_agents_are_synchronous_so_they_hold_a_thread_each():
+    assert all(not inspect.iscoroutinefunction(_unwrapped(f)) for f in AGENTS)
+    assert needed_threads(host_json()) == 2 * 16 + 10 + 10
+
+
+def test_the_deployed_thread_pool_covers_the_concurrency_host_json_allows():
+    assert int(bicep_app_settings()[SETTING]) >= needed_threads(host_json())
+
+
+def test_local_settings_use_the_same_thread_pool():
+    assert local_settings(LOCAL_SETTINGS)[SETTING] == bicep_app_settings()[SETTING]
+
+
+def test_the_check_sees_more_concurrent_calls_than_threads():
+    host = host_json()
+    host["extensions"]["serviceBus"]["maxConcurrentCalls"] = 32
+    assert int(bicep_app_settings()[SETTING]) < needed_threads(host)
