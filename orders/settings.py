@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from datetime import timedelta
+from decimal import Decimal
 from functools import lru_cache
 from typing import Literal
 
@@ -115,6 +116,11 @@ class Settings(BaseSettings):
     MAX_IN_FLIGHT: int = Field(1000, ge=1)
     """Admission control: submissions are rejected while Pending + Processing +
     Compensating orders reach this many (SPEC X3)."""
+    MAX_ORDER_AMOUNT: Decimal = Field(Decimal("1000000"), gt=0, allow_inf_nan=False)
+    """Largest ``totalPrice`` and ``unitPrice`` a submission may carry, in the order's
+    currency: a larger one is dead-lettered as SchemaViolation naming the field (SPEC S1;
+    :func:`scheduler.submission.parse_submission`). Guards the payment service against a
+    mistyped or hostile amount; TPC-H totals stay below 600,000."""
     RETENTION_PURGE_BATCH: int = Field(500, ge=1, le=1000)
     """Compensation log entries one retention pass deletes per round (at most 20 rounds a
     pass); entries past their ``retainUntil`` are deleted (SPEC S9, X10). The pass runs

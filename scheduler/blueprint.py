@@ -104,7 +104,8 @@ def _submit(client_id: str, queue: str,
         result = submission.submit(msg.get_body(), svc.stores, svc.sender, svc.clock.now(),
                                    client_id=client_id,
                                    max_in_flight=svc.settings.MAX_IN_FLIGHT,
-                                   message_id=msg.message_id)
+                                   message_id=msg.message_id,
+                                   max_amount=svc.settings.MAX_ORDER_AMOUNT)
         span.set_attribute("orders.outcome", type(result).__name__)
     if isinstance(result, submission.Rejected):
         record_submission(False, result.reason)

@@ -26,12 +26,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from hashlib import sha256
 
 from orders.lifecycle.ids import order_key, split_order_key
 from orders.messaging import MessageSender, QueueNotFoundError
 from orders.models import IN_FLIGHT_STATES, Order, StateRecord, wire
 from orders.models.messages import OperatorAlert, StatusKind, StatusMessage, SubmitOrder
+from orders.models.money import maximum_problem
 from orders.notify import send_alert, send_status
 from orders.observability.logs import log_context
 from orders.observability.metrics import record_backlog
@@ -77,7 +79,8 @@ class Accepted:
     record: StateRecord | None = field(default=None, compare=False)
 
 
-def parse_submission(body: bytes, client_id: str) -> SubmitOrder | Rejected:
+def parse_submission(body: bytes, client_id: str, *,
+                     max_amount: Decimal | None = None) -> SubmitOrder | Rejected:
     """Parse and validate an order message; never raise for anything the body holds (S1).
 
     Parameters
@@ -86,6 +89,8 @@ def parse_submission(body: bytes, client_id: str) -> SubmitOrder | Rejected:
         The Service Bus message body.
     client_id : str
         The client whose submit queue the message arrived on (SPEC X10).
+    max_amount : Decimal, optional
+        ``MAX_ORDER_AMOUNT``: the largest ``totalPrice`` and ``unitPrice``; None, no limit.
 
     Returns
     -------
@@ -94,7 +99,9 @@ def parse_submission(body: bytes, client_id: str) -> SubmitOrder | Rejected:
         every form of bad body: not UTF-8, not strict JSON (NaN, 1e999, integers past 64
         bits, duplicate names, unpaired surrogates, nesting past
         :data:`~orders.models.wire.MAX_DEPTH`, however deep), or breaking the SubmitOrder
-        contract, including any exception a validator raises.
+        contract, including any exception a validator raises, a ``totalPrice`` finer than
+        its currency's minor unit (:mod:`orders.models.money`) and an amount above
+        ``max_amount``.
         ``Rejected("ClientMismatch", ...)`` if the body names another client in
         ``clientId`` or ``replyTo`` (checked before the contract, so a foreign ``replyTo``
         is a mismatch, not a schema violation). Parsing is a pure function of the body and
@@ -106,9 +113,13 @@ def parse_submission(body: bytes, client_id: str) -> SubmitOrder | Rejected:
         mismatch = client_mismatch(data, client_id)
         if mismatch is not None:
             return Rejected(CLIENT_MISMATCH, mismatch)
-        return wire.validate(data, SubmitOrder)
+        parsed = wire.validate(data, SubmitOrder)
     except wire.InvalidMessage as exc:
         return Rejected(exc.reason, exc.description)
+    too_large = maximum_problem(parsed.order, max_amount) if max_amount is not None else None
+    if too_large is not None:
+        return Rejected(wire.SCHEMA_VIOLATION, f"order.{too_large[0]}: {too_large[1]}")
+    return parsed
 
 
 def admit(stores: Stores, order_id: str, max_in_flight: int) -> tuple[bool, int]:
@@ -139,7 +150,8 @@ def admit(stores: Stores, order_id: str, max_in_flight: int) -> tuple[bool, int]
 
 def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
            client_id: str, max_in_flight: int | None = None,
-           message_id: str | None = None) -> Accepted | Rejected | AdmissionRefused:
+           message_id: str | None = None,
+           max_amount: Decimal | None = None) -> Accepted | Rejected | AdmissionRefused:
     """Store a submitted order idempotently and tell the client it was received.
 
     Parameters
@@ -161,6 +173,8 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
     message_id : str, optional
         The order message's MessageId: a refusal's status message id is derived from it,
         so a redelivered message is answered once and a later resend gets its own answer.
+    max_amount : Decimal, optional
+        ``MAX_ORDER_AMOUNT`` (see :func:`parse_submission`); None, no limit.
 
     Returns
     -------
@@ -174,7 +188,7 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
         If ``client_id`` is not a valid client id (the app registers triggers only for
         valid ones, ``ORDER_CLIENTS``).
     """
-    parsed = parse_submission(body, client_id)
+    parsed = parse_submission(body, client_id, max_amount=max_amount)
     if isinstance(parsed, Rejected):
         if parsed.reason == CLIENT_MISMATCH:
             alert_mismatch(sender, client_id, body, parsed.description, now)

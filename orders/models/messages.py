@@ -29,6 +29,7 @@ from orders.models._types import (
     QueueName,
     UtcDatetime,
 )
+from orders.models.money import minor_unit_problem
 from orders.models.order import Order
 
 MESSAGE_SCHEMA_VERSION: Final = 1
@@ -81,7 +82,10 @@ class SubmitOrder(Versioned):
         can never direct the system's messages to another queue (SPEC S8, X10). Recorded
         in the state record so status messages go there only.
     order : Order
-        The immutable order data; its ``orderId`` is the client's own OrderID.
+        The immutable order data; its ``orderId`` is the client's own OrderID, and its
+        ``totalPrice`` a whole number of the currency's minor units (ISO 4217: JPY 0
+        decimals, USD 2, BHD 3; :mod:`orders.models.money`). Submission also refuses
+        amounts above ``MAX_ORDER_AMOUNT`` (:func:`scheduler.submission.parse_submission`).
     """
 
     client_id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -102,6 +106,13 @@ class SubmitOrder(Versioned):
             raise ValueError(f"order.orderId: must be 1 to {ORDER_ID_MAX_LENGTH} characters "
                              f"from A-Z a-z 0-9 . _ - (the client's own OrderID); got "
                              f"{self.order.order_id!r}")
+        return self
+
+    @model_validator(mode="after")
+    def _total_in_minor_units(self) -> SubmitOrder:
+        problem = minor_unit_problem(self.order)
+        if problem is not None:
+            raise ValueError(f"order.{problem[0]}: {problem[1]}")
         return self
 
 
