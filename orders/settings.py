@@ -180,6 +180,15 @@ class Settings(BaseSettings):
         return timedelta(seconds=self.START_GRACE_S)
 
     @property
+    def status_grace(self) -> timedelta:
+        """Wait of a final status before the supervisor resends it (SPEC S8).
+
+        :attr:`START_GRACE_S`, the grace a claimed attempt has to start: both bound one step
+        that normally follows at once.
+        """
+        return self.start_grace
+
+    @property
     def scan_window(self) -> timedelta:
         """:attr:`SUPERVISOR_SCAN_WINDOW_S` as a timedelta."""
         return timedelta(seconds=self.SUPERVISOR_SCAN_WINDOW_S)
