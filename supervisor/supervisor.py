@@ -71,8 +71,8 @@ from orders.lifecycle.changes import (
 )
 from orders.lifecycle.transitions import Actor
 from orders.models import FINAL_STATES, SUPERVISED_STATES, ProcessState, StateRecord
-from orders.models.messages import OperatorAlert, StatusKind, StatusMessage
-from orders.notify import send_alert, send_final_status
+from orders.models.messages import OperatorAlert, StatusKind
+from orders.notify import send_alert
 from orders.observability import metrics
 from orders.observability.logs import log_context
 from orders.observability.tracing import OPERATION, order_span
@@ -81,6 +81,7 @@ from orders.settings import Settings
 from orders.stores.errors import PreconditionFailedError
 from orders.stores.paging import iter_expired_pages
 from orders.stores.ports import ScanPage
+from supervisor.final_status import FINAL_STATUS, tell
 
 log = logging.getLogger("orders.supervisor")
 
@@ -222,7 +223,7 @@ def recover_attempt(record: StateRecord, services: Services, report: ScanReport)
         report.handed_over.append(record.order_id)
         return "handed_over"  # the compensation tells the client its outcome
     # The MessageId names the attempt: a resubmitted order that fails again is told again.
-    _tell(record, StatusKind.ORDER_FAILED, reason, services)
+    tell(record, StatusKind.ORDER_FAILED, reason, services)
     return "gave_up"
 
 
@@ -248,27 +249,8 @@ def recover_compensation(record: StateRecord, services: Services,
     send_alert(services.sender, OperatorAlert(
         kind="CompensationFailed", order_id=record.order_id, instance_id=record.locked_by,
         reason=reason, at=now), message_id=f"CompensationFailed:{record.locked_by}")
-    _tell(record, StatusKind.COMPENSATION_FAILED, reason, services)
+    tell(record, StatusKind.COMPENSATION_FAILED, reason, services)
     return "compensation_gave_up"
-
-
-FINAL_STATUS: dict[ProcessState, StatusKind] = {
-    ProcessState.PROCESSED: StatusKind.ORDER_COMPLETED,
-    ProcessState.ERROR: StatusKind.ORDER_FAILED,
-    ProcessState.COMPENSATED: StatusKind.COMPENSATED,
-    ProcessState.COMPENSATION_FAILED: StatusKind.COMPENSATION_FAILED,
-}
-"""The final status a client is told for each final state (SPEC S8, S9)."""
-
-
-def _tell(record: StateRecord, status: StatusKind, reason: str | None,
-          services: Services) -> bool:
-    """Send ``record``'s final status, named after the attempt that ended the order (S8)."""
-    return send_final_status(
-        services.stores.states, services.sender, record.order_id, record.reply_to,
-        StatusMessage(order_id=record.submitted_order_id, status=status,
-                      at=services.clock.now(), reason=reason),
-        instance_id=str(record.locked_by), actor=Actor.SUPERVISOR)
 
 
 def tell_client(record: StateRecord, services: Services, report: ScanReport) -> str | None:
@@ -285,7 +267,7 @@ def tell_client(record: StateRecord, services: Services, report: ScanReport) -> 
     str or None
         ``told`` or ``tell_later``; None if another writer changed the record first.
     """
-    if _tell(record, FINAL_STATUS[record.process_state], record.failure_reason, services):
+    if tell(record, FINAL_STATUS[record.process_state], record.failure_reason, services):
         report.told.append(record.order_id)
         return "told"
     later = services.clock.now() + services.settings.status_grace
