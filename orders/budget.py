@@ -8,6 +8,11 @@ sub-orchestrations (no retry policy is used), and the supervisor starts new atte
 the scheduler owns one budget per order and service (``RETRY_BUDGET_CALLS_PER_SERVICE``):
 :func:`max_calls_per_service` computes the worst case from the configuration and
 :func:`check_budget` refuses settings whose worst case exceeds the budget at start-up.
+
+Status messages to clients, and the supervisor's resends of a final status whose first
+send failed (:mod:`orders.notify`), are Service Bus sends to the client's reply queue, not
+calls to a remote service: they are outside this budget (each resend has the first
+send's MessageId, so a send that did reach the queue drops the resend as a duplicate).
 """
 
 from __future__ import annotations

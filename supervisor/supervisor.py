@@ -361,16 +361,17 @@ def supervise(services: Services) -> ScanReport:
     metrics.record_recovery("held_back", len(report.held_back))
     metrics.record_recovery("gave_up", len(report.gave_up) + len(report.compensation_gave_up))
     metrics.record_recovery("overdue", len(report.overdue))
+    metrics.record_recovery("told", len(report.told))
     metrics.record_recovery("skipped", report.skipped)
     if report.expired or report.skipped:
         log.info("supervisor: pages=%d rows_read=%d ru=%.1f expired=%d overdue=%d retried=%d "
                  "held_back=%d gave_up=%d (handed_over=%d) compensation_retried=%d "
-                 "compensation_gave_up=%d skipped=%d in %.3fs", report.pages,
+                 "compensation_gave_up=%d told=%d skipped=%d in %.3fs", report.pages,
                  report.rows_read, report.request_charge, report.expired,
                  len(report.overdue), len(report.retried), len(report.held_back),
                  len(report.gave_up), len(report.handed_over),
                  len(report.compensation_retried), len(report.compensation_gave_up),
-                 report.skipped, report.duration_s)
+                 len(report.told), report.skipped, report.duration_s)
     return report
 
 
