@@ -76,9 +76,12 @@ def fail_order(data: dict[str, Any], services: Services) -> dict[str, Any]:
     step = FailOrderInput.model_validate(data)
     order_id, reason = step.order_id, step.reason
     log = services.stores.compensation
+    tell_by = services.clock.now() + services.settings.status_grace
+
     def change(record: StateRecord) -> StateRecord:
-        give_up = hand_over if pending_undos(log.entries(order_id)) else fail_without_undo
-        return give_up(record, reason, Actor.ORDER_WORKFLOW)
+        if pending_undos(log.entries(order_id)):
+            return hand_over(record, reason, Actor.ORDER_WORKFLOW)
+        return fail_without_undo(record, reason, Actor.ORDER_WORKFLOW, tell_by)
 
     record: StateRecord | None
     try:
@@ -144,8 +147,9 @@ def finish_compensation(data: dict[str, Any], services: Services) -> dict[str, A
     """
     step = FinishCompensationInput.model_validate(data)
     state = ProcessState(step.state)
+    tell_by = services.clock.now() + services.settings.status_grace
     if fenced_finish(services.stores.states, step.order_id, step.instance_id,
-                     lambda r: finished(r, state), state):
+                     lambda r: finished(r, state, tell_by), state):
         return FencedResult(fenced=True).model_dump(mode="json")
     # Counted here, where the state is written once, not in the orchestrator (replays).
     metrics.record_compensation("compensated" if state is ProcessState.COMPENSATED

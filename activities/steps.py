@@ -31,10 +31,10 @@ from orders.models.attempt_io import (
     ReserveInventoryResult,
 )
 from orders.models.compensation import ReservedLine
-from orders.models.messages import OperatorAlert, StatusMessage
+from orders.models.messages import OperatorAlert, StatusKind, StatusMessage
 from orders.models.notice_io import AlertOperatorInput, PublishStatusInput
 from orders.names import REQUEST_QUEUES
-from orders.notify import send_alert, send_status
+from orders.notify import send_alert, send_final_status, send_status
 from orders.runtime import Services
 
 
@@ -133,8 +133,9 @@ def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     (:func:`~orders.lifecycle.fencing.fenced_finish`).
     """
     step = FinishAttemptInput.model_validate(data)
-    fenced = fenced_finish(services.stores.states, step.order_id, step.instance_id, complete,
-                           ProcessState.PROCESSED)
+    tell_by = services.clock.now() + services.settings.status_grace
+    fenced = fenced_finish(services.stores.states, step.order_id, step.instance_id,
+                           lambda r: complete(r, tell_by), ProcessState.PROCESSED)
     return FencedResult(fenced=fenced).model_dump(mode="json")
 
 
@@ -147,12 +148,23 @@ def publish_status(data: dict[str, Any], services: Services) -> None:
     The MessageId includes the instance id: a rerun of this step sends a duplicate the
     queue drops, while a resubmitted order that fails again is still told. Takes a
     :class:`~orders.models.notice_io.PublishStatusInput` (see the module docstring).
+
+    Every status this step sends is final: once sent, the record notes it; a send that
+    fails is logged and left pending in the record, and the supervisor resends it
+    (:func:`orders.notify.send_final_status`). The step itself then succeeds, so the
+    orchestration ends as its order did instead of failing on a status it cannot skip.
     """
     step = PublishStatusInput.model_validate(data)
     message = StatusMessage(order_id=client_order_id(step.order_id), status=step.status,
                             at=services.clock.now(), reason=step.reason)
-    suffix = f":{step.instance_id}" if step.instance_id else ""
-    send_status(services.sender, step.reply_to, message, dedupe_suffix=suffix)
+    if step.instance_id is None:  # an input from before instance ids were passed
+        send_status(services.sender, step.reply_to, message)
+        return
+    actor = (Actor.COMPENSATION_WORKFLOW
+             if step.status in (StatusKind.COMPENSATED, StatusKind.COMPENSATION_FAILED)
+             else Actor.ORDER_WORKFLOW)
+    send_final_status(services.stores.states, services.sender, step.order_id, step.reply_to,
+                      message, instance_id=step.instance_id, actor=actor)
 
 
 def alert_operator(data: dict[str, Any], services: Services) -> None:

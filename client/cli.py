@@ -26,7 +26,7 @@ from rich.table import Table
 
 from client import jsonl, tpch
 from client.rejects import InvalidOrder
-from client.submit import reply_queue_for, submit_orders, submit_queue_for
+from client.submit import MAX_RESEND, reply_queue_for, submit_orders, submit_queue_for
 from client.watch import WatchProgress, WatchResult, watch
 from orders.messaging import MessagingError, create_sender
 from orders.models import Order, format_utc
@@ -75,11 +75,17 @@ def submit(
     namespace: str | None = NAMESPACE,
     show_invalid: int = typer.Option(20, "--show-invalid", min=0,
                                      help="Print the reasons of at most N invalid orders."),
+    resend: int = typer.Option(0, "--resend", min=0, max=MAX_RESEND,
+                               help="N-th resend of orders told 'Rejected' (admission "
+                                    "control): MessageId ends ':r<N>', so the queue's "
+                                    "duplicate detection lets it through."),
 ) -> None:
     """Send one SubmitOrder per valid order to the client's own queue ``orders-<id>``.
 
     MessageId = ``<OrderID>:<content hash>``: a resend of the same order is dropped by
     duplicate detection, a changed one is refused by submission as a conflict (SPEC S1).
+    After "Rejected", send the orders again with ``--resend 1`` (then 2, ...): the counter
+    gives the resend a MessageId of its own (:mod:`client.submit`).
     """
     reply_to = _reply_queue(client_id)
     queue = _submit_queue(client_id)
@@ -94,7 +100,7 @@ def submit(
     try:
         with console.status("sending orders") as status:
             sent = submit_orders(sender, orders, client_id=client_id, reply_to=reply_to,
-                                 queue=queue,
+                                 queue=queue, resend=resend,
                                  on_sent=lambda n: status.update(f"sent {n} orders"))
     except MessagingError as exc:
         console.print(f"[red]sending failed:[/red] {exc}")

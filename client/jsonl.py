@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from client.rejects import InvalidOrder, Problem, problems_from
 from orders.models import Order
 from orders.models.messages import SubmitOrder
+from orders.models.money import minor_unit_problem
 
 _WHOLE_LINE = "(line)"
 
@@ -117,9 +118,13 @@ def _parse_line(
         return (message.order.order_id, tuple(mismatch)) if mismatch else message.order
     if "orderId" in data:
         try:
-            return Order.model_validate(data)
+            order = Order.model_validate(data)
         except ValidationError as exc:
             return _str_or_none(data["orderId"]), problems_from(exc)
+        problem = minor_unit_problem(order)  # SubmitOrder's rule, checked on submission
+        if problem is not None:
+            return order.order_id, (Problem(*problem),)
+        return order
     return None, (Problem(_WHOLE_LINE, "must be a SubmitOrder object (with 'order') or an "
                                        "Order object (with 'orderId')"),)
 

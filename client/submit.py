@@ -16,6 +16,18 @@ operator alert, nothing overwritten (SPEC S1). (With MessageId = OrderID the bro
 such a change silently: no dead letter, no answer, no alert.) After the window, the
 service's idempotent write on OrderID covers resubmissions (SPEC X5). ``replyTo`` names the
 client's own reply queue, the only place its status messages go (SPEC S8, X10).
+
+Resending after "Rejected": admission control (SPEC X3) answers an order it refuses with
+"Rejected" and stores nothing, so the client must send the order again later. With the same
+MessageId the queue would drop that resend as a duplicate for the whole
+``duplicateDetectionHistoryTimeWindow`` (10 minutes): no answer, nothing stored. So a resend
+carries a counter, ``<OrderID>:<content hash>:r<n>`` for the ``n``-th resend
+(:func:`message_id_for`, ``submit --resend n``): each resend is a new message to duplicate
+detection, while a retry of the same resend (the client unsure whether its send went out)
+keeps its MessageId and is still dropped. The counter is the client's to keep: one more
+per "Rejected" it was told. The service needs nothing else: the order data is the same, so
+if an earlier send was stored after all, the resend is accepted as the same submission
+(SPEC X5), and each resend's "Rejected" has a MessageId of its own.
 """
 
 from __future__ import annotations
@@ -43,6 +55,9 @@ message properties the broker adds."""
 MESSAGE_ID_HASH_HEX_DIGITS = 16
 """Hex digits of the content hash in a MessageId: 64 bits, so two different submissions of
 one OrderID share a MessageId with probability about 2**-64."""
+
+MAX_RESEND = 999_999
+"""Most resends of one order (the counter's six digits keep the MessageId short)."""
 
 _CLIENT_ID: TypeAdapter[str] = TypeAdapter(
     Annotated[str, *SubmitOrder.model_fields["client_id"].metadata])
@@ -113,8 +128,8 @@ def reply_queue_for(client_id: str, *, queues_file: str | Path | None = None) ->
     return load_queue_catalog(queues_file).reply_queue_name(client_id)
 
 
-def message_id_for(submission: SubmitOrder) -> str:
-    """Return the MessageId of a submission: ``<OrderID>:<content hash>``.
+def message_id_for(submission: SubmitOrder, resend: int = 0) -> str:
+    """Return the MessageId of a submission: ``<OrderID>:<content hash>[:r<resend>]``.
 
     The hash is the first :data:`MESSAGE_ID_HASH_HEX_DIGITS` hex digits of the SHA-256 of
     the submission's canonical JSON (its JSON form with sorted keys, no whitespace, UTF-8),
@@ -124,12 +139,16 @@ def message_id_for(submission: SubmitOrder) -> str:
     ----------
     submission : SubmitOrder
         The message body.
+    resend : int
+        0 for the first send; ``n`` >= 1 for the ``n``-th resend after a "Rejected" (see
+        the module docstring), at most :data:`MAX_RESEND`.
 
     Returns
     -------
     str
-        For example ``ORD-1:3f2a9c0d5e6b7a81``; at most 64 + 1 + 16 = 81 characters, within
-        Service Bus's 128-character MessageId limit. The same submission always gets the
+        For example ``ORD-1:3f2a9c0d5e6b7a81``, or ``ORD-1:3f2a9c0d5e6b7a81:r2`` for the
+        second resend; at most 64 + 1 + 16 + 8 = 89 characters, within Service Bus's
+        128-character MessageId limit. The same submission always gets the
         same id (its resend is dropped by duplicate detection); a changed one gets another
         (it reaches submission and is refused as a conflict, SPEC S1). Amounts that are
         equal but written differently (``1.5`` and ``1.50``) give different ids; submission
@@ -137,13 +156,17 @@ def message_id_for(submission: SubmitOrder) -> str:
         detection is per queue and the queue is the client's own, so another client
         sending this very MessageId drops nothing of this client's.
     """
+    if not 0 <= resend <= MAX_RESEND:
+        raise ValueError(f"resend: must be 0 (first send) to {MAX_RESEND}; got {resend}")
     canonical = json.dumps(submission.model_dump(mode="json"), sort_keys=True,
                            separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     digest = sha256(canonical.encode("utf-8")).hexdigest()[:MESSAGE_ID_HASH_HEX_DIGITS]
-    return f"{submission.order.order_id}:{digest}"
+    counter = f":r{resend}" if resend else ""
+    return f"{submission.order.order_id}:{digest}{counter}"
 
 
-def submit_message(client_id: str, reply_to: str, order: Order) -> OutgoingMessage:
+def submit_message(client_id: str, reply_to: str, order: Order,
+                   resend: int = 0) -> OutgoingMessage:
     """Build the submit queue message for one order.
 
     Parameters
@@ -154,23 +177,27 @@ def submit_message(client_id: str, reply_to: str, order: Order) -> OutgoingMessa
         Its reply queue (see :func:`reply_queue_for`).
     order : Order
         A validated order.
+    resend : int
+        Resends of this order so far after a "Rejected" (see :func:`message_id_for`).
 
     Returns
     -------
     OutgoingMessage
         Body: the :class:`~orders.models.messages.SubmitOrder` JSON (amounts as strings).
-        MessageId: ``<OrderID>:<content hash>`` (:func:`message_id_for`). CorrelationId:
+        MessageId: ``<OrderID>:<content hash>[:r<resend>]`` (:func:`message_id_for`). CorrelationId:
         the OrderID. Application properties ``orderId`` and ``clientId`` for diagnostics.
 
     Raises
     ------
     pydantic.ValidationError
         If ``client_id`` or ``reply_to`` breaks the SubmitOrder rules.
+    ValueError
+        If ``resend`` is outside 0..:data:`MAX_RESEND`.
     """
     body = SubmitOrder(client_id=client_id, reply_to=reply_to, order=order)
     return OutgoingMessage(
         body.model_dump(mode="json"),
-        message_id=message_id_for(body),
+        message_id=message_id_for(body, resend),
         correlation_id=order.order_id,
         application_properties={"orderId": order.order_id, "clientId": client_id},
     )
@@ -184,6 +211,7 @@ def submit_orders(
     reply_to: str,
     queue: str | None = None,
     on_sent: Callable[[int], None] | None = None,
+    resend: int = 0,
 ) -> int:
     """Send one SubmitOrder per order, in batches, in iteration order.
 
@@ -201,6 +229,9 @@ def submit_orders(
         (:func:`submit_queue_for`), the only one the service takes its orders from.
     on_sent : callable, optional
         Called with the running total after each batch.
+    resend : int
+        0 for a first send; ``n`` to resend orders told "Rejected" for the ``n``-th time
+        (see the module docstring).
 
     Returns
     -------
@@ -231,7 +262,7 @@ def submit_orders(
             on_sent(sent)
 
     for order in orders:
-        message = submit_message(client_id, reply_to, order)
+        message = submit_message(client_id, reply_to, order, resend)
         length = len(message.body_bytes())
         if batch and (len(batch) >= MAX_BATCH_MESSAGES or size + length > MAX_BATCH_BYTES):
             flush()

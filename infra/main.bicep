@@ -270,6 +270,8 @@ module functionApp './app/function-app.bicep' = {
       MAX_PROCESSING: '200'
       MAX_IN_FLIGHT: '1000'
       MAX_IN_FLIGHT_PER_CLIENT: '500'
+      // Largest totalPrice / unitPrice a submission may carry (orders/settings.py).
+      MAX_ORDER_AMOUNT: '1000000'
       SUPERVISOR_SCAN_WINDOW_S: '86400'
       SUPERVISOR_PAGE_SIZE: '100'
       SUPERVISOR_MAX_RECORDS: '1000'

@@ -8,6 +8,11 @@ sub-orchestrations (no retry policy is used), and the supervisor starts new atte
 the scheduler owns one budget per order and service (``RETRY_BUDGET_CALLS_PER_SERVICE``):
 :func:`max_calls_per_service` computes the worst case from the configuration and
 :func:`check_budget` refuses settings whose worst case exceeds the budget at start-up.
+
+Status messages to clients, and the supervisor's resends of a final status whose first
+send failed (:mod:`orders.notify`), are Service Bus sends to the client's reply queue, not
+calls to a remote service: they are outside this budget (each resend has the first
+send's MessageId, so a send that did reach the queue drops the resend as a duplicate).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from orders.errors import OrderServiceError
+from orders.models import ProcessState, StateRecord
 from orders.names import REQUEST_QUEUES, WORKFLOW_REMOTE_STEPS
 from orders.queues import QueueLimits
 
@@ -56,6 +62,35 @@ def forward_operations(service: str) -> tuple[str, ...]:
     return max(per_version, key=len)
 
 
+def refusal_made_no_call(record: StateRecord, operation: str) -> bool:
+    """Tell whether an attempt refused by an open circuit at ``operation`` called nothing (X2).
+
+    Only then may the supervisor hold it back without counting a failure: a hold-back that
+    is not counted is repeated for as long as the circuit refuses, so if the refused
+    attempt had called a service, a long outage would multiply those calls past
+    :func:`max_calls_per_service`.
+
+    Parameters
+    ----------
+    record : StateRecord
+        The order's record, owned by the refused attempt.
+    operation : str
+        The operation the open circuit refused (the agent reply's ``operation``).
+
+    Returns
+    -------
+    bool
+        For an order attempt, True if ``operation`` is the first remote step of the
+        record's workflow version (only a local reservation came before it). For a
+        compensation attempt, always True: each undo it completed is logged and never
+        requested again, so the next attempt repeats no call (SPEC S9).
+    """
+    if record.process_state is ProcessState.COMPENSATING:
+        return True
+    steps = WORKFLOW_REMOTE_STEPS.get(record.workflow_version, ())
+    return bool(steps) and steps[0][1] == operation
+
+
 def _compensation_attempts(settings: Any) -> int:
     value = getattr(settings, COMPENSATION_ATTEMPTS_SETTING, None)
     return int(value) if value is not None else 0
@@ -81,10 +116,14 @@ def max_calls_per_service(settings: Any, queues: Mapping[str, QueueLimits]) -> d
 
     Attempts that an open circuit refused before any call are not in the formula: the
     agent's reply says ``circuitOpen`` only when the first delivery of the request made no
-    call, and the supervisor holds such an attempt back without counting it against
-    MAX_FAILURES (or MAX_COMPENSATION_FAILURES), so however many there are they add no call
-    (SPEC A5, V2). A redelivered request refused by the circuit is not marked (its earlier
-    delivery may have called) and counts as usual. One assumption remains: the agent's
+    call, the reply handler marks the attempt only if that request was its first remote
+    call (:func:`refusal_made_no_call`), and the supervisor holds such an attempt back
+    without counting it against MAX_FAILURES (or MAX_COMPENSATION_FAILURES), so however
+    many there are, whatever the outage, they add no call to any service (SPEC A5, V2). An
+    attempt refused at a later step (it charged, then the shipping circuit refused the
+    shipment) did call, and a new attempt would call again, so it counts as usual. A
+    redelivered request refused by the circuit is not marked (its earlier delivery may have
+    called) and counts as usual. One assumption remains: the agent's
     reply and the completion of its request are not atomic, so a host crash between the
     two lets Service Bus redeliver a request already answered "refused"; those calls are
     outside the formula (at most ``A_agent * (D - 1)`` for each request so redelivered).

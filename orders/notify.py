@@ -3,14 +3,30 @@
 Each status message goes to the order's own reply queue only, with a MessageId that is
 stable for the order and status, so a step that runs twice (SPEC X7) sends it once: the
 queue's duplicate detection drops the resend.
+
+A final status (the order ended: Processed, Error, Compensated, CompensationFailed) is
+pending in the state record until it was sent: the final state is written with CompleteBy
+set (:func:`orders.lifecycle.changes.complete`), :func:`send_final_status` clears it once
+the send succeeded, and a send that failed leaves it for the supervisor, which resends the
+status once CompleteBy has passed (``supervisor.supervisor.tell_client``). So the client
+is told even if the send fails transiently: the record is the outbox (SPEC S8).
 """
 
 from __future__ import annotations
 
+import logging
+
+from orders.lifecycle.changes import status_sent
 from orders.lifecycle.ids import status_message_id
-from orders.messaging import MessageSender, OutgoingMessage
+from orders.lifecycle.transitions import Actor
+from orders.messaging import MessageSender, MessagingError, OutgoingMessage
+from orders.models import FINAL_STATES
 from orders.models.messages import OperatorAlert, StatusMessage
 from orders.names import OPERATOR_ALERTS_QUEUE
+from orders.stores import StateStore
+from orders.stores.errors import StoreError
+
+log = logging.getLogger("orders.notify")
 
 
 def send_status(sender: MessageSender, reply_to: str, message: StatusMessage,
@@ -41,3 +57,51 @@ def send_alert(sender: MessageSender, alert: OperatorAlert, message_id: str) -> 
         body=alert.model_dump(mode="json"), message_id=message_id,
         application_properties={"kind": alert.kind, "orderId": alert.order_id or ""}))
 
+
+
+def send_final_status(states: StateStore, sender: MessageSender, order_key: str,
+                      reply_to: str, message: StatusMessage, *, instance_id: str,
+                      actor: Actor) -> bool:
+    """Send an order's final status and note it in the record, or leave it pending (S8).
+
+    Parameters
+    ----------
+    states : StateStore
+        The state store holding the order's record (its pending status).
+    sender : MessageSender
+        Messaging port.
+    order_key : str
+        The record's order key.
+    reply_to : str
+        The client's reply queue.
+    message : StatusMessage
+        The final status; its MessageId names ``instance_id`` (the attempt that ended the
+        order, the record's LockedBy), so the step's and the supervisor's sends of it are
+        one message to duplicate detection.
+    instance_id : str
+        The attempt that ended the order.
+    actor : Actor
+        Who sends (the workflow's activity, or the supervisor).
+
+    Returns
+    -------
+    bool
+        True if sent. False if the send failed (any :class:`MessagingError`, logged): the
+        status stays pending in the record and the supervisor sends it later.
+    """
+    try:
+        send_status(sender, reply_to, message, dedupe_suffix=f":{instance_id}")
+    except MessagingError as exc:
+        log.warning("order %s: final status %s not sent (%s); the supervisor resends it",
+                    order_key, message.status.value, exc)
+        return False
+    record = states.get(order_key)
+    if (record is None or record.process_state not in FINAL_STATES
+            or record.locked_by != instance_id or record.complete_by is None):
+        return True  # nothing pending: already noted, or an order this attempt did not end
+    try:
+        states.replace(status_sent(record, actor))
+    except StoreError as exc:  # includes another writer first; a resend is a duplicate
+        log.info("order %s: final status sent, not noted (%s); a resend is dropped as a "
+                 "duplicate", order_key, exc)
+    return True

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from datetime import timedelta
+from decimal import Decimal
 from functools import lru_cache
 from typing import Literal
 
@@ -123,6 +124,11 @@ class Settings(BaseSettings):
     cannot get the others' orders rejected (SPEC X3, S8). Unset: an equal share of
     MAX_IN_FLIGHT among the ``ORDER_CLIENTS`` (:attr:`in_flight_quota`). At most 10,000:
     the count reads at most this many index entries."""
+    MAX_ORDER_AMOUNT: Decimal = Field(Decimal("1000000"), gt=0, allow_inf_nan=False)
+    """Largest ``totalPrice`` and ``unitPrice`` a submission may carry, in the order's
+    currency: a larger one is dead-lettered as SchemaViolation naming the field (SPEC S1;
+    :func:`scheduler.submission.parse_submission`). Guards the payment service against a
+    mistyped or hostile amount; TPC-H totals stay below 600,000."""
     RETENTION_PURGE_BATCH: int = Field(500, ge=1, le=1000)
     """Compensation log entries one retention pass deletes per round (at most 20 rounds a
     pass); entries past their ``retainUntil`` are deleted (SPEC S9, X10). The pass runs
@@ -191,6 +197,15 @@ class Settings(BaseSettings):
     def start_grace(self) -> timedelta:
         """:attr:`START_GRACE_S` as a timedelta."""
         return timedelta(seconds=self.START_GRACE_S)
+
+    @property
+    def status_grace(self) -> timedelta:
+        """Wait of a final status before the supervisor resends it (SPEC S8).
+
+        :attr:`START_GRACE_S`, the grace a claimed attempt has to start: both bound one step
+        that normally follows at once.
+        """
+        return self.start_grace
 
     @property
     def scan_window(self) -> timedelta:

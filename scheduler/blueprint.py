@@ -105,7 +105,8 @@ def _submit(client_id: str, queue: str,
                                    client_id=client_id,
                                    quota=submission.Quota(svc.settings.MAX_IN_FLIGHT,
                                                           svc.settings.in_flight_quota),
-                                   message_id=msg.message_id)
+                                   message_id=msg.message_id,
+                                   max_amount=svc.settings.MAX_ORDER_AMOUNT)
         span.set_attribute("orders.outcome", type(result).__name__)
     if isinstance(result, submission.Rejected):
         record_submission(False, result.reason)

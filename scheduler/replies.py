@@ -7,7 +7,9 @@ duplicate detection drops a resend with the same MessageId.
 
 Before raising it, a reply that an open circuit refused before any call
 (``AgentReply.circuit_open``) is marked on the state record, fenced on LockedBy (S4):
-``circuitRefusedBy`` = the instance id. The supervisor, finding that attempt expired,
+``circuitRefusedBy`` = the instance id; only if that request was the attempt's first
+remote call, so the attempt called nothing at all (:func:`orders.budget.refusal_made_no_call`,
+SPEC X2). The supervisor, finding that attempt expired,
 then holds it back instead of counting it against MAX_FAILURES (A5, V2), so orders that
 never reached the service are not failed by another order's fault.
 """
@@ -17,15 +19,20 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from orders.budget import refusal_made_no_call
 from orders.lifecycle.changes import mark_circuit_refusal as marked
 from orders.lifecycle.fencing import FencedError, fenced_update
-from orders.models import wire
+from orders.models import StateRecord, wire
 from orders.models.messages import AgentReply
 from orders.stores import StateStore
 from orders.stores.errors import StoreError
 from scheduler.durable_client import InstanceGoneError, InstanceNotFoundError, raise_event
 
 log = logging.getLogger("orders.replies")
+
+
+class CalledBefore(Exception):
+    """The refused attempt called a service at an earlier step: not marked (SPEC X2)."""
 
 
 def parse_reply(body: bytes) -> AgentReply:
@@ -82,7 +89,10 @@ def mark_circuit_refusal(states: StateStore, reply: AgentReply) -> bool:
 
     Sets ``circuitRefusedBy`` to the reply's instance id with a conditional update that
     checks LockedBy still names that instance and the record is still supervised
-    (Processing or Compensating). A stale attempt changes nothing. The mark is best
+    (Processing or Compensating). A stale attempt changes nothing, and neither does an
+    order attempt refused at a later remote step: it called a service before, which a new
+    attempt would call again, so only a counted failure keeps the retry budget
+    (:func:`orders.budget.refusal_made_no_call`, SPEC X2). The mark is best
     effort: if the store refuses or fails, the attempt simply counts as a failure, as any
     transient failure does, and the reply is still routed.
 
@@ -102,8 +112,17 @@ def mark_circuit_refusal(states: StateStore, reply: AgentReply) -> bool:
         return False
     iid = reply.instance_id
 
+    def mark(record: StateRecord) -> StateRecord:
+        if not refusal_made_no_call(record, reply.operation):
+            raise CalledBefore(f"{iid} made remote calls before {reply.operation}")
+        return marked(record, iid)
+
     try:
-        fenced_update(states, reply.order_id, iid, lambda record: marked(record, iid))
+        fenced_update(states, reply.order_id, iid, mark)
+    except CalledBefore as exc:
+        log.info("open-circuit reply of %s not marked: %s; the attempt counts as a "
+                 "failure (SPEC X2)", iid, exc)
+        return False
     except FencedError as exc:
         log.info("open-circuit reply of %s not marked: %s", iid, exc)
         return False

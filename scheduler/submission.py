@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from hashlib import sha256
 
 from orders.lifecycle.ids import order_key, split_order_key
@@ -39,6 +40,7 @@ from orders.models.messages import (
     reply_queue,
     submit_queue,
 )
+from orders.models.money import maximum_problem
 from orders.notify import send_alert, send_status
 from orders.observability.logs import log_context
 from orders.observability.metrics import record_backlog
@@ -88,7 +90,8 @@ class Accepted:
     record: StateRecord | None = field(default=None, compare=False)
 
 
-def parse_submission(body: bytes, client_id: str) -> SubmitOrder | Rejected:
+def parse_submission(body: bytes, client_id: str, *,
+                     max_amount: Decimal | None = None) -> SubmitOrder | Rejected:
     """Parse and validate an order message; never raise for anything the body holds (S1).
 
     Parameters
@@ -97,6 +100,8 @@ def parse_submission(body: bytes, client_id: str) -> SubmitOrder | Rejected:
         The Service Bus message body.
     client_id : str
         The client whose submit queue the message arrived on (SPEC X10).
+    max_amount : Decimal, optional
+        ``MAX_ORDER_AMOUNT``: the largest ``totalPrice`` and ``unitPrice``; None, no limit.
 
     Returns
     -------
@@ -107,10 +112,12 @@ def parse_submission(body: bytes, client_id: str) -> SubmitOrder | Rejected:
         :data:`~orders.models.wire.MAX_DEPTH`, however deep), a field under any name but
         its wire name or a field the contract does not have (``client_id`` for
         ``clientId``), or breaking the SubmitOrder contract, including any exception a
-        validator raises. ``Rejected("ClientMismatch", ...)`` if the validated body names
-        another client in ``clientId`` or ``replyTo``. Parsing is a pure function of the
-        body and the queue, so the message is dead-lettered on its first delivery instead
-        of being retried into ``MaxDeliveryCountExceeded``.
+        validator raises, a ``totalPrice`` finer than its currency's minor unit
+        (:mod:`orders.models.money`) and an amount above ``max_amount``.
+        ``Rejected("ClientMismatch", ...)`` if the validated body names another client in
+        ``clientId`` or ``replyTo``. Parsing is a pure function of the body and the queue,
+        so the message is dead-lettered on its first delivery instead of being retried
+        into ``MaxDeliveryCountExceeded``.
     """
     try:
         parsed = wire.parse(body, SubmitOrder)
@@ -119,6 +126,9 @@ def parse_submission(body: bytes, client_id: str) -> SubmitOrder | Rejected:
     mismatch = client_mismatch(parsed, client_id)
     if mismatch is not None:
         return Rejected(CLIENT_MISMATCH, mismatch)
+    too_large = maximum_problem(parsed.order, max_amount) if max_amount is not None else None
+    if too_large is not None:
+        return Rejected(wire.SCHEMA_VIOLATION, f"order.{too_large[0]}: {too_large[1]}")
     return parsed
 
 
@@ -180,7 +190,8 @@ def admit(stores: Stores, order_id: str, client_id: str, quota: Quota) -> str | 
 
 def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
            client_id: str, quota: Quota | None = None,
-           message_id: str | None = None) -> Accepted | Rejected | AdmissionRefused:
+           message_id: str | None = None,
+           max_amount: Decimal | None = None) -> Accepted | Rejected | AdmissionRefused:
     """Store a submitted order idempotently and tell the client it was received.
 
     Parameters
@@ -202,6 +213,8 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
     message_id : str, optional
         The order message's MessageId: a refusal's status message id is derived from it,
         so a redelivered message is answered once and a later resend gets its own answer.
+    max_amount : Decimal, optional
+        ``MAX_ORDER_AMOUNT`` (see :func:`parse_submission`); None, no limit.
 
     Returns
     -------
@@ -215,7 +228,7 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
         If ``client_id`` is not a valid client id (the app registers triggers only for
         valid ones, ``ORDER_CLIENTS``).
     """
-    parsed = parse_submission(body, client_id)
+    parsed = parse_submission(body, client_id, max_amount=max_amount)
     if isinstance(parsed, Rejected):
         if parsed.reason == CLIENT_MISMATCH:
             alert_mismatch(sender, client_id, parsed.description, now)

@@ -40,6 +40,12 @@ own: below ``MAX_COMPENSATION_FAILURES`` LockedBy null and a hold-back, so the s
 starts the next compensation attempt; at the limit CompensationFailed, a CompensationFailed
 alert and "CompensationFailed" to the client.
 
+A record in a final state (Processed, Error, Compensated, CompensationFailed) whose
+CompleteBy has passed is an order whose client was not told its final status: the send
+failed, or the step crashed before it (the final state is written with CompleteBy set and
+the send clears it, :mod:`orders.notify`). The same pass scans those too, after the others
+and within the same record budget, and resends the status (:func:`tell_client`, SPEC S8).
+
 It only requests recovery (V3): it starts nothing itself. Several supervisors may run at
 once: a record changed by another one fails the ETag check and is skipped (V4).
 """
@@ -61,11 +67,12 @@ from orders.lifecycle.changes import (
     hold_back_attempt,
     retry_attempt,
     retry_compensation,
+    status_unsent,
 )
 from orders.lifecycle.transitions import Actor
-from orders.models import SUPERVISED_STATES, ProcessState, StateRecord
-from orders.models.messages import OperatorAlert, StatusKind, StatusMessage
-from orders.notify import send_alert, send_status
+from orders.models import FINAL_STATES, SUPERVISED_STATES, ProcessState, StateRecord
+from orders.models.messages import OperatorAlert, StatusKind
+from orders.notify import send_alert
 from orders.observability import metrics
 from orders.observability.logs import log_context
 from orders.observability.tracing import OPERATION, order_span
@@ -74,6 +81,7 @@ from orders.settings import Settings
 from orders.stores.errors import PreconditionFailedError
 from orders.stores.paging import iter_expired_pages
 from orders.stores.ports import ScanPage
+from supervisor.final_status import FINAL_STATUS, tell
 
 log = logging.getLogger("orders.supervisor")
 
@@ -92,6 +100,9 @@ class ScanReport:
     """Of ``gave_up``: the orders handed over to compensation."""
     compensation_retried: list[str] = field(default_factory=list)
     compensation_gave_up: list[str] = field(default_factory=list)
+    told: list[str] = field(default_factory=list)
+    """Orders in a final state whose final status was resent (its first send had failed,
+    SPEC S8)."""
     held_back: list[str] = field(default_factory=list)
     """Attempts (or compensation attempts) an open circuit refused before any call: held
     back without counting a failure (SPEC A5, V2)."""
@@ -197,8 +208,8 @@ def recover_attempt(record: StateRecord, services: Services, report: ScanReport)
     else:
         counted = record.model_copy(update={"failure_count": failures})
         compensate = bool(pending_undos(services.stores.compensation.entries(record.order_id)))
-        give_up = hand_over if compensate else fail_without_undo
-        changed = give_up(counted, reason, Actor.SUPERVISOR)
+        changed = (hand_over(counted, reason, Actor.SUPERVISOR) if compensate else
+                   fail_without_undo(counted, reason, Actor.SUPERVISOR, now + s.status_grace))
     if not _write(changed, services, report):
         return None
     if failures < s.MAX_FAILURES:
@@ -212,9 +223,7 @@ def recover_attempt(record: StateRecord, services: Services, report: ScanReport)
         report.handed_over.append(record.order_id)
         return "handed_over"  # the compensation tells the client its outcome
     # The MessageId names the attempt: a resubmitted order that fails again is told again.
-    send_status(services.sender, record.status_queue, StatusMessage(
-        order_id=record.submitted_order_id, status=StatusKind.ORDER_FAILED, at=now,
-        reason=reason), dedupe_suffix=f":{record.locked_by}")
+    tell(record, StatusKind.ORDER_FAILED, reason, services)
     return "gave_up"
 
 
@@ -230,7 +239,8 @@ def recover_compensation(record: StateRecord, services: Services,
             report.compensation_retried.append(record.order_id)
             return "compensation_retried"
         return None
-    if not _write(give_up_compensation(record, failures), services, report):
+    if not _write(give_up_compensation(record, failures, now + s.status_grace), services,
+                  report):
         return None
     report.compensation_gave_up.append(record.order_id)
     reason = (f"{record.failure_reason or 'order failed'}; compensation attempt "
@@ -239,10 +249,31 @@ def recover_compensation(record: StateRecord, services: Services,
     send_alert(services.sender, OperatorAlert(
         kind="CompensationFailed", order_id=record.order_id, instance_id=record.locked_by,
         reason=reason, at=now), message_id=f"CompensationFailed:{record.locked_by}")
-    send_status(services.sender, record.status_queue, StatusMessage(
-        order_id=record.submitted_order_id, status=StatusKind.COMPENSATION_FAILED, at=now,
-        reason=reason), dedupe_suffix=f":{record.locked_by}")
+    tell(record, StatusKind.COMPENSATION_FAILED, reason, services)
     return "compensation_gave_up"
+
+
+def tell_client(record: StateRecord, services: Services, report: ScanReport) -> str | None:
+    """Resend the final status of an order whose client was not told in time (SPEC S8).
+
+    ``record`` is in a final state with its CompleteBy passed: the step that ended the order
+    could not send its status (or crashed before it). The status is sent again under the
+    same MessageId (so a send that did reach the queue within its duplicate-detection
+    window is dropped there) with the record's ``failureReason``, and the record noted. If
+    the send fails again, CompleteBy is put off by ``status_grace`` for the next pass.
+
+    Returns
+    -------
+    str or None
+        ``told`` or ``tell_later``; None if another writer changed the record first.
+    """
+    if tell(record, FINAL_STATUS[record.process_state], record.failure_reason, services):
+        report.told.append(record.order_id)
+        return "told"
+    later = services.clock.now() + services.settings.status_grace
+    if not _write(status_unsent(record, later), services, report):
+        return None
+    return "tell_later"
 
 
 def recover_overdue(record: StateRecord, services: Services, report: ScanReport) -> str | None:
@@ -297,10 +328,12 @@ def _write(changed: StateRecord, services: Services, report: ScanReport) -> bool
 def supervise(services: Services) -> ScanReport:
     """Run one bounded pass and request recovery of every expired attempt found (V1-V4).
 
-    Two scans share ``SUPERVISOR_MAX_RECORDS``: first the overdue records (CompleteBy
+    The scans share ``SUPERVISOR_MAX_RECORDS``: first the overdue records (CompleteBy
     before ``now - SUPERVISOR_SCAN_WINDOW_S``, each recovered with an ``OverdueOrder``
-    alert), then those expired within the window. Both follow continuation tokens page by
-    page (``SUPERVISOR_PAGE_SIZE``) and read only expired records.
+    alert), then those expired within the window; then the same two ranges of the final
+    states, whose pending final status is resent (:func:`tell_client`). All follow
+    continuation tokens page by page (``SUPERVISOR_PAGE_SIZE``) and read only expired
+    records.
 
     Returns
     -------
@@ -313,9 +346,11 @@ def supervise(services: Services) -> ScanReport:
     report = ScanReport()
     now = services.clock.now()
     budget = s.SUPERVISOR_MAX_RECORDS
-    for overdue, action in ((True, recover_overdue), (False, recover)):
+    sweeps = ((SUPERVISED_STATES, True, recover_overdue), (SUPERVISED_STATES, False, recover),
+              (FINAL_STATES, True, tell_client), (FINAL_STATES, False, tell_client))
+    for states, overdue, action in sweeps:
         budget = _sweep(iter_expired_pages(services.stores.states, now, s.scan_window,
-                                           s.SUPERVISOR_PAGE_SIZE, states=SUPERVISED_STATES,
+                                           s.SUPERVISOR_PAGE_SIZE, states=states,
                                            overdue=overdue),
                         action, budget, services, report)
         if budget <= 0:
@@ -326,16 +361,17 @@ def supervise(services: Services) -> ScanReport:
     metrics.record_recovery("held_back", len(report.held_back))
     metrics.record_recovery("gave_up", len(report.gave_up) + len(report.compensation_gave_up))
     metrics.record_recovery("overdue", len(report.overdue))
+    metrics.record_recovery("told", len(report.told))
     metrics.record_recovery("skipped", report.skipped)
     if report.expired or report.skipped:
         log.info("supervisor: pages=%d rows_read=%d ru=%.1f expired=%d overdue=%d retried=%d "
                  "held_back=%d gave_up=%d (handed_over=%d) compensation_retried=%d "
-                 "compensation_gave_up=%d skipped=%d in %.3fs", report.pages,
+                 "compensation_gave_up=%d told=%d skipped=%d in %.3fs", report.pages,
                  report.rows_read, report.request_charge, report.expired,
                  len(report.overdue), len(report.retried), len(report.held_back),
                  len(report.gave_up), len(report.handed_over),
                  len(report.compensation_retried), len(report.compensation_gave_up),
-                 report.skipped, report.duration_s)
+                 len(report.told), report.skipped, report.duration_s)
     return report
 
 

@@ -52,9 +52,14 @@ def set_deadline(record: StateRecord, complete_by: datetime, actor: Actor) -> St
     return apply(name, record, actor, complete_by=complete_by)
 
 
-def complete(record: StateRecord) -> StateRecord:
-    """End the order: Processed (SPEC S6)."""
-    return apply("complete", record, Actor.ORDER_WORKFLOW, complete_by=None)
+def complete(record: StateRecord, tell_by: datetime) -> StateRecord:
+    """End the order: Processed, the client to be told by ``tell_by`` (SPEC S6, S8).
+
+    Every final state is written with CompleteBy = ``tell_by``, the deadline of telling the
+    client, and :func:`status_sent` clears it: a final status whose send failed is still
+    pending in the record, and the supervisor resends it once ``tell_by`` has passed.
+    """
+    return apply("complete", record, Actor.ORDER_WORKFLOW, complete_by=tell_by)
 
 
 def mark_circuit_refusal(record: StateRecord, instance_id: str) -> StateRecord:
@@ -84,9 +89,10 @@ def hand_over(record: StateRecord, reason: str, actor: Actor) -> StateRecord:
                  not_before=None, failure_reason=cut_reason(reason))
 
 
-def fail_without_undo(record: StateRecord, reason: str, actor: Actor) -> StateRecord:
-    """Fail an order that has nothing to undo: Error (SPEC S7)."""
-    return apply("fail_without_undo", record, actor, complete_by=None,
+def fail_without_undo(record: StateRecord, reason: str, actor: Actor,
+                      tell_by: datetime) -> StateRecord:
+    """Fail an order that has nothing to undo: Error, the client to be told (SPEC S7, S8)."""
+    return apply("fail_without_undo", record, actor, complete_by=tell_by,
                  failure_reason=cut_reason(reason))
 
 
@@ -104,8 +110,11 @@ def claim_compensation(record: StateRecord, complete_by: datetime) -> StateRecor
                  compensation_attempt=attempt, not_before=None, complete_by=complete_by)
 
 
-def finish_compensation(record: StateRecord, state: ProcessState) -> StateRecord:
-    """End a compensation attempt: Compensated or CompensationFailed (SPEC S9).
+def finish_compensation(record: StateRecord, state: ProcessState,
+                        tell_by: datetime) -> StateRecord:
+    """End a compensation attempt: Compensated or CompensationFailed (SPEC S9, S8).
+
+    The client is to be told by ``tell_by`` (see :func:`complete`).
 
     Raises
     ------
@@ -116,7 +125,7 @@ def finish_compensation(record: StateRecord, state: ProcessState) -> StateRecord
              ProcessState.COMPENSATION_FAILED: "compensation_failed"}
     if state not in names:
         raise ValueError(f"state: must be Compensated or CompensationFailed; got {state!r}")
-    return apply(names[state], record, Actor.COMPENSATION_WORKFLOW, complete_by=None)
+    return apply(names[state], record, Actor.COMPENSATION_WORKFLOW, complete_by=tell_by)
 
 
 def retry_compensation(record: StateRecord, failures: int, not_before: datetime,
@@ -127,10 +136,24 @@ def retry_compensation(record: StateRecord, failures: int, not_before: datetime,
                  **changes)
 
 
-def give_up_compensation(record: StateRecord, failures: int) -> StateRecord:
-    """Stop retrying a stalled compensation: CompensationFailed (SPEC S9, at the limit)."""
+def give_up_compensation(record: StateRecord, failures: int,
+                         tell_by: datetime) -> StateRecord:
+    """Stop retrying a stalled compensation: CompensationFailed (SPEC S9, at the limit).
+
+    The client is to be told by ``tell_by`` (see :func:`complete`).
+    """
     return apply("give_up_compensation", record, Actor.SUPERVISOR,
-                 compensation_failures=failures, complete_by=None)
+                 compensation_failures=failures, complete_by=tell_by)
+
+
+def status_sent(record: StateRecord, actor: Actor) -> StateRecord:
+    """Note that the client was sent the order's final status: CompleteBy null (SPEC S8)."""
+    return apply("status_sent", record, actor, complete_by=None)
+
+
+def status_unsent(record: StateRecord, retry_at: datetime) -> StateRecord:
+    """Put off the supervisor's next resend of a final status whose send failed (S8)."""
+    return apply("status_unsent", record, Actor.SUPERVISOR, complete_by=retry_at)
 
 
 def resubmit(record: StateRecord) -> StateRecord:

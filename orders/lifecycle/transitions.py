@@ -18,7 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from orders.errors import OrderServiceError
-from orders.models import ProcessState, StateRecord
+from orders.models import FINAL_STATES, ProcessState, StateRecord
 
 P = ProcessState
 
@@ -105,6 +105,11 @@ TRANSITIONS: dict[str, Transition] = {
                              Fence.STALE_LOCKED_BY),
     "give_up_compensation": _t({P.COMPENSATING}, P.COMPENSATION_FAILED, {A.SUPERVISOR},
                                Fence.STALE_LOCKED_BY),
+    # Telling the client its final status (S8): CompleteBy of a final state is when the
+    # status must have been sent; it is cleared once it was (orders/lifecycle/changes.py).
+    "status_sent": _t(set(FINAL_STATES), None,
+                      {A.ORDER_WORKFLOW, A.COMPENSATION_WORKFLOW, A.SUPERVISOR}, Fence.ETAG),
+    "status_unsent": _t(set(FINAL_STATES), None, {A.SUPERVISOR}, Fence.ETAG),
     # Operators (S7).
     "resubmit": _t({P.ERROR}, P.PENDING, {A.OPERATOR}, Fence.ETAG),
 }

@@ -25,6 +25,7 @@ from orders.models.order import (
     OrderLine,
 )
 from orders.models.state import (
+    FINAL_STATES,
     IN_FLIGHT_STATES,
     STATE_SCHEMA_VERSION,
     SUPERVISED_STATES,
@@ -34,6 +35,7 @@ from orders.models.state import (
 
 __all__ = [
     "COMPENSATION_SCHEMA_VERSION",
+    "FINAL_STATES",
     "IN_FLIGHT_STATES",
     "ORDER_ID_MAX_LENGTH",
     "ORDER_SCHEMA_VERSION",

@@ -30,6 +30,7 @@ from orders.models._types import (
     QueueName,
     UtcDatetime,
 )
+from orders.models.money import minor_unit_problem
 from orders.models.order import Order
 
 MESSAGE_SCHEMA_VERSION: Final = 1
@@ -82,7 +83,10 @@ class SubmitOrder(Versioned):
         message naming another queue (``ClientMismatch``) and sends only to the queue of
         the client whose submit queue the message came on (SPEC S8, X10).
     order : Order
-        The immutable order data; its ``orderId`` is the client's own OrderID.
+        The immutable order data; its ``orderId`` is the client's own OrderID, and its
+        ``totalPrice`` a whole number of the currency's minor units (ISO 4217: JPY 0
+        decimals, USD 2, BHD 3; :mod:`orders.models.money`). Submission also refuses
+        amounts above ``MAX_ORDER_AMOUNT`` (:func:`scheduler.submission.parse_submission`).
     """
 
     client_id: ClientId
@@ -95,6 +99,13 @@ class SubmitOrder(Versioned):
             raise ValueError(f"order.orderId: must be 1 to {ORDER_ID_MAX_LENGTH} characters "
                              f"from A-Z a-z 0-9 . _ - (the client's own OrderID); got "
                              f"{self.order.order_id!r}")
+        return self
+
+    @model_validator(mode="after")
+    def _total_in_minor_units(self) -> SubmitOrder:
+        problem = minor_unit_problem(self.order)
+        if problem is not None:
+            raise ValueError(f"order.{problem[0]}: {problem[1]}")
         return self
 
 

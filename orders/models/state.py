@@ -62,6 +62,12 @@ class ProcessState(StrEnum):
 SUPERVISED_STATES: tuple[ProcessState, ...] = (ProcessState.PROCESSING, ProcessState.COMPENSATING)
 """States owned by a running orchestration with a deadline; the supervisor scans these (V1)."""
 
+FINAL_STATES: tuple[ProcessState, ...] = (ProcessState.PROCESSED, ProcessState.ERROR,
+                                          ProcessState.COMPENSATED,
+                                          ProcessState.COMPENSATION_FAILED)
+"""States an order ends in. While its client has not been told, CompleteBy is set: the time
+by which the final status must have been sent; the supervisor resends it after that (S8)."""
+
 IN_FLIGHT_STATES: tuple[ProcessState, ...] = (ProcessState.PENDING, *SUPERVISED_STATES)
 """States that count against the admission-control backlog cap (SPEC X3)."""
 
@@ -93,7 +99,9 @@ class StateRecord(Contract):
         Orchestration instance id that owns the record (SPEC D2 rules), null when free.
     complete_by : datetime or None
         Deadline of the current step (CompleteBy); the supervisor recovers records whose
-        CompleteBy has passed.
+        CompleteBy has passed. In a final state (:data:`FINAL_STATES`) the deadline of the
+        last step, telling the client: set with the final state, null once the final
+        status was sent; the supervisor resends it once CompleteBy has passed (SPEC S8).
     failure_count : int
         FailureCount, >= 0, incremented by the supervisor (SPEC V2).
     attempt : int

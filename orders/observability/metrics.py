@@ -119,11 +119,12 @@ def record_recovery(outcome: str, count: int = 1) -> None:
 
     Parameters
     ----------
-    outcome : {"retried", "held_back", "gave_up", "overdue", "skipped"}
+    outcome : {"retried", "held_back", "gave_up", "overdue", "told", "skipped"}
         Back to Pending; held back without a failure counted (an open circuit refused the
         attempt before any call, SPEC A5); given up (Error); found with CompleteBy before
-        the scan window (also counted under what was done to it); or skipped (another
-        writer won the ETag race).
+        the scan window (also counted under what was done to it); a pending final status
+        resent (its first send had failed, SPEC S8); or skipped (another writer won the
+        ETag race).
     count : int
         How many.
     """

@@ -52,7 +52,9 @@ def test_fail_order_sets_error_when_nothing_is_to_undo(services, stores, clock):
     data = {"orderId": "ORD-1", "instanceId": "ORD-1:1", "reason": "attempt ORD-1:1: no"}
     assert steps.fail_order(data, services) == {"fenced": False, "state": "Error"}
     stored = stores.states.get("ORD-1")
-    assert stored.process_state is ProcessState.ERROR and stored.complete_by is None
+    # CompleteBy: the deadline of telling the client, until publish_status noted it (S8).
+    assert stored.process_state is ProcessState.ERROR
+    assert stored.complete_by == clock.now() + services.settings.status_grace
 
 
 def test_stale_attempt_cannot_finish_a_record_the_supervisor_gave_up_on(services, stores,
@@ -89,7 +91,8 @@ def test_compensation_attempt_owns_the_record_only_while_it_holds_lockedby(servi
     assert steps.finish_compensation({**finish, "instanceId": "ORD-1:comp:2"},
                                      services) == {"fenced": True}
     done = stores.states.get("ORD-1")
-    assert done.process_state is ProcessState.COMPENSATED and done.complete_by is None
+    assert done.process_state is ProcessState.COMPENSATED
+    assert done.complete_by == clock.now() + services.settings.status_grace
 
 
 def test_pending_undo_entries_are_json_newest_first(services, stores, clock):

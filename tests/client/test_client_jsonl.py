@@ -91,3 +91,17 @@ def test_limit_counts_lines_read_valid_or_not(tmp_path, make_order):
 def test_negative_limit_is_rejected(tmp_path):
     with pytest.raises(ValueError, match="limit: must be a non-negative integer"):
         next(load_jsonl(_write(tmp_path, "{}"), -1))
+
+
+def test_a_total_finer_than_its_currency_is_reported_before_sending(tmp_path, make_order):
+    yen = _order_json(make_order, "Y-1")
+    yen["currency"] = "JPY"
+    dinar = dict(_order_json(make_order, "B-2"), currency="BHD")
+    path = _write(tmp_path, json.dumps(yen), json.dumps(dinar))
+    orders, invalid = _load(path)
+    # The service refuses what its currency cannot charge (ISO 4217 minor unit), so the
+    # client drops it instead of sending it to be dead-lettered.
+    total = make_order("Y-1").total_price
+    assert invalid == {"orders.jsonl:1": ("Y-1", [(
+        "totalPrice", f"at most 0 decimal places for JPY (ISO 4217 minor unit); got {total}")])}
+    assert [o.order_id for o in orders] == ["B-2"]

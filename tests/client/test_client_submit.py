@@ -11,6 +11,7 @@ from client.cli import app
 from client.submit import (
     MAX_BATCH_BYTES,
     MAX_BATCH_MESSAGES,
+    MAX_RESEND,
     message_id_for,
     reply_queue_for,
     submit_message,
@@ -21,6 +22,7 @@ from devhost.servicebus import open_engine
 from orders.messaging.local import LocalMessageSender
 from orders.messaging.port import MAX_MESSAGE_ID_LENGTH
 from orders.models import ORDER_ID_MAX_LENGTH
+from orders.models._types import CLIENT_ID_MAX_LENGTH
 from orders.models.messages import SubmitOrder
 
 ACME_QUEUE = "orders-acme"
@@ -93,8 +95,22 @@ def test_message_id_is_stable_for_the_same_order_and_changes_with_any_field(make
 
 def test_message_id_stays_within_the_service_bus_limit(make_order):
     longest = make_order("O" * ORDER_ID_MAX_LENGTH)
-    message_id = submit_message("a" * 40, "replies-" + "a" * 40, longest).message_id
+    client = "a" * CLIENT_ID_MAX_LENGTH  # the longest client id a submit queue may have
+    message_id = submit_message(client, "replies-" + client, longest).message_id
     assert len(message_id) == ORDER_ID_MAX_LENGTH + 1 + 16 <= MAX_MESSAGE_ID_LENGTH
+
+
+def test_a_resend_counter_gives_each_resend_its_own_message_id(make_order):
+    first = submit_message("acme", "replies-acme", make_order("A-1")).message_id
+    resends = [submit_message("acme", "replies-acme", make_order("A-1"), n).message_id
+               for n in (1, 2, 2)]
+    assert resends == [f"{first}:r1", f"{first}:r2", f"{first}:r2"]  # a retry of one resend
+    longest = make_order("O" * ORDER_ID_MAX_LENGTH)
+    client = "a" * CLIENT_ID_MAX_LENGTH
+    last = submit_message(client, "replies-" + client, longest, MAX_RESEND).message_id
+    assert last.endswith(":r999999") and len(last) <= MAX_MESSAGE_ID_LENGTH
+    with pytest.raises(ValueError, match=r"resend: must be 0 \(first send\) to 999999"):
+        submit_message("acme", "replies-acme", make_order("A-1"), -1)
 
 
 def test_submit_into_local_engine_and_resubmit_is_dropped(engine, clock, make_order):

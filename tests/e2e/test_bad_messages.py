@@ -63,6 +63,15 @@ def changed(path: str, text: str) -> bytes:
                                                         text).encode("utf-8")
 
 
+def submission_of(lines: list[tuple[int, str, str]], total: str, currency: str = "USD") -> bytes:
+    """The valid order message with other ``(quantity, unitPrice, discount)`` lines and total."""
+    data = json.loads(json.dumps(ORDER))
+    data["order"].update(currency=currency, totalPrice=total, lines=[
+        {"sku": f"SKU-{i}", "quantity": q, "unitPrice": p, "discount": d}
+        for i, (q, p, d) in enumerate(lines)])
+    return json.dumps(data).encode()
+
+
 SUBMISSIONS = {
     # name: (body, reason, text in the description)
     "deep-nesting": (b"[" * 100_000 + b"]" * 100_000, "InvalidJson", "body: nested deeper"),
@@ -98,6 +107,19 @@ SUBMISSIONS = {
                                     "totalPrice: cannot be checked against the lines"),
     "amount-of-100000-digits": (changed("order.lines.0.unitPrice", '"' + "1" * 100_000 + '"'),
                                 "SchemaViolation", "= 1.111111e+99999, allowed difference"),
+    "total-finer-than-the-minor-unit": (changed("order.totalPrice", '"30.001"'),
+                                        "SchemaViolation", "order.totalPrice: at most 2 "
+                                        "decimal places for USD (ISO 4217 minor unit)"),
+    "yen-with-sen": (submission_of([(3, "10.5", "0")], "31.5", "JPY"), "SchemaViolation",
+                     "order.totalPrice: at most 0 decimal places for JPY"),
+    "total-above-the-maximum": (submission_of([(2, "600000", "0")], "1200000"),
+                                "SchemaViolation", "order.totalPrice: must be at most "
+                                "MAX_ORDER_AMOUNT=1000000; got 1200000"),
+    # A line given away (discount 1) adds nothing to the total, whatever its unit price.
+    "unit-price-above-the-maximum": (submission_of([(1, "5", "0"), (1, "2000000", "1")], "5",
+                                                   "EUR"),
+                                     "SchemaViolation", "order.lines[1].unitPrice: must be at "
+                                     "most MAX_ORDER_AMOUNT=1000000; got 2000000"),
     "time-outside-utc-range": (changed("order.createdAt", '"0001-01-01T00:00:00+14:00"'),
                                "SchemaViolation",
                                "order.createdAt: Value error, must lie between years 1"),

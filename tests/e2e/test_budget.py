@@ -64,3 +64,35 @@ def test_redeliveries_multiply_but_stay_within_the_maximum(make_system, monkeypa
     assert calls == (settings.MAX_FAILURES * settings.AGENT_MAX_ATTEMPTS
                      + compensations) * deliveries
     assert calls <= max_calls_per_service(settings, queues)["payment"]
+
+
+def test_an_outage_longer_than_every_hold_stays_within_the_computed_maximum(make_system):
+    """Shipping down far longer than every hold-back and cool-down: payment calls stay bounded.
+
+    Version 1 charges, then ships. The first attempt's shipment fails and opens the
+    shipping circuit (threshold 1) for longer than the test runs; every later attempt
+    charges again and is refused at the shipment without a call. Such an attempt must
+    count as a failure: held back uncounted, it would come back every hold-back (at most
+    CIRCUIT_HOLD_MAX_S) and charge again for as long as the outage lasts.
+    """
+    order = make_order(95)
+    outage_s, hold_max_s = 3000, 30
+    system = make_system(
+        faults={"shipping": {"outage_for_s": outage_s}},
+        settings={"AGENT_MAX_ATTEMPTS": "1", "MAX_FAILURES": "2",
+                  "MAX_COMPENSATION_FAILURES": "1", "CIRCUIT_FAILURE_THRESHOLD": "1",
+                  "CIRCUIT_COOL_DOWN_S": str(2 * outage_s),
+                  "CIRCUIT_HOLD_MAX_S": str(hold_max_s)})
+    system.submit(order)
+    system.run(outage_s / 2)  # 50 times the longest hold-back
+    settings = system.services.settings
+    maximum = max_calls_per_service(settings, load_queue_limits())["payment"]
+    record = system.state(order.order_id)
+    charges = system.ledger.request_count("payment", key(order), "charge")
+    assert maximum == 1 * 5 * (2 + 1)  # A_agent * maxDeliveryCount * (MAX_FAILURES + C)
+    assert system.ledger.request_count("payment", key(order)) <= maximum
+    # One charge per counted attempt, and the order was given up on (its compensation
+    # waits for the shipping circuit, holding back without a call).
+    assert charges == settings.MAX_FAILURES
+    assert record.failure_count == settings.MAX_FAILURES
+    assert record.process_state in {ProcessState.COMPENSATING, *TERMINAL}

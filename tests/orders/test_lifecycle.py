@@ -18,6 +18,8 @@ from orders.lifecycle.changes import (
     resubmit,
     retry_attempt,
     retry_compensation,
+    status_sent,
+    status_unsent,
 )
 from orders.lifecycle.transitions import (
     TRANSITIONS,
@@ -38,6 +40,9 @@ EXPECTED = {
     (P.COMPENSATING, P.COMPENSATING), (P.COMPENSATING, P.COMPENSATED),
     (P.COMPENSATING, P.COMPENSATION_FAILED),
     (P.ERROR, P.PENDING),
+    # Noting that the client was told the final status, or is still to be (SPEC S8).
+    (P.PROCESSED, P.PROCESSED), (P.ERROR, P.ERROR), (P.COMPENSATED, P.COMPENSATED),
+    (P.COMPENSATION_FAILED, P.COMPENSATION_FAILED),
 }
 """Every (from, to) pair of ProcessState an order may take, and no other (SPEC S2, S9)."""
 
@@ -88,10 +93,19 @@ def test_an_order_from_claim_to_processed(stores, clock):
     assert (claimed.process_state, claimed.locked_by, claimed.attempt) == (
         P.PROCESSING, "ORD-1:1", 1)
     assert claimed.workflow_version == 2
-    done = valid(complete(claimed))
-    assert done.process_state is P.PROCESSED and done.complete_by is None
+    tell_by = clock.now() + timedelta(seconds=60)
+    done = valid(complete(claimed, tell_by))
+    # The final status is pending until it was sent: CompleteBy is its deadline (S8).
+    assert done.process_state is P.PROCESSED and done.complete_by == tell_by
+    told = valid(status_sent(done, Actor.ORDER_WORKFLOW))
+    assert (told.process_state, told.locked_by, told.complete_by) == (P.PROCESSED, "ORD-1:1",
+                                                                       None)
+    later = valid(status_unsent(done, tell_by + timedelta(seconds=60)))
+    assert later.complete_by == tell_by + timedelta(seconds=60)
     with pytest.raises(IllegalTransitionError):
-        complete(done)
+        complete(done, tell_by)
+    with pytest.raises(IllegalTransitionError):
+        status_sent(claimed, Actor.ORDER_WORKFLOW)
 
 
 def test_later_attempts_keep_the_version_the_first_one_fixed(stores, clock):
@@ -129,18 +143,22 @@ def test_retry_give_up_and_finish_a_compensation(stores, clock):
     later = valid(retry_compensation(running, 1, clock.now() + timedelta(seconds=2)))
     assert (later.locked_by, later.compensation_failures) == (None, 1)
     assert later.not_before == clock.now() + timedelta(seconds=2) and later.complete_by is None
-    failed = valid(give_up_compensation(running, 2))
-    assert failed.process_state is P.COMPENSATION_FAILED
+    tell_by = clock.now() + timedelta(seconds=60)
+    failed = valid(give_up_compensation(running, 2, tell_by))
+    assert failed.process_state is P.COMPENSATION_FAILED and failed.complete_by == tell_by
     assert failed.locked_by == "ORD-1:comp:1" and failed.compensation_failures == 2
-    assert finish_compensation(running, P.COMPENSATED).process_state is P.COMPENSATED
+    done = finish_compensation(running, P.COMPENSATED, tell_by)
+    assert (done.process_state, done.complete_by) == (P.COMPENSATED, tell_by)
     with pytest.raises(ValueError, match="Compensated or CompensationFailed"):
-        finish_compensation(running, P.ERROR)
+        finish_compensation(running, P.ERROR, tell_by)
 
 
 def test_resubmit_only_from_error(stores, clock):
-    failed = fail_without_undo(record_in(stores.states, clock), "declined", Actor.ORDER_WORKFLOW)
+    failed = fail_without_undo(record_in(stores.states, clock), "declined", Actor.ORDER_WORKFLOW,
+                               clock.now())
     again = valid(resubmit(failed.model_copy(update={"failure_count": 3})))
     assert (again.process_state, again.failure_count, again.locked_by) == (P.PENDING, 0, None)
+    assert again.complete_by is None
     with pytest.raises(IllegalTransitionError):
         resubmit(again)
 

@@ -12,9 +12,10 @@ from supervisor.supervisor import circuit_hold_of, supervise
 from tests.supervisor.conftest import running
 
 
-def refused(instance_id, order_id="ORD-1", circuit_open=True, attempts=0):
-    return AgentReply(message_id=f"{instance_id}:charge:reply", order_id=order_id,
-                      instance_id=instance_id, operation="charge", event_name="charge-reply",
+def refused(instance_id, order_id="ORD-1", circuit_open=True, attempts=0, operation="charge"):
+    return AgentReply(message_id=f"{instance_id}:{operation}:reply", order_id=order_id,
+                      instance_id=instance_id, operation=operation,
+                      event_name=f"{operation}-reply",
                       outcome=AgentOutcome.TRANSIENT_FAILURE, attempts=attempts,
                       circuit_open=circuit_open, reason="circuit of payment is open")
 
@@ -86,6 +87,23 @@ def test_only_a_reply_refused_before_any_call_of_the_owning_attempt_is_marked(st
     assert stores.states.get("ORD-1") == before
     assert mark_circuit_refusal(stores.states, refused("ORD-1:2"))
     assert stores.states.get("ORD-1").circuit_refused_by == "ORD-1:2"
+
+
+def test_an_attempt_refused_after_an_earlier_remote_step_is_not_marked(services, stores,
+                                                                        clock):
+    # Version 1 charges, then ships: refused at the shipment, the attempt had charged, and
+    # a new attempt would charge again. Held back uncounted, a long shipping outage would
+    # charge without end; counted, the retry budget holds (SPEC X2).
+    running(stores.states, clock, workflow_version=1)
+    assert not mark_circuit_refusal(stores.states, refused("ORD-1:1", operation="ship"))
+    expire(clock)
+    report = supervise(services)
+    assert (report.held_back, report.retried) == ([], ["ORD-1"])
+    assert stores.states.get("ORD-1").failure_count == 1
+    # Version 2 ships first: refused there, the attempt called nothing and is held back.
+    running(stores.states, clock, order_id="ORD-2", workflow_version=2)
+    assert mark_circuit_refusal(stores.states, refused("ORD-2:1", "ORD-2", operation="ship"))
+    assert not mark_circuit_refusal(stores.states, refused("ORD-2:1", "ORD-2"))
 
 
 def test_a_finished_record_is_not_marked(stores, clock):

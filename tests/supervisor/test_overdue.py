@@ -58,13 +58,16 @@ def test_pass_reads_only_the_expired_rows_among_many_others(services, stores, cl
     for n in range(1500):
         running(stores.states, clock, order_id=f"RUNNING-{n}")  # CompleteBy ahead
         done = running(stores.states, clock, order_id=f"DONE-{n}", deadline_s=-2 * WINDOW_S)
-        stores.states.replace(done.model_copy(update={"process_state": ProcessState.PROCESSED}))
+        stores.states.replace(done.model_copy(update={"process_state": ProcessState.PROCESSED,
+                                                      "complete_by": None}))  # client told
         stores.states.create_if_absent(StateRecord.new(f"NEW-{n}", "replies-acme", now))
     report = supervise(services)
     assert sorted(report.overdue) == ["OLD-0", "OLD-1", "OLD-2"]
     assert sorted(report.retried) == ["OLD-0", "OLD-1", "OLD-2", "RECENT-0", "RECENT-1"]
     assert report.rows_read == report.expired == 5  # of 4,505 records
-    assert report.pages == 2  # one page per scan (page size 10)
+    # One page per scan (page size 10): overdue and window, of the supervised states and of
+    # the final states whose status is still to be sent (none here).
+    assert report.pages == 4
 
 
 def test_both_scans_share_the_record_budget_overdue_first(services, stores, clock, sender):

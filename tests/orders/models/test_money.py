@@ -1,0 +1,59 @@
+"""Amount rules of a submission: the currency's minor unit and MAX_ORDER_AMOUNT (SPEC S1)."""
+
+from decimal import Decimal
+
+import pytest
+from pydantic import ValidationError
+
+from orders.models import Order
+from orders.models.messages import SubmitOrder
+from orders.models.money import maximum_problem, minor_unit_problem, minor_units
+from tests.e2e.harness import make_order
+
+
+def priced(total: str, currency: str, unit_price: str | None = None) -> Order:
+    """A one-line order of ``total`` in ``currency`` (the line priced to match)."""
+    base = make_order(1, lines=1)
+    line = base.lines[0].model_copy(update={"unit_price": Decimal(unit_price or total)})
+    return base.model_copy(update={"currency": currency, "lines": (line,),
+                                   "total_price": Decimal(total)})
+
+
+@pytest.mark.parametrize(("currency", "decimals"), [
+    ("JPY", 0), ("KRW", 0), ("USD", 2), ("EUR", 2), ("BHD", 3), ("KWD", 3), ("CLF", 4)])
+def test_minor_units_follow_iso_4217(currency, decimals):
+    assert minor_units(currency) == decimals
+
+
+@pytest.mark.parametrize(("total", "currency"), [
+    ("1500", "JPY"), ("1500.00", "JPY"), ("12.34", "USD"), ("12.3", "USD"),
+    ("1.234", "BHD"), ("1.5000", "BHD")])
+def test_totals_in_whole_minor_units_pass(total, currency):
+    assert minor_unit_problem(priced(total, currency)) is None
+
+
+@pytest.mark.parametrize(("total", "currency", "allowed"), [
+    ("1500.5", "JPY", 0), ("12.345", "USD", 2), ("1.2345", "BHD", 3)])
+def test_a_total_finer_than_the_minor_unit_names_the_field_and_rule(total, currency, allowed):
+    assert minor_unit_problem(priced(total, currency)) == (
+        "totalPrice", f"at most {allowed} decimal places for {currency} (ISO 4217 minor "
+                      f"unit); got {total}")
+
+
+def test_submit_order_refuses_it_but_a_stored_order_still_loads():
+    order = priced("12.345", "USD")
+    # An order stored before the rule existed must still load and finish (SPEC X6).
+    assert Order.model_validate(order.model_dump(mode="json")) == order
+    with pytest.raises(ValidationError, match=r"order\.totalPrice: at most 2 decimal places"):
+        SubmitOrder(client_id="acme", reply_to="replies-acme", order=order)
+
+
+def test_the_maximum_applies_to_the_total_and_every_unit_price():
+    limit = Decimal("1000")
+    assert maximum_problem(priced("1000.00", "USD"), limit) is None
+    assert maximum_problem(priced("1000.01", "USD"), limit) == (
+        "totalPrice", "must be at most MAX_ORDER_AMOUNT=1000; got 1000.01")
+    given_away = priced("0", "USD", unit_price="5000").model_copy(
+        update={"total_price": Decimal("0.01")})
+    assert maximum_problem(given_away, limit) == (
+        "lines[0].unitPrice", "must be at most MAX_ORDER_AMOUNT=1000; got 5000")
