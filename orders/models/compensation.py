@@ -253,11 +253,17 @@ class ShipRequestDetails(_Details):
 
 
 class ReleaseDetails(_Details):
-    """Inventory released."""
+    """Inventory released: the reservation, and the units each line gave back.
+
+    ``released`` is empty when nothing was held (an order reserved before the inventory
+    was real, or out of stock on its first line); None in entries written before.
+    """
 
     step: Literal["release_inventory"] = "release_inventory"
     outcome: Annotated[UndoOutcome, Classified(Classification.INTERNAL)] = UndoOutcome.UNDONE
     reservation_id: Annotated[Id, Classified(Classification.INTERNAL)]
+    released: Annotated[tuple[ReservedLine, ...] | None, Classified(Classification.CONFIDENTIAL),
+                        Field(max_length=1000)] = None
 
 
 class RefundDetails(_Details):
