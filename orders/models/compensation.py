@@ -185,10 +185,13 @@ class _Details(Contract):
         return self
 
     def classification(self) -> Classification:
-        """Return the most sensitive classification among the fields that hold a value."""
+        """Return the most sensitive classification among the fields that hold a value.
+
+        None and an empty tuple hold none (a release that gave nothing back names no SKU).
+        """
         level = Classification.INTERNAL
         for name, info in type(self).model_fields.items():
-            if getattr(self, name) is None:
+            if getattr(self, name) in (None, ()):
                 continue
             for meta in info.metadata:
                 if isinstance(meta, Classified) and meta.level.rank > level.rank:

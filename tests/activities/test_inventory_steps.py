@@ -146,3 +146,17 @@ def test_a_sigkill_between_the_writes_of_one_reservation_is_released_exactly(
     assert released["released"] == [{"sku": "P1-S1", "quantity": 3}]
     assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == (10, 10)
     assert all(i.balanced and i.held == 0 for i in stores.inventory.items())
+
+
+def test_a_release_entry_is_confidential_only_when_it_names_what_came_back(services, stores,
+                                                                          clock):
+    from orders.models import CompensationEntry
+
+    def logged(released):
+        details = {"step": "release_inventory", "reservationId": "RES-ORD-1",
+                   "released": released}
+        return CompensationEntry.new("ORD-1", details, instance_id="ORD-1:c1",
+                                     workflow_version=1, now=clock.now()).classification.value
+
+    assert logged([{"sku": "P1-S1", "quantity": 3}]) == "Confidential"
+    assert logged([]) == "Internal"
