@@ -94,4 +94,4 @@ def restock(services: Any, sku: str, quantity: int, *, operator: str,
     return stock_json(item)
 
 
-__all__ = ["reservation_of", "restock", "split_hold_key", "stock_json", "stock_of"]
+__all__ = ["reservation_of", "restock", "stock_json", "stock_of"]
