@@ -27,6 +27,7 @@ from orders.lifecycle.changes import (
 from orders.lifecycle.fencing import FencedError, fenced_finish, fenced_or_none, fenced_update
 from orders.lifecycle.transitions import Actor
 from orders.models import CompensationEntry, ProcessState, StateRecord
+from orders.models.compensation import ReservationDetails, ReservedLine
 from orders.models.compensation_io import (
     BeginCompensationInput,
     BeginCompensationResult,
@@ -39,6 +40,7 @@ from orders.models.compensation_io import (
     ReleaseInventoryInput,
     ReleaseInventoryResult,
 )
+from orders.models.inventory import hold_key
 from orders.observability import metrics
 from orders.runtime import Services
 
@@ -126,15 +128,31 @@ def pending_undo_entries(order_id: str, services: Services) -> list[dict[str, An
 
 
 def release_inventory(data: dict[str, Any], services: Services) -> dict[str, Any]:
-    """Release a reservation in the local inventory (undoes reserve inventory).
+    """Release what the order's lines hold in the local inventory (undoes reserve, S9).
 
-    Keyed on the reservation id, so releasing twice releases once (SPEC X7). Takes a
-    :class:`~orders.models.compensation_io.ReleaseInventoryInput` and returns a
+    Gives back exactly what each line's hold took (:meth:`~orders.stores.inventory.
+    InventoryStore.release`), and marks it released, so releasing twice releases once
+    (SPEC X7), also for an attempt that crashed mid-reservation (its reserved lines have
+    holds, the others get a tombstone). The lines are those of the order's reserve
+    inventory log entry, in order (line ``i`` of the entry is line ``i`` of the order):
+    an order reserved before the inventory was real has the entry but no holds, so its
+    release adds nothing.
+
+    Takes a :class:`~orders.models.compensation_io.ReleaseInventoryInput` and returns a
     :class:`~orders.models.compensation_io.ReleaseInventoryResult` (see the module
-    docstring).
+    docstring) whose ``released`` lists the lines that gave units back.
     """
     step = ReleaseInventoryInput.model_validate(data)
-    return ReleaseInventoryResult(reservation_id=step.reservation_id).model_dump(mode="json")
+    entries = services.stores.compensation.entries(step.order_id)
+    reserved = next((e.details.lines for e in entries
+                     if isinstance(e.details, ReservationDetails)), ())
+    released = []
+    for index, line in enumerate(reserved):
+        units = services.stores.inventory.release(line.sku, hold_key(step.order_id, index))
+        if units:
+            released.append(ReservedLine(sku=line.sku, quantity=units))
+    return ReleaseInventoryResult(reservation_id=step.reservation_id,
+                                  released=tuple(released)).model_dump(mode="json")
 
 
 def finish_compensation(data: dict[str, Any], services: Services) -> dict[str, Any]:

@@ -30,12 +30,15 @@ from orders.models.attempt_io import (
     ReserveInventoryInput,
     ReserveInventoryResult,
 )
-from orders.models.compensation import ReservedLine
+from orders.models.compensation import ReservedLine, Step
+from orders.models.inventory import OutOfStock, hold_key
 from orders.models.messages import OperatorAlert, StatusKind, StatusMessage
 from orders.models.notice_io import AlertOperatorInput, PublishStatusInput
 from orders.names import REQUEST_QUEUES
 from orders.notify import send_alert, send_final_status, send_status
+from orders.observability import metrics
 from orders.runtime import Services
+from orders.stores.inventory import Reserved
 
 
 def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
@@ -77,17 +80,52 @@ def load_order(order_id: str, services: Services) -> dict[str, Any]:
 
 
 def reserve_inventory(data: dict[str, Any], services: Services) -> dict[str, Any]:
-    """Reserve the order's lines in the local inventory (a local step, no agent).
+    """Reserve the order's lines in the local inventory (a local step, no agent; SPEC X7).
+
+    First the reserve inventory entry is logged (idempotent on OrderID + step), so that
+    compensation releases whatever a crash or an out-of-stock line leaves held; then each
+    line is reserved in order, one conditional (ETag) write per line that decrements the
+    SKU and writes the line's hold (:mod:`orders.stores.inventory`). A rerun, another
+    attempt of the order, or a redelivery after a crash finds the holds it wrote and
+    reserves the rest only: no line is decremented twice. A SKU the inventory holds no
+    item for is not stocked here and is passed over.
 
     Takes a :class:`~orders.models.attempt_io.ReserveInventoryInput` and returns a
-    :class:`~orders.models.attempt_io.ReserveInventoryResult` (see the module docstring).
-    The reservation is keyed on OrderID, so a rerun reserves nothing twice (SPEC X7);
-    compensation releases it by that id.
+    :class:`~orders.models.attempt_io.ReserveInventoryResult` (see the module docstring);
+    its ``outOfStock`` names the first line that could not be reserved (the workflow then
+    fails the order permanently). The entry names the attempt that owns the state record
+    (LockedBy) and the order's workflow version. Raises ``LookupError`` if no attempt
+    owns the record (nothing is reserved), ``ValueError`` if compensation
+    already released a line (a late rerun of an attempt that lost the order), and
+    :class:`~orders.stores.errors.TransientStoreError` if a SKU stays contended.
     """
     step = ReserveInventoryInput.model_validate(data)
     lines = tuple(ReservedLine(sku=line.sku, quantity=line.quantity) for line in step.lines)
-    return ReserveInventoryResult(reservation_id=f"RES-{step.order_id}",
-                                  lines=lines).model_dump(mode="json")
+    result = ReserveInventoryResult(reservation_id=f"RES-{step.order_id}", lines=lines)
+    instance_id, version = _reserving_attempt(step, services)
+    services.stores.compensation.record(CompensationEntry.new(
+        step.order_id, {"step": Step.RESERVE_INVENTORY.value, **result.model_dump(mode="json")},
+        instance_id=instance_id, workflow_version=version, now=services.clock.now()))
+    for index, line in enumerate(step.lines):
+        got = services.stores.inventory.reserve(line.sku, hold_key(step.order_id, index),
+                                                line.quantity)
+        if got.outcome is Reserved.OUT_OF_STOCK:
+            missing = OutOfStock(sku=line.sku, line=index, requested=line.quantity,
+                                 available=got.available)
+            metrics.record_out_of_stock()
+            return result.model_copy(update={"out_of_stock": missing}).model_dump(mode="json")
+        if got.outcome is Reserved.RELEASED:
+            raise ValueError(f"lines[{index}]: the reservation of order {step.order_id} was "
+                             "released by its compensation; it is not reserved again")
+    return result.model_dump(mode="json")
+
+
+def _reserving_attempt(step: ReserveInventoryInput, services: Services) -> tuple[str, int]:
+    """Return the attempt (LockedBy) and workflow version the reservation's entry names."""
+    record = services.stores.states.get(step.order_id)
+    if record is None or record.locked_by is None:
+        raise LookupError(f"orderId: no attempt owns order {step.order_id}; nothing reserved")
+    return record.locked_by, record.workflow_version
 
 
 def send_agent_request(data: dict[str, Any], services: Services) -> str:

@@ -26,7 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -42,6 +42,16 @@ TPCHGEN_VERSION = "4.0.0"
 
 ORDERS_FILE = "orders.csv"
 LINEITEM_FILE = "lineitem.csv"
+PARTSUPP_FILE = "partsupp.csv"
+_TABLES = "orders,lineitem,partsupp"
+_FILES = (ORDERS_FILE, LINEITEM_FILE, PARTSUPP_FILE)
+
+STOCK_SCALE = 0.25
+"""Fraction of PARTSUPP ``ps_availqty`` (1..9,999 units) loaded as a SKU's stock.
+
+TPC-H line quantities are 1..50 and, at scale factor 0.01, a 1,000-order demo reserves
+each of about 3,200 SKUs once or twice: a quarter of ``ps_availqty`` serves about 95% of
+the orders, and the SKUs whose stock falls short of a line (about 40) run out."""
 MARKER_FILE = "tpch.json"
 """Written after a successful generation: scale factor and generator, checked on reuse."""
 
@@ -56,7 +66,7 @@ class TpchFormatError(ValueError):
 
 
 def generate(scale_factor: float, out_dir: Path, *, executable: str | None = None) -> Path:
-    """Generate ``orders.csv`` and ``lineitem.csv`` with ``tpchgen-cli``, unless present.
+    """Generate ``orders.csv``, ``lineitem.csv`` and ``partsupp.csv``, unless present.
 
     The files are generated in a temporary folder inside ``out_dir`` and moved into
     place, so an interrupted run never leaves half-written files that a later call would
@@ -75,7 +85,7 @@ def generate(scale_factor: float, out_dir: Path, *, executable: str | None = Non
     Returns
     -------
     Path
-        ``out_dir``, holding both files and :data:`MARKER_FILE`.
+        ``out_dir``, holding the three files and :data:`MARKER_FILE`.
 
     Raises
     ------
@@ -93,18 +103,18 @@ def generate(scale_factor: float, out_dir: Path, *, executable: str | None = Non
         raise ValueError(f"scale_factor: must be a positive number, got {scale_factor!r}")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    if (out_dir / ORDERS_FILE).is_file() and (out_dir / LINEITEM_FILE).is_file():
+    if all((out_dir / name).is_file() for name in _FILES):
         _check_marker(out_dir, scale_factor)
         return out_dir
     command = [executable or _find_tpchgen(), "csv", "--scale-factor", str(scale_factor),
-               "--tables", "orders,lineitem", "--quiet"]
+               "--tables", _TABLES, "--quiet"]
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".tpchgen-") as tmp:
         done = subprocess.run([*command, "--output-dir", tmp], capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(
                 f"tpchgen-cli exited with {done.returncode}: {done.stderr.strip()[-2000:]}"
             )
-        for name in (LINEITEM_FILE, ORDERS_FILE):
+        for name in _FILES:
             Path(tmp, name).replace(out_dir / name)
     marker = {"scaleFactor": scale_factor, "generator": f"tpchgen-cli {_version(command[0])}"}
     (out_dir / MARKER_FILE).write_text(json.dumps(marker) + "\n", encoding="utf-8")
@@ -189,6 +199,46 @@ def load_orders(
                     on_invalid(order)
                 continue
             yield order
+
+
+def load_stock(directory: Path, skus: Iterable[str] | None = None,
+               scale: float = STOCK_SCALE) -> dict[str, int]:
+    """Read PARTSUPP as stock: SKU ``P<ps_partkey>-S<ps_suppkey>`` -> scaled ``ps_availqty``.
+
+    Parameters
+    ----------
+    directory : Path
+        Folder with ``partsupp.csv`` (see :func:`generate`).
+    skus : iterable of str, optional
+        Keep only these SKUs (the ones the orders carry); all when None.
+    scale : float
+        Fraction of ``ps_availqty`` loaded, rounded down (:data:`STOCK_SCALE`), in 0..1.
+
+    Returns
+    -------
+    dict of str to int
+        Units per SKU.
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` is not in 0..1.
+    FileNotFoundError
+        If ``partsupp.csv`` is missing.
+    TpchFormatError
+        If a column is missing or a key or ``ps_availqty`` is not an integer.
+    """
+    if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 <= scale <= 1:
+        raise ValueError(f"scale: must be a number from 0 to 1, got {scale!r}")
+    wanted = None if skus is None else set(skus)
+    stock: dict[str, int] = {}
+    with open(Path(directory) / PARTSUPP_FILE, newline="", encoding="utf-8") as handle:
+        table = _Table(handle, PARTSUPP_FILE, ("ps_partkey", "ps_suppkey", "ps_availqty"))
+        while (row := table.next()) is not None:
+            sku = f"P{table.key(row, 'ps_partkey')}-S{table.key(row, 'ps_suppkey')}"
+            if wanted is None or sku in wanted:
+                stock[sku] = math.floor(table.key(row, "ps_availqty") * scale)
+    return stock
 
 
 class _Table:

@@ -13,7 +13,8 @@ Processed           exactly one net charge (charges minus refunds) whose net amo
                     (ships minus cancels)
 Error, Compensated  no net charge (count and amount zero), no net shipment, and the
                     inventory released: if the order's compensation log holds a
-                    reservation, it holds its release too
+                    reservation, it holds its release too, and the inventory holds no
+                    units for the order
 CompensationFailed  an operator alert of kind CompensationFailed names the order (the
                     operator owns the imbalance); otherwise unbalanced
 ==================  ===================================================================
@@ -28,7 +29,8 @@ demo counts them as ``non_terminal``. Side effects of an order without a state r
 unbalanced (money moved for an order the system does not know).
 
 :func:`audit` is a pure function of those records; :func:`audit_data_dir` reads them from
-a local host's data folder and the simulator's ledger file.
+a local host's data folder and the simulator's ledger file, and adds the stock audit of
+:mod:`demo.stock_audit` (``stock_unbalanced``, ``out_of_stock``).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import NamedTuple
 
-from orders.models import CompensationEntry, ProcessState, StateRecord, Step
+from orders.models import CompensationEntry, OrderLine, ProcessState, StateRecord, Step
 from orders.models.compensation import ReservationDetails
 from orders.models.messages import OperatorAlert
 from orders.names import OPERATOR_ALERTS_QUEUE
@@ -181,9 +183,21 @@ class Verdict:
 
 @dataclass(frozen=True)
 class AuditReport:
-    """Verdicts for every audited order, in order key order."""
+    """Verdicts for every audited order, in order key order, and the stock's.
+
+    Attributes
+    ----------
+    verdicts : tuple of Verdict
+        One per audited order.
+    stock_unbalanced : tuple of str
+        One line per SKU the stock audit finds unbalanced (:mod:`demo.stock_audit`).
+    out_of_stock : int
+        Orders that failed because a SKU ran out.
+    """
 
     verdicts: tuple[Verdict, ...]
+    stock_unbalanced: tuple[str, ...] = ()
+    out_of_stock: int = 0
 
     @property
     def unbalanced(self) -> list[Verdict]:
@@ -206,7 +220,8 @@ class AuditReport:
 
 def audit(records: Mapping[str, StateRecord], prices: Mapping[str, Price],
           entries: Mapping[str, Sequence[CompensationEntry]], alerts: Iterable[OperatorAlert],
-          effects: Mapping[str, Sequence[SideEffect]]) -> AuditReport:
+          effects: Mapping[str, Sequence[SideEffect]],
+          held: Mapping[str, Sequence[tuple[str, int]]] | None = None) -> AuditReport:
     """Classify every terminal order as balanced or unbalanced (SPEC S9, X7; module docstring).
 
     Parameters
@@ -224,6 +239,10 @@ def audit(records: Mapping[str, StateRecord], prices: Mapping[str, Price],
     effects : mapping of str to sequence of SideEffect
         The simulator ledger's side effects by order key
         (:meth:`simulator.ledger.Ledger.effects_by_order`).
+    held : mapping of str to sequence of (str, int), optional
+        The SKUs and units each order's lines hold in the inventory
+        (:func:`demo.stock_audit.held_by_order`); an Error or Compensated order that holds
+        any is unbalanced.
 
     Returns
     -------
@@ -254,6 +273,9 @@ def audit(records: Mapping[str, StateRecord], prices: Mapping[str, Price],
             problems = _processed_problems(net, prices.get(order_id))
         elif state in _UNDONE_STATES:
             problems = _undone_problems(state, net, entries.get(order_id, ()))
+            if held and held.get(order_id):
+                problems.append(f"inventory held: {state.value} but its lines hold "
+                                + ", ".join(f"{n} of {sku}" for sku, n in held[order_id]))
         else:
             problems = [] if order_id in alerted else [
                 "CompensationFailed but no CompensationFailed operator alert names it"]
@@ -324,6 +346,7 @@ def audit_data_dir(data_dir: str | Path, ledger_path: str | Path,
     ValueError
         If a side effect is malformed.
     """
+    from demo.stock_audit import held_by_order, out_of_stock_orders, stock_problems
     from devhost.servicebus import open_engine
     from orders.stores import create_stores
 
@@ -333,6 +356,7 @@ def audit_data_dir(data_dir: str | Path, ledger_path: str | Path,
     records: dict[str, StateRecord] = {}
     prices: dict[str, Price] = {}
     entries: dict[str, list[CompensationEntry]] = {}
+    lines: dict[str, tuple[OrderLine, ...]] = {}
     try:
         for order_id in order_ids:
             record = stores.states.get(order_id)
@@ -342,7 +366,9 @@ def audit_data_dir(data_dir: str | Path, ledger_path: str | Path,
             order = stores.orders.get(order_id)
             if order is not None:
                 prices[order_id] = Price(order.total_price, order.currency)
+                lines[order_id] = order.lines
             entries[order_id] = stores.compensation.entries(order_id)
+        items = list(stores.inventory.items())
     finally:
         stores.close()
     with open_engine(data_dir) as engine:
@@ -351,4 +377,6 @@ def audit_data_dir(data_dir: str | Path, ledger_path: str | Path,
     alerts = [OperatorAlert.model_validate(json.loads(b)) for b in bodies]
     with Ledger(ledger_path) as ledger:
         effects = ledger.effects_by_order()
-    return audit(records, prices, entries, alerts, effects)
+    report = audit(records, prices, entries, alerts, effects, held_by_order(items))
+    return AuditReport(report.verdicts, tuple(stock_problems(items, records, lines)),
+                       out_of_stock_orders(records))

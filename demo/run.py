@@ -9,7 +9,12 @@ summary line for the run (wrapped here; :mod:`demo.summary`)::
     client shop-a: orders=… processed=… error=… recovered=… lost=0 duplicate_effects=0
                    unbalanced=0 heard=… foreign=0
     summary: orders=N processed=… error=… recovered=… lost=0 duplicate_effects=0
-             unbalanced=0 orders_per_s=… p50_ms=… p99_ms=…
+             unbalanced=0 stock_unbalanced=0 out_of_stock=… orders_per_s=… p50_ms=…
+             p99_ms=…
+
+Before the host starts, the inventory is loaded with the stock of the orders' SKUs: TPC-H
+PARTSUPP ``ps_availqty`` scaled by :data:`client.tpch.STOCK_SCALE`, so most orders are
+served and the few SKUs that run out fail their orders (``out_of_stock``).
 
 ``p50_ms``/``p99_ms``: end-to-end latency, from each submit message's enqueued time to that
 of the terminal status its client heard (:mod:`demo.latency`). ``--rate R`` offers the
@@ -18,7 +23,8 @@ as JSON, with the host processes' CPU seconds and peak memory (:mod:`demo.resour
 
 It exits non-zero if any order is lost, left non-terminal, charged (or shipped) twice,
 or unbalanced: its side effects in the simulator's ledger disagree with its final state
-(the ledger audit, :mod:`demo.audit`).
+(the ledger audit, :mod:`demo.audit`), or if a SKU's stock does not balance with how the
+orders ended (``stock_unbalanced``, :mod:`demo.stock_audit`).
 
 ``--chaos`` adds crashes to the faults: the host is SIGKILLed and restarted twice, the
 simulator once (its ledger is a SQLite file, so it survives), and every payment request of
@@ -121,7 +127,9 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
     data_dir.mkdir(parents=True)
     host_kills = sorted(kill_at or (CHAOS_HOST_KILLS if chaos else ()))
     simulator_kills = sorted(kill_simulator_at or (CHAOS_SIMULATOR_KILLS if chaos else ()))
-    batches = tpch_batches(orders, data_root)
+    folder = tpch_dir(orders, data_root)
+    batches = split(list(tpch.load_orders(folder, orders)))
+    load_stock(data_dir, folder, batches)
     keys = [k for b in batches for k in b.keys]
     fault_config = chaos_faults(keys) if chaos else default_faults(keys) if faults else {}
     sim, sim_url = processes.simulator(data_dir, fault_config)
@@ -169,7 +177,7 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
         metrics_out.write_text(json.dumps(run_metrics(summary, usage, rate), indent=2))
     if not summary.ok:
         console.print("[red]demo failed: an order was lost, left non-terminal, had a side "
-                      "effect twice, or is unbalanced in the ledger[/red]")
+                      "effect twice, or is unbalanced in the ledger or the stock[/red]")
         raise typer.Exit(1)
 
 
@@ -184,18 +192,42 @@ def _copy_durably(source: Path, target: Path) -> None:
         os.fsync(copy.fileno())
 
 
+def tpch_dir(orders: int, data_root: Path) -> Path:
+    """Generate (or reuse) the TPC-H data for ``orders`` orders under ``data_root/tpch``."""
+    scale = max(0.01, round(orders / 1_500_000 * 1.05, 4))
+    console.print(f"demo: generating TPC-H data (scale factor {scale}) ...")
+    return tpch.generate(scale, data_root / "tpch" / f"sf-{scale}")
+
+
 def tpch_batches(orders: int, data_root: Path) -> list[ClientBatch]:
-    """Generate (or reuse) TPC-H data under ``data_root/tpch`` and share ``orders`` of them.
+    """Share ``orders`` TPC-H orders (:func:`tpch_dir`) among the clients.
 
     Returns
     -------
     list of ClientBatch
         One per client of :data:`~demo.clients.CLIENTS` (:func:`~demo.clients.split`).
     """
-    scale = max(0.01, round(orders / 1_500_000 * 1.05, 4))
-    console.print(f"demo: generating TPC-H data (scale factor {scale}) ...")
-    tpch_dir = tpch.generate(scale, data_root / "tpch" / f"sf-{scale}")
-    return split(list(tpch.load_orders(tpch_dir, orders)))
+    return split(list(tpch.load_orders(tpch_dir(orders, data_root), orders)))
+
+
+def load_stock(data_dir: Path, tpch_folder: Path, batches: list[ClientBatch]) -> int:
+    """Load the inventory of ``data_dir`` with the stock of the batches' SKUs; return SKUs.
+
+    The stock is PARTSUPP's, scaled (:func:`client.tpch.load_stock`); the local host's
+    inventory lives in the state store's file, as :mod:`orders.runtime` opens it.
+    """
+    from orders.stores import create_stores
+
+    skus = {line.sku for b in batches for o in b.orders for line in o.lines}
+    stores = create_stores("sqlite", orders_path=data_dir / "orders.sqlite",
+                           state_path=data_dir / "state.sqlite")
+    try:
+        loaded = stores.inventory.load(tpch.load_stock(tpch_folder, skus))
+    finally:
+        stores.close()
+    console.print(f"demo: stock of {loaded} SKUs loaded (TPC-H ps_availqty x "
+                  f"{tpch.STOCK_SCALE:g})")
+    return loaded
 
 
 def _report(data_dir: Path, batches: list[ClientBatch], heard: dict[str, WatchResult],
@@ -246,7 +278,9 @@ def trace_hint(data_dir: Path, states: dict[str, Any]) -> str | None:
 def run_metrics(summary: Summary, usage: HostUsage, rate: float | None) -> dict[str, Any]:
     """Return the run's figures for ``--metrics-out`` (JSON; see :func:`run_metrics_host`)."""
     counts = dict(kv.split("=", 1) for kv in summary.counts().split())
-    return {**{k: int(v) for k, v in counts.items()}, "orders_per_s": summary.orders_per_s,
+    return {**{k: int(v) for k, v in counts.items()},
+            "stock_unbalanced": len(summary.stock_unbalanced),
+            "out_of_stock": summary.out_of_stock, "orders_per_s": summary.orders_per_s,
             "offered_rate": rate, "ok": summary.ok,
             "latency": summary.latency.as_dict() if summary.latency else None,
             "host": run_metrics_host(usage, summary.orders)}

@@ -8,7 +8,12 @@ orders with the same OrderID are counted, and audited, apart (SPEC X10)::
     client shop-a: orders=30 processed=… error=… recovered=… lost=0 duplicate_effects=0
                    unbalanced=0 heard=30 foreign=0
     summary: orders=60 processed=… error=… recovered=… lost=0 duplicate_effects=0
-             unbalanced=0 orders_per_s=… p50_ms=… p99_ms=…
+             unbalanced=0 stock_unbalanced=0 out_of_stock=… orders_per_s=… p50_ms=…
+             p99_ms=…
+
+``stock_unbalanced`` counts the SKUs whose stock disagrees with how the orders ended, and
+``out_of_stock`` the orders that failed because a SKU ran out (:mod:`demo.stock_audit`);
+both are of the whole run, so only its line shows them.
 
 ``p50_ms`` and ``p99_ms`` are end-to-end latencies (:mod:`demo.latency`): from the enqueued
 time of an order's submit message to that of the terminal status its client heard, in
@@ -49,12 +54,14 @@ class Summary:
     orders_per_s: float
     unbalanced: list[Verdict] = field(default_factory=list)
     latency: Latency | None = None
+    stock_unbalanced: tuple[str, ...] = ()
+    out_of_stock: int = 0
 
     @property
     def ok(self) -> bool:
-        """No order lost, none left non-terminal, no side effect twice, none unbalanced."""
+        """No order lost, none non-terminal, no side effect twice, none unbalanced, stock too."""
         return (self.lost == 0 and self.non_terminal == 0 and self.duplicate_effects == 0
-                and not self.unbalanced)
+                and not self.unbalanced and not self.stock_unbalanced)
 
     def counts(self) -> str:
         """``orders=… processed=… error=… recovered=… lost=… duplicate_effects=… unbalanced=…``."""
@@ -69,7 +76,8 @@ class Summary:
         """Return the one-line summary of the whole run that the README documents."""
         lat = self.latency
         p50, p99 = (f"{lat.p50_ms:.0f}", f"{lat.p99_ms:.0f}") if lat else ("n/a", "n/a")
-        return (f"summary: {self.counts()} orders_per_s={self.orders_per_s:.1f}"
+        return (f"summary: {self.counts()} stock_unbalanced={len(self.stock_unbalanced)}"
+                f" out_of_stock={self.out_of_stock} orders_per_s={self.orders_per_s:.1f}"
                 f" p50_ms={p50} p99_ms={p99}")
 
     def client_line(self, client_id: str, heard: WatchResult | None,
@@ -86,8 +94,10 @@ class Summary:
         return f"client {client_id}: {self.counts()} heard={terminal} foreign={foreign}"
 
     def unbalanced_lines(self, limit: int = UNBALANCED_SHOWN) -> list[str]:
-        """Return one line per unbalanced order (the first ``limit``), then how many more."""
-        lines = [v.line() for v in self.unbalanced[:limit]]
+        """Return one line per unbalanced order and SKU (the first ``limit`` of each)."""
+        lines = [v.line() for v in self.unbalanced[:limit]] + list(self.stock_unbalanced[:limit])
+        if len(self.stock_unbalanced) > limit:
+            lines.append(f"... and {len(self.stock_unbalanced) - limit} more unbalanced SKUs")
         if len(self.unbalanced) > limit:
             lines.append(f"... and {len(self.unbalanced) - limit} more unbalanced orders")
         return lines
@@ -167,6 +177,8 @@ def summarize(records: Records, keys: Collection[str], rejected: set[str],
     non_terminal = sum(1 for r in present.values() if r.process_state not in TERMINAL)
     terminal = len(present) - non_terminal + len(rejected & set(keys))
     unbalanced = [v for v in records.report.unbalanced if everything or v.order_id in keys]
+    report = records.report
     return Summary(len(keys), states, recovered, len(rejected & set(keys)), lost,
                    non_terminal, duplicates, terminal / elapsed_s if elapsed_s > 0 else 0.0,
-                   unbalanced)
+                   unbalanced, stock_unbalanced=report.stock_unbalanced if everything else (),
+                   out_of_stock=report.out_of_stock if everything else 0)

@@ -2,8 +2,9 @@
 
 Commands: ``summary`` (the figures of ``api/ops/summary``), ``list`` (Error,
 CompensationFailed, stuck, or any ProcessState; ``--client`` for one client's), ``show``
-(one order with its attempts' orchestration histories), ``resubmit`` (an order in Error:
-start its next attempt, once), ``budget`` (the most calls per order to each remote service),
+(one order with its attempts' orchestration histories and its reservation), ``resubmit``
+(an order in Error: start its next attempt, once), ``stock`` (one SKU's stock and holds),
+``restock`` (add units to a SKU), ``budget`` (the most calls per order to each remote service),
 ``trace`` (one order's span tree with durations, from the local host's trace store; the
 issue that asked for it named it ``python -m orders.ops trace``, the CLI is ``python -m ops``).
 
@@ -269,6 +270,40 @@ def alerts(ctx: typer.Context,
         found = peek_newest(svc.depths, OPERATOR_ALERTS_QUEUE, limit)
     bodies = [m.body if isinstance(m.body, dict) else {"reason": m.body} for m in found]
     emit(bodies) if as_json else console.print(alerts_table(bodies))
+
+
+@app.command()
+def stock(ctx: typer.Context, sku: str, as_json: bool = AS_JSON) -> None:
+    """Show one SKU's stock: available, loaded, restocked, held, and its order lines' holds."""
+    from ops.inventory import stock_of
+    from ops.render import stock_tables
+
+    with opened(ctx) as svc:
+        found = stock_of(svc, sku)
+    if found is None:
+        console.print(f"[red]sku {sku}: no stock item (not stocked in this inventory)[/red]")
+        raise typer.Exit(1)
+    emit(found) if as_json else console.print(stock_tables(found))
+
+
+@app.command("restock")
+def restock_sku(ctx: typer.Context, sku: str,
+                quantity: int = typer.Argument(..., help="Units to add (a positive int)."),
+                by: str = typer.Option(None, "--by", help="Operator name (logged); "
+                                       "default: the login name."),
+                reason: str = typer.Option("", "--reason", help="Why (logged)."),
+                as_json: bool = AS_JSON) -> None:
+    """Add units to a SKU's stock (creates its item if missing); prints the stock after."""
+    from ops.inventory import restock
+    from ops.render import stock_tables
+
+    with opened(ctx) as svc:
+        try:
+            after = restock(svc, sku, quantity, operator=by or getpass.getuser(),
+                            reason=reason)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="SKU / QUANTITY") from None
+    emit(after) if as_json else console.print(stock_tables(after))
 
 
 @app.command()

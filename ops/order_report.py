@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ops.inventory import reservation_of
 from ops.redaction import redact
 from orders.lifecycle.ids import attempt_instance_id as instance_id
 
@@ -95,8 +96,9 @@ def order_report(services: Any, order_id: str, history: HistoryReader | None = N
     Returns
     -------
     dict or None
-        ``{"record", "order", "compensation", "attempts": [{"instanceId", "status",
-        "error"}]}``; None if the order has neither a state record nor an order.
+        ``{"record", "order", "compensation", "reservation", "attempts": [{"instanceId",
+        "status", "error"}]}`` (``reservation``: :func:`ops.inventory.reservation_of`);
+        None if the order has neither a state record nor an order.
     """
     record = services.stores.states.get(order_id)
     order = services.stores.orders.get(order_id)
@@ -117,5 +119,6 @@ def order_report(services: Any, order_id: str, history: HistoryReader | None = N
         "record": record.model_dump(mode="json") if record is not None else None,
         "order": order.model_dump(mode="json") if order is not None else None,
         "compensation": compensation_entries(services, order_id, details=details),
+        "reservation": reservation_of(services, order_id),
         "attempts": attempts,
     }

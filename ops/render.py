@@ -120,6 +120,9 @@ def report_tables(report: dict[str, Any]) -> RenderableType:
         for row in report["compensation"]:
             log.add_row(*(_short(row.get(k), 40) for k in keys))
         parts.append(log)
+    if report.get("reservation"):
+        parts.append(rows_table("Reservation (inventory holds, per line)",
+                                report["reservation"]))
     for attempt in report["attempts"]:
         if attempt["error"]:
             parts.append(f"[red]{escape(attempt['instanceId'])}: {escape(attempt['error'])}[/red]")
@@ -129,3 +132,22 @@ def report_tables(report: dict[str, Any]) -> RenderableType:
         else:
             parts.append(history_table(attempt["status"]))
     return Group(*parts)
+
+
+def rows_table(title: str, rows: list[dict[str, Any]]) -> Table:
+    """Render JSON rows that share their keys as one table, a column per key."""
+    table = Table(title=title)
+    keys = list(rows[0]) if rows else []
+    for key in keys:
+        table.add_column(key)
+    for row in rows:
+        table.add_row(*(_short(row.get(k), 40) for k in keys))
+    return table
+
+
+def stock_tables(stock: dict[str, Any]) -> RenderableType:
+    """Render one SKU's stock (:func:`ops.inventory.stock_json`) and its holds."""
+    figures = Table(title=f"Stock of {escape(stock['sku'])}", show_header=False)
+    for key in ("available", "loaded", "restocked", "held", "balanced", "holdCount"):
+        figures.add_row(key, _short(stock[key]))
+    return Group(figures, rows_table("Holds (order line, units)", stock["holds"]))

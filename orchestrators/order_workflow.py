@@ -45,6 +45,10 @@ Outcomes
 - Permanent failure reply: an operator alert (S7) and the order is handed over to
   compensation (Compensating, see :mod:`orders.compensation`); with nothing to undo it
   is set to Error and the client gets "OrderFailed".
+- Out of stock (reserve inventory found a line's SKU short, naming SKU, requested and
+  available units): the same as a permanent failure reply. The reservation is logged
+  before any line is reserved, so compensation releases the lines reserved before it
+  and the client's status carries the reason.
 
 Contracts
 ---------
@@ -180,10 +184,15 @@ def run_steps(context: Any, data: OrderWorkflowInput, remote_steps: RemoteSteps)
         return Superseded()
     reply_to = str(begun.reply_to)
     order = Order.model_validate((yield context.call_activity(names.LOAD_ORDER, order_id)))
-    reservation = yield context.call_activity(names.RESERVE_INVENTORY, ReserveInventoryInput(
-        order_id=order_id, lines=order.lines).model_dump(mode="json"))
-    yield from record_step(context, data, Step.RESERVE_INVENTORY,
-                           ReserveInventoryResult.model_validate(reservation))
+    reservation = ReserveInventoryResult.model_validate((yield context.call_activity(
+        names.RESERVE_INVENTORY, ReserveInventoryInput(
+            order_id=order_id, lines=order.lines).model_dump(mode="json"))))
+    if reservation.out_of_stock is not None:
+        # Only a history whose reservation result says so takes this branch: every
+        # history recorded before it has none (SPEC X6).
+        return (yield from fail(context, order_id, reply_to, names.RESERVE_INVENTORY,
+                                reservation.out_of_stock.reason()))
+    yield from record_step(context, data, Step.RESERVE_INVENTORY, reservation)
     for service, operation in remote_steps:
         request = agent_request(context, order, service, operation, deadline,
                                 data.agent_max_attempts)

@@ -1,8 +1,9 @@
-// Cosmos DB for the order database, the state store and the compensation log (SPEC S2, S9,
-// X4): one account with key (local) authentication off, so only Entra ID identities reach
-// the data; one database with the three containers orders/stores/factory.py opens
-// ("orders", "states", "compensation"), all partitioned on /orderId
-// (orders/stores/_cosmos.py PARTITION_KEY_PATH). The app's
+// Cosmos DB for the order database, the state store, the compensation log and the
+// inventory (SPEC S2, S9, X4): one account with key (local) authentication off, so only
+// Entra ID identities reach the data; one database with the four containers
+// orders/stores/factory.py opens ("orders", "states", "compensation", "inventory"), the
+// first three partitioned on /orderId (orders/stores/_cosmos.py PARTITION_KEY_PATH), the
+// inventory on /sku (orders/stores/cosmos_inventory.py PARTITION_KEY_PATH). The app's
 // identity gets "Cosmos DB Built-in Data Contributor" on the database through a
 // data-plane sqlRoleAssignment; with data-plane RBAC it cannot create containers, which is
 // why they are created here.
@@ -23,12 +24,14 @@
 // cosmos_compensation.py) is read per order (orderId = @pk) and purged by retainUntil; its
 // items carry their own ttl (the retention of the data they track, SPEC S9), which Cosmos DB
 // honours because time-to-live is on (defaultTtl -1: no expiry unless an item sets ttl).
+// The inventory (one item per SKU, orders/stores/cosmos_inventory.py) is point-read and
+// replaced by id and partition key, and listed whole without a filter, so it indexes nothing.
 
 param name string
 param location string
 param tags object
 
-@description('Database holding both containers (the COSMOS_DATABASE setting).')
+@description('Database holding the containers (the COSMOS_DATABASE setting).')
 param databaseName string
 
 @description('Serverless capacity (no throughput to provision) instead of autoscale.')
@@ -51,6 +54,14 @@ var dataReaderRole = '00000000-0000-0000-0000-000000000001'
 var partitionKey = {
   paths: [
     '/orderId'
+  ]
+  kind: 'Hash'
+  version: 2
+}
+
+var skuPartitionKey = {
+  paths: [
+    '/sku'
   ]
   kind: 'Hash'
   version: 2
@@ -194,6 +205,28 @@ resource compensationContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabas
             path: '/retainUntil/?'
           }
         ]
+        excludedPaths: [
+          {
+            path: '/*'
+          }
+        ]
+      }
+    }
+    options: containerOptions
+  }
+}
+
+resource inventoryContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-05-15' = {
+  parent: database
+  name: 'inventory'
+  properties: {
+    resource: {
+      id: 'inventory'
+      partitionKey: skuPartitionKey
+      indexingPolicy: {
+        indexingMode: 'consistent'
+        automatic: true
+        includedPaths: []
         excludedPaths: [
           {
             path: '/*'

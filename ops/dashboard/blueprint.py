@@ -1,4 +1,4 @@
-"""Registers the operator dashboard: a page, its two static files and three JSON endpoints.
+"""Registers the operator dashboard: a page, its two static files and four JSON endpoints.
 
 Routes (under ``api/``, the Functions route prefix):
 
@@ -9,6 +9,8 @@ Routes (under ``api/``, the Functions route prefix):
 - ``GET ops/dashboard/api/order?client=C&orderId=O``: one order
   (:func:`ops.dashboard.detail.order_detail`), its attempts' histories read through the
   durable client binding; ``orderId`` alone names a key or a legacy OrderID.
+- ``GET ops/dashboard/api/stock?sku=S``: one SKU's stock and its order lines' holds
+  (:func:`ops.inventory.stock_of`); 404 if the inventory has no item for it.
 - ``POST ops/dashboard/api/resubmit`` with ``{"client", "orderId", "reason"}``: the CLI's
   ``resubmit`` (:func:`ops.resubmit.resubmit`), naming the operator
   (:func:`ops.dashboard.web.operator_of`).
@@ -47,6 +49,7 @@ from ops.dashboard.web import (
     respond,
     text_up_to,
 )
+from ops.inventory import stock_of
 from ops.order_report import attempt_ids
 from ops.resubmit import ResubmitOutcome, resubmit
 from orders.durable_blueprint import DurableBlueprint
@@ -132,6 +135,21 @@ async def _status(client: df.DurableOrchestrationClient, instance_id: str
         log.warning("dashboard: cannot read the status of %s", instance_id, exc_info=True)
         return exc
     return status_json(status)
+
+
+@bp.route(route="ops/dashboard/api/stock", methods=["GET"], auth_level=func.AuthLevel.FUNCTION)
+def ops_dashboard_stock(req: func.HttpRequest) -> func.HttpResponse:
+    """Return one SKU's stock as JSON; 400 for a missing or malformed SKU, 404 if unknown."""
+    try:
+        params = query(req, {"sku": text_up_to(64)})
+        if "sku" not in params:
+            raise Problem(400, "query parameter 'sku' is required (e.g. P1-S2)")
+    except Problem as problem:
+        return problem_response(problem)
+    stock = stock_of(services(), params["sku"])
+    if stock is None:
+        return problem_response(Problem(404, f"no stock item for sku {params['sku']}"))
+    return json_response(stock)
 
 
 @bp.route(route="ops/dashboard/api/resubmit", methods=["POST"],

@@ -281,6 +281,8 @@ def step_details(step: Step, result: dict[str, Any] | None,
     elif step is Step.RELEASE_INVENTORY:
         details.update(reservationId=got["reservationId"],
                        outcome=(outcome or UndoOutcome.UNDONE).value)
+        if got.get("released") is not None:
+            details["released"] = got["released"]
     else:
         details["outcome"] = (outcome or UndoOutcome.UNDONE).value
         if outcome is not UndoOutcome.NOTHING_TO_UNDO:

@@ -16,12 +16,13 @@ The steps both workflows share live elsewhere: ``send_agent_request`` in
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, TypeAdapter
 
 from orders.models._types import OrderKey
 from orders.models.compensation import ReservedLine
+from orders.models.inventory import OutOfStock
 from orders.models.order import OrderLine
 from orders.models.step_io import (
     BeginInput,
@@ -90,7 +91,7 @@ class ReserveInventoryInput(StepContract):
     Attributes
     ----------
     order_id : str
-        The order (the reservation is keyed on it, SPEC X7).
+        The order (the reservation is keyed on it and the line's index, SPEC X7).
     lines : tuple of OrderLine
         The order's lines.
     """
@@ -105,13 +106,20 @@ class ReserveInventoryResult(StepContract):
     Attributes
     ----------
     reservation_id : str
-        ``RES-<OrderID>``, stable across reruns.
+        ``RES-<OrderID>``, stable across reruns and attempts (the log entry's details must
+        not change between them, SPEC S9).
     lines : tuple of ReservedLine
-        SKU and quantity of each reserved line.
+        SKU and quantity of each line to reserve.
+    out_of_stock : OutOfStock or None
+        The first line that could not be reserved (a permanent failure: the lines before
+        it are held until compensation releases them); None when every line is reserved.
     """
+
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"out_of_stock"})
 
     reservation_id: str = Field(min_length=1, max_length=128)
     lines: tuple[ReservedLine, ...] = Field(min_length=1, max_length=1000)
+    out_of_stock: OutOfStock | None = None
 
 
 class FinishAttemptInput(OwnedRecordInput):
@@ -135,16 +143,16 @@ class Processed(StepContract):
 
 
 class Failed(StepContract):
-    """Workflow output: a remote step failed permanently (SPEC S7).
+    """Workflow output: a step failed permanently (SPEC S7).
 
     Attributes
     ----------
     outcome : {"error", "compensating"}
         Error when nothing was to undo (the client was told), else handed to compensation.
     step : str
-        The remote operation that failed.
+        The remote operation that failed, or ``reserve_inventory`` (out of stock).
     reason : str or None
-        The agent's reason.
+        The agent's reason, or :meth:`~orders.models.inventory.OutOfStock.reason`.
     """
 
     outcome: Literal["error", "compensating"]

@@ -186,10 +186,13 @@ class _Details(Contract):
         return self
 
     def classification(self) -> Classification:
-        """Return the most sensitive classification among the fields that hold a value."""
+        """Return the most sensitive classification among the fields that hold a value.
+
+        None and an empty tuple hold none (a release that gave nothing back names no SKU).
+        """
         level = Classification.INTERNAL
         for name, info in type(self).model_fields.items():
-            if getattr(self, name) is None:
+            if getattr(self, name) in (None, ()):
                 continue
             for meta in info.metadata:
                 if isinstance(meta, Classified) and meta.level.rank > level.rank:
@@ -254,11 +257,17 @@ class ShipRequestDetails(_Details):
 
 
 class ReleaseDetails(_Details):
-    """Inventory released."""
+    """Inventory released: the reservation, and the units each line gave back.
+
+    ``released`` is empty when nothing was held (an order reserved before the inventory
+    was real, or out of stock on its first line); None in entries written before.
+    """
 
     step: Literal["release_inventory"] = "release_inventory"
     outcome: Annotated[UndoOutcome, Classified(Classification.INTERNAL)] = UndoOutcome.UNDONE
     reservation_id: Annotated[Id, Classified(Classification.INTERNAL)]
+    released: Annotated[tuple[ReservedLine, ...] | None, Classified(Classification.CONFIDENTIAL),
+                        Field(max_length=1000)] = None
 
 
 class RefundDetails(_Details):

@@ -17,12 +17,12 @@ Compatibility rules: :mod:`orders.models.step_io`.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, TypeAdapter
 
 from orders.models._types import InstanceId, OrderKey, QueueName
-from orders.models.compensation import CompensationEntry, Step, UndoOutcome
+from orders.models.compensation import CompensationEntry, ReservedLine, Step, UndoOutcome
 from orders.models.step_io import (
     BeginInput,
     BeginResult,
@@ -176,9 +176,21 @@ class ReleaseInventoryInput(StepContract):
 
 
 class ReleaseInventoryResult(StepContract):
-    """Result of ``release_inventory``: the reservation released."""
+    """Result of ``release_inventory``: the reservation released.
+
+    Attributes
+    ----------
+    reservation_id : str
+        The reservation.
+    released : tuple of ReservedLine or None
+        SKU and units given back, per line that gave any (empty: nothing was held); None in
+        results of releases before the inventory was real.
+    """
+
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"released"})
 
     reservation_id: str = Field(min_length=1, max_length=128)
+    released: tuple[ReservedLine, ...] | None = Field(default=None, max_length=1000)
 
 
 class FinishCompensationInput(OwnedRecordInput):

@@ -39,6 +39,8 @@ _INSTRUMENTS: tuple[tuple[str, str, str, str], ...] = (
      "Supervisor recoveries by outcome (retried, held_back, gave_up, overdue, skipped)"),
     ("counter", "orders.compensations", "{order}", "Compensations by outcome"),
     ("counter", "orders.resubmissions", "{order}", "Operator resubmissions"),
+    ("counter", "inventory.out_of_stock", "{order}",
+     "Orders failed because a line asked for more units than its SKU had"),
     ("counter", "agent.requests", "{request}",
      "Agent requests handled, by service, operation and outcome"),
     ("counter", "agent.calls", "{call}", "HTTP calls to remote services"),
@@ -135,6 +137,11 @@ def record_recovery(outcome: str, count: int = 1) -> None:
 def record_compensation(outcome: str) -> None:
     """Count one finished compensation (SPEC S9): ``"compensated"`` or ``"failed"``."""
     _instruments["orders.compensations"].add(1, {"outcome": outcome})
+
+
+def record_out_of_stock() -> None:
+    """Count one order whose reservation found a SKU short (a permanent failure)."""
+    _instruments["inventory.out_of_stock"].add(1)
 
 
 def record_resubmission(outcome: str) -> None:

@@ -97,8 +97,11 @@ def open_database(
     return client.get_database_client(database)
 
 
-def container(db: DatabaseProxy, name: str, *, create_if_missing: bool = False) -> ContainerProxy:
+def container(db: DatabaseProxy, name: str, *, create_if_missing: bool = False,
+              partition_key_path: str = PARTITION_KEY_PATH) -> ContainerProxy:
     """Return a container partitioned on ``/orderId``, creating it if asked (local use).
+
+    ``partition_key_path`` names another partition key (the inventory's ``/sku``).
 
     Returns
     -------
@@ -106,7 +109,7 @@ def container(db: DatabaseProxy, name: str, *, create_if_missing: bool = False) 
     """
     if create_if_missing:
         return db.create_container_if_not_exists(
-            id=name, partition_key=PartitionKey(path=PARTITION_KEY_PATH)
+            id=name, partition_key=PartitionKey(path=partition_key_path)
         )
     return db.get_container_client(name)
 

@@ -1,4 +1,4 @@
-"""Choose the backend of the order database, state store and compensation log in one place.
+"""Choose the backend of the order database, state store, compensation log and inventory.
 
 Workflow code receives a :class:`Stores` and sees only the ports; whether SQLite files
 or Cosmos DB containers sit behind them is decided here, from settings read by the caller.
@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clocks import Clock
+from orders.stores.inventory import InventoryStore
 from orders.stores.ports import CompensationLog, OrderStore, StateStore
 
 if TYPE_CHECKING:
@@ -32,6 +33,8 @@ class Stores:
         State store.
     compensation : CompensationLog
         Compensation log (SPEC S9, X4).
+    inventory : InventoryStore
+        The local inventory the reserve inventory step decrements.
     release : callable or None
         Frees what the stores share (the Cosmos DB client's connection pool).
     """
@@ -39,6 +42,7 @@ class Stores:
     orders: OrderStore
     states: StateStore
     compensation: CompensationLog
+    inventory: InventoryStore
     release: Callable[[], None] | None = None
 
     def close(self) -> None:
@@ -46,6 +50,7 @@ class Stores:
         self.orders.close()
         self.states.close()
         self.compensation.close()
+        self.inventory.close()
         if self.release is not None:
             self.release()
 
@@ -56,12 +61,14 @@ def create_stores(
     orders_path: str | Path | None = None,
     state_path: str | Path | None = None,
     compensation_path: str | Path | None = None,
+    inventory_path: str | Path | None = None,
     endpoint: str | None = None,
     database: str | None = None,
     credential: TokenCredential | str | None = None,
     orders_container: str = "orders",
     state_container: str = "states",
     compensation_container: str = "compensation",
+    inventory_container: str = "inventory",
     create_containers: bool = False,
     connection_verify: bool = True,
     clock: Clock | None = None,
@@ -78,6 +85,8 @@ def create_stores(
     compensation_path : str or Path, optional
         SQLite file of the compensation log; by default the state store's file (its own
         table, so it shares the state store's durability and backups).
+    inventory_path : str or Path, optional
+        SQLite file of the inventory; by default the state store's file (its own table).
     endpoint : str
         Cosmos DB account endpoint (required for ``"cosmos"``).
     database : str
@@ -88,7 +97,8 @@ def create_stores(
     orders_container, state_container, compensation_container : str
         Container names, all partitioned on ``/orderId``. The compensation container
         should have time-to-live on (``defaultTtl: -1``) so entries expire with their
-        retention.
+        retention. ``inventory_container`` is partitioned on ``/sku``
+        (:data:`orders.stores.cosmos_inventory.PARTITION_KEY_PATH`).
     create_containers : bool
         Create database and containers if missing (local server only: data-plane RBAC
         cannot; in Azure, Bicep creates them).
@@ -109,19 +119,23 @@ def create_stores(
     if backend == "sqlite":
         if orders_path is None or state_path is None:
             raise ValueError("orders_path and state_path: both are required for backend 'sqlite'")
-        return _sqlite_stores(orders_path, state_path, compensation_path or state_path, clock)
+        return _sqlite_stores(orders_path, state_path, compensation_path or state_path,
+                              inventory_path or state_path, clock)
     if backend == "cosmos":
         if not endpoint or not database:
             raise ValueError("endpoint and database: both are required for backend 'cosmos'")
         return _cosmos_stores(endpoint, database, credential,
-                              (orders_container, state_container, compensation_container),
+                              (orders_container, state_container, compensation_container,
+                               inventory_container),
                               create_containers, connection_verify, clock)
     raise ValueError(f"backend: must be one of {', '.join(BACKENDS)}; got {backend!r}")
 
 
 def _sqlite_stores(orders_path: str | Path, state_path: str | Path,
-                   compensation_path: str | Path, clock: Clock | None) -> Stores:
+                   compensation_path: str | Path, inventory_path: str | Path,
+                   clock: Clock | None) -> Stores:
     from orders.stores.sqlite_compensation import SqliteCompensationLog
+    from orders.stores.sqlite_inventory import SqliteInventoryStore
     from orders.stores.sqlite_orders import SqliteOrderStore
     from orders.stores.sqlite_state import SqliteStateStore
 
@@ -129,25 +143,30 @@ def _sqlite_stores(orders_path: str | Path, state_path: str | Path,
         orders=SqliteOrderStore(orders_path, clock=clock),
         states=SqliteStateStore(state_path, clock=clock),
         compensation=SqliteCompensationLog(compensation_path),
+        inventory=SqliteInventoryStore(inventory_path),
     )
 
 
 def _cosmos_stores(endpoint: str, database: str, credential: TokenCredential | str | None,
-                   names: tuple[str, str, str], create: bool, verify: bool,
+                   names: tuple[str, str, str, str], create: bool, verify: bool,
                    clock: Clock | None) -> Stores:
     from orders.stores._cosmos import container, open_client, open_database
     from orders.stores.cosmos_compensation import CosmosCompensationLog
+    from orders.stores.cosmos_inventory import PARTITION_KEY_PATH as SKU_KEY
+    from orders.stores.cosmos_inventory import CosmosInventoryStore
     from orders.stores.cosmos_orders import CosmosOrderStore
     from orders.stores.cosmos_state import CosmosStateStore
 
     client = open_client(endpoint, credential, connection_verify=verify)
     db = open_database(client, database, create_if_missing=create)
-    orders_name, state_name, compensation_name = names
+    orders_name, state_name, compensation_name, inventory_name = names
     return Stores(
         orders=CosmosOrderStore(container(db, orders_name, create_if_missing=create)),
         states=CosmosStateStore(container(db, state_name, create_if_missing=create),
                                 clock=clock),
         compensation=CosmosCompensationLog(
             container(db, compensation_name, create_if_missing=create)),
+        inventory=CosmosInventoryStore(container(db, inventory_name, create_if_missing=create,
+                                                 partition_key_path=SKU_KEY)),
         release=client.close,
     )

@@ -101,4 +101,4 @@ def test_pending_undo_entries_are_json_newest_first(services, stores, clock):
     pending = steps.pending_undo_entries("ORD-1", services)
     assert [e["details"]["step"] for e in pending] == ["charge", "reserve_inventory"]
     assert steps.release_inventory({"orderId": "ORD-1", "reservationId": "RES-ORD-1"},
-                                   services) == {"reservationId": "RES-ORD-1"}
+                                   services) == {"reservationId": "RES-ORD-1", "released": []}

@@ -35,10 +35,11 @@ def test_begin_attempt_answers_with_its_result_contract(services, stores, clock)
     assert steps.begin_attempt(stale, services) == {"fenced": True, "replyTo": None}
 
 
-def test_reserve_inventory_keeps_sku_and_quantity():
+def test_reserve_inventory_keeps_sku_and_quantity(services, stores, clock):
+    record_in(stores.states, clock)
     data = {"orderId": "ORD-1", "lines": [{"sku": "SKU-A", "quantity": 2, "unitPrice": "10.00",
                                            "discount": "0", "tax": "0"}]}
-    assert steps.reserve_inventory(data, None) == {
+    assert steps.reserve_inventory(data, services) == {
         "reservationId": "RES-ORD-1", "lines": [{"sku": "SKU-A", "quantity": 2}]}
 
 

@@ -222,3 +222,27 @@ def test_invalid_orders_are_reported_with_field_and_rule(tmp_path):
 def test_negative_limit_is_rejected(tmp_path):
     with pytest.raises(ValueError, match="limit: must be a non-negative integer"):
         next(load_orders(tmp_path, -1))
+
+
+# -- stock from PARTSUPP ------------------------------------------------------------------
+
+def test_stock_is_partsupp_availqty_scaled_for_the_skus_of_the_orders(tpch_dir):
+    with open(tpch_dir / "partsupp.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 8_000
+    first = rows[0]
+    sku = f"P{first['ps_partkey']}-S{first['ps_suppkey']}"
+    orders = list(load_orders(tpch_dir, 1000))
+    skus = {line.sku for order in orders for line in order.lines}
+    stock = tpch.load_stock(tpch_dir, skus)
+    assert set(stock) == skus  # every line's (partkey, suppkey) is a PARTSUPP row
+    assert tpch.load_stock(tpch_dir, [sku], scale=0.5) == {
+        sku: int(first["ps_availqty"]) // 2}
+    # Most orders can be served from it, and a few SKUs run out (the demo's premise).
+    short = [o for o in orders if any(line.quantity > stock[line.sku] for line in o.lines)]
+    assert 0 < len(short) < 100
+
+
+def test_stock_scale_is_checked(tmp_path):
+    with pytest.raises(ValueError, match="scale: must be a number from 0 to 1"):
+        tpch.load_stock(tmp_path, scale=2)

@@ -23,5 +23,6 @@ def test_demo_with_host_killed_midway_ends_all_terminal_without_duplicates(tmp_p
     assert fields["orders"] == "80"
     assert fields["lost"] == "0" and fields["duplicate_effects"] == "0"
     assert fields["unbalanced"] == "0", done.stdout[-2000:]
+    assert fields["stock_unbalanced"] == "0", done.stdout[-2000:]
     assert int(fields["processed"]) + int(fields["error"]) == 80
     assert done.returncode == 0, done.stdout[-2000:]

@@ -5,8 +5,9 @@ twice at different progress points, the simulator SIGKILLed once and restarted (
 ledger is a SQLite file and survives), and a few orders whose every payment request is
 black-holed with the charge performed (demo/faults.py ``chaos_faults``), so each of them
 is charged and never hears so: it can only give up and be compensated, and compensation
-must then undo that charge. ``--chaos`` also shortens deadlines so they give up in about
-25 s (demo/run.py ``CHAOS_SETTINGS``).
+must then undo that charge. The stock balances too (``stock_unbalanced=0``): every SKU
+gave exactly the Processed orders' lines, whatever the crashes interrupted. ``--chaos``
+also shortens deadlines so they give up in about 25 s (demo/run.py ``CHAOS_SETTINGS``).
 """
 
 import json
@@ -43,4 +44,7 @@ def test_chaos_run_ends_all_terminal_balanced_without_loss_or_duplicates(tmp_pat
     unbalanced = [x for x in out.splitlines() if x.startswith("unbalanced ")]
     assert fields["unbalanced"] == "0", (
         f"black-holed orders {black_holed}; audit:\n" + "\n".join(unbalanced))
+    stock = [x for x in out.splitlines() if x.startswith("stock unbalanced ")]
+    assert fields["stock_unbalanced"] == "0", "\n".join(stock)
+    assert "out_of_stock" in fields, line[0]
     assert done.returncode == 0, out[-3000:]

@@ -5,7 +5,7 @@ import inspect
 import pytest
 
 from orders.settings import Settings
-from orders.stores import _cosmos, cosmos_compensation, cosmos_state
+from orders.stores import _cosmos, cosmos_compensation, cosmos_inventory, cosmos_state
 from orders.stores.factory import create_stores
 from tests.infra.checks import (
     COSMOS_CONTAINER,
@@ -17,7 +17,10 @@ from tests.infra.checks import (
 )
 from tests.infra.conftest import remove_line
 
-QUERYING_MODULES = [(cosmos_state, "states"), (cosmos_compensation, "compensation")]
+QUERYING_MODULES = [(cosmos_state, "states"), (cosmos_compensation, "compensation"),
+                    (cosmos_inventory, "inventory")]
+PARTITION_KEYS = {"inventory": cosmos_inventory.PARTITION_KEY_PATH}
+"""Containers partitioned on another key than ``/orderId``: the adapter's own constant."""
 
 
 def bicep_containers(infra=INFRA):
@@ -32,9 +35,16 @@ def test_containers_are_the_ones_the_factory_opens():
     assert set(bicep_containers()) == set(defaults.values())
 
 
-def test_every_container_is_partitioned_on_order_id():
+def test_every_container_is_partitioned_as_its_adapter_reads_it():
     for name, container in bicep_containers().items():
-        assert container["partitionKey"]["paths"] == [_cosmos.PARTITION_KEY_PATH], name
+        expected = PARTITION_KEYS.get(name, _cosmos.PARTITION_KEY_PATH)
+        assert container["partitionKey"]["paths"] == [expected], name
+
+
+def test_inventory_is_partitioned_on_sku_and_indexes_nothing():
+    assert bicep_containers()["inventory"]["partitionKey"]["paths"] == ["/sku"]
+    policy = container_indexing(INFRA, "inventory")
+    assert policy["includedPaths"] == [] and policy["excludedPaths"] == [{"path": "/*"}]
 
 
 def test_database_is_the_setting():

@@ -266,3 +266,31 @@ def test_a_collapsed_alert_shows_how_many_messages_it_stands_for(make_system):
     (alert,) = get(system, "/api/overview").json()["messaging"]["alerts"]
     assert (alert["body"]["kind"], alert["collapsedQueue"], alert["deadLettered"]) == (
         "ClientMismatch", "orders-globex", 30)
+
+
+@pytest.mark.parametrize("params, status, says", [
+    ({}, 400, "'sku' is required"),
+    ({"sku": "P1-S1", "x": "1"}, 400, "unknown query parameter"),
+    ({"sku": "P9-S9"}, 404, "no stock item for sku P9-S9"),
+])
+def test_stock_refuses_bad_or_unknown_skus(system, params, status, says):
+    answer = get(system, "/api/stock", **params)
+    assert answer.status_code == status and says in answer.json()["error"]
+
+
+def test_stock_and_the_order_detail_show_the_reservation(make_system):
+    system = make_system()
+    order = make_order(7)
+    system.services.stores.inventory.load({line.sku: 10 for line in order.lines})
+    system.submit(order)
+    system.run(10)
+    assert system.state(order.order_id).process_state == ProcessState.PROCESSED
+    first = order.lines[0]
+    stock = get(system, "/api/stock", sku=first.sku).json()
+    assert (stock["available"], stock["held"], stock["balanced"]) == (
+        10 - first.quantity, first.quantity, True)
+    assert stock["holds"] == [{"orderId": key(order), "line": 1, "quantity": first.quantity,
+                               "released": False}]
+    detail = get(system, "/api/order", orderId=key(order)).json()
+    assert [(r["sku"], r["held"]) for r in detail["reservation"]] == [
+        (line.sku, line.quantity) for line in order.lines]

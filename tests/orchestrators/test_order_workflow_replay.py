@@ -190,6 +190,29 @@ def test_a_permanent_failure_fails_the_order_and_alerts_an_operator(state, told)
                                "step": "charge", "reason": "card declined"}
 
 
+@pytest.mark.parametrize("version", [1, 2])
+def test_out_of_stock_fails_the_order_before_any_remote_step(version):
+    h = History(names.ORDER_WORKFLOW, IID, {**INPUT, "workflowVersion": version})
+    h.activity(names.BEGIN_ATTEMPT, {"fenced": False, "replyTo": "replies-acme"})
+    h.activity(names.LOAD_ORDER, ORDER)
+    h.activity(names.RESERVE_INVENTORY, {**RESERVATION, "outOfStock": {
+        "sku": "SKU-A", "line": 0, "requested": 2, "available": 1}})
+    h.activity(names.FAIL_ORDER, {"fenced": False, "state": "Compensating"})
+    h.activity(names.ALERT_OPERATOR, None)
+    decision = replay(order_workflow, h)
+    why = ("reserve_inventory failed permanently: out of stock: SKU SKU-A (line 1) "
+           "requested 2, available 1")
+    assert decision.actions == [
+        BEGIN, LOAD, RESERVE,
+        ("call", names.FAIL_ORDER, {"orderId": "ORD-1", "instanceId": IID,
+                                    "reason": f"attempt {IID}: {why}"}),
+        ("call", names.ALERT_OPERATOR, {"kind": "OrderError", "orderId": "ORD-1",
+                                        "instanceId": IID, "reason": why})]
+    assert decision.output == {"outcome": "compensating", "step": "reserve_inventory",
+                               "reason": why.removeprefix(
+                                   "reserve_inventory failed permanently: ")}
+
+
 def test_a_superseded_attempt_schedules_nothing_after_begin_attempt():
     h = History(names.ORDER_WORKFLOW, IID, INPUT)
     h.activity(names.BEGIN_ATTEMPT, {"fenced": True, "replyTo": None})

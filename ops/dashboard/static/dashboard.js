@@ -225,6 +225,9 @@
     keyValues("#order", data.order);
     rows("#compensation", data.compensation || [], (e) => tr(e.seq, e.step, e.outcome,
       e.recordedAt, e.instanceId));
+    rows("#reservation", data.reservation || [], (r) => tr(r.line,
+      el("a", {href: "#stock?sku=" + encodeURIComponent(r.sku)}, r.sku), r.requested,
+      r.held, r.released, r.available === null ? "not stocked" : r.available));
     const attempts = document.getElementById("attempts");
     attempts.replaceChildren(...data.attempts.map((attempt) => {
       const status = attempt.status || {};
@@ -245,18 +248,33 @@
     document.getElementById("detail-note").textContent = (data.notes || []).join("; ");
   }
 
+  // -- one SKU ----------------------------------------------------------------------
+  function renderStock(data) {
+    document.getElementById("stock-title").textContent = "Stock of " + data.sku;
+    keyValues("#stock-figures", {available: data.available, loaded: data.loaded,
+      restocked: data.restocked, held: data.held, balanced: data.balanced,
+      holds: data.holdCount});
+    rows("#stock-holds", data.holds, (h) => tr(
+      el("a", {href: "#order?orderId=" + encodeURIComponent(h.orderId)}, h.orderId),
+      h.line, h.quantity, h.released));
+  }
+
   // -- routing ----------------------------------------------------------------------
   async function route() {
     const mine = ++generation;
     const hash = location.hash.replace(/^#/, "");
     const detail = hash.startsWith("order?");
-    document.body.dataset.view = detail ? "detail" : "overview";
+    const stock = hash.startsWith("stock?");
+    document.body.dataset.view = detail ? "detail" : stock ? "stock" : "overview";
     document.body.dataset.state = "loading";
-    document.getElementById("overview").hidden = detail;
+    document.getElementById("overview").hidden = detail || stock;
     document.getElementById("detail").hidden = !detail;
+    document.getElementById("stock").hidden = !stock;
     try {
       if (detail) {
         renderDetail(await call("order?" + hash.slice("order?".length)));
+      } else if (stock) {
+        renderStock(await call("stock?" + hash.slice("stock?".length)));
       } else {
         renderOverview(await call("overview"));
       }
@@ -280,6 +298,11 @@
   document.addEventListener("DOMContentLoaded", () => {
     document.getElementById("operator").value = localStorage.getItem("ops-operator") || "";
     document.getElementById("auto-refresh").addEventListener("change", schedule);
+    document.getElementById("stock-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const sku = document.getElementById("stock-sku").value.trim();
+      if (sku) location.hash = "stock?sku=" + encodeURIComponent(sku);
+    });
     window.addEventListener("hashchange", () => { say(""); route(); });
     schedule();
     route();

@@ -83,6 +83,7 @@ def make_stores(
             "orders_container": f"orders-{suffix}",
             "state_container": f"states-{suffix}",
             "compensation_container": f"compensation-{suffix}",
+            "inventory_container": f"inventory-{suffix}",
             "create_containers": True,
             "connection_verify": False,
         }
@@ -100,7 +101,7 @@ def make_stores(
         with open_client(settings["endpoint"], EMULATOR_KEY, connection_verify=False) as client:
             db = open_database(client, settings["database"])
             for name in (settings["orders_container"], settings["state_container"],
-                         settings["compensation_container"]):
+                         settings["compensation_container"], settings["inventory_container"]):
                 db.delete_container(name)
 
 

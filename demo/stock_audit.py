@@ -1,0 +1,81 @@
+"""The stock audit: whether the inventory balances with how the orders ended (SPEC S9, X7).
+
+Once every order is terminal, for every SKU of the inventory:
+
+- ``loaded + restocked - available`` (what was taken) equals the quantities of the
+  Processed orders' lines of that SKU, plus what CompensationFailed orders still hold (the
+  operator owns those, as the ledger audit says of their money);
+- the item itself balances: what was taken equals the units of its holds not released;
+- no Error or Compensated order holds a reservation (reported per order by the ledger
+  audit, :func:`demo.audit.audit`, from :func:`held_by_order`).
+
+A SKU that breaks a rule is *stock unbalanced*: the demo prints it and exits non-zero.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+
+from orders.models import OrderLine, ProcessState, StateRecord
+from orders.models.inventory import StockItem, split_hold_key
+
+OUT_OF_STOCK_MARK = "failed permanently: out of stock"
+"""What the failure reason of an order that ran out of stock says (the order workflow)."""
+
+
+def held_by_order(items: Iterable[StockItem]) -> dict[str, list[tuple[str, int]]]:
+    """Return, per order key, the SKUs and units its lines hold (holds not released)."""
+    held: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for item in items:
+        for key, hold in item.holds.items():
+            if not hold.released and hold.quantity:
+                held[split_hold_key(key)[0]].append((item.sku, hold.quantity))
+    return dict(held)
+
+
+def stock_problems(items: Iterable[StockItem], records: Mapping[str, StateRecord],
+                   lines: Mapping[str, Sequence[OrderLine]]) -> list[str]:
+    """Return one line per SKU that does not balance (module docstring); empty if all do.
+
+    Parameters
+    ----------
+    items : iterable of StockItem
+        The whole inventory.
+    records : mapping of str to StateRecord
+        State records by order key (every order that may hold stock).
+    lines : mapping of str to sequence of OrderLine
+        The orders' lines by order key, from the order database.
+
+    Returns
+    -------
+    list of str
+        ``stock unbalanced <sku>: ...`` lines, in SKU order.
+    """
+    expected: dict[str, int] = defaultdict(int)
+    for order_id, record in records.items():
+        if record.process_state is ProcessState.PROCESSED:
+            for line in lines.get(order_id, ()):
+                expected[line.sku] += line.quantity
+    items = sorted(items, key=lambda i: i.sku)
+    for order_id, held in held_by_order(items).items():
+        owner = records.get(order_id)
+        if owner is not None and owner.process_state is ProcessState.COMPENSATION_FAILED:
+            for sku, units in held:
+                expected[sku] += units
+    problems = []
+    for item in items:
+        taken = item.loaded + item.restocked - item.available
+        if taken != expected.get(item.sku, 0) or not item.balanced:
+            problems.append(
+                f"stock unbalanced {item.sku}: loaded {item.loaded} + restocked "
+                f"{item.restocked} - available {item.available} = {taken} taken; the "
+                f"Processed orders' lines want {expected.get(item.sku, 0)}, the holds say "
+                f"{item.held}")
+    return problems
+
+
+def out_of_stock_orders(records: Mapping[str, StateRecord]) -> int:
+    """Count the orders that failed because a line's SKU ran out."""
+    return sum(1 for r in records.values()
+               if r.failure_reason is not None and OUT_OF_STOCK_MARK in r.failure_reason)

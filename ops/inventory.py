@@ -1,0 +1,97 @@
+"""What operators see of the inventory: a SKU's stock, an order's reservation, restocking.
+
+Read through the inventory store port (``stores.inventory``), so it works against the local
+SQLite file and against Cosmos DB alike. An order's reservation is found from its reserve
+inventory log entry (its lines, in order) and each line's hold in its SKU's item
+(:mod:`orders.models.inventory`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from orders.models.compensation import ReservationDetails
+from orders.models.inventory import StockItem, hold_key, split_hold_key
+
+log = logging.getLogger("orders.ops.inventory")
+
+MAX_HOLDS_SHOWN = 200
+"""Holds listed per SKU (newest writes are not ordered; the count is always given)."""
+
+
+def stock_json(item: StockItem) -> dict[str, Any]:
+    """Return a SKU's stock as operators see it (JSON-ready).
+
+    ``held`` counts the units of holds not released; ``balanced`` tells whether
+    ``loaded + restocked - available`` equals it. Up to :data:`MAX_HOLDS_SHOWN` holds are
+    listed, each with its order key and line (from 1).
+    """
+    holds = []
+    for key, hold in list(item.holds.items())[:MAX_HOLDS_SHOWN]:
+        order_id, line = split_hold_key(key)
+        holds.append({"orderId": order_id, "line": line + 1, "quantity": hold.quantity,
+                      "released": hold.released})
+    return {"sku": item.sku, "available": item.available, "loaded": item.loaded,
+            "restocked": item.restocked, "held": item.held, "balanced": item.balanced,
+            "holdCount": len(item.holds), "holds": holds}
+
+
+def stock_of(services: Any, sku: str) -> dict[str, Any] | None:
+    """Return :func:`stock_json` of ``sku``, or None if the inventory has no item for it."""
+    item = services.stores.inventory.get(sku)
+    return None if item is None else stock_json(item)
+
+
+def reservation_of(services: Any, order_id: str) -> list[dict[str, Any]] | None:
+    """Return the order's reservation line by line, or None if nothing was reserved.
+
+    Each line: ``line`` (from 1), ``sku``, ``requested``, ``held`` (units its hold took, 0
+    if none), ``released`` (the hold was given back), ``available`` (the SKU's stock now;
+    None if the inventory has no item for it: not stocked here). None too for stores
+    without an inventory or a compensation log (a deployment from before them).
+    """
+    inventory = getattr(services.stores, "inventory", None)
+    entries_of = getattr(getattr(services.stores, "compensation", None), "entries", None)
+    if inventory is None or entries_of is None:
+        return None
+    entries = entries_of(order_id)
+    reserved = next((e.details for e in entries if isinstance(e.details, ReservationDetails)),
+                    None)
+    if reserved is None:
+        return None
+    rows = []
+    for index, line in enumerate(reserved.lines):
+        item = inventory.get(line.sku)
+        hold = item.holds.get(hold_key(order_id, index)) if item is not None else None
+        rows.append({"line": index + 1, "sku": line.sku, "requested": line.quantity,
+                     "held": hold.quantity if hold is not None else 0,
+                     "released": bool(hold is not None and hold.released),
+                     "available": item.available if item is not None else None})
+    return rows
+
+
+def restock(services: Any, sku: str, quantity: int, *, operator: str,
+            reason: str = "") -> dict[str, Any]:
+    """Add ``quantity`` units to ``sku`` (an operator's restock); log who and why.
+
+    Returns
+    -------
+    dict
+        The SKU's stock after the restock (:func:`stock_json`).
+
+    Raises
+    ------
+    ValueError
+        If ``quantity`` is not a positive int, or ``sku`` breaks the SKU rule.
+    TransientStoreError
+        If the item stayed contended (retry).
+    """
+    item = services.stores.inventory.restock(sku, quantity)
+    log.warning("restock: %s added %d units to %s (available %d); reason: %s",
+                operator, quantity, sku, item.available, reason or "none given",
+                extra={"sku": sku, "operator": operator})
+    return stock_json(item)
+
+
+__all__ = ["reservation_of", "restock", "stock_json", "stock_of"]

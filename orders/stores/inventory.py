@@ -1,0 +1,199 @@
+"""The inventory store: its port, and the conditional-update logic both adapters share.
+
+One :class:`~orders.models.inventory.StockItem` per SKU. Every change is a read followed
+by a conditional replace on the item's ETag (SPEC S4): if another writer changed the item
+in between, the replace fails, the item is read again and the change re-decided, at most
+:data:`MAX_CONFLICT_RETRIES` times. Reserving a line writes the decrement and the line's
+hold in the same replace, so a line is reserved wholly or not at all, and a rerun finds its
+hold and reserves nothing twice (SPEC X7). The adapters (SQLite, Cosmos DB) supply only
+the read, the conditional replace and the create; :class:`ConditionalInventory` decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+from orders.models.inventory import MAX_QUANTITY, Hold, StockItem
+from orders.stores.errors import TransientStoreError
+
+MAX_CONFLICT_RETRIES = 20
+"""Conditional replaces tried per change before giving up with a transient error."""
+
+
+class Reserved(StrEnum):
+    """How reserving one order line ended."""
+
+    RESERVED = "Reserved"
+    """Decremented now, and the hold written."""
+    ALREADY = "AlreadyReserved"
+    """The line's hold was there: an earlier run reserved it (SPEC X7)."""
+    OUT_OF_STOCK = "OutOfStock"
+    """Fewer units available than requested; nothing changed."""
+    RELEASED = "Released"
+    """Compensation released the line already; it is not reserved again."""
+    UNTRACKED = "Untracked"
+    """The inventory holds no item for the SKU (not stocked here); nothing changed."""
+
+
+@dataclass(frozen=True)
+class LineReservation:
+    """The outcome of reserving one line.
+
+    Attributes
+    ----------
+    outcome : Reserved
+        See :class:`Reserved`.
+    quantity : int
+        Units the line holds (0 unless reserved now or before).
+    available : int
+        Units available after the call (for OutOfStock: when it was refused).
+    """
+
+    outcome: Reserved
+    quantity: int
+    available: int
+
+
+class InventoryStore(Protocol):
+    """The local inventory: one stock item per SKU, changed only conditionally (SPEC S4)."""
+
+    def load(self, stock: Mapping[str, int]) -> int:
+        """Create the items of ``stock`` (SKU -> units) that do not exist; return how many.
+
+        Existing items are left as they are, so loading twice loads once.
+        """
+        ...
+
+    def get(self, sku: str) -> StockItem | None:
+        """Return the SKU's item with its ETag, or None if the inventory has none."""
+        ...
+
+    def reserve(self, sku: str, key: str, quantity: int) -> LineReservation:
+        """Take ``quantity`` units for the line ``key``, unless its hold exists (SPEC X7).
+
+        Never takes the stock below zero: not enough units is
+        :attr:`Reserved.OUT_OF_STOCK`, with nothing changed.
+
+        Raises
+        ------
+        TransientStoreError
+            If the item changed under every one of :data:`MAX_CONFLICT_RETRIES` tries.
+        """
+        ...
+
+    def release(self, sku: str, key: str) -> int:
+        """Give back what the line ``key`` holds; return the units given back (SPEC S9).
+
+        Marks the hold released (a tombstone, also when the line held nothing), so a second
+        release, or a late reservation of the line, changes nothing.
+        """
+        ...
+
+    def restock(self, sku: str, quantity: int) -> StockItem:
+        """Add ``quantity`` units (an operator's restock); creates the item if missing.
+
+        Raises
+        ------
+        ValueError
+            If ``quantity`` is not a positive int.
+        """
+        ...
+
+    def items(self) -> Iterator[StockItem]:
+        """Yield every item (for the audit and operators; reads the whole inventory)."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...
+
+
+class ConditionalInventory:
+    """The inventory's decisions on top of an adapter's read, conditional replace, create.
+
+    Subclasses implement :meth:`_read`, :meth:`_replace` and :meth:`_insert`.
+    """
+
+    def _read(self, sku: str) -> StockItem | None:
+        raise NotImplementedError
+
+    def _replace(self, item: StockItem) -> bool:
+        """Write ``item`` if the stored ETag is ``item.etag``; False if it changed."""
+        raise NotImplementedError
+
+    def _insert(self, item: StockItem) -> bool:
+        """Create ``item``; False if the SKU exists."""
+        raise NotImplementedError
+
+    def get(self, sku: str) -> StockItem | None:
+        """See :meth:`InventoryStore.get`."""
+        return self._read(sku)
+
+    def reserve(self, sku: str, key: str, quantity: int) -> LineReservation:
+        """See :meth:`InventoryStore.reserve`."""
+        _check_quantity(quantity)
+        for _ in range(MAX_CONFLICT_RETRIES):
+            item = self._read(sku)
+            if item is None:
+                return LineReservation(Reserved.UNTRACKED, 0, 0)
+            hold = item.holds.get(key)
+            if hold is not None:
+                outcome = Reserved.RELEASED if hold.released else Reserved.ALREADY
+                return LineReservation(outcome, hold.quantity, item.available)
+            if item.available < quantity:
+                return LineReservation(Reserved.OUT_OF_STOCK, 0, item.available)
+            left = item.available - quantity
+            if self._replace(_with_hold(item, key, Hold(quantity=quantity), left)):
+                return LineReservation(Reserved.RESERVED, quantity, left)
+        raise _contended(sku)
+
+    def release(self, sku: str, key: str) -> int:
+        """See :meth:`InventoryStore.release`."""
+        for _ in range(MAX_CONFLICT_RETRIES):
+            item = self._read(sku)
+            if item is None:
+                return 0
+            hold = item.holds.get(key)
+            if hold is not None and hold.released:
+                return 0
+            units = hold.quantity if hold is not None else 0
+            released = Hold(quantity=units, released=True)
+            if self._replace(_with_hold(item, key, released, item.available + units)):
+                return units
+        raise _contended(sku)
+
+    def restock(self, sku: str, quantity: int) -> StockItem:
+        """See :meth:`InventoryStore.restock`."""
+        _check_quantity(quantity)
+        for _ in range(MAX_CONFLICT_RETRIES):
+            item = self._read(sku)
+            if item is None:
+                new = StockItem(sku=sku, available=quantity, loaded=0, restocked=quantity)
+                if self._insert(new):
+                    return self._read(sku) or new
+                continue
+            new = item.model_copy(update={"available": item.available + quantity,
+                                          "restocked": item.restocked + quantity})
+            StockItem.model_validate(new.model_dump())  # keeps the bounds (MAX_QUANTITY)
+            if self._replace(new):
+                return self._read(sku) or new
+        raise _contended(sku)
+
+
+def _with_hold(item: StockItem, key: str, hold: Hold, available: int) -> StockItem:
+    return item.model_copy(update={"available": available, "holds": {**item.holds, key: hold}})
+
+
+def _check_quantity(quantity: int) -> None:
+    if isinstance(quantity, bool) or not isinstance(quantity, int) or not (
+            0 < quantity <= MAX_QUANTITY):
+        raise ValueError(f"quantity: must be an int from 1 to {MAX_QUANTITY}; got {quantity!r}")
+
+
+def _contended(sku: str) -> TransientStoreError:
+    return TransientStoreError(
+        f"sku {sku!r}: the stock item changed under each of {MAX_CONFLICT_RETRIES} "
+        "conditional writes (ETag); retry later")

@@ -1,0 +1,88 @@
+"""Embedded inventory: one stock item per SKU in a SQLite file (the local default).
+
+Implements :class:`orders.stores.inventory.InventoryStore`. The item is kept as its
+camelCase JSON document, the same shape as in Cosmos DB, with an ETag column that every
+write replaces; a write is ``UPDATE ... WHERE sku = ? AND etag = ?`` (the conditional
+replace of :class:`~orders.stores.inventory.ConditionalInventory`), so processes that read
+the same item race exactly as they do on Cosmos DB.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from orders.models.inventory import StockItem
+from orders.stores._sqlite import SqliteAdapter
+from orders.stores.inventory import ConditionalInventory
+from sqlitekit import write
+
+_SCHEMA = (
+    """
+    CREATE TABLE IF NOT EXISTS inventory (
+        sku      TEXT PRIMARY KEY,  -- the SKU
+        document TEXT NOT NULL,     -- the StockItem as camelCase JSON, holds included
+        etag     TEXT NOT NULL      -- replaced by every write
+    )
+    """,
+)
+
+
+def _document(item: StockItem) -> str:
+    return item.model_dump_json()
+
+
+class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
+    """Inventory in a SQLite file; takes the ``path`` and ``synchronous`` of SqliteAdapter."""
+
+    SCHEMA = _SCHEMA
+
+    def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
+        SqliteAdapter.__init__(self, path, synchronous=synchronous)
+
+    def load(self, stock: Mapping[str, int]) -> int:
+        """Create the missing items of ``stock`` in one transaction; return how many.
+
+        See :meth:`orders.stores.inventory.InventoryStore.load`.
+        """
+        items = [StockItem(sku=sku, available=units, loaded=units)
+                 for sku, units in stock.items()]
+        with self._db.use() as conn, write(conn):
+            before = conn.total_changes
+            conn.executemany(
+                "INSERT INTO inventory (sku, document, etag) VALUES (?, ?, ?) "
+                "ON CONFLICT (sku) DO NOTHING",
+                [(i.sku, _document(i), uuid.uuid4().hex) for i in items])
+            return conn.total_changes - before
+
+    def items(self) -> Iterator[StockItem]:
+        """Yield every item in SKU order (see the port)."""
+        with self._db.use() as conn:
+            rows = conn.execute("SELECT document, etag FROM inventory ORDER BY sku").fetchall()
+        for row in rows:
+            yield StockItem.model_validate_json(row["document"]).model_copy(
+                update={"etag": row["etag"]})
+
+    def _read(self, sku: str) -> StockItem | None:
+        with self._db.use() as conn:
+            row = conn.execute("SELECT document, etag FROM inventory WHERE sku = ?",
+                               (sku,)).fetchone()
+        if row is None:
+            return None
+        return StockItem.model_validate_json(row["document"]).model_copy(
+            update={"etag": row["etag"]})
+
+    def _replace(self, item: StockItem) -> bool:
+        with self._db.use() as conn, write(conn):
+            cursor = conn.execute(
+                "UPDATE inventory SET document = ?, etag = ? WHERE sku = ? AND etag = ?",
+                (_document(item), uuid.uuid4().hex, item.sku, item.etag))
+            return cursor.rowcount == 1
+
+    def _insert(self, item: StockItem) -> bool:
+        with self._db.use() as conn, write(conn):
+            cursor = conn.execute(
+                "INSERT INTO inventory (sku, document, etag) VALUES (?, ?, ?) "
+                "ON CONFLICT (sku) DO NOTHING", (item.sku, _document(item), uuid.uuid4().hex))
+            return cursor.rowcount == 1

@@ -1,0 +1,162 @@
+"""Reserve and release inventory with real SQLite stores (SPEC S4, S9, X6, X7).
+
+The crash test SIGKILLs a real process between the two line writes of one reservation.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+from activities import compensation_steps, steps
+from orders.models import ProcessState, Step
+from orders.models.inventory import Hold
+from tests.support.records import RESERVE, entry, record_in
+
+TWO_LINES = {"orderId": "ORD-1", "lines": [
+    {"sku": "P1-S1", "quantity": 3, "unitPrice": "1.00"},
+    {"sku": "P2-S2", "quantity": 5, "unitPrice": "1.00"}]}
+RELEASE = {"orderId": "ORD-1", "reservationId": "RES-ORD-1"}
+
+
+def available(stores, sku):
+    return stores.inventory.get(sku).available
+
+
+def test_reserve_takes_each_line_once_across_reruns(services, stores, clock):
+    record_in(stores.states, clock)
+    stores.inventory.load({"P1-S1": 10, "P2-S2": 10})
+    first = steps.reserve_inventory(TWO_LINES, services)
+    again = steps.reserve_inventory(TWO_LINES, services)
+    assert first == again and "outOfStock" not in first
+    assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == (7, 5)
+    assert stores.inventory.get("P2-S2").holds == {"ORD-1#1": Hold(quantity=5)}
+    (logged,) = stores.compensation.entries("ORD-1")
+    assert (logged.step, logged.instance_id) == (Step.RESERVE_INVENTORY, "ORD-1:1")
+
+
+def test_out_of_stock_on_line_2_is_reported_and_compensation_releases_line_1(services,
+                                                                           stores, clock):
+    record_in(stores.states, clock)
+    stores.inventory.load({"P1-S1": 10, "P2-S2": 4})
+    result = steps.reserve_inventory(TWO_LINES, services)
+    assert result["outOfStock"] == {"sku": "P2-S2", "line": 1, "requested": 5, "available": 4}
+    assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == (7, 4)
+    failed = compensation_steps.fail_order(
+        {"orderId": "ORD-1", "instanceId": "ORD-1:1",
+         "reason": "attempt ORD-1:1: reserve_inventory failed permanently: out of stock"},
+        services)
+    assert failed["state"] == "Compensating"  # the reservation entry is to undo
+    released = compensation_steps.release_inventory(RELEASE, services)
+    assert released["released"] == [{"sku": "P1-S1", "quantity": 3}]
+    assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == (10, 4)
+    assert all(i.balanced and i.held == 0 for i in stores.inventory.items())
+
+
+def test_release_twice_adds_once(services, stores, clock):
+    record_in(stores.states, clock)
+    stores.inventory.load({"P1-S1": 10, "P2-S2": 10})
+    steps.reserve_inventory(TWO_LINES, services)
+    first = compensation_steps.release_inventory(RELEASE, services)
+    second = compensation_steps.release_inventory(RELEASE, services)
+    assert [line["quantity"] for line in first["released"]] == [3, 5]
+    assert second["released"] == []
+    assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == (10, 10)
+
+
+def test_a_late_rerun_after_release_reserves_nothing_again(services, stores, clock):
+    record_in(stores.states, clock)
+    stores.inventory.load({"P1-S1": 10, "P2-S2": 10})
+    stores.compensation.record(entry({**RESERVE, "lines": [
+        {"sku": "P1-S1", "quantity": 3}, {"sku": "P2-S2", "quantity": 5}]}, clock.now()))
+    compensation_steps.release_inventory(RELEASE, services)
+    try:
+        steps.reserve_inventory(TWO_LINES, services)
+    except ValueError as exc:
+        assert "released by its compensation" in str(exc)
+    else:
+        raise AssertionError("a released reservation was reserved again")
+    assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == (10, 10)
+
+
+def test_an_old_version_in_flight_order_compensates_without_inventing_stock(services,
+                                                                          stores, clock):
+    # Reserved under the versions before the inventory was real: its log entry says
+    # RES-ORD-1 but the stock holds nothing for it (SPEC X6).
+    record_in(stores.states, clock, state=ProcessState.COMPENSATING, locked_by="ORD-1:c1")
+    stores.inventory.load({"SKU-A": 10})
+    stores.compensation.record(entry(RESERVE, clock.now()))
+    released = compensation_steps.release_inventory(RELEASE, services)
+    assert released == {"reservationId": "RES-ORD-1", "released": []}
+    item = stores.inventory.get("SKU-A")
+    assert (item.available, item.held, item.balanced) == (10, 0, True)
+
+
+CRASH_AFTER_FIRST_LINE = textwrap.dedent("""
+    import os, signal, sys
+    from clocks import ManualClock
+    from orders.runtime import Services
+    from orders.settings import Settings
+    from orders.stores import create_stores
+    from orders.stores.sqlite_inventory import SqliteInventoryStore
+    from activities import steps
+
+    data, order = sys.argv[1], sys.argv[2]
+    real = SqliteInventoryStore.reserve
+    def reserve_then_die(self, sku, key, quantity):
+        got = real(self, sku, key, quantity)
+        if key.endswith("#0"):
+            os.kill(os.getpid(), signal.SIGKILL)  # between the writes of two lines
+        return got
+    SqliteInventoryStore.reserve = reserve_then_die
+    stores = create_stores("sqlite", orders_path=f"{data}/orders.sqlite",
+                           state_path=f"{data}/state.sqlite")
+    services = Services(settings=Settings(DEVHOST_DATA_DIR=data), clock=ManualClock(),
+                        stores=stores, sender=None, breakers=None, http=None, settler=None)
+    steps.reserve_inventory(__import__("json").loads(order), services)
+""")
+
+
+def crash_after_first_line(stores, clock, tmp_path):
+    record_in(stores.states, clock)
+    stores.inventory.load({"P1-S1": 10, "P2-S2": 10})
+    crashed = subprocess.run([sys.executable, "-c", CRASH_AFTER_FIRST_LINE, str(tmp_path),
+                              json.dumps(TWO_LINES)], capture_output=True, text=True,
+                             timeout=60, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == (7, 10)
+    assert [e.step for e in stores.compensation.entries("ORD-1")] == [Step.RESERVE_INVENTORY]
+
+
+def test_a_sigkill_between_the_writes_of_one_reservation_recovers_by_a_rerun(
+        services, stores, clock, tmp_path):
+    crash_after_first_line(stores, clock, tmp_path)
+    # The activity runs again (redelivery, or the supervisor's next attempt).
+    steps.reserve_inventory(TWO_LINES, services)
+    assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == (7, 5)
+    assert all(i.balanced for i in stores.inventory.items())
+
+
+def test_a_sigkill_between_the_writes_of_one_reservation_is_released_exactly(
+        services, stores, clock, tmp_path):
+    crash_after_first_line(stores, clock, tmp_path)
+    released = compensation_steps.release_inventory(RELEASE, services)
+    assert released["released"] == [{"sku": "P1-S1", "quantity": 3}]
+    assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == (10, 10)
+    assert all(i.balanced and i.held == 0 for i in stores.inventory.items())
+
+
+def test_a_release_entry_is_confidential_only_when_it_names_what_came_back(services, stores,
+                                                                          clock):
+    from orders.models import CompensationEntry
+
+    def logged(released):
+        details = {"step": "release_inventory", "reservationId": "RES-ORD-1",
+                   "released": released}
+        return CompensationEntry.new("ORD-1", details, instance_id="ORD-1:c1",
+                                     workflow_version=1, now=clock.now()).classification.value
+
+    assert logged([{"sku": "P1-S1", "quantity": 3}]) == "Confidential"
+    assert logged([]) == "Internal"
