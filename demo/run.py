@@ -135,12 +135,12 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
     sim, sim_url = processes.simulator(data_dir, fault_config)
     settings = {**DEMO_SETTINGS, **(CHAOS_SETTINGS if chaos else {})}
     # Admission control (MAX_IN_FLIGHT, per client too) is not one of the demo's faults:
-    # room for all.
-    room = max(1000, orders)
+    # room for all, each client's share included.
+    room = min(max(1000, orders), 10_000)
     host = processes.host(REPO, data_dir, {**settings, "PAYMENT_API_URL": sim_url,
                                            "SHIPPING_API_URL": sim_url,
-                                           "MAX_IN_FLIGHT": str(room),
-                                           "MAX_IN_FLIGHT_PER_CLIENT": str(min(room, 10_000))})
+                                           "MAX_IN_FLIGHT": str(room * len(CLIENTS)),
+                                           "MAX_IN_FLIGHT_PER_CLIENT": str(room)})
     if chaos:
         holes = sorted(black_holed_ids(fault_config))
         console.print(f"demo: chaos: every payment request of {', '.join(holes)} is "

@@ -117,7 +117,8 @@ def order_report(services: Any, order_id: str, history: HistoryReader | None = N
         attempts.append({"instanceId": iid, "status": status, "error": error})
     return {
         "record": record.model_dump(mode="json") if record is not None else None,
-        "order": order.model_dump(mode="json") if order is not None else None,
+        "order": (None if order is None else order.model_dump(mode="json") if details
+                  else redact(order.model_dump(mode="json"))),
         "compensation": compensation_entries(services, order_id, details=details),
         "reservation": reservation_of(services, order_id),
         "attempts": attempts,

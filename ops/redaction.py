@@ -4,23 +4,29 @@ An orchestration history carries the order's payment and shipment data through a
 inputs and results (a charge's payment id and amount, a shipment id). The compensation
 log already withholds them unless an operator asks for details (``ops show --details``);
 the same rule applies to the histories the CLI, the ops API and the dashboard show:
-every value under a field name that the compensation models classify Confidential or
-Restricted (:func:`orders.models.compensation.classified_fields`) is replaced by the
-name of its classification, wherever it sits in the JSON, also inside a JSON string.
+every value under a field name that the order or the compensation models classify
+Confidential or Restricted (their ``Classified`` metadata,
+:func:`orders.models.classification.classified_fields`) is replaced by the name of its
+classification, wherever it sits in the JSON, also inside a JSON string: in the
+histories, the order itself and the bodies of dead-lettered messages.
 """
 
 from __future__ import annotations
 
 import json
+import typing
 from functools import cache
 from typing import Any
 
-from orders.models.compensation import Classification, classified_fields
+from orders.models.classification import Classification, classified_fields
+from orders.models.compensation import StepDetails
+from orders.models.order import Order, OrderLine
 
 
 @cache
 def _fields() -> dict[str, Classification]:
-    return classified_fields(Classification.CONFIDENTIAL)
+    details = typing.get_args(typing.get_args(StepDetails)[0])
+    return classified_fields([*details, Order, OrderLine], Classification.CONFIDENTIAL)
 
 
 def withheld(level: Classification) -> str:

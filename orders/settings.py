@@ -121,9 +121,10 @@ class Settings(BaseSettings):
     MAX_IN_FLIGHT_PER_CLIENT: int | None = Field(None, ge=1, le=MAX_COUNT_LIMIT)
     """Admission control per client: a client's submissions are rejected while its own
     Pending + Processing + Compensating orders reach this many, so one client's backlog
-    cannot get the others' orders rejected (SPEC X3, S8). Unset: an equal share of
-    MAX_IN_FLIGHT among the ``ORDER_CLIENTS`` (:attr:`in_flight_quota`). At most 10,000:
-    the count reads at most this many index entries."""
+    cannot get the others' orders rejected (SPEC X3, S8). At most an equal share of
+    MAX_IN_FLIGHT among the ``ORDER_CLIENTS`` (a larger value is lowered to it; unset: that
+    share, :attr:`in_flight_quota`). At most 10,000: the count reads at most this many
+    index entries."""
     MAX_ORDER_AMOUNT: Decimal = Field(Decimal("1000000"), gt=0, allow_inf_nan=False)
     """Largest ``totalPrice`` and ``unitPrice`` a submission may carry, in the order's
     currency: a larger one is dead-lettered as SchemaViolation naming the field (SPEC S1;
@@ -166,14 +167,16 @@ class Settings(BaseSettings):
 
     @property
     def in_flight_quota(self) -> int:
-        """Each client's in-flight quota: ``MAX_IN_FLIGHT_PER_CLIENT``, else an equal share.
+        """Each client's in-flight quota: ``MAX_IN_FLIGHT_PER_CLIENT``, at most an equal share.
 
-        Never above ``MAX_IN_FLIGHT``, which binds first anyway.
+        Never above ``MAX_IN_FLIGHT // len(ORDER_CLIENTS)``: the quotas together then never
+        exceed ``MAX_IN_FLIGHT``, so however many orders one client sends, every other
+        client can still have its own quota in flight (SPEC X3, S8). A larger setting is
+        lowered to that share, not refused.
         """
-        if self.MAX_IN_FLIGHT_PER_CLIENT is not None:
-            return min(self.MAX_IN_FLIGHT_PER_CLIENT, self.MAX_IN_FLIGHT)
-        share = self.MAX_IN_FLIGHT // max(1, len(self.order_clients))
-        return max(1, min(MAX_COUNT_LIMIT, share))
+        share = max(1, self.MAX_IN_FLIGHT // max(1, len(self.order_clients)))
+        wanted = self.MAX_IN_FLIGHT_PER_CLIENT or MAX_COUNT_LIMIT
+        return max(1, min(wanted, share, MAX_COUNT_LIMIT))
 
     @property
     def order_clients(self) -> tuple[str, ...]:

@@ -229,6 +229,16 @@ def fair_share(services: Services) -> int:
     return max(1, -(-services.settings.MAX_PROCESSING // clients))
 
 
+def slot_cap(services: Services) -> int:
+    """Return the most Processing attempts one client may hold: all but one slot per other.
+
+    ``MAX_PROCESSING - (clients - 1)``, but never below :func:`fair_share`: one free slot
+    stays for each other client, so its next order starts at once (SPEC S8, X3).
+    """
+    clients = max(1, len(services.settings.order_clients))
+    return max(fair_share(services), services.settings.MAX_PROCESSING - (clients - 1))
+
+
 def _within_share(services: Services, client_id: str | None) -> bool:
     """Say whether ``client_id`` holds fewer Processing attempts than its fair share.
 
@@ -248,9 +258,10 @@ def fair_startable(services: Services, room: int) -> list[StateRecord]:
 
     Max-min fairness over the configured clients (``ORDER_CLIENTS``) and the legacy
     records: each free slot goes to the client with Pending orders that holds the fewest
-    Processing attempts, so one client's backlog cannot take every MAX_PROCESSING slot
-    while another client's orders wait. Costs, per run, one bounded query and one
-    bounded count per client.
+    Processing attempts; and beyond its equal share (:func:`fair_share`) no client takes
+    the last slot left for each other client (:func:`slot_cap`), so a client whose orders
+    arrive while another's backlog runs starts at once instead of waiting for a slot to
+    come free. Costs, per run, one bounded query and one bounded count per client.
 
     Parameters
     ----------
@@ -274,8 +285,11 @@ def fair_startable(services: Services, room: int) -> list[StateRecord]:
                 client_id, [ProcessState.PROCESSING], cap)
             heapq.heappush(queue, (held, n, found[::-1]))
     picked: list[StateRecord] = []
+    most = slot_cap(services)
     while queue and len(picked) < room:
         held, n, found = heapq.heappop(queue)
+        if held >= most:
+            continue  # the rest of this client's orders wait: slots stay for the others
         picked.append(found.pop())
         if found:
             heapq.heappush(queue, (held + 1, n, found))

@@ -20,7 +20,9 @@ from typing import Any, TypeVar
 
 from ops.dashboard.series import charts
 from ops.queries import list_by_state, list_stuck
+from ops.redaction import redact
 from ops.summary import build_summary, watched_queues
+from orders.lifecycle.ids import split_order_key
 from orders.messaging.browse import PeekedMessage, QueueBrowser, peek_newest
 from orders.messaging.settlement import DEAD_LETTERS_QUEUE
 from orders.models import ProcessState, StateRecord, format_utc
@@ -33,7 +35,9 @@ T = TypeVar("T")
 DEAD_LETTERS_PER_QUEUE = 20
 """Dead-lettered messages shown per queue (the oldest)."""
 ALERTS_SHOWN = 25
-"""Operator alerts shown, the newest first (:func:`orders.messaging.browse.peek_newest`)."""
+"""Rows of operator alerts shown, the newest first (:func:`orders.messaging.browse.peek_newest`)."""
+ALERTS_READ = 500
+"""Newest operator alerts read; they are grouped per kind and client (:func:`alert_groups`)."""
 
 
 def record_row(record: StateRecord, now: datetime, window_s: float) -> dict[str, Any]:
@@ -47,6 +51,26 @@ def record_row(record: StateRecord, now: datetime, window_s: float) -> dict[str,
                if record.complete_by is not None and record.complete_by < now else None)
     row.update(overdueS=overdue, beyondWindow=overdue is not None and overdue > window_s)
     return row
+
+
+def alert_groups(newest_first: list[PeekedMessage]) -> list[tuple[PeekedMessage, int]]:
+    """Group alerts per kind and client: the newest of each, with how many there are.
+
+    A client's orders can raise many alerts of one kind (every declined card an
+    ``OrderError``); grouped, they take one row, and another client's alert stays in view.
+    The client is the alert's ``clientId``, else that of its order key.
+    """
+    groups: dict[tuple[Any, Any], list[Any]] = {}
+    for message in newest_first:
+        body = message.body if isinstance(message.body, dict) else {}
+        client = body.get("clientId")
+        if client is None and isinstance(body.get("orderId"), str):
+            try:
+                client = split_order_key(body["orderId"])[0]
+            except ValueError:
+                client = None
+        groups.setdefault((body.get("kind"), client), [message, 0])[1] += 1
+    return [(first, count) for first, count in groups.values()]
 
 
 def alert_row(message: PeekedMessage, dead_counts: dict[str, int],
@@ -139,15 +163,18 @@ def queues(services: Any) -> dict[str, Any]:
     for name, subqueue in wanted:
         peeked, note = guarded(f"dead letters of {name}", partial(
             browser.peek, name, DEAD_LETTERS_PER_QUEUE, dead_letter=subqueue))
-        dead.extend(message_row(m) for m in peeked or [])
+        # A dead-lettered order's body holds its customer and payment data (X10).
+        dead.extend({**row, "body": redact(row["body"])}
+                    for row in map(message_row, peeked or []))
         notes.append(note)
     alerts, note = guarded("operator alerts",
-                           lambda: peek_newest(browser, OPERATOR_ALERTS_QUEUE, ALERTS_SHOWN))
+                           lambda: peek_newest(browser, OPERATOR_ALERTS_QUEUE, ALERTS_READ))
     notes.append(note)
     dead_counts = {row["name"]: row["deadLetter"] for row in rows}
     # In Azure the app forwards what it dead-letters to ``dead-letters``, for every queue.
     forwarded = {row["name"]: row["active"] for row in rows}.get(DEAD_LETTERS_QUEUE)
-    recent = [alert_row(m, dead_counts, forwarded) for m in alerts or []]
+    recent = [alert_row(m, dead_counts, forwarded) | {"count": n}
+              for m, n in alert_groups(alerts or [])[:ALERTS_SHOWN]]
     return {"queues": rows if counts is not None else None, "deadLettered": dead,
             "alerts": recent, "notes": [n for n in notes if n]}
 

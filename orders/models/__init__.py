@@ -11,9 +11,9 @@ outputs) are one module per family on the base in :mod:`orders.models.step_io`:
 """
 
 from orders.models._types import ORDER_ID_MAX_LENGTH, check_instance_id, format_utc
+from orders.models.classification import Classification
 from orders.models.compensation import (
     COMPENSATION_SCHEMA_VERSION,
-    Classification,
     CompensationEntry,
     Step,
     UndoOutcome,

@@ -11,18 +11,11 @@ models forbid unknown fields and refuse any text that looks like a primary accou
 
 Data classification
 -------------------
-Every details field carries a :class:`Classification` in its type
-(``Annotated[..., Classified(...)]``):
-
-- ``Public``: nothing here.
-- ``Internal``: operational data: step names, outcomes, reservation ids, OrderID.
-- ``Confidential``: customer data: what a customer bought (reserved lines), shipment ids
-  (they lead to an address).
-- ``Restricted``: payment data: payment and refund ids, amounts, currencies.
-
-An entry's classification is the most sensitive one among its fields that hold a value
-(never below ``Internal``: the entry names an order). A stored entry may be classified
-higher than its fields, never lower.
+Every details field carries a classification in its type
+(``Annotated[..., Classified(...)]``, :mod:`orders.models.classification`). An entry's
+classification is the most sensitive one among its fields that hold a value (never below
+``Internal``: the entry names an order). A stored entry may be classified higher than its
+fields, never lower.
 
 Retention rule
 --------------
@@ -49,8 +42,6 @@ SQLite adapter purges them on request.
 from __future__ import annotations
 
 import re
-import typing
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
@@ -59,6 +50,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from orders.models._types import Contract, Currency, InstanceId, OrderKey, Sku, UtcDatetime
+from orders.models.classification import Classification, Classified
 
 COMPENSATION_SCHEMA_VERSION = 2
 """Version of the compensation log entry contract written by this code (SPEC X6).
@@ -70,22 +62,6 @@ COMPENSATION_SCHEMA_VERSION = 2
 """
 
 
-class Classification(StrEnum):
-    """Data classification of a field or entry, from least to most sensitive (SPEC X10)."""
-
-    PUBLIC = "Public"
-    INTERNAL = "Internal"
-    CONFIDENTIAL = "Confidential"
-    """Customer data."""
-    RESTRICTED = "Restricted"
-    """Payment data."""
-
-    @property
-    def rank(self) -> int:
-        """0 (Public) to 3 (Restricted): compare sensitivity with it."""
-        return list(Classification).index(self)
-
-
 RETENTION: dict[Classification, timedelta] = {
     Classification.PUBLIC: timedelta(days=30),
     Classification.INTERNAL: timedelta(days=90),
@@ -93,13 +69,6 @@ RETENTION: dict[Classification, timedelta] = {
     Classification.RESTRICTED: timedelta(days=540),
 }
 """How long an entry of each classification is kept (see the module docstring)."""
-
-
-@dataclass(frozen=True)
-class Classified:
-    """Type metadata giving a details field its classification: ``Annotated[T, Classified(c)]``."""
-
-    level: Classification
 
 
 class Step(StrEnum):
@@ -294,33 +263,6 @@ StepDetails = Annotated[
     Field(discriminator="step"),
 ]
 """The details of one entry, told apart by their ``step``."""
-
-
-def classified_fields(at_least: Classification = Classification.CONFIDENTIAL
-                      ) -> dict[str, Classification]:
-    """Return the wire names of the details fields classified ``at_least`` this sensitive.
-
-    Derived from the ``Classified`` metadata of every :data:`StepDetails` model, so a
-    view that must withhold classified data (an orchestration history, which carries the
-    same payment and shipment data through activity inputs and results) redacts by the
-    one declaration (SPEC S9, X10).
-
-    Returns
-    -------
-    dict of str to Classification
-        E.g. ``{"paymentId": Restricted, "amount": Restricted, "shipmentId":
-        Confidential, ...}``; a name used at two levels gets the more sensitive.
-    """
-    found: dict[str, Classification] = {}
-    models: tuple[type[Contract], ...] = typing.get_args(typing.get_args(StepDetails)[0])
-    for model in models:
-        for name, info in model.model_fields.items():
-            for meta in info.metadata:
-                if isinstance(meta, Classified) and meta.level.rank >= at_least.rank:
-                    key = info.alias or name
-                    if key not in found or meta.level.rank > found[key].rank:
-                        found[key] = meta.level
-    return found
 
 
 class CompensationEntry(Contract):

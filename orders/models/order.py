@@ -9,10 +9,12 @@ throughout and travels as a JSON string, so no amount ever passes through a floa
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Annotated
 
 from pydantic import Field, model_validator
 
 from orders.models._types import Contract, Currency, CustomerId, OrderKey, Sku, UtcDatetime
+from orders.models.classification import Classification, Classified
 
 ORDER_SCHEMA_VERSION = 1
 """Version of the order contract written by this code (SPEC X6)."""
@@ -59,7 +61,8 @@ class OrderLine(Contract):
 
     sku: Sku
     quantity: int = Field(gt=0, le=1_000_000, strict=True)
-    unit_price: Decimal = Field(ge=0, decimal_places=MONEY_DECIMAL_PLACES, allow_inf_nan=False)
+    unit_price: Annotated[Decimal, Classified(Classification.RESTRICTED)] = Field(
+        ge=0, decimal_places=MONEY_DECIMAL_PLACES, allow_inf_nan=False)
     discount: Decimal = Field(default=Decimal(0), ge=0, le=1, decimal_places=4, allow_inf_nan=False)
     tax: Decimal = Field(default=Decimal(0), ge=0, le=1, decimal_places=4, allow_inf_nan=False)
 
@@ -109,11 +112,15 @@ class Order(Contract):
     """
 
     order_id: OrderKey
-    customer_id: CustomerId
-    currency: Currency
-    lines: tuple[OrderLine, ...] = Field(min_length=1, max_length=1000)
+    # Classified as the compensation log's fields are (orders.models.classification):
+    # views withhold them unless asked for details (SPEC X10).
+    customer_id: Annotated[CustomerId, Classified(Classification.CONFIDENTIAL)]
+    currency: Annotated[Currency, Classified(Classification.RESTRICTED)]
+    lines: Annotated[tuple[OrderLine, ...], Classified(Classification.CONFIDENTIAL)] = Field(
+        min_length=1, max_length=1000)
     # > 0: the payment service refuses a zero charge, so a free order would only fail later.
-    total_price: Decimal = Field(gt=0, decimal_places=MONEY_DECIMAL_PLACES, allow_inf_nan=False)
+    total_price: Annotated[Decimal, Classified(Classification.RESTRICTED)] = Field(
+        gt=0, decimal_places=MONEY_DECIMAL_PLACES, allow_inf_nan=False)
     created_at: UtcDatetime
     schema_version: int = Field(default=ORDER_SCHEMA_VERSION, ge=1)
 

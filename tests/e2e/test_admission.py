@@ -29,7 +29,8 @@ def in_flight(system) -> int:
 def run_outage(make_system, monkeypatch, orders: int, limit: int, wave: int) -> None:
     started = time.perf_counter()
     system = make_system(faults={"shipping": {"outage_for_s": 60}},
-                         settings={"MAX_IN_FLIGHT": str(limit)})
+                         # One client: its share is the whole of MAX_IN_FLIGHT.
+                         settings={"MAX_IN_FLIGHT": str(limit), "ORDER_CLIENTS": "acme"})
     seen: list[int] = []
     real_submit = submission.submit
 
@@ -57,8 +58,7 @@ def run_outage(make_system, monkeypatch, orders: int, limit: int, wave: int) -> 
     assert set(rejected) == set(ids) - accepted and set(rejected.values()) == {1}
     assert received == accepted  # every order has a record or got Rejected, never both
     reasons = {m["reason"] for m in replies if m["status"] == "Rejected"}
-    # One client sends everything, so its own quota (MAX_IN_FLIGHT, capped) is what binds,
-    # and the reason names its own count only.
+    # The only client's quota is all of MAX_IN_FLIGHT; the reason names its own count only.
     assert reasons == {f"admission control: client acme has {limit} orders in flight "
                        "(Pending, Processing, Compensating), its quota "
                        f"MAX_IN_FLIGHT_PER_CLIENT={limit}; nothing was stored, submit the "
@@ -95,7 +95,7 @@ def test_backlog_stays_bounded_during_an_outage_at_scale(make_system, monkeypatc
 
 def test_redelivery_of_an_accepted_order_is_not_rejected_at_the_limit(make_system):
     system = make_system(faults={"shipping": {"outage_for_s": 60}},
-                         settings={"MAX_IN_FLIGHT": "2"})
+                         settings={"MAX_IN_FLIGHT": "2", "ORDER_CLIENTS": "acme"})
     first, second, third = (make_order(n) for n in (1, 2, 3))
     for order in (first, second, third):
         system.submit(order)
@@ -147,8 +147,9 @@ def test_the_starter_shares_processing_slots_between_clients(make_system):
         system.run(2)
         system.submit(late, client_id="globex")
         system.run(2)
+        # Two clients, two slots: acme's backlog leaves one slot for globex (slot_cap).
         assert system.states([o.order_id for o in backlog]) == {
-            ProcessState.PROCESSING: 2, ProcessState.PENDING: 4}
+            ProcessState.PROCESSING: 1, ProcessState.PENDING: 5}
     system.run(60)
     done = {}
     for client_id in ("acme", "globex"):
@@ -160,3 +161,36 @@ def test_the_starter_shares_processing_slots_between_clients(make_system):
     acme_times = sorted(t for (c, _), t in done.items() if c == "acme")
     # globex's order took the first slot that came free, ahead of acme's 4 waiting ones.
     assert done[("globex", late.order_id)] < acme_times[3]
+
+
+def test_a_quota_set_above_the_equal_share_is_lowered_to_it(make_system):
+    """MAX_IN_FLIGHT=10 for two clients, MAX_IN_FLIGHT_PER_CLIENT left at 1000: 5 each."""
+    system = make_system(settings={"MAX_IN_FLIGHT": "10", "MAX_IN_FLIGHT_PER_CLIENT": "1000"})
+    assert system.services.settings.in_flight_quota == 5
+    with system.paused("payment-requests"):
+        for order in (make_order(n) for n in range(1, 13)):
+            system.submit(order, client_id="acme")
+        system.run(1)
+        others = [make_order(n) for n in range(70, 75)]
+        for order in others:
+            system.submit(order, client_id="globex")
+        system.run(1)
+        rejected = [m for m in system.replies("acme") if m["status"] == "Rejected"]
+        assert len(rejected) == 7
+        assert [m["status"] for m in system.replies("globex")] == ["RequestReceived"] * 5
+
+
+def test_one_client_never_holds_every_slot_and_anothers_order_starts_at_once(make_system):
+    """MAX_PROCESSING=4: acme's backlog may take 3 slots; globex's order takes the 4th."""
+    system = make_system(settings={"MAX_PROCESSING": "4", "MAX_IN_FLIGHT": "100"})
+    backlog = [make_order(n) for n in range(1, 9)]
+    late = make_order(80)
+    with system.paused("payment-requests"):
+        for order in backlog:
+            system.submit(order, client_id="acme")
+        system.run(3)
+        assert system.states([o.order_id for o in backlog]) == {
+            ProcessState.PROCESSING: 3, ProcessState.PENDING: 5}
+        system.submit(late, client_id="globex")
+        system.run(0.5)
+        assert system.state(late.order_id, "globex").process_state == ProcessState.PROCESSING

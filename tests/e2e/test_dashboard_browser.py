@@ -120,6 +120,10 @@ def test_dashboard_shows_the_stores_figures_histories_and_resubmits(make_system,
         page.screenshot(path=str(tmp_path / "dashboard-order.png"), full_page=True)
 
         go(page, f"order?client=acme&orderId={hostile.order_id}")
+        # Customer data is withheld unless details are asked for (SPEC X10) ...
+        assert cells(page.locator('#order tr[data-field="customerId"]'))[1] == "<Confidential>"
+        go(page, f"order?client=acme&orderId={hostile.order_id}&details=true")
+        # ... and then shown as text, never as markup.
         assert cells(page.locator('#order tr[data-field="customerId"]'))[1] == HOSTILE
         assert page.locator("main img, main script").count() == 0
 

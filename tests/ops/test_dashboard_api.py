@@ -185,6 +185,10 @@ def test_order_detail_withholds_payment_and_shipment_data_unless_asked(system):
     restricted = values_of(timelines, {"paymentId", "amount", "currency"})
     assert restricted and set(restricted) == {"<Restricted>"}
     assert set(values_of(timelines, {"shipmentId"})) == {"<Confidential>"}
+    # The charged amount hides in no other field either: the order's own total and prices.
+    assert set(values_of(timelines, {"totalPrice", "unitPrice"})) == {"<Restricted>"}
+    assert (shown["order"]["totalPrice"], shown["order"]["customerId"],
+            shown["order"]["lines"]) == ("<Restricted>", "<Confidential>", "<Confidential>")
     # The payment id and the shipment id appear nowhere in the histories.
     text = history_text(shown)
     assert charge.resource_id not in text and shipment.resource_id not in text
@@ -192,6 +196,7 @@ def test_order_detail_withholds_payment_and_shipment_data_unless_asked(system):
                 details="true").json()
     amounts = values_of([a["timeline"] for a in asked["attempts"]], {"amount"})
     assert charge.amount in amounts
+    assert asked["order"]["totalPrice"] == str(order.total_price)
     assert shipment.resource_id in history_text(asked)
 
 
@@ -244,10 +249,12 @@ def test_alerts_show_newest_first_and_collapsed_ones_with_their_dead_letter_coun
     system.submit(make_order(1, lines=3), message_id="changed")  # a real alert, last
     system.run(5)
     alerts = get(system, "/api/overview").json()["messaging"]["alerts"]
-    assert len(alerts) == 25
-    assert alerts[0]["body"]["kind"] == "ConflictingOrder"
+    # Newest first, grouped per kind and client: the 600 older alerts are one row, whose
+    # newest alert is shown, counted over the newest 500 read.
+    assert [(a["body"]["kind"], a["count"]) for a in alerts] == [
+        ("ConflictingOrder", 1), ("OrderError", 499)]
     assert alerts[0]["body"]["orderId"] == key(order)
-    assert [a["body"]["reason"] for a in alerts[1:4]] == ["old 599", "old 598", "old 597"]
+    assert alerts[1]["body"]["reason"] == "old 599"
     mismatch = [m for m in system.alerts() if m["kind"] == "ClientMismatch"]
     assert len(mismatch) == 1 and mismatch[0]["clientId"] == "globex"
     assert system.engine.counts("orders-globex").dead_letter == 30
@@ -294,3 +301,37 @@ def test_stock_and_the_order_detail_show_the_reservation(make_system):
     detail = get(system, "/api/order", orderId=key(order)).json()
     assert [(r["sku"], r["held"]) for r in detail["reservation"]] == [
         (line.sku, line.quantity) for line in order.lines]
+
+
+def test_dead_lettered_bodies_on_the_overview_withhold_the_orders_data(make_system):
+    system = make_system()
+    order = make_order(1)
+    system.submit(order)
+    system.run(10)
+    system.submit(make_order(1, lines=3), message_id="changed")  # ConflictingOrder
+    system.run(5)
+    dead = get(system, "/api/overview").json()["messaging"]["deadLettered"]
+    (row,) = [d for d in dead if d["messageId"] == "changed"]
+    assert row["deadLetterReason"] == "ConflictingOrder"
+    assert (row["body"]["order"]["totalPrice"], row["body"]["order"]["lines"]) == (
+        "<Restricted>", "<Confidential>")
+    assert row["body"]["order"]["orderId"] == order.order_id
+
+
+def test_many_alerts_of_one_clients_orders_take_one_row_and_others_stay_in_view(make_system):
+    import json
+
+    system = make_system()
+    system.engine.send("orders-globex", json.dumps({
+        "clientId": "acme", "replyTo": "replies-acme",
+        "order": make_order(400).model_dump(mode="json")}).encode(), message_id="pose")
+    system.run(5)
+    for n in range(30):  # thirty declined orders of acme, each an OrderError alert
+        system.engine.send("operator-alerts", json.dumps({
+            "schemaVersion": 1, "kind": "OrderError", "reason": f"declined {n}",
+            "orderId": f"acme~ORD-{n:05d}", "at": "2030-01-01T00:00:00Z"}).encode(),
+            message_id=f"OrderError:acme~ORD-{n:05d}:1")
+    alerts = get(system, "/api/overview").json()["messaging"]["alerts"]
+    assert [(a["body"]["kind"], a["count"]) for a in alerts] == [
+        ("OrderError", 30), ("ClientMismatch", 1)]
+    assert alerts[0]["body"]["reason"] == "declined 29"

@@ -63,7 +63,7 @@ def test_two_starters_with_the_same_read_start_one_attempt(services, stores, clo
     assert asyncio.run(start_compensations(client, services)).started == 1
     slow = type(services)(**{**vars(services), "stores": type(stores)(
         orders=stores.orders, states=Snapshot(stores.states, seen),
-        compensation=stores.compensation)})
+        compensation=stores.compensation, inventory=stores.inventory)})
     report = asyncio.run(start_compensations(client, slow))
     assert (report.claimed, report.lost_races) == (0, 1)
     assert len(client.started) == 1

@@ -202,7 +202,8 @@
       const a = m.body && typeof m.body === "object" ? m.body : {reason: m.body};
       const collapsed = m.collapsedQueue
         ? m.collapsedQueue + ": " + (m.deadLettered === null ? "?" : m.deadLettered) : "";
-      return tr(a.at, a.kind, a.orderId, a.instanceId, collapsed, a.reason);
+      const kind = m.count > 1 ? a.kind + " \u00d7" + m.count : a.kind;
+      return tr(a.at, kind, a.orderId, a.instanceId, collapsed, a.reason);
     });
   }
 
