@@ -126,7 +126,8 @@ class Settings(BaseSettings):
     century): the cut-off ``now - RETENTION_DAYS`` must be a date, or every retention pass
     would fail."""
     METRICS_EXPORT_INTERVAL_S: float = Field(60.0, gt=0)
-    """How often metrics are exported (console locally, Azure Monitor in Azure) (X8)."""
+    """How often metrics are exported: to ``metrics.jsonl`` of the data folder locally, to
+    Azure Monitor in Azure (X8)."""
     TRACE_SAMPLE_RATIO: float = Field(1.0, ge=0, le=1)
     """Share of orders traced, 0 to 1 (X8): each order's trace is kept or dropped whole,
     decided on its trace id (:mod:`orders.observability.tracing`). 1 (every order) locally;
@@ -134,7 +135,8 @@ class Settings(BaseSettings):
     context still travels, nothing is recorded)."""
     APPLICATIONINSIGHTS_CONNECTION_STRING: str | None = None
     """Application Insights connection string; when set, metrics and the ``orders`` logs go
-    to Azure Monitor, else metrics go to the console (X8). Empty means unset."""
+    to Azure Monitor, else metrics go to ``metrics.jsonl`` of the data folder (X8). Empty
+    means unset."""
     APPLICATIONINSIGHTS_AUTHENTICATION_STRING: str | None = None
     """``Authorization=AAD;ClientId=<id>``: export telemetry with that managed identity
     (Entra ID) instead of the connection string's key (X8, X10). Empty means unset."""
