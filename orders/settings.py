@@ -215,9 +215,13 @@ class Settings(BaseSettings):
                                      self.CIRCUIT_HOLD_MAX_S))
 
 
-@lru_cache(maxsize=1)
-def load_settings() -> Settings:
-    """Read and validate the settings once.
+def read_settings(**overrides: object) -> Settings:
+    """Read and validate the settings from the environment, every time it is called.
+
+    Parameters
+    ----------
+    **overrides
+        Values that win over the environment (the operator CLI's ``--data-dir``).
 
     Returns
     -------
@@ -226,15 +230,21 @@ def load_settings() -> Settings:
     Raises
     ------
     SettingsError
-        Naming each invalid or missing setting and its rule.
+        Naming each invalid or missing setting and its rule, on one line.
     """
     try:
-        return Settings()
+        return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}"
             for e in exc.errors())
         raise SettingsError(f"invalid app settings: {problems}") from exc
+
+
+@lru_cache(maxsize=1)
+def load_settings() -> Settings:
+    """Read and validate the settings once: :func:`read_settings`, cached (same errors)."""
+    return read_settings()
 
 
 def parse_order_clients(value: str) -> tuple[str, ...]:
