@@ -90,6 +90,7 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="Folder of f
     """Start the host: HTTP API, orchestrations, entities, activities, timer and queue triggers."""
     workers = workers or default_workers()
     _configure_logging(log_level)
+    _refuse_taken_port(port)
     host = _build_or_exit(app_dir=app_dir, data_dir=data_dir, port=port,
                           activity_workers=activity_workers,
                           orchestration_lease=timedelta(seconds=orchestration_lease_s),
@@ -97,7 +98,13 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="Folder of f
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    host.start()
+    try:
+        host.start()
+    except RuntimeError as exc:  # the port was taken between the check and the bind
+        log.debug("HTTP server failed", exc_info=True)
+        typer.echo(f"devhost: {exc}; is port {port} in use? Choose another with --port",
+                   err=True)
+        raise typer.Exit(1) from None
     workers_argv = worker_argv(str(app_dir), str(data_dir), host.base_url, activity_workers,
                                orchestration_lease_s, activity_lease_s) + [
         "--log-level", log_level]
@@ -110,17 +117,57 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="Folder of f
         typer.echo(f"devhost: {exc}", err=True)
         raise typer.Exit(1) from None
     if ready:
-        console.print(f"devhost: listening on {host.base_url} (task hub {host.taskhub.name}, "
-                      f"data in {data_dir}, {workers} process{'es' if workers > 1 else ''})",
-                      soft_wrap=True)
-        functions = sorted(f.name for f in host.index.all_functions())
-        console.print(f"devhost: {len(functions)} functions: {', '.join(functions)}",
-                      soft_wrap=True)
+        _print_ready(host, data_dir, workers)
     while not stop.wait(1.0):
         children.replace_exited()
+    console.print("devhost: stopping (waiting for running work to finish)")
     # Workers first, while this process still serves the HTTP API their functions call.
     children.stop()
     host.stop()
+    console.print("devhost: stopped")
+
+
+def _refuse_taken_port(port: int) -> None:
+    """End the command with one line if ``port`` on 127.0.0.1 is taken.
+
+    The server binds as uvicorn does (``SO_REUSEADDR``, so a port in TIME_WAIT is free);
+    a port taken between this check and the server's bind is reported by ``start``.
+    """
+    if port == 0:
+        return
+    import socket
+
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            typer.echo(f"devhost: port {port} on 127.0.0.1 is in use ({exc.strerror}); stop "
+                       "what listens there or choose another port with --port", err=True)
+            raise typer.Exit(1) from None
+
+
+def _print_ready(host: LocalHost, data_dir: Path, workers: int) -> None:
+    """Say where the host listens, its functions, and the URL of each HTTP function.
+
+    The URLs are listed as ``func start`` lists them (``name: [GET] http://...``), so a
+    page such as a dashboard is one click away.
+    """
+    from devhost.http_api.app_routes import ROUTE_PREFIX, trigger_methods
+
+    console.print(f"devhost: listening on {host.base_url} (task hub {host.taskhub.name}, "
+                  f"data in {data_dir}, {workers} process{'es' if workers > 1 else ''})",
+                  soft_wrap=True)
+    functions = sorted(f.name for f in host.index.all_functions())
+    console.print(f"devhost: {len(functions)} functions: {', '.join(functions)}",
+                  soft_wrap=True)
+    for fdef in sorted(host.index.http, key=lambda f: f.trigger.get("route") or f.name):
+        methods = ",".join(trigger_methods(fdef.trigger))
+        route = (fdef.trigger.get("route") or fdef.name).strip("/")
+        console.print(f"devhost: {fdef.name}: [{methods}] "
+                      f"{host.base_url}/{ROUTE_PREFIX}/{route}", soft_wrap=True, markup=False,
+                      highlight=False)
+    console.print("devhost: Ctrl-C stops the host", soft_wrap=True)
 
 
 @app.command(hidden=True)
