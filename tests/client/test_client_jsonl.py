@@ -91,3 +91,14 @@ def test_limit_counts_lines_read_valid_or_not(tmp_path, make_order):
 def test_negative_limit_is_rejected(tmp_path):
     with pytest.raises(ValueError, match="limit: must be a non-negative integer"):
         next(load_jsonl(_write(tmp_path, "{}"), -1))
+
+
+def test_a_json_error_at_the_end_of_a_long_line_names_its_real_column(tmp_path, make_order):
+    complete = json.dumps(_order_json(make_order, "F-1"))
+    cut = complete[:-1]  # the closing brace is missing: the error is at the end of the line
+    path = _write(tmp_path, cut)
+    _, invalid = _load(path)
+    ((field, rule),) = invalid["orders.jsonl:1"][1]
+    assert len(cut) > 200
+    assert (field, rule) == ("(line)",
+                             f"must be JSON: Expecting ',' delimiter at column {len(cut) + 1}")
