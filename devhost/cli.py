@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from devhost.worker_processes import (
     WorkerProcesses,
@@ -277,14 +278,26 @@ def queues(data_dir: Path = DATA_DIR) -> None:
 @app.command()
 def peek(queue: str, data_dir: Path = DATA_DIR,
          count: int = typer.Option(10, "--count", min=1),
-         dead_letter: bool = typer.Option(False, "--dead-letter")) -> None:
-    """Show messages of a queue (or its dead-letter subqueue) without locking them."""
+         dead_letter: bool = typer.Option(False, "--dead-letter"),
+         body_chars: int = typer.Option(0, "--body-chars", min=0,
+                                        help="Cut bodies after N characters; 0: whole.")) -> None:
+    """Show messages of a queue (or its dead-letter subqueue) without locking them.
+
+    Each message is shown whole: its body, and for a dead-lettered one its
+    ``DeadLetterReason`` and ``DeadLetterErrorDescription``.
+    """
     from devhost.servicebus import open_engine
 
-    table = Table("seq", "message id", "delivery", "enqueued", "reason", "body")
+    table = Table("seq", "message id", "delivery", "enqueued", "body", show_lines=True)
+    if dead_letter:
+        table.add_column("reason: description")
     for m in open_engine(data_dir).peek(queue, count, dead_letter=dead_letter):
-        table.add_row(str(m.sequence_number), m.message_id, str(m.delivery_count),
-                      m.enqueued_time.isoformat(), m.dead_letter_reason or "", _short(m.text))
+        row = [str(m.sequence_number), m.message_id, str(m.delivery_count),
+               m.enqueued_time.isoformat(), _short(m.text, body_chars) if body_chars else m.text]
+        if dead_letter:
+            row.append(": ".join(t for t in (m.dead_letter_reason,
+                                             m.dead_letter_error_description) if t))
+        table.add_row(*(Text(cell, overflow="fold") for cell in row))
     console.print(table)
 
 
