@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from devhost.worker_processes import (
     WorkerProcesses,
@@ -283,22 +282,26 @@ def peek(queue: str, data_dir: Path = DATA_DIR,
                                         help="Cut bodies after N characters; 0: whole.")) -> None:
     """Show messages of a queue (or its dead-letter subqueue) without locking them.
 
-    Each message is shown whole: its body, and for a dead-lettered one its
-    ``DeadLetterReason`` and ``DeadLetterErrorDescription``.
+    Each message is shown whole, one block each: sequence number, MessageId, delivery
+    count and enqueued time, then for a dead-lettered one its ``DeadLetterReason`` and
+    ``DeadLetterErrorDescription``, then its body (never wrapped, so it can be copied).
     """
     from devhost.servicebus import open_engine
 
-    table = Table("seq", "message id", "delivery", "enqueued", "body", show_lines=True)
-    if dead_letter:
-        table.add_column("reason: description")
-    for m in open_engine(data_dir).peek(queue, count, dead_letter=dead_letter):
-        row = [str(m.sequence_number), m.message_id, str(m.delivery_count),
-               m.enqueued_time.isoformat(), _short(m.text, body_chars) if body_chars else m.text]
-        if dead_letter:
-            row.append(": ".join(t for t in (m.dead_letter_reason,
-                                             m.dead_letter_error_description) if t))
-        table.add_row(*(Text(cell, overflow="fold") for cell in row))
-    console.print(table)
+    messages = open_engine(data_dir).peek(queue, count, dead_letter=dead_letter)
+    where = f"{queue}/$deadletterqueue" if dead_letter else queue
+    console.print(f"{where}: {len(messages)} message{'' if len(messages) == 1 else 's'}"
+                  f"{' (first ' + str(count) + ')' if len(messages) == count else ''}",
+                  markup=False, highlight=False)
+    for m in messages:
+        lines = [f"#{m.sequence_number}  {m.message_id}  delivery {m.delivery_count}  "
+                 f"enqueued {m.enqueued_time.strftime('%Y-%m-%d %H:%M:%S')} UTC"]
+        if m.dead_letter_reason or m.dead_letter_error_description:
+            lines.append("  dead-lettered: " + ": ".join(
+                t for t in (m.dead_letter_reason, m.dead_letter_error_description) if t))
+        text = m.text.rstrip("\n")
+        lines.append(f"  body: {_short(text, body_chars) if body_chars else text}")
+        console.print("\n".join(lines), soft_wrap=True, markup=False, highlight=False)
 
 
 def main() -> None:
