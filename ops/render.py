@@ -119,14 +119,22 @@ def business_input(value: Any) -> Any:
 
 
 def history_table(status: dict[str, Any]) -> Table:
-    """Render one attempt's history events (SPEC D5: type, time, name, input, result)."""
+    """Render one attempt's history events (SPEC D5: type, time, name, input, result).
+
+    The event type and the function name are never cut (what an operator reads first);
+    the time column shows the time of day (UTC), the dates being in the title.
+    """
     table = Table(title=f"{status.get('instanceId')} {status.get('runtimeStatus')} "
                         f"(created {status.get('createdTime')}, updated "
                         f"{status.get('lastUpdatedTime')})")
-    for column in ("EventType", "Timestamp", "Name", "Input", "Result"):
-        table.add_column(column)
+    table.add_column("EventType", no_wrap=True)
+    table.add_column("Time (UTC)", no_wrap=True)
+    table.add_column("Name", no_wrap=True)
+    table.add_column("Input", ratio=1, overflow="fold")
+    table.add_column("Result", ratio=1, overflow="fold")
     for event in status.get("historyEvents") or []:
-        table.add_row(str(event.get("EventType", "")), str(event.get("Timestamp", "")),
+        stamp = str(event.get("Timestamp", ""))
+        table.add_row(str(event.get("EventType", "")), stamp.split("T", 1)[-1][:12],
                       _short(event.get("FunctionName") or event.get("Name")),
                       _short(business_input(event.get("Input"))),
                       _short(event.get("Result")))
