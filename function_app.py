@@ -1,7 +1,9 @@
 """The Functions app: registration only, one Blueprint per concern (STYLE 2).
 
-``ORDER_CLIENTS`` is read here, at import, because the Python v2 model registers functions
-at import and submission has one trigger per client (:mod:`scheduler.blueprint`).
+Every setting is validated here, at import, under a Functions host
+(:func:`orders.startup.refuse_invalid_settings`). ``ORDER_CLIENTS`` is read here too,
+because the Python v2 model registers functions at import and submission has one trigger
+per client (:mod:`scheduler.blueprint`).
 """
 
 import azure.durable_functions as df
@@ -13,10 +15,12 @@ from ops.blueprint import bp as ops
 from ops.dashboard.blueprint import bp as dashboard
 from orchestrators.blueprint import bp as orchestrators
 from orders.settings import order_clients
+from orders.startup import refuse_invalid_settings
 from scheduler.blueprint import bp as scheduler
 from scheduler.blueprint import client_submissions
 from supervisor.blueprint import bp as supervisor
 
+refuse_invalid_settings()  # a bad setting stops the app here, in one line (SPEC X2)
 app = df.DFApp(http_auth_level=func.AuthLevel.FUNCTION)
 for blueprint in (scheduler, client_submissions(order_clients()), orchestrators, activities,
                   agents, supervisor, ops, dashboard):

@@ -14,6 +14,7 @@ from opentelemetry.trace import SpanKind
 
 from agents import handler
 from orders import names
+from orders.compensation.plan import outcome_label
 from orders.messaging import QueueNotFoundError
 from orders.models import wire
 from orders.observability.logs import log_context
@@ -40,7 +41,7 @@ def _serve(queue: str, msg: func.ServiceBusMessage) -> None:
                        parent=traceparent_of(msg.application_properties)) as span:
         answer = handler.handle(request, svc, sleep=svc.sleep,
                                 delivery_count=msg.delivery_count or 1)
-        span.set_attributes({"orders.outcome": answer.outcome.value,
+        span.set_attributes({"orders.outcome": outcome_label(answer),
                              "orders.calls": answer.attempts})
         try:
             handler.reply(svc, request, answer)
@@ -52,7 +53,7 @@ def _serve(queue: str, msg: func.ServiceBusMessage) -> None:
                         f"key '{request.idempotency_key}', so a corrected resend is safe")
             return
         log.info("agent %s: order %s %s -> %s after %d call(s)", request.service,
-                 request.order_id, request.operation, answer.outcome.value, answer.attempts)
+                 request.order_id, request.operation, outcome_label(answer), answer.attempts)
 
 
 @bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.PAYMENT_REQUESTS_QUEUE,

@@ -12,7 +12,9 @@ options and are checked here, at the edge; the work is done by :mod:`client.subm
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
@@ -27,8 +29,8 @@ from rich.table import Table
 from client import jsonl, tpch
 from client.rejects import InvalidOrder
 from client.submit import MAX_RESEND, reply_queue_for, submit_orders, submit_queue_for
-from client.watch import WatchProgress, WatchResult, watch
-from orders.messaging import MessagingError, create_sender
+from client.watch import PeekingReceiver, WatchProgress, WatchResult, watch
+from orders.messaging import MessagingError, OutgoingMessage, create_sender
 from orders.models import Order, format_utc
 
 if TYPE_CHECKING:
@@ -116,53 +118,146 @@ def submit(
         console.print(f"  ... and {len(invalid) - show_invalid} more")
 
 
+@app.command("send-raw")
+def send_raw(
+    source: str = typer.Argument(..., metavar="FILE|-",
+                                 help="File holding one message body, or - for stdin."),
+    client_id: str = CLIENT_ID,
+    message_id: str | None = typer.Option(None, "--message-id",
+                                          help="MessageId; a fresh one by default."),
+    data_dir: Path = DATA_DIR,
+    backend: Backend = BACKEND,
+    namespace: str | None = NAMESPACE,
+) -> None:
+    """Send one message body as is to ``orders-<id>``, to try the service's validation.
+
+    Nothing is checked here: a body that is not a valid SubmitOrder is answered
+    ``Rejected`` on the reply queue it names, or dead-lettered with the reason when it
+    names none (SPEC S1, S8); ``python -m devhost peek orders-<id> --dead-letter`` shows it.
+    """
+    queue = _submit_queue(client_id)
+    try:
+        raw = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+        body = raw.decode("utf-8")
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot read {source}: {exc.strerror}",
+                                 param_hint="FILE") from None
+    except UnicodeDecodeError as exc:
+        raise typer.BadParameter(f"must be UTF-8 text: {exc.reason} at byte {exc.start}",
+                                 param_hint="FILE") from None
+    try:
+        message = (OutgoingMessage(body, message_id=message_id) if message_id
+                   else OutgoingMessage(body))
+        sender = create_sender(backend.value, fully_qualified_namespace=namespace,
+                               data_dir=data_dir)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--message-id / --namespace") from None
+    try:
+        sender.send(queue, message)
+    except MessagingError as exc:
+        console.print(f"[red]sending failed:[/red] {exc}")
+        raise typer.Exit(1) from None
+    finally:
+        sender.close()
+    console.print(f"sent {len(raw)} bytes to '{queue}' as MessageId {message.message_id}",
+                  highlight=False)
+
+
 @app.command("watch")
 def watch_command(
     client_id: str = CLIENT_ID,
-    expect: int = typer.Option(..., "--expect", min=0, help="Terminal orders to wait for."),
+    expect: int = typer.Option(..., "--expect", min=0,
+                               help="Orders to wait for: terminal, or ChangeRefused."),
     timeout_s: float = typer.Option(600.0, "--timeout-s", min=0.001, help="Give up after."),
     data_dir: Path = DATA_DIR,
     backend: Backend = BACKEND,
     namespace: str | None = NAMESPACE,
     out: Path | None = typer.Option(None, "--out",
                                     help="Write final statuses here as JSON lines."),
+    peek: bool = typer.Option(False, "--peek",
+                              help="Browse the reply queue without consuming it: any "
+                                   "number of watchers, old statuses included."),
 ) -> None:
-    """Read the reply queue until N orders are terminal or the timeout passes."""
+    """Read the reply queue until N orders are answered or the timeout passes.
+
+    Without ``--peek`` the watcher is the client's one consumer: it completes each status
+    message it records (a reply queue delivers each message to one receiver). Locally a
+    second consuming watcher of the same queue is refused and told about ``--peek``.
+    """
     queue = _reply_queue(client_id)
+    submit_queue = _submit_queue(client_id)
     receiver = _receiver(backend, namespace, data_dir, queue)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     try:
-        with Progress(*columns, console=console) as progress:
-            task = progress.add_task(f"terminal orders on {queue}", total=expect)
+        with _one_consumer(backend, data_dir, queue, peek):
+            watched = PeekingReceiver(receiver.peek) if peek else receiver
+            with Progress(*columns, console=console) as progress:
+                task = progress.add_task(f"answered orders on {queue}", total=expect)
 
-            def show(p: WatchProgress) -> None:
-                progress.update(task, completed=p.terminal)
+                def show(p: WatchProgress) -> None:
+                    progress.update(task, completed=p.terminal)
 
-            result = watch(receiver, expect, timedelta(seconds=timeout_s), on_progress=show)
+                result = watch(watched, expect, timedelta(seconds=timeout_s),
+                               on_progress=show)
+        service_dead_letters = receiver.dead_letter_count(submit_queue)
     finally:
         receiver.close()
-    console.print(summary_table(result))
+    console.print(summary_table(result, (submit_queue, service_dead_letters)))
     if out is not None:
         write_statuses(result, out)
     if result.timed_out:
         console.print(f"[red]timed out[/red] after {timeout_s} s: "
-                      f"{result.terminal} of {expect} orders terminal")
+                      f"{len(result.answered)} of {expect} orders answered")
         raise typer.Exit(1)
 
 
-def summary_table(result: WatchResult) -> Table:
+WATCH_LOCK_FILE = "watch-{queue}.lock"
+"""File of the local data folder a consuming watcher holds an exclusive lock on."""
+
+
+@contextmanager
+def _one_consumer(backend: Backend, data_dir: Path, queue: str, peek: bool) -> Iterator[None]:
+    """Hold the local consuming watcher's lock; a second one ends with one line.
+
+    Azure cannot tell a receiver about another (competing consumers are its model), so
+    there the single consumer is documented, not enforced.
+    """
+    if peek or backend is not Backend.LOCAL:
+        yield
+        return
+    import fcntl
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with open(data_dir / WATCH_LOCK_FILE.format(queue=queue), "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            typer.echo(f"client watch: another watcher is consuming '{queue}' (each status "
+                       "is delivered to one receiver, so this one would see only what it "
+                       "leaves); watch alongside it with --peek", err=True)
+            raise typer.Exit(1) from None
+        yield
+
+
+def summary_table(result: WatchResult,
+                  service_dead_letters: tuple[str, int | None] | None = None) -> Table:
     """Build the summary: orders per final status, then message counters.
 
     Parameters
     ----------
     result : WatchResult
         From :func:`client.watch.watch`.
+    service_dead_letters : (str, int or None), optional
+        The client's submit queue and the messages in its dead-letter subqueue: orders the
+        service refused without an answer (not valid JSON, no ``replyTo``, a conflicting
+        resend, SPEC S1); None when the identity may not read it.
 
     Returns
     -------
     rich.table.Table
-        Rows ``status -> orders``, then received, dead-lettered and lock-lost messages.
+        Rows ``status -> orders``, then received messages, invalid replies, the service's
+        dead-lettered orders and lock-lost messages.
     """
     table = Table(title=f"{result.terminal} of {result.expect} orders terminal")
     table.add_column("status")
@@ -171,7 +266,14 @@ def summary_table(result: WatchResult) -> Table:
         table.add_row(status.value, str(count))
     table.add_section()
     table.add_row("messages received", str(result.received))
-    table.add_row("dead-lettered (invalid)", str(result.dead_lettered))
+    if result.dead_lettered or result.invalid == 0:
+        table.add_row("invalid replies dead-lettered", str(result.dead_lettered))
+    if result.invalid > result.dead_lettered:
+        table.add_row("invalid replies left (peek)", str(result.invalid - result.dead_lettered))
+    if service_dead_letters is not None:
+        queue, depth = service_dead_letters
+        table.add_row(f"orders dead-lettered by the service ({queue})",
+                      "unknown (needs Manage)" if depth is None else str(depth))
     if result.lock_lost:
         table.add_row("lock lost (redelivered)", str(result.lock_lost))
     return table

@@ -97,7 +97,9 @@ def _parse_line(
     text: str, client_id: str | None, reply_to: str | None
 ) -> Order | tuple[str | None, tuple[Problem, ...]]:
     try:
-        data: Any = json.loads(text)
+        # Without its line break, an error at the end of the line is placed there, not at
+        # column 1 of a next line.
+        data: Any = json.loads(text.rstrip("\r\n"))
     except json.JSONDecodeError as exc:
         return None, (Problem(_WHOLE_LINE, f"must be JSON: {exc.msg} at column {exc.colno}"),)
     if not isinstance(data, dict):

@@ -82,6 +82,19 @@ class LocalReplyReceiver:
         except self._lock_lost as exc:
             raise LockLostError(str(exc)) from exc
 
+    def peek(self, from_sequence_number: int, max_count: int) -> Sequence[ReplyMessage]:
+        """Browse up to ``max_count`` messages from ``from_sequence_number`` on, unlocked."""
+        return [
+            ReplyMessage(m.body, m.message_id, m.delivery_count, None, m.enqueued_time,
+                         m.sequence_number)
+            for m in self._engine.peek(self._queue, max_count,
+                                       from_sequence_number=from_sequence_number)
+        ]
+
+    def dead_letter_count(self, queue: str) -> int | None:
+        """Return the messages in ``queue``'s dead-letter subqueue (another queue's, too)."""
+        return int(self._engine.counts(queue).dead_letter)
+
     def close(self) -> None:
         """Close the engine if :meth:`open` opened it."""
         if self._owns_engine:
@@ -140,6 +153,8 @@ class AzureReplyReceiver:
                 credential = DefaultAzureCredential()
             client = ServiceBusClient(namespace, credential)
         self._client = client
+        self._namespace = fully_qualified_namespace
+        self._credential = credential
         self._receiver = self._client.get_queue_receiver(
             queue_name=queue, receive_mode=ServiceBusReceiveMode.PEEK_LOCK
         )
@@ -175,6 +190,35 @@ class AzureReplyReceiver:
             )
         except self._lock_lost as exc:
             raise LockLostError(str(exc)) from exc
+
+    def peek(self, from_sequence_number: int, max_count: int) -> Sequence[ReplyMessage]:
+        """Browse up to ``max_count`` messages from ``from_sequence_number`` on (peek).
+
+        Needs the same Listen right as receiving; nothing is locked or settled.
+        """
+        found = self._receiver.peek_messages(max_message_count=max_count,
+                                             sequence_number=max(from_sequence_number, 1))
+        return [ReplyMessage(b"".join(m.body), str(m.message_id), m.delivery_count or 0, None,
+                             m.enqueued_time_utc, m.sequence_number)
+                for m in found]
+
+    def dead_letter_count(self, queue: str) -> int | None:
+        """Return the messages in ``queue``'s dead-letter subqueue, or None if not allowed.
+
+        Reading a queue's runtime properties needs the Manage right, which a client's
+        identity usually lacks (it may only send to its queue); then None.
+        """
+        from azure.core.exceptions import AzureError
+        from azure.servicebus.management import ServiceBusAdministrationClient
+
+        if self._credential is None:  # an SDK client was passed in: no identity to ask with
+            return None
+        try:
+            with ServiceBusAdministrationClient(self._namespace, self._credential) as admin:
+                props = admin.get_queue_runtime_properties(queue)
+                return int(props.dead_letter_message_count or 0)
+        except AzureError:
+            return None
 
     def close(self) -> None:
         """Close the receiver and the client."""

@@ -9,6 +9,16 @@ become valid by retrying, so it is dead-lettered with the reason instead of bein
 abandoned until ``maxDeliveryCount`` (documented Service Bus practice for poison
 messages).
 
+A reply queue is the client's inbox: each status is delivered to one receiver, so one
+watcher consumes it (a second one that completed messages would take statuses from the
+first). :class:`PeekingReceiver` watches without consuming: it browses the queue (Service
+Bus peek: no lock, no delivery count, nothing settled), so any number of watchers see every
+status still in the queue, old ones included.
+
+An order's wait ends at a terminal status (:data:`TERMINAL_STATUS_KINDS`) or at a
+``ChangeRefused`` answer (:data:`ANSWER_KINDS`): the resent order was refused, and the
+stored order's own outcome may have been delivered long before.
+
 Service Bus does not order messages without sessions, so a late ``RequestReceived`` must
 not hide an ``OrderCompleted``: a terminal status (:data:`TERMINAL_STATUS_KINDS`) always
 beats a non-terminal one, and between two of the same class the later ``at`` wins.
@@ -35,6 +45,9 @@ from orders.models.messages import TERMINAL_STATUS_KINDS, StatusKind, StatusMess
 
 INVALID_STATUS_REASON = "InvalidStatusMessage"
 """DeadLetterReason of reply queue messages that are not valid status messages."""
+
+ANSWER_KINDS = TERMINAL_STATUS_KINDS | {StatusKind.CHANGE_REFUSED}
+"""Kinds that end the wait for an order: its outcome, or the refusal of a changed resend."""
 
 MAX_DESCRIPTION_CHARS = 1000
 """Longest DeadLetterErrorDescription written (keeps the message under its size limit)."""
@@ -72,6 +85,8 @@ class ReplyMessage:
     delivery_count: int
     handle: Any = field(repr=False)
     enqueued_time: datetime | None = None
+    sequence_number: int | None = None
+    """The broker's SequenceNumber, where the adapter knows it (browsing needs it)."""
 
 
 class ReplyReceiver(Protocol):
@@ -88,6 +103,44 @@ class ReplyReceiver(Protocol):
     def dead_letter(self, message: ReplyMessage, reason: str, description: str) -> None:
         """Move a message to the dead-letter subqueue; :class:`LockLostError` as above."""
         ...
+
+
+class PeekingReceiver:
+    """A :class:`ReplyReceiver` that browses instead of receiving: watching consumes nothing.
+
+    Each :meth:`receive` peeks the next messages after the last one seen, from the first
+    message in the queue on; :meth:`complete` and :meth:`dead_letter` do nothing (a peeked
+    message has no lock; an invalid one stays for the consuming receiver to dead-letter).
+
+    Parameters
+    ----------
+    peek : callable
+        ``peek(from_sequence_number, max_count)`` returning messages with their
+        ``sequence_number``, in sequence order (Service Bus peek / browse).
+    """
+
+    settles = False
+    """Read by :func:`watch`: messages are left in the queue."""
+
+    def __init__(self, peek: Callable[[int, int], Sequence[ReplyMessage]]) -> None:
+        self._peek = peek
+        self._next = 0
+
+    def receive(self, max_count: int) -> Sequence[ReplyMessage]:
+        """Peek up to ``max_count`` messages after those already returned."""
+        batch = self._peek(self._next, max_count)
+        if batch:
+            last = batch[-1].sequence_number
+            if last is None:
+                raise ValueError("sequence_number: a peeked message must carry one")
+            self._next = last + 1
+        return batch
+
+    def complete(self, message: ReplyMessage) -> None:
+        """Leave the message in the queue (browsing settles nothing)."""
+
+    def dead_letter(self, message: ReplyMessage, reason: str, description: str) -> None:
+        """Leave the message in the queue (browsing settles nothing)."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +171,7 @@ class WatchProgress:
     """Where a watch stands, passed to ``on_progress`` after every received batch."""
 
     terminal: int
+    """Orders whose wait ended: terminal, or answered ``ChangeRefused`` (ANSWER_KINDS)."""
     expect: int
     received: int
     dead_lettered: int
@@ -137,18 +191,24 @@ class WatchResult:
         Messages received (including dead-lettered and redelivered ones).
     dead_lettered : int
         Invalid messages moved to the dead-letter subqueue.
+    invalid : int
+        Invalid messages received, dead-lettered or (browsing) left in the queue.
     lock_lost : int
         Settlements that failed on a lost lock (those messages come back).
     timed_out : bool
-        True if the timeout passed before ``expect`` orders were terminal.
+        True if the timeout passed before the wait of ``expect`` orders ended.
+    answered : set of str
+        OrderIDs whose wait ended (a status of :data:`ANSWER_KINDS` arrived).
     """
 
     statuses: dict[str, OrderStatus]
     expect: int
     received: int = 0
     dead_lettered: int = 0
+    invalid: int = 0
     lock_lost: int = 0
     timed_out: bool = False
+    answered: set[str] = field(default_factory=set)
 
     @property
     def terminal(self) -> int:
@@ -171,18 +231,20 @@ def watch(
     poll_interval: timedelta = timedelta(milliseconds=500),
     max_count: int = 100,
 ) -> WatchResult:
-    """Receive status messages until ``expect`` orders are terminal or ``timeout`` passes.
+    """Receive status messages until ``expect`` orders are answered or ``timeout`` passes.
 
+    An order is answered by a terminal status or by ``ChangeRefused`` (:data:`ANSWER_KINDS`).
     Each received batch is processed completely (a stop never leaves a message locked):
     valid messages are recorded, then completed; invalid ones are dead-lettered with
-    reason :data:`INVALID_STATUS_REASON` and a description naming field and rule.
+    reason :data:`INVALID_STATUS_REASON` and a description naming field and rule. With a
+    receiver whose ``settles`` is False (:class:`PeekingReceiver`) nothing is settled.
 
     Parameters
     ----------
     receiver : ReplyReceiver
         Peek-lock receiver of the client's reply queue.
     expect : int
-        Number of terminal orders to wait for, >= 0.
+        Number of answered orders to wait for, >= 0.
     timeout : timedelta
         Positive; measured on ``clock`` from the call.
     clock : Clock, optional
@@ -236,10 +298,14 @@ def watch(
 
 
 def _handle(receiver: ReplyReceiver, message: ReplyMessage, result: WatchResult) -> int:
-    """Record or dead-letter one message; return 1 if an order became terminal."""
+    """Record or dead-letter one message; return 1 if an order's wait just ended."""
+    settles = getattr(receiver, "settles", True)
     try:
         status = StatusMessage.model_validate_json(message.body)
     except ValidationError as exc:
+        result.invalid += 1
+        if not settles:
+            return 0
         problems = problems_from(exc, whole="(body)")
         description = "; ".join(str(p) for p in problems)[:MAX_DESCRIPTION_CHARS]
         try:
@@ -251,12 +317,14 @@ def _handle(receiver: ReplyReceiver, message: ReplyMessage, result: WatchResult)
     new = OrderStatus(status.order_id, status.status, status.at, status.reason,
                       message.enqueued_time)
     old = result.statuses.get(new.order_id)
-    became_terminal = 0
     if old is None or new._rank() > old._rank():
         result.statuses[new.order_id] = new
-        became_terminal = int(new.terminal and not (old is not None and old.terminal))
+    answered = 0
+    if new.status in ANSWER_KINDS and new.order_id not in result.answered:
+        result.answered.add(new.order_id)
+        answered = 1
     try:
         receiver.complete(message)
     except LockLostError:
         result.lock_lost += 1
-    return became_terminal
+    return answered

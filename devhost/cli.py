@@ -90,6 +90,7 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="Folder of f
     """Start the host: HTTP API, orchestrations, entities, activities, timer and queue triggers."""
     workers = workers or default_workers()
     _configure_logging(log_level)
+    _refuse_taken_port(port)
     host = _build_or_exit(app_dir=app_dir, data_dir=data_dir, port=port,
                           activity_workers=activity_workers,
                           orchestration_lease=timedelta(seconds=orchestration_lease_s),
@@ -97,7 +98,13 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="Folder of f
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    host.start()
+    try:
+        host.start()
+    except RuntimeError as exc:  # the port was taken between the check and the bind
+        log.debug("HTTP server failed", exc_info=True)
+        typer.echo(f"devhost: {exc}; is port {port} in use? Choose another with --port",
+                   err=True)
+        raise typer.Exit(1) from None
     workers_argv = worker_argv(str(app_dir), str(data_dir), host.base_url, activity_workers,
                                orchestration_lease_s, activity_lease_s) + [
         "--log-level", log_level]
@@ -110,17 +117,57 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="Folder of f
         typer.echo(f"devhost: {exc}", err=True)
         raise typer.Exit(1) from None
     if ready:
-        console.print(f"devhost: listening on {host.base_url} (task hub {host.taskhub.name}, "
-                      f"data in {data_dir}, {workers} process{'es' if workers > 1 else ''})",
-                      soft_wrap=True)
-        functions = sorted(f.name for f in host.index.all_functions())
-        console.print(f"devhost: {len(functions)} functions: {', '.join(functions)}",
-                      soft_wrap=True)
+        _print_ready(host, data_dir, workers)
     while not stop.wait(1.0):
         children.replace_exited()
+    console.print("devhost: stopping (waiting for running work to finish)")
     # Workers first, while this process still serves the HTTP API their functions call.
     children.stop()
     host.stop()
+    console.print("devhost: stopped")
+
+
+def _refuse_taken_port(port: int) -> None:
+    """End the command with one line if ``port`` on 127.0.0.1 is taken.
+
+    The server binds as uvicorn does (``SO_REUSEADDR``, so a port in TIME_WAIT is free);
+    a port taken between this check and the server's bind is reported by ``start``.
+    """
+    if port == 0:
+        return
+    import socket
+
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            typer.echo(f"devhost: port {port} on 127.0.0.1 is in use ({exc.strerror}); stop "
+                       "what listens there or choose another port with --port", err=True)
+            raise typer.Exit(1) from None
+
+
+def _print_ready(host: LocalHost, data_dir: Path, workers: int) -> None:
+    """Say where the host listens, its functions, and the URL of each HTTP function.
+
+    The URLs are listed as ``func start`` lists them (``name: [GET] http://...``), so a
+    page such as a dashboard is one click away.
+    """
+    from devhost.http_api.app_routes import ROUTE_PREFIX, trigger_methods
+
+    console.print(f"devhost: listening on {host.base_url} (task hub {host.taskhub.name}, "
+                  f"data in {data_dir}, {workers} process{'es' if workers > 1 else ''})",
+                  soft_wrap=True)
+    functions = sorted(f.name for f in host.index.all_functions())
+    console.print(f"devhost: {len(functions)} functions: {', '.join(functions)}",
+                  soft_wrap=True)
+    for fdef in sorted(host.index.http, key=lambda f: f.trigger.get("route") or f.name):
+        methods = ",".join(trigger_methods(fdef.trigger))
+        route = (fdef.trigger.get("route") or fdef.name).strip("/")
+        console.print(f"devhost: {fdef.name}: [{methods}] "
+                      f"{host.base_url}/{ROUTE_PREFIX}/{route}", soft_wrap=True, markup=False,
+                      highlight=False)
+    console.print("devhost: Ctrl-C stops the host", soft_wrap=True)
 
 
 @app.command(hidden=True)
@@ -230,15 +277,31 @@ def queues(data_dir: Path = DATA_DIR) -> None:
 @app.command()
 def peek(queue: str, data_dir: Path = DATA_DIR,
          count: int = typer.Option(10, "--count", min=1),
-         dead_letter: bool = typer.Option(False, "--dead-letter")) -> None:
-    """Show messages of a queue (or its dead-letter subqueue) without locking them."""
+         dead_letter: bool = typer.Option(False, "--dead-letter"),
+         body_chars: int = typer.Option(0, "--body-chars", min=0,
+                                        help="Cut bodies after N characters; 0: whole.")) -> None:
+    """Show messages of a queue (or its dead-letter subqueue) without locking them.
+
+    Each message is shown whole, one block each: sequence number, MessageId, delivery
+    count and enqueued time, then for a dead-lettered one its ``DeadLetterReason`` and
+    ``DeadLetterErrorDescription``, then its body (never wrapped, so it can be copied).
+    """
     from devhost.servicebus import open_engine
 
-    table = Table("seq", "message id", "delivery", "enqueued", "reason", "body")
-    for m in open_engine(data_dir).peek(queue, count, dead_letter=dead_letter):
-        table.add_row(str(m.sequence_number), m.message_id, str(m.delivery_count),
-                      m.enqueued_time.isoformat(), m.dead_letter_reason or "", _short(m.text))
-    console.print(table)
+    messages = open_engine(data_dir).peek(queue, count, dead_letter=dead_letter)
+    where = f"{queue}/$deadletterqueue" if dead_letter else queue
+    console.print(f"{where}: {len(messages)} message{'' if len(messages) == 1 else 's'}"
+                  f"{' (first ' + str(count) + ')' if len(messages) == count else ''}",
+                  markup=False, highlight=False)
+    for m in messages:
+        lines = [f"#{m.sequence_number}  {m.message_id}  delivery {m.delivery_count}  "
+                 f"enqueued {m.enqueued_time.strftime('%Y-%m-%d %H:%M:%S')} UTC"]
+        if m.dead_letter_reason or m.dead_letter_error_description:
+            lines.append("  dead-lettered: " + ": ".join(
+                t for t in (m.dead_letter_reason, m.dead_letter_error_description) if t))
+        text = m.text.rstrip("\n")
+        lines.append(f"  body: {_short(text, body_chars) if body_chars else text}")
+        console.print("\n".join(lines), soft_wrap=True, markup=False, highlight=False)
 
 
 def main() -> None:

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 
 from ops.history import fetch_status
@@ -43,7 +42,7 @@ from ops.summary import build_summary
 from orders.budget import max_calls_per_service
 from orders.lifecycle.ids import order_key
 from orders.queues import load_queue_limits
-from orders.settings import Settings, SettingsError
+from orders.settings import Settings, SettingsError, read_settings
 
 app = typer.Typer(help="Operator actions: find, inspect and resubmit orders.",
                   no_args_is_help=True, add_completion=False)
@@ -114,14 +113,11 @@ def cli_settings(data_dir: Path | None) -> Settings:
     if data_dir is not None:
         overrides["DEVHOST_DATA_DIR"] = str(data_dir)
     try:
-        settings = Settings(**overrides)
-    except ValidationError as exc:
+        return read_settings(**overrides)
+    except SettingsError:
         if data_dir is None:
             return cli_settings(Path(".data"))
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}"
-                             for e in exc.errors())
-        raise SettingsError(f"invalid app settings: {problems}") from exc
-    return settings
+        raise
 
 
 def emit(data: Any) -> None:
@@ -308,10 +304,20 @@ def restock_sku(ctx: typer.Context, sku: str,
 
 @app.command()
 def budget(ctx: typer.Context) -> None:
-    """Most calls one order can make to each remote service, against the budget (X2)."""
-    settings = cli_settings(ctx.obj)
+    """Most calls one order can make to each remote service, against the budget (X2).
+
+    Exits 1 when a service is over the budget (the app refuses such settings at start),
+    2 when a setting is invalid.
+    """
+    try:
+        settings = cli_settings(ctx.obj)
+    except SettingsError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(2) from None
     calls = max_calls_per_service(settings, load_queue_limits())
     for service, n in calls.items():
         state = "ok" if n <= settings.RETRY_BUDGET_CALLS_PER_SERVICE else "OVER BUDGET"
         console.print(f"{service}: at most {n} calls per order "
                       f"(budget {settings.RETRY_BUDGET_CALLS_PER_SERVICE}: {state})")
+    if any(n > settings.RETRY_BUDGET_CALLS_PER_SERVICE for n in calls.values()):
+        raise typer.Exit(1)

@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from orders.models import StateRecord
+from orders.observability.tracing import unwrap_input
 
 MAX_CELL = 80
 """Longest input/result text shown in a history cell."""
@@ -83,17 +84,71 @@ def alerts_table(alerts: list[dict[str, Any]]) -> Table:
     return table
 
 
+COMPENSATION_COLUMNS = ("step", "outcome", "seq", "recordedAt", "instanceId",
+                        "classification", "retainUntil", "workflowVersion", "details")
+"""Compensation log columns in reading order: what was done first, housekeeping last."""
+
+HIDDEN_COMPENSATION_KEYS = frozenset({"orderId", "schemaVersion", "retentionDays"})
+"""Keys not shown: the order is the report's, the others repeat ``retainUntil``/the form."""
+
+
+def compensation_table(rows: list[dict[str, Any]]) -> Table:
+    """Render the compensation log, step name first and never cut (SPEC S9).
+
+    Columns follow :data:`COMPENSATION_COLUMNS`; a key not listed there (a newer entry
+    form) comes after them, in name order.
+    """
+    log = Table(title="Compensation log (order of completion)")
+    present = {k for row in rows for k in row} - HIDDEN_COMPENSATION_KEYS
+    keys = [k for k in COMPENSATION_COLUMNS if k in present]
+    keys += sorted(present - set(COMPENSATION_COLUMNS))
+    for key in keys:
+        log.add_column(key, no_wrap=key in ("step", "outcome", "seq"))
+    for row in rows:
+        log.add_row(*(_short(row.get(k), MAX_CELL if k == "details" else 40) for k in keys))
+    return log
+
+
+def business_input(value: Any) -> Any:
+    """Return a history event's input as an operator reads it: the business data first.
+
+    An activity's input travels in the trace envelope ``{"traceParent", "instanceId",
+    "input"}`` (:func:`orders.observability.tracing.unwrap_input`): only ``input`` is
+    shown. An orchestration input carrying ``traceParent`` among its fields shows it last.
+    JSON text (as the Durable HTTP API returns inputs) is read first.
+    """
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    value = unwrap_input(value)[0]
+    if isinstance(value, dict) and "traceParent" in value:
+        value = {**{k: v for k, v in value.items() if k != "traceParent"},
+                 "traceParent": value["traceParent"]}
+    return value
+
+
 def history_table(status: dict[str, Any]) -> Table:
-    """Render one attempt's history events (SPEC D5: type, time, name, input, result)."""
+    """Render one attempt's history events (SPEC D5: type, time, name, input, result).
+
+    The event type and the function name are never cut (what an operator reads first);
+    the time column shows the time of day (UTC), the dates being in the title.
+    """
     table = Table(title=f"{status.get('instanceId')} {status.get('runtimeStatus')} "
                         f"(created {status.get('createdTime')}, updated "
                         f"{status.get('lastUpdatedTime')})")
-    for column in ("EventType", "Timestamp", "Name", "Input", "Result"):
-        table.add_column(column)
+    table.add_column("EventType", no_wrap=True)
+    table.add_column("Time (UTC)", no_wrap=True)
+    table.add_column("Name", no_wrap=True)
+    table.add_column("Input", ratio=1, overflow="fold")
+    table.add_column("Result", ratio=1, overflow="fold")
     for event in status.get("historyEvents") or []:
-        table.add_row(str(event.get("EventType", "")), str(event.get("Timestamp", "")),
+        stamp = str(event.get("Timestamp", ""))
+        table.add_row(str(event.get("EventType", "")), stamp.split("T", 1)[-1][:12],
                       _short(event.get("FunctionName") or event.get("Name")),
-                      _short(event.get("Input")), _short(event.get("Result")))
+                      _short(business_input(event.get("Input"))),
+                      _short(event.get("Result")))
     return table
 
 
@@ -113,13 +168,7 @@ def report_tables(report: dict[str, Any]) -> RenderableType:
     if report["compensation"] is None:
         parts.append("[dim]compensation log: not available in this deployment[/dim]")
     else:
-        log = Table(title="Compensation log (order of completion)")
-        keys = sorted({k for row in report["compensation"] for k in row})
-        for key in keys:
-            log.add_column(key)
-        for row in report["compensation"]:
-            log.add_row(*(_short(row.get(k), 40) for k in keys))
-        parts.append(log)
+        parts.append(compensation_table(report["compensation"]))
     if report.get("reservation"):
         parts.append(rows_table("Reservation (inventory holds, per line)",
                                 report["reservation"]))

@@ -198,7 +198,8 @@ def check_budget(settings: Any, queues: Mapping[str, QueueLimits]) -> dict[str, 
         detail = ", ".join(f"{s}: {n}" for s, n in sorted(over.items()))
         raise BudgetError(
             f"RETRY_BUDGET_CALLS_PER_SERVICE: {budget} calls per order and service is exceeded "
-            f"({detail}); lower AGENT_MAX_ATTEMPTS, MAX_FAILURES, "
-            f"{COMPENSATION_ATTEMPTS_SETTING} or the request queues' maxDeliveryCount, or "
-            "raise the budget (SPEC X2)")
+            f"({detail}); lower AGENT_MAX_ATTEMPTS ({settings.AGENT_MAX_ATTEMPTS}), "
+            f"MAX_FAILURES ({settings.MAX_FAILURES}), {COMPENSATION_ATTEMPTS_SETTING} "
+            f"({_compensation_attempts(settings)}) or the request queues' maxDeliveryCount, "
+            "or raise the budget (SPEC X2)")
     return calls

@@ -141,7 +141,8 @@ class Settings(BaseSettings):
     century): the cut-off ``now - RETENTION_DAYS`` must be a date, or every retention pass
     would fail."""
     METRICS_EXPORT_INTERVAL_S: float = Field(60.0, gt=0)
-    """How often metrics are exported (console locally, Azure Monitor in Azure) (X8)."""
+    """How often metrics are exported: to ``metrics.jsonl`` of the data folder locally, to
+    Azure Monitor in Azure (X8)."""
     TRACE_SAMPLE_RATIO: float = Field(1.0, ge=0, le=1)
     """Share of orders traced, 0 to 1 (X8): each order's trace is kept or dropped whole,
     decided on its trace id (:mod:`orders.observability.tracing`). 1 (every order) locally;
@@ -149,7 +150,8 @@ class Settings(BaseSettings):
     context still travels, nothing is recorded)."""
     APPLICATIONINSIGHTS_CONNECTION_STRING: str | None = None
     """Application Insights connection string; when set, metrics and the ``orders`` logs go
-    to Azure Monitor, else metrics go to the console (X8). Empty means unset."""
+    to Azure Monitor, else metrics go to ``metrics.jsonl`` of the data folder (X8). Empty
+    means unset."""
     APPLICATIONINSIGHTS_AUTHENTICATION_STRING: str | None = None
     """``Authorization=AAD;ClientId=<id>``: export telemetry with that managed identity
     (Entra ID) instead of the connection string's key (X8, X10). Empty means unset."""
@@ -250,9 +252,13 @@ class Settings(BaseSettings):
                                      self.CIRCUIT_HOLD_MAX_S))
 
 
-@lru_cache(maxsize=1)
-def load_settings() -> Settings:
-    """Read and validate the settings once.
+def read_settings(**overrides: object) -> Settings:
+    """Read and validate the settings from the environment, every time it is called.
+
+    Parameters
+    ----------
+    **overrides
+        Values that win over the environment (the operator CLI's ``--data-dir``).
 
     Returns
     -------
@@ -261,15 +267,21 @@ def load_settings() -> Settings:
     Raises
     ------
     SettingsError
-        Naming each invalid or missing setting and its rule.
+        Naming each invalid or missing setting and its rule, on one line.
     """
     try:
-        return Settings()
+        return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}"
             for e in exc.errors())
         raise SettingsError(f"invalid app settings: {problems}") from exc
+
+
+@lru_cache(maxsize=1)
+def load_settings() -> Settings:
+    """Read and validate the settings once: :func:`read_settings`, cached (same errors)."""
+    return read_settings()
 
 
 def parse_order_clients(value: str) -> tuple[str, ...]:

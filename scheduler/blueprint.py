@@ -21,6 +21,7 @@ import azure.functions as func
 from opentelemetry.trace import SpanKind
 
 from orders import names
+from orders.compensation.plan import outcome_label
 from orders.durable_blueprint import DurableBlueprint
 from orders.models import wire
 from orders.models.messages import submit_queue
@@ -172,4 +173,4 @@ async def route_agent_reply(msg: func.ServiceBusMessage,
         # The store client is synchronous: off the worker's event loop (Azure parity).
         await asyncio.to_thread(replies.mark_circuit_refusal, svc.stores.states, reply)
         delivered = await replies.route_reply(client, reply)
-        span.set_attribute("orders.outcome", reply.outcome.value if delivered else "late")
+        span.set_attribute("orders.outcome", outcome_label(reply) if delivered else "late")

@@ -19,7 +19,8 @@ Each request is counted in the ledger, then meets the fault knobs (see
 key and body replay the stored answer (header ``Idempotent-Replayed: true``), the same key
 with another body answers 422. Errors are ``{"error": code, "message": text}``.
 
-Admin endpoints: ``GET``/``POST /_admin/faults`` (read or change the knobs at runtime),
+Admin endpoints (docs/simulator.md): ``GET``/``POST /_admin/faults`` (read or change the
+knobs at runtime), ``DELETE /_admin/faults`` (back to no faults),
 ``GET /_admin/ledger`` (side effects, filter with ``service``, ``orderId``, ``kind``),
 ``GET /_admin/stats`` (request and side-effect counts).
 
@@ -226,6 +227,11 @@ def create_app(
         logger.info("fault knobs changed: %s", update.model_dump(exclude_none=True))
         return JSONResponse(new.model_dump(mode="json"))
 
+    async def reset_faults(request: Request) -> Response:
+        new = faults.reset()
+        logger.info("fault knobs reset: no faults")
+        return JSONResponse(new.model_dump(mode="json"))
+
     async def get_ledger(request: Request) -> Response:
         q = request.query_params
         effects = await anyio.to_thread.run_sync(
@@ -274,6 +280,7 @@ def create_app(
             business("shipping", "cancel", CancelBody),
             Route("/_admin/faults", get_faults, methods=["GET"]),
             Route("/_admin/faults", post_faults, methods=["POST"]),
+            Route("/_admin/faults", reset_faults, methods=["DELETE"]),
             Route("/_admin/ledger", get_ledger, methods=["GET"]),
             Route("/_admin/stats", get_stats, methods=["GET"]),
         ],

@@ -102,6 +102,19 @@ class FaultInjector:
                     }
             return self._config
 
+    def reset(self) -> SimulatorConfig:
+        """Put every knob back to its default (no faults, seed 0) and forget the counts.
+
+        Returns
+        -------
+        SimulatorConfig
+            The default knobs, now in force.
+        """
+        with self._lock:
+            self._config = SimulatorConfig()
+            self._black_holed = {}
+            return self._config
+
     def latency_s(self, service: str) -> float:
         """Seconds to add before answering a request of ``service``."""
         return self.config.for_service(service).latency_s

@@ -149,7 +149,8 @@ ALL_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS")
 """Methods of a trigger that lists none (Starlette would otherwise allow only GET)."""
 
 
-def _methods(trigger: dict[str, Any]) -> list[str]:
+def trigger_methods(trigger: dict[str, Any]) -> list[str]:
+    """Return the HTTP methods of an ``httpTrigger`` binding, upper case (all if unset)."""
     methods = trigger.get("methods") or ALL_METHODS
     return [str(getattr(m, "value", m)).upper() for m in methods]
 
@@ -185,7 +186,7 @@ def http_trigger_routes(functions: Iterable[Any], invoke_http: InvokeHttp,
         for variant in translate_route(template, prefix):
             entries.append((variant.rank, len(entries), variant, fdef))
     entries.sort(key=lambda e: (e[0], e[1]))
-    return [Route(v.path, _endpoint(fdef, v, invoke_http), methods=_methods(fdef.trigger),
+    return [Route(v.path, _endpoint(fdef, v, invoke_http), methods=trigger_methods(fdef.trigger),
                   name=f"{fdef.name}:{v.path}")
             for _, _, v, fdef in entries]
 

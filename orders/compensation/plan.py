@@ -244,6 +244,17 @@ def nothing_to_undo(reply: AgentReply) -> bool:
             and reply.error_code in NOTHING_TO_UNDO_CODES)
 
 
+def outcome_label(reply: AgentReply) -> str:
+    """Return how logs and traces name an agent reply's outcome.
+
+    The wire outcome of a refused undo is ``PermanentFailure``, but when the service
+    answered *nothing to undo* (:func:`nothing_to_undo`) the undo counts as done, so an
+    operator reads ``NothingToUndo`` (the compensation log's :attr:`UndoOutcome.NOTHING_TO_UNDO`)
+    rather than a failure.
+    """
+    return UndoOutcome.NOTHING_TO_UNDO.value if nothing_to_undo(reply) else reply.outcome.value
+
+
 def step_details(step: Step, result: dict[str, Any] | None,
                  outcome: UndoOutcome | None = None) -> dict[str, Any]:
     """Turn a step's result into the details of its log entry (JSON form).

@@ -1,18 +1,21 @@
-"""Where metrics, logs and traces go: Azure Monitor, or the console and a trace store (X8).
+"""Where metrics, logs and traces go: Azure Monitor, or files of the data folder (X8).
 
 With ``APPLICATIONINSIGHTS_CONNECTION_STRING`` set, the Azure Monitor OpenTelemetry distro
 (``azure-monitor-opentelemetry``, imported only then) exports the ``orders`` metrics, the
 ``orders.*`` loggers' records, whose OrderID / instance id / attempt attributes
 (:mod:`orders.observability.logs`) become custom dimensions, and the spans, sampled at
 ``TRACE_SAMPLE_RATIO`` on the trace id (a whole order is in or out). Without it, an SDK
-meter provider prints the metrics to the console every ``METRICS_EXPORT_INTERVAL_S``, and
-:func:`configure_tracing` sends the spans to the local trace store
-(:mod:`orders.observability.trace_store`). Configured once per process.
+meter provider appends the metrics to ``metrics.jsonl`` of the local host's data folder
+every ``METRICS_EXPORT_INTERVAL_S`` (the console stays for what a person reads; with no data
+folder they go to the console, the Functions host's log), and :func:`configure_tracing`
+sends the spans to the local trace store (:mod:`orders.observability.trace_store`).
+Configured once per process.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from datetime import timedelta
 from pathlib import Path
@@ -21,6 +24,10 @@ from typing import Any
 from opentelemetry import metrics, trace
 
 log = logging.getLogger("orders.ops")
+
+METRICS_FILE = "metrics.jsonl"
+"""File of the data folder the metrics are appended to without Azure Monitor: one JSON line
+(OpenTelemetry's ``MetricsData`` form) per export and process."""
 
 APP_LOGGER = "orders"
 """Logger whose records (and its children's) Azure Monitor collects; the Functions host
@@ -43,7 +50,8 @@ def configure_telemetry(settings: Any) -> str:
     Returns
     -------
     str
-        ``"azuremonitor"`` or ``"console"``: what this call or an earlier one installed.
+        ``"azuremonitor"``, ``"file"`` (:data:`METRICS_FILE` of ``DEVHOST_DATA_DIR``) or
+        ``"console"``: what this call or an earlier one installed.
 
     Raises
     ------
@@ -64,6 +72,11 @@ def configure_telemetry(settings: Any) -> str:
                                     sampling_ratio=settings.TRACE_SAMPLE_RATIO,
                                     **entra_credential(settings))
             _configured = "azuremonitor"
+        elif settings.DEVHOST_DATA_DIR:
+            out = AppendOnlyLines(Path(settings.DEVHOST_DATA_DIR) / METRICS_FILE)
+            metrics.set_meter_provider(
+                console_meter_provider(settings.METRICS_EXPORT_INTERVAL_S, out=out))
+            _configured = "file"
         else:
             metrics.set_meter_provider(console_meter_provider(settings.METRICS_EXPORT_INTERVAL_S))
             _configured = "console"
@@ -89,6 +102,32 @@ def entra_credential(settings: Any) -> dict[str, Any]:
     client_id = parts.get("ClientId")
     return {"credential": ManagedIdentityCredential(client_id=client_id) if client_id
             else ManagedIdentityCredential()}
+
+
+class AppendOnlyLines:
+    """A text sink that appends each write to a file with one ``write(2)`` (``O_APPEND``).
+
+    The host's processes share one data folder: one system call per exported line keeps
+    their lines whole, where a buffered file would split a line longer than its buffer.
+
+    Parameters
+    ----------
+    path : Path
+        The file; created if missing, its folder too.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+    def write(self, text: str) -> int:
+        """Append ``text``; returns the characters written."""
+        os.write(self._fd, text.encode("utf-8"))
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing to flush: every write went to the file."""
 
 
 def console_meter_provider(interval_s: float, out: Any = None) -> Any:

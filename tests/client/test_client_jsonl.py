@@ -105,3 +105,14 @@ def test_a_total_finer_than_its_currency_is_reported_before_sending(tmp_path, ma
     assert invalid == {"orders.jsonl:1": ("Y-1", [(
         "totalPrice", f"at most 0 decimal places for JPY (ISO 4217 minor unit); got {total}")])}
     assert [o.order_id for o in orders] == ["B-2"]
+
+
+def test_a_json_error_at_the_end_of_a_long_line_names_its_real_column(tmp_path, make_order):
+    complete = json.dumps(_order_json(make_order, "F-1"))
+    cut = complete[:-1]  # the closing brace is missing: the error is at the end of the line
+    path = _write(tmp_path, cut)
+    _, invalid = _load(path)
+    ((field, rule),) = invalid["orders.jsonl:1"][1]
+    assert len(cut) > 200
+    assert (field, rule) == ("(line)",
+                             f"must be JSON: Expecting ',' delimiter at column {len(cut) + 1}")

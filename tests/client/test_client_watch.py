@@ -174,7 +174,8 @@ def test_summary_table_counts_per_status():
 
     statuses = {f"O{i}": OrderStatus(f"O{i}", kind, T0) for i, kind in enumerate(
         [StatusKind.ORDER_COMPLETED] * 3 + [StatusKind.COMPENSATION_FAILED])}
-    table = summary_table(WatchResult(statuses, expect=4, received=6, dead_lettered=1))
+    table = summary_table(WatchResult(statuses, expect=4, received=6, dead_lettered=1,
+                                      invalid=1), ("orders-acme", 2))
     console = Console(record=True, width=80)
     console.print(table)
     text = console.export_text()
@@ -182,7 +183,8 @@ def test_summary_table_counts_per_status():
     rows = [[c.strip() for c in line.split("│")[1:3]] for line in text.splitlines()
             if line.startswith("│")]
     assert rows == [["OrderCompleted", "3"], ["CompensationFailed", "1"],
-                    ["messages received", "6"], ["dead-lettered (invalid)", "1"]]
+                    ["messages received", "6"], ["invalid replies dead-lettered", "1"],
+                    ["orders dead-lettered by the service (orders-acme)", "2"]]
 
 
 def test_cli_watch_prints_summary_and_writes_statuses(tmp_path):
@@ -197,7 +199,7 @@ def test_cli_watch_prints_summary_and_writes_statuses(tmp_path):
                                 terminal_width=120)
     assert result.exit_code == 0, result.output
     assert "2 of 2 orders terminal" in result.output
-    assert re.search(r"│ dead-lettered \(invalid\) +│ +1 │", result.output)
+    assert re.search(r"│ invalid replies dead-lettered +│ +1 │", result.output)
     assert out.read_text().splitlines() == [
         '{"orderId": "A", "status": "OrderCompleted", "at": "2030-01-01T00:00:00.000000Z", '
         '"reason": null}',
@@ -215,3 +217,100 @@ def test_a_status_keeps_the_enqueued_time_of_the_message_that_carried_it(engine,
     engine.send(QUEUE, _status("A", StatusKind.ORDER_COMPLETED, 5))
     result = watch(receiver, 1, timedelta(seconds=10), clock=clock, sleep=_advance(clock))
     assert result.statuses["A"].enqueued_time == T0 + timedelta(seconds=2)
+
+
+def test_a_change_refused_answer_ends_the_wait_for_that_order(engine, clock, receiver):
+    engine.send(QUEUE, _status("A", StatusKind.REQUEST_RECEIVED, 1))
+    engine.send(QUEUE, _status("A", StatusKind.CHANGE_REFUSED, 2))
+    engine.send(QUEUE, _status("B", StatusKind.ORDER_COMPLETED, 3))
+    result = watch(receiver, 2, timedelta(seconds=600), clock=clock, sleep=_advance(clock))
+    assert not result.timed_out
+    assert clock.now() == T0  # answered at once, not at the 600 s timeout
+    assert result.answered == {"A", "B"}
+    assert result.statuses["A"].status is StatusKind.CHANGE_REFUSED
+    # The stored order's own outcome, if it comes later, still wins and counts once.
+    engine.send(QUEUE, _status("A", StatusKind.ORDER_COMPLETED, 9))
+    again = watch(receiver, 1, timedelta(seconds=5), clock=clock, sleep=_advance(clock))
+    assert again.answered == {"A"} and again.statuses["A"].terminal
+
+
+def test_peeking_watchers_each_see_every_status_and_consume_nothing(engine, clock, receiver):
+    from client.watch import PeekingReceiver
+
+    engine.send(QUEUE, _status("A", StatusKind.ORDER_COMPLETED))
+    engine.send(QUEUE, "garbage")
+    engine.send(QUEUE, _status("B", StatusKind.REJECTED, reason="quantity: must be > 0"))
+    first = watch(PeekingReceiver(receiver.peek), 2, timedelta(seconds=5), clock=clock,
+                  sleep=_advance(clock))
+    second = watch(PeekingReceiver(receiver.peek), 2, timedelta(seconds=5), clock=clock,
+                   sleep=_advance(clock), max_count=1)
+    for seen in (first, second):
+        assert seen.answered == {"A", "B"} and seen.invalid == 1 and seen.dead_lettered == 0
+    counts = engine.counts(QUEUE)
+    assert (counts.active, counts.dead_letter) == (3, 0)
+    consumed = watch(receiver, 2, timedelta(seconds=5), clock=clock, sleep=_advance(clock))
+    assert consumed.answered == {"A", "B"} and consumed.dead_lettered == 1
+
+
+def test_a_second_consuming_watcher_is_refused_and_told_about_peek(tmp_path):
+    import fcntl
+
+    from client.cli import WATCH_LOCK_FILE
+
+    data_dir = tmp_path / "data"
+    with open_engine(data_dir) as eng:
+        eng.send(QUEUE, _status("A", StatusKind.ORDER_COMPLETED))
+    with open(data_dir / WATCH_LOCK_FILE.format(queue=QUEUE), "a") as first_watcher:
+        fcntl.flock(first_watcher, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        refused = CliRunner().invoke(app, ["watch", "--client-id", "acme", "--expect", "1",
+                                           "--data-dir", str(data_dir), "--timeout-s", "1"])
+        peeked = CliRunner().invoke(app, ["watch", "--client-id", "acme", "--expect", "1",
+                                          "--data-dir", str(data_dir), "--peek"],
+                                    terminal_width=120)
+    assert refused.exit_code == 1
+    assert "another watcher is consuming 'replies-acme'" in refused.output
+    assert "--peek" in refused.output
+    assert peeked.exit_code == 0 and "1 of 1 orders terminal" in peeked.output
+    with open_engine(data_dir) as eng:
+        assert eng.counts(QUEUE).active == 1  # the peeking watcher left it
+
+
+def test_watch_counts_the_orders_the_service_dead_lettered_for_this_client(tmp_path):
+    data_dir = tmp_path / "data"
+    with open_engine(data_dir) as eng:
+        eng.send(QUEUE, _status("A", StatusKind.ORDER_COMPLETED))
+        eng.send("orders-acme", "not json")
+        (bad,) = eng.receive("orders-acme", 1, "submission")
+        eng.dead_letter("orders-acme", bad.lock_token, "InvalidMessage", "(body): must be JSON")
+    result = CliRunner().invoke(app, ["watch", "--client-id", "acme", "--expect", "1",
+                                      "--data-dir", str(data_dir)], terminal_width=120)
+    assert result.exit_code == 0, result.output
+    assert re.search(r"│ orders dead-lettered by the service \(orders-acme\) +│ +1 │",
+                     result.output)
+
+
+def test_send_raw_puts_the_body_on_the_submit_queue_unchanged(tmp_path):
+    data_dir = tmp_path / "data"
+    body = '{"schemaVersion": 1, "clientId": "acme", "order": {"orderId": "X", "lines": []}}'
+    from_stdin = CliRunner().invoke(app, ["send-raw", "-", "--client-id", "acme",
+                                          "--data-dir", str(data_dir)], input=body)
+    assert from_stdin.exit_code == 0, from_stdin.output
+    path = tmp_path / "body.txt"
+    path.write_text("not json at all", encoding="utf-8")
+    from_file = CliRunner().invoke(app, ["send-raw", str(path), "--client-id", "acme",
+                                         "--data-dir", str(data_dir), "--message-id", "m-1"])
+    assert from_file.exit_code == 0, from_file.output
+    assert "sent 15 bytes to 'orders-acme' as MessageId m-1" in from_file.output
+    with open_engine(data_dir) as eng:
+        peeked = eng.peek("orders-acme", 10)
+    assert [m.body for m in peeked] == [body.encode(), b"not json at all"]
+    assert peeked[1].message_id == "m-1"
+
+
+def test_send_raw_refuses_a_file_that_is_not_utf8(tmp_path):
+    path = tmp_path / "body.bin"
+    path.write_bytes(b"\xff\xfe")
+    result = CliRunner().invoke(app, ["send-raw", str(path), "--client-id", "acme",
+                                      "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 2
+    assert "must be UTF-8 text" in result.output

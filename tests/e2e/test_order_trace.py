@@ -143,3 +143,21 @@ def test_a_client_s_unsampled_traceparent_does_not_turn_the_order_s_tracing_off(
     system.run(10)
     assert system.state(order.order_id).process_state == ProcessState.PROCESSED
     assert order_spans(tmp_path, order) != []
+
+
+def test_a_refund_with_nothing_to_undo_reads_so_in_the_trace(make_system, tmp_path):
+    declined = make_order(68)
+    system = make_system(faults={"payment": {"decline": {key(declined): {
+        "status": 402, "reason": "card_declined"}}}})
+    system.submit(declined)
+    system.run(30)
+    assert system.state(declined.order_id).process_state == ProcessState.COMPENSATED
+    spans = order_spans(tmp_path, declined)
+    [refund] = named(spans, "agent payment refund")
+    # The service never charged, so it answered nothing_to_undo: the undo is done, and an
+    # operator reading the trace is not told of a failure.
+    assert refund.attributes["orders.outcome"] == "NothingToUndo"
+    assert [s.attributes["orders.outcome"] for s in children(spans, refund)
+            if s.name == "reply routing"] == ["NothingToUndo"]
+    [charge] = named(spans, "agent payment charge")
+    assert charge.attributes["orders.outcome"] == "PermanentFailure"

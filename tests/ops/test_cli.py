@@ -136,3 +136,28 @@ def test_an_unreadable_host_settings_file_is_ignored(data_dir):
     result = cli(data_dir, "summary", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["maxInFlight"] == 1000
+
+
+def run_budget(tmp_path, **settings):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "ops", "--data-dir", str(tmp_path), "budget"],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": "200", **settings})
+
+
+def test_budget_command_exits_non_zero_when_over_budget(tmp_path):
+    within = run_budget(tmp_path, MAX_FAILURES="3")
+    assert within.returncode == 0
+    assert within.stdout.splitlines() == [
+        "payment: at most 120 calls per order (budget 200: ok)",
+        "shipping: at most 120 calls per order (budget 200: ok)"]
+    over = run_budget(tmp_path, MAX_FAILURES="50")
+    assert over.returncode == 1
+    assert "payment: at most 1060 calls per order (budget 200: OVER BUDGET)" in over.stdout
+    invalid = run_budget(tmp_path, MAX_FAILURES="many")
+    assert invalid.returncode == 2
+    (line,) = invalid.stderr.splitlines()
+    assert line.startswith("invalid app settings: MAX_FAILURES: Input should be a valid integer")

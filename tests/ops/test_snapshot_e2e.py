@@ -4,7 +4,8 @@ from tests.e2e.harness import make_order
 
 
 def test_running_app_records_backlog_submissions_and_agent_calls(make_system, readings):
-    system = make_system(settings={"MAX_IN_FLIGHT": "3"})
+    # Two clients: acme's quota is half of MAX_IN_FLIGHT.
+    system = make_system(settings={"MAX_IN_FLIGHT": "6"})
     for n in range(5):  # three admitted, two rejected
         system.submit(make_order(n))
     system.engine.send("orders-acme", b"{not json", message_id="poison")
@@ -19,7 +20,7 @@ def test_running_app_records_backlog_submissions_and_agent_calls(make_system, re
     # The snapshot ran after the three orders were processed.
     assert points["orders.state.count"][(("state", "Processed"),)] == 3
     assert points["orders.in_flight"] == {(): 0}
-    assert points["orders.in_flight.limit"] == {(): 3}
+    assert points["orders.in_flight.limit"] == {(): 6}
     depths = points["servicebus.dead_letter.depth"]
     assert depths[(("queue", "orders-acme"),)] == depths[(("queue", "orders"),)] == 1
     assert depths[(("queue", "orders-globex"),)] == 0

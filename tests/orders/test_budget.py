@@ -74,3 +74,16 @@ def test_start_up_refuses_over_budget_settings_before_building_anything(tmp_path
 def test_start_up_reports_an_unreadable_queue_file(tmp_path):
     with pytest.raises(SettingsError, match="nope.json: cannot read"):
         on_start(settings(tmp_path), queues_file=str(tmp_path / "nope.json"))
+
+
+def test_the_app_refuses_invalid_settings_as_it_loads_under_a_functions_host(monkeypatch,
+                                                                            tmp_path):
+    from orders.startup import refuse_invalid_settings
+
+    monkeypatch.setenv("DEVHOST_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("MAX_FAILURES", "50")
+    refuse_invalid_settings({})  # imported by a script, not a host: the first use checks
+    with pytest.raises(SettingsError, match=r"RETRY_BUDGET_CALLS_PER_SERVICE.*MAX_FAILURES \(50\)"):
+        refuse_invalid_settings({"FUNCTIONS_WORKER_RUNTIME": "python"})
+    monkeypatch.setenv("MAX_FAILURES", "3")
+    refuse_invalid_settings({"FUNCTIONS_WORKER_RUNTIME": "python"})

@@ -155,3 +155,17 @@ def test_rule_order_fail_forever_before_outage_before_decline():
     assert injector.decide("payment", "order-2", 1).kind is FaultKind.OUTAGE
     clock.advance(timedelta(seconds=60))
     assert injector.decide("payment", "order-2", 1).kind is FaultKind.DECLINE
+
+
+async def test_delete_faults_puts_every_knob_back_to_no_faults(make_client):
+    client = make_client()
+    await client.post("/_admin/faults", json={
+        "seed": 7, "payment": {"fail_forever_order_ids": ["order-1"], "latency_s": 2}})
+    assert (await charge(client, "order-1", "k-1")).status_code == 503
+    reset = await client.delete("/_admin/faults")
+    assert reset.status_code == 200
+    assert reset.json() == (await client.get("/_admin/faults")).json()
+    assert reset.json()["seed"] == 0
+    assert reset.json()["payment"]["fail_forever_order_ids"] == []
+    assert reset.json()["payment"]["latency_s"] == 0
+    assert (await charge(client, "order-1", "k-2")).status_code == 201

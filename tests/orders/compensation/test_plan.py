@@ -6,6 +6,7 @@ import pytest
 
 from orders.compensation.plan import (
     nothing_to_undo,
+    outcome_label,
     pending_undos,
     step_details,
     undo_request,
@@ -84,6 +85,9 @@ def test_only_the_services_nothing_to_undo_code_means_nothing_to_undo(outcome, s
     assert nothing_to_undo(AgentReply.model_validate({**reply, "errorCode": code})) is expected
     # Replies written before errorCode existed never mean "nothing to undo".
     assert nothing_to_undo(AgentReply.model_validate(reply)) is False
+    # Logs and traces name the answer as the operator should read it.
+    label = outcome_label(AgentReply.model_validate({**reply, "errorCode": code}))
+    assert label == ("NothingToUndo" if expected else outcome)
 
 
 CHARGE_REQUESTED = {"step": "charge_requested", "idempotencyKey": "ORD-1:charge",

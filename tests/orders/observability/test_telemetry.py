@@ -19,11 +19,37 @@ def settings(tmp_path, **values):
     return Settings(DEVHOST_DATA_DIR=str(tmp_path), **values)
 
 
-def test_without_connection_string_metrics_go_to_the_console_once(tmp_path, fresh):
+def test_without_connection_string_metrics_go_to_the_data_folder_once(tmp_path, fresh):
     s = settings(tmp_path, APPLICATIONINSIGHTS_CONNECTION_STRING="")
-    assert telemetry.configure_telemetry(s) == "console"
-    assert telemetry.configure_telemetry(s) == "console"
+    assert telemetry.configure_telemetry(s) == "file"
+    assert telemetry.configure_telemetry(s) == "file"
     assert len(fresh) == 1
+
+
+def test_local_metrics_are_appended_to_the_data_folder_not_printed(tmp_path, fresh, capfd):
+    s = settings(tmp_path, METRICS_EXPORT_INTERVAL_S=3600)
+    telemetry.configure_telemetry(s)
+    (provider,) = fresh
+    provider.get_meter("orders").create_counter("orders.submissions").add(3)
+    provider.force_flush()
+    provider.get_meter("orders").create_counter("orders.submissions").add(1)
+    provider.force_flush()
+    provider.shutdown()
+    lines = (tmp_path / telemetry.METRICS_FILE).read_text().splitlines()
+    assert len(lines) >= 2
+    last = json.loads(lines[-1])["resource_metrics"][0]["scope_metrics"][0]["metrics"][0]
+    assert last["name"] == "orders.submissions"
+    assert last["data"]["data_points"][0]["value"] == 4
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+
+
+def test_without_a_data_folder_metrics_go_to_the_console(fresh):
+    s = Settings(STORE_BACKEND="cosmos", COSMOS_ENDPOINT="https://a.documents.azure.com:443/",
+                 MESSAGING_BACKEND="servicebus",
+                 SERVICEBUS__fullyQualifiedNamespace="a.servicebus.windows.net",
+                 DEVHOST_DATA_DIR=None, APPLICATIONINSIGHTS_CONNECTION_STRING=None)
+    assert telemetry.configure_telemetry(s) == "console"
 
 
 def test_with_connection_string_azure_monitor_is_configured(tmp_path, fresh, monkeypatch):
