@@ -70,7 +70,7 @@ def submit_queue_for(client_id: str, *, queues_file: str | Path | None = None) -
     ValueError
         Naming ``client_id`` and the rule it breaks.
     """
-    from devhost.servicebus import load_queue_catalog  # the catalog reader lives there
+    from sqlitebus import load_queue_catalog  # the catalog reader lives there
 
     try:
         check_client_id(client_id)
@@ -101,7 +101,7 @@ def reply_queue_for(client_id: str, *, queues_file: str | Path | None = None) ->
     ValueError
         Naming ``client_id`` and the rule it breaks.
     """
-    from devhost.servicebus import load_queue_catalog  # the catalog reader lives there
+    from sqlitebus import load_queue_catalog  # the catalog reader lives there
 
     try:
         _CLIENT_ID.validate_python(client_id)

@@ -324,8 +324,8 @@ def audit_data_dir(data_dir: str | Path, ledger_path: str | Path,
     ValueError
         If a side effect is malformed.
     """
-    from devhost.servicebus import open_engine
     from orders.stores import create_stores
+    from sqlitebus import open_engine
 
     data_dir = Path(data_dir)
     stores = create_stores("sqlite", orders_path=data_dir / "orders.sqlite",

@@ -218,7 +218,7 @@ def _short(value: object, width: int = 60) -> str:
 @app.command()
 def queues(data_dir: Path = DATA_DIR) -> None:
     """Show each Service Bus queue's active, scheduled and dead-letter message counts."""
-    from devhost.servicebus import open_engine
+    from sqlitebus import open_engine
 
     table = Table("queue", "active", "scheduled", "dead-letter")
     for info in open_engine(data_dir).list_queues():
@@ -232,7 +232,7 @@ def peek(queue: str, data_dir: Path = DATA_DIR,
          count: int = typer.Option(10, "--count", min=1),
          dead_letter: bool = typer.Option(False, "--dead-letter")) -> None:
     """Show messages of a queue (or its dead-letter subqueue) without locking them."""
-    from devhost.servicebus import open_engine
+    from sqlitebus import open_engine
 
     table = Table("seq", "message id", "delivery", "enqueued", "reason", "body")
     for m in open_engine(data_dir).peek(queue, count, dead_letter=dead_letter):

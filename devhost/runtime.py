@@ -19,9 +19,9 @@ from devhost.clock import Clock
 from devhost.host import LocalHost
 from devhost.host_config import load_host_config
 from devhost.load_errors import AppLoadError
-from devhost.servicebus import open_engine
 from devhost.triggers.servicebus import ServiceBusTriggerPoller
 from devhost.triggers.timer import TimerTriggerPoller, singleton_lock_period
+from sqlitebus import open_engine
 
 DATA_DIR_SETTING = "DEVHOST_DATA_DIR"
 """Environment variable the host sets to its data folder before importing the app."""

@@ -68,7 +68,7 @@ class LocalDepthReader:
         if host is not None and Path(host.data_dir).resolve() == self._data_dir.resolve():
             yield host.engine
             return
-        from devhost.servicebus import open_engine
+        from sqlitebus import open_engine
 
         engine = open_engine(str(self._data_dir))
         try:

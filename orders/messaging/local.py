@@ -33,7 +33,7 @@ class LocalMessageSender(MessageSender):
 
     Parameters
     ----------
-    engine : devhost.servicebus.ServiceBusEngine, optional
+    engine : sqlitebus.ServiceBusEngine, optional
         An open engine to share (not closed by :meth:`close`).
     data_dir : str or Path, optional
         The host's data folder; used to open an engine when ``engine`` is None.
@@ -56,7 +56,7 @@ class LocalMessageSender(MessageSender):
         queues_file: str | Path | None = None,
         clock: Any = None,
     ) -> None:
-        from devhost import servicebus  # lazy: the local host is not deployed to Azure
+        import sqlitebus as servicebus  # lazy: the local host is not deployed to Azure
 
         self._sb = servicebus
         self._owns_engine = engine is None

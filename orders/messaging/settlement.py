@@ -48,7 +48,7 @@ class LocalSettler:
     """
 
     def __init__(self, data_dir: str, clock: Any = None) -> None:
-        from devhost.servicebus import open_engine
+        from sqlitebus import open_engine
 
         self._engine = open_engine(data_dir, clock=clock)
 

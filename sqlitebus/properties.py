@@ -18,10 +18,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from devhost.servicebus.durations import parse_duration
-from devhost.servicebus.errors import QueuePropertiesError
+from sqlitebus.durations import parse_duration
+from sqlitebus.errors import QueuePropertiesError
 
-DEFAULT_QUEUES_FILE = Path(__file__).resolve().parents[2] / "infra" / "queues.json"
+DEFAULT_QUEUES_FILE = Path(__file__).resolve().parents[1] / "infra" / "queues.json"
 """``infra/queues.json`` of this checkout."""
 
 QUEUE_NAME_RULE = re.compile(r"^[a-z0-9](?:[a-z0-9._/-]{0,258}[a-z0-9])?$")

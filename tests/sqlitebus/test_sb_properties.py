@@ -3,9 +3,9 @@ from datetime import timedelta
 
 import pytest
 
-from devhost.servicebus import QueuePropertiesError, load_queue_catalog, parse_queue_catalog
-from devhost.servicebus.durations import format_duration, parse_duration
-from devhost.servicebus.properties import DEFAULT_QUEUES_FILE
+from sqlitebus import QueuePropertiesError, load_queue_catalog, parse_queue_catalog
+from sqlitebus.durations import format_duration, parse_duration
+from sqlitebus.properties import DEFAULT_QUEUES_FILE
 
 
 def test_repository_queues_file_declares_the_app_queues():
