@@ -1,9 +1,9 @@
 """Assemble a complete local host: durable core, HTTP API, timer and queue triggers.
 
 :func:`build_host` is what ``python -m devhost start`` runs and what tests use. The host it
-builds is also registered as this process's *current* host, so the app's local adapters
-(embedded stores, local messaging) find the data folder and the host's clock through
-:func:`current` instead of reading globals of their own.
+builds is also registered as this process's *current* host, and hands the app its clock
+and sleep through :func:`clocks.hand_over` (the app never imports the host); the app finds
+the data folder in the ``DEVHOST_DATA_DIR`` setting.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import clocks
 from devhost.app_loader import load_local_settings
 from devhost.clock import Clock
 from devhost.host import LocalHost
@@ -132,6 +133,7 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
                      orchestration_lease=orchestration_lease, activity_lease=activity_lease,
                      **kwargs)
     _current = host
+    clocks.hand_over(clocks.HostTime(host.clock, host.sleep))
     record_app_settings(Path(app_dir).resolve(), data_dir)
     host.engine = open_engine(data_dir, clock=host.clock)
     owner = host.worker.owner

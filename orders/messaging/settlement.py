@@ -5,8 +5,8 @@ A bad message must be dead-lettered with its reason, never dropped and never ret
 it holds (by its lock token) and then returns; the host's auto-complete then finds the
 message settled and leaves it.
 
-- Local host: the embedded Service Bus dead-letters by lock token, as the Functions host's
-  settlement service does.
+- Local host: the embedded Service Bus (:mod:`sqlitebus`, imported only when used)
+  dead-letters by lock token, as the Functions host's settlement service does.
 - Azure: ``azurefunctions-extensions-bindings-servicebus``' ``ServiceBusMessageActions``
   (the Python worker's settlement client, in preview), imported only when used.
 """
@@ -14,6 +14,8 @@ message settled and leaves it.
 from __future__ import annotations
 
 from typing import Any, Protocol
+
+from clocks import Clock
 
 
 class MessageSettler(Protocol):
@@ -37,7 +39,7 @@ class MessageSettler(Protocol):
 
 
 class LocalSettler:
-    """Dead-letters through the local host's embedded Service Bus.
+    """Dead-letters through the embedded Service Bus on the local host's data folder.
 
     Parameters
     ----------
@@ -47,7 +49,7 @@ class LocalSettler:
         The host's clock.
     """
 
-    def __init__(self, data_dir: str, clock: Any = None) -> None:
+    def __init__(self, data_dir: str, clock: Clock | None = None) -> None:
         from sqlitebus import open_engine
 
         self._engine = open_engine(data_dir, clock=clock)
