@@ -13,7 +13,7 @@ import atexit
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,6 @@ class Services:
     and peeks for the operator dashboard); None in tests that do not read depths."""
     credential: Any = None
     """The process's one Azure credential (None under the local host)."""
-    extras: dict[str, Any] = field(default_factory=dict)
 
     def close(self) -> None:
         """Release connections: every client the process built, once (Azure parity)."""

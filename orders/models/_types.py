@@ -31,9 +31,6 @@ ORDER_KEY_SEPARATOR = "~"
 """Between the client id and the OrderID in an order key: in neither of them, valid in
 instance ids (SPEC D2), Cosmos DB ids, MessageIds and URL paths (RFC 3986 unreserved)."""
 
-ORDER_KEY_MAX_LENGTH = CLIENT_ID_MAX_LENGTH + len(ORDER_KEY_SEPARATOR) + ORDER_ID_MAX_LENGTH
-"""Longest order key: 85 characters."""
-
 _ORDER_ID_RE = re.compile(rf"[A-Za-z0-9._-]{{1,{ORDER_ID_MAX_LENGTH}}}")
 _CLIENT_ID_RE = re.compile(CLIENT_ID_PATTERN)
 _SKU_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
