@@ -3,7 +3,7 @@
 Why: the app must run on one machine with no cloud, Docker or .NET, yet its handlers must
 meet the same delivery semantics they meet in Azure (SPEC S1, A4, X1, X7), so the rules
 below are emulated, not simplified. Queue properties come from ``infra/queues.json``, the
-file Bicep deploys (:mod:`sqlitebus.properties`). All time comes from an
+file Bicep deploys (:mod:`azurekit.queues`). All time comes from an
 injected :class:`~devhost.clock.Clock`, so tests move time instead of sleeping.
 
 Emulated Azure behaviour
@@ -44,11 +44,17 @@ types in :mod:`~sqlitebus.models`, the errors in
 :mod:`~sqlitebus.errors` and :func:`load_queue_catalog`.
 """
 
+from azurekit.queues import (
+    QueueCatalog,
+    QueueProperties,
+    QueuePropertiesError,
+    load_queue_catalog,
+    parse_queue_catalog,
+)
 from sqlitebus.engine import FILE_NAME, ServiceBusEngine, open_engine
 from sqlitebus.errors import (
     MessageLockLostError,
     MessagingEntityNotFoundError,
-    QueuePropertiesError,
     ServiceBusError,
 )
 from sqlitebus.models import (
@@ -58,12 +64,6 @@ from sqlitebus.models import (
     QueueCounts,
     QueueInfo,
     ReceivedMessage,
-)
-from sqlitebus.properties import (
-    QueueCatalog,
-    QueueProperties,
-    load_queue_catalog,
-    parse_queue_catalog,
 )
 from sqlitebus.rows import MAX_DELIVERY_COUNT_EXCEEDED, TTL_EXPIRED
 

@@ -12,10 +12,10 @@ import threading
 from pathlib import Path
 from typing import Any, Self
 
+from azurekit.queues import QueueCatalog, QueueProperties, load_queue_catalog
 from clocks import Clock, SystemClock
 from sqlitebus.errors import MessageLockLostError, MessagingEntityNotFoundError
 from sqlitebus.models import DEAD_LETTER_SUFFIX
-from sqlitebus.properties import QueueCatalog, QueueProperties, load_queue_catalog
 from sqlitebus.schema import ensure_schema, from_us, to_us
 from sqlitekit import SharedConnection, write
 

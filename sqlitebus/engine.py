@@ -23,11 +23,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from azurekit.queues import QueueCatalog
 from clocks import Clock
 from sqlitebus import rows
 from sqlitebus.base import FILE_NAME
 from sqlitebus.models import NewMessage, QueueCounts, QueueInfo, ReceivedMessage
-from sqlitebus.properties import QueueCatalog
 from sqlitebus.schema import MAX_US, from_us, span_us
 from sqlitebus.settlement import Settlement
 from sqlitekit import write

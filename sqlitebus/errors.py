@@ -57,7 +57,3 @@ class MessageLockLostError(ServiceBusError):
     def __init__(self, lock_token: str, detail: str) -> None:
         super().__init__(f"lock token {lock_token!r}: {detail}")
         self.lock_token = lock_token
-
-
-class QueuePropertiesError(ServiceBusError, ValueError):
-    """The queue properties file is invalid; the message names the file, field and rule."""

@@ -12,8 +12,8 @@ import logging
 import sqlite3
 from datetime import timedelta
 
+from azurekit.queues import QueueProperties
 from sqlitebus.models import NewMessage, QueueCounts, ReceivedMessage
-from sqlitebus.properties import QueueProperties
 from sqlitebus.schema import MAX_US, from_us, span_us, to_us
 
 logger = logging.getLogger(__name__)

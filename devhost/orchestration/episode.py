@@ -24,9 +24,9 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from azurekit.instance_ids import validate_instance_id
 from devhost import invoke
 from devhost.entities.calls import ENTITY_ACTIONS, EntityCalls, keep_on_continue_as_new
-from devhost.http_api.instance_ids import validate_instance_id
 from devhost.orchestration.actions import (
     HTTP_ACTIVITY,
     ActionType,

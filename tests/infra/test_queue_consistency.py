@@ -5,8 +5,8 @@ import re
 
 import pytest
 
+from azurekit.queues import load_queue_catalog
 from orders import names
-from sqlitebus.properties import load_queue_catalog
 from tests.infra.bicep_eval import Scope, Unsupported
 from tests.infra.checks import (
     INFRA,

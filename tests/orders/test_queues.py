@@ -50,7 +50,7 @@ def test_bad_properties_are_refused_with_their_name(props, message):
 
 
 def test_the_repository_file_is_what_the_local_host_reads():
-    from sqlitebus.properties import load_queue_catalog
+    from azurekit.queues import load_queue_catalog
 
     ours = load_queue_limits()
     theirs = load_queue_catalog(DEFAULT_QUEUES_FILE)

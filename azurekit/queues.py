@@ -18,8 +18,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlitebus.durations import parse_duration
-from sqlitebus.errors import QueuePropertiesError
+from azurekit.durations import parse_duration
+from azurekit.errors import RetryFlagError
 
 DEFAULT_QUEUES_FILE = Path(__file__).resolve().parents[1] / "infra" / "queues.json"
 """``infra/queues.json`` of this checkout."""
@@ -31,6 +31,11 @@ CLIENT_ID_RULE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$")
 """Client ids in reply queue names: 1-50 letters, digits or hyphens, alphanumeric at both ends."""
 
 CLIENT_ID_PLACEHOLDER = "{clientId}"
+
+
+class QueuePropertiesError(RetryFlagError, ValueError):
+    """The queue properties file is invalid; the message names the file, field and rule."""
+
 
 _TOP_KEYS = {"$comment", "defaults", "queues", "clientReplyQueues", "clientSubmitQueues",
              "notes"}

@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from devhost.http_api import new_instance_id, validate_instance_id
+from azurekit.instance_ids import new_instance_id, validate_instance_id
 
 INVALID_IDS = [
     ("", "1 to 100 characters"),
