@@ -28,9 +28,9 @@ from typing import Annotated
 
 from pydantic import TypeAdapter, ValidationError
 
+from azurekit.client_ids import check_client_id
 from orders.messaging import MessageSender, OutgoingMessage
 from orders.models import Order
-from orders.models._types import check_client_id
 from orders.models.messages import SubmitOrder
 
 MAX_BATCH_MESSAGES = 100
@@ -70,7 +70,7 @@ def submit_queue_for(client_id: str, *, queues_file: str | Path | None = None) -
     ValueError
         Naming ``client_id`` and the rule it breaks.
     """
-    from sqlitebus import load_queue_catalog  # the catalog reader lives there
+    from azurekit.queues import load_queue_catalog
 
     try:
         check_client_id(client_id)
@@ -101,7 +101,7 @@ def reply_queue_for(client_id: str, *, queues_file: str | Path | None = None) ->
     ValueError
         Naming ``client_id`` and the rule it breaks.
     """
-    from sqlitebus import load_queue_catalog  # the catalog reader lives there
+    from azurekit.queues import load_queue_catalog
 
     try:
         _CLIENT_ID.validate_python(client_id)

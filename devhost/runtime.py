@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import clocks
+from azurekit.app_settings import APP_SETTINGS_FILE
 from devhost.app_loader import load_local_settings
 from devhost.clock import Clock
 from devhost.host import LocalHost
@@ -27,9 +28,6 @@ from sqlitebus import open_engine
 DATA_DIR_SETTING = "DEVHOST_DATA_DIR"
 """Environment variable the host sets to its data folder before importing the app."""
 
-APP_SETTINGS_FILE = "app-settings.json"
-"""File of the data folder naming the app settings the host runs with (see
-:func:`record_app_settings`); ``python -m ops --data-dir`` reads it."""
 _SECRET_PARTS = ("STORAGE", "CONNECTION_STRING", "AUTHENTICATION", "KEY", "SECRET", "PASSWORD")
 """A setting whose name holds one of these is never written to :data:`APP_SETTINGS_FILE`."""
 

@@ -23,8 +23,8 @@ from typing import Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from azurekit.client_ids import check_client_id
 from orders.errors import OrderServiceError
-from orders.models._types import check_client_id
 
 ORDER_CLIENTS_SETTING = "ORDER_CLIENTS"
 """App setting listing the client applications, comma-separated (SPEC S8, X10)."""

@@ -19,6 +19,7 @@ from typing import Any, Final, Literal
 
 from pydantic import Field, model_validator
 
+from azurekit.client_ids import SUBMITTED_CLIENT_ID_PATTERN
 from orders.models._types import (
     ORDER_ID_MAX_LENGTH,
     ORDER_KEY_SEPARATOR,
@@ -84,7 +85,7 @@ class SubmitOrder(Versioned):
         The immutable order data; its ``orderId`` is the client's own OrderID.
     """
 
-    client_id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")
+    client_id: str = Field(pattern=SUBMITTED_CLIENT_ID_PATTERN)
     reply_to: QueueName
     order: Order
 
