@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from devhost.entities.batch import run_batch
-from devhost.entities.store import EntityQueue
+from devhost.taskhub.entity_queue import EntityQueue
 
 log = logging.getLogger("devhost.entities")
 

@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import sqlitekit as db
-from devhost.entities.store import EntityQueue
 from devhost.taskhub.activity_queue import ActivityQueue
+from devhost.taskhub.entity_queue import EntityQueue
 from devhost.taskhub.events import EventType, event, format_time, parse_time
 from devhost.taskhub.host_failure_log import HostFailureLog, clear_host_failures, episode_key
 from devhost.taskhub.records import (  # noqa: F401 - re-exported for callers
@@ -93,7 +93,7 @@ class TaskHub(HostFailureLog, TimerRuns, ActivityQueue, EntityQueue):
     activity queue is :class:`~devhost.taskhub.activity_queue.ActivityQueue`, the count of
     host-side failures :class:`~devhost.taskhub.host_failure_log.HostFailureLog`, the timer
     functions' run locks :class:`~devhost.taskhub.timer_runs.TimerRuns`, the durable
-    entities :class:`~devhost.entities.store.EntityQueue`.
+    entities :class:`~devhost.taskhub.entity_queue.EntityQueue`.
     """
 
     def claim_orchestrations(self, owner: str, lease: timedelta, max_instances: int = 1,

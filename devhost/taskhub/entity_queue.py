@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import sqlitekit as db
-from devhost.entities.messages import (
+from devhost.taskhub.entity_messages import (
     REQUEST_KIND,
     parse_scheduler_id,
     request_event,
