@@ -188,3 +188,76 @@ def test_each_shared_rule_is_defined_in_one_module(rule):
     home, defines = SHARED_RULES[rule]
     found = sorted(str(p.relative_to(REPO)) for p in modules(*SOURCE) if defines(p))
     assert found == [home]
+
+
+# No import cycles between subpackages: a subpackage may use its siblings only one way.
+# A package and its own subpackages are not siblings (``devhost``'s root modules build
+# the host from its subpackages, which may use a root module's small pieces).
+def subpackage_imports(root: Path) -> dict[str, set[str]]:
+    """Edges ``a -> b`` when a module of subpackage ``a`` imports one of ``b``."""
+    files = [p for p in root.rglob("*.py") if not {"tests", ".venv", "node_modules"}
+             & set(p.relative_to(root).parts) and not p.relative_to(root).parts[0]
+             .startswith(".")]
+    packages = {".".join(p.parent.relative_to(root).parts) for p in files
+                if p.name == "__init__.py"}
+
+    def package_of(name: str) -> str | None:
+        parts = name.split(".")
+        for end in range(len(parts), 0, -1):
+            if ".".join(parts[:end]) in packages:
+                return ".".join(parts[:end])
+        return None
+
+    edges: dict[str, set[str]] = {}
+    for path in files:
+        source = package_of(".".join(path.relative_to(root).with_suffix("").parts))
+        for name in imported_modules(path) if source else ():
+            target = package_of(name)
+            if target and target != source and not target.startswith(f"{source}.") \
+                    and not source.startswith(f"{target}."):
+                edges.setdefault(source, set()).add(target)
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one package (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(edges.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while not group or group[-1] != node:
+                group.append(stack.pop())
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_no_import_cycle_between_subpackages():
+    assert cycles(subpackage_imports(REPO)) == []
+
+
+def test_the_cycle_check_names_a_cycle(tmp_path, monkeypatch):
+    # The check itself can fail: two sibling subpackages importing each other are named.
+    monkeypatch.setitem(globals(), "REPO", tmp_path)
+    for package, imports in (("host", ""), ("host/a", "from host.b import x\n"),
+                             ("host/b", "def f():\n    import host.a.m\n")):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+        (tmp_path / package / "m.py").write_text(imports)
+    assert cycles(subpackage_imports(tmp_path)) == [["host.a", "host.b"]]
