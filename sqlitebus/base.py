@@ -155,7 +155,8 @@ class EngineBase(SharedConnection):
         if not isinstance(lock_token, str) or not lock_token:
             raise ValueError(f"lock_token: must be a non-empty string, got {lock_token!r}")
         name, dead_letter, _ = self._entity(queue, False)
-        row = conn.execute("SELECT * FROM messages WHERE lock_token = ?", (lock_token,)).fetchone()
+        row: sqlite3.Row | None = conn.execute(
+            "SELECT * FROM messages WHERE lock_token = ?", (lock_token,)).fetchone()
         if row is None:
             raise MessageLockLostError(
                 lock_token,
