@@ -2,7 +2,11 @@
 
 The local host (``devhost``) is never deployed and the app (``orders``) never imports it,
 yet an adapter over the local host must hand the app the same decisions Azure's answers
-would: whether a failed call may be retried (:mod:`azurekit.errors`), and which messages
-Service Bus refuses (:mod:`azurekit.servicebus`). Both import this package; it imports
-nothing outside the standard library, like ``clocks``, and is deployed with the app.
+would: whether a failed call may be retried (:mod:`azurekit.errors`), which messages
+Service Bus refuses (:mod:`azurekit.servicebus`). And each rule both sides check has its
+one home here: the queue catalog of ``infra/queues.json`` (:mod:`azurekit.queues`, with
+:mod:`azurekit.durations`), instance ids (:mod:`azurekit.instance_ids`), client ids
+(:mod:`azurekit.client_ids`) and the local host's settings record
+(:mod:`azurekit.app_settings`). Both import this package; it imports nothing outside the
+standard library, like ``clocks``, and is deployed with the app.
 """

@@ -1,7 +1,7 @@
 """Service Bus's rules for a message being sent, checked alike by the app and the local host.
 
 ``orders.messaging.port.OutgoingMessage`` (the app's port) and
-``devhost.servicebus.models.ServiceBusMessage`` (the local host's engine) refuse the same
+``sqlitebus.models.ServiceBusMessage`` (the local host's engine) refuse the same
 messages Azure Service Bus refuses, with the same words.
 """
 

@@ -24,7 +24,7 @@ class LocalReplyReceiver:
 
     Parameters
     ----------
-    engine : devhost.servicebus.ServiceBusEngine
+    engine : sqlitebus.ServiceBusEngine
         An open engine (not closed by :meth:`close` unless opened by :meth:`open`).
     queue : str
         The reply queue, e.g. ``replies-acme``; created on first use, as the local host
@@ -32,7 +32,7 @@ class LocalReplyReceiver:
     """
 
     def __init__(self, engine: Any, queue: str, *, _owns_engine: bool = False) -> None:
-        from devhost.servicebus import MessageLockLostError
+        from sqlitebus import MessageLockLostError
 
         self._engine = engine
         self._queue = queue
@@ -57,7 +57,7 @@ class LocalReplyReceiver:
         LocalReplyReceiver
             Owning the engine; :meth:`close` closes it.
         """
-        from devhost.servicebus import open_engine
+        from sqlitebus import open_engine
 
         return cls(open_engine(data_dir, clock=clock), queue, _owns_engine=True)
 

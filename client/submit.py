@@ -36,13 +36,10 @@ import json
 from collections.abc import Callable, Iterable
 from hashlib import sha256
 from pathlib import Path
-from typing import Annotated
 
-from pydantic import TypeAdapter, ValidationError
-
+from azurekit.client_ids import check_client_id
 from orders.messaging import MessageSender, OutgoingMessage
 from orders.models import Order
-from orders.models._types import check_client_id
 from orders.models.messages import SubmitOrder
 
 MAX_BATCH_MESSAGES = 100
@@ -58,10 +55,6 @@ one OrderID share a MessageId with probability about 2**-64."""
 
 MAX_RESEND = 999_999
 """Most resends of one order (the counter's six digits keep the MessageId short)."""
-
-_CLIENT_ID: TypeAdapter[str] = TypeAdapter(
-    Annotated[str, *SubmitOrder.model_fields["client_id"].metadata])
-
 
 def submit_queue_for(client_id: str, *, queues_file: str | Path | None = None) -> str:
     """Return a client's own submit queue from the pattern in ``infra/queues.json`` (X10).
@@ -85,7 +78,7 @@ def submit_queue_for(client_id: str, *, queues_file: str | Path | None = None) -
     ValueError
         Naming ``client_id`` and the rule it breaks.
     """
-    from devhost.servicebus import load_queue_catalog  # the catalog reader lives there
+    from azurekit.queues import load_queue_catalog
 
     try:
         check_client_id(client_id)
@@ -100,9 +93,9 @@ def reply_queue_for(client_id: str, *, queues_file: str | Path | None = None) ->
     Parameters
     ----------
     client_id : str
-        Must satisfy both the ``clientId`` rule of
-        :class:`~orders.models.messages.SubmitOrder` (1-40 lower-case letters, digits or
-        ``-``) and the reply queue rule of the queue catalog (alphanumeric at both ends).
+        A client id (:func:`azurekit.client_ids.check_client_id`: 1 to 20 lower-case
+        letters, digits or ``-``, alphanumeric at both ends), the rule of
+        :class:`~orders.models.messages.SubmitOrder` and of the queue catalog.
     queues_file : str or Path, optional
         Queue catalog; defaults to this checkout's ``infra/queues.json``.
 
@@ -116,15 +109,12 @@ def reply_queue_for(client_id: str, *, queues_file: str | Path | None = None) ->
     ValueError
         Naming ``client_id`` and the rule it breaks.
     """
-    from devhost.servicebus import load_queue_catalog  # the catalog reader lives there
+    from azurekit.queues import load_queue_catalog
 
     try:
-        _CLIENT_ID.validate_python(client_id)
-    except ValidationError:
-        raise ValueError(
-            f"client_id: {client_id!r} must be 1-40 lower-case letters, digits or '-', "
-            "starting with a letter or digit (SubmitOrder.clientId)"
-        ) from None
+        check_client_id(client_id)
+    except ValueError as exc:
+        raise ValueError(f"client_id: {exc}") from None
     return load_queue_catalog(queues_file).reply_queue_name(client_id)
 
 

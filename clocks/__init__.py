@@ -4,12 +4,20 @@ The local host (task hub, timers, queue locks, timer triggers) and the app (dead
 circuit breakers) ask a :class:`Clock` for the time instead of calling
 :func:`datetime.now`. Production runs use
 :class:`SystemClock`; tests pass a :class:`ManualClock` and move it with
-:meth:`ManualClock.advance` (STYLE 7: time is injected).
+:meth:`ManualClock.advance`.
+
+A host that runs the app in its own process (the local host) hands the app its clock and
+its way of waiting with :func:`hand_over`; the app's composition root reads them with
+:func:`handed_over`. So the app never imports the host, and a test's ManualClock drives
+both.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -118,3 +126,39 @@ class ManualClock:
             if when < self._now:
                 raise ValueError("when: must not be earlier than the current time")
             self._now = when.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class HostTime:
+    """The time a host gives the app it runs.
+
+    Attributes
+    ----------
+    clock : Clock
+        The host's clock (a ManualClock in tests).
+    sleep : callable of float to None
+        Waits that many seconds by the host's clock (a ManualClock is advanced instead).
+    """
+
+    clock: Clock
+    sleep: Callable[[float], None] = time.sleep
+
+
+_handed_over: HostTime | None = None
+
+
+def hand_over(host_time: HostTime | None) -> None:
+    """Make ``host_time`` the time of the app in this process (None: take it back).
+
+    Parameters
+    ----------
+    host_time : HostTime or None
+        What :func:`handed_over` returns from now on; the last call wins.
+    """
+    global _handed_over
+    _handed_over = host_time
+
+
+def handed_over() -> HostTime | None:
+    """Return the time a host handed over in this process, or None when none did."""
+    return _handed_over

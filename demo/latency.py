@@ -7,7 +7,7 @@ are stamped by the Service Bus stand-in in one clock, so nothing is guessed from
 client's wall clock. The submit message is gone once the host has completed it; its
 enqueued time survives in the queue's duplicate detection history (``first_sent_us`` of
 its MessageId, written in the same transaction as the message, at the same instant;
-:meth:`~devhost.servicebus.ServiceBusEngine.first_sent`),
+:meth:`~sqlitebus.ServiceBusEngine.first_sent`),
 which the stand-in keeps for the queue's ``duplicateDetectionHistoryTimeWindow``
 (10 minutes), longer than a demo run.
 """
@@ -89,7 +89,7 @@ def submit_times(data_dir: Path, batches: Iterable[ClientBatch]) -> dict[str, da
     Read from the duplicate detection history of the clients' submit queues in the local
     Service Bus file (module docstring); a message that is no longer there is left out.
     """
-    from devhost.servicebus import open_engine  # the local host's, as the demo's audit
+    from sqlitebus import open_engine  # the local host's, as the demo's audit
 
     found: dict[str, datetime] = {}
     with open_engine(data_dir) as engine:

@@ -42,11 +42,6 @@ class HostUsage:
         """Largest RSS sum of the tree at one sample (0 if never sampled)."""
         return max((b for _, b in self.rss), default=0)
 
-    def peak_rss_between(self, start_s: float, end_s: float) -> int:
-        """Largest RSS sum among the samples taken from ``start_s`` to ``end_s``."""
-        return max((b for t, b in self.rss if start_s <= t <= end_s), default=0)
-
-
 class HostSampler:
     """Samples the process tree rooted at ``root_pid()`` until :meth:`stop`.
 

@@ -11,7 +11,6 @@ that uses a binding this host cannot run fails at start-up, naming it.
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import re
@@ -60,12 +59,6 @@ class FunctionDef:
     trigger_param: str
     client_param: str | None = None
     client_task_hub: str | None = None
-
-    @property
-    def is_async(self) -> bool:
-        """Whether the user function is a coroutine function."""
-        return inspect.iscoroutinefunction(self.func)
-
 
 @dataclass
 class AppIndex:

@@ -265,7 +265,7 @@ def _short(value: object, width: int = 60) -> str:
 @app.command()
 def queues(data_dir: Path = DATA_DIR) -> None:
     """Show each Service Bus queue's active, scheduled and dead-letter message counts."""
-    from devhost.servicebus import open_engine
+    from sqlitebus import open_engine
 
     table = Table("queue", "active", "scheduled", "dead-letter")
     for info in open_engine(data_dir).list_queues():
@@ -286,7 +286,7 @@ def peek(queue: str, data_dir: Path = DATA_DIR,
     count and enqueued time, then for a dead-lettered one its ``DeadLetterReason`` and
     ``DeadLetterErrorDescription``, then its body (never wrapped, so it can be copied).
     """
-    from devhost.servicebus import open_engine
+    from sqlitebus import open_engine
 
     messages = open_engine(data_dir).peek(queue, count, dead_letter=dead_letter)
     where = f"{queue}/$deadletterqueue" if dead_letter else queue

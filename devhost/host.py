@@ -43,23 +43,6 @@ class Poller(Protocol):
         ...
 
 
-def hub_name_of(app_dir: Path) -> str:
-    """Return the task hub name from the app's host.json, or the extension's default.
-
-    Returns
-    -------
-    str
-        ``extensions.durableTask.hubName`` with a ``%Setting%`` reference resolved, or
-        ``TestHubName`` (the Durable extension's default) when host.json does not set it.
-
-    Raises
-    ------
-    AppLoadError
-        If host.json cannot be parsed (see :mod:`devhost.host_config`).
-    """
-    return load_host_config(app_dir).durable.hub_name
-
-
 def check_client_hubs(index: AppIndex, hub_name: str) -> None:
     """Refuse a ``durableClient`` binding bound to another task hub than the host's.
 

@@ -1,9 +1,9 @@
 """Assemble a complete local host: durable core, HTTP API, timer and queue triggers.
 
 :func:`build_host` is what ``python -m devhost start`` runs and what tests use. The host it
-builds is also registered as this process's *current* host, so the app's local adapters
-(embedded stores, local messaging) find the data folder and the host's clock through
-:func:`current` instead of reading globals of their own.
+builds is also registered as this process's *current* host, and hands the app its clock
+and sleep through :func:`clocks.hand_over` (the app never imports the host); the app finds
+the data folder in the ``DEVHOST_DATA_DIR`` setting.
 """
 
 from __future__ import annotations
@@ -14,21 +14,20 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import clocks
+from azurekit.app_settings import APP_SETTINGS_FILE
 from devhost.app_loader import load_local_settings
 from devhost.clock import Clock
 from devhost.host import LocalHost
 from devhost.host_config import load_host_config
 from devhost.load_errors import AppLoadError
-from devhost.servicebus import open_engine
 from devhost.triggers.servicebus import ServiceBusTriggerPoller
 from devhost.triggers.timer import TimerTriggerPoller, singleton_lock_period
+from sqlitebus import open_engine
 
 DATA_DIR_SETTING = "DEVHOST_DATA_DIR"
 """Environment variable the host sets to its data folder before importing the app."""
 
-APP_SETTINGS_FILE = "app-settings.json"
-"""File of the data folder naming the app settings the host runs with (see
-:func:`record_app_settings`); ``python -m ops --data-dir`` reads it."""
 _SECRET_PARTS = ("STORAGE", "CONNECTION_STRING", "AUTHENTICATION", "KEY", "SECRET", "PASSWORD")
 """A setting whose name holds one of these is never written to :data:`APP_SETTINGS_FILE`."""
 
@@ -132,6 +131,7 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
                      orchestration_lease=orchestration_lease, activity_lease=activity_lease,
                      **kwargs)
     _current = host
+    clocks.hand_over(clocks.HostTime(host.clock, host.sleep))
     record_app_settings(Path(app_dir).resolve(), data_dir)
     host.engine = open_engine(data_dir, clock=host.clock)
     owner = host.worker.owner

@@ -11,5 +11,5 @@
 What the workflow uses to observe itself is below, in :mod:`orders.observability`; the
 retry budget is :mod:`orders.budget`.
 
-May import: anything but ``devhost`` at module level (it is not deployed).
+May import: anything deployed; never ``devhost`` or the rest of the workshop (not deployed).
 """

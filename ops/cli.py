@@ -33,6 +33,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from azurekit.app_settings import APP_SETTINGS_FILE
 from ops.history import fetch_status
 from ops.order_report import order_report
 from ops.queries import LISTS, check_limit
@@ -71,11 +72,6 @@ def order_key_of(order: str, client: str | None) -> str:
         raise typer.BadParameter(str(exc), param_hint="--client / ORDER") from None
 
 
-HOST_SETTINGS_FILE = "app-settings.json"
-"""The local host's record of the app settings it runs with, in its data folder
-(``devhost.runtime.APP_SETTINGS_FILE``)."""
-
-
 def host_settings(data_dir: Path | None) -> dict[str, str]:
     """Return the app settings the local host of ``data_dir`` ran with, unless set here.
 
@@ -83,7 +79,7 @@ def host_settings(data_dir: Path | None) -> dict[str, str]:
     nothing (a data folder no local host has served, or Azure).
     """
     try:
-        recorded = json.loads((data_dir / HOST_SETTINGS_FILE).read_text(encoding="utf-8")) \
+        recorded = json.loads((data_dir / APP_SETTINGS_FILE).read_text(encoding="utf-8")) \
             if data_dir is not None else {}
     except (OSError, ValueError):
         return {}

@@ -8,12 +8,14 @@ with its ``retryable`` flag (:mod:`orders.errors`), the versioned contracts
 retry budget and queue limits (:mod:`orders.budget`, :mod:`orders.queues`) and the wiring
 of services for a process (:mod:`orders.runtime`, :mod:`orders.startup`).
 
-May import: ``clocks``, ``sqlitekit`` and third-party libraries; never a role package
-(``scheduler``, ``agents``, ``supervisor``, ...) nor ``ops``.
+May import: ``clocks``, ``sqlitekit``, ``durable_http``, ``azurekit``, ``sqlitebus`` and
+third-party libraries; never a role package (``scheduler``, ``agents``, ``supervisor``,
+...) nor ``ops``.
 
 Layers, from the ground up; each package imports only from the layers below it:
-``clocks``, ``sqlitekit`` -> ``orders`` (names, settings, contracts, lifecycle, stores,
-messaging, observability, compensation plan, budget) -> ``agents``, ``activities``,
-``orchestrators`` -> ``scheduler``, ``supervisor`` -> ``ops`` -> ``function_app.py``.
-The local host (``devhost``) is never imported by any of them at module level.
+``clocks``, ``sqlitekit``, ``durable_http``, ``azurekit`` -> ``sqlitebus`` -> ``orders``
+(names, settings, contracts, lifecycle, stores, messaging, observability, compensation
+plan, budget) -> ``agents``, ``activities``, ``orchestrators`` -> ``scheduler``,
+``supervisor`` -> ``ops`` -> ``function_app.py``. None of them imports the local host
+(``devhost``) or the rest of the workshop, in any form (``tests/test_structure.py``).
 """

@@ -2,8 +2,9 @@
 
 Functions call :func:`services` to get the stores, the message sender, the clock and the
 circuit breakers. They are built on first use from :func:`~orders.settings.load_settings`:
-Azure adapters in Azure, embedded ones under the local host (whose clock they share, so a
-test's ManualClock drives the app too). Tests may install their own with :func:`use`.
+Azure adapters in Azure, embedded ones under the local host (whose clock and sleep it
+hands over through :func:`clocks.hand_over`, so a test's ManualClock drives the app too).
+Tests may install their own with :func:`use`.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import atexit
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+import clocks
 from clocks import Clock, SystemClock
 from orders.circuit import BreakerRegistry
 from orders.messaging import MessageSender, create_sender
@@ -46,7 +48,6 @@ class Services:
     and peeks for the operator dashboard); None in tests that do not read depths."""
     credential: Any = None
     """The process's one Azure credential (None under the local host)."""
-    extras: dict[str, Any] = field(default_factory=dict)
 
     def close(self) -> None:
         """Release connections: every client the process built, once (Azure parity)."""
@@ -63,12 +64,8 @@ _services: Services | None = None
 _guard = threading.Lock()
 
 
-def _local_host() -> Any:
-    try:
-        from devhost.runtime import current
-    except ImportError:  # not under the local host (devhost is not deployed)
-        return None
-    return current()
+def _host_time() -> clocks.HostTime | None:
+    return clocks.handed_over()
 
 
 def build_services(settings: Settings, clock: Clock | None = None) -> Services:
@@ -79,8 +76,8 @@ def build_services(settings: Settings, clock: Clock | None = None) -> Services:
     settings : Settings
         Validated settings.
     clock : Clock, optional
-        Defaults to the local host's clock when running under it, else the system clock.
-        Under the local host, waits between agent retries go through the host too (a
+        Defaults to the clock a host handed over (:func:`clocks.handed_over`), else the
+        system clock. Under a host, waits between agent retries use the host's sleep too (a
         ManualClock is advanced instead of sleeping).
 
     Returns
@@ -89,7 +86,7 @@ def build_services(settings: Settings, clock: Clock | None = None) -> Services:
     """
     from orders.startup import on_start
     on_start(settings)  # refuses settings over the retry budget (X2); logs and metrics (X8)
-    host = _local_host()
+    host = _host_time()
     clock = clock or (host.clock if host is not None else None) or SystemClock()
     credential = _credential(settings)
     if settings.STORE_BACKEND == "sqlite":
@@ -105,7 +102,7 @@ def build_services(settings: Settings, clock: Clock | None = None) -> Services:
     if settings.MESSAGING_BACKEND == "local":
         sender = create_sender("local", data_dir=settings.DEVHOST_DATA_DIR, clock=clock)
         settler = LocalSettler(settings.DEVHOST_DATA_DIR or ".data", clock)
-        depths = LocalQueueBrowser(settings.DEVHOST_DATA_DIR or ".data")
+        depths = LocalQueueBrowser(settings.DEVHOST_DATA_DIR or ".data", clock)
     else:
         namespace = settings.SERVICEBUS__fullyQualifiedNamespace
         assert namespace, "Settings refuse MESSAGING_BACKEND=servicebus without a namespace"

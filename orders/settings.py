@@ -24,8 +24,8 @@ from typing import Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from azurekit.client_ids import check_client_id
 from orders.errors import OrderServiceError
-from orders.models._types import check_client_id
 from orders.stores.ports import MAX_COUNT_LIMIT
 
 ORDER_CLIENTS_SETTING = "ORDER_CLIENTS"

@@ -3,8 +3,8 @@
 The Python SDK's ``Entity.create`` handler (what ``@app.entity_trigger`` registers) takes
 the batch JSON, runs each operation in order, catching each operation's exception as that
 operation's error result, and returns the new state with one result per operation
-(:mod:`devhost.entities.messages` has the shapes). This module turns that answer into an
-:class:`~devhost.entities.store.EntityCommit`: the new state, a response to every caller
+(:mod:`devhost.taskhub.entity_messages` has the shapes). This module turns that answer into an
+:class:`~devhost.taskhub.entity_queue.EntityCommit`: the new state, a response to every caller
 and the signals the entity sent.
 
 If the handler itself fails (an SDK error, a malformed answer, ``sys.exit()``), every
@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from devhost import invoke
-from devhost.entities.messages import (
+from devhost.taskhub.entity_messages import (
     REQUEST_KIND,
     RESPONSE_KIND,
     batch_context,
@@ -31,7 +31,7 @@ from devhost.entities.messages import (
     response_event,
     scheduler_id,
 )
-from devhost.entities.store import EntityCommit, EntityWorkItem
+from devhost.taskhub.entity_queue import EntityCommit, EntityWorkItem
 from devhost.taskhub.records import NewMessage
 
 log = logging.getLogger("devhost.entities")

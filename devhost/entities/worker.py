@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from devhost.entities.batch import run_batch
-from devhost.entities.store import EntityQueue
+from devhost.taskhub.store import TaskHub
 
 log = logging.getLogger("devhost.entities")
 
@@ -25,8 +25,8 @@ class EntityWorker:
 
     Parameters
     ----------
-    taskhub : EntityQueue
-        The shared task hub.
+    taskhub : TaskHub
+        The shared task hub (its entity queue).
     entities : dict
         The app's entity functions by lower-case entity name (``FunctionDef``).
     owner : str
@@ -40,7 +40,7 @@ class EntityWorker:
     is_schedule = False
     """Entity requests are work: they keep a drain going (see ``run_until_idle``)."""
 
-    def __init__(self, taskhub: EntityQueue, entities: dict[str, Any], *, owner: str,
+    def __init__(self, taskhub: TaskHub, entities: dict[str, Any], *, owner: str,
                  lease: timedelta = timedelta(seconds=30), batch_size: int = 50) -> None:
         self.taskhub = taskhub
         self.handlers = {name: fdef.func for name, fdef in entities.items()}

@@ -5,9 +5,9 @@ Served on 127.0.0.1 by the local host so that the azure-functions-durable SDK's
 manage orchestration instances exactly as they would against the Durable extension.
 """
 
+from azurekit.instance_ids import new_instance_id, validate_instance_id
 from devhost.http_api.app import create_http_app
 from devhost.http_api.history_view import history_events_json, history_table
-from devhost.http_api.instance_ids import new_instance_id, validate_instance_id
 from devhost.http_api.urls import client_binding_json, rpc_base_url
 
 __all__ = [

@@ -34,11 +34,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from devhost.entities.batch import missing_function_error
-from devhost.entities.messages import EntityIdError, check_entity_key, scheduler_id
 from devhost.http_api.context import ApiContext
 from devhost.http_api.errors import BadRequest
 from devhost.http_api.params import check_task_hub
 from devhost.http_api.urls import WEBHOOK_PATH
+from devhost.taskhub.entity_messages import EntityIdError, check_entity_key, scheduler_id
 
 log = logging.getLogger("devhost.entities")
 

@@ -4,7 +4,7 @@ Routing sees the *decoded* path, so an id with an encoded slash (``instances/a%2
 to be split in two and answered with a text 405 or 404, or worse, routed as another
 request (``instances/a%2Fterminate`` as "terminate instance a"). :class:`InstanceIdGuard`
 reads the id from the raw path first and answers an id that breaks the rules of SPEC D2
-(:func:`~devhost.http_api.instance_ids.validate_instance_id`) with HTTP 400 and the rule,
+(:func:`~azurekit.instance_ids.validate_instance_id`) with HTTP 400 and the rule,
 before any route runs. Ids starting with ``@`` are entity ids: they go on to the routes,
 which answer 404 with a reason when no such instance exists. :func:`route_error` turns
 Starlette's own 404/405 under the webhook path into the API's JSON error form.
@@ -19,8 +19,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
+from azurekit.instance_ids import validate_instance_id
 from devhost.http_api.errors import error_response
-from devhost.http_api.instance_ids import validate_instance_id
 from devhost.http_api.urls import WEBHOOK_PATH
 
 INSTANCES_PREFIX = WEBHOOK_PATH + "/instances/"

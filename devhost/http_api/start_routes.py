@@ -13,9 +13,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from azurekit.instance_ids import new_instance_id, validate_instance_id
 from devhost.http_api.context import ApiContext
 from devhost.http_api.errors import BadRequest
-from devhost.http_api.instance_ids import new_instance_id, validate_instance_id
 from devhost.http_api.params import (
     body_as_input_json,
     check_known_params,

@@ -24,9 +24,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from azurekit.instance_ids import validate_instance_id
 from devhost import invoke
-from devhost.entities.calls import ENTITY_ACTIONS, EntityCalls, keep_on_continue_as_new
-from devhost.http_api.instance_ids import validate_instance_id
 from devhost.orchestration.actions import (
     HTTP_ACTIVITY,
     ActionType,
@@ -35,6 +34,7 @@ from devhost.orchestration.actions import (
     takes_sequence_number,
 )
 from devhost.orchestration.batch import CONTROL_KINDS, select_batch
+from devhost.orchestration.entity_calls import ENTITY_ACTIONS, EntityCalls, keep_on_continue_as_new
 from devhost.orchestration.event_warnings import warn_event_surprises
 from devhost.orchestration.sdk_errors import sdk_failure
 from devhost.taskhub.events import EventType, event, format_time, parse_time

@@ -15,14 +15,14 @@ from typing import Any
 import sqlitekit as db
 from devhost.taskhub.events import format_time
 from devhost.taskhub.host_failure_log import activity_key, clear_host_failures
-from devhost.taskhub.instances import InstanceStore
+from devhost.taskhub.hub_file import HubPart
 from devhost.taskhub.records import ActivityWorkItem, NewMessage
 
 Completion = tuple[ActivityWorkItem, dict[str, Any]]
 """A finished activity and its TaskCompleted/TaskFailed event."""
 
 
-class ActivityQueue(InstanceStore):
+class ActivityQueue(HubPart):
     """Activity work items of a task hub (see :class:`~devhost.taskhub.store.TaskHub`)."""
 
     def claim_activities(self, owner: str, lease: timedelta,

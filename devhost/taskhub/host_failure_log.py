@@ -17,7 +17,7 @@ from typing import Any
 import sqlitekit as db
 from devhost.host_failures import HostRetryPolicy
 from devhost.taskhub.events import format_time
-from devhost.taskhub.instances import InstanceStore
+from devhost.taskhub.hub_file import HubPart
 from devhost.taskhub.records import ActivityWorkItem, NewMessage, OrchestrationWorkItem
 
 
@@ -37,8 +37,8 @@ def clear_host_failures(conn: sqlite3.Connection, keys: list[str]) -> None:
         conn.executemany("DELETE FROM host_failures WHERE work=?", [(k,) for k in keys])
 
 
-class HostFailureLog(InstanceStore):
-    """Count host-side failures and hold failed work back (mixed into the task hub)."""
+class HostFailureLog(HubPart):
+    """Count host-side failures and hold failed work back (a part of the task hub)."""
 
     def note_episode_failure(self, item: OrchestrationWorkItem, error: str,
                              policy: HostRetryPolicy) -> int:

@@ -9,15 +9,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import sqlite3
-import threading
 import uuid
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import sqlitekit as db
-from clocks import Clock
 from devhost.taskhub.events import EventType, event, format_time
+from devhost.taskhub.hub_file import HubPart
 from devhost.taskhub.records import (
     ALL_STATUSES,
     TERMINAL_STATUSES,
@@ -30,48 +28,10 @@ from devhost.taskhub.records import (
     TaskHubError,
     empty_replay_state,
 )
-from devhost.taskhub.schema import SCHEMA
 
 
-class InstanceStore:
-    """Instances and their histories: the task hub's client-facing operations.
-
-    Parameters
-    ----------
-    path : str or Path
-        The SQLite file (created with its schema if missing).
-    clock : Clock
-        Time source for timestamps, leases and timer visibility.
-    name : str
-        Task hub name, as in host.json ``extensions.durableTask.hubName``.
-    synchronous : {"FULL", "NORMAL"}
-        SQLite durability, see :func:`sqlitekit.connect`.
-    default_version : str, optional
-        host.json ``extensions.durableTask.defaultVersion``: the version of every instance
-        and sub-orchestration created without one (as the extension assigns it).
-    """
-
-    def __init__(self, path: str | Path, clock: Clock, *, name: str = "TestHubName",
-                 synchronous: str = "FULL", default_version: str | None = None) -> None:
-        self.path = Path(path)
-        self.clock = clock
-        self.name = name
-        self.default_version = default_version
-        self._synchronous = synchronous
-        self._local = threading.local()
-        # executescript manages its own transaction; CREATE ... IF NOT EXISTS is idempotent,
-        # so several processes opening one file at once is safe.
-        self._conn().executescript(SCHEMA)
-
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = db.connect(self.path, synchronous=self._synchronous)
-            self._local.conn = conn
-        return conn
-
-    def _now(self) -> str:
-        return format_time(self.clock.now())
+class InstanceStore(HubPart):
+    """Instances and their histories: the task hub's client-facing operations."""
 
     # ----------------------------------------------------------------- client operations
 
@@ -136,18 +96,6 @@ class InstanceStore:
                                         if parent else None))
         self._insert_message(conn, NewMessage(new.instance_id, execution_id, "start", started,
                                               now))
-
-    INSERT_MESSAGE = ("INSERT INTO inbox (instance_id, execution_id, kind, timer_id, event,"
-                      " visible_at) VALUES (?,?,?,?,?,?)")
-
-    @staticmethod
-    def _message_row(m: NewMessage) -> tuple[Any, ...]:
-        """Return the parameters of :attr:`INSERT_MESSAGE` (built outside the write lock)."""
-        return (m.instance_id, m.execution_id, m.kind, m.timer_id, json.dumps(m.event),
-                format_time(m.visible_at))
-
-    def _insert_message(self, conn: sqlite3.Connection, m: NewMessage) -> None:
-        conn.execute(self.INSERT_MESSAGE, self._message_row(m))
 
     def _delete_instance(self, conn: sqlite3.Connection, instance_id: str) -> None:
         for table in ("history", "inbox", "activities", "instances"):

@@ -12,13 +12,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import sqlitekit as db
-from devhost.entities.store import EntityQueue
+from clocks import Clock
 from devhost.taskhub.activity_queue import ActivityQueue
+from devhost.taskhub.entity_queue import EntityQueue
 from devhost.taskhub.events import EventType, event, format_time, parse_time
 from devhost.taskhub.host_failure_log import HostFailureLog, clear_host_failures, episode_key
+from devhost.taskhub.hub_file import HubFile, HubPart
+from devhost.taskhub.instances import InstanceStore
 from devhost.taskhub.records import (  # noqa: F401 - re-exported for callers
     ALL_STATUSES,
     TERMINAL_STATUSES,
@@ -86,15 +90,40 @@ class Round:
     refused: list[tuple[OrchestrationWorkItem, str]] = field(default_factory=list)
 
 
-class TaskHub(HostFailureLog, TimerRuns, ActivityQueue, EntityQueue):
+class TaskHub(HubPart):
     """The task hub in one SQLite file, safe for many threads and many processes.
 
-    Parameters are those of :class:`~devhost.taskhub.instances.InstanceStore`; the
-    activity queue is :class:`~devhost.taskhub.activity_queue.ActivityQueue`, the count of
-    host-side failures :class:`~devhost.taskhub.host_failure_log.HostFailureLog`, the timer
-    functions' run locks :class:`~devhost.taskhub.timer_runs.TimerRuns`, the durable
-    entities :class:`~devhost.entities.store.EntityQueue`.
+    Itself the orchestration work queue, composed over one :class:`HubFile` (whose
+    parameters it takes) with the other parts, whose client operations it offers as its
+    own: :attr:`instances`, :attr:`activities`, :attr:`entities`, :attr:`timers` (timer
+    functions' run locks) and :attr:`failures` (the host-failure log).
     """
+
+    def __init__(self, path: str | Path, clock: Clock, *, name: str = "TestHubName",
+                 synchronous: str = "FULL", default_version: str | None = None) -> None:
+        super().__init__(HubFile(path, clock, name=name, synchronous=synchronous,
+                                 default_version=default_version))
+        i = self.instances = InstanceStore(self.file)
+        a = self.activities = ActivityQueue(self.file)
+        e = self.entities = EntityQueue(self.file)
+        t = self.timers = TimerRuns(self.file)
+        f = self.failures = HostFailureLog(self.file)
+        self.create_instance, self.get_instance, self.get_history, self.get_history_json = \
+            i.create_instance, i.get_instance, i.get_history, i.get_history_json
+        self.raise_event, self.terminate, self.suspend, self.resume, self.purge = \
+            i.raise_event, i.terminate, i.suspend, i.resume, i.purge
+        self.query, self.count_by_status = i.query, i.count_by_status
+        self.claim_activities, self.complete_activities, self.settle_and_claim_activities = \
+            a.claim_activities, a.complete_activities, a.settle_and_claim_activities
+        self.release_activities, self.renew_activities = a.release_activities, a.renew_activities
+        self.signal_entity, self.read_entity, self.claim_entities, self.commit_entities = \
+            e.signal_entity, e.read_entity, e.claim_entities, e.commit_entities
+        self.next_entity_due = e.next_entity_due
+        self.begin_timer_run, self.renew_timer_run, self.end_timer_run = \
+            t.begin_timer_run, t.renew_timer_run, t.end_timer_run
+        self.note_episode_failure, self.note_activity_failure = \
+            f.note_episode_failure, f.note_activity_failure
+        self.force_fail, self.host_failure_count = f.force_fail, f.host_failure_count
 
     def claim_orchestrations(self, owner: str, lease: timedelta, max_instances: int = 1,
                              max_messages: int = 10_000) -> list[OrchestrationWorkItem]:
@@ -167,8 +196,8 @@ class TaskHub(HostFailureLog, TimerRuns, ActivityQueue, EntityQueue):
                     (instance_id, stamp, max_messages))
             ]
             items.append(OrchestrationWorkItem(
-                self._get(conn, instance_id), [], messages, owner,
-                history_json=self.get_history_json(instance_id)))
+                self.instances._get(conn, instance_id), [], messages, owner,
+                history_json=self.instances.get_history_json(instance_id)))
         return items
 
     def release_orchestration(self, item: OrchestrationWorkItem) -> None:
@@ -244,21 +273,21 @@ class TaskHub(HostFailureLog, TimerRuns, ActivityQueue, EntityQueue):
         conn = self._conn()
         if not commits and not completions and not (
                 max_instances > 0 and self._any_visible(conn, stamp)
-                or max_activities > 0 and self._any_claimable(conn, stamp)):
+                or max_activities > 0 and self.activities._any_claimable(conn, stamp)):
             return Round()  # nothing to write or claim: no turn at the write lock
         prepared, refused = self._prepare_all(commits, now)
-        messages = self._completion_rows(completions, now)
+        messages = self.activities._completion_rows(completions, now)
         with db.write(conn):
             written = [self._commit_one(conn, p) for p in prepared]
             self._clear_episode_failures(conn, prepared, written)
-            settled = self._settle(conn, completions, messages)
+            settled = self.activities._settle(conn, completions, messages)
             ids = self._claim_instances(conn, owner, now, orchestration_lease, max_instances)
-            rows = self._claim_activity_rows(conn, owner, stamp,
+            rows = self.activities._claim_activity_rows(conn, owner, stamp,
                                              format_time(now + activity_lease), max_activities)
         won = {id(p.item): w for p, w in zip(prepared, written, strict=True)}
         return Round([won.get(id(item), False) for item, _ in commits], settled,
-                     self._load_work_items(ids, owner, now), self._activity_items(rows, owner),
-                     refused)
+                     self._load_work_items(ids, owner, now),
+                     self.activities._activity_items(rows, owner), refused)
 
     def _prepare_all(self, commits: list[tuple[OrchestrationWorkItem, EpisodeCommit]],
                      now: datetime) -> tuple[list[_Prepared],
@@ -333,10 +362,11 @@ class TaskHub(HostFailureLog, TimerRuns, ActivityQueue, EntityQueue):
                 "SELECT runtime_status FROM instances WHERE instance_id=?",
                 (child.instance_id,)).fetchone()
             if existing is not None and existing["runtime_status"] in TERMINAL_STATUSES:
-                self._delete_instance(conn, child.instance_id)
+                self.instances._delete_instance(conn, child.instance_id)
                 existing = None
             if existing is None:
-                self._insert_instance(conn, child, parent=(inst.instance_id, execution_id))
+                self.instances._insert_instance(conn, child,
+                                                parent=(inst.instance_id, execution_id))
             else:
                 failed = event(
                     EventType.SubOrchestrationInstanceFailed, now,

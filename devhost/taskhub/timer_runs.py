@@ -15,11 +15,11 @@ from datetime import datetime, timedelta
 
 import sqlitekit as db
 from devhost.taskhub.events import format_time, parse_time
-from devhost.taskhub.instances import InstanceStore
+from devhost.taskhub.hub_file import HubPart
 
 
-class TimerRuns(InstanceStore):
-    """Per-function run locks of timer triggers (mixed into the task hub)."""
+class TimerRuns(HubPart):
+    """Per-function run locks of timer triggers (a part of the task hub)."""
 
     def begin_timer_run(self, function: str, owner: str, occurrence: datetime,
                         lock: timedelta) -> str:

@@ -29,9 +29,9 @@ from devhost.host_failures import (
     describe,
     host_error_text,
 )
-from devhost.servicebus import MessageLockLostError, ServiceBusEngine
-from devhost.servicebus.models import ReceivedMessage
 from devhost.workers.lease import renewing
+from sqlitebus import MessageLockLostError, ServiceBusEngine
+from sqlitebus.models import ReceivedMessage
 
 log = logging.getLogger("devhost.servicebus")
 

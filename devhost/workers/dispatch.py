@@ -13,9 +13,9 @@ from datetime import timedelta
 from typing import Any
 
 from devhost.app_loader import AppIndex
-from devhost.entities.calls import EntityCalls
 from devhost.host_failures import HostRetryPolicy, describe, host_error_text
 from devhost.orchestration import sdk_fastpaths
+from devhost.orchestration.entity_calls import EntityCalls
 from devhost.orchestration.episode import Episode
 from devhost.orchestration.host_failure import host_failure_commit
 from devhost.orchestration.versioning import MISMATCH_MESSAGE, REJECT_DELAY, Versioning

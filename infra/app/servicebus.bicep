@@ -46,7 +46,7 @@ param developerPrincipalId string
 @description('Also give the app Data Owner on the queues it does not trigger on: the ops summary then reads every dead-letter depth.')
 param appReadsDeadLetterDepth bool
 
-// The one source of queue properties (also read by devhost/servicebus/properties.py).
+// The one source of queue properties (also read by azurekit/queues.py).
 var queueFile = loadJsonContent('../queues.json')
 
 // orders/names.py ORDERS_QUEUE: the shared submission queue of earlier versions; the app

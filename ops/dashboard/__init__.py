@@ -13,5 +13,5 @@ Every value is put on the page as text (``textContent``), never as markup, and t
 Content-Security-Policy allows no inline script: an order whose fields hold HTML or script
 shows them literally.
 
-May import: what :mod:`ops` may (never ``devhost`` at module level).
+May import: what :mod:`ops` may (never ``devhost``).
 """

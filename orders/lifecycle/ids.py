@@ -23,7 +23,7 @@ orchestration version        ``<workflow version>.0``                     X6
 ===========================  ===========================================  ===============
 
 Length budget (SPEC D2: an instance id has at most 100 characters): a client id has at
-most 20 characters (:data:`~orders.models._types.CLIENT_ID_MAX_LENGTH`), an OrderID at
+most 20 characters (:data:`~azurekit.client_ids.CLIENT_ID_MAX_LENGTH`), an OrderID at
 most 64, so a key has at most 85 and ``<key>:comp:<n>`` at most 91 + the digits of ``n``;
 an agent request MessageId at most 100 + 16 (``:cancel_shipment``) = 116 of Service Bus's
 128. A status message goes to its client's own queue and carries the client's OrderID,
@@ -48,9 +48,10 @@ from hashlib import sha256
 
 from pydantic import TypeAdapter, ValidationError
 
+from azurekit.client_ids import check_client_id
 from azurekit.servicebus import MAX_MESSAGE_ID_LENGTH
 from orders.models import check_instance_id
-from orders.models._types import ORDER_KEY_SEPARATOR, OrderId, OrderKey, check_client_id
+from orders.models._types import ORDER_KEY_SEPARATOR, OrderId, OrderKey
 
 MAX_KEY_LENGTH = 255
 """Longest idempotency key the services accept (Stripe's limit)."""

@@ -1,8 +1,8 @@
 """Every change of an order's ProcessState, as one table and one function that applies it.
 
 The state record (SPEC S2) moves through the states below only by the transitions in
-:data:`TRANSITIONS`: each names the states it may start from, the state it leads to, who
-may make it, and the fence its write must pass. :func:`apply` is the only way a caller
+:data:`TRANSITIONS`: each names the states it may start from, the state it leads to and
+who may make it. :func:`apply` is the only way a caller
 changes ``processState``: it refuses a transition from a state the table does not allow
 or by an actor it does not name, so an illegal transition cannot be written by accident.
 Callers write the result with a conditional update: the ETag they read (every write),
@@ -40,17 +40,6 @@ class Actor(StrEnum):
     """An operator, through ``python -m ops`` (SPEC S7)."""
 
 
-class Fence(StrEnum):
-    """The condition a transition's write must pass (SPEC S3, S4, V2, V4)."""
-
-    ETAG = "ETag read"
-    """Conditional on the ETag the writer read (two writers: one wins)."""
-    LOCKED_BY = "LockedBy names the writer, and the ETag"
-    """An orchestration writes only while LockedBy names its instance (SPEC S4)."""
-    STALE_LOCKED_BY = "LockedBy still names the expired attempt, and the ETag"
-    """The supervisor recovers only the attempt it found expired (SPEC V2)."""
-
-
 @dataclass(frozen=True)
 class Transition:
     """One allowed change of ProcessState.
@@ -63,55 +52,45 @@ class Transition:
         The state it leads to; None for a change within the record's state.
     actors : frozenset of Actor
         Who may make it.
-    fence : Fence
-        The condition of its write.
     """
 
     source: frozenset[ProcessState]
     target: ProcessState | None
     actors: frozenset[Actor]
-    fence: Fence
 
 
-def _t(source: set[ProcessState], target: ProcessState | None, actors: set[Actor],
-       fence: Fence) -> Transition:
-    return Transition(frozenset(source), target, frozenset(actors), fence)
+def _t(source: set[ProcessState], target: ProcessState | None,
+       actors: set[Actor]) -> Transition:
+    return Transition(frozenset(source), target, frozenset(actors))
 
 
 A = Actor
 TRANSITIONS: dict[str, Transition] = {
     # The order's own attempts (S3-S7, V2).
-    "claim_attempt": _t({P.PENDING}, P.PROCESSING, {A.STARTER}, Fence.ETAG),
-    "begin_attempt": _t({P.PROCESSING}, P.PROCESSING, {A.ORDER_WORKFLOW}, Fence.LOCKED_BY),
-    "complete": _t({P.PROCESSING}, P.PROCESSED, {A.ORDER_WORKFLOW}, Fence.LOCKED_BY),
-    "mark_circuit_refusal": _t({P.PROCESSING, P.COMPENSATING}, None, {A.REPLY_HANDLER},
-                               Fence.LOCKED_BY),
-    "retry_attempt": _t({P.PROCESSING}, P.PENDING, {A.SUPERVISOR}, Fence.STALE_LOCKED_BY),
-    "hold_back_attempt": _t({P.PROCESSING}, P.PENDING, {A.SUPERVISOR}, Fence.STALE_LOCKED_BY),
+    "claim_attempt": _t({P.PENDING}, P.PROCESSING, {A.STARTER}),
+    "begin_attempt": _t({P.PROCESSING}, P.PROCESSING, {A.ORDER_WORKFLOW}),
+    "complete": _t({P.PROCESSING}, P.PROCESSED, {A.ORDER_WORKFLOW}),
+    "mark_circuit_refusal": _t({P.PROCESSING, P.COMPENSATING}, None, {A.REPLY_HANDLER}),
+    "retry_attempt": _t({P.PROCESSING}, P.PENDING, {A.SUPERVISOR}),
+    "hold_back_attempt": _t({P.PROCESSING}, P.PENDING, {A.SUPERVISOR}),
     # Giving up on an order (S7, S9, V2).
-    "hand_over": _t({P.PROCESSING}, P.COMPENSATING, {A.ORDER_WORKFLOW, A.SUPERVISOR},
-                    Fence.STALE_LOCKED_BY),
-    "fail_without_undo": _t({P.PROCESSING}, P.ERROR, {A.ORDER_WORKFLOW, A.SUPERVISOR},
-                            Fence.STALE_LOCKED_BY),
+    "hand_over": _t({P.PROCESSING}, P.COMPENSATING, {A.ORDER_WORKFLOW, A.SUPERVISOR}),
+    "fail_without_undo": _t({P.PROCESSING}, P.ERROR, {A.ORDER_WORKFLOW, A.SUPERVISOR}),
     # Compensation (S9).
-    "claim_compensation": _t({P.COMPENSATING}, P.COMPENSATING, {A.STARTER}, Fence.ETAG),
-    "begin_compensation": _t({P.COMPENSATING}, P.COMPENSATING, {A.COMPENSATION_WORKFLOW},
-                             Fence.LOCKED_BY),
-    "compensated": _t({P.COMPENSATING}, P.COMPENSATED, {A.COMPENSATION_WORKFLOW},
-                      Fence.LOCKED_BY),
+    "claim_compensation": _t({P.COMPENSATING}, P.COMPENSATING, {A.STARTER}),
+    "begin_compensation": _t({P.COMPENSATING}, P.COMPENSATING, {A.COMPENSATION_WORKFLOW}),
+    "compensated": _t({P.COMPENSATING}, P.COMPENSATED, {A.COMPENSATION_WORKFLOW}),
     "compensation_failed": _t({P.COMPENSATING}, P.COMPENSATION_FAILED,
-                              {A.COMPENSATION_WORKFLOW}, Fence.LOCKED_BY),
-    "retry_compensation": _t({P.COMPENSATING}, P.COMPENSATING, {A.SUPERVISOR},
-                             Fence.STALE_LOCKED_BY),
-    "give_up_compensation": _t({P.COMPENSATING}, P.COMPENSATION_FAILED, {A.SUPERVISOR},
-                               Fence.STALE_LOCKED_BY),
+                              {A.COMPENSATION_WORKFLOW}),
+    "retry_compensation": _t({P.COMPENSATING}, P.COMPENSATING, {A.SUPERVISOR}),
+    "give_up_compensation": _t({P.COMPENSATING}, P.COMPENSATION_FAILED, {A.SUPERVISOR}),
     # Telling the client its final status (S8): CompleteBy of a final state is when the
     # status must have been sent; it is cleared once it was (orders/lifecycle/changes.py).
     "status_sent": _t(set(FINAL_STATES), None,
-                      {A.ORDER_WORKFLOW, A.COMPENSATION_WORKFLOW, A.SUPERVISOR}, Fence.ETAG),
-    "status_unsent": _t(set(FINAL_STATES), None, {A.SUPERVISOR}, Fence.ETAG),
+                      {A.ORDER_WORKFLOW, A.COMPENSATION_WORKFLOW, A.SUPERVISOR}),
+    "status_unsent": _t(set(FINAL_STATES), None, {A.SUPERVISOR}),
     # Operators (S7).
-    "resubmit": _t({P.ERROR}, P.PENDING, {A.OPERATOR}, Fence.ETAG),
+    "resubmit": _t({P.ERROR}, P.PENDING, {A.OPERATOR}),
 }
 """The allowed transitions by name. A target of None keeps the record's state."""
 
@@ -121,12 +100,6 @@ class IllegalTransitionError(OrderServiceError, ValueError):
 
     Permanent: the same transition on the same record is refused again.
     """
-
-
-def allowed(source: ProcessState, target: ProcessState) -> bool:
-    """Tell whether any transition leads from ``source`` to ``target``."""
-    return any(source in t.source and (t.target or source) is target
-               for t in TRANSITIONS.values())
 
 
 def apply(name: str, record: StateRecord, actor: Actor, **changes: Any) -> StateRecord:

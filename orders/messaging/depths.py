@@ -6,8 +6,8 @@ not be routed. Their number per queue is part of the ops summary and a metric to
 
 One reader per process (:class:`orders.runtime.Services` holds it and closes it):
 
-- :class:`LocalDepthReader`: the local host's Service Bus engine (the running host's own,
-  or the data folder's); ``devhost`` is imported only then, as it is not deployed;
+- :class:`LocalDepthReader`: the embedded Service Bus engine (:mod:`sqlitebus`) on the
+  local host's data folder, opened on first use and kept;
 - :class:`AzureDepthReader`: the Service Bus administration client, created on first use
   with the process's one credential and kept, so a timer that runs every minute opens no
   new connection or token cache each time. It needs the *Manage* right ("Azure Service
@@ -21,7 +21,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+from clocks import Clock
+
+if TYPE_CHECKING:
+    from sqlitebus import ServiceBusEngine
 
 from orders.messaging.settlement import DEAD_LETTERS_QUEUE
 
@@ -45,16 +50,21 @@ class DepthReader(Protocol):
 
 
 class LocalDepthReader:
-    """Dead-letter depths from the local host's Service Bus engine.
+    """Dead-letter depths from the embedded Service Bus engine on the host's data folder.
 
     Parameters
     ----------
     data_dir : str or Path
         The host's data folder.
+    clock : Clock, optional
+        The host's clock (locks and scheduled messages are counted by it).
     """
 
-    def __init__(self, data_dir: str | Path) -> None:
+    def __init__(self, data_dir: str | Path, clock: Clock | None = None) -> None:
         self._data_dir = Path(data_dir)
+        self._clock = clock
+        self._opened: ServiceBusEngine | None = None
+        self._lock = threading.Lock()
 
     def dead_letter_depths(self, queues: list[str]) -> dict[str, int]:
         """Return the dead-letter depth of each queue; see :class:`DepthReader`."""
@@ -62,24 +72,22 @@ class LocalDepthReader:
             return {q: engine.counts(q).dead_letter for q in queues}
 
     @contextmanager
-    def _engine(self) -> Iterator[Any]:
-        """Yield the running host's engine if it serves this folder, else one opened here."""
-        from devhost.runtime import current
+    def _engine(self) -> Iterator[ServiceBusEngine]:
+        """Yield this reader's engine, opened on first use (Azure never opens one)."""
+        with self._lock:
+            if self._opened is None:
+                from sqlitebus import open_engine
 
-        host = current()
-        if host is not None and Path(host.data_dir).resolve() == self._data_dir.resolve():
-            yield host.engine
-            return
-        from devhost.servicebus import open_engine
-
-        engine = open_engine(str(self._data_dir))
-        try:
-            yield engine
-        finally:
-            engine.close()
+                self._opened = open_engine(str(self._data_dir), clock=self._clock)
+            engine = self._opened
+        yield engine
 
     def close(self) -> None:
-        """Nothing to release: the engine is opened per read or is the host's own."""
+        """Close the engine if one was opened."""
+        with self._lock:
+            if self._opened is not None:
+                self._opened.close()
+                self._opened = None
 
 
 class AzureDepthReader:

@@ -1,7 +1,8 @@
 """Choose the messaging adapter by backend name, read once at the edge from settings.
 
-``local`` writes into the local host's SQLite engine, ``servicebus`` into Azure Service
-Bus. Adapters are imported only when chosen, so the Azure app never imports ``devhost``.
+``local`` writes into the embedded Service Bus engine (:mod:`sqlitebus`) on the local
+host's data folder, ``servicebus`` into Azure Service Bus. Adapters are imported only when
+chosen, so the app in Azure never loads the embedded engine.
 """
 
 from __future__ import annotations

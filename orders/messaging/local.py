@@ -1,7 +1,8 @@
-"""Messaging adapter for the local host: sends into the devhost Service Bus engine.
+"""Messaging adapter for the local host: sends into the embedded Service Bus engine.
 
-``devhost`` is not deployed to Azure (``.funcignore``), so it is imported lazily, only
-when this adapter is constructed; importing :mod:`orders.messaging` never needs it.
+The engine (:mod:`sqlitebus`) is a leaf package the local host reads the same file with;
+:mod:`orders.messaging.factory` imports this module only when the ``local`` backend is
+chosen, so the app in Azure never loads it.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ import logging
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+import sqlitebus
+from clocks import Clock
 from orders.messaging.errors import (
     MessageRejectedError,
     MessagingError,
@@ -33,7 +35,7 @@ class LocalMessageSender(MessageSender):
 
     Parameters
     ----------
-    engine : devhost.servicebus.ServiceBusEngine, optional
+    engine : sqlitebus.ServiceBusEngine, optional
         An open engine to share (not closed by :meth:`close`).
     data_dir : str or Path, optional
         The host's data folder; used to open an engine when ``engine`` is None.
@@ -50,21 +52,18 @@ class LocalMessageSender(MessageSender):
 
     def __init__(
         self,
-        engine: Any = None,
+        engine: sqlitebus.ServiceBusEngine | None = None,
         *,
         data_dir: str | Path | None = None,
         queues_file: str | Path | None = None,
-        clock: Any = None,
+        clock: Clock | None = None,
     ) -> None:
-        from devhost import servicebus  # lazy: the local host is not deployed to Azure
-
-        self._sb = servicebus
         self._owns_engine = engine is None
         if engine is None:
             if data_dir is None:
                 raise ValueError("data_dir: required when no engine is given")
-            catalog = servicebus.load_queue_catalog(queues_file)
-            engine = servicebus.open_engine(data_dir, catalog=catalog, clock=clock)
+            catalog = sqlitebus.load_queue_catalog(queues_file)
+            engine = sqlitebus.open_engine(data_dir, catalog=catalog, clock=clock)
         self._engine = engine
 
     def send_many(self, queue: str, messages: Sequence[OutgoingMessage]) -> None:
@@ -94,9 +93,9 @@ class LocalMessageSender(MessageSender):
             )
         try:
             accepted = self._engine.send_many(queue, drafts)
-        except self._sb.MessagingEntityNotFoundError as exc:
+        except sqlitebus.MessagingEntityNotFoundError as exc:
             raise QueueNotFoundError(queue, str(exc)) from exc
-        except self._sb.ServiceBusError as exc:  # the local host's flag carries over
+        except sqlitebus.ServiceBusError as exc:  # the local host's flag carries over
             error = MessagingUnavailableError if exc.retryable else MessagingError
             raise error(f"queue {queue!r}: {exc}", retry_after=exc.retry_after) from exc
         except sqlite3.Error as exc:
@@ -112,9 +111,9 @@ class LocalMessageSender(MessageSender):
         if self._owns_engine:
             self._engine.close()
 
-    def _to_new_message(self, message: OutgoingMessage) -> Any:
+    def _to_new_message(self, message: OutgoingMessage) -> sqlitebus.NewMessage:
         try:
-            return self._sb.NewMessage(
+            return sqlitebus.NewMessage(
                 message.body_bytes(),
                 message_id=message.message_id,
                 application_properties=message_properties(message.application_properties),

@@ -4,7 +4,8 @@ A bad message must be dead-lettered with its reason, never dropped and never ret
 ``MaxDeliveryCountExceeded``. The trigger function asks this port to dead-letter the message
 it holds and then returns.
 
-- Local host: the embedded Service Bus dead-letters by lock token, as the Functions host's
+- Local host: the embedded Service Bus (:mod:`sqlitebus`, imported only when used)
+  dead-letters by lock token, as the Functions host's
   settlement service does; the message lands in its queue's dead-letter subqueue.
 - Azure: :class:`ForwardingSettler` sends a copy of the message, with the reason, to the
   queue ``dead-letters`` through the app's own ``azure-servicebus`` sender, and the trigger
@@ -24,6 +25,7 @@ import uuid
 from datetime import datetime
 from typing import Any, Protocol
 
+from clocks import Clock
 from orders.messaging.port import MessageSender, OutgoingMessage
 
 DEAD_LETTERS_QUEUE = "dead-letters"
@@ -59,7 +61,7 @@ class MessageSettler(Protocol):
 
 
 class LocalSettler:
-    """Dead-letters through the local host's embedded Service Bus.
+    """Dead-letters through the embedded Service Bus on the local host's data folder.
 
     Parameters
     ----------
@@ -69,8 +71,8 @@ class LocalSettler:
         The host's clock.
     """
 
-    def __init__(self, data_dir: str, clock: Any = None) -> None:
-        from devhost.servicebus import open_engine
+    def __init__(self, data_dir: str, clock: Clock | None = None) -> None:
+        from sqlitebus import open_engine
 
         self._engine = open_engine(data_dir, clock=clock)
 

@@ -23,35 +23,22 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from azurekit.client_ids import check_client_id
+from azurekit.instance_ids import instance_id_rule_broken
+
 ORDER_ID_MAX_LENGTH = 64
 """Longest OrderID: ``f"{order_id}:{attempt}"`` must stay within SPEC D2's 100 characters."""
-
-CLIENT_ID_MAX_LENGTH = 20
-"""Longest id of a client with its own submit queue: its order keys
-``<clientId>~<OrderID>`` are at most 20 + 1 + 64 = 85 characters, so every instance id
-built from one (``<key>:comp:<n>``) stays within SPEC D2's 100 (``orders.lifecycle.ids``)."""
-
-CLIENT_ID_PATTERN = rf"^[a-z0-9](?:[a-z0-9-]{{0,{CLIENT_ID_MAX_LENGTH - 2}}}[a-z0-9])?$"
-"""Client ids: 1 to 20 lower-case letters, digits or ``-``, alphanumeric at both ends (the
-queue names ``orders-<clientId>`` and ``replies-<clientId>`` need that)."""
 
 ORDER_KEY_SEPARATOR = "~"
 """Between the client id and the OrderID in an order key: in neither of them, valid in
 instance ids (SPEC D2), Cosmos DB ids, MessageIds and URL paths (RFC 3986 unreserved)."""
 
-ORDER_KEY_MAX_LENGTH = CLIENT_ID_MAX_LENGTH + len(ORDER_KEY_SEPARATOR) + ORDER_ID_MAX_LENGTH
-"""Longest order key: 85 characters."""
-
 _ORDER_ID_RE = re.compile(rf"[A-Za-z0-9._-]{{1,{ORDER_ID_MAX_LENGTH}}}")
-_CLIENT_ID_RE = re.compile(CLIENT_ID_PATTERN)
 _SKU_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 _CURRENCY_RE = re.compile(r"[A-Z]{3}")
 # Service Bus entity names: letters, digits, '.', '-', '_', '/'; start and end with a
 # letter or digit; at most 260 characters (documented Service Bus naming rules).
 _QUEUE_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._/-]{0,258}[A-Za-z0-9])?")
-_INSTANCE_ID_FORBIDDEN = set("/\\#?")
-INSTANCE_ID_MAX_LENGTH = 100
-"""Longest orchestration instance id accepted by Durable Functions (SPEC D2)."""
 
 
 def format_utc(value: datetime) -> str:
@@ -98,33 +85,6 @@ def _order_id(value: str) -> str:
     return value
 
 
-def check_client_id(value: str) -> str:
-    """Check the id of a client with its own submit queue (SPEC S8, X10).
-
-    Parameters
-    ----------
-    value : str
-        Candidate client id.
-
-    Returns
-    -------
-    str
-        ``value`` unchanged.
-
-    Raises
-    ------
-    ValueError
-        Unless it is 1 to 20 lower-case letters, digits or ``-``, alphanumeric at both
-        ends (:data:`CLIENT_ID_PATTERN`).
-    """
-    if not isinstance(value, str) or not _CLIENT_ID_RE.fullmatch(value):
-        raise ValueError(
-            f"must be 1 to {CLIENT_ID_MAX_LENGTH} lower-case letters, digits or '-', "
-            f"starting and ending with a letter or digit; got {value!r}"
-        )
-    return value
-
-
 def _order_key(value: str) -> str:
     client, separator, order_id = value.rpartition(ORDER_KEY_SEPARATOR)
     if separator:
@@ -167,32 +127,14 @@ def _queue_name(value: str) -> str:
 
 
 def check_instance_id(value: str) -> str:
-    """Check an orchestration instance id against SPEC D2.
+    """Check an orchestration instance id (the value stored in LockedBy) against SPEC D2.
 
-    Parameters
-    ----------
-    value : str
-        Candidate instance id (the value stored in LockedBy).
-
-    Returns
-    -------
-    str
-        ``value`` unchanged.
-
-    Raises
-    ------
-    ValueError
-        If it is empty, longer than 100 characters, starts with ``@``, or contains
-        a slash, backslash, ``#``, ``?`` or a control character.
+    The rule is :func:`azurekit.instance_ids.instance_id_rule_broken`'s; raises ValueError
+    stating it.
     """
-    if not 1 <= len(value) <= INSTANCE_ID_MAX_LENGTH:
-        raise ValueError(f"must be 1 to {INSTANCE_ID_MAX_LENGTH} characters (SPEC D2)")
-    if value.startswith("@"):
-        raise ValueError(f"must not start with '@' (SPEC D2); got {value!r}")
-    if any(ch in _INSTANCE_ID_FORBIDDEN or ord(ch) < 32 or ord(ch) == 127 for ch in value):
-        raise ValueError(
-            f"must not contain / \\ # ? or control characters (SPEC D2); got {value!r}"
-        )
+    problem = instance_id_rule_broken(value)
+    if problem is not None:
+        raise ValueError(f"{problem} (SPEC D2)")
     return value
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from client import tpch
 from clocks import ManualClock
-from devhost.servicebus import ServiceBusEngine, load_queue_catalog
 from orders.models import Order
+from sqlitebus import ServiceBusEngine, load_queue_catalog
 
 TPCH_SCALE_FACTOR = 0.01
 

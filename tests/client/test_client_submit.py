@@ -6,6 +6,7 @@ from hashlib import sha256
 import pytest
 from typer.testing import CliRunner
 
+from azurekit.client_ids import CLIENT_ID_MAX_LENGTH
 from client import tpch
 from client.cli import app
 from client.submit import (
@@ -18,12 +19,11 @@ from client.submit import (
     submit_orders,
     submit_queue_for,
 )
-from devhost.servicebus import open_engine
 from orders.messaging.local import LocalMessageSender
 from orders.messaging.port import MAX_MESSAGE_ID_LENGTH
 from orders.models import ORDER_ID_MAX_LENGTH
-from orders.models._types import CLIENT_ID_MAX_LENGTH
 from orders.models.messages import SubmitOrder
+from sqlitebus import open_engine
 
 ACME_QUEUE = "orders-acme"
 

@@ -8,8 +8,8 @@ from typer.testing import CliRunner
 from client.cli import app, summary_table
 from client.receivers import LocalReplyReceiver
 from client.watch import INVALID_STATUS_REASON, LockLostError, WatchResult, watch
-from devhost.servicebus import open_engine
 from orders.models.messages import StatusKind, StatusMessage
+from sqlitebus import open_engine
 
 QUEUE = "replies-acme"
 T0 = datetime(2030, 1, 1, tzinfo=UTC)

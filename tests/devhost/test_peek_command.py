@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from devhost import cli
 from devhost.cli import app
-from devhost.servicebus import open_engine
+from sqlitebus import open_engine
 
 
 def test_peek_shows_whole_bodies_and_the_dead_letter_description(tmp_path, monkeypatch):

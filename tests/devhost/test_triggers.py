@@ -10,8 +10,8 @@ import pytest
 
 from devhost import invoke
 from devhost.runtime import build_host
-from devhost.servicebus import MAX_DELIVERY_COUNT_EXCEEDED
 from devhost.triggers.timer import TimerTriggerPoller
+from sqlitebus import MAX_DELIVERY_COUNT_EXCEEDED
 from tests.devhost.conftest import SAMPLE_APP
 
 

@@ -9,11 +9,12 @@ import azure.durable_functions as df
 import httpx
 import pytest
 
+from azurekit.app_settings import APP_SETTINGS_FILE
 from devhost import invoke
 from devhost.app_loader import AppLoadError
 from devhost.host import LocalHost
 from devhost.orchestration.versioning import MISMATCH_MESSAGE, compare_versions
-from devhost.runtime import APP_SETTINGS_FILE, build_host
+from devhost.runtime import build_host
 from devhost.taskhub.events import EventType
 from tests.devhost.apps import write_app
 

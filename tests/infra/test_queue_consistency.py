@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from devhost.servicebus.properties import load_queue_catalog
+from azurekit.queues import load_queue_catalog
 from orders import names
 from tests.infra.bicep_eval import Scope, Unsupported
 from tests.infra.checks import (

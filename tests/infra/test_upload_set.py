@@ -5,7 +5,8 @@ reads it). The app is imported from a copy of exactly that set, by a Python whos
 packages are ``requirements.txt`` (what the remote build installs), with Azure's settings
 (Cosmos DB and Service Bus backends), and must list every function. A static pass also
 checks that every module the shipped code imports, at module level or inside a function,
-is shipped or installed: only the embedded adapters may reach the local host, lazily.
+is shipped or installed: the embedded adapters use the shipped engine (``sqlitebus``), and
+nothing shipped reaches the local host.
 """
 
 import ast
@@ -27,9 +28,6 @@ REPO = Path(__file__).resolve().parents[2]
 NOT_SHIPPED = ("devhost", "simulator", "client", "demo", "bench", "tests", "docs",
                "node_modules", "pyproject.toml", "local.settings.json", "Makefile",
                "package.json", "infra/main.bicep")
-LOCAL_HOST_ONLY = {"orders/runtime.py", "orders/messaging/local.py",
-                   "orders/messaging/settlement.py", "orders/messaging/depths.py"}
-"""Shipped modules that import the local host, inside functions that run only under it."""
 AZURE_SETTINGS = {
     "STORE_BACKEND": "cosmos", "COSMOS_ENDPOINT": "https://example.documents.azure.com:443/",
     "COSMOS_DATABASE": "orders", "MESSAGING_BACKEND": "servicebus",
@@ -83,7 +81,8 @@ def shipped(tmp_path_factory) -> Path:
 def test_the_upload_set_holds_the_app_and_none_of_the_tooling(shipped):
     files = upload_set(REPO)
     for needed in ("function_app.py", "host.json", "requirements.txt", "infra/queues.json",
-                   "orders/settings.py", "scheduler/blueprint.py", "sqlitekit/__init__.py"):
+                   "orders/settings.py", "scheduler/blueprint.py", "sqlitekit/__init__.py",
+                   "sqlitebus/engine.py"):
         assert needed in files
     leaked = [f for f in files if f.startswith(NOT_SHIPPED) or "__pycache__" in f
               or ".egg-info" in f or f.startswith(".venv")]
@@ -127,8 +126,7 @@ def test_every_module_the_shipped_code_imports_is_shipped_or_installed(shipped,
     for path in sorted(shipped.rglob("*.py")):
         rel = path.relative_to(shipped).as_posix()
         for name in set(imported_names(path)):
-            if not (name == "devhost" and rel in LOCAL_HOST_ONLY):
-                wanted.setdefault(name, []).append(rel)
+            wanted.setdefault(name, []).append(rel)
     probe = subprocess.run(
         [str(deploy_python), "-I", "-c",
          "import importlib.util, json, sys; sys.path.insert(0, '.'); "

@@ -16,7 +16,7 @@ runner = CliRunner()
 
 @pytest.fixture
 def data_dir(tmp_path, monkeypatch):
-    monkeypatch.setattr(runtime, "_local_host", lambda: None)
+    monkeypatch.setattr(runtime, "_host_time", lambda: None)
     for key in ("STORE_BACKEND", "MESSAGING_BACKEND", "MAX_IN_FLIGHT"):
         monkeypatch.delenv(key, raising=False)
     stores = sqlite_stores(tmp_path)
@@ -108,7 +108,7 @@ def test_budget_and_bad_settings(data_dir, monkeypatch):
 
 
 def test_without_a_data_dir_the_local_default_is_dot_data(tmp_path, monkeypatch):
-    monkeypatch.setattr(runtime, "_local_host", lambda: None)
+    monkeypatch.setattr(runtime, "_host_time", lambda: None)
     for key in ("STORE_BACKEND", "MESSAGING_BACKEND", "DEVHOST_DATA_DIR"):
         monkeypatch.delenv(key, raising=False)
     stores = sqlite_stores(tmp_path / ".data")

@@ -25,7 +25,6 @@ from orders.lifecycle.transitions import (
     TRANSITIONS,
     Actor,
     IllegalTransitionError,
-    allowed,
     apply,
 )
 from orders.models import ProcessState, StateRecord
@@ -53,7 +52,9 @@ def valid(record: StateRecord) -> StateRecord:
 
 @pytest.mark.parametrize(("source", "target"), list(product(ProcessState, ProcessState)))
 def test_every_pair_of_states_is_allowed_only_if_the_table_says_so(source, target):
-    assert allowed(source, target) is ((source, target) in EXPECTED)
+    allowed = any(source in t.source and (t.target or source) is target
+                  for t in TRANSITIONS.values())
+    assert allowed is ((source, target) in EXPECTED)
 
 
 @pytest.mark.parametrize("state", list(ProcessState))

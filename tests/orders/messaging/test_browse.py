@@ -6,13 +6,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from devhost.servicebus import open_engine
 from orders.messaging.browse import (
     AzureQueueBrowser,
     LocalQueueBrowser,
     QueueBrowser,
     peek_newest,
 )
+from sqlitebus import open_engine
 
 
 def test_local_browser_counts_and_peeks_without_taking_messages(tmp_path):

@@ -3,10 +3,10 @@
 import pytest
 
 from clocks import ManualClock
-from devhost.servicebus import ServiceBusEngine
 from orders.messaging import BACKEND_LOCAL, MessageSender, OutgoingMessage, create_sender
 from orders.messaging.azure import AzureServiceBusSender
 from orders.messaging.local import LocalMessageSender
+from sqlitebus import ServiceBusEngine
 
 
 def test_create_sender_local_opens_engine_in_data_dir(tmp_path):

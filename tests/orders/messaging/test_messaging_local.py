@@ -5,9 +5,9 @@ from datetime import timedelta
 import pytest
 
 from clocks import ManualClock
-from devhost.servicebus import ServiceBusEngine, ServiceBusError, load_queue_catalog
 from orders.messaging import MessagingError, MessagingUnavailableError, OutgoingMessage
 from orders.messaging.local import LocalMessageSender
+from sqlitebus import ServiceBusEngine, ServiceBusError, load_queue_catalog
 from tests.support.sender_contract import Delivered, SenderContract
 
 

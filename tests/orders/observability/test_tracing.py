@@ -7,7 +7,6 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from typer.testing import CliRunner
 
-from devhost.servicebus import load_queue_catalog, open_engine
 from devhost.triggers.servicebus import to_function_message
 from ops.cli import app as ops_app
 from orders.messaging import OutgoingMessage
@@ -27,6 +26,7 @@ from orders.observability.tracing import (
     unwrap_input,
     wrap_input,
 )
+from sqlitebus import load_queue_catalog, open_engine
 
 PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 

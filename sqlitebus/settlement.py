@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from devhost.servicebus import rows
-from devhost.servicebus.base import EngineBase
-from devhost.servicebus.errors import ServiceBusError
-from devhost.servicebus.schema import MAX_US, from_us, span_us
+from sqlitebus import rows
+from sqlitebus.base import EngineBase
+from sqlitebus.errors import ServiceBusError
+from sqlitebus.schema import MAX_US, from_us, span_us
 from sqlitekit import write
 
 
 class Settlement(EngineBase):
-    """Settlement operations, used through :class:`~devhost.servicebus.engine.ServiceBusEngine`."""
+    """Settlement operations, used through :class:`~sqlitebus.engine.ServiceBusEngine`."""
 
     def complete(self, queue: str, lock_token: str) -> None:
         """Remove a locked message: processing succeeded.

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from clocks import ManualClock
-from devhost.servicebus import ServiceBusEngine, load_queue_catalog
+from sqlitebus import ServiceBusEngine, load_queue_catalog
 
 # Explicit properties, so the tests do not depend on the values in infra/queues.json.
 QUEUES_DOC = {

@@ -2,7 +2,7 @@ from datetime import timedelta
 
 import pytest
 
-from devhost.servicebus import (
+from sqlitebus import (
     MAX_DELIVERY_COUNT_EXCEEDED,
     MessageLockLostError,
     ServiceBusError,

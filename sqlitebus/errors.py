@@ -3,16 +3,16 @@
 Code written against the port catches these names in both worlds: the local engine raises
 the classes below, the Azure SDK raises its own classes of the same names. Each class says
 whether retrying the same call can help with ``retryable`` (STYLE 8: errors say whether to
-retry), from the local host's root :class:`devhost.errors.LocalHostError`.
+retry), from the shared root :class:`azurekit.errors.RetryFlagError`.
 """
 
 from __future__ import annotations
 
-from devhost.errors import LocalHostError
+from azurekit.errors import RetryFlagError
 
 
-class ServiceBusError(LocalHostError):
-    """Root of every error raised by :mod:`devhost.servicebus`; permanent unless flagged.
+class ServiceBusError(RetryFlagError):
+    """Root of every error raised by :mod:`sqlitebus`; permanent unless flagged.
 
     Every class below is permanent (``retryable`` False): a busy SQLite file surfaces as
     ``sqlite3.OperationalError`` with SQLITE_BUSY, which callers tell by its code
@@ -57,7 +57,3 @@ class MessageLockLostError(ServiceBusError):
     def __init__(self, lock_token: str, detail: str) -> None:
         super().__init__(f"lock token {lock_token!r}: {detail}")
         self.lock_token = lock_token
-
-
-class QueuePropertiesError(ServiceBusError, ValueError):
-    """The queue properties file is invalid; the message names the file, field and rule."""

@@ -2,10 +2,11 @@
 
 Bicep reads the file with ``loadJsonContent`` and passes each queue's merged properties
 (``union(defaults, queues[name])``) to ARM unchanged, so property names are exactly ARM's
-``Microsoft.ServiceBus/namespaces/queues`` names and durations are ISO 8601. The local
-host loads the same file through :func:`load_queue_catalog` into typed
-:class:`QueueProperties`; a wrong value fails here, naming the file, the field and the
-rule, rather than deep inside a deployment or a test.
+``Microsoft.ServiceBus/namespaces/queues`` names and durations are ISO 8601. The app (its
+retry budget, ``orders.queues``) and the local host's engine (``sqlitebus``) load the same
+file through :func:`load_queue_catalog` into typed :class:`QueueProperties`; a wrong value
+fails here, naming the file, the field and the rule, rather than deep inside a deployment
+or a test.
 """
 
 from __future__ import annotations
@@ -18,19 +19,22 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from devhost.servicebus.durations import parse_duration
-from devhost.servicebus.errors import QueuePropertiesError
+from azurekit.client_ids import check_client_id, is_client_id
+from azurekit.durations import parse_duration
+from azurekit.errors import RetryFlagError
 
-DEFAULT_QUEUES_FILE = Path(__file__).resolve().parents[2] / "infra" / "queues.json"
+DEFAULT_QUEUES_FILE = Path(__file__).resolve().parents[1] / "infra" / "queues.json"
 """``infra/queues.json`` of this checkout."""
 
 QUEUE_NAME_RULE = re.compile(r"^[a-z0-9](?:[a-z0-9._/-]{0,258}[a-z0-9])?$")
 """Azure queue names: letters, digits, ``. _ - /``; start and end alphanumeric; <= 260 chars."""
 
-CLIENT_ID_RULE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$")
-"""Client ids in reply queue names: 1-50 letters, digits or hyphens, alphanumeric at both ends."""
-
 CLIENT_ID_PLACEHOLDER = "{clientId}"
+
+
+class QueuePropertiesError(RetryFlagError, ValueError):
+    """The queue properties file is invalid; the message names the file, field and rule."""
+
 
 _TOP_KEYS = {"$comment", "defaults", "queues", "clientReplyQueues", "clientSubmitQueues",
              "notes"}
@@ -119,7 +123,8 @@ class QueueCatalog:
         Parameters
         ----------
         client_id : str
-            1-50 letters, digits or hyphens, alphanumeric at both ends.
+            A client id (:func:`azurekit.client_ids.check_client_id`), in any case:
+            Service Bus entity names are case-insensitive.
 
         Returns
         -------
@@ -177,11 +182,10 @@ class QueueCatalog:
 
 
 def _fill(pattern: str, client_id: str) -> str:
-    if not isinstance(client_id, str) or not CLIENT_ID_RULE.match(client_id.lower()):
-        raise ValueError(
-            f"client_id: {client_id!r} must be 1-50 letters, digits or hyphens, "
-            "starting and ending with a letter or digit"
-        )
+    try:
+        check_client_id(client_id.lower() if isinstance(client_id, str) else client_id)
+    except ValueError as exc:
+        raise ValueError(f"client_id: {exc}") from None
     return pattern.replace(CLIENT_ID_PLACEHOLDER, client_id.lower())
 
 
@@ -191,7 +195,7 @@ def _client_of(pattern: str, name: str) -> str | None:
     if not (name.startswith(prefix) and name.endswith(suffix)):
         return None
     client_id = name[len(prefix) : len(name) - len(suffix)]
-    return client_id if CLIENT_ID_RULE.match(client_id) else None
+    return client_id if is_client_id(client_id) else None
 
 
 def load_queue_catalog(path: str | Path | None = None) -> QueueCatalog:

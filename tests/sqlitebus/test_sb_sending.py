@@ -2,7 +2,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from devhost.servicebus import (
+from sqlitebus import (
     TTL_EXPIRED,
     MessageSizeExceededError,
     MessagingEntityNotFoundError,

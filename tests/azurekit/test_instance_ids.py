@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from devhost.http_api import new_instance_id, validate_instance_id
+from azurekit.instance_ids import new_instance_id, validate_instance_id
 
 INVALID_IDS = [
     ("", "1 to 100 characters"),
@@ -44,3 +44,15 @@ def test_generated_ids_are_uuid4_hex_and_distinct():
         assert re.fullmatch(r"[0-9a-f]{32}", value)
         assert value[12] == "4"  # uuid version 4
         assert validate_instance_id(value) == value
+
+
+@pytest.mark.parametrize("value", ["a\x85b", "a\x9fb", "a\x80b"])
+def test_the_apps_contracts_refuse_c1_control_characters_as_the_host_does(value):
+    # .NET's char.IsControl (the extension's rule) covers U+0080-U+009F; the app's own
+    # check stopped at U+007F before it shared this one.
+    from orders.models._types import check_instance_id
+
+    with pytest.raises(ValueError, match=r"control characters \(U\+00[89]"):
+        check_instance_id(value)
+    with pytest.raises(ValueError, match=r"instanceId: must not contain control"):
+        validate_instance_id(value)

@@ -5,7 +5,7 @@ The SDK answers ``context.call_entity(id, op, input)`` with a CallEntity action 
 ``operation``, ``input`` the SDK's JSON text); each takes the next task sequence number. The
 extension turns each into a request message sent to the entity and records an
 ``EventSent`` with that number; a call's answer arrives later as an ``EventRaised`` named
-by the request id (:mod:`devhost.entities.messages`). An entity name no entity function
+by the request id (:mod:`devhost.taskhub.entity_messages`). An entity name no entity function
 implements fails the orchestration, as the extension's ``ThrowIfFunctionDoesNotExist``
 does.
 """
@@ -17,7 +17,8 @@ from datetime import datetime
 from typing import Any
 
 from devhost.entities.batch import missing_function_error
-from devhost.entities.messages import (
+from devhost.orchestration.actions import ActionType, UnsupportedActionError
+from devhost.taskhub.entity_messages import (
     REQUEST_KIND,
     EntityIdError,
     parse_scheduler_id,
@@ -26,7 +27,6 @@ from devhost.entities.messages import (
     sent_event,
     serialized_input,
 )
-from devhost.orchestration.actions import ActionType, UnsupportedActionError
 from devhost.taskhub.records import InstanceRecord, NewMessage
 
 ENTITY_ACTIONS = (ActionType.CallEntity, ActionType.SignalEntity)

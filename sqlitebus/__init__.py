@@ -3,7 +3,7 @@
 Why: the app must run on one machine with no cloud, Docker or .NET, yet its handlers must
 meet the same delivery semantics they meet in Azure (SPEC S1, A4, X1, X7), so the rules
 below are emulated, not simplified. Queue properties come from ``infra/queues.json``, the
-file Bicep deploys (:mod:`devhost.servicebus.properties`). All time comes from an
+file Bicep deploys (:mod:`azurekit.queues`). All time comes from an
 injected :class:`~devhost.clock.Clock`, so tests move time instead of sleeping.
 
 Emulated Azure behaviour
@@ -39,19 +39,25 @@ applied when a receive or :meth:`ServiceBusEngine.sweep` reaches a message, not 
 background timer. Application property values are limited to JSON scalars.
 
 Public API: :func:`open_engine` / :class:`ServiceBusEngine` (in
-:mod:`~devhost.servicebus.engine`), the value
-types in :mod:`~devhost.servicebus.models`, the errors in
-:mod:`~devhost.servicebus.errors` and :func:`load_queue_catalog`.
+:mod:`~sqlitebus.engine`), the value
+types in :mod:`~sqlitebus.models`, the errors in
+:mod:`~sqlitebus.errors` and :func:`load_queue_catalog`.
 """
 
-from devhost.servicebus.engine import FILE_NAME, ServiceBusEngine, open_engine
-from devhost.servicebus.errors import (
+from azurekit.queues import (
+    QueueCatalog,
+    QueueProperties,
+    QueuePropertiesError,
+    load_queue_catalog,
+    parse_queue_catalog,
+)
+from sqlitebus.engine import FILE_NAME, ServiceBusEngine, open_engine
+from sqlitebus.errors import (
     MessageLockLostError,
     MessagingEntityNotFoundError,
-    QueuePropertiesError,
     ServiceBusError,
 )
-from devhost.servicebus.models import (
+from sqlitebus.models import (
     DEAD_LETTER_SUFFIX,
     MessageSizeExceededError,
     NewMessage,
@@ -59,13 +65,7 @@ from devhost.servicebus.models import (
     QueueInfo,
     ReceivedMessage,
 )
-from devhost.servicebus.properties import (
-    QueueCatalog,
-    QueueProperties,
-    load_queue_catalog,
-    parse_queue_catalog,
-)
-from devhost.servicebus.rows import MAX_DELIVERY_COUNT_EXCEEDED, TTL_EXPIRED
+from sqlitebus.rows import MAX_DELIVERY_COUNT_EXCEEDED, TTL_EXPIRED
 
 __all__ = [
     "DEAD_LETTER_SUFFIX",

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import sqlitekit as db
-from devhost.entities.messages import (
+from devhost.taskhub.entity_messages import (
     REQUEST_KIND,
     parse_scheduler_id,
     request_event,
@@ -26,7 +26,7 @@ from devhost.entities.messages import (
     scheduler_id,
 )
 from devhost.taskhub.events import format_time, parse_time
-from devhost.taskhub.instances import InstanceStore
+from devhost.taskhub.hub_file import HubPart
 from devhost.taskhub.records import NewMessage
 
 
@@ -81,7 +81,7 @@ _CLAIMABLE = (
     " AND (e.lock_owner IS NULL OR e.lock_expires < ?)")
 
 
-class EntityQueue(InstanceStore):
+class EntityQueue(HubPart):
     """Entity operations of a task hub (see :class:`~devhost.taskhub.store.TaskHub`)."""
 
     def signal_entity(self, name: str, key: str, operation: str,

@@ -3,9 +3,13 @@ from datetime import timedelta
 
 import pytest
 
-from devhost.servicebus import QueuePropertiesError, load_queue_catalog, parse_queue_catalog
-from devhost.servicebus.durations import format_duration, parse_duration
-from devhost.servicebus.properties import DEFAULT_QUEUES_FILE
+from azurekit.durations import format_duration, parse_duration
+from azurekit.queues import (
+    DEFAULT_QUEUES_FILE,
+    QueuePropertiesError,
+    load_queue_catalog,
+    parse_queue_catalog,
+)
 
 
 def test_repository_queues_file_declares_the_app_queues():

@@ -1,6 +1,6 @@
 """Row-level helpers of the engine: insert, broker rules, dead-lettering, row to model.
 
-Split from :mod:`devhost.servicebus.engine` so the engine reads as the public operations
+Split from :mod:`sqlitebus.engine` so the engine reads as the public operations
 and their transactions, and the SQL that touches single messages lives in one place.
 Every function here runs inside a transaction the caller opened.
 """
@@ -12,9 +12,9 @@ import logging
 import sqlite3
 from datetime import timedelta
 
-from devhost.servicebus.models import NewMessage, QueueCounts, ReceivedMessage
-from devhost.servicebus.properties import QueueProperties
-from devhost.servicebus.schema import MAX_US, from_us, span_us, to_us
+from azurekit.queues import QueueProperties
+from sqlitebus.models import NewMessage, QueueCounts, ReceivedMessage
+from sqlitebus.schema import MAX_US, from_us, span_us, to_us
 
 logger = logging.getLogger(__name__)
 

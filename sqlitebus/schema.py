@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import UTC, datetime, timedelta
 
-from devhost.servicebus.errors import ServiceBusError
+from sqlitebus.errors import ServiceBusError
 from sqlitekit import write
 
 SCHEMA_VERSION = 1

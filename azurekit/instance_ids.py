@@ -20,13 +20,42 @@ FORBIDDEN_CHARACTERS = ("/", "\\", "#", "?")
 """Characters an instance id must not contain (SPEC D2)."""
 
 
-def validate_instance_id(value: str) -> str:
-    r"""Check a user-chosen orchestration instance id against the rules of SPEC D2.
+def instance_id_rule_broken(value: object) -> str | None:
+    r"""Return the rule a user-chosen instance id breaks, or None if it breaks none.
+
+    The rules are those of SPEC D2, which follow the Durable Functions extension's
+    ``DurableClient.StartNewAsync`` (src/WebJobs.Extensions.DurableTask/
+    ContextImplementations/DurableClient.cs): no leading ``@``, none of ``/ \ # ?``, and no
+    control character by .NET's ``char.IsControl`` (U+0000-U+001F and U+007F-U+009F, which
+    is Unicode category Cc); SPEC D2 caps the length at 100.
 
     Parameters
     ----------
-    value : str
+    value : object
         The proposed instance id.
+
+    Returns
+    -------
+    str or None
+        The rule broken, phrased to follow a field name (``"must not start with '@' ..."``).
+    """
+    if not isinstance(value, str):
+        return f"must be a string, got {type(value).__name__}"
+    if not 1 <= len(value) <= MAX_INSTANCE_ID_LENGTH:
+        return f"must be 1 to {MAX_INSTANCE_ID_LENGTH} characters long, got {len(value)}"
+    if value.startswith("@"):
+        return "must not start with '@' (reserved for entity ids)"
+    for ch in FORBIDDEN_CHARACTERS:
+        if ch in value:
+            return f"must not contain {ch!r}; forbidden characters are / \\ # ?"
+    for pos, ch in enumerate(value):
+        if unicodedata.category(ch) == "Cc":
+            return f"must not contain control characters (U+{ord(ch):04X} at position {pos})"
+    return None
+
+
+def validate_instance_id(value: str) -> str:
+    """Check a user-chosen orchestration instance id (see :func:`instance_id_rule_broken`).
 
     Returns
     -------
@@ -36,25 +65,11 @@ def validate_instance_id(value: str) -> str:
     Raises
     ------
     ValueError
-        With a message naming ``instanceId`` and the rule broken: not a string, empty or
-        longer than 100 characters, starting with ``@``, containing one of ``/ \ # ?``, or
-        containing a control character (Unicode category Cc).
+        Naming ``instanceId`` and the rule broken.
     """
-    if not isinstance(value, str):
-        raise ValueError(f"instanceId: must be a string, got {type(value).__name__}")
-    if not 1 <= len(value) <= MAX_INSTANCE_ID_LENGTH:
-        raise ValueError(f"instanceId: must be 1 to {MAX_INSTANCE_ID_LENGTH} characters long,"
-                         f" got {len(value)}")
-    if value.startswith("@"):
-        raise ValueError("instanceId: must not start with '@' (reserved for entity ids)")
-    for ch in FORBIDDEN_CHARACTERS:
-        if ch in value:
-            raise ValueError(f"instanceId: must not contain {ch!r}; forbidden characters are"
-                             " / \\ # ?")
-    for pos, ch in enumerate(value):
-        if unicodedata.category(ch) == "Cc":
-            raise ValueError(f"instanceId: must not contain control characters (U+{ord(ch):04X}"
-                             f" at position {pos})")
+    problem = instance_id_rule_broken(value)
+    if problem is not None:
+        raise ValueError(f"instanceId: {problem}")
     return value
 
 

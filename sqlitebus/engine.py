@@ -9,8 +9,8 @@ redelivered with a higher delivery count). All time comes from the injected
 message, so receivers observe them exactly when they would in Azure; :meth:`sweep`
 applies them to queues nobody is reading, for truthful counts.
 
-The class chain: :class:`~devhost.servicebus.base.EngineBase` (file, clock, catalog,
-checks) <- :class:`~devhost.servicebus.settlement.Settlement` <- :class:`ServiceBusEngine`.
+The class chain: :class:`~sqlitebus.base.EngineBase` (file, clock, catalog,
+checks) <- :class:`~sqlitebus.settlement.Settlement` <- :class:`ServiceBusEngine`.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from devhost.clock import Clock
-from devhost.servicebus import rows
-from devhost.servicebus.base import FILE_NAME
-from devhost.servicebus.models import NewMessage, QueueCounts, QueueInfo, ReceivedMessage
-from devhost.servicebus.properties import QueueCatalog
-from devhost.servicebus.schema import MAX_US, from_us, span_us
-from devhost.servicebus.settlement import Settlement
+from azurekit.queues import QueueCatalog
+from clocks import Clock
+from sqlitebus import rows
+from sqlitebus.base import FILE_NAME
+from sqlitebus.models import NewMessage, QueueCounts, QueueInfo, ReceivedMessage
+from sqlitebus.schema import MAX_US, from_us, span_us
+from sqlitebus.settlement import Settlement
 from sqlitekit import write
 
 __all__ = ["FILE_NAME", "ServiceBusEngine", "open_engine"]
@@ -61,7 +61,7 @@ class ServiceBusEngine(Settlement):
     """Service Bus queues with peek-lock, duplicate detection and dead-lettering.
 
     Opened, and shared between threads and processes, as
-    :class:`~devhost.servicebus.base.EngineBase` says (same parameters). Every method
+    :class:`~sqlitebus.base.EngineBase` says (same parameters). Every method
     that takes a queue raises ``MessagingEntityNotFoundError`` if the queue is neither
     declared nor a client reply queue.
     """
@@ -81,7 +81,7 @@ class ServiceBusEngine(Settlement):
         scheduled_enqueue_time: datetime | None = None,
         time_to_live: timedelta | None = None,
     ) -> bool:
-        """Send one message (see :class:`~devhost.servicebus.models.NewMessage` for fields).
+        """Send one message (see :class:`~sqlitebus.models.NewMessage` for fields).
 
         Returns
         -------

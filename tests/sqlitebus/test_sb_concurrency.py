@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import devhost
-from devhost.servicebus import NewMessage, ServiceBusEngine
+from sqlitebus import NewMessage, ServiceBusEngine
 
 TOTAL = 500
 BATCH = 5
@@ -29,7 +29,7 @@ WORKER = r"""
 import json, os, sys
 from datetime import datetime
 from clocks import ManualClock
-from devhost.servicebus import ServiceBusEngine, load_queue_catalog
+from sqlitebus import ServiceBusEngine, load_queue_catalog
 
 db, queues_file, start, mode, batch = sys.argv[1:6]
 engine = ServiceBusEngine(

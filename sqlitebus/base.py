@@ -1,8 +1,8 @@
 """Shared state of the engine: connection, clock, queue catalog, entity and lock checks.
 
 The engine is split by concern into a linear class chain: this base (lifecycle and the
-checks every operation needs), :mod:`devhost.servicebus.settlement` (complete, abandon,
-dead-letter, renew) and :mod:`devhost.servicebus.engine` (send, receive, peek, counts).
+checks every operation needs), :mod:`sqlitebus.settlement` (complete, abandon,
+dead-letter, renew) and :mod:`sqlitebus.engine` (send, receive, peek, counts).
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import threading
 from pathlib import Path
 from typing import Any, Self
 
-from devhost.clock import Clock, SystemClock
-from devhost.servicebus.errors import MessageLockLostError, MessagingEntityNotFoundError
-from devhost.servicebus.models import DEAD_LETTER_SUFFIX
-from devhost.servicebus.properties import QueueCatalog, QueueProperties, load_queue_catalog
-from devhost.servicebus.schema import ensure_schema, from_us, to_us
+from azurekit.queues import QueueCatalog, QueueProperties, load_queue_catalog
+from clocks import Clock, SystemClock
+from sqlitebus.errors import MessageLockLostError, MessagingEntityNotFoundError
+from sqlitebus.models import DEAD_LETTER_SUFFIX
+from sqlitebus.schema import ensure_schema, from_us, to_us
 from sqlitekit import SharedConnection, write
 
 FILE_NAME = "servicebus.sqlite"
@@ -155,7 +155,8 @@ class EngineBase(SharedConnection):
         if not isinstance(lock_token, str) or not lock_token:
             raise ValueError(f"lock_token: must be a non-empty string, got {lock_token!r}")
         name, dead_letter, _ = self._entity(queue, False)
-        row = conn.execute("SELECT * FROM messages WHERE lock_token = ?", (lock_token,)).fetchone()
+        row: sqlite3.Row | None = conn.execute(
+            "SELECT * FROM messages WHERE lock_token = ?", (lock_token,)).fetchone()
         if row is None:
             raise MessageLockLostError(
                 lock_token,

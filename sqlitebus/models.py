@@ -20,7 +20,7 @@ from azurekit.servicebus import (
     check_application_properties,
     check_delivery_times,
 )
-from devhost.servicebus.errors import ServiceBusError
+from sqlitebus.errors import ServiceBusError
 
 MAX_MESSAGE_SIZE_BYTES = 256 * 1024
 """Service Bus Standard tier maximum message size (body plus application properties)."""

@@ -1,0 +1,93 @@
+"""The task hub's one SQLite file, and what every part of the task hub shares over it.
+
+:class:`~devhost.taskhub.store.TaskHub` is composed of parts (instances, the orchestration
+and activity work queues, entities, timer run locks, the host-failure log), each a
+:class:`HubPart` over the same :class:`HubFile`: one connection per thread, one clock, one
+schema, so a transaction of one part may write the rows of another.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import sqlitekit as db
+from clocks import Clock
+from devhost.taskhub.events import format_time
+from devhost.taskhub.records import NewMessage
+from devhost.taskhub.schema import SCHEMA
+
+
+class HubFile:
+    """The task hub's SQLite file with one connection per thread.
+
+    Parameters
+    ----------
+    path : str or Path
+        The SQLite file (created with its schema if missing).
+    clock : Clock
+        Time source for timestamps, leases and timer visibility.
+    name : str
+        Task hub name, as in host.json ``extensions.durableTask.hubName``.
+    synchronous : {"FULL", "NORMAL"}
+        SQLite durability, see :func:`sqlitekit.connect`.
+    default_version : str, optional
+        host.json ``extensions.durableTask.defaultVersion``: the version of every instance
+        and sub-orchestration created without one (as the extension assigns it).
+    """
+
+    def __init__(self, path: str | Path, clock: Clock, *, name: str = "TestHubName",
+                 synchronous: str = "FULL", default_version: str | None = None) -> None:
+        self.path = Path(path)
+        self.clock = clock
+        self.name = name
+        self.default_version = default_version
+        self._synchronous = synchronous
+        self._local = threading.local()
+        # executescript manages its own transaction; CREATE ... IF NOT EXISTS is idempotent,
+        # so several processes opening one file at once is safe.
+        self.conn().executescript(SCHEMA)
+
+    def conn(self) -> sqlite3.Connection:
+        """Return this thread's connection to the file, opened on first use."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = db.connect(self.path, synchronous=self._synchronous)
+            self._local.conn = conn
+        return conn
+
+
+class HubPart:
+    """A part of the task hub over its :class:`HubFile`, with the inbox insert all share.
+
+    Parameters
+    ----------
+    file : HubFile
+        The task hub's file, shared by every part.
+    """
+
+    INSERT_MESSAGE = ("INSERT INTO inbox (instance_id, execution_id, kind, timer_id, event,"
+                      " visible_at) VALUES (?,?,?,?,?,?)")
+
+    def __init__(self, file: HubFile) -> None:
+        self.file = file
+        self.path = file.path
+        self.clock = file.clock
+        self.name = file.name
+        self.default_version = file.default_version
+        self._conn = file.conn
+
+    def _now(self) -> str:
+        return format_time(self.clock.now())
+
+    @staticmethod
+    def _message_row(m: NewMessage) -> tuple[Any, ...]:
+        """Return the parameters of :attr:`INSERT_MESSAGE` (built outside the write lock)."""
+        return (m.instance_id, m.execution_id, m.kind, m.timer_id, json.dumps(m.event),
+                format_time(m.visible_at))
+
+    def _insert_message(self, conn: sqlite3.Connection, m: NewMessage) -> None:
+        conn.execute(self.INSERT_MESSAGE, self._message_row(m))
