@@ -36,14 +36,16 @@ from devhost.taskhub.records import (  # noqa: F401 - re-exported for callers
     TaskHubError,
     empty_replay_state,
 )
+from devhost.taskhub.rewind import InstanceRewind
 from devhost.taskhub.timer_runs import TimerRuns
 
 _CLAIMABLE = (
     "FROM inbox m JOIN instances i USING (instance_id)"
     " WHERE m.visible_at <= ? AND (i.lock_owner IS NULL OR i.lock_expires <= ?)"
-    " AND (i.runtime_status != 'Suspended' OR m.kind IN ('resume','terminate'))")
-"""Visible messages of unleased instances (a suspended one takes only resume/terminate);
-parameters: now, now."""
+    " AND (i.runtime_status != 'Suspended'"
+    " OR m.kind IN ('resume','terminate','suspend'))")
+"""Visible messages of unleased instances (a suspended one takes only resume, terminate and
+a duplicate suspend, which it drops); parameters: now, now."""
 
 
 @dataclass
@@ -86,14 +88,15 @@ class Round:
     refused: list[tuple[OrchestrationWorkItem, str]] = field(default_factory=list)
 
 
-class TaskHub(HostFailureLog, TimerRuns, ActivityQueue, EntityQueue):
+class TaskHub(HostFailureLog, TimerRuns, ActivityQueue, EntityQueue, InstanceRewind):
     """The task hub in one SQLite file, safe for many threads and many processes.
 
     Parameters are those of :class:`~devhost.taskhub.instances.InstanceStore`; the
     activity queue is :class:`~devhost.taskhub.activity_queue.ActivityQueue`, the count of
     host-side failures :class:`~devhost.taskhub.host_failure_log.HostFailureLog`, the timer
     functions' run locks :class:`~devhost.taskhub.timer_runs.TimerRuns`, the durable
-    entities :class:`~devhost.entities.store.EntityQueue`.
+    entities :class:`~devhost.entities.store.EntityQueue`, the rewind of failed instances
+    :class:`~devhost.taskhub.rewind.InstanceRewind`.
     """
 
     def claim_orchestrations(self, owner: str, lease: timedelta, max_instances: int = 1,
@@ -363,7 +366,7 @@ class TaskHub(HostFailureLog, TimerRuns, ActivityQueue, EntityQueue):
             conn.execute("SELECT MIN(MAX(m.visible_at, COALESCE(i.lock_expires, '')))"
                          " FROM inbox m JOIN instances i"
                          " USING (instance_id) WHERE i.runtime_status != 'Suspended'"
-                         " OR m.kind IN ('resume','terminate')").fetchone()[0],
+                         " OR m.kind IN ('resume','terminate','suspend')").fetchone()[0],
             conn.execute("SELECT MIN(lock_expires) FROM activities").fetchone()[0],
         ]
         due = [parse_time(t) for t in times if t]
