@@ -11,6 +11,7 @@ or a test.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping
@@ -109,6 +110,9 @@ class QueueCatalog:
         Name pattern of client submit queues (``clientSubmitQueues``), if declared.
     submit_queue_properties : QueueProperties or None
         Properties of every client submit queue.
+    client_ids : frozenset of str or None
+        The clients whose per-client queues exist (lower case), as a deployment creates
+        them from its clients parameter; None: any client's (queues made on first use).
     """
 
     queues: Mapping[str, QueueProperties]
@@ -116,6 +120,12 @@ class QueueCatalog:
     reply_queue_properties: QueueProperties
     submit_queue_pattern: str | None = None
     submit_queue_properties: QueueProperties | None = None
+    client_ids: frozenset[str] | None = None
+
+    def for_clients(self, client_ids: frozenset[str] | None) -> QueueCatalog:
+        """Return this catalog with per-client queues for ``client_ids`` only (None: any)."""
+        ids = None if client_ids is None else frozenset(c.lower() for c in client_ids)
+        return dataclasses.replace(self, client_ids=ids)
 
     def reply_queue_name(self, client_id: str) -> str:
         """Return the reply queue name of a client (SPEC S8: one private queue per client).
@@ -152,13 +162,17 @@ class QueueCatalog:
         return _fill(self.submit_queue_pattern, client_id)
 
     def is_reply_queue(self, name: str) -> bool:
-        """Tell whether ``name`` (any case) matches the client reply queue pattern."""
-        return _client_of(self.reply_queue_pattern, name) is not None
+        """Tell whether ``name`` (any case) is the reply queue of a client that has one."""
+        return self._has_client(_client_of(self.reply_queue_pattern, name))
 
     def is_submit_queue(self, name: str) -> bool:
-        """Tell whether ``name`` (any case) matches the client submit queue pattern."""
+        """Tell whether ``name`` (any case) is the submit queue of a client that has one."""
         return self.submit_queue_pattern is not None and \
-            _client_of(self.submit_queue_pattern, name) is not None
+            self._has_client(_client_of(self.submit_queue_pattern, name))
+
+    def _has_client(self, client_id: str | None) -> bool:
+        return client_id is not None and (self.client_ids is None
+                                          or client_id in self.client_ids)
 
     def resolve(self, name: str) -> QueueProperties | None:
         """Return the properties of a declared or reply queue, or None if neither.

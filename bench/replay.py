@@ -22,7 +22,7 @@ def history_after(k: int, start: datetime) -> list[dict[str, Any]]:
     """History of chain5 after ``k`` completed activities (one episode per activity)."""
     t = start
     events = [event(EventType.OrchestratorStarted, t),
-              event(EventType.ExecutionStarted, t, Name="chain5", Input="0", Version="")]
+              event(EventType.ExecutionStarted, t, Name="chain5", Input='"0"', Version=None)]
     for i in range(k):
         events += [event(EventType.TaskScheduled, t, i, Name="step", Input=str(i)),
                    event(EventType.OrchestratorCompleted, t)]

@@ -1,4 +1,4 @@
-"""Find and import the app the way the Python worker does (v2 programming model).
+"""Find and import the app the way the Python worker does (v2 model; v1 in devhost.app_v1).
 
 The worker imports the script named by the app setting ``PYTHON_SCRIPT_FILE_NAME``
 (default ``function_app.py``; a name of letters, digits, ``_`` and ``-`` ending in ``.py``)
@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from devhost.app_v1 import is_v1_app, load_v1_app
 from devhost.load_errors import AppLoadError, describe_exception
 
 SCRIPT_FILE_SETTING = "PYTHON_SCRIPT_FILE_NAME"
@@ -59,7 +60,8 @@ def import_script(app_dir: Path, script: str) -> Any:
     path = app_dir / script
     if not path.is_file():
         hint = "" if script == DEFAULT_SCRIPT_FILE else f" ({SCRIPT_FILE_SETTING}={script})"
-        raise AppLoadError(f"--app-dir: no {script} in {app_dir}{hint}")
+        raise AppLoadError(f"--app-dir: no {script} in {app_dir}{hint}, and no function "
+                           "folder (a folder with a function.json, the v1 model)")
     if str(app_dir) not in sys.path:
         sys.path.insert(0, str(app_dir))
     module_name = path.stem
@@ -123,12 +125,19 @@ def import_app(app_dir: Path, module: str | None = None) -> Any:
 
     Returns
     -------
-    azure.functions.FunctionRegister
+    azure.functions.FunctionRegister or devhost.app_v1.V1App
+        A v1-model app (function folders with ``function.json``) when the folder has no
+        v2 script.
 
     Raises
     ------
     AppLoadError
-        See :func:`script_file_name`, :func:`import_script`, :func:`find_function_app`.
+        See :func:`script_file_name`, :func:`import_script`, :func:`find_function_app`,
+        :func:`devhost.app_v1.load_v1_app`.
     """
     script = f"{module}.py" if module else script_file_name()
-    return find_function_app(import_script(Path(app_dir), script), script)
+    app_dir = Path(app_dir)
+    if not (app_dir / script).is_file() and is_v1_app(app_dir):
+        # No v2 script but function folders: the v1 model (devhost.app_v1).
+        return load_v1_app(app_dir)
+    return find_function_app(import_script(app_dir, script), script)

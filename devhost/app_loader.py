@@ -6,7 +6,9 @@ The Python worker answers the host's metadata request with the function app's
 parameters against its bindings as the worker does (:mod:`devhost.signature_check`),
 resolves ``%Setting%`` binding expressions from the environment, and loads
 ``local.settings.json`` Values into the environment first, as ``func start`` does. An app
-that uses a binding this host cannot run fails at start-up, naming it.
+that uses a binding this host cannot run fails at start-up, naming it. A v1-model app
+(one folder per function with ``function.json``, :mod:`devhost.app_v1`) offers the same
+metadata and goes through the same checks.
 """
 
 from __future__ import annotations
@@ -16,14 +18,14 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from devhost.app_discovery import import_app
 from devhost.load_errors import AppLoadError, describe_json_error
 from devhost.signature_check import check_parameters
 
-__all__ = ["SUPPORTED_BINDINGS", "AppIndex", "AppLoadError", "FunctionDef", "import_app",
-           "index_app", "load_app", "load_local_settings", "resolve"]
+__all__ = ["SUPPORTED_BINDINGS", "AppIndex", "AppLoadError", "FunctionDef", "find_function",
+           "import_app", "index_app", "load_app", "load_local_settings", "resolve"]
 
 SUPPORTED_BINDINGS = ("orchestrationTrigger", "activityTrigger", "entityTrigger",
                       "durableClient", "serviceBusTrigger", "timerTrigger", "httpTrigger",
@@ -31,6 +33,8 @@ SUPPORTED_BINDINGS = ("orchestrationTrigger", "activityTrigger", "entityTrigger"
 """Binding types the local host implements."""
 
 _SETTING = re.compile(r"%([^%]+)%")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,9 @@ class FunctionDef:
         Parameter name of a ``durableClient`` input binding, if any.
     client_task_hub : str or None
         The ``taskHub`` of that binding (``%Setting%`` resolved), if it names one.
+    output_param : str or None
+        Parameter name of an ``http`` output binding that is not ``$return`` (a v1
+        function sets the response through a ``func.Out`` parameter).
     """
 
     name: str
@@ -59,6 +66,7 @@ class FunctionDef:
     trigger_param: str
     client_param: str | None = None
     client_task_hub: str | None = None
+    output_param: str | None = None
 
 @dataclass
 class AppIndex:
@@ -76,6 +84,32 @@ class AppIndex:
         """Return every function of the app."""
         return [*self.orchestrators.values(), *self.activities.values(),
                 *self.entities.values(), *self.service_bus, *self.timers, *self.http]
+
+
+def find_function(functions: dict[str, T], name: str) -> T | None:
+    """Look a function up by name, ignoring case, as the Durable extension does.
+
+    Host behaviour mirrors azure-functions-durable-extension ``FunctionName.cs``: function
+    names are equal when they are equal ignoring case (``StringComparison.OrdinalIgnoreCase``),
+    so ``call_activity("Hello")`` runs the activity ``hello`` and starting
+    ``DurableFunctionsOrchestrator`` starts ``durablefunctionsorchestrator``.
+
+    Parameters
+    ----------
+    functions : dict
+        Functions by their declared name.
+    name : str
+        The name asked for.
+
+    Returns
+    -------
+    The function, or None when no name matches even ignoring case.
+    """
+    found = functions.get(name)
+    if found is not None or not isinstance(name, str):
+        return found
+    wanted = name.lower()
+    return next((f for key, f in functions.items() if key.lower() == wanted), None)
 
 
 def load_local_settings(app_dir: Path) -> dict[str, str]:
@@ -181,7 +215,7 @@ def _function_def(fn: Any, app_dir: Path | None) -> FunctionDef:
     bindings = [{k: resolve(v) for k, v in dict(b).items()}
                 for b in fn.get_dict_repr()["bindings"]]
     trigger = None
-    client_param = client_hub = None
+    client_param = client_hub = output_param = None
     for b in bindings:
         btype = b["type"]
         if btype not in SUPPORTED_BINDINGS:
@@ -192,11 +226,14 @@ def _function_def(fn: Any, app_dir: Path | None) -> FunctionDef:
             client_param, client_hub = b["name"], b.get("taskHub") or None
         elif btype.endswith("Trigger"):
             trigger = b
+        elif btype == "http" and b.get("name") != "$return":
+            output_param = b["name"]
     if trigger is None:
         raise AppLoadError(f"function '{name}': has no trigger binding")
     func = fn.get_user_function()
     check_parameters(name, func, [b["name"] for b in bindings], app_dir)
-    return FunctionDef(name, func, trigger, trigger["name"], client_param, client_hub)
+    return FunctionDef(name, func, trigger, trigger["name"], client_param, client_hub,
+                       output_param)
 
 
 def load_app(app_dir: str | Path, module: str | None = None) -> tuple[Any, AppIndex]:

@@ -21,7 +21,7 @@ from devhost import invoke
 from devhost.app_loader import AppIndex, AppLoadError, load_app
 from devhost.clock import Clock, ManualClock, SystemClock
 from devhost.entities.worker import EntityWorker
-from devhost.host_config import HostConfig, load_host_config
+from devhost.host_config import HostConfig, check_hub_name, load_host_config
 from devhost.host_failures import HostRetryPolicy
 from devhost.orchestration.versioning import Versioning
 from devhost.taskhub.store import TaskHub
@@ -123,6 +123,7 @@ class LocalHost:
         self.app, self.index = app or load_app(self.app_dir)
         self.config: HostConfig = load_host_config(self.app_dir)
         durable = self.config.durable
+        check_hub_name(hub_name or durable.hub_name)
         check_client_hubs(self.index, hub_name or durable.hub_name)
         self.taskhub = TaskHub(self.data_dir / "taskhub.sqlite", self.clock,
                                name=hub_name or durable.hub_name,

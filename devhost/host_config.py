@@ -41,6 +41,9 @@ MATCH_STRATEGIES = ("None", "Strict", "CurrentOrOlder")
 FAILURE_STRATEGIES = ("Reject", "Fail")
 """``versionFailureStrategy`` values (DTFx ``VersioningSettings.VersionFailureStrategy``)."""
 
+OVERRIDABLE_STATES = ("AnyState", "NonRunningStates")
+"""``overridableExistingInstanceStates`` values (the extension's ``OverridableStates``)."""
+
 DEFAULT_ENTITY_BATCH = 50
 """Entity operations per batch when host.json sets none (the Consumption plan's default)."""
 
@@ -63,6 +66,10 @@ class DurableSettings:
         One of :data:`FAILURE_STRATEGIES` (default ``Reject``).
     max_entity_batch : int
         Entity operations run in one batch (``maxEntityOperationBatchSize``).
+    overridable_states : str
+        ``overridableExistingInstanceStates``: ``NonRunningStates`` (the extension's
+        default, ``Options/DurableTaskOptions.cs``) refuses a start with the id of an
+        instance that has not ended; ``AnyState`` replaces it.
     """
 
     hub_name: str = DEFAULT_HUB_NAME
@@ -70,6 +77,7 @@ class DurableSettings:
     version_match: str = "CurrentOrOlder"
     version_failure: str = "Reject"
     max_entity_batch: int = DEFAULT_ENTITY_BATCH
+    overridable_states: str = "NonRunningStates"
 
 
 @dataclass(frozen=True)
@@ -254,6 +262,31 @@ def _batch_size(value: Any) -> int:
     return size
 
 
+_HUB_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]{2,49}$")
+
+
+def check_hub_name(name: str) -> str:
+    """Refuse a task hub name the Azure Storage backend refuses, with the extension's text.
+
+    Host behaviour mirrors azure-functions-durable-extension
+    ``Options/AzureStorageOptions.cs`` (``ValidateHubName``, run at start-up by
+    ``AzureStorageDurabilityProviderFactory``): the name must be a valid blob container,
+    queue and table name (letters and digits, starting with a letter, at least 3) and at
+    most 50 characters, though the message says 45.
+
+    Raises
+    ------
+    AppLoadError
+        ``host.json: Task hub name '<name>' should contain only alphanumeric characters,
+        start with a letter, and have length between 3 and 45.``
+    """
+    if not _HUB_NAME.match(name):
+        raise AppLoadError(f"{HOST_JSON}: Task hub name '{name}' should contain only "
+                           "alphanumeric characters, start with a letter, and have length "
+                           "between 3 and 45.")
+    return name
+
+
 def load_host_config(app_dir: str | Path, environ: dict[str, str] | None = None) -> HostConfig:
     """Read host.json with app-setting overrides and validate the Durable settings.
 
@@ -288,5 +321,8 @@ def load_host_config(app_dir: str | Path, environ: dict[str, str] | None = None)
         version_failure=_choice(durable.get("versionfailurestrategy"), FAILURE_STRATEGIES,
                                 "versionFailureStrategy", "Reject"),
         max_entity_batch=_batch_size(durable.get("maxentityoperationbatchsize")),
+        overridable_states=_choice(durable.get("overridableexistinginstancestates"),
+                                   OVERRIDABLE_STATES, "overridableExistingInstanceStates",
+                                   "NonRunningStates"),
     )
     return HostConfig(values, settings)

@@ -24,6 +24,21 @@ if TYPE_CHECKING:
     from devhost.host import LocalHost
 
 
+class OutputBinding:
+    """A ``func.Out`` for a named output binding of a v1 function (the worker's ``Out``)."""
+
+    def __init__(self) -> None:
+        self._value: Any = None
+
+    def set(self, val: Any) -> None:
+        """Set the binding's value."""
+        self._value = val
+
+    def get(self) -> Any:
+        """Return the value set (None if never set)."""
+        return self._value
+
+
 def build_http_app(host: LocalHost) -> Any:
     """Build the ASGI app served by :meth:`LocalHost.start_http`."""
 
@@ -36,7 +51,12 @@ def build_http_app(host: LocalHost) -> Any:
         kwargs: dict[str, Any] = {fdef.trigger_param: req}
         if fdef.client_param:
             kwargs[fdef.client_param] = host.client_binding()
+        out = OutputBinding() if fdef.output_param else None
+        if fdef.output_param:
+            kwargs[fdef.output_param] = out
         result = await anyio.to_thread.run_sync(invoke.call, fdef.func, kwargs)
+        if result is None and out is not None:
+            result = out.get()
         if result is None:
             return Response(status_code=204)
         if isinstance(result, func.HttpResponse):
@@ -48,4 +68,5 @@ def build_http_app(host: LocalHost) -> Any:
                            http_functions=host.index.http, invoke_http=invoke_http,
                            on_start_instance=lambda _id: host.wake(),
                            orchestrator_names=list(host.index.orchestrators),
-                           entity_names=list(host.index.entities))
+                           entity_names=list(host.index.entities),
+                           replace_running=host.config.durable.overridable_states == "AnyState")

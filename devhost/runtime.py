@@ -86,6 +86,21 @@ def record_app_settings(app_dir: Path, data_dir: Path) -> dict[str, str]:
     return values
 
 
+CLIENTS_SETTING = "ORDER_CLIENTS"
+"""App setting naming the client applications; Bicep sets it from the same ``clients``
+parameter it creates the per-client queues from (``infra/main.bicep``)."""
+
+
+def declared_clients(environ: dict[str, str] | None = None) -> list[str]:
+    """Return the clients whose ``orders-``/``replies-`` queues exist, from ORDER_CLIENTS.
+
+    The value as the environment or ``local.settings.json`` gives it: ids separated by
+    commas, white space around ignored, lower-cased as Bicep's ``toLower`` does.
+    """
+    env = os.environ if environ is None else environ
+    return [c.strip().lower() for c in env.get(CLIENTS_SETTING, "").split(",") if c.strip()]
+
+
 def current() -> LocalHost | None:
     """Return the host built last in this process, or None when not under the local host."""
     return _current
@@ -134,6 +149,8 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
     clocks.hand_over(clocks.HostTime(host.clock, host.sleep))
     record_app_settings(Path(app_dir).resolve(), data_dir)
     host.engine = open_engine(data_dir, clock=host.clock)
+    # Only the clients a deployment would create queues for have them (SPEC L1).
+    host.engine.declare_clients(declared_clients())
     owner = host.worker.owner
     concurrency = queue_concurrency or max_concurrent_calls(Path(app_dir))
     host.pollers.extend(

@@ -50,5 +50,24 @@ def remote_step(context: Any, request: AgentRequest, deadline: datetime,
     winner = yield context.task_any([reply, timer])
     if winner == reply:
         timer.cancel()
-        return AgentReply.model_validate(reply.result)
+        return read_reply(reply.result)
     return None
+
+
+def read_reply(result: Any) -> AgentReply:
+    """Read an external event's result as the agent reply.
+
+    The reply handler raises the event with the Python SDK's body (the reply's JSON text
+    sent as a JSON string), and the Durable extension stores that string as the event's
+    data, so on Azure ``wait_for_external_event`` yields the reply's JSON *text*
+    (azure-functions-durable-python#295). A value that is already an object (an event
+    raised by a client that sent the JSON itself) is read as it is.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If the result is not an agent reply.
+    """
+    if isinstance(result, str):
+        return AgentReply.model_validate_json(result)
+    return AgentReply.model_validate(result)

@@ -7,8 +7,10 @@ dead-letter, renew) and :mod:`sqlitebus.engine` (send, receive, peek, counts).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Self
 
@@ -18,6 +20,10 @@ from sqlitebus.errors import MessageLockLostError, MessagingEntityNotFoundError
 from sqlitebus.models import DEAD_LETTER_SUFFIX
 from sqlitebus.schema import ensure_schema, from_us, to_us
 from sqlitekit import SharedConnection, write
+
+_DECLARED_CLIENTS_DDL = ("CREATE TABLE IF NOT EXISTS declared "
+                         "(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+"""What the local host declared exists (``client_ids``: the clients with queues)."""
 
 FILE_NAME = "servicebus.sqlite"
 """File name of the engine's database inside the host's data folder."""
@@ -64,6 +70,28 @@ class EngineBase(SharedConnection):
                 self._conn.execute(
                     "INSERT OR IGNORE INTO queues (name, created_us) VALUES (?, ?)", (name, now)
                 )
+            self._conn.execute(_DECLARED_CLIENTS_DDL)
+            row = self._conn.execute(
+                "SELECT value FROM declared WHERE key = 'client_ids'").fetchone()
+        if row is not None and self._catalog.client_ids is None:
+            self._catalog = self._catalog.for_clients(frozenset(json.loads(row["value"])))
+
+    def declare_clients(self, client_ids: Iterable[str]) -> None:
+        """Make the per-client queues of exactly these clients exist, for every opener.
+
+        What a deployment does: Bicep creates ``orders-<clientId>`` and
+        ``replies-<clientId>`` for each client of its ``clients`` parameter
+        (``infra/main.bicep``), and a send to any other client's queue fails with entity
+        not found. Engines opened on this file afterwards (the app's senders, the client
+        CLI) see the same set; before the first declaration every client's queues are made
+        on first use.
+        """
+        ids = sorted({c.lower() for c in client_ids})
+        with self._lock, write(self._conn):
+            self._conn.execute(
+                "INSERT OR REPLACE INTO declared (key, value) VALUES ('client_ids', ?)",
+                (json.dumps(ids),))
+        self._catalog = self._catalog.for_clients(frozenset(ids))
 
     @classmethod
     def in_data_dir(cls, data_dir: str | Path, **kwargs: Any) -> Self:
@@ -135,7 +163,11 @@ class EngineBase(SharedConnection):
                 f"name matching {self._catalog.reply_queue_pattern!r}"
                 + (f" or a client submit queue name matching "
                    f"{self._catalog.submit_queue_pattern!r}"
-                   if self._catalog.submit_queue_pattern else ""),
+                   if self._catalog.submit_queue_pattern else "")
+                + (f"; client queues exist only for the declared clients "
+                   f"{sorted(self._catalog.client_ids)} (the host's ORDER_CLIENTS, as "
+                   "Bicep creates them from its clients parameter)"
+                   if self._catalog.client_ids is not None else ""),
             )
         return name, dead_letter, props
 

@@ -31,7 +31,8 @@ def create_http_app(taskhub: TaskHub, *, base_url: str, http_functions: Iterable
                     invoke_http: InvokeHttp | None = None,
                     on_start_instance: Callable[[str], None] | None = None,
                     orchestrator_names: Collection[str] | None = None,
-                    entity_names: Collection[str] | None = None) -> Starlette:
+                    entity_names: Collection[str] | None = None,
+                    replace_running: bool = False) -> Starlette:
     """Build the HTTP application of the local host.
 
     Parameters
@@ -56,6 +57,10 @@ def create_http_app(taskhub: TaskHub, *, base_url: str, http_functions: Iterable
     entity_names : collection of str, optional
         The app's entity names (any case); a signal to any other name is refused with 400.
         None accepts any name.
+    replace_running : bool
+        A start with the id of an instance that has not ended replaces it (host.json
+        ``overridableExistingInstanceStates: AnyState``); by default it is refused with
+        500 as the extension refuses it.
 
     Returns
     -------
@@ -72,7 +77,8 @@ def create_http_app(taskhub: TaskHub, *, base_url: str, http_functions: Iterable
     functions = list(http_functions)
     if functions and invoke_http is None:
         raise ValueError("invoke_http: required when http_functions is not empty")
-    ctx = ApiContext(taskhub, base_url, orchestrator_names, on_start_instance)
+    ctx = ApiContext(taskhub, base_url, orchestrator_names, on_start_instance,
+                     replace_running)
     routes = [*start_routes(ctx), *query_routes(ctx), *instance_routes(ctx),
               *entity_routes(ctx, entity_names)]
     if functions and invoke_http is not None:  # not None whenever there are functions

@@ -19,6 +19,7 @@ from devhost.http_api.errors import BadRequest
 from devhost.http_api.history_view import json_value
 from devhost.http_api.status import IN_PROGRESS, status_json
 from devhost.http_api.urls import check_status_payload
+from devhost.orchestration.function_names import KnownFunctions
 from devhost.taskhub.store import InstanceNotFoundError, InstanceRecord, TaskHub
 
 T = TypeVar("T")
@@ -41,12 +42,16 @@ class ApiContext:
         Orchestrator functions the app defines; None accepts any name.
     on_start_instance : callable or None
         Called with the instance id after an instance is created (start, restart).
+    replace_running : bool
+        A start with the id of an instance that has not ended replaces it (host.json
+        ``overridableExistingInstanceStates: AnyState``) instead of failing.
     """
 
     taskhub: TaskHub
     base_url: str
     orchestrator_names: Collection[str] | None = None
     on_start_instance: Callable[[str], None] | None = None
+    replace_running: bool = False
 
     async def call(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a blocking task hub call in the thread pool."""
@@ -62,20 +67,32 @@ class ApiContext:
     def check_orchestrator(self, name: str) -> None:
         """Refuse a start for a function the app does not define as an orchestrator.
 
+        Names compare ignoring case (:func:`devhost.app_loader.find_function`); the text
+        is the extension's (``DurableClient.StartNewAsync``, ``ThrowIfFunctionDoesNotExist``).
+
         Raises
         ------
         BadRequest
             If ``orchestrator_names`` is known and does not contain ``name``.
         """
-        if self.orchestrator_names is not None and name not in self.orchestrator_names:
-            raise BadRequest(f"functionName: the function '{name}' doesn't exist, is "
-                             "disabled, or is not an orchestrator function")
+        if self.orchestrator_names is None:
+            return
+        known = KnownFunctions.of(self.orchestrator_names, ())
+        if not known.has_orchestrator(name):
+            raise BadRequest(known.invalid_orchestrator_message(name))
 
     async def create(self, name: str, instance_id: str, input_json: str | None,
                      version: str | None) -> None:
-        """Create an instance (HTTP 409 if a non-terminal one has the id) and call the hook."""
+        """Create an instance from a stored input and call the hook.
+
+        Raises
+        ------
+        InstanceExistsError
+            HTTP 500 with DTFx's text if an instance of that id has not ended (unless
+            :attr:`replace_running`).
+        """
         await self.call(self.taskhub.create_instance, name, instance_id, input_json,
-                        version=version)
+                        version=version, stored=True, replace_running=self.replace_running)
         if self.on_start_instance is not None:
             self.on_start_instance(instance_id)
 

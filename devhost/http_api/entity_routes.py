@@ -10,6 +10,10 @@ route (under the webhook prefix)    method   answers
 entities/{name}/{key}               GET      200 with the state (JSON), 404 if none
 entities/{name}/{key}?op={op}       POST     202; the body (if any) is the operation input
 entities/{name}/{key}               DELETE   202; signals the operation ``delete``
+entities/{name}                     GET      200, the existing entities of that name
+                                             (``entityId``, ``lastOperationTime``,
+                                             ``state`` with ``fetchState=true``), paged
+                                             by ``top`` and ``x-ms-continuation-token``
 ==================================  =======  ==============================================
 
 A key of ``$`` means the empty key on GET, as on Azure. A signal to an entity name the app
@@ -30,15 +34,23 @@ import logging
 from collections.abc import Collection
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from devhost.entities.batch import missing_function_error
 from devhost.http_api.context import ApiContext
 from devhost.http_api.errors import BadRequest
-from devhost.http_api.params import check_task_hub
+from devhost.http_api.params import (
+    CONTINUATION_HEADER,
+    check_task_hub,
+    decode_token,
+    encode_token,
+    get_bool,
+    get_int,
+)
 from devhost.http_api.urls import WEBHOOK_PATH
 from devhost.taskhub.entity_messages import EntityIdError, check_entity_key, scheduler_id
+from devhost.taskhub.inputs import json_value
 
 log = logging.getLogger("devhost.entities")
 
@@ -114,6 +126,27 @@ def entity_routes(ctx: ApiContext, entity_names: Collection[str] | None) -> list
             ctx.on_start_instance(scheduler_id(name, key))
         return Response(status_code=202)
 
+    async def list_entities(request: Request) -> Response:
+        # Host behaviour mirrors azure-functions-durable-extension HttpApiHandler.cs
+        # (HandleListEntitiesRequestAsync, an entity route without a key) and
+        # DurableEntityStatus.cs (the items' shape).
+        query = request.query_params
+        check_task_hub(query, ctx.taskhub.name)
+        fetch_state = get_bool(query, "fetchState", False)
+        top = get_int(query, "top", 100, 1, 1000)
+        token = decode_token(request.headers)
+        page, next_token = await ctx.call(ctx.taskhub.list_entities,
+                                          request.path_params["name"], top=top,
+                                          continuation=token)
+        items = [{"entityId": {"name": name, "key": key},
+                  "lastOperationTime": modified,  # DateTime as Newtonsoft writes it
+                  "state": json_value(state) if fetch_state else None}
+                 for name, key, modified, state in page]
+        headers = {CONTINUATION_HEADER: encode_token(next_token)} if next_token else {}
+        return JSONResponse(items, headers=headers)
+
     path = WEBHOOK_PATH + "/entities/{name}/{key}"
     return [Route(path, read_state, methods=["GET"]),
-            Route(path, signal, methods=["POST", "DELETE"])]
+            Route(path, signal, methods=["POST", "DELETE"]),
+            Route(WEBHOOK_PATH + "/entities/{name}", list_entities, methods=["GET"]),
+            Route(WEBHOOK_PATH + "/entities/{name}/", list_entities, methods=["GET"])]

@@ -13,8 +13,12 @@ from starlette.responses import JSONResponse
 
 from devhost.taskhub.store import TaskHubError
 
+INTERNAL_ERROR = "Something went wrong while processing your request"
+"""``HttpApiHandler``'s ``Message`` for an exception it does not answer otherwise (500)."""
+
 SUMMARIES = {
     400: "One or more of the arguments submitted is incorrect",
+    500: INTERNAL_ERROR,
     404: "Not found",
     405: "Method not allowed",
     409: "Conflict",
@@ -26,12 +30,22 @@ SUMMARIES = {
 
 
 class BadRequest(ValueError):
-    """A request the API refuses with HTTP 400; the message names the field and the rule."""
+    """A request the API refuses with HTTP 400; the message names the field and the rule.
+
+    ``summary`` replaces the body's ``Message`` where the extension writes another one
+    (``Invalid JSON content``, ``InstanceId does not match a valid orchestration
+    instance.``).
+    """
 
     status = 400
 
+    def __init__(self, detail: str, summary: str | None = None) -> None:
+        super().__init__(detail)
+        self.summary = summary
 
-def error_response(status: int, detail: str) -> JSONResponse:
+
+def error_response(status: int, detail: str, summary: str | None = None,
+                   exception_type: str | None = None) -> JSONResponse:
     """Build an error answer.
 
     Parameters
@@ -40,18 +54,28 @@ def error_response(status: int, detail: str) -> JSONResponse:
         HTTP status code.
     detail : str
         What was wrong, naming the field and the rule (becomes ``ExceptionMessage``).
+    summary : str, optional
+        The body's ``Message``; default the one for the status (:data:`SUMMARIES`).
+    exception_type : str, optional
+        ``ExceptionType`` of the extension's answer, when it names the .NET exception.
 
     Returns
     -------
     JSONResponse
-        Body ``{"Message": <summary for the status>, "ExceptionMessage": detail}``.
+        Body ``{"Message": <summary>, "ExceptionMessage": detail[, "ExceptionType": ...]}``
+        (the shape of ``HttpRequestMessage.CreateErrorResponse(status, message, exception)``).
     """
-    summary = SUMMARIES.get(status, "The request failed")
-    return JSONResponse({"Message": summary, "ExceptionMessage": detail}, status_code=status)
+    body = {"Message": summary or SUMMARIES.get(status, "The request failed"),
+            "ExceptionMessage": detail}
+    if exception_type:
+        body["ExceptionType"] = exception_type
+    return JSONResponse(body, status_code=status)
 
 
 async def handle_error(request: Request, exc: Exception) -> JSONResponse:
     """Starlette exception handler for :class:`BadRequest` and task hub errors."""
-    if isinstance(exc, BadRequest | TaskHubError):
-        return error_response(exc.status, str(exc))
+    if isinstance(exc, BadRequest):
+        return error_response(exc.status, str(exc), exc.summary)
+    if isinstance(exc, TaskHubError):
+        return error_response(exc.status, str(exc), exc.summary, exc.exception_type)
     raise exc

@@ -13,11 +13,11 @@ texts in ``Input``/``Result``). Two readers need something else:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from devhost.taskhub.events import EventType
+from devhost.taskhub.inputs import json_value
 
 _SCHEDULING = {
     EventType.TaskCompleted: EventType.TaskScheduled,
@@ -40,16 +40,6 @@ def event_type_name(value: int) -> str:
         return EventType(value).name
     except ValueError:
         return str(value)
-
-
-def json_value(text: Any) -> Any:
-    """Parse a stored JSON text into its value; a non-JSON text is returned as it is."""
-    if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
 
 
 def _scheduling_index(events: list[dict[str, Any]]) -> dict[tuple[int, int], dict[str, Any]]:

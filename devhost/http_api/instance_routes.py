@@ -1,21 +1,34 @@
 """Operations on one instance: status, events, terminate, suspend, resume, rewind, purge.
 
-Routes and status codes are those of the documented Durable Functions HTTP API, which the
-Python SDK's ``DurableOrchestrationClient`` also calls through ``rpcBaseUrl``:
+Routes, status codes and texts are those of the Durable extension's ``HttpApiHandler`` and
+``DurableClient`` (azure-functions-durable-extension ``HttpApiHandler.cs``,
+``ContextImplementations/DurableClient.cs``), which the Python SDK's
+``DurableOrchestrationClient`` also calls through ``rpcBaseUrl``:
 
-========================================  =========  ======================================
-route (under /runtime/webhooks/durabletask) method     answers
-========================================  =========  ======================================
-instances/{id}                            GET        200 ended, 202 in progress, 404
-instances/{id}                            DELETE     200 ``{instancesDeleted}``, 404, 412
-instances/{id}/raiseEvent/{eventName}     POST       202, 400 (not JSON), 404, 410
-instances/{id}/terminate|suspend|resume   POST       202, 404, 410 (ended), 400 (state)
-instances/{id}/rewind                     POST       404, 412 (not Failed), 501
-========================================  =========  ======================================
+========================================  ======  ==========================================
+route (under /runtime/webhooks/durabletask) method  answers
+========================================  ======  ==========================================
+instances/{id}                            GET     200 ended, 202 in progress, 404 (no body)
+instances/{id}                            DELETE  200 ``{instancesDeleted}`` whatever the
+                                                  state (Azure Storage deletes a running
+                                                  instance too), 404
+instances/{id}/raiseEvent/{eventName}     POST    202, 400 (not JSON), 404, 410 (ended)
+instances/{id}/terminate                  POST    202, 404, 410 (ended)
+instances/{id}/suspend                    POST    202 (Pending, Running), 404, 410, 500
+                                                  (already Suspended: nothing queued)
+instances/{id}/resume                     POST    202 (Suspended), 404, 410, 500 (not
+                                                  suspended: nothing queued)
+instances/{id}/rewind                     POST    202 (Failed), 404, 410 (Completed,
+                                                  Terminated), 500 (Pending, Running)
+========================================  ======  ==========================================
+
+A 404 or 410 of these routes has no body (``request.CreateResponse(status)``); a 500
+carries the extension's catch-all ``Message`` and the exception's text.
 """
 
 from __future__ import annotations
 
+import logging
 from functools import partial
 
 from starlette.requests import Request
@@ -23,21 +36,34 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from devhost.http_api.context import ApiContext
-from devhost.http_api.errors import BadRequest, error_response
+from devhost.http_api.errors import INTERNAL_ERROR, BadRequest, error_response
 from devhost.http_api.history_view import history_events_json
-from devhost.http_api.params import body_as_input_json, check_task_hub, get_bool
+from devhost.http_api.params import body_as_json_payload, check_task_hub, get_bool
 from devhost.http_api.status import RETRY_AFTER_S, status_code, status_json
 from devhost.http_api.urls import WEBHOOK_PATH
-from devhost.taskhub.store import TERMINAL_STATUSES, InstanceGoneError
+from devhost.taskhub.store import TERMINAL_STATUSES
 
-REWIND_UNSUPPORTED = ("rewind is not supported by the local host's task hub; restart the "
-                      "instance instead (POST .../instances/{id}/restart)")
-"""Reason given with HTTP 501 for a rewind of a Failed instance."""
+log = logging.getLogger("devhost.events")
+
+INVALID_OPERATION = "System.InvalidOperationException"
+"""``ExceptionType`` of the extension's refusals of suspend, resume and rewind."""
+
+SUSPENDABLE = frozenset({"Pending", "Running", "ContinuedAsNew"})
+"""States a suspend applies to (``DurableClient.IsOrchestrationSuspendable``)."""
+
+EVENT_TEXT_ISSUE = "https://github.com/Azure/azure-functions-durable-python/issues/295"
+"""Public issue: an event raised by the SDK's client reaches the orchestrator as JSON text."""
+
+_warned_event_names: set[str] = set()
 
 
-def _not_found(instance_id: str) -> JSONResponse:
-    # A JSON string body: the SDK's get_status/rewind turn a string into the message.
-    return JSONResponse(f"No instance with ID '{instance_id}' found.", status_code=404)
+def _empty(status: int) -> Response:
+    return Response(status_code=status)
+
+
+def _refused(message: str) -> JSONResponse:
+    # DurableClient throws InvalidOperationException; HttpApiHandler's catch-all answers 500.
+    return error_response(500, message, INTERNAL_ERROR, INVALID_OPERATION)
 
 
 async def _get_status(ctx: ApiContext, request: Request) -> Response:
@@ -50,7 +76,7 @@ async def _get_status(ctx: ApiContext, request: Request) -> Response:
     instance_id = request.path_params["instance_id"]
     record = await ctx.call(ctx.taskhub.get_instance, instance_id)
     if record is None:
-        return _not_found(instance_id)
+        return _empty(404)
     payload = status_json(record, show_input=show_input)
     if show_history:
         # As the extension: a Pending instance has no history yet (null).
@@ -63,33 +89,52 @@ async def _get_status(ctx: ApiContext, request: Request) -> Response:
         headers = {"Location": str(request.url), "Retry-After": str(RETRY_AFTER_S)}
     return JSONResponse(payload, status_code=code, headers=headers)
 
+
 async def _purge(ctx: ApiContext, request: Request) -> Response:
+    # HandleDeleteHistoryByIdRequestAsync: 404 if unknown, else the backend purges it
+    # whatever its state (AzureTableTrackingStore.PurgeInstanceHistoryAsync(instanceId)).
     check_task_hub(request.query_params, ctx.taskhub.name)
     instance_id = request.path_params["instance_id"]
-    record = await ctx.instance(instance_id)
-    if record.runtime_status not in TERMINAL_STATUSES:
-        return error_response(412, f"instanceId: only instances in a terminal state "
-                                   f"(Completed, Failed, Terminated) can be purged; "
-                                   f"'{instance_id}' is {record.runtime_status}")
-    deleted = await ctx.call(ctx.taskhub.purge, instance_id)
+    deleted = await ctx.call(ctx.taskhub.purge, instance_id, only_terminal=False)
+    if not deleted:
+        return _empty(404)
     return JSONResponse({"instancesDeleted": deleted}, status_code=200)
+
 
 async def _raise_event(ctx: ApiContext, request: Request) -> Response:
     check_task_hub(request.query_params, ctx.taskhub.name)
     instance_id = request.path_params["instance_id"]
-    record = await ctx.instance(instance_id)
+    record = await ctx.call(ctx.taskhub.get_instance, instance_id)
+    if record is None:
+        return _empty(404)
     if record.runtime_status in TERMINAL_STATUSES:
-        raise InstanceGoneError(f"Instance with ID '{instance_id}' is gone: it is "
-                                f"{record.runtime_status}")
+        return _empty(410)
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type != "application/json":
-        raise BadRequest("Content-Type: only application/json request content is "
-                         f"supported, got {media_type or 'none'!r}")
-    data = body_as_input_json(await request.body(), "eventData")
+        text = "Only application/json request content is supported"
+        raise BadRequest(text, summary=text)
+    body = await request.body()
+    if not body.strip():  # ConvertToJToken("") is a JsonReaderException on Azure
+        raise BadRequest("the request body is empty", summary="Invalid JSON content")
+    data = body_as_json_payload(body)
+    _warn_event_text(request.path_params["event_name"], data)
     # raise_event re-checks existence and state in its own transaction.
     await ctx.call(ctx.taskhub.raise_event, instance_id,
                    request.path_params["event_name"], data)
     return Response(status_code=202)
+
+
+def _warn_event_text(event_name: str, data: str | None) -> None:
+    """Say once per event name that an SDK-sent value arrives as its JSON text."""
+    if event_name in _warned_event_names or data is None or not data.startswith('"'):
+        return
+    _warned_event_names.add(event_name)
+    log.warning(
+        "event '%s' was raised with a JSON string as its data (the Python SDK's "
+        "raise_event sends json.dumps(value) that way): as on Azure, the orchestrator's "
+        "wait_for_external_event result is that string, the value's JSON text, not the "
+        "value (%s); json.loads it in the orchestrator", event_name, EVENT_TEXT_ISSUE)
+
 
 async def _operation(ctx: ApiContext, request: Request) -> Response:
     query = request.query_params
@@ -97,21 +142,34 @@ async def _operation(ctx: ApiContext, request: Request) -> Response:
     instance_id = request.path_params["instance_id"]
     op = request.path_params["operation"].lower()
     reason = query.get("reason")
-    if op == "rewind":
-        record = await ctx.call(ctx.taskhub.get_instance, instance_id)
-        if record is None:
-            return _not_found(instance_id)
-        if record.runtime_status != "Failed":
-            return JSONResponse(
-                f"This orchestration has status {record.runtime_status}, but only "
-                "orchestrations in the \"Failed\" state can be rewound.", status_code=412)
-        return JSONResponse(REWIND_UNSUPPORTED, status_code=501)
-    actions = {"terminate": ctx.taskhub.terminate, "suspend": ctx.taskhub.suspend,
-               "resume": ctx.taskhub.resume}
-    if op not in actions:
+    if op not in ("terminate", "suspend", "resume", "rewind"):
         return error_response(404, f"operation: unknown instance operation {op!r}; use "
                                    "terminate, suspend, resume, rewind, restart or "
                                    "raiseEvent/{eventName}")
+    record = await ctx.call(ctx.taskhub.get_instance, instance_id)
+    if record is None:
+        return _empty(404)
+    status = record.runtime_status
+    if op == "rewind":
+        if status in ("Completed", "Terminated"):
+            return _empty(410)
+        if status != "Failed":
+            return _refused("The rewind operation is only supported on failed "
+                            "orchestration instances.")
+        await ctx.call(ctx.taskhub.rewind, instance_id, reason)
+        if ctx.on_start_instance is not None:
+            ctx.on_start_instance(instance_id)
+        return Response(status_code=202)
+    if status in TERMINAL_STATUSES:
+        return _empty(410)
+    if op == "suspend" and status not in SUSPENDABLE:
+        return _refused(f"Cannot suspend the orchestration instance {instance_id} because "
+                        f"instance is in the {status} state.")
+    if op == "resume" and status != "Suspended":
+        return _refused(f"Cannot resume the orchestration instance {instance_id} because "
+                        f"instance is in the {status} state.")
+    actions = {"terminate": ctx.taskhub.terminate, "suspend": ctx.taskhub.suspend,
+               "resume": ctx.taskhub.resume}
     await ctx.call(actions[op], instance_id, reason)
     return Response(status_code=202)
 

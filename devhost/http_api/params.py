@@ -17,6 +17,7 @@ from starlette.datastructures import QueryParams
 
 from devhost.http_api.errors import BadRequest
 from devhost.taskhub.events import parse_time
+from devhost.taskhub.inputs import request_input
 from devhost.taskhub.store import ALL_STATUSES
 
 KNOWN_STATUSES = (*ALL_STATUSES, "Canceled")
@@ -46,32 +47,44 @@ def _converted(query: QueryParams, name: str, convert: Callable[[str], T],
         raise BadRequest(f"{name}: must be {rule}, got {value!r}") from None
 
 
-def get_bool(query: QueryParams, name: str, default: bool) -> bool:
-    """Read a ``true``/``false`` query parameter (any case; the SDK sends ``True``).
+_DOTNET_TRIM = " \t\n\r\x0b\x0c\x00"
+"""Characters ``bool.TryParse`` ignores around the value (white space and NUL)."""
 
-    Raises
-    ------
-    BadRequest
-        If the value is present but neither true nor false.
+
+def get_bool(query: QueryParams, name: str, default: bool) -> bool:
+    """Read a boolean query parameter as the extension does; anything else is the default.
+
+    Host behaviour mirrors azure-functions-durable-extension ``HttpApiHandler.cs``
+    (``TryGetBooleanQueryParameterValue``: .NET ``bool.TryParse``, ``true``/``false`` in
+    any case, white space around ignored): a value that does not parse, or an empty one,
+    leaves the parameter at its default, so ``showHistory=yes`` shows no history and
+    ``restartWithNewInstanceId=0`` restarts with a new id.
     """
-    value = _given(query, name)
+    value = query.get(name)
     if value is None:
         return default
-    if value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise BadRequest(f"{name}: must be true or false, got {value!r}")
+    word = value.strip(_DOTNET_TRIM).lower()
+    return word == "true" if word in ("true", "false") else default
 
 
 def get_int(query: QueryParams, name: str, default: int, low: int, high: int) -> int:
-    """Read an integer query parameter within ``low..high`` (inclusive).
+    """Read an integer query parameter; one .NET ``int.TryParse`` rejects is the default.
+
+    Host behaviour mirrors ``HttpApiHandler.TryGetIntQueryParameterValue`` (an unparsable
+    ``top`` is the default page size).
 
     Raises
     ------
     BadRequest
-        If the value is not an integer or out of range.
+        If the value parses but is outside ``low..high`` (the task hub's page limits).
     """
-    number = _converted(query, name, int, "an integer")
-    if number is None:
+    value = query.get(name)
+    text = value.strip(_DOTNET_TRIM) if value is not None else ""
+    try:
+        number = int(text)
+    except ValueError:
+        return default
+    if not -2**31 <= number < 2**31:
         return default
     if not low <= number <= high:
         raise BadRequest(f"{name}: must be between {low} and {high}, got {number}")
@@ -81,57 +94,63 @@ def get_int(query: QueryParams, name: str, default: int, low: int, high: int) ->
 def get_seconds(query: QueryParams, name: str) -> float | None:
     """Read a duration in seconds (``timeout``, ``pollingInterval``); None if absent.
 
-    Raises
-    ------
-    BadRequest
-        If the value is not a non-negative number.
+    Host behaviour mirrors ``HttpApiHandler.TryGetTimeSpanQueryParameterValue``: a value
+    .NET ``double.TryParse`` rejects counts as absent; a negative one waits no time.
     """
-    seconds = _converted(query, name, float, "a number of seconds")
-    if seconds is not None and not seconds >= 0:
-        raise BadRequest(f"{name}: must not be negative, got {query.get(name)!r}")
-    return seconds
+    value = query.get(name)
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip(_DOTNET_TRIM))
+    except ValueError:
+        return None
+    if seconds != seconds or seconds in (float("inf"), float("-inf")):
+        return None
+    return max(seconds, 0.0)
 
 
 def get_time(query: QueryParams, name: str) -> datetime | None:
     """Read an ISO 8601 time (``createdTimeFrom``/``createdTimeTo``); None if absent.
 
-    A space is read as ``+`` (an unencoded ``+00:00`` offset arrives as a space), and a
-    year written with fewer than four digits is zero-padded (Python's ``strftime`` writes
-    year 1 as ``1`` on Linux; the SDK sends ``datetime.min`` that way).
-
-    Raises
-    ------
-    BadRequest
-        If the value is not an ISO 8601 time.
+    Host behaviour mirrors ``HttpApiHandler.TryGetDateTimeQueryParameterValue`` (.NET
+    ``DateTime.TryParse``): a value that does not parse counts as absent. A space is read
+    as ``+`` (an unencoded ``+00:00`` offset arrives as a space), and a year written with
+    fewer than four digits is zero-padded (Python's ``strftime`` writes year 1 as ``1`` on
+    Linux; the SDK sends ``datetime.min`` that way).
     """
-    return _converted(query, name, _query_time,
-                      "an ISO 8601 time such as 2030-01-01T00:00:00Z")
+    value = _given(query, name)
+    if value is None:
+        return None
+    try:
+        return _query_time(value)
+    except ValueError:
+        return None
 
 
 def _query_time(value: str) -> datetime:
-    text = value.replace(" ", "+")
+    text = value.strip().replace(" ", "+")
     year, sep, rest = text.partition("-")
     if sep and year.isdigit() and len(year) < 4:
         text = year.zfill(4) + sep + rest
     return parse_time(text)
 
 
-def get_statuses(query: QueryParams) -> list[str] | None:
-    """Read ``runtimeStatus`` (comma-separated and/or repeated); None if absent.
+STATUS_NUMBERS = {"0": "Running", "1": "Completed", "2": "ContinuedAsNew", "3": "Failed",
+                  "4": "Canceled", "5": "Terminated", "6": "Pending", "7": "Suspended"}
+"""``OrchestrationRuntimeStatus`` values by number (``Enum.TryParse`` accepts them)."""
 
-    Raises
-    ------
-    BadRequest
-        If a name is not a documented runtime status (case-sensitive, as documented).
+
+def get_statuses(query: QueryParams) -> list[str] | None:
+    """Read ``runtimeStatus`` (comma-separated and/or repeated) as the extension does.
+
+    Host behaviour mirrors ``HttpApiHandler.TryGetIEnumerableQueryParameterValue``: each
+    value goes through .NET ``Enum.TryParse`` (the exact name, or the number), values that
+    do not parse are left out, and when none parses there is no status filter (None).
     """
     values = [v.strip() for raw in query.getlist("runtimeStatus") for v in raw.split(",")]
-    values = [v for v in values if v]
-    if not values:
-        return None
-    bad = [v for v in values if v not in KNOWN_STATUSES]
-    if bad:
-        raise BadRequest(f"runtimeStatus: unknown status {bad}; use one of {list(KNOWN_STATUSES)}")
-    return list(dict.fromkeys(values))
+    parsed = [STATUS_NUMBERS.get(v, v) for v in values]
+    known = [v for v in parsed if v in KNOWN_STATUSES]
+    return list(dict.fromkeys(known)) or None
 
 
 def encode_token(token: str) -> str:
@@ -189,6 +208,21 @@ def check_known_params(query: QueryParams, allowed: frozenset[str]) -> None:
     if unknown:
         raise BadRequest(f"query: unexpected parameter(s) {unknown}; this route takes "
                          f"{sorted(allowed)} (an instanceId must not contain '?')")
+
+
+def body_as_json_payload(body: bytes) -> str | None:
+    """Return a start or raise-event body as the extension stores it: its JSON, re-serialised.
+
+    Raises
+    ------
+    BadRequest
+        ``400 Invalid JSON content`` if the body is not JSON (the extension's answer).
+    """
+    try:
+        return request_input(body)
+    except ValueError as exc:
+        raise BadRequest(f"the request body is not valid JSON ({exc})",
+                         summary="Invalid JSON content") from None
 
 
 def body_as_input_json(body: bytes, field: str) -> str | None:

@@ -9,6 +9,7 @@ page. ``DELETE`` on the same path purges the matching instances that have ended.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 from starlette.requests import Request
@@ -16,7 +17,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from devhost.http_api.context import ApiContext
-from devhost.http_api.errors import BadRequest, error_response
 from devhost.http_api.params import (
     CONTINUATION_HEADER,
     check_task_hub,
@@ -30,6 +30,8 @@ from devhost.http_api.params import (
 from devhost.http_api.status import status_json
 from devhost.http_api.urls import WEBHOOK_PATH
 from devhost.taskhub.store import ALL_STATUSES, TERMINAL_STATUSES
+
+log = logging.getLogger("devhost.http")
 
 DEFAULT_PAGE_SIZE = 100
 """Page size when ``top`` is not given (the extension's default)."""
@@ -48,7 +50,8 @@ def query_routes(ctx: ApiContext) -> list[Route]:
         created_from = get_time(query, "createdTimeFrom")
         created_to = get_time(query, "createdTimeTo")
         top = get_int(query, "top", DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE)
-        show_input = get_bool(query, "showInput", False)
+        # OrchestrationStatusQueryCondition.ShowInput is true unless the query says false.
+        show_input = get_bool(query, "showInput", True)
         token = decode_token(request.headers)
         if statuses is not None:
             statuses = [s for s in statuses if s in ALL_STATUSES]
@@ -65,28 +68,35 @@ def query_routes(ctx: ApiContext) -> list[Route]:
                             headers=headers)
 
     async def purge_many(request: Request) -> Response:
+        # Host behaviour mirrors azure-functions-durable-extension HttpApiHandler.cs
+        # (HandleDeleteHistoryWithFiltersRequestAsync) and durabletask
+        # src/DurableTask.AzureStorage/Tracking/AzureTableTrackingStore.cs
+        # (PurgeInstanceHistoryAsync with filters): only the terminal statuses of the
+        # filter count, and a filter left with none purges every status, running ones too.
         query = request.query_params
         check_task_hub(query, ctx.taskhub.name)
         created_from = get_time(query, "createdTimeFrom")
         if created_from is None:
-            raise BadRequest("createdTimeFrom: required to purge instance history")
+            return JSONResponse("Please provide value for 'createdTimeFrom' parameter.",
+                                status_code=400)
         created_to = get_time(query, "createdTimeTo") or ctx.taskhub.clock.now()
-        statuses = get_statuses(query)
-        if statuses is None:
-            statuses = sorted(TERMINAL_STATUSES)
-        else:
-            running = [s for s in statuses if s not in TERMINAL_STATUSES and s != "Canceled"]
-            if running:
-                raise BadRequest(f"runtimeStatus: only ended instances (Completed, Failed, "
-                                 f"Terminated) can be purged, got {running}")
-            statuses = [s for s in statuses if s in TERMINAL_STATUSES]
-        deleted = 0
-        if statuses:
-            ids = await ctx.call(_matching_ids, ctx, statuses, created_from, created_to)
-            for instance_id in ids:
-                deleted += await ctx.call(ctx.taskhub.purge, instance_id)
+        given = get_statuses(query) or []
+        statuses = [s for s in given if s in TERMINAL_STATUSES] or None
+        ids = await ctx.call(_matching_ids, ctx, statuses, created_from, created_to)
+        deleted, running = 0, []
+        for instance_id, status in ids:
+            gone = await ctx.call(ctx.taskhub.purge, instance_id, only_terminal=False)
+            deleted += gone
+            if gone and status not in TERMINAL_STATUSES:
+                running.append(instance_id)
+        if running:
+            log.warning("purge by filter deleted %d instance(s) that had not ended (%s%s): "
+                        "on Azure Storage a purge whose runtimeStatus filter names no ended "
+                        "status (Completed, Failed, Terminated, Canceled) purges every "
+                        "status, as here", len(running), ", ".join(running[:5]),
+                        ", ..." if len(running) > 5 else "")
         if deleted == 0:
-            return error_response(404, "no ended instance matches the purge filter")
+            return Response(status_code=404)
         return JSONResponse({"instancesDeleted": deleted})
 
     base = WEBHOOK_PATH + "/instances"
@@ -98,14 +108,15 @@ def query_routes(ctx: ApiContext) -> list[Route]:
     ]
 
 
-def _matching_ids(ctx: ApiContext, statuses: list[str], created_from: datetime,
-                  created_to: datetime) -> list[str]:
-    ids: list[str] = []
+def _matching_ids(ctx: ApiContext, statuses: list[str] | None, created_from: datetime,
+                  created_to: datetime) -> list[tuple[str, str]]:
+    ids: list[tuple[str, str]] = []
     token = None
     while True:
         page, token = ctx.taskhub.query(statuses=statuses, created_from=created_from,
                                         created_to=created_to, top=MAX_PAGE_SIZE,
                                         continuation=token)
-        ids += [r.instance_id for r in page]
+        ids += [(r.instance_id, r.runtime_status) for r in page
+                if not r.instance_id.startswith("@")]
         if token is None:
             return ids

@@ -17,7 +17,7 @@ from azurekit.instance_ids import new_instance_id, validate_instance_id
 from devhost.http_api.context import ApiContext
 from devhost.http_api.errors import BadRequest
 from devhost.http_api.params import (
-    body_as_input_json,
+    body_as_json_payload,
     check_known_params,
     check_task_hub,
     get_bool,
@@ -28,6 +28,10 @@ from devhost.http_api.urls import WEBHOOK_PATH
 START_PARAMS = frozenset({"version", "timeout", "pollingInterval", "taskHub", "connection",
                           "code"})
 """Query parameters the start route takes (``code`` is the system key, ignored locally)."""
+
+
+RESTART_UNKNOWN = "InstanceId does not match a valid orchestration instance."
+"""The error ``Message`` of a restart of an unknown instance (``HttpApiHandler``)."""
 
 
 def checked_instance_id(value: str) -> str:
@@ -48,22 +52,33 @@ def start_routes(ctx: ApiContext) -> list[Route]:
         name = request.path_params["function_name"]
         raw_id = request.path_params.get("instance_id")
         instance_id = new_instance_id() if raw_id is None else checked_instance_id(raw_id)
+        # As HttpApiHandler.HandleStartOrchestratorRequestAsync: the body is read as JSON
+        # first ("Invalid JSON content"), then StartNewAsync checks the function name.
+        input_json = body_as_json_payload(await request.body())
         ctx.check_orchestrator(name)
-        input_json = body_as_input_json(await request.body(), "input")
         timeout_s = get_seconds(query, "timeout")
         interval_s = get_seconds(query, "pollingInterval")
         await ctx.create(name, instance_id, input_json, query.get("version") or None)
         return await ctx.wait_or_check_status(instance_id, timeout_s, interval_s)
 
     async def restart(request: Request) -> JSONResponse:
+        # Host behaviour mirrors azure-functions-durable-extension HttpApiHandler.cs
+        # (HandleRestartInstanceRequestAsync) and DurableClient.RestartAsync: an unknown id
+        # is 400 with the extension's texts (its typo included); the restart is a new start
+        # with the old name and input and the default version, so restarting a running
+        # instance under its own id fails as such a start does (500).
         query = request.query_params
         check_task_hub(query, ctx.taskhub.name)
-        old = await ctx.instance(request.path_params["instance_id"])
+        requested = request.path_params["instance_id"]
+        old = await ctx.call(ctx.taskhub.get_instance, requested)
+        if old is None:
+            raise BadRequest(f"An orchestrastion with the instanceId {requested} was not "
+                             "found.", summary=RESTART_UNKNOWN)
         with_new_id = get_bool(query, "restartWithNewInstanceId", True)
         instance_id = new_instance_id() if with_new_id else old.instance_id
         timeout_s = get_seconds(query, "timeout")
         interval_s = get_seconds(query, "pollingInterval")
-        await ctx.create(old.name, instance_id, old.input, old.version)
+        await ctx.create(old.name, instance_id, old.input, None)
         return await ctx.wait_or_check_status(instance_id, timeout_s, interval_s)
 
     base = WEBHOOK_PATH + "/orchestrators/{function_name}"

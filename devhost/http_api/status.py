@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from devhost.http_api.history_view import json_value
+from devhost.taskhub.inputs import json_value
 from devhost.taskhub.store import InstanceRecord
 
 IN_PROGRESS = frozenset({"Pending", "Running", "ContinuedAsNew", "Suspended"})

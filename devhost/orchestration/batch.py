@@ -57,7 +57,7 @@ def select_batch(item: OrchestrationWorkItem, max_batch: int) -> tuple[list[Inbo
         else:
             current.append(m)
     if inst.runtime_status == "Suspended":
-        current = [m for m in current if m.kind in ("resume", "terminate")]
+        current = [m for m in current if m.kind in ("resume", "terminate", "suspend")]
     if not item.has_history():
         starts = [m for m in current if m.kind == "start"]
         current = starts[:1] + [m for m in current if m.kind != "start"]

@@ -18,14 +18,17 @@ with the SDK's.
 
 from __future__ import annotations
 
+import functools
 import json
-import uuid
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from azurekit.instance_ids import validate_instance_id
 from devhost import invoke
+from devhost.failure_texts import (
+    orchestrator_failure,
+)
 from devhost.orchestration.actions import (
     HTTP_ACTIVITY,
     ActionType,
@@ -34,10 +37,23 @@ from devhost.orchestration.actions import (
     takes_sequence_number,
 )
 from devhost.orchestration.batch import CONTROL_KINDS, select_batch
-from devhost.orchestration.entity_calls import ENTITY_ACTIONS, EntityCalls, keep_on_continue_as_new
+from devhost.orchestration.endings import EpisodeEndings
+from devhost.orchestration.entity_calls import ENTITY_ACTIONS, EntityCalls
 from devhost.orchestration.event_warnings import warn_event_surprises
+from devhost.orchestration.function_names import KnownFunctions, refused_call, warn_dropped
+from devhost.orchestration.limits import custom_status_problem
+from devhost.orchestration.nondeterminism import (
+    TYPE_NAME as NON_DETERMINISM_TYPE,
+)
+from devhost.orchestration.nondeterminism import (
+    NonDeterminismError,
+    check_action,
+    check_missing,
+)
+from devhost.orchestration.retry_timing import next_retry_delay
 from devhost.orchestration.sdk_errors import sdk_failure
 from devhost.taskhub.events import EventType, event, format_time, parse_time
+from devhost.taskhub.inputs import activity_input, json_value, orchestration_input
 from devhost.taskhub.store import (
     EpisodeCommit,
     InboxMessage,
@@ -50,11 +66,15 @@ from devhost.taskhub.store import (
 
 OrchestratorHandler = Callable[[str], str]
 
+ORCHESTRATION_FAILURE_TYPE = ("DurableTask.Core.Exceptions.OrchestrationFailureException, "
+                              "DurableTask.Core")
+"""``$type`` of the exception the extension throws for an orchestrator it does not know."""
+
 REPLAY_SCHEMA = 1
 """``upperSchemaVersion`` sent to the SDK: V2 (flat action list with compound actions)."""
 
 
-class Episode:
+class Episode(EpisodeEndings):
     """Compute the commit of one episode for a claimed instance.
 
     Parameters
@@ -74,11 +94,16 @@ class Episode:
         VersionMismatch; host.json ``versionFailureStrategy: Fail``).
     entities : EntityCalls, optional
         The app's entity functions, for CallEntity and SignalEntity actions.
+    functions : KnownFunctions, optional
+        The app's orchestrator and activity names: a call to any other is dropped as the
+        extension drops it (:mod:`devhost.orchestration.function_names`). None schedules
+        every call (an episode built by hand).
     """
 
     def __init__(self, item: OrchestrationWorkItem, handler: OrchestratorHandler | None,
                  now: datetime, max_batch: int = 1000, *, version_mismatch: str | None = None,
-                 entities: EntityCalls | None = None) -> None:
+                 entities: EntityCalls | None = None,
+                 functions: KnownFunctions | None = None) -> None:
         self.item = item
         self.inst = item.instance
         self.handler = handler
@@ -86,6 +111,7 @@ class Episode:
         self.max_batch = max_batch
         self.version_mismatch = version_mismatch
         self.entities = entities or EntityCalls()
+        self.functions = functions
         # A JSON round trip copies the (JSON-shaped) state several times faster than deepcopy.
         self.state = (json.loads(json.dumps(item.instance.replay_state))
                       or empty_replay_state())
@@ -113,13 +139,15 @@ class Episode:
         self.new_events.append(event(EventType.OrchestratorStarted, self.now))
         if self.version_mismatch is not None:
             self.new_events += [m.event for m in batch]
-            self._end("Failed", json.dumps(self.version_mismatch), self.version_mismatch,
-                      error_type="VersionMismatch")
+            self._fail_with(self.version_mismatch, "", self.version_mismatch,
+                            error_type="VersionMismatch")
             return self._finish_commit()
         if batch[0].kind in CONTROL_KINDS:
             self._control(batch[0])
             return self._finish_commit()
         for m in batch:
+            if m.kind == "rewind":
+                continue  # only makes a rewound instance run again; not history (DTFx)
             self._host_side_retry(m.event)
             self.new_events.append(m.event)
         self._replay()
@@ -139,8 +167,11 @@ class Episode:
     def _control(self, m: InboxMessage) -> None:
         self.new_events.append(m.event)
         if m.kind == "terminate":
-            self._end("Terminated", m.event.get("Input"), failed_reason="terminated")
+            # The output is the reason as the client gave it (DTFx ExecutionTerminatedEvent).
+            self._end("Terminated", m.event.get("Input"))
         elif m.kind == "suspend":
+            # A suspend of an instance that is suspended already is recorded and does
+            # nothing (DTFx TaskOrchestrationContext.HandleEventWhileSuspended ignores it).
             self.commit.status = "Suspended"
         elif m.kind == "resume":
             self.commit.status = "Running"
@@ -160,11 +191,12 @@ class Episode:
                 del self.state["retries"][key]
             elif kind in (EventType.TaskFailed, EventType.SubOrchestrationInstanceFailed) \
                     and ev.get("TaskScheduledId") == r["task_id"]:
-                # The SDK's RetryAbleTask adds a timer now, even after the last attempt
-                # (DTFx waits one extra timer before giving up).
+                # The SDK's RetryAbleTask adds a timer now, even after the last attempt;
+                # DTFx's RetryInterceptor makes that last one fire at once (next_retry_delay).
                 timer_id = self._next_seq()
                 r["timer_id"] = timer_id
-                fire_at = self.now + timedelta(milliseconds=r["interval_ms"])
+                fire_at = self.now + next_retry_delay(r["attempt"], r["max"],
+                                                      r["interval_ms"], r.get("options"))
                 self._schedule_timer(timer_id, fire_at)
             elif kind == EventType.TimerFired and ev.get("TimerId") == r.get("timer_id"):
                 r["timer_id"] = None
@@ -185,7 +217,9 @@ class Episode:
                         if e["EventType"] == EventType.ExecutionStarted), {})
         parent = (started.get("ParentInstance") or {}).get("OrchestrationInstance") or {}
         rest = json.dumps({
-            "input": started.get("Input"),
+            # The input as a JSON value, not its text (the extension's GetInputAsJson): a
+            # client's start_new gives a JSON string holding the SDK's JSON text.
+            "input": json_value(started.get("Input")),
             "instanceId": self.inst.instance_id,
             "isReplaying": self.item.has_history(),
             "parentInstanceId": parent.get("InstanceId"),
@@ -195,8 +229,11 @@ class Episode:
 
     def _replay(self) -> None:
         if self.handler is None:
-            self._fail(f"The function '{self.inst.name}' doesn't exist, is disabled, or is "
-                       "not an orchestrator function.", "")
+            message = (self.functions.invalid_orchestrator_message(self.inst.name)
+                       if self.functions is not None else
+                       f"The function '{self.inst.name}' doesn't exist, is disabled, or is "
+                       "not an orchestrator function.")
+            self._fail(message, ORCHESTRATION_FAILURE_TYPE)
             return
         context = self.context_json()  # the host's part: its failure is not the app's
         try:
@@ -206,18 +243,29 @@ class Episode:
         except Exception as exc:  # noqa: BLE001 - the SDK reports failure by raising
             failure = sdk_failure(exc)  # never raises, whatever the text nests
             state, error, details = failure.state, failure.message, failure.details
+        too_large = custom_status_problem(state.get("customStatus"))
+        if too_large is not None:
+            self._custom_status_too_large(too_large, error is not None)
+            return
         if state.get("customStatus") is not None:
             self.commit.custom_status = json.dumps(state["customStatus"])
         try:
             atomic = flatten(state)
             actions = self._apply_actions(atomic)
-        except (UnsupportedActionError, NonDeterminismError) as exc:
-            self._fail(str(exc), "")
+        except UnsupportedActionError as exc:
+            self._fail(str(exc))
+            return
+        except NonDeterminismError as exc:
+            # Raised by DTFx itself, outside the extension's shim: the text alone.
+            message = str(exc)
+            self._fail_with(message, "Unhandled exception while executing orchestration: "
+                            f"{NON_DETERMINISM_TYPE}: {message}\n\t", message)
             return
         warn_event_surprises(self.inst.instance_id, self.new_events,
                              self.item.stored_events_json, atomic)
         if error is not None:
-            self._fail(error, details)
+            reason, parent_details = orchestrator_failure(self.inst.name, error, details)
+            self._fail_with(reason, parent_details, error)
         elif state.get("isDone"):
             cont = next((a for a in actions if a["actionType"] == ActionType.ContinueAsNew),
                         None)
@@ -232,24 +280,36 @@ class Episode:
     def _apply_actions(self, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         numbered = [a for a in actions if takes_sequence_number(a)]
         known = self.state["action_ids"]
+        rewound = set(self.state.get("rewound") or ())
         for index, action in enumerate(numbered):
             if index < len(known):
                 seq, kind, *name = known[index]
-                now_name = action.get("functionName")
-                if kind != action["actionType"] or (name and name[0] != now_name):
-                    was = f"{ActionType(kind).name} {name[0] if name else ''}".strip()
-                    now = f"{ActionType(action['actionType']).name} {now_name or ''}".strip()
-                    raise NonDeterminismError(
-                        f"Non-deterministic workflow detected: action {index} was {was} "
-                        f"and is now {now} (DTFx compares the type and name of each "
-                        "scheduled task on replay)")
-                if kind == ActionType.CreateTimer and action.get("isCanceled"):
+                check_action(seq, (kind, name[0] if name else None), action,
+                             functools.partial(self._scheduling_event, seq))
+                if seq in rewound:  # failed before a rewind: scheduled again, same number
+                    rewound.discard(seq)
+                    self.state["rewound"] = sorted(rewound)
+                    self._schedule_new(seq, index, action)
+                elif kind == ActionType.CreateTimer and action.get("isCanceled"):
                     self.commit.cancel_timers.append(seq)
                 continue
             seq = self._next_seq()
             known.append([seq, action["actionType"], action.get("functionName")])
             self._schedule_new(seq, index, action)
+        if len(numbered) < len(known):
+            seq, kind, *name = known[len(numbered)]
+            check_missing(seq, (kind, name[0] if name else None),
+                          functools.partial(self._scheduling_event, seq))
         return numbered
+
+    def _scheduling_event(self, seq: int) -> dict[str, Any] | None:
+        """Return the history's scheduling event of task ``seq`` (read only for messages)."""
+        for text in self.item.stored_events_json():
+            if f'"EventId": {seq},' in text:
+                ev = json.loads(text)
+                if ev.get("EventId") == seq:
+                    return dict(ev)
+        return None
 
     def _schedule_new(self, seq: int, index: int, action: dict[str, Any]) -> None:
         kind = ActionType(action["actionType"])
@@ -263,13 +323,17 @@ class Episode:
             self.commit.new_history.append(sent)
             self.commit.messages.append(request)
         else:
+            refusal = refused_call(kind, action, self.inst, self.functions)
+            if refusal is not None:
+                warn_dropped(self.inst.instance_id, *refusal)
+                return
             if kind in (ActionType.CallActivityWithRetry,
                         ActionType.CallSubOrchestratorWithRetry):
                 opts = action["retryOptions"]
                 self.state["retries"][str(index)] = {
                     "task_id": seq, "attempt": 1, "max": int(opts["maxNumberOfAttempts"]),
                     "interval_ms": int(opts["firstRetryIntervalInMilliseconds"]),
-                    "timer_id": None, "action": action,
+                    "options": opts, "timer_id": None, "action": action,
                 }
             self._schedule_call(seq, action)
 
@@ -289,101 +353,37 @@ class Episode:
     def _schedule_call(self, seq: int, action: dict[str, Any]) -> None:
         kind = ActionType(action["actionType"])
         if kind in (ActionType.CallSubOrchestrator, ActionType.CallSubOrchestratorWithRetry):
-            child_id = action.get("instanceId") or f"{self.inst.instance_id}:{seq:04d}"
+            # Host behaviour mirrors durabletask src/DurableTask.Core/TaskOrchestrationContext.cs
+            # (CreateSubOrchestrationInstanceCore): without an id the child is named by the
+            # parent's *execution* id and the task id, so each continue-as-new generation
+            # (a new execution id) and each retry (a new task id) names a new child.
+            child_id = action.get("instanceId") or ""
+            if not child_id.strip():
+                child_id = f"{self._execution_id()}:{seq}"
             try:
                 validate_instance_id(child_id)
             except ValueError as exc:  # refused before anything is created (SPEC D2)
                 self.commit.new_history.append(event(
                     EventType.SubOrchestrationInstanceCreated, self.now, seq,
-                    Name=action["functionName"], InstanceId=child_id, Input=_as_json(action)))
+                    Name=action["functionName"], InstanceId=child_id,
+                    Input=orchestration_input(action)))
                 self.commit.messages.append(NewMessage(
                     self.inst.instance_id, self._execution_id(), "completion",
                     event(EventType.SubOrchestrationInstanceFailed, self.now,
                           TaskScheduledId=seq, Reason=str(exc), Details=None), self.now))
                 return
+            child_input = orchestration_input(action)
             self.commit.new_history.append(event(
                 EventType.SubOrchestrationInstanceCreated, self.now, seq,
-                Name=action["functionName"], InstanceId=child_id, Input=_as_json(action)))
+                Name=action["functionName"], InstanceId=child_id, Input=child_input))
             self.commit.instances.append(NewInstance(child_id, action["functionName"],
-                                                     _as_json(action), seq,
-                                                     action.get("version")))
+                                                     child_input, seq, action.get("version")))
             return
         payload: str | None
         if kind == ActionType.CallHttp:
             name, payload = HTTP_ACTIVITY, json.dumps(action["httpRequest"])
         else:
-            name, payload = action["functionName"], _as_json(action)
+            name, payload = action["functionName"], activity_input(action)
         self.commit.new_history.append(
             event(EventType.TaskScheduled, self.now, seq, Name=name, Input=payload))
         self.commit.activities.append(NewActivity(seq, name, payload))
-
-    # ------------------------------------------------------------------ endings
-    def _fail(self, message: str, details: str) -> None:
-        output = f"Orchestrator function '{self.inst.name}' failed: {message}"
-        self._end("Failed", json.dumps(output), failed_reason=message, details=details)
-
-    def _end(self, status: str, output: str | None, failed_reason: str | None = None,
-             details: str = "", error_type: str = "OrchestratorFailure") -> None:
-        self.tail.append(event(EventType.OrchestratorCompleted, self.now))
-        if status != "Terminated":
-            extra: dict[str, Any] = {"OrchestrationStatus": status, "Result": output}
-            if status == "Failed":
-                extra["FailureDetails"] = {"ErrorType": error_type,
-                                           "ErrorMessage": failed_reason, "StackTrace": details}
-            self.tail.append(event(EventType.ExecutionCompleted, self.now, **extra))
-        self.commit.status = status
-        self.commit.output = output
-        self.commit.purge_execution = True
-        # Work scheduled by the final episode for this instance itself is moot.
-        self.commit.activities.clear()
-        self.commit.messages = [m for m in self.commit.messages
-                                if m.instance_id != self.inst.instance_id]
-        self._notify_parent(status, output, failed_reason, details)
-
-    def _notify_parent(self, status: str, output: str | None, reason: str | None,
-                       details: str) -> None:
-        if not self.inst.parent_instance_id:
-            return
-        if status == "Completed":
-            ev = event(EventType.SubOrchestrationInstanceCompleted, self.now,
-                       TaskScheduledId=self.inst.parent_task_id, Result=output)
-        else:
-            ev = event(EventType.SubOrchestrationInstanceFailed, self.now,
-                       TaskScheduledId=self.inst.parent_task_id,
-                       Reason=f"Sub-orchestration '{self.inst.instance_id}' {status.lower()}:"
-                              f" {reason}", Details=details)
-        self.commit.messages.append(NewMessage(self.inst.parent_instance_id,
-                                               self.inst.parent_execution_id, "completion",
-                                               ev, self.now))
-
-    def _continue_as_new(self, new_input: Any) -> None:
-        input_json = json.dumps(new_input) if not isinstance(new_input, str) else new_input
-        execution_id = uuid.uuid4().hex
-        started = event(EventType.ExecutionStarted, self.now, Name=self.inst.name,
-                        Input=input_json, Version=self.inst.version or "")
-        self.commit.reset_history = True
-        self.new_events.clear()
-        self.tail.clear()
-        self.commit.new_history = []
-        self.commit.execution_id = execution_id
-        self.commit.input = input_json
-        self.commit.status = "Running"
-        self.commit.purge_execution = True
-        self.commit.activities.clear()
-        self.commit.instances.clear()
-        self.commit.messages = [*keep_on_continue_as_new(self.commit.messages),
-                                NewMessage(self.inst.instance_id, execution_id, "start",
-                                           started, self.now)]
-        self.state = empty_replay_state()
-
-
-class NonDeterminismError(Exception):
-    """The orchestrator's actions no longer match its history (code changed mid-flight)."""
-
-
-def _as_json(action: dict[str, Any]) -> str | None:
-    value = action.get("input")
-    if value is None:
-        return None
-    # The SDK serialises inputs to a JSON string already; keep it as the wire value.
-    return value if isinstance(value, str) else json.dumps(value)

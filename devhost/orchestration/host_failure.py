@@ -4,7 +4,8 @@ Built from the claimed work item alone, without the SDK or the episode machinery
 may be what failed), it ends the instance as Azure ends an orchestration whose execution
 fails: Failed, ``Orchestrator function '<name>' failed: <error>`` as output, the history
 closed with ExecutionCompleted, pending work of the execution purged, and a parent told
-with SubOrchestrationInstanceFailed.
+with SubOrchestrationInstanceFailed whose Reason is that output (as DTFx tells a parent,
+:mod:`devhost.failure_texts`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from devhost.failure_texts import orchestrator_error_failure
 from devhost.taskhub.events import EventType, event
 from devhost.taskhub.records import (
     TERMINAL_STATUSES,
@@ -44,7 +46,8 @@ def host_failure_commit(item: OrchestrationWorkItem, now: datetime,
     ids = [m.id for m in item.messages]
     if inst.runtime_status in TERMINAL_STATUSES:
         return EpisodeCommit(dropped=ids, custom_status=inst.custom_status)
-    output = json.dumps(f"Orchestrator function '{inst.name}' failed: {error}")
+    reason, details = orchestrator_error_failure(inst.name, error)
+    output = json.dumps(reason)
     history = [event(EventType.OrchestratorStarted, now)]
     if not item.has_history():
         history += [m.event for m in item.messages if m.kind == "start"][:1]
@@ -60,8 +63,7 @@ def host_failure_commit(item: OrchestrationWorkItem, now: datetime,
     if inst.parent_instance_id:
         failed = event(EventType.SubOrchestrationInstanceFailed, now,
                        TaskScheduledId=inst.parent_task_id,
-                       Reason=f"Sub-orchestration '{inst.instance_id}' failed: {error}",
-                       Details=None)
+                       Reason=reason, Details=details)
         commit.messages.append(NewMessage(inst.parent_instance_id, inst.parent_execution_id,
                                           "completion", failed, now))
     return commit

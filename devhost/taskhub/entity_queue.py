@@ -119,6 +119,35 @@ class EntityQueue(HubPart):
             return False, None
         return True, row["state"]
 
+    def list_entities(self, name: str, *, top: int = 100, continuation: str | None = None
+                      ) -> tuple[list[tuple[str, str, str, str | None]], str | None]:
+        """List the existing entities of one name, oldest id first, with paging.
+
+        Parameters
+        ----------
+        name : str
+            Entity name (any case: entity names are lower-cased, as the extension's
+            ``EntityId`` does).
+        top : int
+            Page size.
+        continuation : str, optional
+            The last entity id of the previous page.
+
+        Returns
+        -------
+        (list of (name, key, last_modified, state), str or None)
+            The page and the token of the next page (None on the last one).
+        """
+        prefix = scheduler_id(name, "")
+        rows = self._conn().execute(
+            "SELECT entity_id, last_modified, state FROM entities WHERE entity_exists=1"
+            " AND substr(entity_id, 1, ?) = ? AND entity_id > ? ORDER BY entity_id LIMIT ?",
+            (len(prefix), prefix, continuation or "", top + 1)).fetchall()
+        page = [(name.lower(), r["entity_id"][len(prefix):], r["last_modified"], r["state"])
+                for r in rows[:top]]
+        token = rows[top - 1]["entity_id"] if len(rows) > top else None
+        return page, token
+
     def claim_entities(self, owner: str, lease: timedelta, max_entities: int,
                        batch_size: int) -> list[EntityWorkItem]:
         """Lease up to ``max_entities`` entities with queued requests, oldest request first.

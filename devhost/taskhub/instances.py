@@ -16,6 +16,7 @@ from typing import Any
 import sqlitekit as db
 from devhost.taskhub.events import EventType, event, format_time
 from devhost.taskhub.hub_file import HubPart
+from devhost.taskhub.inputs import client_input
 from devhost.taskhub.records import (
     ALL_STATUSES,
     TERMINAL_STATUSES,
@@ -25,6 +26,7 @@ from devhost.taskhub.records import (
     InstanceRecord,
     NewInstance,
     NewMessage,
+    RefusedOperationError,
     TaskHubError,
     empty_replay_state,
 )
@@ -36,7 +38,8 @@ class InstanceStore(HubPart):
     # ----------------------------------------------------------------- client operations
 
     def create_instance(self, name: str, instance_id: str, input_json: str | None, *,
-                        version: str | None = None) -> InstanceRecord:
+                        version: str | None = None, stored: bool = False,
+                        replace_running: bool = False) -> InstanceRecord:
         """Create an orchestration instance and queue its ExecutionStarted event.
 
         Parameters
@@ -46,10 +49,18 @@ class InstanceStore(HubPart):
         instance_id : str
             Instance id, already validated (SPEC D2).
         input_json : str or None
-            The input, serialised as JSON.
+            The input as the SDK's ``start_new`` serialises it (``json.dumps(value)``);
+            stored as the extension stores what that client sends
+            (:func:`devhost.taskhub.inputs.client_input`).
         version : str, optional
             Orchestration version recorded in ExecutionStarted (default: the task hub's
-            ``default_version``).
+            ``default_version``; None when that is unset, as on Azure).
+        stored : bool
+            ``input_json`` is the stored payload already (the HTTP API's re-serialised
+            request body, a restart's old input).
+        replace_running : bool
+            Replace a non-terminal instance of that id too (host.json
+            ``overridableExistingInstanceStates: AnyState``).
 
         Returns
         -------
@@ -60,18 +71,23 @@ class InstanceStore(HubPart):
         ------
         InstanceExistsError
             If a non-terminal instance has that id (a terminal one is replaced, as the
-            extension does by default).
+            extension does by default), with DTFx's text (HTTP 500 on the start route).
         """
+        payload = input_json if stored else client_input(input_json)
         with db.write(self._conn()) as conn:
             row = conn.execute("SELECT runtime_status FROM instances WHERE instance_id=?",
                                (instance_id,)).fetchone()
-            if row is not None and row["runtime_status"] not in TERMINAL_STATUSES:
+            if row is not None and row["runtime_status"] not in TERMINAL_STATUSES \
+                    and not replace_running:
+                # Host behaviour mirrors durabletask src/DurableTask.AzureStorage/
+                # AzureStorageOrchestrationService.cs (CreateTaskOrchestrationAsync with the
+                # extension's default dedupe statuses, OverridableStates.cs).
                 raise InstanceExistsError(
-                    f"instanceId: an instance with ID '{instance_id}' already exists and is "
-                    f"{row['runtime_status']}")
+                    f"An Orchestration instance with the status {row['runtime_status']} "
+                    "already exists.")
             if row is not None:
                 self._delete_instance(conn, instance_id)
-            self._insert_instance(conn, NewInstance(instance_id, name, input_json, -1, version),
+            self._insert_instance(conn, NewInstance(instance_id, name, payload, -1, version),
                                   parent=None)
             return self._get(conn, instance_id)
 
@@ -91,7 +107,7 @@ class InstanceStore(HubPart):
              parent[1] if parent else None, new.parent_task_id if parent else None,
              json.dumps(empty_replay_state())))
         started = event(EventType.ExecutionStarted, now, Name=new.name, Input=new.input,
-                        Version=new.version or "",
+                        Version=new.version,
                         ParentInstance=({"OrchestrationInstance": {"InstanceId": parent[0]}}
                                         if parent else None))
         self._insert_message(conn, NewMessage(new.instance_id, execution_id, "start", started,
@@ -135,9 +151,9 @@ class InstanceStore(HubPart):
                 raise InstanceGoneError(
                     f"Instance with ID '{instance_id}' is gone: it is {inst.runtime_status}")
             if allowed is not None and inst.runtime_status not in allowed:
-                raise TaskHubError(
-                    f"instance '{instance_id}' is {inst.runtime_status}; {kind} needs one of "
-                    f"{sorted(allowed)}")
+                raise RefusedOperationError(
+                    f"Cannot {kind} the orchestration instance {instance_id} because "
+                    f"instance is in the {inst.runtime_status} state.")
             self._insert_message(conn, NewMessage(instance_id, None, kind, ev,
                                                   self.clock.now()))
 
@@ -155,22 +171,39 @@ class InstanceStore(HubPart):
         self._send_control(instance_id, "event", ev)
 
     def terminate(self, instance_id: str, reason: str | None) -> None:
-        """Queue an ExecutionTerminated for the instance (404/410 as :meth:`raise_event`)."""
-        ev = event(EventType.ExecutionTerminated, self.clock.now(),
-                   Input=json.dumps(reason) if reason is not None else None)
+        """Queue an ExecutionTerminated for the instance (404/410 as :meth:`raise_event`).
+
+        The reason is the event's input as the client gave it, not JSON: DTFx's
+        ``TaskHubClient.TerminateInstanceAsync`` stores the string, and it becomes the
+        output (which the status API parses as JSON where it can).
+        """
+        ev = event(EventType.ExecutionTerminated, self.clock.now(), Input=reason)
         self._send_control(instance_id, "terminate", ev)
 
     def suspend(self, instance_id: str, reason: str | None) -> None:
-        """Queue an ExecutionSuspended; the instance then runs no episode until resumed."""
+        """Queue an ExecutionSuspended; the instance then runs no episode until resumed.
+
+        Raises
+        ------
+        TaskHubError
+            HTTP 500 with the extension's text if the instance is not Pending or Running
+            (``DurableClient.SuspendAsync``): a second suspend queues nothing.
+        """
         ev = event(EventType.ExecutionSuspended, self.clock.now(), Reason=reason)
         self._send_control(instance_id, "suspend", ev,
-                           frozenset({"Pending", "Running", "Suspended"}))
+                           frozenset({"Pending", "Running", "ContinuedAsNew"}))
 
     def resume(self, instance_id: str, reason: str | None) -> None:
-        """Queue an ExecutionResumed for a suspended instance."""
+        """Queue an ExecutionResumed for a suspended instance.
+
+        Raises
+        ------
+        TaskHubError
+            HTTP 500 with the extension's text if it is not Suspended
+            (``DurableClient.ResumeAsync``): nothing is queued.
+        """
         ev = event(EventType.ExecutionResumed, self.clock.now(), Reason=reason)
-        self._send_control(instance_id, "resume", ev,
-                           frozenset({"Suspended", "Running", "Pending"}))
+        self._send_control(instance_id, "resume", ev, frozenset({"Suspended"}))
 
     def purge(self, instance_id: str, *, only_terminal: bool = True) -> int:
         """Delete an instance and its history in one transaction.

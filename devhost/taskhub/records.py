@@ -22,10 +22,14 @@ ALL_STATUSES = ("Pending", "Running", "Completed", "ContinuedAsNew", "Failed", "
 class TaskHubError(LocalHostError):
     """Base error of the task hub; ``status`` is the HTTP status the API answers with.
 
-    Permanent (``retryable`` False), as are all its subclasses.
+    Permanent (``retryable`` False), as are all its subclasses. ``summary`` (the error
+    body's ``Message``) and ``exception_type`` (its ``ExceptionType``) are set where the
+    extension's answer names them.
     """
 
     status = 400
+    summary: str | None = None
+    exception_type: str | None = None
 
 
 class InstanceNotFoundError(TaskHubError):
@@ -41,9 +45,34 @@ class InstanceGoneError(TaskHubError):
 
 
 class InstanceExistsError(TaskHubError):
-    """A non-terminal instance with that id exists already (HTTP 409)."""
+    """A non-terminal instance with that id exists already.
 
-    status = 409
+    DTFx throws ``OrchestrationAlreadyExistsException``, which the extension's
+    ``HttpApiHandler`` answers with its catch-all: HTTP 500, "Something went wrong while
+    processing your request".
+    """
+
+    status = 500
+    summary = "Something went wrong while processing your request"
+    exception_type = "DurableTask.Core.Exceptions.OrchestrationAlreadyExistsException"
+
+
+class RefusedOperationError(TaskHubError):
+    """The instance's state does not allow the operation (suspend, resume, rewind).
+
+    The extension's ``DurableClient`` throws ``InvalidOperationException``, which
+    ``HttpApiHandler``'s catch-all answers with HTTP 500.
+    """
+
+    status = 500
+    summary = "Something went wrong while processing your request"
+    exception_type = "System.InvalidOperationException"
+
+
+class RewindUnsupportedError(TaskHubError):
+    """A rewind the local host does not perform (HTTP 501, docs/fidelity.md)."""
+
+    status = 501
 
 
 @dataclass(frozen=True)

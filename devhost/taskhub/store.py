@@ -22,7 +22,6 @@ from devhost.taskhub.entity_queue import EntityQueue
 from devhost.taskhub.events import EventType, event, format_time, parse_time
 from devhost.taskhub.host_failure_log import HostFailureLog, clear_host_failures, episode_key
 from devhost.taskhub.hub_file import HubFile, HubPart
-from devhost.taskhub.instances import InstanceStore
 from devhost.taskhub.records import (  # noqa: F401 - re-exported for callers
     ALL_STATUSES,
     TERMINAL_STATUSES,
@@ -40,14 +39,16 @@ from devhost.taskhub.records import (  # noqa: F401 - re-exported for callers
     TaskHubError,
     empty_replay_state,
 )
+from devhost.taskhub.rewind import InstanceRewind
 from devhost.taskhub.timer_runs import TimerRuns
 
 _CLAIMABLE = (
     "FROM inbox m JOIN instances i USING (instance_id)"
     " WHERE m.visible_at <= ? AND (i.lock_owner IS NULL OR i.lock_expires <= ?)"
-    " AND (i.runtime_status != 'Suspended' OR m.kind IN ('resume','terminate'))")
-"""Visible messages of unleased instances (a suspended one takes only resume/terminate);
-parameters: now, now."""
+    " AND (i.runtime_status != 'Suspended'"
+    " OR m.kind IN ('resume','terminate','suspend'))")
+"""Visible messages of unleased instances (a suspended one takes only resume, terminate and
+a duplicate suspend, which it drops); parameters: now, now."""
 
 
 @dataclass
@@ -93,17 +94,16 @@ class Round:
 class TaskHub(HubPart):
     """The task hub in one SQLite file, safe for many threads and many processes.
 
-    Itself the orchestration work queue, composed over one :class:`HubFile` (whose
-    parameters it takes) with the other parts, whose client operations it offers as its
-    own: :attr:`instances`, :attr:`activities`, :attr:`entities`, :attr:`timers` (timer
-    functions' run locks) and :attr:`failures` (the host-failure log).
+    Itself the orchestration work queue, over one :class:`HubFile` (whose parameters it
+    takes) with the parts whose client operations it offers as its own: :attr:`instances`
+    (with rewind), :attr:`activities`, :attr:`entities`, :attr:`timers`, :attr:`failures`.
     """
 
     def __init__(self, path: str | Path, clock: Clock, *, name: str = "TestHubName",
                  synchronous: str = "FULL", default_version: str | None = None) -> None:
         super().__init__(HubFile(path, clock, name=name, synchronous=synchronous,
                                  default_version=default_version))
-        i = self.instances = InstanceStore(self.file)
+        i = self.instances = InstanceRewind(self.file)
         a = self.activities = ActivityQueue(self.file)
         e = self.entities = EntityQueue(self.file)
         t = self.timers = TimerRuns(self.file)
@@ -112,18 +112,18 @@ class TaskHub(HubPart):
             i.create_instance, i.get_instance, i.get_history, i.get_history_json
         self.raise_event, self.terminate, self.suspend, self.resume, self.purge = \
             i.raise_event, i.terminate, i.suspend, i.resume, i.purge
-        self.query, self.count_by_status = i.query, i.count_by_status
+        self.query, self.count_by_status, self.rewind = i.query, i.count_by_status, i.rewind
         self.claim_activities, self.complete_activities, self.settle_and_claim_activities = \
             a.claim_activities, a.complete_activities, a.settle_and_claim_activities
         self.release_activities, self.renew_activities = a.release_activities, a.renew_activities
         self.signal_entity, self.read_entity, self.claim_entities, self.commit_entities = \
             e.signal_entity, e.read_entity, e.claim_entities, e.commit_entities
-        self.next_entity_due = e.next_entity_due
+        self.next_entity_due, self.list_entities = e.next_entity_due, e.list_entities
         self.begin_timer_run, self.renew_timer_run, self.end_timer_run = \
             t.begin_timer_run, t.renew_timer_run, t.end_timer_run
-        self.note_episode_failure, self.note_activity_failure = \
-            f.note_episode_failure, f.note_activity_failure
-        self.force_fail, self.host_failure_count = f.force_fail, f.host_failure_count
+        self.note_episode_failure, self.note_activity_failure, self.force_fail = \
+            f.note_episode_failure, f.note_activity_failure, f.force_fail
+        self.host_failure_count = f.host_failure_count
 
     def claim_orchestrations(self, owner: str, lease: timedelta, max_instances: int = 1,
                              max_messages: int = 10_000) -> list[OrchestrationWorkItem]:
@@ -393,7 +393,7 @@ class TaskHub(HubPart):
             conn.execute("SELECT MIN(MAX(m.visible_at, COALESCE(i.lock_expires, '')))"
                          " FROM inbox m JOIN instances i"
                          " USING (instance_id) WHERE i.runtime_status != 'Suspended'"
-                         " OR m.kind IN ('resume','terminate')").fetchone()[0],
+                         " OR m.kind IN ('resume','terminate','suspend')").fetchone()[0],
             conn.execute("SELECT MIN(lock_expires) FROM activities").fetchone()[0],
         ]
         due = [parse_time(t) for t in times if t]

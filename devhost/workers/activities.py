@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import traceback
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
@@ -26,7 +25,8 @@ from azure.functions import meta
 from azure.functions.durable_functions import ActivityTriggerConverter
 
 from devhost import invoke
-from devhost.app_loader import FunctionDef
+from devhost.app_loader import FunctionDef, find_function
+from devhost.failure_texts import activity_failure, exception_details
 from devhost.orchestration.actions import HTTP_ACTIVITY
 from devhost.taskhub.events import EventType, event
 from devhost.taskhub.store import ActivityWorkItem
@@ -57,8 +57,8 @@ def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
     Returns
     -------
     dict
-        TaskCompleted (``Result`` is the JSON output) or TaskFailed (``Reason`` is
-        ``"<ExceptionType>: <message>"``, ``Details`` the traceback).
+        TaskCompleted (``Result`` is the JSON output) or TaskFailed with the extension's
+        texts (:func:`devhost.failure_texts.activity_failure`).
     """
     try:
         if item.name == HTTP_ACTIVITY:
@@ -67,10 +67,9 @@ def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
                 warn_no_polling(item.instance_id, item.execution_id, response)
             output = json.dumps(response)
         else:
-            fdef = activities.get(item.name)
+            fdef = find_function(activities, item.name)
             if fdef is None:
-                raise LookupError(f"The function '{item.name}' doesn't exist, is disabled, "
-                                  "or is not an activity function.")
+                return missing_activity(item, now())
             value = ActivityTriggerConverter.decode(meta.Datum(item.input, "json"),
                                                     trigger_metadata=None) \
                 if item.input is not None else None
@@ -79,9 +78,24 @@ def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
         return event(EventType.TaskCompleted, now(), TaskScheduledId=item.task_id,
                      Result=output)
     except Exception as exc:  # noqa: BLE001 - every failure becomes TaskFailed
+        reason, details = activity_failure(item.name, exc)
         return event(EventType.TaskFailed, now(), TaskScheduledId=item.task_id,
-                     Reason=f"{type(exc).__name__}: {exc}",
-                     Details="".join(traceback.format_exception(exc)))
+                     Reason=reason, Details=details)
+
+
+def missing_activity(item: ActivityWorkItem, when: datetime) -> dict[str, Any]:
+    """Return the TaskFailed of a work item whose activity the app no longer has.
+
+    An orchestrator's call to an unknown activity is never scheduled (see
+    :mod:`devhost.orchestration.unknown_functions`); this is for work scheduled before the
+    app changed. Host behaviour mirrors azure-functions-durable-extension
+    ``Listener/TaskNonexistentActivityShim.cs``.
+    """
+    message = f"Activity function '{item.name}' does not exist."
+    details = exception_details(message, "Microsoft.Azure.WebJobs.FunctionFailedException, "
+                                "Microsoft.Azure.WebJobs.Host")
+    return event(EventType.TaskFailed, when, TaskScheduledId=item.task_id,
+                 Reason=f"Activity function '{item.name}' failed: {message}", Details=details)
 
 
 def call_http(request: dict[str, Any]) -> dict[str, Any]:

@@ -12,11 +12,13 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-from devhost.app_loader import AppIndex
+from devhost.app_loader import AppIndex, find_function
+from devhost.failure_texts import ACTIVITY_FAILED, exception_details
 from devhost.host_failures import HostRetryPolicy, describe, host_error_text
 from devhost.orchestration import sdk_fastpaths
 from devhost.orchestration.entity_calls import EntityCalls
 from devhost.orchestration.episode import Episode
+from devhost.orchestration.function_names import KnownFunctions
 from devhost.orchestration.host_failure import host_failure_commit
 from devhost.orchestration.versioning import MISMATCH_MESSAGE, REJECT_DELAY, Versioning
 from devhost.taskhub.events import EventType, event
@@ -67,6 +69,7 @@ class DurableWorker:
         self.activity_lease = activity_lease
         self.host_retries = host_retries or HostRetryPolicy.from_settings()
         self.handlers = {name: f.func for name, f in index.orchestrators.items()}
+        self.functions = KnownFunctions.of(index.orchestrators, index.activities)
         self.entity_calls = EntityCalls(index.entities)
         self.versioning = versioning
         # Instances whose ending commit (after host-side failures) is in flight: its text.
@@ -105,9 +108,9 @@ class DurableWorker:
             if rejected:
                 continue
             try:
-                commit = Episode(item, self.handlers.get(item.instance.name),
+                commit = Episode(item, find_function(self.handlers, item.instance.name),
                                  self.taskhub.clock.now(), version_mismatch=mismatch,
-                                 entities=self.entity_calls).run()
+                                 entities=self.entity_calls, functions=self.functions).run()
             except Exception as exc:  # noqa: BLE001 - a host-side failure (SPEC L3)
                 log.debug("episode of %s failed in the host", item.instance.instance_id,
                           exc_info=True)
@@ -188,9 +191,12 @@ class DurableWorker:
                 continue
             text = host_error_text(what, attempts, error)
             log.error("instance '%s': %s", item.instance_id, text)
+            # In the extension's shape (TaskActivityShim), so apps parse it as any other.
             ended.append((item, event(EventType.TaskFailed, self.taskhub.clock.now(),
-                                      TaskScheduledId=item.task_id, Reason=text,
-                                      Details=None)))
+                                      TaskScheduledId=item.task_id,
+                                      Reason=ACTIVITY_FAILED.format(name=item.name,
+                                                                    message=text),
+                                      Details=exception_details(text))))
         return ended
 
     def _check_version(self, item: OrchestrationWorkItem) -> tuple[bool, str | None]:

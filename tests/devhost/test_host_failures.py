@@ -53,15 +53,22 @@ def errors_naming(caplog, instance_id):
 
 # ---------------------------------------------------------------- the reported case
 
+def child_id(host, parent_id, seq):
+    """The default id DTFx gives a sub-orchestration: parent execution id and task id."""
+    return f"{host.taskhub.get_instance(parent_id).execution_id}:{seq}"
+
+
 def test_child_failure_fails_parent_at_once_naming_the_error(host, caplog):
     iid = start(host, "order_parent", None, "p1")
     steps = host.run_until_idle(max_steps=100)
-    child = host.taskhub.get_instance("p1:0002")
+    child = host.taskhub.get_instance(child_id(host, "p1", 2))
     assert child.runtime_status == "Failed"
     status, out = output(host, iid)
     assert status == "Failed"
-    assert out.startswith("Orchestrator function 'order_parent' failed: Sub-orchestration "
-                          "'p1:0002' failed: ValueError: bad sku")
+    # The extension's texts, nested: the parent's error is the child's failure text.
+    assert out.startswith("Orchestrator function 'order_parent' failed: Orchestrator function "
+                          "'order_child' failed: Activity function 'check_sku' failed:  "
+                          "ValueError: bad sku")
     assert steps < 20  # 2 activities, 1 child with 1 activity: a handful of episodes
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING
                 and r.name.startswith("devhost")]
@@ -71,7 +78,8 @@ def test_failures_nested_three_deep_fail_every_level(host):
     start(host, "order_grandparent", None, "g1")
     host.run_until_idle(max_steps=100)
     statuses = {i.instance_id: i.runtime_status for i in host.taskhub.query()[0]}
-    assert statuses == {"g1": "Failed", "g1:0000": "Failed", "g1:0000:0002": "Failed"}
+    parent = child_id(host, "g1", 0)
+    assert statuses == {"g1": "Failed", parent: "Failed", child_id(host, parent, 2): "Failed"}
     assert "bad sku" in output(host, "g1")[1]
 
 
@@ -125,8 +133,9 @@ def test_a_child_the_host_fails_fails_in_its_parent_as_a_catchable_error(host, m
     assert len(calls) == 4
     status, out = output(host, "cp")
     assert status == "Completed"
-    assert "Sub-orchestration 'cp:0000' failed: The local host failed 4 times" in \
-        out["child_failed"]
+    assert out["child_failed"].startswith(
+        "Orchestrator function 'chain' failed: The local host failed 4 times running the "
+        f"episode of instance '{child_id(host, 'cp', 0)}' (chain)")
 
 
 def test_a_passing_host_fault_is_retried_and_its_count_cleared(host, monkeypatch):
@@ -176,8 +185,9 @@ def test_activity_failing_in_the_host_ends_as_a_catchable_task_failure(
     status, out = output(host, iid)
     assert status == "Completed"
     assert out["caught"].startswith(
-        "The local host failed 4 times running activity 'decline' (task 0) of instance "
-        "'charge-1'; last error: RuntimeError: injected host fault")
+        "Activity function 'decline' failed: The local host failed 4 times running activity "
+        "'decline' (task 0) of instance 'charge-1'; last error: RuntimeError: injected host "
+        "fault")
     assert len(errors_naming(caplog, iid)) == 1
 
 

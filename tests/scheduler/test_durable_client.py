@@ -59,13 +59,16 @@ def closed_port_client():
 
 
 # ----------------------------------------------------------------------------- raise_event
-def test_delivered_event_is_queued_once_encoded_as_the_sdk_sends_it(server):
+def test_delivered_event_is_queued_as_the_extension_stores_the_sdk_body(server):
+    # The SDK's body is the value's JSON text as a JSON string, and the extension stores
+    # that string: the orchestrator's event result is the JSON text
+    # (azure-functions-durable-python#295; orchestrators/remote.py reads it).
     start(server, "ORD-1:1")
     run(raise_event(server.client(), "ORD-1:1", "charge-reply", {"ok": True}))
     raised = queued_events(server.taskhub, "ORD-1:1")[-1]
     assert raised["EventType"] == EventType.EventRaised
     assert raised["Name"] == "charge-reply"
-    assert json.loads(raised["Input"]) == {"ok": True}
+    assert json.loads(json.loads(raised["Input"])) == {"ok": True}
 
 
 def permanent_raise_event_error(server, instance_id, kind):

@@ -150,3 +150,14 @@ def finish(taskhub: TaskHub, clock: ManualClock, instance_id: str, status: str =
                            status=status, output=json.dumps(output), purge_execution=True)
     assert taskhub.commit_episodes([(item, commit)]) == [True]
     return history
+
+
+def set_running_status(taskhub: TaskHub, clock: ManualClock, instance_id: str,
+                       status: str) -> None:
+    """Process the instance's queued messages as one episode that leaves it in ``status``."""
+    item = claim(taskhub, instance_id)
+    history = [dict(event(EventType.OrchestratorStarted, clock.now()), IsPlayed=True)]
+    history += [dict(m.event, IsPlayed=True) for m in item.messages]
+    commit = EpisodeCommit(consumed=[m.id for m in item.messages], new_history=history,
+                           status=status)
+    assert taskhub.commit_episodes([(item, commit)]) == [True]

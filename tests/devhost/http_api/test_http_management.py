@@ -3,9 +3,10 @@ from datetime import datetime, timedelta
 
 import azure.functions as func
 import pytest
+from azure.durable_functions.models.OrchestrationRuntimeStatus import OrchestrationRuntimeStatus
 
 from devhost.taskhub.events import EventType
-from tests.devhost.http_api.helpers import finish, queued_events, run
+from tests.devhost.http_api.helpers import finish, queued_events, run, set_running_status
 
 
 def start(server, instance_id, value=None):
@@ -18,14 +19,23 @@ def assert_refused(response, status: int, reason: str) -> None:
     assert reason in response.json()["ExceptionMessage"]
 
 
+def assert_empty(response, status: int) -> None:
+    """``response`` has ``status`` and no body (``request.CreateResponse(status)``)."""
+    assert (response.status_code, response.content) == (status, b"")
+
+
 # ----------------------------------------------------------------------------- raise event
-def test_sdk_raise_event_queues_the_event_once_encoded(server):
+def test_sdk_raise_event_queues_the_sdk_text_as_the_extension_stores_it(server, caplog):
+    # The SDK posts json.dumps(value) as a JSON string; the extension stores that string,
+    # so the orchestrator's event result is the JSON text (azure-functions-durable-python
+    # #295), and the host says so once per event name.
     start(server, "e-1")
     run(server.client().raise_event("e-1", "Approval", {"ok": True}))
     raised = queued_events(server.taskhub, "e-1")[-1]
     assert raised["EventType"] == EventType.EventRaised
     assert raised["Name"] == "Approval"
-    assert json.loads(raised["Input"]) == {"ok": True}
+    assert json.loads(raised["Input"]) == '{"ok": true}'
+    assert any("issues/295" in r.getMessage() for r in caplog.records)
 
 
 def test_documented_raise_event_is_202_and_queues_the_value(server, http):
@@ -53,47 +63,84 @@ def test_raise_event_on_completed_instance_is_410_and_queues_nothing(server, clo
     assert server.taskhub.claim_orchestrations("probe", timedelta(minutes=1)) == []
 
 
-@pytest.mark.parametrize(("content", "content_type", "field"), [
-    (b"{oops", "application/json", "eventData: "),
-    (b"1", "text/plain", "Content-Type: "),
+@pytest.mark.parametrize(("content", "content_type", "message"), [
+    (b"{oops", "application/json", "Invalid JSON content"),
+    (b"", "application/json", "Invalid JSON content"),  # ConvertToJToken("") throws
+    (b"1", "text/plain", "Only application/json request content is supported"),
 ])
 def test_raise_event_with_a_body_that_is_not_json_is_400(server, content, content_type,
-                                                         field, http):
+                                                         message, http):
     start(server, "e-4")
     response = http.post(f"{server.api}/instances/e-4/raiseEvent/Reply", content=content,
                           headers={"Content-Type": content_type})
     assert response.status_code == 400
-    assert response.json()["ExceptionMessage"].startswith(field)
+    assert response.json()["Message"] == message
     assert [e["EventType"] for e in queued_events(server.taskhub, "e-4")] == \
         [EventType.ExecutionStarted]
 
 
 # ----------------------------------------------------------------------- terminate etc.
-def test_sdk_terminate_suspend_resume_queue_control_events(server):
+def test_sdk_terminate_suspend_resume_queue_control_events(server, clock):
     start(server, "c-1")
     client = server.client()
     run(client.suspend("c-1", "maintenance window"))
+    [suspended] = queued_events(server.taskhub, "c-1")[1:]
+    assert (suspended["EventType"], suspended["Reason"]) == \
+        (EventType.ExecutionSuspended, "maintenance window")
+    set_running_status(server.taskhub, clock, "c-1", "Suspended")
     run(client.resume("c-1", "window over"))
     run(client.terminate("c-1", "operator said so"))
     events = queued_events(server.taskhub, "c-1")
-    assert [e["EventType"] for e in events] == [
-        EventType.ExecutionStarted, EventType.ExecutionSuspended, EventType.ExecutionResumed,
-        EventType.ExecutionTerminated]
-    assert events[1]["Reason"] == "maintenance window"
-    assert events[2]["Reason"] == "window over"
-    assert json.loads(events[3]["Input"]) == "operator said so"
+    assert [e["EventType"] for e in events] == [EventType.ExecutionResumed,
+                                               EventType.ExecutionTerminated]
+    assert events[0]["Reason"] == "window over"
+    # The reason as the client gave it (DTFx ExecutionTerminatedEvent), not JSON.
+    assert events[1]["Input"] == "operator said so"
+
+
+def test_suspend_of_a_suspended_and_resume_of_a_running_instance_are_refused(server, clock,
+                                                                            http):
+    # DurableClient.SuspendAsync/ResumeAsync throw InvalidOperationException and queue
+    # nothing; HttpApiHandler answers 500; the SDK raises "unexpected status code 500" (the
+    # extension's e2e suite expects exactly that for Python).
+    client = server.client()
+    start(server, "c-5")
+    with pytest.raises(Exception, match="unexpected status code 500"):
+        run(client.resume("c-5", "not suspended"))  # Pending
+    run(client.suspend("c-5", "first"))
+    set_running_status(server.taskhub, clock, "c-5", "Suspended")
+    response = http.post(f"{server.api}/instances/c-5/suspend?reason=again")
+    assert response.status_code == 500
+    assert response.json() == {
+        "Message": "Something went wrong while processing your request",
+        "ExceptionMessage": "Cannot suspend the orchestration instance c-5 because instance "
+                            "is in the Suspended state.",
+        "ExceptionType": "System.InvalidOperationException"}
+    with pytest.raises(Exception, match="unexpected status code 500"):
+        run(client.suspend("c-5", "again"))
+    run(client.resume("c-5", "go"))
+    set_running_status(server.taskhub, clock, "c-5", "Running")
+    response = http.post(f"{server.api}/instances/c-5/resume?reason=again")
+    assert response.status_code == 500
+    assert response.json()["ExceptionMessage"] == (
+        "Cannot resume the orchestration instance c-5 because instance is in the Running "
+        "state.")
+    assert server.taskhub.claim_orchestrations("probe", timedelta(minutes=1)) == []
 
 
 @pytest.mark.parametrize("op", ["terminate", "suspend", "resume"])
 def test_control_operations_answer_202_404_410(server, clock, op, http):
     start(server, "c-2")
+    if op == "resume":
+        run(server.client().suspend("c-2", "first"))
+        set_running_status(server.taskhub, clock, "c-2", "Suspended")
     assert http.post(f"{server.api}/instances/c-2/{op}?reason=x").status_code == 202
-    assert http.post(f"{server.api}/instances/nobody/{op}?reason=x").status_code == 404
+    assert_empty(http.post(f"{server.api}/instances/nobody/{op}?reason=x"), 404)
     with pytest.raises(Exception, match="No instance with ID 'nobody' found."):
         run(getattr(server.client(), op)("nobody", "x"))
     start(server, "c-3")
     finish(server.taskhub, clock, "c-3")
-    assert http.post(f"{server.api}/instances/c-3/{op}?reason=x").status_code == 410
+    assert_empty(http.post(f"{server.api}/instances/c-3/{op}?reason=x"), 410)
 
 
 def test_unknown_operation_is_404(server, http):
@@ -103,21 +150,22 @@ def test_unknown_operation_is_404(server, http):
 
 
 # ----------------------------------------------------------------------------- rewind
-def test_rewind_is_404_412_or_501_with_a_reason(server, clock, http):
+def test_rewind_answers_as_the_extension(server, clock, http):
+    # HandleRewindInstanceRequestAsync: 404 unknown, 410 Completed/Terminated; then
+    # DurableClient.RewindAsync refuses anything but Failed (500). (A Failed instance is
+    # rewound: tests/devhost/test_fidelity_rewind.py.)
     client = server.client()
     with pytest.raises(Exception, match="No instance with ID ghost found."):
         run(client.rewind("ghost", "retry"))
     start(server, "r-1")
     response = http.post(f"{server.api}/instances/r-1/rewind?reason=retry")
-    assert response.status_code == 412
-    assert "only orchestrations in the \"Failed\" state can be rewound" in response.json()
-    finish(server.taskhub, clock, "r-1", status="Failed", output="boom")
-    response = http.post(f"{server.api}/instances/r-1/rewind?reason=retry")
-    assert response.status_code == 501
-    assert "rewind is not supported" in response.json()
-    with pytest.raises(Exception, match="rewind is not supported"):
+    assert response.status_code == 500
+    assert response.json()["ExceptionMessage"] == (
+        "The rewind operation is only supported on failed orchestration instances.")
+    finish(server.taskhub, clock, "r-1")
+    assert_empty(http.post(f"{server.api}/instances/r-1/rewind?reason=retry"), 410)
+    with pytest.raises(Exception, match="only supported on failed orchestration instances"):
         run(client.rewind("r-1", "retry"))
-    assert server.taskhub.get_instance("r-1").runtime_status == "Failed"
 
 
 # ----------------------------------------------------------------------------- restart
@@ -129,8 +177,8 @@ def test_restart_with_new_id_starts_a_copy(server, clock, http):
     new_id = response.json()["id"]
     assert new_id != "rs-1"
     copy = server.taskhub.get_instance(new_id)
-    assert (copy.name, copy.runtime_status, json.loads(copy.input)) == \
-        ("Hello", "Pending", {"order": 42})
+    assert (copy.name, copy.runtime_status, copy.input) == \
+        ("Hello", "Pending", server.taskhub.get_instance("rs-1").input)
     assert server.taskhub.get_instance("rs-1").runtime_status == "Completed"
     assert server.started == ["rs-1", new_id]
 
@@ -142,15 +190,27 @@ def test_sdk_restart_with_same_id_replaces_the_ended_instance(server, clock):
     # The SDK hands back the response body: the documented check-status payload.
     assert result["id"] == "rs-2"
     record = server.taskhub.get_instance("rs-2")
-    assert (record.runtime_status, record.input) == ("Pending", '"in"')
+    assert (record.runtime_status, json.loads(record.input)) == ("Pending", '"in"')
 
 
-def test_restart_errors(server, http):
-    with pytest.raises(Exception, match="No instance with ID 'ghost' found."):
+def test_restart_errors_answer_as_the_extension(server, http):
+    # HandleRestartInstanceRequestAsync: an unknown id is 400 with the extension's texts
+    # (RestartAsync's typo included); the SDK raises on the unexpected 400.
+    response = http.post(f"{server.api}/instances/ghost/restart")
+    assert response.status_code == 400
+    assert response.json() == {
+        "Message": "InstanceId does not match a valid orchestration instance.",
+        "ExceptionMessage": "An orchestrastion with the instanceId ghost was not found."}
+    with pytest.raises(Exception, match="unexpected status code 400"):
         run(server.client().restart("ghost"))
+    # Restarting a running instance under its own id is a start with a running id: 500.
     start(server, "rs-3")
     response = http.post(f"{server.api}/instances/rs-3/restart?restartWithNewInstanceId=false")
-    assert response.status_code == 409
+    assert response.status_code == 500
+    assert "already exists" in response.json()["ExceptionMessage"]
+    # An unparsable flag is the default (a new id), as bool.TryParse decides.
+    response = http.post(f"{server.api}/instances/rs-3/restart?restartWithNewInstanceId=no")
+    assert response.status_code == 202 and response.json()["id"] != "rs-3"
 
 
 # ----------------------------------------------------------------------------- purge
@@ -162,15 +222,16 @@ def test_purge_one_instance(server, clock, http):
     assert server.taskhub.get_instance("p-1") is None
     assert server.taskhub.get_history("p-1") == []
     assert run(client.purge_instance_history("p-1")).instances_deleted == 0
-    assert http.delete(f"{server.api}/instances/p-1").status_code == 404
+    assert_empty(http.delete(f"{server.api}/instances/p-1"), 404)
 
 
-def test_purge_of_a_running_instance_is_412_and_keeps_it(server, http):
+def test_purge_of_a_running_instance_deletes_it_as_azure_storage_does(server, http):
+    # HandleDeleteHistoryByIdRequestAsync purges whatever the state
+    # (AzureTableTrackingStore.PurgeInstanceHistoryAsync(instanceId)).
     start(server, "p-2")
-    assert_refused(http.delete(f"{server.api}/instances/p-2"), 412, "terminal state")
-    with pytest.raises(Exception, match="unexpected status code 412"):
-        run(server.client().purge_instance_history("p-2"))
-    assert server.taskhub.get_instance("p-2") is not None
+    response = http.delete(f"{server.api}/instances/p-2")
+    assert (response.status_code, response.json()) == (200, {"instancesDeleted": 1})
+    assert server.taskhub.get_instance("p-2") is None
 
 
 def test_purge_by_filter_deletes_only_ended_instances_in_the_window(server, clock):
@@ -185,24 +246,32 @@ def test_purge_by_filter_deletes_only_ended_instances_in_the_window(server, cloc
     finish(server.taskhub, clock, "pb-late")
     result = run(client.purge_instance_history_by(
         created_time_from=datetime(2029, 1, 1),
-        created_time_to=window_end.replace(tzinfo=None)))
+        created_time_to=window_end.replace(tzinfo=None),
+        runtime_status=[OrchestrationRuntimeStatus.Completed]))
     assert result.instances_deleted == 3
     remaining = {r.instance_id for r in server.taskhub.query()[0]}
     assert remaining == {"pb-3", "pb-late"}
+    # No status filter purges every status in the window, the running pb-3 too.
     assert run(client.purge_instance_history_by(
-        created_time_from=datetime(2029, 1, 1), runtime_status=[])).instances_deleted == 1
-    assert {r.instance_id for r in server.taskhub.query()[0]} == {"pb-3"}
+        created_time_from=datetime(2029, 1, 1), runtime_status=[])).instances_deleted == 2
+    assert server.taskhub.query()[0] == []
 
 
-def test_purge_by_filter_validates_its_parameters(server, http):
+def test_purge_by_filter_answers_as_the_extension(server, http, caplog):
     response = http.delete(f"{server.api}/instances/")
-    assert response.status_code == 400
-    assert response.json()["ExceptionMessage"].startswith("createdTimeFrom: required")
+    assert (response.status_code, response.json()) == \
+        (400, "Please provide value for 'createdTimeFrom' parameter.")
+    # Only the ended statuses of a filter count; a filter left with none purges every
+    # status (AzureTableTrackingStore), a running instance too, with the host's warning.
+    start(server, "pf-1")
     response = http.delete(f"{server.api}/instances/",
                             params={"createdTimeFrom": "2029-01-01T00:00:00Z",
                                     "runtimeStatus": "Running"})
-    assert response.status_code == 400
-    assert response.json()["ExceptionMessage"].startswith("runtimeStatus: only ended")
+    assert (response.status_code, response.json()) == (200, {"instancesDeleted": 1})
+    assert any("purge by filter deleted 1 instance(s) that had not ended" in r.getMessage()
+               for r in caplog.records)
+    assert_empty(http.delete(f"{server.api}/instances/",
+                             params={"createdTimeFrom": "2029-01-01T00:00:00Z"}), 404)
 
 
 # ----------------------------------------------------------- SDK helpers built on the binding

@@ -69,11 +69,14 @@ def test_instance_id_prefix(populated, http):
         [[f"q-{n}" for n in range(10, 20)]]
 
 
-def test_list_payload_hides_input_unless_asked(populated, http):
+def test_list_payload_shows_input_unless_asked_not_to(populated, http):
+    # OrchestrationStatusQueryCondition.ShowInput defaults to true in the extension.
     body = http.get(f"{populated.api}/instances", params={"top": "1"}).json()
-    assert body[0]["input"] is None
-    body = http.get(f"{populated.api}/instances", params={"top": "1", "showInput": "true"})
-    assert body.json()[0]["input"] == 0
+    assert body[0]["input"] == "0"  # the JSON text start_new sent (json.dumps(0))
+    body = http.get(f"{populated.api}/instances", params={"top": "1", "showInput": "false"})
+    assert body.json()[0]["input"] is None
+    body = http.get(f"{populated.api}/instances", params={"top": "1", "showInput": "no"})
+    assert body.json()[0]["input"] == "0"  # not a .NET boolean: the default
 
 
 def test_sdk_get_status_by_and_all(populated):
@@ -98,12 +101,23 @@ def test_canceled_status_matches_nothing(populated, http):
     assert (response.status_code, response.json()) == (200, [])
 
 
+@pytest.mark.parametrize(("params", "expected"), [
+    ({"top": "ten"}, 25),  # int.TryParse fails: the default page size (100)
+    ({"runtimeStatus": "Done"}, 25),  # Enum.TryParse fails for every value: no filter
+    ({"runtimeStatus": "Done,Completed"}, 5),  # the values that parse filter
+    ({"runtimeStatus": "1"}, 5),  # Enum.TryParse takes the number (1: Completed)
+    ({"createdTimeFrom": "yesterday"}, 25),  # DateTime.TryParse fails: no bound
+])
+def test_query_parameters_parse_as_the_extension_parses_them(populated, http, params,
+                                                             expected):
+    response = http.get(f"{populated.api}/instances/", params=params)
+    assert response.status_code == 200
+    assert len(response.json()) == expected
+
+
 @pytest.mark.parametrize(("params", "headers", "message"), [
     ({"top": "0"}, {}, "top: must be between 1 and 1000, got 0"),
     ({"top": "1001"}, {}, "top: must be between 1 and 1000, got 1001"),
-    ({"top": "ten"}, {}, "top: must be an integer, got 'ten'"),
-    ({"runtimeStatus": "Done"}, {}, "runtimeStatus: unknown status ['Done']"),
-    ({"createdTimeFrom": "yesterday"}, {}, "createdTimeFrom: must be an ISO 8601 time"),
     ({}, {"x-ms-continuation-token": "!!!"}, "x-ms-continuation-token: malformed"),
     ({}, {"x-ms-continuation-token": "bm90IGpzb24="}, "continuationToken: malformed"),
 ])

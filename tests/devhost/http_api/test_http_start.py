@@ -20,12 +20,38 @@ def test_sdk_start_new_generates_a_uuid_hex_id_and_stores_the_input(server):
     record = server.taskhub.get_instance(instance_id)
     assert record.name == "Hello"
     assert record.runtime_status == "Pending"
-    # Stored once-encoded, as the orchestrator's get_input() expects.
-    assert json.loads(record.input) == {"city": "Tokyo", "n": 2}
+    # Stored as the extension stores the SDK's body: a JSON string holding the SDK's text
+    # (HttpApiHandler reads the body as a JSON value, DTFx serialises that value).
+    assert json.loads(record.input) == '{"city": "Tokyo", "n": 2}'
     started = queued_events(server.taskhub, instance_id)[0]
     assert started["Name"] == "Hello"
-    assert json.loads(started["Input"]) == {"city": "Tokyo", "n": 2}
+    assert started["Input"] == record.input
     assert server.started == [instance_id]
+
+
+def test_status_input_of_an_sdk_start_is_the_json_text_as_on_azure(server):
+    # azure-functions-durable-python#195 shows Azure's status: '_input' is a str holding
+    # the JSON text, so status.input_["city"] fails deployed; it fails here too.
+    client = server.client()
+    instance_id = run(client.start_new("Hello", client_input={"city": "Tokyo"}))
+    status = run(client.get_status(instance_id))
+    assert status.input_ == '{"city": "Tokyo"}'
+    with pytest.raises(TypeError):
+        status.input_["city"]  # noqa: B018 - what breaks on Azure
+
+
+def test_the_orchestrator_gets_the_input_value_from_the_stored_text(server):
+    # The extension hands the orchestrator its input as a JSON value (GetInputAsJson): a
+    # string, which the SDK's get_input() parses.
+    from devhost.orchestration.episode import Episode
+    from devhost.taskhub.store import OrchestrationWorkItem
+
+    instance_id = run(server.client().start_new("Hello", client_input={"city": "Oslo"}))
+    item = OrchestrationWorkItem(server.taskhub.get_instance(instance_id), [],
+                                 [], "test")
+    episode = Episode(item, None, server.clock.now())
+    episode.new_events = queued_events(server.taskhub, instance_id)
+    assert json.loads(episode.context_json())["input"] == '{"city": "Oslo"}'
 
 
 def test_sdk_start_new_with_an_id_and_a_version(server):
@@ -33,7 +59,7 @@ def test_sdk_start_new_with_an_id_and_a_version(server):
     assert run(client.start_new("Hello", "order-7-attempt-1", "x", version="2.0")) == \
         "order-7-attempt-1"
     record = server.taskhub.get_instance("order-7-attempt-1")
-    assert (record.input, record.version) == ('"x"', "2.0")
+    assert (json.loads(record.input), record.version) == ('"x"', "2.0")
 
 
 def test_sdk_start_new_without_input_stores_none(server):
@@ -78,7 +104,7 @@ def test_http_start_returns_the_documented_check_status_payload(server, http):
     assert json.loads(server.taskhub.get_instance("order 1").input) == {"city": "Oslo"}
     status = http.get(body["statusQueryGetUri"])
     assert status.status_code == 202
-    assert status.json()["input"] == {"city": "Oslo"}
+    assert status.json()["input"] == {"city": "Oslo"}  # a plain client's object stays one
 
 
 def test_http_start_with_plain_string_input_keeps_it_a_string(server, http):
@@ -90,20 +116,34 @@ def test_http_start_with_invalid_json_is_400_and_nothing_written(server, http):
     response = http.post(f"{server.api}/orchestrators/Hello/j1", content=b"{not json",
                           headers={"Content-Type": "application/json"})
     assert response.status_code == 400
-    assert response.json()["ExceptionMessage"].startswith("input: ")
+    assert response.json()["Message"] == "Invalid JSON content"
     assert server.taskhub.get_instance("j1") is None
 
 
-def test_start_with_existing_running_id_is_409_and_keeps_the_original(server, http):
+def test_start_with_existing_running_id_is_500_as_the_extension_and_keeps_the_original(
+        server, http):
+    # DTFx throws OrchestrationAlreadyExistsException (default NonRunningStates dedupe);
+    # HttpApiHandler's catch-all answers it with 500.
     client = server.client()
     run(client.start_new("Hello", "dup", {"v": 1}))
     response = http.post(f"{server.api}/orchestrators/Hello/dup", json={"v": 2})
-    assert response.status_code == 409
-    assert "already exists" in response.json()["ExceptionMessage"]
+    assert response.status_code == 500
+    assert response.json() == {
+        "Message": "Something went wrong while processing your request",
+        "ExceptionMessage": "An Orchestration instance with the status Pending already exists.",
+        "ExceptionType": "DurableTask.Core.Exceptions.OrchestrationAlreadyExistsException"}
     with pytest.raises(Exception, match="already exists"):
         run(client.start_new("Hello", "dup", {"v": 3}))
-    assert json.loads(server.taskhub.get_instance("dup").input) == {"v": 1}
+    assert json.loads(json.loads(server.taskhub.get_instance("dup").input)) == {"v": 1}
     assert server.started == ["dup"]
+
+
+def test_start_with_existing_running_id_replaces_it_with_any_state_overridable(
+        make_server, http):
+    server = make_server(replace_running=True)
+    run(server.client().start_new("Hello", "dup", {"v": 1}))
+    assert http.post(f"{server.api}/orchestrators/Hello/dup", json={"v": 2}).status_code == 202
+    assert json.loads(server.taskhub.get_instance("dup").input) == {"v": 2}
 
 
 def test_start_with_the_id_of_a_completed_instance_replaces_it(server):
@@ -113,15 +153,25 @@ def test_start_with_the_id_of_a_completed_instance_replaces_it(server):
     assert run(client.start_new("Hello", "again", 2)) == "again"
     record = server.taskhub.get_instance("again")
     assert (record.runtime_status, record.input, server.taskhub.get_history("again")) == \
-        ("Pending", "2", [])
+        ("Pending", '"2"', [])
 
 
 def test_unknown_orchestrator_is_refused_when_names_are_known(make_server):
     server = make_server(orchestrator_names={"Hello"})
-    with pytest.raises(Exception, match="the function 'Nope' doesn't exist"):
+    with pytest.raises(Exception) as refused:
         run(server.client().start_new("Nope", "n1"))
+    assert str(refused.value) == (
+        "The function 'Nope' doesn't exist, is disabled, or is not an orchestrator function. "
+        "Additional info: The following are the known orchestrator functions: 'Hello'.")
     assert server.taskhub.get_instance("n1") is None
     assert run(server.client().start_new("Hello", "n2")) == "n2"
+
+
+def test_orchestrator_names_compare_ignoring_case(make_server):
+    # FunctionName equality ignores case in the extension: starting 'HELLO' starts 'Hello'.
+    server = make_server(orchestrator_names={"Hello"})
+    assert run(server.client().start_new("HELLO", "c1")) == "c1"
+    assert server.taskhub.get_instance("c1").name == "HELLO"  # stored as asked, as DTFx
 
 
 def test_start_refuses_another_task_hub(server, http):
@@ -148,8 +198,12 @@ def test_start_and_wait_times_out_into_the_check_status_answer(server, http):
     assert response.json()["id"] == "w2"
 
 
-def test_start_refuses_a_negative_timeout(server, http):
-    response = http.post(f"{server.api}/orchestrators/Hello/w3?timeout=-1&pollingInterval=1")
-    assert response.status_code == 400
-    assert response.json()["ExceptionMessage"].startswith("timeout: ")
-    assert server.taskhub.get_instance("w3") is None
+@pytest.mark.parametrize("query", ["timeout=-1&pollingInterval=1",
+                                   "timeout=soon&pollingInterval=1",
+                                   "timeout=5&pollingInterval=often"])
+def test_start_timeouts_are_parsed_as_the_extension_parses_them(server, http, query):
+    # TryGetTimeSpanQueryParameterValue: a value double.TryParse rejects is absent (no
+    # wait, the check-status 202); a negative one waits no time.
+    response = http.post(f"{server.api}/orchestrators/Hello/w3?{query}")
+    assert response.status_code == 202
+    assert server.taskhub.get_instance("w3") is not None
