@@ -129,7 +129,7 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
     simulator_kills = sorted(kill_simulator_at or (CHAOS_SIMULATOR_KILLS if chaos else ()))
     folder = tpch_dir(orders, data_root)
     batches = split(list(tpch.load_orders(folder, orders)))
-    load_stock(data_dir, folder, batches)
+    load_stock(data_dir, folder, batches, ample=not (faults or chaos))
     keys = [k for b in batches for k in b.keys]
     fault_config = chaos_faults(keys) if chaos else default_faults(keys) if faults else {}
     sim, sim_url = processes.simulator(data_dir, fault_config)
@@ -210,19 +210,27 @@ def tpch_batches(orders: int, data_root: Path) -> list[ClientBatch]:
     return split(list(tpch.load_orders(tpch_dir(orders, data_root), orders)))
 
 
-def load_stock(data_dir: Path, tpch_folder: Path, batches: list[ClientBatch]) -> int:
+def load_stock(data_dir: Path, tpch_folder: Path, batches: list[ClientBatch], *,
+               ample: bool = False) -> int:
     """Load the inventory of ``data_dir`` with the stock of the batches' SKUs; return SKUs.
 
     The stock is PARTSUPP's, scaled (:func:`client.tpch.load_stock`); the local host's
-    inventory lives in the state store's file, as :mod:`orders.runtime` opens it.
+    inventory lives in the state store's file, as :mod:`orders.runtime` opens it. With
+    ``ample`` (a run without faults) each SKU also gets what all the orders ask of it, so
+    no order runs out of stock: running out is one of the demo's faults.
     """
     from orders.stores import create_stores
 
-    skus = {line.sku for b in batches for o in b.orders for line in o.lines}
+    wanted: dict[str, int] = {}
+    for line in (line for b in batches for o in b.orders for line in o.lines):
+        wanted[line.sku] = wanted.get(line.sku, 0) + line.quantity
+    stock = tpch.load_stock(tpch_folder, wanted)
+    if ample:
+        stock = {sku: stock.get(sku, 0) + units for sku, units in wanted.items()}
     stores = create_stores("sqlite", orders_path=data_dir / "orders.sqlite",
                            state_path=data_dir / "state.sqlite")
     try:
-        loaded = stores.inventory.load(tpch.load_stock(tpch_folder, skus))
+        loaded = stores.inventory.load(stock)
     finally:
         stores.close()
     console.print(f"demo: stock of {loaded} SKUs loaded (TPC-H ps_availqty x "

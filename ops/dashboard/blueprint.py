@@ -137,10 +137,12 @@ async def _status(client: df.DurableOrchestrationClient, instance_id: str
     return status_json(status)
 
 
-@bp.route(route="ops/dashboard/api/stock", methods=["GET"], auth_level=func.AuthLevel.FUNCTION)
+@bp.route(route="ops/dashboard/api/stock", methods=["GET"],
+          auth_level=func.AuthLevel.ANONYMOUS)
 def ops_dashboard_stock(req: func.HttpRequest) -> func.HttpResponse:
     """Return one SKU's stock as JSON; 400 for a missing or malformed SKU, 404 if unknown."""
     try:
+        require_caller(req, services().settings)
         params = query(req, {"sku": text_up_to(64)})
         if "sku" not in params:
             raise Problem(400, "query parameter 'sku' is required (e.g. P1-S2)")

@@ -40,6 +40,8 @@ EXPECTED = {
                                "authLevel": "anonymous", "route": "ops/dashboard/api/overview"},
     "ops_dashboard_order": {"type": "httpTrigger", "methods": ["GET"],
                             "authLevel": "anonymous", "route": "ops/dashboard/api/order"},
+    "ops_dashboard_stock": {"type": "httpTrigger", "methods": ["GET"],
+                            "authLevel": "anonymous", "route": "ops/dashboard/api/stock"},
     "ops_dashboard_resubmit": {"type": "httpTrigger", "methods": ["POST"],
                                "authLevel": "anonymous", "route": "ops/dashboard/api/resubmit"},
 }
