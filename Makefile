@@ -1,4 +1,5 @@
-# The two set-up commands of the README: `make demo` and `make test`.
+# The two set-up commands of the README: `make demo` and `make test` (`make install`: the
+# environment alone).
 # Both create the virtual environment and install what they need on a fresh machine.
 PYTHON ?= python3
 VENV := .venv
@@ -11,7 +12,7 @@ CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ORDERS ?= 1000
 
-.PHONY: demo test bench lint clean
+.PHONY: install demo test bench lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +27,9 @@ $(NODE_STAMP): package.json package-lock.json
 $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	$(SUDO) apt-get install -y -qq chromium
+
+# The virtual environment alone, with the app, the local host and the test tooling.
+install: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m demo --orders $(ORDERS)
