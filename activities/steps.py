@@ -83,11 +83,12 @@ def reserve_inventory(data: dict[str, Any], services: Services) -> dict[str, Any
     """Reserve the order's lines in the local inventory (a local step, no agent; SPEC X7).
 
     First the reserve inventory entry is logged (idempotent on OrderID + step), so that
-    compensation releases whatever a crash or an out-of-stock line leaves held; then each
-    line is reserved in order, one conditional (ETag) write per line that decrements the
-    SKU and writes the line's hold (:mod:`orders.stores.inventory`). A rerun, another
-    attempt of the order, or a redelivery after a crash finds the holds it wrote and
-    reserves the rest only: no line is decremented twice. A SKU the inventory holds no
+    compensation releases whatever a crash or an out-of-stock line leaves held; then the
+    lines are reserved in order, each a decrement of the SKU with the line's hold written
+    in the same conditional (ETag) write (``InventoryStore.reserve_lines``: one
+    transaction for all lines on SQLite, one write per SKU item on Cosmos DB). A rerun,
+    another attempt of the order, or a redelivery after a crash finds the holds it wrote
+    and reserves the rest only: no line is decremented twice. A SKU the inventory holds no
     item for is not stocked here and is passed over.
 
     Takes a :class:`~orders.models.attempt_io.ReserveInventoryInput` and returns a
@@ -106,9 +107,10 @@ def reserve_inventory(data: dict[str, Any], services: Services) -> dict[str, Any
     services.stores.compensation.record(CompensationEntry.new(
         step.order_id, {"step": Step.RESERVE_INVENTORY.value, **result.model_dump(mode="json")},
         instance_id=instance_id, workflow_version=version, now=services.clock.now()))
-    for index, line in enumerate(step.lines):
-        got = services.stores.inventory.reserve(line.sku, hold_key(step.order_id, index),
-                                                line.quantity)
+    wanted = [(line.sku, hold_key(step.order_id, index), line.quantity)
+              for index, line in enumerate(step.lines)]
+    for index, got in enumerate(services.stores.inventory.reserve_lines(wanted)):
+        line = step.lines[index]
         if got.outcome is Reserved.OUT_OF_STOCK:
             missing = OutOfStock(sku=line.sku, line=index, requested=line.quantity,
                                  available=got.available)

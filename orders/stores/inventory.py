@@ -11,7 +11,7 @@ the read, the conditional replace and the create; :class:`ConditionalInventory` 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
@@ -84,6 +84,21 @@ class InventoryStore(Protocol):
         """
         ...
 
+    def reserve_lines(self, lines: Sequence[tuple[str, str, int]]) -> list[LineReservation]:
+        """Reserve ``(sku, key, quantity)`` lines in order, as :meth:`reserve` each.
+
+        Stops after the first line that is out of stock or already released (what follows
+        it is not reserved); the result has one entry per line tried. An adapter may make
+        the lines one write where its store can (SQLite: one transaction; Cosmos DB: one
+        conditional replace per SKU item, its partition).
+
+        Raises
+        ------
+        TransientStoreError
+            As :meth:`reserve`; lines before the contended one stay reserved.
+        """
+        ...
+
     def release(self, sku: str, key: str) -> int:
         """Give back what the line ``key`` holds; return the units given back (SPEC S9).
 
@@ -134,21 +149,21 @@ class ConditionalInventory:
 
     def reserve(self, sku: str, key: str, quantity: int) -> LineReservation:
         """See :meth:`InventoryStore.reserve`."""
-        _check_quantity(quantity)
+        check_quantity(quantity)
         for _ in range(MAX_CONFLICT_RETRIES):
-            item = self._read(sku)
-            if item is None:
-                return LineReservation(Reserved.UNTRACKED, 0, 0)
-            hold = item.holds.get(key)
-            if hold is not None:
-                outcome = Reserved.RELEASED if hold.released else Reserved.ALREADY
-                return LineReservation(outcome, hold.quantity, item.available)
-            if item.available < quantity:
-                return LineReservation(Reserved.OUT_OF_STOCK, 0, item.available)
-            left = item.available - quantity
-            if self._replace(_with_hold(item, key, Hold(quantity=quantity), left)):
-                return LineReservation(Reserved.RESERVED, quantity, left)
+            got, new = decide(self._read(sku), key, quantity)
+            if new is None or self._replace(new):
+                return got
         raise _contended(sku)
+
+    def reserve_lines(self, lines: Sequence[tuple[str, str, int]]) -> list[LineReservation]:
+        """See :meth:`InventoryStore.reserve_lines`: here one :meth:`reserve` per line."""
+        results = []
+        for sku, key, quantity in lines:
+            results.append(self.reserve(sku, key, quantity))
+            if results[-1].outcome in STOPS:
+                break
+        return results
 
     def release(self, sku: str, key: str) -> int:
         """See :meth:`InventoryStore.release`."""
@@ -167,7 +182,7 @@ class ConditionalInventory:
 
     def restock(self, sku: str, quantity: int) -> StockItem:
         """See :meth:`InventoryStore.restock`."""
-        _check_quantity(quantity)
+        check_quantity(quantity)
         for _ in range(MAX_CONFLICT_RETRIES):
             item = self._read(sku)
             if item is None:
@@ -183,11 +198,48 @@ class ConditionalInventory:
         raise _contended(sku)
 
 
+STOPS = frozenset({Reserved.OUT_OF_STOCK, Reserved.RELEASED})
+"""Outcomes after which :meth:`InventoryStore.reserve_lines` reserves no further line."""
+
+
+def decide(item: StockItem | None, key: str, quantity: int
+           ) -> tuple[LineReservation, StockItem | None]:
+    """Decide one line's reservation on the item as read: the outcome, and what to write.
+
+    Parameters
+    ----------
+    item : StockItem or None
+        The SKU's item with its ETag; None if the inventory has none (passed over).
+    key : str
+        The line's hold key.
+    quantity : int
+        Units wanted (checked by the caller).
+
+    Returns
+    -------
+    (LineReservation, StockItem or None)
+        The outcome, and the item to write conditionally (decremented, with the hold),
+        or None when nothing changes: untracked, already held, released, out of stock.
+    """
+    if item is None:
+        return LineReservation(Reserved.UNTRACKED, 0, 0), None
+    hold = item.holds.get(key)
+    if hold is not None:
+        outcome = Reserved.RELEASED if hold.released else Reserved.ALREADY
+        return LineReservation(outcome, hold.quantity, item.available), None
+    if item.available < quantity:
+        return LineReservation(Reserved.OUT_OF_STOCK, 0, item.available), None
+    left = item.available - quantity
+    return (LineReservation(Reserved.RESERVED, quantity, left),
+            _with_hold(item, key, Hold(quantity=quantity), left))
+
+
 def _with_hold(item: StockItem, key: str, hold: Hold, available: int) -> StockItem:
     return item.model_copy(update={"available": available, "holds": {**item.holds, key: hold}})
 
 
-def _check_quantity(quantity: int) -> None:
+def check_quantity(quantity: int) -> None:
+    """Raise ValueError unless ``quantity`` is an int from 1 to :data:`MAX_QUANTITY`."""
     if isinstance(quantity, bool) or not isinstance(quantity, int) or not (
             0 < quantity <= MAX_QUANTITY):
         raise ValueError(f"quantity: must be an int from 1 to {MAX_QUANTITY}; got {quantity!r}")

@@ -10,12 +10,19 @@ the same item race exactly as they do on Cosmos DB.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from orders.models.inventory import StockItem
 from orders.stores._sqlite import SqliteAdapter
-from orders.stores.inventory import ConditionalInventory
+from orders.stores.inventory import (
+    STOPS,
+    ConditionalInventory,
+    LineReservation,
+    check_quantity,
+    decide,
+)
 from sqlitekit import write
 
 _SCHEMA = (
@@ -31,6 +38,14 @@ _SCHEMA = (
 
 def _document(item: StockItem) -> str:
     return item.model_dump_json()
+
+
+def _item(conn: Any, sku: str) -> StockItem | None:
+    row = conn.execute("SELECT document, etag FROM inventory WHERE sku = ?", (sku,)).fetchone()
+    if row is None:
+        return None
+    return StockItem.model_validate_json(row["document"]).model_copy(
+        update={"etag": row["etag"]})
 
 
 class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
@@ -64,14 +79,35 @@ class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
             yield StockItem.model_validate_json(row["document"]).model_copy(
                 update={"etag": row["etag"]})
 
+    def reserve_lines(self, lines: Sequence[tuple[str, str, int]]) -> list[LineReservation]:
+        """Reserve the lines in one write transaction; see the port's method.
+
+        Under SQLite's write lock no other writer can change an item between the read and
+        the write, so each line is decided once (:func:`~orders.stores.inventory.decide`)
+        and the lines commit together: one commit per order instead of one per line, and a
+        crash in between leaves none of them taken (SPEC X7).
+        """
+        for _, _, quantity in lines:
+            check_quantity(quantity)
+        results = []
+        with self._db.use() as conn, write(conn):
+            for sku, key, quantity in lines:
+                got, new = decide(_item(conn, sku), key, quantity)
+                if new is not None:
+                    self._write_line(conn, new)
+                results.append(got)
+                if got.outcome in STOPS:
+                    break
+        return results
+
+    @staticmethod
+    def _write_line(conn: Any, item: StockItem) -> None:
+        conn.execute("UPDATE inventory SET document = ?, etag = ? WHERE sku = ?",
+                     (_document(item), uuid.uuid4().hex, item.sku))
+
     def _read(self, sku: str) -> StockItem | None:
         with self._db.use() as conn:
-            row = conn.execute("SELECT document, etag FROM inventory WHERE sku = ?",
-                               (sku,)).fetchone()
-        if row is None:
-            return None
-        return StockItem.model_validate_json(row["document"]).model_copy(
-            update={"etag": row["etag"]})
+            return _item(conn, sku)
 
     def _replace(self, item: StockItem) -> bool:
         with self._db.use() as conn, write(conn):

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from activities import compensation_steps, steps
 from orders.models import ProcessState, Step
 from orders.models.inventory import Hold
@@ -100,17 +102,26 @@ CRASH_AFTER_FIRST_LINE = textwrap.dedent("""
     from orders.runtime import Services
     from orders.settings import Settings
     from orders.stores import create_stores
+    from orders.stores.inventory import ConditionalInventory
     from orders.stores.sqlite_inventory import SqliteInventoryStore
     from activities import steps
 
-    data, order = sys.argv[1], sys.argv[2]
-    real = SqliteInventoryStore.reserve
-    def reserve_then_die(self, sku, key, quantity):
-        got = real(self, sku, key, quantity)
-        if key.endswith("#0"):
-            os.kill(os.getpid(), signal.SIGKILL)  # between the writes of two lines
-        return got
-    SqliteInventoryStore.reserve = reserve_then_die
+    data, order, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+    if mode == "per_line":  # one conditional write per line, as on Cosmos DB
+        SqliteInventoryStore.reserve_lines = ConditionalInventory.reserve_lines
+        real = SqliteInventoryStore.reserve
+        def reserve_then_die(self, sku, key, quantity):
+            got = real(self, sku, key, quantity)
+            if key.endswith("#0"):
+                os.kill(os.getpid(), signal.SIGKILL)  # between the writes of two lines
+            return got
+        SqliteInventoryStore.reserve = reserve_then_die
+    else:  # all lines in one transaction: die inside it, after the first line's write
+        real = SqliteInventoryStore._write_line
+        def write_then_die(conn, item):
+            real(conn, item)
+            os.kill(os.getpid(), signal.SIGKILL)
+        SqliteInventoryStore._write_line = staticmethod(write_then_die)
     stores = create_stores("sqlite", orders_path=f"{data}/orders.sqlite",
                            state_path=f"{data}/state.sqlite")
     services = Services(settings=Settings(DEVHOST_DATA_DIR=data), clock=ManualClock(),
@@ -118,32 +129,39 @@ CRASH_AFTER_FIRST_LINE = textwrap.dedent("""
     steps.reserve_inventory(__import__("json").loads(order), services)
 """)
 
+TAKEN_BY_THE_CRASH = {"per_line": (7, 10), "batched": (10, 10)}
+"""Stock of P1-S1 and P2-S2 after the crash: the first line was written alone, or nothing
+of the transaction was."""
 
-def crash_after_first_line(stores, clock, tmp_path):
+
+def crash_after_first_line(stores, clock, tmp_path, mode):
     record_in(stores.states, clock)
     stores.inventory.load({"P1-S1": 10, "P2-S2": 10})
     crashed = subprocess.run([sys.executable, "-c", CRASH_AFTER_FIRST_LINE, str(tmp_path),
-                              json.dumps(TWO_LINES)], capture_output=True, text=True,
+                              json.dumps(TWO_LINES), mode], capture_output=True, text=True,
                              timeout=60, env={**os.environ, "PYTHONPATH": os.getcwd()})
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr
-    assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == (7, 10)
+    assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == TAKEN_BY_THE_CRASH[mode]
     assert [e.step for e in stores.compensation.entries("ORD-1")] == [Step.RESERVE_INVENTORY]
 
 
+@pytest.mark.parametrize("mode", sorted(TAKEN_BY_THE_CRASH))
 def test_a_sigkill_between_the_writes_of_one_reservation_recovers_by_a_rerun(
-        services, stores, clock, tmp_path):
-    crash_after_first_line(stores, clock, tmp_path)
+        services, stores, clock, tmp_path, mode):
+    crash_after_first_line(stores, clock, tmp_path, mode)
     # The activity runs again (redelivery, or the supervisor's next attempt).
     steps.reserve_inventory(TWO_LINES, services)
     assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == (7, 5)
     assert all(i.balanced for i in stores.inventory.items())
 
 
+@pytest.mark.parametrize(("mode", "given_back"), [
+    ("per_line", [{"sku": "P1-S1", "quantity": 3}]), ("batched", [])])
 def test_a_sigkill_between_the_writes_of_one_reservation_is_released_exactly(
-        services, stores, clock, tmp_path):
-    crash_after_first_line(stores, clock, tmp_path)
+        services, stores, clock, tmp_path, mode, given_back):
+    crash_after_first_line(stores, clock, tmp_path, mode)
     released = compensation_steps.release_inventory(RELEASE, services)
-    assert released["released"] == [{"sku": "P1-S1", "quantity": 3}]
+    assert released["released"] == given_back
     assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == (10, 10)
     assert all(i.balanced and i.held == 0 for i in stores.inventory.items())
 

@@ -122,3 +122,17 @@ def test_a_write_that_always_loses_its_etag_gives_up_transiently(stores, monkeyp
         inv.reserve("P1-S1", "O-1#0", 1)
     assert inventory_module.MAX_CONFLICT_RETRIES >= 2
     assert inv.get("P1-S1").available == 10
+
+
+def test_reserve_lines_reserves_in_order_and_stops_at_the_first_short_line(stores):
+    inv = stores.inventory
+    inv.load({"P1-S1": 5, "P2-S2": 1, "P3-S3": 5})
+    got = inv.reserve_lines([("P1-S1", "O-1#0", 2), ("P1-S1", "O-1#1", 2),
+                             ("P2-S2", "O-1#2", 3), ("P3-S3", "O-1#3", 1)])
+    assert [(g.outcome, g.quantity, g.available) for g in got] == [
+        (Reserved.RESERVED, 2, 3), (Reserved.RESERVED, 2, 1), (Reserved.OUT_OF_STOCK, 0, 1)]
+    # The line after the short one was not tried; a rerun takes nothing twice.
+    assert inv.get("P3-S3").available == 5
+    again = inv.reserve_lines([("P1-S1", "O-1#0", 2), ("P1-S1", "O-1#1", 2)])
+    assert [g.outcome for g in again] == [Reserved.ALREADY, Reserved.ALREADY]
+    assert inv.get("P1-S1").available == 1
