@@ -76,7 +76,9 @@ def default_workers() -> int:
 
 
 @app.command()
-def start(app_dir: Path = typer.Option(Path("."), "--app-dir", help="The app's folder: host.json, and function_app.py or the v1 function folders."),
+def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
+                                       help="The app's folder: host.json, and "
+                                            "function_app.py or the v1 function folders."),
           port: int = typer.Option(7071, "--port", help="HTTP port on 127.0.0.1."),
           data_dir: Path = DATA_DIR,
           activity_workers: int = typer.Option(4, "--activity-workers", min=1),
