@@ -94,7 +94,9 @@ class LocalMessageSender(MessageSender):
         try:
             accepted = self._engine.send_many(queue, drafts)
         except sqlitebus.MessagingEntityNotFoundError as exc:
-            raise QueueNotFoundError(queue, str(exc)) from exc
+            # The engine's text already starts with what QueueNotFoundError says.
+            raise QueueNotFoundError(queue, str(exc).removeprefix(
+                f"queue {queue!r} not found: ")) from exc
         except sqlitebus.ServiceBusError as exc:  # the local host's flag carries over
             error = MessagingUnavailableError if exc.retryable else MessagingError
             raise error(f"queue {queue!r}: {exc}", retry_after=exc.retry_after) from exc

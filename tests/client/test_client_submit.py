@@ -236,3 +236,23 @@ def test_cli_submit_servicebus_needs_a_namespace(tmp_path, make_order):
                                 terminal_width=200)
     assert result.exit_code == 2
     assert "fully_qualified_namespace" in result.output
+
+
+def test_cli_submit_for_a_client_the_host_does_not_serve_fails_in_one_message(tmp_path,
+                                                                            make_order):
+    """On Azure that queue does not exist; locally neither, once the host declared its clients."""
+    data_dir = tmp_path / "data"
+    with open_engine(data_dir) as eng:
+        eng.declare_clients(["me"])
+    path = tmp_path / "orders.jsonl"
+    path.write_text(json.dumps(make_order("S-1").model_dump(mode="json")) + "\n")
+    result = CliRunner().invoke(app, ["submit", "--client-id", "stranger", "--source", "jsonl",
+                                      "--file", str(path), "--data-dir", str(data_dir)],
+                                terminal_width=400)
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.output.split())  # one message, however the console wraps it
+    assert said.startswith("sending failed: queue 'orders-stranger' not found: ")
+    assert said.count("not found") == 1 and "declared clients ['me']" in said
+    assert "Traceback" not in result.output
+    with open_engine(data_dir) as eng:
+        assert eng.counts("orders-me").active == 0
