@@ -118,7 +118,7 @@ def collapsed_alert_id(kind: str, source: str, now: datetime) -> str:
 
 
 def alert_client_caused(sender: MessageSender, kind: AlertKind, source: str, queue: str,
-                        why: str, now: datetime) -> None:
+                        why: str, now: datetime, *, order_id: str | None = None) -> None:
     """Alert operators once per source, kind and window (see the module docstring).
 
     Parameters
@@ -126,7 +126,7 @@ def alert_client_caused(sender: MessageSender, kind: AlertKind, source: str, que
     sender : MessageSender
         For the alert.
     kind : str
-        ``ClientMismatch`` or ``UseClientQueue``.
+        ``ClientMismatch``, ``UseClientQueue`` or ``ConflictingOrder``.
     source : str
         The client (from its queue), or the shared queue's name.
     queue : str
@@ -135,9 +135,11 @@ def alert_client_caused(sender: MessageSender, kind: AlertKind, source: str, que
         The first message's dead-letter description.
     now : datetime
         Alert time.
+    order_id : str, optional
+        The order key the first message was about, if any.
     """
     send_alert(sender, OperatorAlert(
-        kind=kind, at=now, client_id=source if source != queue else None,
+        kind=kind, at=now, order_id=order_id, client_id=source if source != queue else None,
         reason=(f"a message on '{queue}' was dead-lettered: {why}; further {kind} messages "
                 f"from this source within {int(ALERT_WINDOW.total_seconds() // 60)} minutes "
                 f"raise no new alert: count them in the dead-letter queue of '{queue}'")),

@@ -33,7 +33,6 @@ from orders.lifecycle.ids import order_key, split_order_key
 from orders.messaging import MessageSender, QueueNotFoundError
 from orders.models import IN_FLIGHT_STATES, Order, StateRecord, wire
 from orders.models.messages import (
-    OperatorAlert,
     StatusKind,
     StatusMessage,
     SubmitOrder,
@@ -41,18 +40,17 @@ from orders.models.messages import (
     submit_queue,
 )
 from orders.models.money import maximum_problem
-from orders.notify import send_alert, send_status
+from orders.notify import send_status
 from orders.observability.logs import log_context
 from orders.observability.metrics import record_backlog
 from orders.observability.tracing import current_traceparent, tag_order
 from orders.stores import Stores
 from orders.stores.errors import ConflictError
 from scheduler.identity import (
-    ALERT_WINDOW,
     CLIENT_MISMATCH,
+    alert_client_caused,
     alert_mismatch,
     client_mismatch,
-    collapsed_alert_id,
 )
 
 log = logging.getLogger("orders.submission")
@@ -294,15 +292,10 @@ def store(parsed: SubmitOrder, key: str, body: bytes, stores: Stores, sender: Me
                                                  "nothing was started")
         state = stores.states.create_if_absent(record)
     except ConflictError as exc:
-        alert = OperatorAlert(kind="ConflictingOrder", order_id=key, at=now, client_id=client_id,
-                              reason=f"a message with other data for OrderID "
-                                     f"{client_order_id} of client {client_id} was "
-                                     f"refused: {exc}; further ConflictingOrder messages of "
-                                     f"this client within {ALERT_WINDOW} raise no new "
-                                     f"alert: count them in the dead-letter queue of "
-                                     f"'{submit_queue(client_id)}'")
         # Collapsed per client and window: a client cannot bury other alerts (X10).
-        send_alert(sender, alert, collapsed_alert_id("ConflictingOrder", client_id, now))
+        alert_client_caused(sender, "ConflictingOrder", client_id, submit_queue(client_id),
+                            f"other data for OrderID {client_order_id} of client {client_id} "
+                            f"was refused: {exc}", now, order_id=key)
         answer_conflict(sender, parsed, reply_to, now, str(exc), sha256(body).hexdigest()[:16])
         return Rejected("ConflictingOrder", str(exc))
     return Accepted(order.order_id, stored.created or state.created, state.record)
