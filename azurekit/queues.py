@@ -27,10 +27,16 @@ from azurekit.errors import RetryFlagError
 DEFAULT_QUEUES_FILE = Path(__file__).resolve().parents[1] / "infra" / "queues.json"
 """``infra/queues.json`` of this checkout."""
 
-QUEUE_NAME_RULE = re.compile(r"^[a-z0-9](?:[a-z0-9._/-]{0,258}[a-z0-9])?$")
-"""Azure queue names: letters, digits, ``. _ - /``; start and end alphanumeric; <= 260 chars."""
+QUEUE_NAME_RULE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._/-]{0,258}[A-Za-z0-9])?")
+"""Service Bus queue names (any case): letters, digits, ``. _ - /``; start and end with a
+letter or digit; at most 260 characters (documented Service Bus naming rules)."""
 
 CLIENT_ID_PLACEHOLDER = "{clientId}"
+
+
+def is_queue_name(name: str) -> bool:
+    """Tell whether ``name`` follows :data:`QUEUE_NAME_RULE` (the whole of it)."""
+    return QUEUE_NAME_RULE.fullmatch(name) is not None
 
 
 class QueuePropertiesError(RetryFlagError, ValueError):
@@ -274,7 +280,7 @@ def parse_queue_catalog(data: Any, *, source: str = "queues.json") -> QueueCatal
     queues: dict[str, QueueProperties] = {}
     for name, overrides in queues_raw.items():
         field = f"queues.{name}"
-        if not QUEUE_NAME_RULE.match(name.lower()) or "$" in name:
+        if not is_queue_name(name):
             raise fail(
                 field,
                 "queue names use letters, digits, '.', '_', '-', '/' only, start and end "
@@ -313,7 +319,7 @@ def _per_client(data: Any, section: str, defaults_raw: Mapping[str, Any],
     pattern = CLIENT_ID_PLACEHOLDER.join(
         part.lower() for part in pattern.split(CLIENT_ID_PLACEHOLDER)
     )
-    if not QUEUE_NAME_RULE.match(pattern.replace(CLIENT_ID_PLACEHOLDER, "x")):
+    if not is_queue_name(pattern.replace(CLIENT_ID_PLACEHOLDER, "x")):
         raise fail(field, "with a client id filled in it must be a valid queue name")
     overrides = raw.get("properties", {})
     _require_object(overrides, f"{section}.properties", fail)

@@ -77,7 +77,6 @@ from orders.lifecycle.ids import (
 from orders.models import Order, Step
 from orders.models.agent_io import AgentPayload, ChargePayload, ShipPayload
 from orders.models.attempt_io import (
-    FIRST_WORKFLOW_VERSION,
     AttemptOutcome,
     BeginAttemptInput,
     BeginAttemptResult,
@@ -98,9 +97,6 @@ from orders.models.step_io import LeftForSupervisor, Superseded
 from orders.observability.logs import replay_safe_logger
 
 log = logging.getLogger("orders.workflow")
-
-WORKFLOW_VERSION = FIRST_WORKFLOW_VERSION
-"""Version assumed for an input without ``workflowVersion`` (attempts started before X6)."""
 
 RemoteSteps = tuple[tuple[Service, Operation], ...]
 

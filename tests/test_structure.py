@@ -176,6 +176,8 @@ SHARED_RULES: dict[str, tuple[str, Callable[[Path], bool]]] = {
         "CLIENT_ID" in n and n.endswith(("PATTERN", "RULE", "_RE", "MAX_LENGTH"))
         for n in assigned_names(p)) or any("[a-z0-9-]{0," in s for s in strings(p))),
     "infra/queues.json path": ("azurekit/queues.py", _builds_queues_json_path),
+    "queue-name rule": ("azurekit/queues.py", lambda p: any(
+        "{0,258}" in s for s in strings(p))),
     "infra/queues.json parsing": ("azurekit/queues.py", lambda p: any(
         s in ("clientReplyQueues", "duplicateDetectionHistoryTimeWindow") for s in strings(p))),
     "app-settings.json name": ("azurekit/app_settings.py", lambda p: any(

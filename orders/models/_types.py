@@ -25,6 +25,7 @@ from pydantic_core import PydanticCustomError
 
 from azurekit.client_ids import check_client_id
 from azurekit.instance_ids import instance_id_rule_broken
+from azurekit.queues import is_queue_name
 
 ORDER_ID_MAX_LENGTH = 64
 """Longest OrderID: ``f"{order_id}:{attempt}"`` must stay within SPEC D2's 100 characters."""
@@ -36,9 +37,6 @@ instance ids (SPEC D2), Cosmos DB ids, MessageIds and URL paths (RFC 3986 unrese
 _ORDER_ID_RE = re.compile(rf"[A-Za-z0-9._-]{{1,{ORDER_ID_MAX_LENGTH}}}")
 _SKU_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 _CURRENCY_RE = re.compile(r"[A-Z]{3}")
-# Service Bus entity names: letters, digits, '.', '-', '_', '/'; start and end with a
-# letter or digit; at most 260 characters (documented Service Bus naming rules).
-_QUEUE_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._/-]{0,258}[A-Za-z0-9])?")
 
 
 def format_utc(value: datetime) -> str:
@@ -118,7 +116,7 @@ def _customer_id(value: str) -> str:
 
 
 def _queue_name(value: str) -> str:
-    if not _QUEUE_RE.fullmatch(value):
+    if not is_queue_name(value):
         raise ValueError(
             "must be a Service Bus queue name: 1 to 260 characters from A-Z a-z 0-9 . _ - /, "
             f"starting and ending with a letter or digit; got {value!r}"
