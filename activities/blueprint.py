@@ -1,107 +1,51 @@
-"""Registers the activities.
+"""Registers every declared activity (:data:`orders.models.activities.DECLARED`).
 
-Each delegates to :mod:`activities.steps` or :mod:`activities.compensation_steps`, inside
-its span (:func:`~orders.observability.tracing.activity_span`: a child of the attempt's
-start, whose trace context the orchestrator wrapped around the input, SPEC X8).
+Each runs its body (:mod:`activities.steps`, :mod:`activities.compensation_steps`, bound
+with :func:`activities.declared.implements`) inside its span
+(:func:`~orders.observability.tracing.activity_span`: a child of the attempt's start, whose
+trace context the orchestrator wrapped around the input, SPEC X8). The Functions host sees
+each under the declaration's name, with one parameter named as its binding.
 """
 
+import inspect
+from collections.abc import Callable
 from typing import Any
 
 from activities import compensation_steps, steps
-from orders import names
+from activities.declared import Body, body_of
 from orders.durable_blueprint import DurableBlueprint
+from orders.models.activities import DECLARED, Activity
 from orders.observability.tracing import activity_span
 from orders.runtime import services
+
+__all__ = ["FUNCTIONS", "bp", "compensation_steps", "steps"]  # the bodies bind on import
 
 bp = DurableBlueprint()
 
 
-@bp.activity_trigger(input_name="data", activity=names.BEGIN_ATTEMPT)
-def begin_attempt(data: Any) -> dict[str, Any]:
-    """Set CompleteBy, fenced on LockedBy."""
-    with activity_span(names.BEGIN_ATTEMPT, data) as step:
-        return steps.begin_attempt(step, services())
+def activity_function(activity: Activity[Any, Any], body: Body) -> Callable[..., Any]:
+    """Return the function the host calls: ``activity.binding`` is its only parameter.
+
+    The Python worker reads its name, signature and type hints (the body's return type)
+    and calls it with the binding as a keyword argument.
+    """
+
+    def run(**binding: Any) -> Any:
+        with activity_span(activity.name, binding[activity.binding]) as data:
+            return body(data, services())
+
+    returns = inspect.signature(body, eval_str=True).return_annotation
+    run.__name__ = run.__qualname__ = activity.name
+    run.__doc__ = (body.__doc__ or "").strip().partition("\n")[0]
+    run.__annotations__ = {activity.binding: Any, "return": returns}
+    run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(activity.binding, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                           annotation=Any)], return_annotation=returns)
+    return run
 
 
-@bp.activity_trigger(input_name="orderId", activity=names.LOAD_ORDER)
-def load_order(orderId: Any) -> dict[str, Any]:  # noqa: N803 - binding name is the wire name
-    """Read the order."""
-    with activity_span(names.LOAD_ORDER, orderId) as step:
-        return steps.load_order(step, services())
-
-
-@bp.activity_trigger(input_name="data", activity=names.RESERVE_INVENTORY)
-def reserve_inventory(data: Any) -> dict[str, Any]:
-    """Reserve the order's lines (local step)."""
-    with activity_span(names.RESERVE_INVENTORY, data) as step:
-        return steps.reserve_inventory(step, services())
-
-
-@bp.activity_trigger(input_name="data", activity=names.SEND_AGENT_REQUEST)
-def send_agent_request(data: Any) -> str:
-    """Send a request to an agent."""
-    with activity_span(names.SEND_AGENT_REQUEST, data) as step:
-        return steps.send_agent_request(step, services())
-
-
-@bp.activity_trigger(input_name="data", activity=names.FINISH_ATTEMPT)
-def finish_attempt(data: Any) -> dict[str, Any]:
-    """Set Processed or Error, fenced on LockedBy."""
-    with activity_span(names.FINISH_ATTEMPT, data) as step:
-        return steps.finish_attempt(step, services())
-
-
-@bp.activity_trigger(input_name="data", activity=names.PUBLISH_STATUS)
-def publish_status(data: Any) -> None:
-    """Send a status message to the client's reply queue."""
-    with activity_span(names.PUBLISH_STATUS, data) as step:
-        steps.publish_status(step, services())
-
-
-@bp.activity_trigger(input_name="data", activity=names.ALERT_OPERATOR)
-def alert_operator(data: Any) -> None:
-    """Send an operator alert."""
-    with activity_span(names.ALERT_OPERATOR, data) as step:
-        steps.alert_operator(step, services())
-
-
-@bp.activity_trigger(input_name="data", activity=names.RECORD_STEP)
-def record_step(data: Any) -> dict[str, Any]:
-    """Write a compensation log entry (S9)."""
-    with activity_span(names.RECORD_STEP, data) as step:
-        return compensation_steps.record_step(step, services())
-
-
-@bp.activity_trigger(input_name="data", activity=names.FAIL_ORDER)
-def fail_order(data: Any) -> dict[str, Any]:
-    """Hand a failed order over to compensation, or set Error (S7, S9)."""
-    with activity_span(names.FAIL_ORDER, data) as step:
-        return compensation_steps.fail_order(step, services())
-
-
-@bp.activity_trigger(input_name="data", activity=names.BEGIN_COMPENSATION)
-def begin_compensation(data: Any) -> dict[str, Any]:
-    """Set CompleteBy of a compensation attempt, fenced on LockedBy (S9)."""
-    with activity_span(names.BEGIN_COMPENSATION, data) as step:
-        return compensation_steps.begin_compensation(step, services())
-
-
-@bp.activity_trigger(input_name="orderId", activity=names.PENDING_UNDOS)
-def pending_undos(orderId: Any) -> list[dict[str, Any]]:  # noqa: N803 - binding name is the wire name
-    """Read the logged steps still to undo, newest first (S9)."""
-    with activity_span(names.PENDING_UNDOS, orderId) as step:
-        return compensation_steps.pending_undo_entries(step, services())
-
-
-@bp.activity_trigger(input_name="data", activity=names.RELEASE_INVENTORY)
-def release_inventory(data: Any) -> dict[str, Any]:
-    """Release the order's reservation (local undo step)."""
-    with activity_span(names.RELEASE_INVENTORY, data) as step:
-        return compensation_steps.release_inventory(step, services())
-
-
-@bp.activity_trigger(input_name="data", activity=names.FINISH_COMPENSATION)
-def finish_compensation(data: Any) -> dict[str, Any]:
-    """Set Compensated or CompensationFailed, fenced on LockedBy (S9)."""
-    with activity_span(names.FINISH_COMPENSATION, data) as step:
-        return compensation_steps.finish_compensation(step, services())
+FUNCTIONS = {activity.name: bp.activity_trigger(input_name=activity.binding,
+                                                activity=activity.name)(
+                 activity_function(activity, body_of(activity)))
+             for activity in DECLARED}
+"""The registered functions by activity name."""

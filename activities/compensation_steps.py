@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from activities.declared import implements
 from orders.compensation.plan import pending_undos, step_details
 from orders.lifecycle.changes import (
     cut_reason,
@@ -27,6 +28,14 @@ from orders.lifecycle.changes import (
 from orders.lifecycle.fencing import FencedError, fenced_finish, fenced_or_none, fenced_update
 from orders.lifecycle.transitions import Actor
 from orders.models import CompensationEntry, ProcessState, StateRecord
+from orders.models.activities import (
+    BEGIN_COMPENSATION,
+    FAIL_ORDER,
+    FINISH_COMPENSATION,
+    PENDING_UNDOS,
+    RECORD_STEP,
+    RELEASE_INVENTORY,
+)
 from orders.models.compensation import ReservationDetails, ReservedLine
 from orders.models.compensation_io import (
     BeginCompensationInput,
@@ -45,6 +54,7 @@ from orders.observability import metrics
 from orders.runtime import Services
 
 
+@implements(RECORD_STEP)
 def record_step(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Write the log entry of a completed step or undo (idempotent on OrderID + step).
 
@@ -67,6 +77,7 @@ def record_step(data: dict[str, Any], services: Services) -> dict[str, Any]:
     return RecordStepResult(seq=seq, created=stored.created).model_dump(mode="json")
 
 
+@implements(FAIL_ORDER)
 def fail_order(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Hand a failed order over to compensation, or set Error if nothing is to undo.
 
@@ -97,6 +108,7 @@ def fail_order(data: dict[str, Any], services: Services) -> dict[str, Any]:
     return FailOrderResult(fenced=False, state=state).model_dump(mode="json")
 
 
+@implements(BEGIN_COMPENSATION)
 def begin_compensation(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Set CompleteBy of a compensation attempt if it owns the record (SPEC S4, S9).
 
@@ -116,6 +128,7 @@ def begin_compensation(data: dict[str, Any], services: Services) -> dict[str, An
                                    ).model_dump(mode="json")
 
 
+@implements(PENDING_UNDOS)
 def pending_undo_entries(order_id: str, services: Services) -> list[dict[str, Any]]:
     """Return the logged steps still to undo, newest first, in JSON form (SPEC S9).
 
@@ -127,6 +140,7 @@ def pending_undo_entries(order_id: str, services: Services) -> list[dict[str, An
     return [entry.model_dump(mode="json") for entry in entries]
 
 
+@implements(RELEASE_INVENTORY)
 def release_inventory(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Release what the order's lines hold in the local inventory (undoes reserve, S9).
 
@@ -155,6 +169,7 @@ def release_inventory(data: dict[str, Any], services: Services) -> dict[str, Any
                                   released=tuple(released)).model_dump(mode="json")
 
 
+@implements(FINISH_COMPENSATION)
 def finish_compensation(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Set Compensated or CompensationFailed if the attempt still owns the record (S4, S9).
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from activities.declared import implements
 from orders.compensation.plan import request_details
 from orders.lifecycle.changes import complete, set_deadline
 from orders.lifecycle.fencing import FencedError, fenced_finish, fenced_or_none
@@ -21,6 +22,15 @@ from orders.lifecycle.ids import client_order_id
 from orders.lifecycle.transitions import Actor
 from orders.messaging import OutgoingMessage
 from orders.models import CompensationEntry, ProcessState
+from orders.models.activities import (
+    ALERT_OPERATOR,
+    BEGIN_ATTEMPT,
+    FINISH_ATTEMPT,
+    LOAD_ORDER,
+    PUBLISH_STATUS,
+    RESERVE_INVENTORY,
+    SEND_AGENT_REQUEST,
+)
 from orders.models.agent_io import SendAgentRequestInput
 from orders.models.attempt_io import (
     BeginAttemptInput,
@@ -41,6 +51,7 @@ from orders.runtime import Services
 from orders.stores.inventory import Reserved
 
 
+@implements(BEGIN_ATTEMPT)
 def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Set CompleteBy of the attempt if it still owns the record (SPEC S4, S5).
 
@@ -55,6 +66,7 @@ def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     return BeginAttemptResult(fenced=False, reply_to=record.status_queue).model_dump(mode="json")
 
 
+@implements(LOAD_ORDER)
 def load_order(order_id: str, services: Services) -> dict[str, Any]:
     """Read the order from the order database (SPEC S5).
 
@@ -79,6 +91,7 @@ def load_order(order_id: str, services: Services) -> dict[str, Any]:
     return order.model_dump(mode="json")
 
 
+@implements(RESERVE_INVENTORY)
 def reserve_inventory(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Reserve the order's lines in the local inventory (a local step, no agent; SPEC X7).
 
@@ -130,6 +143,7 @@ def _reserving_attempt(step: ReserveInventoryInput, services: Services) -> tuple
     return record.locked_by, record.workflow_version
 
 
+@implements(SEND_AGENT_REQUEST)
 def send_agent_request(data: dict[str, Any], services: Services) -> str:
     """Log a remote forward step as requested, then send it to its agent (SPEC S9, A1, A4).
 
@@ -162,6 +176,7 @@ def send_agent_request(data: dict[str, Any], services: Services) -> str:
     return request.message_id
 
 
+@implements(FINISH_ATTEMPT)
 def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Set Processed if the attempt still owns the record (SPEC S4, S6).
 
@@ -179,6 +194,7 @@ def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     return FencedResult(fenced=fenced).model_dump(mode="json")
 
 
+@implements(PUBLISH_STATUS)
 def publish_status(data: dict[str, Any], services: Services) -> None:
     """Send a status message to the order's reply queue only (SPEC S8).
 
@@ -207,6 +223,7 @@ def publish_status(data: dict[str, Any], services: Services) -> None:
                       message, instance_id=step.instance_id, actor=actor)
 
 
+@implements(ALERT_OPERATOR)
 def alert_operator(data: dict[str, Any], services: Services) -> None:
     """Send an operator alert (SPEC S7); one per instance and kind.
 
