@@ -31,24 +31,31 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from azure.durable_functions import DurableOrchestrationContext
+
+from orchestrators.calls import call
 from orchestrators.remote import remote_step
-from orchestrators.traced import TracedContext
-from orders import names
 from orders.compensation.plan import nothing_to_undo, undo_request, undo_step
 from orders.models import CompensationEntry, Step, UndoOutcome
+from orders.models.activities import (
+    ALERT_OPERATOR,
+    BEGIN_COMPENSATION,
+    FINISH_COMPENSATION,
+    PENDING_UNDOS,
+    PUBLISH_STATUS,
+    RECORD_STEP,
+    RELEASE_INVENTORY,
+)
 from orders.models.compensation import ReservationDetails
 from orders.models.compensation_io import (
-    PENDING_UNDOS_RESULT,
     BeginCompensationInput,
     BeginCompensationResult,
     CompensationEnded,
     CompensationOutcome,
     CompensationWorkflowInput,
-    FencedResult,
     FinishCompensationInput,
     RecordStepInput,
     ReleaseInventoryInput,
-    ReleaseInventoryResult,
 )
 from orders.models.messages import AgentOutcome, StatusKind
 from orders.models.notice_io import AlertOperatorInput, PublishStatusInput
@@ -80,7 +87,8 @@ class Refusal:
     detail: str
 
 
-def compensation_workflow(context: Any) -> Generator[Any, Any, dict[str, Any]]:
+def compensation_workflow(
+        context: DurableOrchestrationContext) -> Generator[Any, Any, dict[str, Any]]:
     """One compensation attempt; see the module docstring (SPEC S9).
 
     Takes, returns and raises what :func:`orchestrators.order_workflow.order_workflow`
@@ -89,12 +97,12 @@ def compensation_workflow(context: Any) -> Generator[Any, Any, dict[str, Any]]:
     the result.
     """
     data = CompensationWorkflowInput.model_validate(context.get_input())
-    context = TracedContext(context, data.trace_parent)  # activities join the trace (X8)
     outcome = yield from compensate(context, data)
     return outcome.model_dump(mode="json")
 
 
-def compensate(context: Any, data: CompensationWorkflowInput) -> Compensation:
+def compensate(context: DurableOrchestrationContext,
+               data: CompensationWorkflowInput) -> Compensation:
     """Undo every pending step, newest first, round after round (SPEC S9).
 
     Parameters
@@ -111,15 +119,13 @@ def compensate(context: Any, data: CompensationWorkflowInput) -> Compensation:
     """
     order_id, iid = data.order_id, context.instance_id
     deadline = context.current_utc_datetime + timedelta(seconds=data.deadline_s)
-    begun = BeginCompensationResult.model_validate((yield context.call_activity(
-        names.BEGIN_COMPENSATION, BeginCompensationInput(
-            order_id=order_id, instance_id=iid, complete_by=deadline).model_dump(mode="json"))))
+    begun = yield from call(context, BEGIN_COMPENSATION, BeginCompensationInput(
+        order_id=order_id, instance_id=iid, complete_by=deadline))
     if begun.fenced:
         return Superseded()
     undone: list[str] = []
     for _ in range(MAX_ROUNDS):
-        pending = PENDING_UNDOS_RESULT.validate_python(
-            (yield context.call_activity(names.PENDING_UNDOS, order_id)))
+        pending = yield from call(context, PENDING_UNDOS, order_id)
         if not pending:
             break
         for entry in pending:
@@ -140,8 +146,9 @@ def compensate(context: Any, data: CompensationWorkflowInput) -> Compensation:
     return (yield from end(context, data, begun, "Compensated", f"undone: {summary}"))
 
 
-def undo(context: Any, data: CompensationWorkflowInput, entry: CompensationEntry,
-         deadline: datetime) -> Generator[Any, Any, UndoOutcome | Refusal | LeftForSupervisor]:
+def undo(context: DurableOrchestrationContext, data: CompensationWorkflowInput,
+         entry: CompensationEntry, deadline: datetime,
+         ) -> Generator[Any, Any, UndoOutcome | Refusal | LeftForSupervisor]:
     """Undo one logged step and log the undo.
 
     Parameters
@@ -170,10 +177,9 @@ def undo(context: Any, data: CompensationWorkflowInput, entry: CompensationEntry
         details = entry.details
         if not isinstance(details, ReservationDetails):
             raise ValueError(f"details: no reservation to release in {details.step}")
-        released = yield context.call_activity(names.RELEASE_INVENTORY, ReleaseInventoryInput(
-            order_id=data.order_id, reservation_id=details.reservation_id
-        ).model_dump(mode="json"))
-        result = ReleaseInventoryResult.model_validate(released).model_dump(mode="json")
+        released = yield from call(context, RELEASE_INVENTORY, ReleaseInventoryInput(
+            order_id=data.order_id, reservation_id=details.reservation_id))
+        result = released.model_dump(mode="json")
         outcome = UndoOutcome.UNDONE
     else:
         request = undo_request(context.instance_id, entry, deadline, data.agent_max_attempts)
@@ -188,15 +194,15 @@ def undo(context: Any, data: CompensationWorkflowInput, entry: CompensationEntry
             result, outcome = reply.result, UndoOutcome.UNDONE
         else:
             result, outcome = None, UndoOutcome.NOTHING_TO_UNDO
-    yield context.call_activity(names.RECORD_STEP, RecordStepInput(
+    yield from call(context, RECORD_STEP, RecordStepInput(
         order_id=data.order_id, instance_id=context.instance_id,
-        workflow_version=data.workflow_version, step=step, result=result,
-        outcome=outcome).model_dump(mode="json"))
+        workflow_version=data.workflow_version, step=step, result=result, outcome=outcome))
     return outcome
 
 
-def end(context: Any, data: CompensationWorkflowInput, begun: BeginCompensationResult,
-        state: Literal["Compensated", "CompensationFailed"], detail: str) -> Compensation:
+def end(context: DurableOrchestrationContext, data: CompensationWorkflowInput,
+        begun: BeginCompensationResult, state: Literal["Compensated", "CompensationFailed"],
+        detail: str) -> Compensation:
     """Set the final state (fenced), alert on failure, tell the client (SPEC S8, S9).
 
     Parameters
@@ -216,19 +222,17 @@ def end(context: Any, data: CompensationWorkflowInput, begun: BeginCompensationR
         ``compensated`` or ``compensationFailed``; ``superseded`` if fenced.
     """
     order_id, iid = data.order_id, context.instance_id
-    done = FencedResult.model_validate((yield context.call_activity(
-        names.FINISH_COMPENSATION, FinishCompensationInput(
-            order_id=order_id, instance_id=iid, state=state).model_dump(mode="json"))))
+    done = yield from call(context, FINISH_COMPENSATION, FinishCompensationInput(
+        order_id=order_id, instance_id=iid, state=state))
     if done.fenced:
         return Superseded()
     reason = f"{begun.failure_reason or 'order failed'}; {detail}"
     if state == "CompensationFailed":
-        yield context.call_activity(names.ALERT_OPERATOR, AlertOperatorInput(
-            kind="CompensationFailed", order_id=order_id, instance_id=iid,
-            reason=reason).model_dump(mode="json"))
-    yield context.call_activity(names.PUBLISH_STATUS, PublishStatusInput(
+        yield from call(context, ALERT_OPERATOR, AlertOperatorInput(
+            kind="CompensationFailed", order_id=order_id, instance_id=iid, reason=reason))
+    yield from call(context, PUBLISH_STATUS, PublishStatusInput(
         order_id=order_id, instance_id=iid, reply_to=str(begun.reply_to),
-        status=StatusKind(state), reason=reason).model_dump(mode="json"))
+        status=StatusKind(state), reason=reason))
     return CompensationEnded(
         outcome="compensated" if state == "Compensated" else "compensationFailed",
         detail=detail)

@@ -53,9 +53,11 @@ Outcomes
 Contracts
 ---------
 The input, the output and every activity's input and result are models
-(:mod:`orders.models.attempt_io` and the modules it names): built here, passed to the SDK
-as ``model_dump(mode="json")``, read back with ``model_validate``. Both are pure, so the
-workflow stays deterministic; the keys are those in-flight histories recorded (X6).
+(:mod:`orders.models.attempt_io` and the modules it names). Each activity is declared once
+with its contracts (:mod:`orders.models.activities`) and called through
+:func:`orchestrators.calls.call`: the input goes out as ``model_dump(mode="json")``, the
+result is read back with its contract. Both are pure, so the workflow stays
+deterministic; the keys are those in-flight histories recorded (X6).
 """
 
 from __future__ import annotations
@@ -65,8 +67,10 @@ from collections.abc import Callable, Generator
 from datetime import datetime, timedelta
 from typing import Any
 
+from azure.durable_functions import DurableOrchestrationContext
+
+from orchestrators.calls import call
 from orchestrators.remote import remote_step
-from orchestrators.traced import TracedContext
 from orders import names
 from orders.lifecycle.ids import (
     idempotency_key,
@@ -75,13 +79,21 @@ from orders.lifecycle.ids import (
     workflow_version_of,
 )
 from orders.models import Order, Step
+from orders.models.activities import (
+    ALERT_OPERATOR,
+    BEGIN_ATTEMPT,
+    FAIL_ORDER,
+    FINISH_ATTEMPT,
+    LOAD_ORDER,
+    PUBLISH_STATUS,
+    RECORD_STEP,
+    RESERVE_INVENTORY,
+)
 from orders.models.agent_io import AgentPayload, ChargePayload, ShipPayload
 from orders.models.attempt_io import (
     AttemptOutcome,
     BeginAttemptInput,
-    BeginAttemptResult,
     Failed,
-    FencedResult,
     FinishAttemptInput,
     OrderWorkflowInput,
     Processed,
@@ -90,7 +102,7 @@ from orders.models.attempt_io import (
     UnknownWorkflowVersion,
 )
 from orders.models.compensation import ReservedLine
-from orders.models.compensation_io import FailOrderInput, FailOrderResult, RecordStepInput
+from orders.models.compensation_io import FailOrderInput, RecordStepInput
 from orders.models.messages import AgentOutcome, AgentRequest, Operation, Service, StatusKind
 from orders.models.notice_io import AlertOperatorInput, PublishStatusInput
 from orders.models.step_io import LeftForSupervisor, Superseded
@@ -110,8 +122,8 @@ Attempt = Generator[Any, Any, AttemptOutcome]
 """An attempt's generator: yields the SDK's tasks, returns the attempt's outcome."""
 
 
-def agent_request(context: Any, order: Order, service: Service, operation: Operation,
-                  deadline: datetime, max_attempts: int) -> AgentRequest:
+def agent_request(context: DurableOrchestrationContext, order: Order, service: Service,
+                  operation: Operation, deadline: datetime, max_attempts: int) -> AgentRequest:
     """Build the request of one forward remote step (stable ids, SPEC A1, A2, A4).
 
     Parameters
@@ -149,7 +161,8 @@ def agent_request(context: Any, order: Order, service: Service, operation: Opera
         payload=payload.to_payload())
 
 
-def run_steps(context: Any, data: OrderWorkflowInput, remote_steps: RemoteSteps) -> Attempt:
+def run_steps(context: DurableOrchestrationContext, data: OrderWorkflowInput,
+              remote_steps: RemoteSteps) -> Attempt:
     """Run one attempt: reserve, then ``remote_steps`` in order (SPEC S4-S7).
 
     Parameters
@@ -168,25 +181,24 @@ def run_steps(context: Any, data: OrderWorkflowInput, remote_steps: RemoteSteps)
 
     Raises
     ------
-    pydantic.ValidationError
-        If an activity's result or a reply breaks its contract (the instance fails).
+    ValueError
+        If an activity's result (:class:`~orders.models.activities.ActivityResultError`)
+        or a reply (``pydantic.ValidationError``) breaks its contract (the instance fails).
     """
     order_id, iid = data.order_id, context.instance_id
     deadline = context.current_utc_datetime + timedelta(seconds=data.deadline_s)
-    begun = BeginAttemptResult.model_validate((yield context.call_activity(
-        names.BEGIN_ATTEMPT, BeginAttemptInput(order_id=order_id, instance_id=iid,
-                                               complete_by=deadline).model_dump(mode="json"))))
+    begun = yield from call(context, BEGIN_ATTEMPT, BeginAttemptInput(
+        order_id=order_id, instance_id=iid, complete_by=deadline))
     if begun.fenced:
         return Superseded()
     reply_to = str(begun.reply_to)
-    order = Order.model_validate((yield context.call_activity(names.LOAD_ORDER, order_id)))
-    reservation = ReserveInventoryResult.model_validate((yield context.call_activity(
-        names.RESERVE_INVENTORY, ReserveInventoryInput(
-            order_id=order_id, lines=order.lines).model_dump(mode="json"))))
+    order = yield from call(context, LOAD_ORDER, order_id)
+    reservation = yield from call(context, RESERVE_INVENTORY, ReserveInventoryInput(
+        order_id=order_id, lines=order.lines))
     if reservation.out_of_stock is not None:
         # Only a history whose reservation result says so takes this branch: every
         # history recorded before it has none (SPEC X6).
-        return (yield from fail(context, order_id, reply_to, names.RESERVE_INVENTORY,
+        return (yield from fail(context, order_id, reply_to, RESERVE_INVENTORY.name,
                                 reservation.out_of_stock.reason()))
     yield from record_step(context, data, Step.RESERVE_INVENTORY, reservation)
     for service, operation in remote_steps:
@@ -202,18 +214,17 @@ def run_steps(context: Any, data: OrderWorkflowInput, remote_steps: RemoteSteps)
         if reply.outcome is AgentOutcome.PERMANENT_FAILURE:
             return (yield from fail(context, order_id, reply_to, operation, reply.reason))
         yield from record_step(context, data, Step(operation), reply.result)
-    done = FencedResult.model_validate((yield context.call_activity(
-        names.FINISH_ATTEMPT, FinishAttemptInput(order_id=order_id, instance_id=iid,
-                                                 state="Processed").model_dump(mode="json"))))
+    done = yield from call(context, FINISH_ATTEMPT, FinishAttemptInput(
+        order_id=order_id, instance_id=iid, state="Processed"))
     if done.fenced:
         return Superseded()
-    yield context.call_activity(names.PUBLISH_STATUS, PublishStatusInput(
+    yield from call(context, PUBLISH_STATUS, PublishStatusInput(
         order_id=order_id, instance_id=iid, reply_to=reply_to,
-        status=StatusKind.ORDER_COMPLETED).model_dump(mode="json"))
+        status=StatusKind.ORDER_COMPLETED))
     return Processed()
 
 
-def record_step(context: Any, data: OrderWorkflowInput, step: Step,
+def record_step(context: DurableOrchestrationContext, data: OrderWorkflowInput, step: Step,
                 result: ReserveInventoryResult | dict[str, Any] | None,
                 ) -> Generator[Any, Any, None]:
     """Write the compensation log entry of a completed step (SPEC S9).
@@ -231,23 +242,22 @@ def record_step(context: Any, data: OrderWorkflowInput, step: Step,
     """
     if isinstance(result, ReserveInventoryResult):
         result = result.model_dump(mode="json")
-    yield context.call_activity(names.RECORD_STEP, RecordStepInput(
+    yield from call(context, RECORD_STEP, RecordStepInput(
         order_id=data.order_id, instance_id=context.instance_id,
-        workflow_version=data.workflow_version, step=step,
-        result=result).model_dump(mode="json"))
+        workflow_version=data.workflow_version, step=step, result=result))
 
 
-def run_v1(context: Any, data: OrderWorkflowInput) -> Attempt:
+def run_v1(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> Attempt:
     """Version 1: reserve -> charge -> ship (see :func:`run_steps`)."""
     return (yield from run_steps(context, data, REMOTE_STEPS))
 
 
-def run_v2(context: Any, data: OrderWorkflowInput) -> Attempt:
+def run_v2(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> Attempt:
     """Version 2, charge on dispatch: reserve -> ship -> charge (see :func:`run_steps`)."""
     return (yield from run_steps(context, data, REMOTE_STEPS_V2))
 
 
-def fail(context: Any, order_id: str, reply_to: str, operation: str,
+def fail(context: DurableOrchestrationContext, order_id: str, reply_to: str, operation: str,
          reason: str | None) -> Attempt:
     """Non-transient failure: alert, then compensation or Error (SPEC S7, S9).
 
@@ -271,28 +281,26 @@ def fail(context: Any, order_id: str, reply_to: str, operation: str,
     """
     iid = context.instance_id
     why = f"{operation} failed permanently: {reason}"
-    failed = FailOrderResult.model_validate((yield context.call_activity(
-        names.FAIL_ORDER, FailOrderInput(order_id=order_id, instance_id=iid,
-                                         reason=f"attempt {iid}: {why}"
-                                         ).model_dump(mode="json"))))
+    failed = yield from call(context, FAIL_ORDER, FailOrderInput(
+        order_id=order_id, instance_id=iid, reason=f"attempt {iid}: {why}"))
     if failed.fenced:
         return Superseded()
-    yield context.call_activity(names.ALERT_OPERATOR, AlertOperatorInput(
-        kind="OrderError", order_id=order_id, instance_id=iid,
-        reason=why).model_dump(mode="json"))
+    yield from call(context, ALERT_OPERATOR, AlertOperatorInput(
+        kind="OrderError", order_id=order_id, instance_id=iid, reason=why))
     if failed.state == "Error":
-        yield context.call_activity(names.PUBLISH_STATUS, PublishStatusInput(
+        yield from call(context, PUBLISH_STATUS, PublishStatusInput(
             order_id=order_id, instance_id=iid, reply_to=reply_to,
-            status=StatusKind.ORDER_FAILED, reason=why).model_dump(mode="json"))
+            status=StatusKind.ORDER_FAILED, reason=why))
         return Failed(outcome="error", step=operation, reason=reason)
     return Failed(outcome="compensating", step=operation, reason=reason)
 
 
-WORKFLOWS: dict[int, Callable[[Any, OrderWorkflowInput], Attempt]] = {1: run_v1, 2: run_v2}
+WORKFLOWS: dict[int, Callable[[DurableOrchestrationContext, OrderWorkflowInput], Attempt]] = {
+    1: run_v1, 2: run_v2}
 """Workflow versions still registered; an order runs the version it started with (X6)."""
 
 
-def attempt_version(context: Any, data: OrderWorkflowInput) -> int:
+def attempt_version(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> int:
     """Return the workflow version an attempt runs (SPEC X6).
 
     The platform's orchestration version (``context.version``, ``N.0``) when the attempt
@@ -305,7 +313,8 @@ def attempt_version(context: Any, data: OrderWorkflowInput) -> int:
     return data.workflow_version
 
 
-def order_workflow(context: Any) -> Generator[Any, Any, dict[str, Any]]:
+def order_workflow(
+        context: DurableOrchestrationContext) -> Generator[Any, Any, dict[str, Any]]:
     """Dispatch one attempt to the workflow version its order started with (SPEC X6).
 
     Parameters
@@ -323,20 +332,20 @@ def order_workflow(context: Any) -> Generator[Any, Any, dict[str, Any]]:
 
     Raises
     ------
-    pydantic.ValidationError
-        If the input or an activity's result breaks its contract (the instance fails and
-        the supervisor recovers the record once CompleteBy has passed).
+    ValueError
+        If the input (``pydantic.ValidationError``) or an activity's result
+        (:class:`~orders.models.activities.ActivityResultError`) breaks its contract (the
+        instance fails and the supervisor recovers the record once CompleteBy has passed).
     """
     data = OrderWorkflowInput.model_validate(context.get_input())
-    context = TracedContext(context, data.trace_parent)  # activities join the trace (X8)
     version = attempt_version(context, data)
     run = WORKFLOWS.get(version)
     if run is None:
-        yield context.call_activity(names.ALERT_OPERATOR, AlertOperatorInput(
+        yield from call(context, ALERT_OPERATOR, AlertOperatorInput(
             kind="UnknownWorkflowVersion", order_id=data.order_id,
             instance_id=context.instance_id,
             reason=f"workflow version {version} is not registered; known: "
-                   f"{sorted(WORKFLOWS)}").model_dump(mode="json"))
+                   f"{sorted(WORKFLOWS)}"))
         return UnknownWorkflowVersion().model_dump(mode="json")
     outcome = yield from run(context, data)
     return outcome.model_dump(mode="json")

@@ -10,12 +10,15 @@ from collections.abc import Generator
 from datetime import datetime
 from typing import Any
 
-from orders import names
+from azure.durable_functions import DurableOrchestrationContext
+
+from orchestrators.calls import call
+from orders.models.activities import SEND_AGENT_REQUEST
 from orders.models.agent_io import SendAgentRequestInput
 from orders.models.messages import AgentReply, AgentRequest
 
 
-def remote_step(context: Any, request: AgentRequest, deadline: datetime,
+def remote_step(context: DurableOrchestrationContext, request: AgentRequest, deadline: datetime,
                 workflow_version: int | None = None,
                 ) -> Generator[Any, Any, AgentReply | None]:
     """Send a request to its agent and race the reply against the deadline (SPEC S6).
@@ -43,13 +46,13 @@ def remote_step(context: Any, request: AgentRequest, deadline: datetime,
     pydantic.ValidationError
         If the raised event is not an agent reply (the instance then fails).
     """
-    message = SendAgentRequestInput.of(request, workflow_version)
-    yield context.call_activity(names.SEND_AGENT_REQUEST, message.model_dump(mode="json"))
+    yield from call(context, SEND_AGENT_REQUEST,
+                    SendAgentRequestInput.of(request, workflow_version))
     reply = context.wait_for_external_event(request.event_name)
     timer = context.create_timer(deadline)
     winner = yield context.task_any([reply, timer])
     if winner == reply:
-        timer.cancel()
+        timer.cancel()  # type: ignore[attr-defined]  # a TimerTask, annotated TaskBase
         return read_reply(reply.result)
     return None
 

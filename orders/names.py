@@ -1,29 +1,14 @@
 """Function and event names, defined once and imported by every caller (STYLE 2).
 
 Starters, orchestrators and tests import these constants instead of repeating strings, so
-renaming a function cannot silently break a caller.
+renaming a function cannot silently break a caller. Activity names are declared with their
+contracts, in :mod:`orders.models.activities`.
 """
 
 ORDER_WORKFLOW = "order_workflow"
 """The orchestrator that processes one attempt of one order."""
 COMPENSATION_WORKFLOW = "compensation_workflow"
 """The orchestrator that undoes an order's completed steps, one attempt (SPEC S9)."""
-
-BEGIN_ATTEMPT = "begin_attempt"
-LOAD_ORDER = "load_order"
-RESERVE_INVENTORY = "reserve_inventory"
-SEND_AGENT_REQUEST = "send_agent_request"
-FINISH_ATTEMPT = "finish_attempt"
-PUBLISH_STATUS = "publish_status"
-ALERT_OPERATOR = "alert_operator"
-RECORD_STEP = "record_step"
-"""Writes a compensation log entry (a completed step, or an undo)."""
-FAIL_ORDER = "fail_order"
-"""Hands a failed order over to compensation, or sets Error if nothing is to undo."""
-BEGIN_COMPENSATION = "begin_compensation"
-PENDING_UNDOS = "pending_undos"
-RELEASE_INVENTORY = "release_inventory"
-FINISH_COMPENSATION = "finish_compensation"
 
 ORDERS_QUEUE = "orders"
 PAYMENT_REQUESTS_QUEUE = "payment-requests"

@@ -77,7 +77,7 @@ def traced(data: dict[str, Any], record: StateRecord) -> dict[str, Any]:
     """Add the attempt's trace context to an orchestration input, if it has one (SPEC X8).
 
     The orchestrator hands it to every activity it schedules
-    (:class:`orchestrators.traced.TracedContext`).
+    (:func:`orchestrators.calls.call`).
     """
     return {**data, "traceParent": record.attempt_trace} if record.attempt_trace else data
 

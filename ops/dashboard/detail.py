@@ -21,7 +21,7 @@ from ops.order_report import order_report
 from orders.lifecycle.ids import client_order_id, order_key
 from orders.messaging.browse import MAX_PEEK, QueueBrowser
 from orders.models import StateRecord
-from orders.names import PUBLISH_STATUS
+from orders.models.activities import PUBLISH_STATUS
 from orders.observability.tracing import unwrap_input
 
 
@@ -85,7 +85,7 @@ def sent_by_attempts(attempts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     sent = []
     for attempt in attempts:
         for row in attempt["timeline"]:
-            if row["name"] == PUBLISH_STATUS and row["type"] == "TaskCompleted":
+            if row["name"] == PUBLISH_STATUS.name and row["type"] == "TaskCompleted":
                 given = row["input"] if isinstance(row["input"], dict) else {}
                 sent.append({"instanceId": attempt["instanceId"], "at": row["time"],
                              "status": given.get("status"), "reason": given.get("reason")})

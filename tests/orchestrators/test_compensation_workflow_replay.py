@@ -8,6 +8,16 @@ from datetime import timedelta
 
 from orchestrators.compensation_workflow import compensation_workflow
 from orders import names
+from orders.models.activities import (
+    ALERT_OPERATOR,
+    BEGIN_COMPENSATION,
+    FINISH_COMPENSATION,
+    PENDING_UNDOS,
+    PUBLISH_STATUS,
+    RECORD_STEP,
+    RELEASE_INVENTORY,
+    SEND_AGENT_REQUEST,
+)
 from tests.orchestrators.history import T0, History, replay
 from tests.support.records import CHARGE, RESERVE, entry
 
@@ -21,17 +31,17 @@ RESERVED = entry(RESERVE, LOGGED, seq=1).model_dump(mode="json")
 REFUNDED = {"refundId": "re_1", "paymentId": "pay_1", "orderId": "ORD-1", "amount": "20.00",
             "currency": "USD", "status": "refunded"}
 
-BEGIN = ("call", names.BEGIN_COMPENSATION,
+BEGIN = ("call", BEGIN_COMPENSATION.name,
          {"orderId": "ORD-1", "instanceId": IID, "completeBy": DEADLINE})
-PENDING = ("call", names.PENDING_UNDOS, "ORD-1")
-SEND_REFUND = ("call", names.SEND_AGENT_REQUEST, {
+PENDING = ("call", PENDING_UNDOS.name, "ORD-1")
+SEND_REFUND = ("call", SEND_AGENT_REQUEST.name, {
     "schemaVersion": 1, "messageId": f"{IID}:refund", "orderId": "ORD-1", "instanceId": IID,
     "service": "payment", "operation": "refund", "idempotencyKey": "ORD-1:refund",
     "completeBy": DEADLINE, "maxAttempts": 4, "eventName": "refund-reply",
     "replyTo": "agent-replies",
     "payload": {"orderId": "ORD-1", "chargeKey": "ORD-1:charge", "paymentId": "pay_1",
                 "amount": "20.00", "currency": "USD"}})
-RELEASE = ("call", names.RELEASE_INVENTORY, {"orderId": "ORD-1", "reservationId": "RES-ORD-1"})
+RELEASE = ("call", RELEASE_INVENTORY.name, {"orderId": "ORD-1", "reservationId": "RES-ORD-1"})
 
 
 def race(cancelled):
@@ -39,9 +49,9 @@ def race(cancelled):
 
 
 def record(step, result, outcome):
-    return ("call", names.RECORD_STEP, {"orderId": "ORD-1", "instanceId": IID,
-                                        "workflowVersion": 1, "step": step, "result": result,
-                                        "outcome": outcome})
+    return ("call", RECORD_STEP.name, {"orderId": "ORD-1", "instanceId": IID,
+                                       "workflowVersion": 1, "step": step, "result": result,
+                                       "outcome": outcome})
 
 
 def reply(outcome="Succeeded", result=None, status=200, error_code=None, reason=None):
@@ -53,35 +63,35 @@ def reply(outcome="Succeeded", result=None, status=200, error_code=None, reason=
 
 def begun(pending):
     h = History(names.COMPENSATION_WORKFLOW, IID, INPUT)
-    h.activity(names.BEGIN_COMPENSATION, {"fenced": False, "replyTo": "replies-acme",
-                                          "failureReason": WHY})
-    h.activity(names.PENDING_UNDOS, pending)
+    h.activity(BEGIN_COMPENSATION.name, {"fenced": False, "replyTo": "replies-acme",
+                                         "failureReason": WHY})
+    h.activity(PENDING_UNDOS.name, pending)
     return h
 
 
 def refund_answered(h, answer):
-    h.activity(names.SEND_AGENT_REQUEST, f"{IID}:refund")
+    h.activity(SEND_AGENT_REQUEST.name, f"{IID}:refund")
     h.timer(T0 + timedelta(seconds=30))
     h.raised("refund-reply", answer)
 
 
 def finish(state, reason):
-    return [("call", names.FINISH_COMPENSATION, {"orderId": "ORD-1", "instanceId": IID,
-                                                 "state": state}),
-            ("call", names.PUBLISH_STATUS, {"orderId": "ORD-1", "instanceId": IID,
-                                            "replyTo": "replies-acme", "status": state,
-                                            "reason": reason})]
+    return [("call", FINISH_COMPENSATION.name, {"orderId": "ORD-1", "instanceId": IID,
+                                                "state": state}),
+            ("call", PUBLISH_STATUS.name, {"orderId": "ORD-1", "instanceId": IID,
+                                           "replyTo": "replies-acme", "status": state,
+                                           "reason": reason})]
 
 
 def test_every_step_is_undone_newest_first_and_the_client_told():
     h = begun([CHARGED, RESERVED])
     refund_answered(h, reply(result=REFUNDED))
-    h.activity(names.RECORD_STEP, {"seq": 3, "created": True})
-    h.activity(names.RELEASE_INVENTORY, {"reservationId": "RES-ORD-1"})
-    h.activity(names.RECORD_STEP, {"seq": 4, "created": True})
-    h.activity(names.PENDING_UNDOS, [])
-    h.activity(names.FINISH_COMPENSATION, {"fenced": False})
-    h.activity(names.PUBLISH_STATUS, None)
+    h.activity(RECORD_STEP.name, {"seq": 3, "created": True})
+    h.activity(RELEASE_INVENTORY.name, {"reservationId": "RES-ORD-1"})
+    h.activity(RECORD_STEP.name, {"seq": 4, "created": True})
+    h.activity(PENDING_UNDOS.name, [])
+    h.activity(FINISH_COMPENSATION.name, {"fenced": False})
+    h.activity(PUBLISH_STATUS.name, None)
     decision = replay(compensation_workflow, h)
     detail = "undone: refund (Undone), release_inventory (Undone)"
     assert decision.actions == [
@@ -96,8 +106,8 @@ def test_nothing_to_undo_counts_as_undone():
     h = begun([CHARGED])
     refund_answered(h, reply("PermanentFailure", status=409, error_code="nothing_to_undo",
                              reason="409 nothing_to_undo"))
-    h.activity(names.RECORD_STEP, {"seq": 3, "created": True})
-    h.activity(names.PENDING_UNDOS, [])
+    h.activity(RECORD_STEP.name, {"seq": 3, "created": True})
+    h.activity(PENDING_UNDOS.name, [])
     decision = replay(compensation_workflow, h)
     assert decision.actions[3:] == [race(cancelled=True),
                                     record("refund", None, "NothingToUndo"), PENDING,
@@ -108,24 +118,24 @@ def test_a_refused_undo_fails_the_compensation_and_alerts_an_operator():
     h = begun([CHARGED, RESERVED])
     refund_answered(h, reply("PermanentFailure", status=402, error_code="refund_refused",
                              reason="refund refused"))
-    h.activity(names.FINISH_COMPENSATION, {"fenced": False})
-    h.activity(names.ALERT_OPERATOR, None)
-    h.activity(names.PUBLISH_STATUS, None)
+    h.activity(FINISH_COMPENSATION.name, {"fenced": False})
+    h.activity(ALERT_OPERATOR.name, None)
+    h.activity(PUBLISH_STATUS.name, None)
     decision = replay(compensation_workflow, h)
     detail = "refund refused: 402 refund refused"
     reason = f"{WHY}; {detail}"
     finished, told = finish("CompensationFailed", reason)
     assert decision.actions == [
         BEGIN, PENDING, SEND_REFUND, race(cancelled=True), finished,
-        ("call", names.ALERT_OPERATOR, {"kind": "CompensationFailed", "orderId": "ORD-1",
-                                        "instanceId": IID, "reason": reason}),
+        ("call", ALERT_OPERATOR.name, {"kind": "CompensationFailed", "orderId": "ORD-1",
+                                       "instanceId": IID, "reason": reason}),
         told]
     assert decision.output == {"outcome": "compensationFailed", "detail": detail}
 
 
 def test_timer_first_leaves_the_compensation_for_the_supervisor():
     h = begun([CHARGED, RESERVED])
-    h.activity(names.SEND_AGENT_REQUEST, f"{IID}:refund")
+    h.activity(SEND_AGENT_REQUEST.name, f"{IID}:refund")
     timer_id = h.timer(T0 + timedelta(seconds=30))
     h.timer_fired(timer_id, T0 + timedelta(seconds=30))
     decision = replay(compensation_workflow, h)
@@ -135,8 +145,8 @@ def test_timer_first_leaves_the_compensation_for_the_supervisor():
 
 def test_a_superseded_compensation_schedules_nothing_after_begin():
     h = History(names.COMPENSATION_WORKFLOW, IID, INPUT)
-    h.activity(names.BEGIN_COMPENSATION, {"fenced": True, "replyTo": None,
-                                          "failureReason": None})
+    h.activity(BEGIN_COMPENSATION.name, {"fenced": True, "replyTo": None,
+                                         "failureReason": None})
     decision = replay(compensation_workflow, h)
     assert decision.actions == [BEGIN]
     assert decision.output == {"outcome": "superseded"}
@@ -144,8 +154,8 @@ def test_a_superseded_compensation_schedules_nothing_after_begin():
 
 def test_nothing_logged_is_compensated_at_once():
     h = begun([])
-    h.activity(names.FINISH_COMPENSATION, {"fenced": False})
-    h.activity(names.PUBLISH_STATUS, None)
+    h.activity(FINISH_COMPENSATION.name, {"fenced": False})
+    h.activity(PUBLISH_STATUS.name, None)
     decision = replay(compensation_workflow, h)
     assert decision.actions == [BEGIN, PENDING, *finish("Compensated", f"{WHY}; undone: nothing")]
     assert decision.output == {"outcome": "compensated", "detail": "undone: nothing"}
@@ -167,5 +177,5 @@ def test_a_reply_recorded_before_error_codes_is_never_nothing_to_undo():
     h = begun([CHARGED])
     refund_answered(h, old)
     decision = replay(compensation_workflow, h)
-    assert decision.actions[-1] == ("call", names.FINISH_COMPENSATION, {
+    assert decision.actions[-1] == ("call", FINISH_COMPENSATION.name, {
         "orderId": "ORD-1", "instanceId": IID, "state": "CompensationFailed"})

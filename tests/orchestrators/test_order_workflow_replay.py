@@ -12,6 +12,17 @@ import pytest
 
 from orchestrators.order_workflow import order_workflow
 from orders import names
+from orders.models.activities import (
+    ALERT_OPERATOR,
+    BEGIN_ATTEMPT,
+    FAIL_ORDER,
+    FINISH_ATTEMPT,
+    LOAD_ORDER,
+    PUBLISH_STATUS,
+    RECORD_STEP,
+    RESERVE_INVENTORY,
+    SEND_AGENT_REQUEST,
+)
 from tests.orchestrators.history import T0, History, replay
 
 IID = "ORD-1:1"
@@ -26,16 +37,16 @@ PAID = {"paymentId": "pay_1", "orderId": "ORD-1", "amount": "20.00", "currency":
         "status": "captured"}
 SHIPPED = {"shipmentId": "shp_1", "orderId": "ORD-1", "status": "created"}
 
-BEGIN = ("call", names.BEGIN_ATTEMPT,
+BEGIN = ("call", BEGIN_ATTEMPT.name,
          {"orderId": "ORD-1", "instanceId": IID, "completeBy": DEADLINE})
-LOAD = ("call", names.LOAD_ORDER, "ORD-1")
-RESERVE = ("call", names.RESERVE_INVENTORY, {"orderId": "ORD-1", "lines": LINES})
+LOAD = ("call", LOAD_ORDER.name, "ORD-1")
+RESERVE = ("call", RESERVE_INVENTORY.name, {"orderId": "ORD-1", "lines": LINES})
 
 
 def record(step, result, version=1):
-    return ("call", names.RECORD_STEP, {"orderId": "ORD-1", "instanceId": IID,
-                                        "workflowVersion": version, "step": step,
-                                        "result": result})
+    return ("call", RECORD_STEP.name, {"orderId": "ORD-1", "instanceId": IID,
+                                       "workflowVersion": version, "step": step,
+                                       "result": result})
 
 
 def send(operation, version=1):
@@ -43,7 +54,7 @@ def send(operation, version=1):
         "charge": ("payment", {"orderId": "ORD-1", "amount": "20.00", "currency": "USD"}),
         "ship": ("shipping", {"orderId": "ORD-1", "lines": [{"sku": "SKU-A", "quantity": 2}]}),
     }[operation]
-    return ("call", names.SEND_AGENT_REQUEST, {
+    return ("call", SEND_AGENT_REQUEST.name, {
         "schemaVersion": 1, "messageId": f"{IID}:{operation}", "orderId": "ORD-1",
         "instanceId": IID, "service": service, "operation": operation,
         "idempotencyKey": f"ORD-1:{operation}", "completeBy": DEADLINE, "maxAttempts": 4,
@@ -68,22 +79,22 @@ def reply(operation, outcome="Succeeded", result=None, **fields):
 def started(input_=INPUT):
     """A history through reserve inventory and its log entry."""
     h = History(names.ORDER_WORKFLOW, IID, input_)
-    h.activity(names.BEGIN_ATTEMPT, {"fenced": False, "replyTo": "replies-acme"})
-    h.activity(names.LOAD_ORDER, ORDER)
-    h.activity(names.RESERVE_INVENTORY, RESERVATION)
-    h.activity(names.RECORD_STEP, {"seq": 1, "created": True})
+    h.activity(BEGIN_ATTEMPT.name, {"fenced": False, "replyTo": "replies-acme"})
+    h.activity(LOAD_ORDER.name, ORDER)
+    h.activity(RESERVE_INVENTORY.name, RESERVATION)
+    h.activity(RECORD_STEP.name, {"seq": 1, "created": True})
     return h
 
 
 def answered(h, operation, answer):
     """The request of ``operation`` sent, and ``answer`` raised before the timer fired."""
-    h.activity(names.SEND_AGENT_REQUEST, f"{IID}:{operation}")
+    h.activity(SEND_AGENT_REQUEST.name, f"{IID}:{operation}")
     h.timer(T0 + timedelta(seconds=30))
     h.raised(f"{operation}-reply", answer)
 
 
 def timed_out(h, operation):
-    h.activity(names.SEND_AGENT_REQUEST, f"{IID}:{operation}")
+    h.activity(SEND_AGENT_REQUEST.name, f"{IID}:{operation}")
     timer_id = h.timer(T0 + timedelta(seconds=30))
     h.timer_fired(timer_id, T0 + timedelta(seconds=30))
 
@@ -92,10 +103,10 @@ def finished(fenced):
     """A history through both steps and finish attempt, which answers ``fenced``."""
     h = started()
     answered(h, "charge", reply("charge", result=PAID))
-    h.activity(names.RECORD_STEP, {"seq": 3, "created": True})
+    h.activity(RECORD_STEP.name, {"seq": 3, "created": True})
     answered(h, "ship", reply("ship", result=SHIPPED))
-    h.activity(names.RECORD_STEP, {"seq": 5, "created": True})
-    h.activity(names.FINISH_ATTEMPT, {"fenced": fenced})
+    h.activity(RECORD_STEP.name, {"seq": 5, "created": True})
+    h.activity(FINISH_ATTEMPT.name, {"fenced": fenced})
     return h
 
 
@@ -104,16 +115,16 @@ STARTED = [BEGIN, LOAD, RESERVE, record("reserve_inventory", RESERVATION)]
 
 def test_success_path_schedules_every_step_in_order_and_ends_processed():
     h = finished(fenced=False)
-    h.activity(names.PUBLISH_STATUS, None)
+    h.activity(PUBLISH_STATUS.name, None)
     decision = replay(order_workflow, h)
     assert decision.actions == STARTED + [
         send("charge"), race("charge", cancelled=True), record("charge", PAID),
         send("ship"), race("ship", cancelled=True), record("ship", SHIPPED),
-        ("call", names.FINISH_ATTEMPT, {"orderId": "ORD-1", "instanceId": IID,
-                                        "state": "Processed"}),
-        ("call", names.PUBLISH_STATUS, {"orderId": "ORD-1", "instanceId": IID,
-                                        "replyTo": "replies-acme",
-                                        "status": "OrderCompleted"}),
+        ("call", FINISH_ATTEMPT.name, {"orderId": "ORD-1", "instanceId": IID,
+                                       "state": "Processed"}),
+        ("call", PUBLISH_STATUS.name, {"orderId": "ORD-1", "instanceId": IID,
+                                       "replyTo": "replies-acme",
+                                       "status": "OrderCompleted"}),
     ]
     assert decision.done and decision.output == {"outcome": "processed"}
 
@@ -122,13 +133,13 @@ def test_each_episode_schedules_only_the_next_step():
     # Replay after every answer: the actions so far are replayed, one new one is added.
     h = History(names.ORDER_WORKFLOW, IID, INPUT)
     assert replay(order_workflow, h).actions == [BEGIN]
-    h.activity(names.BEGIN_ATTEMPT, {"fenced": False, "replyTo": "replies-acme"})
+    h.activity(BEGIN_ATTEMPT.name, {"fenced": False, "replyTo": "replies-acme"})
     assert replay(order_workflow, h).actions == [BEGIN, LOAD]
-    h.activity(names.LOAD_ORDER, ORDER)
-    h.activity(names.RESERVE_INVENTORY, RESERVATION)
-    h.activity(names.RECORD_STEP, {"seq": 1, "created": True})
+    h.activity(LOAD_ORDER.name, ORDER)
+    h.activity(RESERVE_INVENTORY.name, RESERVATION)
+    h.activity(RECORD_STEP.name, {"seq": 1, "created": True})
     assert replay(order_workflow, h).actions == STARTED + [send("charge")]
-    h.activity(names.SEND_AGENT_REQUEST, f"{IID}:charge")
+    h.activity(SEND_AGENT_REQUEST.name, f"{IID}:charge")
     waiting = replay(order_workflow, h)
     assert waiting.actions == STARTED + [send("charge"), race("charge", cancelled=False)]
     assert not waiting.done and waiting.output is None
@@ -140,7 +151,7 @@ def test_timer_first_ends_timed_out_without_touching_the_record(caplog):
     with caplog.at_level("INFO", logger="orders.workflow"):
         decision = replay(order_workflow, h)
     assert decision.actions == STARTED + [send("charge"), race("charge", cancelled=False)]
-    assert names.FINISH_ATTEMPT not in decision.calls
+    assert FINISH_ATTEMPT.name not in decision.calls
     assert decision.done and decision.output == {"outcome": "timedOut", "step": "charge"}
     assert [r.getMessage() for r in caplog.records] == [
         "charge timed out; left for the supervisor"]
@@ -149,7 +160,7 @@ def test_timer_first_ends_timed_out_without_touching_the_record(caplog):
 def test_a_reply_after_the_timer_changes_nothing():
     h = started()
     answered(h, "charge", reply("charge", result=PAID))
-    h.activity(names.RECORD_STEP, {"seq": 3, "created": True})
+    h.activity(RECORD_STEP.name, {"seq": 3, "created": True})
     timed_out(h, "ship")
     assert replay(order_workflow, h).output == {"outcome": "timedOut", "step": "ship"}
 
@@ -168,21 +179,21 @@ def test_a_permanent_failure_fails_the_order_and_alerts_an_operator(state, told)
     h = started()
     answered(h, "charge", reply("charge", "PermanentFailure", statusCode=402,
                                 errorCode="card_declined", reason="card declined"))
-    h.activity(names.FAIL_ORDER, {"fenced": False, "state": state})
-    h.activity(names.ALERT_OPERATOR, None)
+    h.activity(FAIL_ORDER.name, {"fenced": False, "state": state})
+    h.activity(ALERT_OPERATOR.name, None)
     if told:
-        h.activity(names.PUBLISH_STATUS, None)
+        h.activity(PUBLISH_STATUS.name, None)
     decision = replay(order_workflow, h)
     why = "charge failed permanently: card declined"
     expected = STARTED + [
         send("charge"), race("charge", cancelled=True),
-        ("call", names.FAIL_ORDER, {"orderId": "ORD-1", "instanceId": IID,
-                                    "reason": f"attempt {IID}: {why}"}),
-        ("call", names.ALERT_OPERATOR, {"kind": "OrderError", "orderId": "ORD-1",
-                                        "instanceId": IID, "reason": why}),
+        ("call", FAIL_ORDER.name, {"orderId": "ORD-1", "instanceId": IID,
+                                   "reason": f"attempt {IID}: {why}"}),
+        ("call", ALERT_OPERATOR.name, {"kind": "OrderError", "orderId": "ORD-1",
+                                       "instanceId": IID, "reason": why}),
     ]
     if told:
-        expected.append(("call", names.PUBLISH_STATUS, {
+        expected.append(("call", PUBLISH_STATUS.name, {
             "orderId": "ORD-1", "instanceId": IID, "replyTo": "replies-acme",
             "status": "OrderFailed", "reason": why}))
     assert decision.actions == expected
@@ -193,21 +204,21 @@ def test_a_permanent_failure_fails_the_order_and_alerts_an_operator(state, told)
 @pytest.mark.parametrize("version", [1, 2])
 def test_out_of_stock_fails_the_order_before_any_remote_step(version):
     h = History(names.ORDER_WORKFLOW, IID, {**INPUT, "workflowVersion": version})
-    h.activity(names.BEGIN_ATTEMPT, {"fenced": False, "replyTo": "replies-acme"})
-    h.activity(names.LOAD_ORDER, ORDER)
-    h.activity(names.RESERVE_INVENTORY, {**RESERVATION, "outOfStock": {
+    h.activity(BEGIN_ATTEMPT.name, {"fenced": False, "replyTo": "replies-acme"})
+    h.activity(LOAD_ORDER.name, ORDER)
+    h.activity(RESERVE_INVENTORY.name, {**RESERVATION, "outOfStock": {
         "sku": "SKU-A", "line": 0, "requested": 2, "available": 1}})
-    h.activity(names.FAIL_ORDER, {"fenced": False, "state": "Compensating"})
-    h.activity(names.ALERT_OPERATOR, None)
+    h.activity(FAIL_ORDER.name, {"fenced": False, "state": "Compensating"})
+    h.activity(ALERT_OPERATOR.name, None)
     decision = replay(order_workflow, h)
     why = ("reserve_inventory failed permanently: out of stock: SKU SKU-A (line 1) "
            "requested 2, available 1")
     assert decision.actions == [
         BEGIN, LOAD, RESERVE,
-        ("call", names.FAIL_ORDER, {"orderId": "ORD-1", "instanceId": IID,
-                                    "reason": f"attempt {IID}: {why}"}),
-        ("call", names.ALERT_OPERATOR, {"kind": "OrderError", "orderId": "ORD-1",
-                                        "instanceId": IID, "reason": why})]
+        ("call", FAIL_ORDER.name, {"orderId": "ORD-1", "instanceId": IID,
+                                   "reason": f"attempt {IID}: {why}"}),
+        ("call", ALERT_OPERATOR.name, {"kind": "OrderError", "orderId": "ORD-1",
+                                       "instanceId": IID, "reason": why})]
     assert decision.output == {"outcome": "compensating", "step": "reserve_inventory",
                                "reason": why.removeprefix(
                                    "reserve_inventory failed permanently: ")}
@@ -215,7 +226,7 @@ def test_out_of_stock_fails_the_order_before_any_remote_step(version):
 
 def test_a_superseded_attempt_schedules_nothing_after_begin_attempt():
     h = History(names.ORDER_WORKFLOW, IID, INPUT)
-    h.activity(names.BEGIN_ATTEMPT, {"fenced": True, "replyTo": None})
+    h.activity(BEGIN_ATTEMPT.name, {"fenced": True, "replyTo": None})
     decision = replay(order_workflow, h)
     assert decision.actions == [BEGIN]
     assert decision.done and decision.output == {"outcome": "superseded"}
@@ -224,7 +235,7 @@ def test_a_superseded_attempt_schedules_nothing_after_begin_attempt():
 def test_an_attempt_fenced_at_the_end_does_not_tell_the_client():
     h = finished(fenced=True)
     decision = replay(order_workflow, h)
-    assert decision.calls[-1] == names.FINISH_ATTEMPT
+    assert decision.calls[-1] == FINISH_ATTEMPT.name
     assert decision.output == {"outcome": "superseded"}
 
 
@@ -232,16 +243,16 @@ def test_a_permanent_failure_of_a_superseded_attempt_alerts_nobody():
     h = started()
     answered(h, "charge", reply("charge", "PermanentFailure", statusCode=402,
                                 reason="card declined"))
-    h.activity(names.FAIL_ORDER, {"fenced": True, "state": None})
+    h.activity(FAIL_ORDER.name, {"fenced": True, "state": None})
     decision = replay(order_workflow, h)
-    assert decision.calls[-1] == names.FAIL_ORDER
+    assert decision.calls[-1] == FAIL_ORDER.name
     assert decision.output == {"outcome": "superseded"}
 
 
 def test_version_2_ships_before_it_charges():
     h = started({**INPUT, "workflowVersion": 2})
     answered(h, "ship", reply("ship", result=SHIPPED))
-    h.activity(names.RECORD_STEP, {"seq": 3, "created": True})
+    h.activity(RECORD_STEP.name, {"seq": 3, "created": True})
     decision = replay(order_workflow, h)
     assert decision.actions == [BEGIN, LOAD, RESERVE, record("reserve_inventory", RESERVATION, 2),
                                 send("ship", 2), race("ship", cancelled=True),
@@ -270,9 +281,9 @@ def test_a_reply_recorded_before_circuit_and_error_codes_existed_still_loads():
 
 def test_an_unknown_version_alerts_an_operator_and_touches_nothing():
     h = History(names.ORDER_WORKFLOW, IID, {**INPUT, "workflowVersion": 9})
-    h.activity(names.ALERT_OPERATOR, None)
+    h.activity(ALERT_OPERATOR.name, None)
     decision = replay(order_workflow, h)
-    assert decision.actions == [("call", names.ALERT_OPERATOR, {
+    assert decision.actions == [("call", ALERT_OPERATOR.name, {
         "kind": "UnknownWorkflowVersion", "orderId": "ORD-1", "instanceId": IID,
         "reason": "workflow version 9 is not registered; known: [1, 2]"})]
     assert decision.output == {"outcome": "unknownWorkflowVersion"}
@@ -282,8 +293,8 @@ def test_a_failed_activity_fails_the_attempt():
     # SPEC D9: load_order raised (a broken dual write); the instance ends Failed and the
     # supervisor recovers the record once CompleteBy has passed.
     h = History(names.ORDER_WORKFLOW, IID, INPUT)
-    h.activity(names.BEGIN_ATTEMPT, {"fenced": False, "replyTo": "replies-acme"})
-    h.failed_activity(names.LOAD_ORDER, "LookupError: orderId: no order ORD-1")
+    h.activity(BEGIN_ATTEMPT.name, {"fenced": False, "replyTo": "replies-acme"})
+    h.failed_activity(LOAD_ORDER.name, "LookupError: orderId: no order ORD-1")
     with pytest.raises(Exception, match="no order ORD-1"):
         replay(order_workflow, h)
 

@@ -1,0 +1,57 @@
+"""Scheduling a declared activity from orchestrator code, and reading its result back.
+
+``result = yield from call(context, BEGIN_ATTEMPT, BeginAttemptInput(...))`` yields the
+SDK's task (``call_activity``, or ``call_activity_with_retry`` given retry options) and
+returns the recorded result read with the declaration's result contract
+(:mod:`orders.models.activities`). Deterministic (SPEC D4): the same input gives the same
+scheduled input on every replay.
+
+Orchestrator code starts no span: it is replayed, so a span would be opened again on every
+episode. The attempt's trace context comes in the orchestration input (``traceParent``,
+written by the starter); each call wraps it around the activity's input
+(:func:`orders.observability.tracing.wrap_input`), so each activity's span is a child of
+the attempt's start (SPEC X8). An attempt started without one schedules its inputs
+unwrapped, exactly as before traces. A wrapped input is a new wire form (SPEC X6): deploy
+workers that unwrap it before any starter writes ``traceParent``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any, TypeVar
+
+import azure.durable_functions as df
+from azure.durable_functions.models.Task import TaskBase
+
+from orders.models.activities import Activity
+from orders.observability.tracing import wrap_input
+
+In = TypeVar("In")
+Out = TypeVar("Out")
+
+TRACE_PARENT_KEY = "traceParent"
+"""Key of the attempt's ``traceparent`` in both workflows' inputs."""
+
+
+def call(context: df.DurableOrchestrationContext, activity: Activity[In, Out], input_: In,
+         *, retry: df.RetryOptions | None = None) -> Generator[TaskBase, Any, Out]:
+    """Schedule ``activity`` with ``input_``; return its result, read with its contract.
+
+    Raises
+    ------
+    orders.models.activities.ActivityResultError
+        If the recorded result breaks the result contract (the instance fails).
+    Exception
+        What the SDK raises for a failed activity (the instance fails).
+    """
+    payload = wrap_input(activity.payload(input_), trace_parent(context), context.instance_id)
+    task = (context.call_activity(activity.name, payload) if retry is None else
+            context.call_activity_with_retry(activity.name, retry, payload))
+    return activity.read_result((yield task))
+
+
+def trace_parent(context: df.DurableOrchestrationContext) -> str | None:
+    """Return the attempt's ``traceparent`` from the orchestration input, if it has one."""
+    started = context.get_input()
+    value = started.get(TRACE_PARENT_KEY) if isinstance(started, dict) else None
+    return value if isinstance(value, str) else None
