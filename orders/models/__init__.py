@@ -7,7 +7,8 @@ The contracts between workflow steps (activity inputs and results, orchestration
 outputs) are one module per family on the base in :mod:`orders.models.step_io`:
 :mod:`~orders.models.attempt_io` (order workflow), :mod:`~orders.models.compensation_io`
 (compensation workflow and log), :mod:`~orders.models.notice_io` (status and alerts) and
-:mod:`~orders.models.agent_io` (agent requests as the workflows send them).
+:mod:`~orders.models.agent_io` (agent requests as the workflows send them). Each activity's
+name and contracts are declared once in :mod:`~orders.models.activities`.
 """
 
 from orders.models._types import ORDER_ID_MAX_LENGTH, check_instance_id, format_utc
