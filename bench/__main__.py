@@ -27,7 +27,7 @@ import sqlite3
 import sys
 import time
 from datetime import UTC, datetime
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +42,21 @@ def missing_peers() -> list[str]:
     return [name for name in PINS if importlib.util.find_spec(name) is None]
 
 
+def _version(package: str) -> str:
+    """Return an installed package's version, '' if it is not installed (``--only cost``)."""
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return ""
+
+
 def machine() -> dict[str, Any]:
     """Describe the machine and the versions the figures were measured with."""
     return {"platform": platform.platform(), "cpus": os.cpu_count(),
             "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "versions": {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
-                         **{p: version(p) for p in ("azure-functions-durable", *PINS)}}}
+                         **{p: v for p in ("azure-functions-durable", *PINS)
+                            if (v := _version(p))}}}
 
 
 def loadavg() -> str:

@@ -17,7 +17,7 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("taskhub", "dts_actions", "**Durable Task Scheduler actions**"),
     ("servicebus", "sent", "Service Bus messages sent"),
     ("servicebus", "send_calls", "Service Bus send calls"),
-    ("servicebus", "receive_calls", "Service Bus receive calls (non-empty)"),
+    ("servicebus", "receive_calls", "Service Bus receive calls, local (non-empty)"),
     ("servicebus", "delivered", "Service Bus deliveries"),
     ("servicebus", "completes", "Service Bus completes"),
     ("servicebus", "abandons", "Service Bus abandons"),
@@ -36,6 +36,23 @@ ROWS: tuple[tuple[str, str, str], ...] = (
 
 def _variant(run: dict[str, Any]) -> str:
     return f"{run['faults']} faults, {run['offered']}".replace("none faults", "no faults")
+
+
+def _attempts(run: dict[str, Any]) -> list[str]:
+    """One attempt of each orchestrator and outcome: its mean history counts."""
+    profiles = run["host"]["cost"]["counts"].get("attempts") or {}
+    if not profiles:
+        return []
+    lines = ["", f"One attempt by orchestrator and outcome ({_variant(run)}; mean per "
+             "instance: what an attempt costs whatever the retries; more attempts than "
+             "orders are the supervisor's retries of attempts that missed CompleteBy):", "",
+             "| attempt | instances | episodes | activities | timers | events raised | "
+             "DTS actions |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for kind, p in profiles.items():
+        lines.append(f"| {kind} | {p['instances']:.0f} | {p['episodes']:.1f} | "
+                     f"{p['activities']:.1f} | {p['timers']:.1f} | {p['events_raised']:.1f} | "
+                     f"{p['dts_actions']:.1f} |")
+    return lines
 
 
 def cost_lines(runs: list[dict[str, Any]]) -> list[str]:
@@ -61,6 +78,7 @@ def cost_lines(runs: list[dict[str, Any]]) -> list[str]:
                        ("cosmos", "Cosmos DB serverless"), ("total", "**total**")):
         lines.append(f"| $ per 1,000 orders: {label} | "
                      + " | ".join(f"{e['usd_per_1000'][key]:.4f}" for e in each) + " |")
+    lines += _attempts(priced[0])
     ru = ", ".join(f"{k.replace('_', ' ')} {v:g} RU" for k, v in RU_PER_OPERATION.items())
     lines += ["", f"Prices (`bench/prices.py`; RU per operation estimated: {ru}):", "",
               "| price | US$ | per | as of | source |", "|---|---:|---|---|---|"]

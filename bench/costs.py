@@ -29,9 +29,12 @@ EVENTS = {"episodes": EventType.OrchestratorStarted, "starts": EventType.Executi
           "suborchestrations": EventType.SubOrchestrationInstanceCreated}
 """History events counted, by the name the report gives them."""
 
-SERVICEBUS_BILLED = ("send_calls", "receive_calls", "completes", "abandons", "dead_letters",
+SERVICEBUS_BILLED = ("send_calls", "delivered", "completes", "abandons", "dead_letters",
                      "lock_renewals")
-"""Service Bus operations that are one API call each (a batch send or receive is one)."""
+"""Service Bus operations billed, one API call each. Receives are billed one per delivery:
+with host.json's ``prefetchCount`` 0 the Functions trigger receives one message per call
+on Azure (the local host's trigger takes up to 16 per call, so its ``receive_calls`` are
+fewer than Azure's); empty long-poll receives are a cost per listener, not per order."""
 
 
 def _open(path: Path) -> sqlite3.Connection:
@@ -64,6 +67,35 @@ def taskhub_counts(path: Path) -> dict[str, dict[str, int]]:
     return out
 
 
+def attempt_profiles(path: Path) -> dict[str, dict[str, float]]:
+    """Mean history counts of one instance per ``<orchestrator>:<outcome>`` (its output's).
+
+    What one attempt of each kind costs, whatever the run's retries: a processed
+    ``order_workflow`` attempt is the workflow version's cost of a fault-free order.
+    """
+    conn = _open(path)
+    try:
+        rows = conn.execute(
+            "SELECT i.name || ':' || COALESCE(json_extract(i.output, '$.outcome'), "
+            "i.runtime_status), json_extract(h.event, '$.EventType'), COUNT(*), "
+            "COUNT(DISTINCT h.instance_id) FROM history h JOIN instances i USING "
+            "(instance_id) GROUP BY 1, 2").fetchall()
+        sizes = dict(conn.execute(
+            "SELECT name || ':' || COALESCE(json_extract(output, '$.outcome'), "
+            "runtime_status), COUNT(*) FROM instances GROUP BY 1").fetchall())
+    finally:
+        conn.close()
+    names = {int(t): k for k, t in EVENTS.items()}
+    out: dict[str, dict[str, float]] = {
+        kind: {"instances": n, **dict.fromkeys(EVENTS, 0.0)} for kind, n in sizes.items()}
+    for kind, event_type, count, _ in rows:
+        if event_type in names:
+            out[kind][names[event_type]] = count / sizes[kind]
+    for profile in out.values():
+        profile["dts_actions"] = dts_actions(profile)  # type: ignore[arg-type]
+    return dict(sorted(out.items()))
+
+
 def servicebus_counts(path: Path) -> dict[str, dict[str, int]]:
     """Return the local Service Bus's operation counts per queue."""
     conn = _open(path)
@@ -77,17 +109,28 @@ def servicebus_counts(path: Path) -> dict[str, dict[str, int]]:
     return out
 
 
-def store_counts(folder: Path) -> dict[str, dict[str, int]]:
-    """Sum the store counts the host's processes wrote (other processes' are left out)."""
+def _host_documents(folder: Path) -> list[dict[str, Any]]:
+    """The store count files the host's processes wrote (the demo's own are left out)."""
+    docs = [json.loads(file.read_text()) for file in sorted(folder.glob("store-ops-*.json"))]
+    return [d for d in docs if Path((d.get("argv") or [""])[0]).parent.name == "devhost"]
+
+
+def _summed(docs: list[dict[str, Any]], key: str) -> dict[str, dict[str, int]]:
     total: dict[str, Counter[str]] = {}
-    for file in sorted(folder.glob("store-ops-*.json")):
-        doc = json.loads(file.read_text())
-        argv = doc.get("argv") or [""]
-        if Path(argv[0]).parent.name != "devhost":
-            continue  # the demo's own loading and audit, not the app's work
-        for store, kinds in doc["counts"].items():
-            total.setdefault(store, Counter()).update(kinds)
-    return {store: dict(kinds) for store, kinds in sorted(total.items())}
+    for doc in docs:
+        for group, kinds in doc.get(key, {}).items():
+            total.setdefault(group, Counter()).update(kinds)
+    return {group: dict(kinds) for group, kinds in sorted(total.items())}
+
+
+def store_counts(folder: Path) -> dict[str, dict[str, int]]:
+    """Sum the store operations of the host's processes per store and kind."""
+    return _summed(_host_documents(folder), "counts")
+
+
+def store_callers(folder: Path) -> dict[str, dict[str, int]]:
+    """Sum the host's store operations per calling app function and ``store.kind``."""
+    return _summed(_host_documents(folder), "callers")
 
 
 def http_calls(ledger: Path) -> dict[str, int]:
@@ -104,8 +147,10 @@ def http_calls(ledger: Path) -> dict[str, int]:
 def collect(data_dir: Path) -> dict[str, Any]:
     """Every count of one run's data folder (the demo's ``<data dir>/demo``)."""
     return {"taskhub": taskhub_counts(data_dir / "taskhub.sqlite"),
+            "attempts": attempt_profiles(data_dir / "taskhub.sqlite"),
             "servicebus": servicebus_counts(data_dir / "servicebus.sqlite"),
             "stores": store_counts(data_dir / STORE_OPS_DIR),
+            "store_callers": store_callers(data_dir / STORE_OPS_DIR),
             "http": http_calls(data_dir / "ledger.sqlite")}
 
 
@@ -113,7 +158,7 @@ def _sum(groups: dict[str, dict[str, int]], keys: Any) -> dict[str, int]:
     return {k: sum(g.get(k, 0) for g in groups.values()) for k in keys}
 
 
-def dts_actions(hub: dict[str, int]) -> int:
+def dts_actions(hub: dict[str, Any]) -> Any:
     """Durable Task Scheduler actions of these history counts (:data:`bench.prices.DTS_ACTION`).
 
     A start is one action, an activity or sub-orchestration two (scheduled, result

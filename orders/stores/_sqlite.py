@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 from orders.stores.errors import StoreError, TransientStoreError
 from sqlitekit import connect, is_busy, write
@@ -30,6 +31,23 @@ COUNTS_DIR_ENV = "STORE_OPERATION_COUNTS_DIR"
 COUNTS_WRITE_INTERVAL_S = 1.0
 """Counts are written at most this often while counting, and once more at exit."""
 
+APP_PACKAGES = frozenset({"scheduler", "supervisor", "activities", "agents", "ops",
+                          "orchestrators"})
+"""Packages of the app's functions: an operation is counted under its outermost caller in
+them (the function the host invoked, or the coroutine's worker thread entry)."""
+
+
+def _caller() -> str:
+    """Return ``module.function`` of the outermost app frame on this thread's stack."""
+    frame: FrameType | None = sys._getframe(2)
+    found = "other"
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.partition(".")[0] in APP_PACKAGES:
+            found = f"{module}.{frame.f_code.co_name}"
+        frame = frame.f_back
+    return found
+
 
 class OperationCounts:
     """Count a process's store operations by adapter and kind (point read, write, query).
@@ -40,15 +58,16 @@ class OperationCounts:
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / f"store-ops-{os.getpid()}.json"
-        self.counts: Counter[tuple[str, str]] = Counter()
+        self.counts: Counter[tuple[str, str, str]] = Counter()
         self._lock = threading.Lock()
         self._written = 0.0
         atexit.register(self.write)
 
     def add(self, store: str, kind: str, n: int = 1) -> None:
         """Count ``n`` operations; write the file if the last write is old enough."""
+        caller = _caller()
         with self._lock:
-            self.counts[(store, kind)] += n
+            self.counts[(store, kind, caller)] += n
             due = time.monotonic() - self._written >= COUNTS_WRITE_INTERVAL_S
         if due:
             self.write()
@@ -58,9 +77,14 @@ class OperationCounts:
         with self._lock:
             self._written = time.monotonic()
             counts: dict[str, dict[str, int]] = {}
-            for (store, kind), n in sorted(self.counts.items()):
-                counts.setdefault(store, {})[kind] = n
-            doc = {"argv": sys.argv[:2], "counts": counts}
+            callers: dict[str, dict[str, int]] = {}
+            for (store, kind, caller), n in sorted(self.counts.items()):
+                counts.setdefault(store, {}).setdefault(kind, 0)
+                counts[store][kind] += n
+                key = f"{store}.{kind}"
+                callers.setdefault(caller, {}).setdefault(key, 0)
+                callers[caller][key] += n
+            doc = {"argv": sys.argv[:2], "counts": counts, "callers": callers}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temp = self.path.with_suffix(".tmp")
         temp.write_text(json.dumps(doc))

@@ -39,6 +39,19 @@ def test_taskhub_counts_read_the_history_per_orchestrator(tmp_path):
         "timers_fired": 0, "events_raised": 6, "suborchestrations": 0}}
 
 
+def test_attempt_profiles_give_the_mean_cost_of_one_attempt_per_outcome(tmp_path):
+    path = tmp_path / "taskhub.sqlite"
+    _taskhub(path, 2)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE instances SET output = '{\"outcome\": \"processed\"}'")
+    conn.commit()
+    conn.close()
+    profile = costs.attempt_profiles(path)["order_workflow:processed"]
+    assert profile["instances"] == 2
+    assert (profile["episodes"], profile["activities"], profile["timers"]) == (13, 10, 2)
+    assert profile["dts_actions"] == 25  # 1 start + 2 x 10 activities + 2 events + 2 timers
+
+
 def test_servicebus_operations_are_counted_per_queue_in_the_bus_file(tmp_path):
     bus = ServiceBusEngine(tmp_path / "servicebus.sqlite")
     bus.send_many("payment-requests", [])  # an empty batch is still a call
@@ -74,11 +87,13 @@ def test_store_operations_are_counted_as_cosmos_db_would_see_them(tmp_path, monk
     counts.write()
     doc = json.loads(counts.path.read_text())
     assert doc["counts"] == {"orders": {"point_read": 2, "write": 2}}
+    assert doc["callers"] == {"other": {"orders.point_read": 2, "orders.write": 2}}
 
 
 def test_store_counts_sum_the_host_processes_only(tmp_path):
     host = {"argv": ["/app/devhost/__main__.py", "start"],
-            "counts": {"state": {"point_read": 4, "write": 6}}}
+            "counts": {"state": {"point_read": 4, "write": 6}},
+            "callers": {"supervisor.blueprint.supervisor": {"state.query": 9}}}
     worker = {"argv": ["/app/devhost/__main__.py", "worker"],
               "counts": {"state": {"write": 2, "query": 1}, "orders": {"point_read": 3}}}
     demo = {"argv": ["/app/demo/__main__.py", "--orders"],
@@ -87,6 +102,7 @@ def test_store_counts_sum_the_host_processes_only(tmp_path):
         (tmp_path / f"store-ops-{pid}.json").write_text(json.dumps(doc))
     assert costs.store_counts(tmp_path) == {"orders": {"point_read": 3},
                                             "state": {"point_read": 4, "write": 8, "query": 1}}
+    assert costs.store_callers(tmp_path) == {"supervisor.blueprint.supervisor": {"state.query": 9}}
 
 
 def test_http_calls_are_the_simulator_ledger_requests(tmp_path):
@@ -118,17 +134,17 @@ def test_per_order_counts_and_dollars_per_thousand_orders():
     # 20 starts + 2 x 200 activities + 40 events + 40 timers = 500 actions
     assert each["taskhub"]["dts_actions"] == 25.0
     assert each["taskhub"]["episodes"] == 13.0
-    # 140 send calls + 100 receive calls + 140 completes
-    assert each["servicebus"]["operations"] == 19.0
+    # 140 send calls + 140 deliveries (one receive each on Azure) + 140 completes
+    assert each["servicebus"]["operations"] == 21.0
     assert each["servicebus"]["delivered"] == 7.0
     # 60 x 1 + 100 x 6 + 40 x 3 = 780 RU
     assert each["stores"]["ru"] == 39.0
     assert each["http"] == {"remote": 2.1, "durable_client": 3.0}
     usd = each["usd_per_1000"]
     assert usd["dts"] == pytest.approx(0.075)  # 25,000 actions at $3 per million
-    assert usd["servicebus"] == pytest.approx(0.0152)  # 19,000 operations at $0.80
+    assert usd["servicebus"] == pytest.approx(0.0168)  # 21,000 operations at $0.80
     assert usd["cosmos"] == pytest.approx(0.00975)  # 39,000 RU at $0.25
-    assert usd["total"] == pytest.approx(0.09995)
+    assert usd["total"] == pytest.approx(0.10155)
 
 
 def test_per_order_refuses_a_run_without_orders():
@@ -143,12 +159,16 @@ def test_a_price_costs_its_units():
 
 def test_the_cost_section_renders_counts_dollars_and_named_prices():
     per_order = costs.per_order(_counts(), 20)
+    counted = {**_counts(), "attempts": {"order_workflow:processed": {
+        "instances": 20, "episodes": 13.0, "activities": 10.0, "timers": 2.0,
+        "events_raised": 2.0, "dts_actions": 25.0}}}
     runs = [{"faults": "none", "offered": "full speed", "host": {"cost": {
-        "counts": _counts(), "per_order": per_order}}}]
+        "counts": counted, "per_order": per_order}}}]
     text = "\n".join(cost_report.cost_lines(runs))
     assert "| per order | no faults, full speed |" in text
     assert "| **Durable Task Scheduler actions** | 25.00 |" in text
-    assert "| **Service Bus operations billed** | 19.00 |" in text
-    assert "| $ per 1,000 orders: **total** | 0.0999 |" in text
+    assert "| **Service Bus operations billed** | 21.00 |" in text
+    assert "| $ per 1,000 orders: Durable Task Scheduler | 0.0750 |" in text
     assert "https://azure.microsoft.com/pricing/details/service-bus/" in text
+    assert "| order_workflow:processed | 20 | 13.0 | 10.0 | 2.0 | 2.0 | 25.0 |" in text
     assert cost_report.cost_lines([{"faults": "none", "offered": "x", "host": {}}]) == []
