@@ -55,14 +55,17 @@ def _attempts(run: dict[str, Any]) -> list[str]:
     return lines
 
 
-def cost_lines(runs: list[dict[str, Any]]) -> list[str]:
-    """Render the section from runs of ``{"faults", "offered", "host"}`` with a ``cost``."""
+def cost_lines(runs: list[dict[str, Any]], measured: str = "") -> list[str]:
+    """Render the section from runs of ``{"faults", "offered", "host"}`` with a ``cost``.
+
+    ``measured`` says where the figures come from when not from the report's own run.
+    """
     priced = [r for r in runs if "cost" in r["host"]]
     if not priced:
         return []
     heads = [_variant(r) for r in priced]
     each = [r["host"]["cost"]["per_order"] for r in priced]
-    lines = ["## Cost per order on Azure", "",
+    lines = ["## Cost per order on Azure", "", *([measured, ""] if measured else []),
              f"Counted after each host run ({each[0]['orders']} orders) from its durable "
              "state: the task hub's history, the local Service Bus's operation counts (the "
              "clients' sends and receives included), the stores' operation counts as the "
@@ -78,6 +81,10 @@ def cost_lines(runs: list[dict[str, Any]]) -> list[str]:
                        ("cosmos", "Cosmos DB serverless"), ("total", "**total**")):
         lines.append(f"| $ per 1,000 orders: {label} | "
                      + " | ".join(f"{e['usd_per_1000'][key]:.4f}" for e in each) + " |")
+    lines += ["", "Outcomes: " + "; ".join(
+        f"{_variant(r)}: processed {r['host'].get('processed', 'n/a')}, error "
+        f"{r['host'].get('error', 'n/a')}, recovered by the supervisor "
+        f"{r['host'].get('recovered', 'n/a')}" for r in priced) + "."]
     lines += _attempts(priced[0])
     ru = ", ".join(f"{k.replace('_', ' ')} {v:g} RU" for k, v in RU_PER_OPERATION.items())
     lines += ["", f"Prices (`bench/prices.py`; RU per operation estimated: {ru}):", "",

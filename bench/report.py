@@ -241,7 +241,7 @@ def render(results: dict[str, Any]) -> str:
         lines += _orders(results["orders"])
         lines += cost_lines(results["orders"]["runs"])
     if "cost" in results:
-        lines += cost_lines(results["cost"]["runs"])
+        lines += cost_lines(results["cost"]["runs"], results["cost"].get("measured", ""))
     if "fanout" in results:
         lines += _fanout(results["fanout"])
     return "\n".join(lines)
