@@ -83,7 +83,7 @@ def cost_lines(runs: list[dict[str, Any]], measured: str = "") -> list[str]:
                      + " | ".join(f"{e['usd_per_1000'][key]:.4f}" for e in each) + " |")
     lines += ["", "Outcomes: " + "; ".join(
         f"{_variant(r)}: processed {r['host'].get('processed', 'n/a')}, error "
-        f"{r['host'].get('error', 'n/a')}, recovered by the supervisor "
+        f"{r['host'].get('error', 'n/a')}, recovered "
         f"{r['host'].get('recovered', 'n/a')}" for r in priced) + "."]
     lines += _attempts(priced[0])
     ru = ", ".join(f"{k.replace('_', ' ')} {v:g} RU" for k, v in RU_PER_OPERATION.items())

@@ -171,4 +171,7 @@ def test_the_cost_section_renders_counts_dollars_and_named_prices():
     assert "| $ per 1,000 orders: Durable Task Scheduler | 0.0750 |" in text
     assert "https://azure.microsoft.com/pricing/details/service-bus/" in text
     assert "| order_workflow:processed | 20 | 13.0 | 10.0 | 2.0 | 2.0 | 25.0 |" in text
+    assert "| order_workflow:processed |" in text
+    measured = cost_report.cost_lines(runs, measured="From another run.")
+    assert measured[:3] == ["## Cost per order on Azure", "", "From another run."]
     assert cost_report.cost_lines([{"faults": "none", "offered": "x", "host": {}}]) == []
