@@ -27,13 +27,7 @@ from azurekit.queues import QueueCatalog
 from clocks import Clock
 from sqlitebus import rows
 from sqlitebus.base import FILE_NAME
-from sqlitebus.models import (
-    DEAD_LETTER_SUFFIX,
-    NewMessage,
-    QueueCounts,
-    QueueInfo,
-    ReceivedMessage,
-)
+from sqlitebus.models import DEAD_LETTER_SUFFIX, NewMessage, QueueCounts, QueueInfo, ReceivedMessage
 from sqlitebus.schema import MAX_US, count_operation, from_us, span_us
 from sqlitebus.settlement import Settlement
 from sqlitekit import write
