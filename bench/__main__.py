@@ -6,9 +6,11 @@ host one process / peer / peer, so a change in machine load hits all of them ali
 system in its own child processes), the SQLite commit limit and the host's
 commits per activity, the SDK replay cost, fan-out/fan-in, and the order pipeline end to
 end on the host and on DBOS, with and without faults, at full speed and at 10 orders/s,
-then on a task hub holding 100,000 completed instances (:mod:`bench.orders`). Then
-``bench/results.json`` and ``bench/RESULTS.md``. ``--only orders`` runs the last alone
-(with ``--orders 100 --seeded 5000`` in a few minutes).
+then on a task hub holding 100,000 completed instances (:mod:`bench.orders`), each host
+run with what its orders cost on Azure (:mod:`bench.costs`). Then ``bench/results.json``
+and ``bench/RESULTS.md``. ``--only orders`` runs the last alone (with ``--orders 100
+--seeded 5000`` in a few minutes); ``--only cost`` only the host's two cost runs, without
+and with faults (no peers needed).
 
 The peers (DBOS Transact, the Durable Task SDK) are bench-only packages, never runtime
 dependencies; without them this exits with the command that installs them.
@@ -25,7 +27,7 @@ import sqlite3
 import sys
 import time
 from datetime import UTC, datetime
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +42,21 @@ def missing_peers() -> list[str]:
     return [name for name in PINS if importlib.util.find_spec(name) is None]
 
 
+def _version(package: str) -> str:
+    """Return an installed package's version, '' if it is not installed (``--only cost``)."""
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return ""
+
+
 def machine() -> dict[str, Any]:
     """Describe the machine and the versions the figures were measured with."""
     return {"platform": platform.platform(), "cpus": os.cpu_count(),
             "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "versions": {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
-                         **{p: version(p) for p in ("azure-functions-durable", *PINS)}}}
+                         **{p: v for p in ("azure-functions-durable", *PINS)
+                            if (v := _version(p))}}}
 
 
 def loadavg() -> str:
@@ -108,8 +119,11 @@ def run_all(args: argparse.Namespace, log: Any) -> dict[str, Any]:
         log("replay cost done")
         results["fanout"] = fanout.run(args.fanout, args.repetitions)
         log(f"fan-out done: median {results['fanout']['seconds']['median']:.2f} s")
-    results["orders"] = orders.section(args.orders, log, seeded=args.seeded)
-    log("orders done")
+    if args.only == "cost":
+        results["cost"] = orders.cost_section(args.orders, log)
+    else:
+        results["orders"] = orders.section(args.orders, log, seeded=args.seeded)
+        log("orders done")
     load_end = loadavg()
     results["load"] = {"start": load_start, "end": load_end,
                        "high": high_load(load_start, load_end, info["cpus"] or 1)}
@@ -137,7 +151,7 @@ def main() -> None:
                         help="orders per run of the order pipeline (host and peer)")
     parser.add_argument("--seeded", type=int, default=orders_default_seeded(),
                         help="completed instances in the large task hub")
-    parser.add_argument("--only", choices=["orders"], default=None,
+    parser.add_argument("--only", choices=["orders", "cost"], default=None,
                         help="run this section alone (for iterating; the report shows it "
                              "alone)")
     parser.add_argument("--out", type=Path, default=OUT, help="folder for RESULTS.md + JSON")
@@ -145,7 +159,7 @@ def main() -> None:
     for name in ("n", "repetitions", "fanout", "orders", "seeded"):
         if getattr(args, name) < 1:
             parser.error(f"--{name}: must be at least 1")
-    missing = missing_peers()
+    missing = missing_peers() if args.only != "cost" else []
     if missing:
         pins = " ".join(f"'{p}=={PINS[p]}'" for p in missing)
         sys.exit(f"bench: peer packages not installed: {', '.join(missing)}. They are "

@@ -25,8 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench import costs
 from bench.peers.common import run_child
 from bench.seed import seed_completed
+from orders.stores._sqlite import COUNTS_DIR_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_ROOT = REPO / ".data" / "bench"
@@ -95,7 +97,8 @@ def run(orders: int = 200, faults: bool = True, timeout_s: float = 900.0,
     -------
     dict
         The demo's ``--metrics-out`` document plus the summary line's fields, ``faults``
-        and ``offered``.
+        and ``offered``; without ``task_hub_from`` also ``cost``: the run's ``counts``
+        (:func:`bench.costs.collect`) and their ``per_order`` figures and dollars.
 
     Raises
     ------
@@ -110,8 +113,10 @@ def run(orders: int = 200, faults: bool = True, timeout_s: float = 900.0,
            "--metrics-out", str(metrics)]
     cmd += ["--rate", str(rate)] if rate is not None else []
     cmd += ["--task-hub-from", str(task_hub_from)] if task_hub_from is not None else []
+    data_dir = data_root / "demo"
+    counting = {COUNTS_DIR_ENV: str(data_dir / costs.STORE_OPS_DIR)}
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=REPO,
-                          env={**os.environ, **(env or {})})
+                          env={**os.environ, **counting, **(env or {})})
     try:
         summary = parse_summary(proc.stdout)
     except ValueError:
@@ -119,8 +124,12 @@ def run(orders: int = 200, faults: bool = True, timeout_s: float = 900.0,
     if proc.returncode != 0 or summary is None or not metrics.exists():
         raise RuntimeError(f"demo run failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}"
                            f"\n{proc.stderr[-3000:]}")
-    return {**summary, **json.loads(metrics.read_text()), "orders": orders,
-            **_labels(faults, rate)}
+    result = {**summary, **json.loads(metrics.read_text()), "orders": orders,
+              **_labels(faults, rate)}
+    if task_hub_from is None:  # a seeded hub's history is not this run's
+        counted = costs.collect(data_dir)
+        result["cost"] = {"counts": counted, "per_order": costs.per_order(counted, orders)}
+    return result
 
 
 def run_peer(orders: int, faults: bool, rate: float | None = None,
@@ -180,3 +189,25 @@ def section(n: int, log: Callable[[str], None], seeded: int = SEEDED,
                        "ratio": full["orders_per_s"] / empty["orders_per_s"]},
             "tracing": {"on": traced, "off": untraced,
                         "ratio": traced["orders_per_s"] / untraced["orders_per_s"]}}
+
+
+def cost_section(n: int, log: Callable[[str], None],
+                 data_root: Path = DATA_ROOT) -> dict[str, Any]:
+    """The host alone at :data:`RATE`, without and with the demo's faults: an order's cost.
+
+    At a rate the host keeps up with, so attempts that missed their deadline only because
+    the machine was saturated (retried by the supervisor, counted twice) stay out.
+
+    Returns
+    -------
+    dict
+        ``n`` and ``runs``: per variant ``faults``, ``offered`` and the ``host`` run (with
+        its ``cost``, see :func:`run`).
+    """
+    runs = []
+    for faults in (False, True):
+        host = run(n, faults, data_root=data_root, rate=RATE)
+        usd = host["cost"]["per_order"]["usd_per_1000"]["total"]
+        log(f"cost {host['faults']}: ${usd:.4f} per 1,000 orders")
+        runs.append({**_labels(faults, RATE), "host": host})
+    return {"n": n, "runs": runs}

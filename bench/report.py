@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench.cost_report import cost_lines
+
 GOAL_FACTOR = 2.0
 """The issue's goal: local host chain-5 instances/s at least this times the better peer's."""
 
@@ -235,7 +237,11 @@ def render(results: dict[str, Any]) -> str:
     if "chain5" in results:
         lines += [*_chain5(results, chain5_comparison(results)),
                   *_sqlite_limit(results["sqlite_limit"]), *_replay(results["replay"])]
-    lines += _orders(results["orders"])
+    if "orders" in results:
+        lines += _orders(results["orders"])
+        lines += cost_lines(results["orders"]["runs"])
+    if "cost" in results:
+        lines += cost_lines(results["cost"]["runs"], results["cost"].get("measured", ""))
     if "fanout" in results:
         lines += _fanout(results["fanout"])
     return "\n".join(lines)

@@ -27,8 +27,8 @@ from azurekit.queues import QueueCatalog
 from clocks import Clock
 from sqlitebus import rows
 from sqlitebus.base import FILE_NAME
-from sqlitebus.models import NewMessage, QueueCounts, QueueInfo, ReceivedMessage
-from sqlitebus.schema import MAX_US, from_us, span_us
+from sqlitebus.models import DEAD_LETTER_SUFFIX, NewMessage, QueueCounts, QueueInfo, ReceivedMessage
+from sqlitebus.schema import MAX_US, count_operation, from_us, span_us
 from sqlitebus.settlement import Settlement
 from sqlitekit import write
 
@@ -153,6 +153,8 @@ class ServiceBusEngine(Settlement):
                     continue
                 rows.insert(conn, name, message, props, now)
                 accepted.append(True)
+            count_operation(conn, name, "send_calls")
+            count_operation(conn, name, "sent", sum(accepted))
         self._made_receivable(name, sum(accepted))
         return accepted
 
@@ -219,6 +221,8 @@ class ServiceBusEngine(Settlement):
                         (str(uuid.uuid4()), locked_until, lock_owner, row["seq"]),
                     ).fetchone()
                     received.append(rows.to_message(locked, with_lock=True))
+            count_operation(conn, _counted(name, dead_letter), "receive_calls")
+            count_operation(conn, _counted(name, dead_letter), "delivered", len(received))
         return received
 
     def peek(
@@ -360,6 +364,11 @@ class ServiceBusEngine(Settlement):
             (name, message_id, now),
         )
         return cursor.rowcount == 1
+
+
+def _counted(name: str, dead_letter: bool) -> str:
+    """Return the name operations are counted under (a dead-letter path apart)."""
+    return name + DEAD_LETTER_SUFFIX if dead_letter else name
 
 
 def open_engine(

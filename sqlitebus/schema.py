@@ -1,9 +1,11 @@
 """SQLite schema of the local Service Bus file (``<data_dir>/servicebus.sqlite``).
 
 One file holds every queue, its dead-letter subqueue (a flag on the same row, so
-dead-lettering keeps the sequence number as Azure does) and the duplicate detection
-history. Times are integer microseconds since the Unix epoch (UTC), so comparisons in SQL
-are exact and indexable. The schema is versioned with ``PRAGMA user_version``.
+dead-lettering keeps the sequence number as Azure does), the duplicate detection
+history and, per queue, a count of each operation (sends, receives, completes, ...: what
+Service Bus bills, read by ``bench``). Times are integer microseconds since the Unix epoch
+(UTC), so comparisons in SQL are exact and indexable. The schema is versioned with
+``PRAGMA user_version``.
 """
 
 from __future__ import annotations
@@ -61,6 +63,17 @@ CREATE TABLE IF NOT EXISTS duplicate_history (
 CREATE INDEX IF NOT EXISTS duplicate_history_age ON duplicate_history (queue, first_sent_us);
 """
 
+_COUNTS_DDL = """
+CREATE TABLE IF NOT EXISTS operation_counts (
+    queue      TEXT NOT NULL,
+    operation  TEXT NOT NULL,
+    count      INTEGER NOT NULL,
+    PRIMARY KEY (queue, operation)
+) WITHOUT ROWID
+"""
+"""Operations per queue, counted in the transaction that does them; created on files of
+schema version 1 that lack it, so no version change."""
+
 
 def ensure_schema(conn: sqlite3.Connection) -> None:
     """Create the tables on a new file, or check the version of an existing one.
@@ -90,6 +103,17 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
                 f"servicebus file has schema version {version}, this code needs "
                 f"{SCHEMA_VERSION}; delete the file (local data only) or update the code"
             )
+        conn.execute(_COUNTS_DDL)
+
+
+def count_operation(conn: sqlite3.Connection, queue: str, operation: str, n: int = 1) -> None:
+    """Add ``n`` to the count of ``operation`` on ``queue``, in the caller's transaction."""
+    if n:
+        conn.execute(
+            "INSERT INTO operation_counts (queue, operation, count) VALUES (?, ?, ?)"
+            " ON CONFLICT (queue, operation) DO UPDATE SET count = count + excluded.count",
+            (queue, operation, n),
+        )
 
 
 def to_us(when: datetime) -> int:

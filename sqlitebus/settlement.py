@@ -7,13 +7,21 @@ SDK does. Each operation is one IMMEDIATE transaction.
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import datetime
 
 from sqlitebus import rows
 from sqlitebus.base import EngineBase
 from sqlitebus.errors import ServiceBusError
-from sqlitebus.schema import MAX_US, from_us, span_us
+from sqlitebus.models import DEAD_LETTER_SUFFIX
+from sqlitebus.schema import MAX_US, count_operation, from_us, span_us
 from sqlitekit import write
+
+
+def _count(conn: sqlite3.Connection, row: sqlite3.Row, operation: str) -> None:
+    """Count one settlement of ``row`` under its queue (or its dead-letter path)."""
+    queue = row["queue"] + (DEAD_LETTER_SUFFIX if row["dead_letter"] else "")
+    count_operation(conn, queue, operation)
 
 
 class Settlement(EngineBase):
@@ -37,6 +45,7 @@ class Settlement(EngineBase):
         with self._lock, write(self._conn) as conn:
             row = self._held(conn, queue, lock_token)
             conn.execute("DELETE FROM messages WHERE seq = ?", (row["seq"],))
+            _count(conn, row, "completes")
 
     def abandon(self, queue: str, lock_token: str) -> None:
         """Release the lock so the message can be received again at once.
@@ -48,6 +57,7 @@ class Settlement(EngineBase):
         """
         with self._lock, write(self._conn) as conn:
             row = self._held(conn, queue, lock_token)
+            _count(conn, row, "abandons")
             name, dead_letter, props = self._entity(queue, False)
             released = dead_letter or not rows.apply_broker_rules(
                 conn, name, row, props, self._now_us(), check_expiry=False
@@ -101,6 +111,7 @@ class Settlement(EngineBase):
                     "dead-lettered again (complete or abandon them)"
                 )
             rows.move_to_dead_letter(conn, row["queue"], row["seq"], reason, description)
+            _count(conn, row, "dead_letters")
 
     def renew_lock(self, queue: str, lock_token: str) -> datetime:
         """Extend a held lock to ``now + lockDuration``; the token stays the same.
@@ -111,6 +122,7 @@ class Settlement(EngineBase):
         """
         with self._lock, write(self._conn) as conn:
             row = self._held(conn, queue, lock_token)
+            _count(conn, row, "lock_renewals")
             _, _, props = self._entity(queue, False)
             until = min(self._now_us() + span_us(props.lock_duration), MAX_US)
             conn.execute(

@@ -8,14 +8,103 @@ own write lock (``BEGIN IMMEDIATE`` in :func:`sqlitekit.write`).
 
 from __future__ import annotations
 
+import atexit
+import json
+import os
 import sqlite3
+import sys
 import threading
+import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 from orders.stores.errors import StoreError, TransientStoreError
 from sqlitekit import connect, is_busy, write
+
+COUNTS_DIR_ENV = "STORE_OPERATION_COUNTS_DIR"
+"""Environment variable: a folder this process writes its store operation counts to
+(``store-ops-<pid>.json``), for the benchmark's cost per order; unset, nothing is counted."""
+
+COUNTS_WRITE_INTERVAL_S = 1.0
+"""Counts are written at most this often while counting, and once more at exit."""
+
+APP_PACKAGES = frozenset({"scheduler", "supervisor", "activities", "agents", "ops",
+                          "orchestrators"})
+"""Packages of the app's functions: an operation is counted under its outermost caller in
+them (the function the host invoked, or the coroutine's worker thread entry)."""
+
+
+def _caller() -> str:
+    """Return ``module.function`` of the outermost app frame on this thread's stack."""
+    frame: FrameType | None = sys._getframe(2)
+    found = "other"
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.partition(".")[0] in APP_PACKAGES:
+            found = f"{module}.{frame.f_code.co_name}"
+        frame = frame.f_back
+    return found
+
+
+class OperationCounts:
+    """Count a process's store operations by adapter and kind (point read, write, query).
+
+    The SQLite adapters count what the Cosmos DB adapter would send for the same call, so
+    the benchmark can price it in request units.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / f"store-ops-{os.getpid()}.json"
+        self.counts: Counter[tuple[str, str, str]] = Counter()
+        self._lock = threading.Lock()
+        self._written = 0.0
+        atexit.register(self.write)
+
+    def add(self, store: str, kind: str, n: int = 1) -> None:
+        """Count ``n`` operations; write the file if the last write is old enough."""
+        caller = _caller()
+        with self._lock:
+            self.counts[(store, kind, caller)] += n
+            due = time.monotonic() - self._written >= COUNTS_WRITE_INTERVAL_S
+        if due:
+            self.write()
+
+    def write(self) -> None:
+        """Replace the counts file with the totals so far."""
+        with self._lock:
+            self._written = time.monotonic()
+            counts: dict[str, dict[str, int]] = {}
+            callers: dict[str, dict[str, int]] = {}
+            for (store, kind, caller), n in sorted(self.counts.items()):
+                counts.setdefault(store, {}).setdefault(kind, 0)
+                counts[store][kind] += n
+                key = f"{store}.{kind}"
+                callers.setdefault(caller, {}).setdefault(key, 0)
+                callers[caller][key] += n
+            doc = {"argv": sys.argv[:2], "counts": counts, "callers": callers}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temp = self.path.with_suffix(".tmp")
+        temp.write_text(json.dumps(doc))
+        temp.replace(self.path)
+
+
+_counts: OperationCounts | None = None
+_counts_lock = threading.Lock()
+
+
+def operation_counts() -> OperationCounts | None:
+    """Return this process's counts if :data:`COUNTS_DIR_ENV` is set, else None."""
+    global _counts
+    folder = os.environ.get(COUNTS_DIR_ENV)
+    if not folder:
+        return None
+    with _counts_lock:
+        if _counts is None or _counts.path.parent != Path(folder):
+            _counts = OperationCounts(Path(folder))
+        return _counts
 
 
 class Database:
@@ -36,8 +125,11 @@ class Database:
         Permanent: the file cannot be opened as a SQLite database.
     """
 
-    def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
+    def __init__(self, path: str | Path, *, synchronous: str = "FULL",
+                 name: str = "") -> None:
         self.path = Path(path)
+        self.name = name or self.path.stem
+        self.counts = operation_counts()
         self.lock = threading.RLock()
         try:
             self.conn = connect(self.path, synchronous=synchronous)
@@ -45,9 +137,19 @@ class Database:
             error = TransientStoreError if is_busy(exc) else StoreError
             raise error(f"{self.path.name}: cannot open: {exc}") from exc
 
+    def count(self, kind: str, n: int = 1) -> None:
+        """Count ``n`` store operations of ``kind`` (when counting is on)."""
+        if self.counts is not None:
+            self.counts.add(self.name, kind, n)
+
     @contextmanager
-    def use(self) -> Iterator[sqlite3.Connection]:
+    def use(self, kind: str | None = None) -> Iterator[sqlite3.Connection]:
         """Hold the connection for one operation, translating SQLite errors.
+
+        Parameters
+        ----------
+        kind : {"point_read", "write", "query"}, optional
+            Counts one operation of this kind (see :class:`OperationCounts`).
 
         Yields
         ------
@@ -62,6 +164,8 @@ class Database:
         StoreError
             Permanent: any other SQLite error (a constraint, a full disk, a corrupt file).
         """
+        if kind is not None:
+            self.count(kind)
         with self.lock:
             try:
                 yield self.conn
@@ -93,11 +197,14 @@ class SqliteAdapter:
         As :class:`Database` raises.
     """
 
+    STORE = ""
+    """The store's name in operation counts (its Cosmos DB container); the file's if empty."""
+
     SCHEMA: tuple[str, ...] = ()
     """Statements that create the adapter's tables and indexes if they are missing."""
 
     def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
-        self._db = Database(path, synchronous=synchronous)
+        self._db = Database(path, synchronous=synchronous, name=self.STORE)
         with self._db.use() as conn, write(conn):
             self._create(conn)
 

@@ -43,6 +43,7 @@ def _entry(body: str) -> CompensationEntry:
 class SqliteCompensationLog(SqliteAdapter):
     """Compensation log in a SQLite file (SPEC S9, X4); see :class:`SqliteAdapter`."""
 
+    STORE = "compensation"
     SCHEMA = _SCHEMA
 
     def record(self, entry: CompensationEntry) -> Created[CompensationEntry]:
@@ -54,7 +55,7 @@ class SqliteCompensationLog(SqliteAdapter):
             If the step is logged with other details.
         """
         row: dict[str, Any] = {"order_id": entry.order_id, "step": entry.step.value}
-        with self._db.use() as conn:
+        with self._db.use("query") as conn:
             with write(conn):
                 found = conn.execute(
                     "SELECT body FROM compensation_log WHERE order_id = :order_id "
@@ -64,6 +65,7 @@ class SqliteCompensationLog(SqliteAdapter):
                         "SELECT COALESCE(MAX(seq), 0) + 1 FROM compensation_log "
                         "WHERE order_id = ?", (entry.order_id,)).fetchone()[0]
                     stored = entry.model_copy(update={"seq": seq})
+                    self._db.count("write")
                     row.update(seq=seq, classification=stored.classification.value,
                                retain_until=format_utc(stored.retain_until),
                                body=stored.model_dump_json())
@@ -76,7 +78,7 @@ class SqliteCompensationLog(SqliteAdapter):
 
     def entries(self, order_id: str) -> list[CompensationEntry]:
         """Return the order's entries in ``seq`` order."""
-        with self._db.use() as conn:
+        with self._db.use("query") as conn:
             rows = conn.execute(
                 "SELECT body FROM compensation_log WHERE order_id = ? ORDER BY seq",
                 (order_id,)).fetchall()
@@ -89,9 +91,10 @@ class SqliteCompensationLog(SqliteAdapter):
         """
         check_now(now)
         check_count("limit", limit)
-        with self._db.use() as conn, write(conn):
+        with self._db.use("query") as conn, write(conn):
             cursor = conn.execute(
                 "DELETE FROM compensation_log WHERE rowid IN (SELECT rowid FROM "
                 "compensation_log WHERE retain_until <= ? ORDER BY retain_until LIMIT ?)",
                 (format_utc(now), limit))
+            self._db.count("write", cursor.rowcount)
             return cursor.rowcount

@@ -51,6 +51,7 @@ def _item(conn: Any, sku: str) -> StockItem | None:
 class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
     """Inventory in a SQLite file; takes the ``path`` and ``synchronous`` of SqliteAdapter."""
 
+    STORE = "inventory"
     SCHEMA = _SCHEMA
 
     def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
@@ -63,6 +64,7 @@ class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
         """
         items = [StockItem(sku=sku, available=units, loaded=units)
                  for sku, units in stock.items()]
+        self._db.count("write", len(items))
         with self._db.use() as conn, write(conn):
             before = conn.total_changes
             conn.executemany(
@@ -73,7 +75,7 @@ class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
 
     def items(self) -> Iterator[StockItem]:
         """Yield every item in SKU order (see the port)."""
-        with self._db.use() as conn:
+        with self._db.use("query") as conn:
             rows = conn.execute("SELECT document, etag FROM inventory ORDER BY sku").fetchall()
         for row in rows:
             yield StockItem.model_validate_json(row["document"]).model_copy(
@@ -92,8 +94,11 @@ class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
         results = []
         with self._db.use() as conn, write(conn):
             for sku, key, quantity in lines:
+                # Cosmos DB: a point read and a conditional replace per line (its SKU item).
+                self._db.count("point_read")
                 got, new = decide(_item(conn, sku), key, quantity)
                 if new is not None:
+                    self._db.count("write")
                     self._write_line(conn, new)
                 results.append(got)
                 if got.outcome in STOPS:
@@ -106,18 +111,18 @@ class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
                      (_document(item), uuid.uuid4().hex, item.sku))
 
     def _read(self, sku: str) -> StockItem | None:
-        with self._db.use() as conn:
+        with self._db.use("point_read") as conn:
             return _item(conn, sku)
 
     def _replace(self, item: StockItem) -> bool:
-        with self._db.use() as conn, write(conn):
+        with self._db.use("write") as conn, write(conn):
             cursor = conn.execute(
                 "UPDATE inventory SET document = ?, etag = ? WHERE sku = ? AND etag = ?",
                 (_document(item), uuid.uuid4().hex, item.sku, item.etag))
             return cursor.rowcount == 1
 
     def _insert(self, item: StockItem) -> bool:
-        with self._db.use() as conn, write(conn):
+        with self._db.use("write") as conn, write(conn):
             cursor = conn.execute(
                 "INSERT INTO inventory (sku, document, etag) VALUES (?, ?, ?) "
                 "ON CONFLICT (sku) DO NOTHING", (item.sku, _document(item), uuid.uuid4().hex))

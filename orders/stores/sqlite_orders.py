@@ -33,6 +33,7 @@ class SqliteOrderStore(SqliteAdapter):
     time source for ``stored_at`` (:class:`clocks.SystemClock` if None).
     """
 
+    STORE = "orders"
     SCHEMA = _SCHEMA
 
     def __init__(
@@ -48,7 +49,7 @@ class SqliteOrderStore(SqliteAdapter):
         :class:`~orders.stores.errors.TransientStoreError` means the file stayed locked
         past the busy timeout.
         """
-        with self._db.use() as conn:
+        with self._db.use("write") as conn:
             with write(conn):
                 cursor = conn.execute(
                     "INSERT INTO orders (order_id, document, stored_at) VALUES (?, ?, ?) "
@@ -57,6 +58,7 @@ class SqliteOrderStore(SqliteAdapter):
                 )
                 if cursor.rowcount == 1:
                     return Created(order, created=True)
+                self._db.count("point_read")
                 row = conn.execute(
                     "SELECT document FROM orders WHERE order_id = ?", (order.order_id,)
                 ).fetchone()
@@ -70,7 +72,7 @@ class SqliteOrderStore(SqliteAdapter):
         StoreError
             On a SQLite error.
         """
-        with self._db.use() as conn:
+        with self._db.use("point_read") as conn:
             row = conn.execute(
                 "SELECT document FROM orders WHERE order_id = ?", (order_id,)
             ).fetchone()

@@ -72,6 +72,8 @@ class SqliteStateStore(SqliteAdapter, StateScans):
     of an older schema version adds the columns it lacks (see the module docstring).
     """
 
+    STORE = "state"
+
     def __init__(
         self, path: str | Path, *, clock: Clock | None = None, synchronous: str = "FULL"
     ) -> None:
@@ -95,7 +97,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
         """
         stored = stamp(record, etag=str(uuid.uuid4()), now=self._clock.now())
         row = to_row(stored)
-        with self._db.use() as conn:
+        with self._db.use("write") as conn:
             with write(conn):
                 cursor = conn.execute(
                     f"INSERT INTO state_records ({', '.join(COLUMNS)}) "
@@ -105,6 +107,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
                 )
                 if cursor.rowcount == 1:
                     return Created(stored, created=True)
+                self._db.count("point_read")
                 existing = from_row(
                     conn.execute(
                         "SELECT * FROM state_records WHERE order_id = ?", (record.order_id,)
@@ -114,7 +117,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
 
     def get(self, order_id: str) -> StateRecord | None:
         """Return the record with its ETag, or None."""
-        with self._db.use() as conn:
+        with self._db.use("point_read") as conn:
             row = conn.execute(
                 "SELECT * FROM state_records WHERE order_id = ?", (order_id,)
             ).fetchone()
@@ -130,7 +133,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
         row = to_row(stored)
         row["expected_etag"] = expected
         updated = [c for c in COLUMNS if c not in ("order_id", "created_at")]
-        with self._db.use() as conn:
+        with self._db.use("write") as conn:
             with write(conn):
                 cursor = conn.execute(
                     f"UPDATE state_records SET {', '.join(f'{c} = :{c}' for c in updated)} "
@@ -153,7 +156,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
                    client_id: str | None | AnyClient) -> list[StateRecord]:
         # Ordered by NotBefore (records without a hold first); served by ix_state_startable,
         # or for one client by ix_state_client.
-        with self._db.use() as conn:
+        with self._db.use("query") as conn:
             if isinstance(client_id, AnyClient):
                 rows = conn.execute(STARTABLE_SQL, (state.value, format_utc(now), limit))
             else:
@@ -169,6 +172,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
             for state in states:
                 if total >= limit:
                     break
+                self._db.count("query")
                 total += conn.execute(COUNT_OF_CLIENT_SQL,
                                       (client_id, state.value, limit - total)).fetchone()[0]
         return min(total, limit)
@@ -191,7 +195,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
         after = ""
         if continuation:
             _, _, after = decode_token(continuation, (state,))
-        with self._db.use() as conn:
+        with self._db.use("query") as conn:
             rows = conn.execute(BY_STATE_SQL, (state.value, after, page_size)).fetchall()
         token = None
         if len(rows) == page_size:
@@ -224,6 +228,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
         with self._db.use() as conn:
             for index in range(start, len(states)):
                 key = (after_c, after_o) if index == start else ("", "")
+                self._db.count("query")
                 rows = conn.execute(
                     EXPIRED_SQL,
                     (states[index].value, *bounds, *key, page_size - len(found)),
@@ -250,6 +255,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
         only for in-flight states does not read the ever-growing Processed rows.
         """
         wanted = check_states(states)
+        self._db.count("query", len(wanted))
         with self._db.use() as conn:
             return {
                 state: conn.execute(

@@ -126,6 +126,15 @@ def test_orders_tiny_fault_free_run_at_a_fixed_rate_measures_latency_and_host(tm
     assert result["p50_ms"] == round(lat["p50_ms"])
     assert result["host"]["cpu_s"] > 0 and result["host"]["processes"] >= 1
     assert 20 < result["host"]["peak_rss_mib"] < 4096
+    # What the 4 orders cost, counted from the run's durable state: each processed attempt
+    # of workflow version 1 has the same history, whatever the retries.
+    processed = result["cost"]["counts"]["attempts"]["order_workflow:processed"]
+    assert (processed["instances"], processed["episodes"], processed["dts_actions"]) == (
+        4, 13, 25)
+    each = result["cost"]["per_order"]
+    assert each["servicebus"]["completes"] >= 7  # submit, 2 requests, 2 replies, 2 statuses
+    assert each["http"]["remote"] >= 2 and each["stores"]["ru"] > 0
+    assert each["usd_per_1000"]["total"] > 0
 
 
 def test_a_seeded_task_hub_holds_copies_of_the_template_completed_instances(tmp_path):
