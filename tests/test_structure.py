@@ -111,16 +111,17 @@ def test_the_import_walk_sees_every_form(tmp_path, monkeypatch):
     source.mkdir()
     (source / "sneaky.py").write_text(
         "import importlib\n"
-        "def a():\n    from devhost.runtime import current\n"
+        "def a():\n    from devhost.run.runtime import current\n"
         "def b():\n    return importlib.import_module('simulator.app')\n"
         "def c():\n    return __import__('client')\n"
         "def d():\n    import demo.audit\n"
         "TARGET = 'bench.peers'\n"
-        "from ..devhost import host\n")
+        "from ..devhost.run import host\n")
     monkeypatch.setitem(globals(), "REPO", tmp_path)
     assert [line.split(" ", 1)[1] for line in upward_imports("orders")] == [
-        "imports client", "imports demo.audit", "imports devhost",
-        "imports devhost.host", "imports devhost.runtime", "imports devhost.runtime.current",
+        "imports client", "imports demo.audit", "imports devhost.run",
+        "imports devhost.run.host", "imports devhost.run.runtime",
+        "imports devhost.run.runtime.current",
         "imports simulator.app", "names module 'bench.peers'",
         "names module 'simulator.app'"]
 

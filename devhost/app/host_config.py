@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from devhost.load_errors import AppLoadError, describe_json_error
+from devhost.app.load_errors import AppLoadError, describe_json_error
 
 HOST_JSON = "host.json"
 DEFAULT_HUB_NAME = "TestHubName"

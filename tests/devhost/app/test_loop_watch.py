@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from devhost import invoke
-from devhost.loop_watch import SETTING, threshold_s
+from devhost.app import invoke
+from devhost.app.loop_watch import SETTING, threshold_s
 from tests.e2e.harness import make_order
 
 WARNING = "blocked the event loop"

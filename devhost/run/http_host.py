@@ -16,12 +16,12 @@ import azure.functions as func
 from starlette.requests import Request
 from starlette.responses import Response
 
-from devhost import invoke
-from devhost.app_loader import FunctionDef
+from devhost.app import invoke
+from devhost.app.loader import FunctionDef
 from devhost.http_api import create_http_app
 
 if TYPE_CHECKING:
-    from devhost.host import LocalHost
+    from devhost.run.host import LocalHost
 
 
 class OutputBinding:

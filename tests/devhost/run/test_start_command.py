@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.devhost.apps import MY_APP, write_app
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def run_start(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

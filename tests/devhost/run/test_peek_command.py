@@ -5,8 +5,8 @@ import json
 from rich.console import Console
 from typer.testing import CliRunner
 
-from devhost import cli
-from devhost.cli import app
+from devhost.run import cli
+from devhost.run.cli import app
 from sqlitebus import open_engine
 
 

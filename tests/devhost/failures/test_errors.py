@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from azurekit.errors import RetryFlagError
-from devhost.errors import LocalHostError
+from devhost.failures.errors import LocalHostError
 from devhost.taskhub.records import (
     InstanceExistsError,
     InstanceGoneError,
@@ -22,7 +22,7 @@ from sqlitebus import (
     ServiceBusError,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize("error", [

@@ -17,7 +17,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from devhost.load_errors import AppLoadError, display_path
+from devhost.app.load_errors import AppLoadError, display_path
 
 CONTEXT_PARAM = "context"
 """The parameter the worker fills with an ``azure.functions.Context`` when unbound."""

@@ -17,13 +17,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
-from devhost import invoke
-from devhost.app_loader import AppIndex, AppLoadError, load_app
-from devhost.clock import Clock, ManualClock, SystemClock
+from devhost.app import invoke
+from devhost.app.host_config import HostConfig, check_hub_name, load_host_config
+from devhost.app.loader import AppIndex, AppLoadError, load_app
 from devhost.entities.worker import EntityWorker
-from devhost.host_config import HostConfig, check_hub_name, load_host_config
-from devhost.host_failures import HostRetryPolicy
+from devhost.failures.host_failures import HostRetryPolicy
 from devhost.orchestration.versioning import Versioning
+from devhost.run.clock import Clock, ManualClock, SystemClock
 from devhost.taskhub.store import TaskHub
 from devhost.workers.activity_pool import ActivityPool
 from devhost.workers.dispatch import DurableWorker
@@ -76,7 +76,7 @@ class LocalHost:
     data_dir : str or Path
         Folder for the SQLite files (task hub, queues, stores).
     clock : Clock, optional
-        Time source; a :class:`~devhost.clock.ManualClock` makes durable timers testable
+        Time source; a :class:`~devhost.run.clock.ManualClock` makes durable timers testable
         without sleeping. Defaults to the system clock.
     port : int
         HTTP port on 127.0.0.1; 0 picks a free one.
@@ -141,7 +141,7 @@ class LocalHost:
                                              owner=self.worker.owner, lease=orchestration_lease,
                                              batch_size=durable.max_entity_batch))
         self.engine: Any = None
-        """The embedded Service Bus engine, set by :func:`devhost.runtime.build_host`."""
+        """The embedded Service Bus engine, set by :func:`devhost.run.runtime.build_host`."""
         self.serve_http = serve_http
         self._stop = threading.Event()
         self._wake = threading.Event()  # trigger pollers
@@ -164,7 +164,7 @@ class LocalHost:
             return
         import uvicorn
 
-        from devhost.http_host import build_http_app
+        from devhost.run.http_host import build_http_app
 
         app = build_http_app(self)
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",

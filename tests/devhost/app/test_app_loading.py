@@ -8,9 +8,9 @@ import sys
 import httpx
 import pytest
 
-from devhost.app_loader import AppLoadError, load_app
-from devhost.host import LocalHost
-from devhost.host_config import load_host_config
+from devhost.app.host_config import load_host_config
+from devhost.app.loader import AppLoadError, load_app
+from devhost.run.host import LocalHost
 from tests.devhost.apps import MY_APP, write_app
 
 pytestmark = pytest.mark.usefixtures("restore_environ")

@@ -20,7 +20,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from devhost.worker_processes import (
+from devhost.run.worker_processes import (
     WorkerProcesses,
     WorkerStartError,
     signal_ready,
@@ -28,7 +28,7 @@ from devhost.worker_processes import (
 )
 
 if TYPE_CHECKING:
-    from devhost.host import LocalHost
+    from devhost.run.host import LocalHost
     from devhost.taskhub.store import TaskHub
 
 app = typer.Typer(help="Run Azure Functions apps with Durable Functions on one machine.",
@@ -56,8 +56,8 @@ def _build_or_exit(**kwargs: Any) -> LocalHost:
     The message names the user's file, line and column (or the setting at fault); the
     traceback through the host's own modules is logged at debug level only.
     """
-    from devhost.load_errors import AppLoadError
-    from devhost.runtime import build_host
+    from devhost.app.load_errors import AppLoadError
+    from devhost.run.runtime import build_host
 
     try:
         return build_host(**kwargs)
@@ -215,7 +215,7 @@ def _die_with_parent() -> None:
 
 
 def _taskhub(data_dir: Path) -> TaskHub:
-    from devhost.clock import SystemClock
+    from devhost.run.clock import SystemClock
     from devhost.taskhub.store import TaskHub
 
     path = data_dir / "taskhub.sqlite"

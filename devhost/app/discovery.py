@@ -1,4 +1,4 @@
-"""Find and import the app the way the Python worker does (v2 model; v1 in devhost.app_v1).
+"""Find and import the app the way the Python worker does (v2 model; v1 in devhost.app.v1).
 
 The worker imports the script named by the app setting ``PYTHON_SCRIPT_FILE_NAME``
 (default ``function_app.py``; a name of letters, digits, ``_`` and ``-`` ending in ``.py``)
@@ -6,7 +6,7 @@ and takes the one top-level ``azure.functions.FunctionRegister`` instance of tha
 whatever its name (``app``, ``myApp``, ...): two such names are refused ("More than one
 ... function app instances are defined"), and so is none. An error while importing (a
 syntax error, an import that fails, an exception at module level) is reported as one line
-naming the app's file, line and column (:mod:`devhost.load_errors`).
+naming the app's file, line and column (:mod:`devhost.app.load_errors`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from devhost.app_v1 import is_v1_app, load_v1_app
-from devhost.load_errors import AppLoadError, describe_exception
+from devhost.app.load_errors import AppLoadError, describe_exception
+from devhost.app.v1 import is_v1_app, load_v1_app
 
 SCRIPT_FILE_SETTING = "PYTHON_SCRIPT_FILE_NAME"
 """App setting naming the app's script file, as the Python worker reads it."""
@@ -125,7 +125,7 @@ def import_app(app_dir: Path, module: str | None = None) -> Any:
 
     Returns
     -------
-    azure.functions.FunctionRegister or devhost.app_v1.V1App
+    azure.functions.FunctionRegister or devhost.app.v1.V1App
         A v1-model app (function folders with ``function.json``) when the folder has no
         v2 script.
 
@@ -133,11 +133,11 @@ def import_app(app_dir: Path, module: str | None = None) -> Any:
     ------
     AppLoadError
         See :func:`script_file_name`, :func:`import_script`, :func:`find_function_app`,
-        :func:`devhost.app_v1.load_v1_app`.
+        :func:`devhost.app.v1.load_v1_app`.
     """
     script = f"{module}.py" if module else script_file_name()
     app_dir = Path(app_dir)
     if not (app_dir / script).is_file() and is_v1_app(app_dir):
-        # No v2 script but function folders: the v1 model (devhost.app_v1).
+        # No v2 script but function folders: the v1 model (devhost.app.v1).
         return load_v1_app(app_dir)
     return find_function_app(import_script(app_dir, script), script)

@@ -2,12 +2,12 @@
 
 The Python worker answers the host's metadata request with the function app's
 ``get_functions()`` (the app is found as the worker finds it, see
-:mod:`devhost.app_discovery`); this module reads the same list, checks each function's
-parameters against its bindings as the worker does (:mod:`devhost.signature_check`),
+:mod:`devhost.app.discovery`); this module reads the same list, checks each function's
+parameters against its bindings as the worker does (:mod:`devhost.app.signature_check`),
 resolves ``%Setting%`` binding expressions from the environment, and loads
 ``local.settings.json`` Values into the environment first, as ``func start`` does. An app
 that uses a binding this host cannot run fails at start-up, naming it. A v1-model app
-(one folder per function with ``function.json``, :mod:`devhost.app_v1`) offers the same
+(one folder per function with ``function.json``, :mod:`devhost.app.v1`) offers the same
 metadata and goes through the same checks.
 """
 
@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from devhost.app_discovery import import_app
-from devhost.load_errors import AppLoadError, describe_json_error
-from devhost.signature_check import check_parameters
+from devhost.app.discovery import import_app
+from devhost.app.load_errors import AppLoadError, describe_json_error
+from devhost.app.signature_check import check_parameters
 
 __all__ = ["SUPPORTED_BINDINGS", "AppIndex", "AppLoadError", "FunctionDef", "find_function",
            "import_app", "index_app", "load_app", "load_local_settings", "resolve"]
@@ -188,7 +188,7 @@ def index_app(app: Any, app_dir: Path | None = None) -> AppIndex:
     AppLoadError
         For an unsupported binding type (the message names it and lists the supported
         ones), a function without a trigger, or parameters that do not match the
-        bindings (:func:`devhost.signature_check.check_parameters`).
+        bindings (:func:`devhost.app.signature_check.check_parameters`).
     """
     index = AppIndex()
     for fn in app.get_functions():

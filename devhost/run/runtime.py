@@ -16,11 +16,11 @@ from typing import Any
 
 import clocks
 from azurekit.app_settings import APP_SETTINGS_FILE
-from devhost.app_loader import load_local_settings
-from devhost.clock import Clock
-from devhost.host import LocalHost
-from devhost.host_config import load_host_config
-from devhost.load_errors import AppLoadError
+from devhost.app.host_config import load_host_config
+from devhost.app.load_errors import AppLoadError
+from devhost.app.loader import load_local_settings
+from devhost.run.clock import Clock
+from devhost.run.host import LocalHost
 from devhost.triggers.servicebus import ServiceBusTriggerPoller
 from devhost.triggers.timer import TimerTriggerPoller, singleton_lock_period
 from sqlitebus import open_engine
@@ -131,7 +131,7 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
         ``maxConcurrentCalls``). Defaults to host.json's
         ``extensions.serviceBus.maxConcurrentCalls``, capped at :data:`MAX_QUEUE_THREADS`.
     **kwargs
-        Passed to :class:`~devhost.host.LocalHost`.
+        Passed to :class:`~devhost.run.host.LocalHost`.
 
     Returns
     -------

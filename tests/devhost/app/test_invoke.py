@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from devhost import invoke
+from devhost.app import invoke
 
 
 async def async_exits(x):

@@ -19,7 +19,7 @@ worker loads its code. Host behaviour mirrors azure-functions-python-worker
   Durable extension); both are accepted.
 
 The result offers ``get_functions()`` like a v2 ``FunctionApp``, each function giving its
-name, bindings and entry point, so :func:`devhost.app_loader.index_app` checks and groups
+name, bindings and entry point, so :func:`devhost.app.loader.index_app` checks and groups
 it exactly as a v2 function: the same supported bindings and the same one-line load errors.
 """
 
@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from devhost.load_errors import AppLoadError, describe_exception, describe_json_error
+from devhost.app.load_errors import AppLoadError, describe_exception, describe_json_error
 
 APP_NAMESPACE = "__app__"
 """The package the worker imports function folders under."""

@@ -9,10 +9,10 @@ from datetime import timedelta
 import pytest
 
 from clocks import SystemClock
-from devhost.host import LocalHost
-from devhost.host_failures import HOST_ERROR_REASON, HostRetryPolicy
+from devhost.failures.host_failures import HOST_ERROR_REASON, HostRetryPolicy
 from devhost.orchestration.sdk_errors import OUT_OF_PROC_MARKER, split_failure_text
-from devhost.runtime import build_host
+from devhost.run.host import LocalHost
+from devhost.run.runtime import build_host
 from devhost.taskhub.events import EventType
 from tests.devhost.conftest import SAMPLE_APP, output, start
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from devhost.host import LocalHost
-from devhost.load_errors import AppLoadError
+from devhost.app.load_errors import AppLoadError
+from devhost.run.host import LocalHost
+from tests.devhost.app.test_app_loading import start_error
 from tests.devhost.apps import write_app
-from tests.devhost.test_app_loading import start_error
 
 V1_APP = Path(__file__).parent / "v1_app"
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from devhost.worker_processes import WorkerProcesses, WorkerStartError
+from devhost.run.worker_processes import WorkerProcesses, WorkerStartError
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="ready pipes need fd passing")
 

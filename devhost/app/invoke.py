@@ -4,7 +4,7 @@ The Python worker runs every ``async def`` function on its one event loop, and t
 SDK relies on that: its durable client keeps one process-wide aiohttp session, bound to the
 loop that created it. So async functions here run on a single shared loop in a background
 thread (:func:`run`); sync functions run in the calling worker thread. An async function
-that blocks that loop is named in a warning (:mod:`devhost.loop_watch`).
+that blocks that loop is named in a warning (:mod:`devhost.app.loop_watch`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from devhost.function_context import LocalContext
-from devhost.loop_watch import Timed, threshold_s
-from devhost.signature_check import CONTEXT_PARAM
+from devhost.app.function_context import LocalContext
+from devhost.app.loop_watch import Timed, threshold_s
+from devhost.app.signature_check import CONTEXT_PARAM
 
 T = TypeVar("T")
 

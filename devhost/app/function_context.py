@@ -1,9 +1,9 @@
 """The ``azure.functions.Context`` the Python worker passes to a ``context`` parameter.
 
 A function that takes a parameter named ``context`` which no binding declares gets the
-invocation's context from the worker (see :mod:`devhost.signature_check`): invocation id,
+invocation's context from the worker (see :mod:`devhost.app.signature_check`): invocation id,
 function name and directory, a trace context and a retry context. The local host builds
-the same object for every such call (:func:`devhost.invoke.call`).
+the same object for every such call (:func:`devhost.app.invoke.call`).
 """
 
 from __future__ import annotations
