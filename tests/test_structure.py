@@ -4,9 +4,10 @@ Layers, from the ground up (each package's docstring says the same):
 ``clocks``/``sqlitekit``/``durable_http``/``azurekit`` -> ``sqlitebus`` -> ``orders`` ->
 ``agents``/``activities``/``orchestrators`` -> ``scheduler``/``supervisor`` -> ``ops``.
 That is the deployed code. The workshop (the local host ``devhost``, the simulated
-services, the client, the demo, the benchmarks) stands on it and is never imported by it,
-in any form: module-level or function-level ``import``, ``importlib.import_module`` or
-``__import__`` with a literal name, or a dotted module name in a string.
+services, the client, the demo, the benchmarks, the operator CLI ``opscli``) stands on it
+and is never imported by it, in any form: module-level or function-level ``import``,
+``importlib.import_module`` or ``__import__`` with a literal name, or a dotted module name
+in a string.
 """
 
 import ast
@@ -21,9 +22,9 @@ LAYER = {"clocks": 0, "sqlitekit": 0, "durable_http": 0, "azurekit": 0, "sqliteb
          "orders": 2, "agents": 3, "activities": 3, "orchestrators": 3, "scheduler": 4,
          "supervisor": 4, "ops": 5}
 DEPLOYED_MODULES = ("function_app.py",)
-WORKSHOP = ("devhost", "simulator", "client", "demo", "bench")
+WORKSHOP = ("devhost", "simulator", "client", "demo", "bench", "opscli")
 SIZED = ("durable_http", "azurekit", "sqlitebus", "orders", "agents", "activities",
-         "orchestrators", "scheduler", "supervisor", "ops", "devhost")
+         "orchestrators", "scheduler", "supervisor", "ops", "opscli", "devhost")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
 _DOTTED_WORKSHOP_NAME = re.compile(rf"^(?:{'|'.join(WORKSHOP)})(?:\.[a-z_][a-z0-9_]*)+$")

@@ -1,4 +1,4 @@
-"""An order's trace as a tree with durations (``python -m ops trace``, SPEC X8).
+"""An order's trace as a tree with durations (``python -m opscli trace``, SPEC X8).
 
 Reads the local trace store (:class:`~orders.observability.trace_store.TraceStore`); in
 Azure the same spans are in Application Insights (end-to-end transaction view).

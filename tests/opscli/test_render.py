@@ -4,7 +4,7 @@ import json
 
 from rich.console import Console
 
-from ops.render import business_input, compensation_table, history_table
+from opscli.render import business_input, compensation_table, history_table
 
 TRACE = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 

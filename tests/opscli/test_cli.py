@@ -5,7 +5,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from ops.cli import app
+from opscli.cli import app
 from orders import runtime
 from orders.models import ProcessState
 from tests.e2e.harness import make_order
@@ -143,7 +143,7 @@ def run_budget(tmp_path, **settings):
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, "-m", "ops", "--data-dir", str(tmp_path), "budget"],
+    return subprocess.run([sys.executable, "-m", "opscli", "--data-dir", str(tmp_path), "budget"],
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, "COLUMNS": "200", **settings})
 

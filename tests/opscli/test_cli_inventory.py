@@ -8,7 +8,7 @@ from activities import steps
 from clocks import ManualClock
 from orders.runtime import Services
 from orders.settings import Settings
-from tests.ops.test_cli import cli, data_dir  # noqa: F401 - data_dir: the fixture
+from tests.opscli.test_cli import cli, data_dir  # noqa: F401 - data_dir: the fixture
 from tests.support.records import record_in
 from tests.support.stores import sqlite_stores
 

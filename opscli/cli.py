@@ -1,4 +1,4 @@
-"""Operator CLI (``python -m ops``): find, inspect and resubmit orders (SPEC S7, S9, X8).
+"""Operator CLI (``python -m opscli``): find, inspect and resubmit orders (SPEC S7, S9, X8).
 
 Commands: ``summary`` (the figures of ``api/ops/summary``), ``list`` (Error,
 CompensationFailed, stuck, or any ProcessState; ``--client`` for one client's), ``show``
@@ -6,7 +6,7 @@ CompensationFailed, stuck, or any ProcessState; ``--client`` for one client's), 
 (an order in Error: start its next attempt, once), ``stock`` (one SKU's stock and holds),
 ``restock`` (add units to a SKU), ``budget`` (the most calls per order to each remote service),
 ``trace`` (one order's span tree with durations, from the local host's trace store; the
-issue that asked for it named it ``python -m orders.ops trace``, the CLI is ``python -m ops``).
+issue that asked for it named it ``python -m orders.ops trace``, the CLI is ``python -m opscli``).
 
 An order is named by its key as ``list`` prints it (``acme~ORD-1``; a plain OrderID for an
 order from before client queues), or by the client's OrderID with ``--client``
@@ -37,9 +37,9 @@ from azurekit.app_settings import APP_SETTINGS_FILE
 from ops.history import fetch_status
 from ops.order_report import order_report
 from ops.queries import LISTS, check_limit
-from ops.render import alerts_table, records_table, report_tables, summary_tables
 from ops.resubmit import ResubmitOutcome, resubmit
 from ops.summary import build_summary
+from opscli.render import alerts_table, records_table, report_tables, summary_tables
 from orders.budget import max_calls_per_service
 from orders.lifecycle.ids import order_key
 from orders.queues import load_queue_limits
@@ -225,7 +225,7 @@ def trace(ctx: typer.Context, order_id: str, client: str | None = CLIENT) -> Non
     Reads ``traces.sqlite`` in the local host's data folder. An OrderID that several
     clients used is ambiguous (SPEC X10): name the client with ``--client``.
     """
-    from ops.trace_view import trace_tree
+    from opscli.trace_view import trace_tree
     from orders.observability.trace_store import TRACE_FILE, TraceStore
 
     store = TraceStore(Path(cli_settings(ctx.obj).DEVHOST_DATA_DIR or ".data") / TRACE_FILE)
@@ -268,7 +268,7 @@ def alerts(ctx: typer.Context,
 def stock(ctx: typer.Context, sku: str, as_json: bool = AS_JSON) -> None:
     """Show one SKU's stock: available, loaded, restocked, held, and its order lines' holds."""
     from ops.inventory import stock_of
-    from ops.render import stock_tables
+    from opscli.render import stock_tables
 
     with opened(ctx) as svc:
         found = stock_of(svc, sku)
@@ -287,7 +287,7 @@ def restock_sku(ctx: typer.Context, sku: str,
                 as_json: bool = AS_JSON) -> None:
     """Add units to a SKU's stock (creates its item if missing); prints the stock after."""
     from ops.inventory import restock
-    from ops.render import stock_tables
+    from opscli.render import stock_tables
 
     with opened(ctx) as svc:
         try:
