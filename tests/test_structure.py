@@ -193,8 +193,8 @@ def test_each_shared_rule_is_defined_in_one_module(rule):
 
 
 # No import cycles between subpackages: a subpackage may use its siblings only one way.
-# A package and its own subpackages are not siblings (``devhost``'s root modules build
-# the host from its subpackages, which may use a root module's small pieces).
+# A package and its own subpackages are not siblings (a package's root modules may build
+# on its subpackages, which may use a root module's small pieces).
 def subpackage_imports(root: Path) -> dict[str, set[str]]:
     """Edges ``a -> b`` when a module of subpackage ``a`` imports one of ``b``."""
     files = [p for p in root.rglob("*.py") if not {"tests", ".venv", "node_modules"}
