@@ -1,6 +1,6 @@
 """The retry flag every error root of the project carries (STYLE 8, 15).
 
-``orders.errors.OrderServiceError`` (the app) and ``devhost.errors.LocalHostError`` (the
+``orders.errors.OrderServiceError`` (the app) and ``devhost.failures.errors.LocalHostError`` (the
 local host) both derive from :class:`RetryFlagError`, so an adapter over the local host
 carries a failure's retry decision over unchanged. Retry or not is the flag, never the
 type name or the message text.

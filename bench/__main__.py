@@ -79,7 +79,7 @@ def chain5_all(n: int, repetitions: int, log: Any) -> dict[str, Any]:
     """Chain-5 on the host and every peer, repetitions interleaved."""
     from bench import chain5
     from bench.peers.common import run_peer, summarize
-    from devhost.cli import default_workers
+    from devhost.run.cli import default_workers
 
     host_runs, single_runs, peer_runs = [], [], {p: [] for p in PEERS}
     for rep in range(repetitions):

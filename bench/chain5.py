@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from clocks import SystemClock
-from devhost.host import LocalHost, free_port
+from devhost.run.host import LocalHost, free_port
 from devhost.taskhub.store import TaskHub
 
 APP = Path(__file__).parent / "apps" / "chain5"
@@ -80,7 +80,7 @@ def run_once_processes(n: int, workers: int | None = None) -> dict[str, float]:
     """Like :func:`run_once`, with the host as ``python -m devhost start`` in its own processes.
 
     ``workers`` None runs ``devhost start`` with its defaults (one process per CPU, see
-    :func:`devhost.cli.default_workers`); a number is passed as ``--workers``. This process
+    :func:`devhost.run.cli.default_workers`); a number is passed as ``--workers``. This process
     is the client: it creates the instances once every host process serves.
     """
     with tempfile.TemporaryDirectory(prefix="chain5-") as tmp:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.chain5 import APP
-from devhost.host import LocalHost
+from devhost.run.host import LocalHost
 from devhost.taskhub.events import EventType
 
 INSTANCE = "fan-out"

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bench.chain5 import APP
-from devhost.app_loader import load_app
+from devhost.app.loader import load_app
 from devhost.orchestration.episode import Episode
 from devhost.taskhub.events import EventType, event
 from devhost.taskhub.store import InstanceRecord, OrchestrationWorkItem, empty_replay_state

@@ -27,7 +27,7 @@ from unittest import mock
 
 import sqlitekit as db
 from bench.chain5 import APP, start_and_drain
-from devhost.host import LocalHost
+from devhost.run.host import LocalHost
 
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from devhost.host import free_port
+from devhost.run.host import free_port
 
 
 class Process:

@@ -279,7 +279,7 @@ def trace_hint(data_dir: Path, states: dict[str, Any]) -> str | None:
     where = data_dir.relative_to(Path.cwd()) if data_dir.is_relative_to(Path.cwd()) \
         else data_dir
     return (f"demo: the trace of {how + ' ' if how else ''}order {order_id} of client "
-            f"{client_id}: .venv/bin/python -m ops --data-dir {where} trace {order_id} "
+            f"{client_id}: .venv/bin/python -m opscli --data-dir {where} trace {order_id} "
             f"--client {client_id}")
 
 

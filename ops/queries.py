@@ -128,4 +128,4 @@ LISTS: dict[str, Lister] = {
     "stuck": list_stuck,
     **{state.value.lower(): _by_state(state) for state in ProcessState},
 }
-"""What ``python -m ops list <name>`` can list: ``stuck`` or a ProcessState name."""
+"""What ``python -m opscli list <name>`` can list: ``stuck`` or a ProcessState name."""

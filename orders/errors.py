@@ -8,7 +8,7 @@ errors of what it wraps once, by exception type or status code, into a subclass:
 (Service Bus, local queues), ``scheduler.durable_client`` (the Durable Functions client).
 The subclass says what happened; the flag says whether repeating the same call can help.
 
-The local host has its own root with the same base (``devhost.errors.LocalHostError``): it
+The local host has its own root with the same base (``devhost.failures.errors.LocalHostError``): it
 is never deployed, so ``orders`` never imports it.
 """
 

@@ -23,10 +23,9 @@ import httpx
 import clocks
 from clocks import Clock, SystemClock
 from orders.circuit import BreakerRegistry
-from orders.messaging import MessageSender, create_sender
-from orders.messaging.browse import AzureQueueBrowser, LocalQueueBrowser
+from orders.messaging import MessageSender, create_messaging
 from orders.messaging.depths import DepthReader
-from orders.messaging.settlement import ForwardingSettler, LocalSettler, MessageSettler
+from orders.messaging.settlement import MessageSettler
 from orders.settings import Settings, load_settings
 from orders.stores import Stores, create_stores
 
@@ -97,25 +96,17 @@ def build_services(settings: Settings, clock: Clock | None = None) -> Services:
         stores = create_stores("cosmos", endpoint=settings.COSMOS_ENDPOINT,
                                database=settings.COSMOS_DATABASE, credential=credential,
                                clock=clock)
-    settler: MessageSettler
-    depths: DepthReader
-    if settings.MESSAGING_BACKEND == "local":
-        sender = create_sender("local", data_dir=settings.DEVHOST_DATA_DIR, clock=clock)
-        settler = LocalSettler(settings.DEVHOST_DATA_DIR or ".data", clock)
-        depths = LocalQueueBrowser(settings.DEVHOST_DATA_DIR or ".data", clock)
-    else:
-        namespace = settings.SERVICEBUS__fullyQualifiedNamespace
-        assert namespace, "Settings refuse MESSAGING_BACKEND=servicebus without a namespace"
-        sender = create_sender("servicebus", fully_qualified_namespace=namespace,
-                               credential=credential)
-        settler = ForwardingSettler(sender)
-        depths = AzureQueueBrowser(namespace, credential)
+    messaging = create_messaging(
+        settings.MESSAGING_BACKEND, data_dir=settings.DEVHOST_DATA_DIR, clock=clock,
+        fully_qualified_namespace=settings.SERVICEBUS__fullyQualifiedNamespace,
+        credential=credential)
     breakers = BreakerRegistry(clock=clock,
                                failure_threshold=settings.CIRCUIT_FAILURE_THRESHOLD,
                                cool_down=timedelta(seconds=settings.CIRCUIT_COOL_DOWN_S))
     http = httpx.Client(timeout=settings.AGENT_CALL_TIMEOUT_S)
-    return Services(settings, clock, stores, sender, breakers, http, settler,
-                    sleep=host.sleep if host is not None else time.sleep, depths=depths,
+    return Services(settings, clock, stores, messaging.sender, breakers, http,
+                    messaging.settler, sleep=host.sleep if host is not None else time.sleep,
+                    depths=messaging.depths,
                     credential=credential)
 
 

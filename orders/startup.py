@@ -59,7 +59,7 @@ def refuse_invalid_settings(environ: Mapping[str, str] | None = None) -> None:
     app raises at import reports the error and runs none of its functions (the Python
     worker answers the host's functions-metadata request with the indexing failure,
     Azure/azure-functions-python-worker ``azure_functions_worker/dispatcher.py``; the local
-    host prints it in one line, :mod:`devhost.load_errors`). Outside a Functions host
+    host prints it in one line, :mod:`devhost.app.load_errors`). Outside a Functions host
     (``FUNCTIONS_WORKER_RUNTIME`` unset: a script listing the functions) nothing is
     checked; the first invocation still is.
 

@@ -66,7 +66,7 @@ def export_spans(path: str) -> None:
     """Send the services' server spans to the trace store at ``path`` (SPEC X8).
 
     The services continue the trace each request comes with; writing their spans to the
-    local host's store shows them in ``python -m ops trace`` beside the agent's tries,
+    local host's store shows them in ``python -m opscli trace`` beside the agent's tries,
     as a remote service with OpenTelemetry shows its part of the trace.
     """
     from opentelemetry import trace

@@ -4,7 +4,7 @@ Why: the app must run on one machine with no cloud, Docker or .NET, yet its hand
 meet the same delivery semantics they meet in Azure (SPEC S1, A4, X1, X7), so the rules
 below are emulated, not simplified. Queue properties come from ``infra/queues.json``, the
 file Bicep deploys (:mod:`azurekit.queues`). All time comes from an
-injected :class:`~devhost.clock.Clock`, so tests move time instead of sleeping.
+injected :class:`~devhost.run.clock.Clock`, so tests move time instead of sleeping.
 
 Emulated Azure behaviour
 ------------------------

@@ -39,7 +39,7 @@ class EngineBase(SharedConnection):
     catalog : QueueCatalog, optional
         Queue properties; defaults to ``infra/queues.json``.
     clock : Clock, optional
-        Time source; defaults to :class:`~devhost.clock.SystemClock`.
+        Time source; defaults to :class:`~devhost.run.clock.SystemClock`.
 
     Notes
     -----

@@ -4,7 +4,7 @@ Every operation is one ``BEGIN IMMEDIATE`` transaction (:func:`sqlitekit.write`)
 several host processes can share the file: two receivers never lock the same message,
 and a receiver killed mid-way loses nothing (its locks expire and the messages are
 redelivered with a higher delivery count). All time comes from the injected
-:class:`~devhost.clock.Clock`. Broker rules that Azure applies on its own (TTL expiry,
+:class:`~devhost.run.clock.Clock`. Broker rules that Azure applies on its own (TTL expiry,
 ``MaxDeliveryCountExceeded`` after a lock expires) are applied when a receive reaches the
 message, so receivers observe them exactly when they would in Azure; :meth:`sweep`
 applies them to queues nobody is reading, for truthful counts.

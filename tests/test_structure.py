@@ -4,9 +4,10 @@ Layers, from the ground up (each package's docstring says the same):
 ``clocks``/``sqlitekit``/``durable_http``/``azurekit`` -> ``sqlitebus`` -> ``orders`` ->
 ``agents``/``activities``/``orchestrators`` -> ``scheduler``/``supervisor`` -> ``ops``.
 That is the deployed code. The workshop (the local host ``devhost``, the simulated
-services, the client, the demo, the benchmarks) stands on it and is never imported by it,
-in any form: module-level or function-level ``import``, ``importlib.import_module`` or
-``__import__`` with a literal name, or a dotted module name in a string.
+services, the client, the demo, the benchmarks, the operator CLI ``opscli``) stands on it
+and is never imported by it, in any form: module-level or function-level ``import``,
+``importlib.import_module`` or ``__import__`` with a literal name, or a dotted module name
+in a string.
 """
 
 import ast
@@ -21,9 +22,9 @@ LAYER = {"clocks": 0, "sqlitekit": 0, "durable_http": 0, "azurekit": 0, "sqliteb
          "orders": 2, "agents": 3, "activities": 3, "orchestrators": 3, "scheduler": 4,
          "supervisor": 4, "ops": 5}
 DEPLOYED_MODULES = ("function_app.py",)
-WORKSHOP = ("devhost", "simulator", "client", "demo", "bench")
+WORKSHOP = ("devhost", "simulator", "client", "demo", "bench", "opscli")
 SIZED = ("durable_http", "azurekit", "sqlitebus", "orders", "agents", "activities",
-         "orchestrators", "scheduler", "supervisor", "ops", "devhost")
+         "orchestrators", "scheduler", "supervisor", "ops", "opscli", "devhost")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
 _DOTTED_WORKSHOP_NAME = re.compile(rf"^(?:{'|'.join(WORKSHOP)})(?:\.[a-z_][a-z0-9_]*)+$")
@@ -111,16 +112,17 @@ def test_the_import_walk_sees_every_form(tmp_path, monkeypatch):
     source.mkdir()
     (source / "sneaky.py").write_text(
         "import importlib\n"
-        "def a():\n    from devhost.runtime import current\n"
+        "def a():\n    from devhost.run.runtime import current\n"
         "def b():\n    return importlib.import_module('simulator.app')\n"
         "def c():\n    return __import__('client')\n"
         "def d():\n    import demo.audit\n"
         "TARGET = 'bench.peers'\n"
-        "from ..devhost import host\n")
+        "from ..devhost.run import host\n")
     monkeypatch.setitem(globals(), "REPO", tmp_path)
     assert [line.split(" ", 1)[1] for line in upward_imports("orders")] == [
-        "imports client", "imports demo.audit", "imports devhost",
-        "imports devhost.host", "imports devhost.runtime", "imports devhost.runtime.current",
+        "imports client", "imports demo.audit", "imports devhost.run",
+        "imports devhost.run.host", "imports devhost.run.runtime",
+        "imports devhost.run.runtime.current",
         "imports simulator.app", "names module 'bench.peers'",
         "names module 'simulator.app'"]
 
@@ -193,8 +195,8 @@ def test_each_shared_rule_is_defined_in_one_module(rule):
 
 
 # No import cycles between subpackages: a subpackage may use its siblings only one way.
-# A package and its own subpackages are not siblings (``devhost``'s root modules build
-# the host from its subpackages, which may use a root module's small pieces).
+# A package and its own subpackages are not siblings (a package's root modules may build
+# on its subpackages, which may use a root module's small pieces).
 def subpackage_imports(root: Path) -> dict[str, set[str]]:
     """Edges ``a -> b`` when a module of subpackage ``a`` imports one of ``b``."""
     files = [p for p in root.rglob("*.py") if not {"tests", ".venv", "node_modules"}

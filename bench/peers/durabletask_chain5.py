@@ -23,7 +23,7 @@ from typing import Any
 from durabletask import client, task, worker
 
 from bench.peers.common import STEPS, figures, main, stop_child
-from devhost.host import free_port
+from devhost.run.host import free_port
 
 
 def step(ctx: task.ActivityContext, value: int) -> int:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from devhost import invoke
+from devhost.app import invoke
 from devhost.taskhub.entity_messages import (
     REQUEST_KIND,
     RESPONSE_KIND,

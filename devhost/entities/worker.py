@@ -1,7 +1,7 @@
 """The entity work loop: claim entities with requests, run their batches, commit (SPEC D10).
 
 :class:`EntityWorker` is one of the host's pollers: a thread of its own when the host runs
-(:meth:`devhost.host.LocalHost.start`), a step of drain mode in tests. Every host process
+(:meth:`devhost.run.host.LocalHost.start`), a step of drain mode in tests. Every host process
 runs one, and the entity leases keep two processes off one entity.
 """
 

@@ -163,7 +163,7 @@ def http_trigger_routes(functions: Iterable[Any], invoke_http: InvokeHttp,
     ----------
     functions : iterable
         Function definitions with ``name`` and ``trigger`` (the ``httpTrigger`` binding
-        dict with ``route`` and ``methods``), such as :class:`devhost.app_loader.FunctionDef`.
+        dict with ``route`` and ``methods``), such as :class:`devhost.app.loader.FunctionDef`.
     invoke_http : callable
         ``async (function_def, request) -> Response``; gets the request with
         ``path_params`` holding the route values (strings).

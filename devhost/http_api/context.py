@@ -67,7 +67,7 @@ class ApiContext:
     def check_orchestrator(self, name: str) -> None:
         """Refuse a start for a function the app does not define as an orchestrator.
 
-        Names compare ignoring case (:func:`devhost.app_loader.find_function`); the text
+        Names compare ignoring case (:func:`devhost.app.loader.find_function`); the text
         is the extension's (``DurableClient.StartNewAsync``, ``ThrowIfFunctionDoesNotExist``).
 
         Raises

@@ -2,7 +2,7 @@
 
 A mixin of :class:`devhost.orchestration.episode.Episode`: it writes the closing events,
 the instance's output and the parent's notification with the texts the Durable extension
-and DTFx write (:mod:`devhost.failure_texts`).
+and DTFx write (:mod:`devhost.failures.failure_texts`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from devhost.failure_texts import SYSTEM_EXCEPTION, orchestrator_error_failure
+from devhost.failures.failure_texts import SYSTEM_EXCEPTION, orchestrator_error_failure
 from devhost.orchestration.entity_calls import keep_on_continue_as_new
 from devhost.orchestration.limits import ARGUMENT_EXCEPTION
 from devhost.taskhub.events import EventType, event
@@ -51,7 +51,7 @@ class EpisodeEndings:
 
     def _fail_with(self, reason: str, details: str, message: str,
                    error_type: str = "OrchestratorFailure") -> None:
-        """End the instance as Failed with the extension's texts (:mod:`devhost.failure_texts`).
+        """End the instance as Failed with the texts of :mod:`devhost.failures.failure_texts`.
 
         ``reason`` is the output and the parent's ``Reason``, ``details`` the parent's
         ``Details``, ``message`` the FailureDetails' ``ErrorMessage``.

@@ -25,8 +25,8 @@ from datetime import datetime
 from typing import Any
 
 from azurekit.instance_ids import validate_instance_id
-from devhost import invoke
-from devhost.failure_texts import (
+from devhost.app import invoke
+from devhost.failures.failure_texts import (
     orchestrator_failure,
 )
 from devhost.orchestration.actions import (

@@ -5,7 +5,7 @@ may be what failed), it ends the instance as Azure ends an orchestration whose e
 fails: Failed, ``Orchestrator function '<name>' failed: <error>`` as output, the history
 closed with ExecutionCompleted, pending work of the execution purged, and a parent told
 with SubOrchestrationInstanceFailed whose Reason is that output (as DTFx tells a parent,
-:mod:`devhost.failure_texts`).
+:mod:`devhost.failures.failure_texts`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from devhost.failure_texts import orchestrator_error_failure
+from devhost.failures.failure_texts import orchestrator_error_failure
 from devhost.taskhub.events import EventType, event
 from devhost.taskhub.records import (
     TERMINAL_STATUSES,
@@ -34,7 +34,7 @@ def host_failure_commit(item: OrchestrationWorkItem, now: datetime,
     now : datetime
         Timestamp of the events written.
     error : str
-        The host's error text (:func:`devhost.host_failures.host_error_text`).
+        The host's error text (:func:`devhost.failures.host_failures.host_error_text`).
 
     Returns
     -------

@@ -16,7 +16,7 @@ outputs, event data and activity results too large for a queue message or a tabl
 column go to blobs (DTFx ``DurableTask.AzureStorage`` large-message support). Instance
 ids, entity keys and task hub names are checked where they arrive
 (:mod:`azurekit.instance_ids`, :mod:`devhost.taskhub.entity_messages`,
-:mod:`devhost.host_config`).
+:mod:`devhost.app.host_config`).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 
-from devhost.host_config import DurableSettings
+from devhost.app.host_config import DurableSettings
 
 REJECT_DELAY = timedelta(seconds=10)
 """How long a rejected instance's messages stay hidden before it is tried again."""

@@ -1,6 +1,6 @@
 """The task hub's count of host-side failures per piece of work (SPEC L3).
 
-Work the host itself failed to run (see :mod:`devhost.host_failures`) is counted in the
+Work the host itself failed to run (see :mod:`devhost.failures.host_failures`) is counted in the
 ``host_failures`` table, keyed ``episode:<instance id>`` or ``activity:<work item id>``,
 and held back for the policy's pause before any process may claim it again: a retry is
 never a busy loop, and the count holds across threads and host processes. A successful
@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 import sqlitekit as db
-from devhost.host_failures import HostRetryPolicy
+from devhost.failures.host_failures import HostRetryPolicy
 from devhost.taskhub.events import format_time
 from devhost.taskhub.hub_file import HubPart
 from devhost.taskhub.records import ActivityWorkItem, NewMessage, OrchestrationWorkItem

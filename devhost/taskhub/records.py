@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from devhost.errors import LocalHostError
+from devhost.failures.errors import LocalHostError
 from devhost.taskhub.events import parse_time
 
 TERMINAL_STATUSES = frozenset({"Completed", "Failed", "Terminated"})

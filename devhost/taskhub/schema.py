@@ -21,7 +21,8 @@ leases
 host_failures
     How many times in a row the host itself failed to run a piece of work (an episode,
     ``episode:<instance id>``; an activity, ``activity:<work item id>``), so such work is
-    retried a bounded number of times across processes (SPEC L3, :mod:`devhost.host_failures`).
+    retried a bounded number of times across processes (SPEC L3,
+    :mod:`devhost.failures.host_failures`).
 timer_runs
     Per timer function: which process runs it now (until when) and when its last run
     ended, so a timer function runs once at a time across processes (SPEC L2).

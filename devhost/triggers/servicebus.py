@@ -9,7 +9,7 @@ The lock is renewed while the function runs (``maxAutoLockRenewalDuration``).
 A message the host itself cannot hand to the function (building the function's arguments
 fails) is abandoned like a failed delivery and, once its delivery count passes
 ``DEVHOST_HOST_RETRIES``, dead-lettered with reason ``LocalHostError`` and the host's error
-text, logged at ERROR (SPEC L3, :mod:`devhost.host_failures`).
+text, logged at ERROR (SPEC L3, :mod:`devhost.failures.host_failures`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any
 import azure.functions as func
 from azure.functions.servicebus import ServiceBusMessage
 
-from devhost import invoke
-from devhost.app_loader import AppLoadError, FunctionDef
-from devhost.host_failures import (
+from devhost.app import invoke
+from devhost.app.loader import AppLoadError, FunctionDef
+from devhost.failures.host_failures import (
     HOST_ERROR_REASON,
     HostRetryPolicy,
     describe,

@@ -29,9 +29,9 @@ from typing import Any
 
 from azure.functions.timer import TimerRequest
 
-from devhost import invoke
-from devhost.app_loader import FunctionDef
-from devhost.host_failures import describe
+from devhost.app import invoke
+from devhost.app.loader import FunctionDef
+from devhost.failures.host_failures import describe
 from devhost.taskhub.events import format_time
 from devhost.taskhub.store import TaskHub
 from devhost.triggers.schedule import Schedule

@@ -24,9 +24,9 @@ import httpx
 from azure.functions import meta
 from azure.functions.durable_functions import ActivityTriggerConverter
 
-from devhost import invoke
-from devhost.app_loader import FunctionDef, find_function
-from devhost.failure_texts import activity_failure, exception_details
+from devhost.app import invoke
+from devhost.app.loader import FunctionDef, find_function
+from devhost.failures.failure_texts import activity_failure, exception_details
 from devhost.orchestration.actions import HTTP_ACTIVITY
 from devhost.taskhub.events import EventType, event
 from devhost.taskhub.store import ActivityWorkItem
@@ -58,7 +58,7 @@ def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
     -------
     dict
         TaskCompleted (``Result`` is the JSON output) or TaskFailed with the extension's
-        texts (:func:`devhost.failure_texts.activity_failure`).
+        texts (:func:`devhost.failures.failure_texts.activity_failure`).
     """
     try:
         if item.name == HTTP_ACTIVITY:

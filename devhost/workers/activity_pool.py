@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from devhost.host_failures import describe
+from devhost.failures.host_failures import describe
 from devhost.taskhub.records import ActivityWorkItem
 from devhost.taskhub.store import TaskHub
 

@@ -12,9 +12,9 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-from devhost.app_loader import AppIndex, find_function
-from devhost.failure_texts import ACTIVITY_FAILED, exception_details
-from devhost.host_failures import HostRetryPolicy, describe, host_error_text
+from devhost.app.loader import AppIndex, find_function
+from devhost.failures.failure_texts import ACTIVITY_FAILED, exception_details
+from devhost.failures.host_failures import HostRetryPolicy, describe, host_error_text
 from devhost.orchestration import sdk_fastpaths
 from devhost.orchestration.entity_calls import EntityCalls
 from devhost.orchestration.episode import Episode

@@ -206,7 +206,7 @@ resource operatorAlertsAccess 'Microsoft.Authorization/roleAssignments@2022-04-0
   ]
 }
 
-// Operators read what the app dead-lettered (python -m ops, peek without locking).
+// Operators read what the app dead-lettered (python -m opscli, peek without locking).
 resource operatorDeadLettersAccess 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(operatorPrincipalId)) {
   name: guid(forwardedDeadLetters.id, operatorPrincipalId, dataReceiverRole)
   scope: forwardedDeadLetters

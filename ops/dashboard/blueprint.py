@@ -157,7 +157,7 @@ def ops_dashboard_stock(req: func.HttpRequest) -> func.HttpResponse:
 @bp.route(route="ops/dashboard/api/resubmit", methods=["POST"],
           auth_level=func.AuthLevel.ANONYMOUS)
 def ops_dashboard_resubmit(req: func.HttpRequest) -> func.HttpResponse:
-    """Resubmit an order in Error, as ``python -m ops resubmit`` does (SPEC S7).
+    """Resubmit an order in Error, as ``python -m opscli resubmit`` does (SPEC S7).
 
     200 when resubmitted, 409 when the order is not in Error or its record kept changing
     under other writers, 404 when unknown; 400, 401, 403, 413 or 415 for a malformed or

@@ -1,6 +1,6 @@
 """One order on the dashboard: record, compensation log, attempts as timelines, messages (S7).
 
-The report is :func:`ops.order_report.order_report`, the one ``python -m ops show`` prints;
+The report is :func:`ops.order_report.order_report`, the one ``python -m opscli show`` prints;
 the attempts' statuses come from the durable client binding of the HTTP function (the
 documented instance query with ``showHistory``), gathered before the report is built, so
 the same code serves the CLI (over HTTP) and the app (through its binding).

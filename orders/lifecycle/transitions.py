@@ -37,7 +37,7 @@ class Actor(StrEnum):
     SUPERVISOR = "supervisor"
     """The supervisor (SPEC V2)."""
     OPERATOR = "operator"
-    """An operator, through ``python -m ops`` (SPEC S7)."""
+    """An operator, through ``python -m opscli`` (SPEC S7)."""
 
 
 @dataclass(frozen=True)

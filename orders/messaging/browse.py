@@ -9,7 +9,7 @@ or changing their delivery count, so looking never disturbs a receiver.
 The browsers extend the dead-letter depth readers (one object per process,
 ``Services.depths``):
 
-- :class:`LocalQueueBrowser`: the local host's Service Bus engine;
+- :class:`orders.messaging.local.LocalQueueBrowser`: the local host's Service Bus engine;
 - :class:`AzureQueueBrowser`: counts from the administration client (the *Manage* right),
   peeks through a ``ServiceBusClient`` built on first use with the process's credential
   (the *Listen* right, role "Azure Service Bus Data Receiver", on the peeked queues).
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from orders.messaging.depths import AzureDepthReader, LocalDepthReader
+from orders.messaging.depths import AzureDepthReader
 from orders.messaging.settlement import DEAD_LETTERS_QUEUE, DESCRIPTION_PROPERTY, REASON_PROPERTY
 
 MAX_PEEK = 500
@@ -114,7 +114,7 @@ def peek_newest(browser: QueueBrowser, queue: str, count: int, *,
     list of PeekedMessage
         At most ``count``, by descending sequence number.
     """
-    _check_peek(count)
+    check_peek(count)
 
     def first_from(sequence: int) -> int | None:
         found = browser.peek(queue, 1, dead_letter=dead_letter, from_sequence_number=sequence)
@@ -163,33 +163,11 @@ def parse_body(raw: bytes) -> Any:
         return text
 
 
-def _check_peek(max_count: int) -> int:
+def check_peek(max_count: int) -> int:
+    """Return ``max_count`` if a peek may ask for that many, else raise ValueError."""
     if not 1 <= max_count <= MAX_PEEK:
         raise ValueError(f"max_count: must be from 1 to {MAX_PEEK}; got {max_count}")
     return max_count
-
-
-class LocalQueueBrowser(LocalDepthReader):
-    """Counts and peeks from the local host's Service Bus engine (see the module docstring)."""
-
-    def queue_counts(self, queues: list[str]) -> dict[str, QueueCount]:
-        """Return active and dead-letter counts; see :class:`QueueBrowser`."""
-        with self._engine() as engine:
-            found = {q: engine.counts(q) for q in queues}
-        return {q: QueueCount(c.active, c.dead_letter) for q, c in found.items()}
-
-    def peek(self, queue: str, max_count: int, *, dead_letter: bool = False,
-             from_sequence_number: int = 0) -> list[PeekedMessage]:
-        """Return up to ``max_count`` messages without locking; see :class:`QueueBrowser`."""
-        with self._engine() as engine:
-            found = engine.peek(queue, _check_peek(max_count), dead_letter=dead_letter,
-                                from_sequence_number=from_sequence_number)
-        return [PeekedMessage(
-            queue=m.queue, sequence_number=m.sequence_number, message_id=m.message_id,
-            enqueued_at=m.enqueued_time, delivery_count=m.delivery_count,
-            application_properties=dict(m.application_properties), body=parse_body(m.body),
-            dead_letter_reason=m.dead_letter_reason,
-            dead_letter_description=m.dead_letter_error_description) for m in found]
 
 
 class AzureQueueBrowser(AzureDepthReader):
@@ -231,7 +209,7 @@ class AzureQueueBrowser(AzureDepthReader):
             client = self._data_client
         sub_queue = ServiceBusSubQueue.DEAD_LETTER if dead_letter else None
         with client.get_queue_receiver(queue, sub_queue=sub_queue) as receiver:
-            found = receiver.peek_messages(max_message_count=_check_peek(max_count),
+            found = receiver.peek_messages(max_message_count=check_peek(max_count),
                                            sequence_number=from_sequence_number)
         return [_peeked(queue, m) for m in found]
 

@@ -6,8 +6,8 @@ not be routed. Their number per queue is part of the ops summary and a metric to
 
 One reader per process (:class:`orders.runtime.Services` holds it and closes it):
 
-- :class:`LocalDepthReader`: the embedded Service Bus engine (:mod:`sqlitebus`) on the
-  local host's data folder, opened on first use and kept;
+- :class:`orders.messaging.local.LocalDepthReader`: the embedded Service Bus engine
+  (:mod:`sqlitebus`) on the local host's data folder, opened on first use and kept;
 - :class:`AzureDepthReader`: the Service Bus administration client, created on first use
   with the process's one credential and kept, so a timer that runs every minute opens no
   new connection or token cache each time. It needs the *Manage* right ("Azure Service
@@ -18,15 +18,7 @@ One reader per process (:class:`orders.runtime.Services` holds it and closes it)
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
-
-from clocks import Clock
-
-if TYPE_CHECKING:
-    from sqlitebus import ServiceBusEngine
+from typing import Any, Protocol
 
 from orders.messaging.settlement import DEAD_LETTERS_QUEUE
 
@@ -47,47 +39,6 @@ class DepthReader(Protocol):
     def close(self) -> None:
         """Release the reader's connections."""
         ...
-
-
-class LocalDepthReader:
-    """Dead-letter depths from the embedded Service Bus engine on the host's data folder.
-
-    Parameters
-    ----------
-    data_dir : str or Path
-        The host's data folder.
-    clock : Clock, optional
-        The host's clock (locks and scheduled messages are counted by it).
-    """
-
-    def __init__(self, data_dir: str | Path, clock: Clock | None = None) -> None:
-        self._data_dir = Path(data_dir)
-        self._clock = clock
-        self._opened: ServiceBusEngine | None = None
-        self._lock = threading.Lock()
-
-    def dead_letter_depths(self, queues: list[str]) -> dict[str, int]:
-        """Return the dead-letter depth of each queue; see :class:`DepthReader`."""
-        with self._engine() as engine:
-            return {q: engine.counts(q).dead_letter for q in queues}
-
-    @contextmanager
-    def _engine(self) -> Iterator[ServiceBusEngine]:
-        """Yield this reader's engine, opened on first use (Azure never opens one)."""
-        with self._lock:
-            if self._opened is None:
-                from sqlitebus import open_engine
-
-                self._opened = open_engine(str(self._data_dir), clock=self._clock)
-            engine = self._opened
-        yield engine
-
-    def close(self) -> None:
-        """Close the engine if one was opened."""
-        with self._lock:
-            if self._opened is not None:
-                self._opened.close()
-                self._opened = None
 
 
 class AzureDepthReader:

@@ -1,23 +1,37 @@
-"""Choose the messaging adapter by backend name, read once at the edge from settings.
+"""Choose the messaging backend by name, read once at the edge from settings.
 
-``local`` writes into the embedded Service Bus engine (:mod:`sqlitebus`) on the local
-host's data folder, ``servicebus`` into Azure Service Bus. Adapters are imported only when
-chosen, so the app in Azure never loads the embedded engine.
+``local`` is the embedded Service Bus engine (:mod:`sqlitebus`) on the local host's data
+folder (:mod:`orders.messaging.local`), ``servicebus`` Azure Service Bus. This is the one
+place a backend is chosen: :func:`create_messaging` builds all of its adapters together.
+Adapters are imported only when chosen, so the app in Azure never loads the embedded engine.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from orders.messaging.depths import DepthReader
 from orders.messaging.port import MessageSender
+from orders.messaging.settlement import MessageSettler
 
 BACKEND_LOCAL = "local"
 BACKEND_SERVICEBUS = "servicebus"
 BACKENDS = (BACKEND_LOCAL, BACKEND_SERVICEBUS)
 
 
-def create_sender(
+@dataclass(frozen=True)
+class Messaging:
+    """One backend's adapters: the sender, the trigger's settler and the queue browser."""
+
+    sender: MessageSender
+    settler: MessageSettler
+    depths: DepthReader
+    """Also a :class:`~orders.messaging.browse.QueueBrowser`; opens nothing until used."""
+
+
+def create_messaging(
     backend: str,
     *,
     fully_qualified_namespace: str | None = None,
@@ -25,8 +39,8 @@ def create_sender(
     data_dir: str | Path | None = None,
     queues_file: str | Path | None = None,
     clock: Any = None,
-) -> MessageSender:
-    """Create the sender for a backend.
+) -> Messaging:
+    """Create a backend's sender, settler and depth reader.
 
     Parameters
     ----------
@@ -45,8 +59,8 @@ def create_sender(
 
     Returns
     -------
-    MessageSender
-        The adapter; close it when done.
+    Messaging
+        The adapters; the caller closes the sender and the depth reader.
 
     Raises
     ------
@@ -57,9 +71,11 @@ def create_sender(
     if name == BACKEND_LOCAL:
         if data_dir is None:
             raise ValueError("data_dir: required for messaging backend 'local'")
-        from orders.messaging.local import LocalMessageSender
+        from orders.messaging.local import LocalMessageSender, LocalQueueBrowser, LocalSettler
 
-        return LocalMessageSender(data_dir=data_dir, queues_file=queues_file, clock=clock)
+        return Messaging(
+            LocalMessageSender(data_dir=data_dir, queues_file=queues_file, clock=clock),
+            LocalSettler(data_dir, clock), LocalQueueBrowser(data_dir, clock))
     if name == BACKEND_SERVICEBUS:
         if not fully_qualified_namespace:
             raise ValueError(
@@ -67,6 +83,21 @@ def create_sender(
                 "(e.g. '<ns>.servicebus.windows.net')"
             )
         from orders.messaging.azure import AzureServiceBusSender
+        from orders.messaging.browse import AzureQueueBrowser
+        from orders.messaging.settlement import ForwardingSettler
 
-        return AzureServiceBusSender(fully_qualified_namespace, credential=credential)
+        sender = AzureServiceBusSender(fully_qualified_namespace, credential=credential)
+        return Messaging(sender, ForwardingSettler(sender),
+                         AzureQueueBrowser(fully_qualified_namespace, credential))
     raise ValueError(f"backend: {backend!r} is not one of {list(BACKENDS)}")
+
+
+def create_sender(backend: str, **options: Any) -> MessageSender:
+    """Create a backend's sender alone (a client, the demo); see :func:`create_messaging`.
+
+    Returns
+    -------
+    MessageSender
+        The adapter; close it when done.
+    """
+    return create_messaging(backend, **options).sender

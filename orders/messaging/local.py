@@ -1,19 +1,24 @@
-"""Messaging adapter for the local host: sends into the embedded Service Bus engine.
+"""The local messaging backend, whole: the embedded Service Bus engine's adapters.
 
-The engine (:mod:`sqlitebus`) is a leaf package the local host reads the same file with;
-:mod:`orders.messaging.factory` imports this module only when the ``local`` backend is
-chosen, so the app in Azure never loads it.
+The sender, the trigger's settler and the queue browser (dead-letter depths, counts and
+peeks) over the engine (:mod:`sqlitebus`), a leaf package the local host reads the same
+file with. :func:`orders.messaging.factory.create_messaging` imports this module only when
+the ``local`` backend is chosen, so the app in Azure never loads it.
 """
 
 from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import sqlitebus
 from clocks import Clock
+from orders.messaging.browse import PeekedMessage, QueueCount, check_peek, parse_body
 from orders.messaging.errors import (
     MessageRejectedError,
     MessagingError,
@@ -21,6 +26,7 @@ from orders.messaging.errors import (
     QueueNotFoundError,
 )
 from orders.messaging.port import MessageSender, OutgoingMessage
+from orders.messaging.settlement import MAX_DESCRIPTION
 from orders.observability.tracing import message_properties
 from sqlitekit import is_busy
 
@@ -126,3 +132,95 @@ class LocalMessageSender(MessageSender):
             )
         except ValueError as exc:  # includes MessageSizeExceededError
             raise MessageRejectedError(f"message {message.message_id!r}: {exc}") from exc
+
+
+class LocalSettler:
+    """Dead-letters through the embedded Service Bus on the local host's data folder.
+
+    Parameters
+    ----------
+    data_dir : str
+        The local host's data folder.
+    clock : Clock, optional
+        The host's clock.
+    """
+
+    def __init__(self, data_dir: str | Path, clock: Clock | None = None) -> None:
+        self._data_dir = Path(data_dir)
+        self._clock = clock
+        self._engine: sqlitebus.ServiceBusEngine | None = None
+        self._lock = threading.Lock()
+
+    def dead_letter(self, queue: str, message: Any, reason: str, description: str) -> None:
+        """See :meth:`~orders.messaging.settlement.MessageSettler.dead_letter`.
+
+        The engine is opened on the first dead-letter, so a process that only sends
+        (a client, the demo) opens none for settling.
+        """
+        with self._lock:
+            if self._engine is None:
+                self._engine = sqlitebus.open_engine(str(self._data_dir), clock=self._clock)
+            engine = self._engine
+        engine.dead_letter(queue, message.lock_token, reason, description[:MAX_DESCRIPTION])
+
+
+class LocalDepthReader:
+    """Dead-letter depths from the embedded Service Bus engine on the host's data folder.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The host's data folder.
+    clock : Clock, optional
+        The host's clock (locks and scheduled messages are counted by it).
+    """
+
+    def __init__(self, data_dir: str | Path, clock: Clock | None = None) -> None:
+        self._data_dir = Path(data_dir)
+        self._clock = clock
+        self._opened: sqlitebus.ServiceBusEngine | None = None
+        self._lock = threading.Lock()
+
+    def dead_letter_depths(self, queues: list[str]) -> dict[str, int]:
+        """Return the dead-letter depth of each queue; see :class:`DepthReader`."""
+        with self._engine() as engine:
+            return {q: engine.counts(q).dead_letter for q in queues}
+
+    @contextmanager
+    def _engine(self) -> Iterator[sqlitebus.ServiceBusEngine]:
+        """Yield this reader's engine, opened on first use (Azure never opens one)."""
+        with self._lock:
+            if self._opened is None:
+                self._opened = sqlitebus.open_engine(str(self._data_dir), clock=self._clock)
+            engine = self._opened
+        yield engine
+
+    def close(self) -> None:
+        """Close the engine if one was opened."""
+        with self._lock:
+            if self._opened is not None:
+                self._opened.close()
+                self._opened = None
+
+
+class LocalQueueBrowser(LocalDepthReader):
+    """Counts and peeks from the local host's engine (:mod:`orders.messaging.browse`)."""
+
+    def queue_counts(self, queues: list[str]) -> dict[str, QueueCount]:
+        """Return active and dead-letter counts; see :class:`QueueBrowser`."""
+        with self._engine() as engine:
+            found = {q: engine.counts(q) for q in queues}
+        return {q: QueueCount(c.active, c.dead_letter) for q, c in found.items()}
+
+    def peek(self, queue: str, max_count: int, *, dead_letter: bool = False,
+             from_sequence_number: int = 0) -> list[PeekedMessage]:
+        """Return up to ``max_count`` messages without locking; see :class:`QueueBrowser`."""
+        with self._engine() as engine:
+            found = engine.peek(queue, check_peek(max_count), dead_letter=dead_letter,
+                                from_sequence_number=from_sequence_number)
+        return [PeekedMessage(
+            queue=m.queue, sequence_number=m.sequence_number, message_id=m.message_id,
+            enqueued_at=m.enqueued_time, delivery_count=m.delivery_count,
+            application_properties=dict(m.application_properties), body=parse_body(m.body),
+            dead_letter_reason=m.dead_letter_reason,
+            dead_letter_description=m.dead_letter_error_description) for m in found]

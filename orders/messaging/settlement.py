@@ -4,9 +4,9 @@ A bad message must be dead-lettered with its reason, never dropped and never ret
 ``MaxDeliveryCountExceeded``. The trigger function asks this port to dead-letter the message
 it holds and then returns.
 
-- Local host: the embedded Service Bus (:mod:`sqlitebus`, imported only when used)
-  dead-letters by lock token, as the Functions host's
-  settlement service does; the message lands in its queue's dead-letter subqueue.
+- Local host: :class:`orders.messaging.local.LocalSettler` dead-letters by lock token in
+  the embedded Service Bus, as the Functions host's settlement service does; the message
+  lands in its queue's dead-letter subqueue.
 - Azure: :class:`ForwardingSettler` sends a copy of the message, with the reason, to the
   queue ``dead-letters`` through the app's own ``azure-servicebus`` sender, and the trigger
   then returns normally, so the host's ``autoCompleteMessages`` completes the original.
@@ -25,7 +25,6 @@ import uuid
 from datetime import datetime
 from typing import Any, Protocol
 
-from clocks import Clock
 from orders.messaging.port import MessageSender, OutgoingMessage
 
 DEAD_LETTERS_QUEUE = "dead-letters"
@@ -58,28 +57,6 @@ class MessageSettler(Protocol):
             DeadLetterErrorDescription (what was wrong, naming the field and rule).
         """
         ...
-
-
-class LocalSettler:
-    """Dead-letters through the embedded Service Bus on the local host's data folder.
-
-    Parameters
-    ----------
-    data_dir : str
-        The local host's data folder.
-    clock : Clock, optional
-        The host's clock.
-    """
-
-    def __init__(self, data_dir: str, clock: Clock | None = None) -> None:
-        from sqlitebus import open_engine
-
-        self._engine = open_engine(data_dir, clock=clock)
-
-    def dead_letter(self, queue: str, message: Any, reason: str, description: str) -> None:
-        """See :meth:`MessageSettler.dead_letter`."""
-        self._engine.dead_letter(queue, message.lock_token, reason,
-                                 description[:MAX_DESCRIPTION])
 
 
 class ForwardingSettler:

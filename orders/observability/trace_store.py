@@ -2,7 +2,7 @@
 
 Under the local host, :class:`SqliteSpanExporter` is the OpenTelemetry span exporter
 (behind the SDK's batch span processor, so a step never waits for a write) and
-``<data dir>/traces.sqlite`` the store; ``python -m ops trace ORDER_ID`` reads it with
+``<data dir>/traces.sqlite`` the store; ``python -m opscli trace ORDER_ID`` reads it with
 :class:`TraceStore`. In Azure the same spans go to Azure Monitor instead.
 
 Every host process and the operator CLI open the file through :mod:`sqlitekit` (WAL, busy
@@ -185,7 +185,7 @@ class StoredSpan:
 
 
 class TraceStore:
-    """Reads the local trace store (``python -m ops trace``, tests).
+    """Reads the local trace store (``python -m opscli trace``, tests).
 
     Parameters
     ----------

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from clocks import ManualClock
-from devhost.host import LocalHost
+from devhost.run.host import LocalHost
 
 SAMPLE_APP = Path(__file__).parent / "sample_app"
 

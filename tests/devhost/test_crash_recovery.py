@@ -10,7 +10,7 @@ import time
 import pytest
 
 from clocks import SystemClock
-from devhost.host import free_port
+from devhost.run.host import free_port
 from devhost.taskhub.store import TaskHub
 from tests.devhost.conftest import SAMPLE_APP
 

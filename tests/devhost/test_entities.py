@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from devhost import invoke
+from devhost.app import invoke
 from devhost.entities.worker import EntityWorker
-from devhost.host import LocalHost
+from devhost.run.host import LocalHost
 from devhost.taskhub.events import EventType
 
 ENTITY_APP = Path(__file__).parent / "entity_app"

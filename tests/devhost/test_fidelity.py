@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from devhost.host import LocalHost
+from devhost.run.host import LocalHost
 from devhost.taskhub.events import EventType, parse_time
 
 FIDELITY_APP = Path(__file__).parent / "fidelity_app"

@@ -11,9 +11,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from devhost.host import LocalHost
-from devhost.load_errors import AppLoadError
-from devhost.runtime import build_host, declared_clients
+from devhost.app.load_errors import AppLoadError
+from devhost.run.host import LocalHost
+from devhost.run.runtime import build_host, declared_clients
 from sqlitebus import MessagingEntityNotFoundError, open_engine
 from tests.devhost.apps import MY_APP, write_app
 

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from clocks import ManualClock
-from devhost.app_loader import FunctionDef
+from devhost.app.loader import FunctionDef
 from devhost.taskhub.store import TaskHub
 from devhost.triggers.timer import (
     DEFAULT_LOCK_PERIOD,

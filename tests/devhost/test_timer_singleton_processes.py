@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from devhost.host import free_port
+from devhost.run.host import free_port
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(os.name != "posix", reason="worker processes need fd passing")]

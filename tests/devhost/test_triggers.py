@@ -8,8 +8,8 @@ import azure.durable_functions as df
 import httpx
 import pytest
 
-from devhost import invoke
-from devhost.runtime import build_host
+from devhost.app import invoke
+from devhost.run.runtime import build_host
 from devhost.triggers.timer import TimerTriggerPoller
 from sqlitebus import MAX_DELIVERY_COUNT_EXCEEDED
 from tests.devhost.conftest import SAMPLE_APP
@@ -84,7 +84,7 @@ def test_unsupported_binding_is_a_startup_error_naming_it(tmp_path):
         "app = func.FunctionApp()\n"
         "@app.blob_trigger(arg_name='b', path='c/{name}', connection='S')\n"
         "def on_blob(b): pass\n")
-    from devhost.app_loader import AppLoadError, load_app
+    from devhost.app.loader import AppLoadError, load_app
 
     with pytest.raises(AppLoadError, match="blobTrigger.*supported: orchestrationTrigger"):
         load_app(app_dir)

@@ -10,11 +10,11 @@ import httpx
 import pytest
 
 from azurekit.app_settings import APP_SETTINGS_FILE
-from devhost import invoke
-from devhost.app_loader import AppLoadError
-from devhost.host import LocalHost
+from devhost.app import invoke
+from devhost.app.loader import AppLoadError
 from devhost.orchestration.versioning import MISMATCH_MESSAGE, compare_versions
-from devhost.runtime import build_host
+from devhost.run.host import LocalHost
+from devhost.run.runtime import build_host
 from devhost.taskhub.events import EventType
 from tests.devhost.apps import write_app
 

@@ -18,7 +18,7 @@ from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
-from devhost.runtime import build_host
+from devhost.run.runtime import build_host
 from orders import runtime
 from orders.lifecycle.ids import order_key
 from orders.models import Order, OrderLine, ProcessState

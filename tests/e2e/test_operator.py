@@ -13,7 +13,7 @@ from datetime import timedelta
 import httpx
 from typer.testing import CliRunner
 
-from ops.cli import app
+from opscli.cli import app
 from orders.models import StateRecord
 from tests.e2e.checks import declined_order, direct_counts, lose_order_row, submit_unstarted
 from tests.e2e.harness import ProcessState, key, make_order

@@ -2,13 +2,13 @@
 
 Orders run through the real app under the local host; the spans reach the local trace store
 (``traces.sqlite`` in the data folder) through the batch span processor and are read back
-as ``python -m ops trace`` reads them.
+as ``python -m opscli trace`` reads them.
 """
 
 import pytest
 from typer.testing import CliRunner
 
-from ops.cli import app as ops_app
+from opscli.cli import app as ops_app
 from orders.models.messages import SubmitOrder
 from orders.observability.telemetry import flush_traces
 from orders.observability.trace_store import TraceStore

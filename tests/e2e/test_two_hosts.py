@@ -54,7 +54,7 @@ def test_two_hosts_300_orders_with_faults(tmp_path):
         sim.stop()
     states = Counter(r.process_state for r in records.values() if r)
     assert all(r is not None and r.process_state in TERMINAL for r in records.values()), states
-    from devhost.clock import SystemClock
+    from devhost.run.clock import SystemClock
     from devhost.taskhub.store import TaskHub
 
     hub = TaskHub(tmp_path / "taskhub.sqlite", SystemClock())

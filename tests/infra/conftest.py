@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from devhost.app_loader import import_app
+from devhost.app.loader import import_app
 from tests.infra.checks import INFRA, LOCAL_SETTINGS, REPO, function_metadata, local_settings
 
 CLIENTS = [

@@ -12,6 +12,7 @@ import pathspec
 import pytest
 
 from tests.infra.checks import REPO
+from tests.test_structure import DEPLOYED_MODULES, LAYER, imported_modules
 
 CACHES = (".hypothesis", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv", ".data",
           "node_modules", "__pycache__", ".python_packages")
@@ -48,3 +49,50 @@ def test_the_check_sees_a_cache_left_in(tmp_path):
     lean = tmp_path / ".funcignore"
     lean.write_text((REPO / ".funcignore").read_text().replace(".hypothesis\n", ""))
     assert not funcignore(lean).match_file(".hypothesis/examples/abc")
+
+
+def shipped_tops(paths):
+    """The top-level modules and packages of the Python files among ``paths`` uploaded."""
+    spec = funcignore()
+    kept = [p for p in paths if p.endswith(".py") and not spec.match_file(p)
+            and not any(spec.match_file("/".join(p.split("/")[:i]) + "/")
+                        for i in range(1, p.count("/") + 1))]
+    return {p.split("/")[0] for p in kept}
+
+
+def test_the_upload_holds_the_deployed_layers_whole_and_nothing_else():
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True,
+                             check=True).stdout.split()
+    assert shipped_tops(tracked) == set(LAYER) | set(DEPLOYED_MODULES)
+    split = [p for p in tracked if p.endswith(".py") and p.split("/")[0] in LAYER
+             and funcignore().match_file(p)]
+    assert split == []  # no deployed package is cut file by file
+
+
+def reached_packages(start):
+    """The repository's top-level packages that module ``start`` imports, transitively."""
+    project = {p.name for p in REPO.iterdir() if (p / "__init__.py").exists()}
+    seen, todo, reached = set(), [start], set()
+    while todo:
+        name = todo.pop()
+        for stem in (REPO / name.replace(".", "/"), REPO / name.replace(".", "/") / "__init__"):
+            path = stem.with_suffix(".py")
+            if path.exists():
+                for imported in imported_modules(path):
+                    parts = imported.split(".")
+                    if parts[0] not in project:
+                        continue
+                    reached.add(parts[0])
+                    prefixes = {".".join(parts[:n]) for n in range(1, len(parts) + 1)}
+                    todo += sorted(prefixes - seen)
+                    seen |= prefixes
+    return reached
+
+
+def test_the_app_reaches_exactly_the_deployed_layers():
+    assert reached_packages("function_app") == set(LAYER)
+
+
+def test_the_reach_check_sees_the_local_host():
+    # The check itself can fail: the local host's sample app reaches devhost.
+    assert "devhost" in reached_packages("tests.devhost.sample_app.function_app")

@@ -81,7 +81,7 @@ def test_the_table_check_reports_a_changed_queue(triggers):
 
 
 def test_each_client_of_order_clients_gets_one_submission_on_its_own_queue(monkeypatch):
-    from devhost.app_loader import import_app
+    from devhost.app.loader import import_app
     from tests.infra.checks import REPO, function_metadata
 
     monkeypatch.setenv("ORDER_CLIENTS", "shop-a, shop-b")
@@ -96,7 +96,7 @@ def test_each_client_of_order_clients_gets_one_submission_on_its_own_queue(monke
 def test_an_invalid_order_clients_stops_the_app_from_loading_naming_the_setting(monkeypatch):
     import pytest
 
-    from devhost.app_loader import AppLoadError, import_app
+    from devhost.app.loader import AppLoadError, import_app
     from tests.infra.checks import REPO
 
     monkeypatch.setenv("ORDER_CLIENTS", "acme,Not_Valid")

@@ -18,7 +18,7 @@ from tests.infra.checks import (
 from tests.infra.conftest import remove_line
 
 LOCAL_ONLY = {
-    # Data folder of the local host's SQLite stand-ins; the host sets it (devhost/runtime.py).
+    # Data folder of the local host's SQLite stand-ins; the host sets it (devhost/run/runtime.py).
     # In Azure both backends are Azure services, which never read it.
     "DEVHOST_DATA_DIR",
 }

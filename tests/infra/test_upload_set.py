@@ -25,7 +25,7 @@ import pytest
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
-NOT_SHIPPED = ("devhost", "simulator", "client", "demo", "bench", "tests", "docs",
+NOT_SHIPPED = ("devhost", "simulator", "client", "demo", "bench", "opscli", "tests", "docs",
                "node_modules", "pyproject.toml", "local.settings.json", "Makefile",
                "package.json", "infra/main.bicep")
 AZURE_SETTINGS = {

@@ -6,7 +6,7 @@ import pytest
 
 import clocks
 from clocks import ManualClock
-from orders.messaging.browse import LocalQueueBrowser
+from orders.messaging.local import LocalQueueBrowser
 from orders.runtime import build_services
 from orders.settings import Settings
 from sqlitebus import open_engine

@@ -11,7 +11,7 @@ import uvicorn
 from azure.durable_functions import DurableOrchestrationClient
 
 from clocks import ManualClock
-from devhost import invoke
+from devhost.app import invoke
 from devhost.http_api import client_binding_json, create_http_app
 from devhost.taskhub.events import EventType, event
 from devhost.taskhub.store import EpisodeCommit, TaskHub

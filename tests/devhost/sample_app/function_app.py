@@ -141,7 +141,7 @@ async def on_message(msg: func.ServiceBusMessage, client) -> None:
     if body.get("fail"):
         raise RuntimeError("boom")
     if body.get("slow_s"):  # a handler that takes a while (time moves on the host's clock)
-        from devhost.runtime import current
+        from devhost.run.runtime import current
 
         HANDLED.append(msg.message_id)
         current().clock.advance(timedelta(seconds=body["slow_s"]))

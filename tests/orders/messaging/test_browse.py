@@ -8,10 +8,10 @@ import pytest
 
 from orders.messaging.browse import (
     AzureQueueBrowser,
-    LocalQueueBrowser,
     QueueBrowser,
     peek_newest,
 )
+from orders.messaging.local import LocalQueueBrowser
 from sqlitebus import open_engine
 
 

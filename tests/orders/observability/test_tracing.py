@@ -8,7 +8,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from typer.testing import CliRunner
 
 from devhost.triggers.servicebus import to_function_message
-from ops.cli import app as ops_app
+from opscli.cli import app as ops_app
 from orders.messaging import OutgoingMessage
 from orders.messaging.local import LocalMessageSender
 from orders.observability.telemetry import order_sampler

@@ -1,0 +1,143 @@
+"""Find and import the app the way the Python worker does (v2 model; v1 in devhost.app.v1).
+
+The worker imports the script named by the app setting ``PYTHON_SCRIPT_FILE_NAME``
+(default ``function_app.py``; a name of letters, digits, ``_`` and ``-`` ending in ``.py``)
+and takes the one top-level ``azure.functions.FunctionRegister`` instance of that module,
+whatever its name (``app``, ``myApp``, ...): two such names are refused ("More than one
+... function app instances are defined"), and so is none. An error while importing (a
+syntax error, an import that fails, an exception at module level) is reported as one line
+naming the app's file, line and column (:mod:`devhost.app.load_errors`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from devhost.app.load_errors import AppLoadError, describe_exception
+from devhost.app.v1 import is_v1_app, load_v1_app
+
+SCRIPT_FILE_SETTING = "PYTHON_SCRIPT_FILE_NAME"
+"""App setting naming the app's script file, as the Python worker reads it."""
+
+DEFAULT_SCRIPT_FILE = "function_app.py"
+
+_VALID_SCRIPT_NAME = re.compile(r"^[a-zA-Z0-9_][a-zA-Z0-9_\-]*\.py$")
+"""The worker's rule for script file names (``validate_script_file_name``)."""
+
+
+def script_file_name(environ: dict[str, str] | None = None) -> str:
+    """Return the app's script file name from ``PYTHON_SCRIPT_FILE_NAME``.
+
+    Raises
+    ------
+    AppLoadError
+        If the name breaks the worker's rule (``Invalid file name``).
+    """
+    env = os.environ if environ is None else environ
+    name = env.get(SCRIPT_FILE_SETTING) or DEFAULT_SCRIPT_FILE
+    if not _VALID_SCRIPT_NAME.match(name):
+        raise AppLoadError(f"{SCRIPT_FILE_SETTING}: Invalid file name: {name} (a letter, "
+                           "digit or '_', then letters, digits, '_' or '-', ending in .py)")
+    return name
+
+
+def import_script(app_dir: Path, script: str) -> Any:
+    """Execute the app's script as module ``<stem>`` with the app folder on ``sys.path``.
+
+    Each call executes the file afresh (tests build several hosts in one process).
+
+    Raises
+    ------
+    AppLoadError
+        If the file is missing, or importing it raises: one line ``file:line:col: Type:
+        message`` pointing at the app's own code, the exception chained.
+    """
+    path = app_dir / script
+    if not path.is_file():
+        hint = "" if script == DEFAULT_SCRIPT_FILE else f" ({SCRIPT_FILE_SETTING}={script})"
+        raise AppLoadError(f"--app-dir: no {script} in {app_dir}{hint}, and no function "
+                           "folder (a folder with a function.json, the v1 model)")
+    if str(app_dir) not in sys.path:
+        sys.path.insert(0, str(app_dir))
+    module_name = path.stem
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - every import failure is the app's error
+        sys.modules.pop(module_name, None)
+        raise AppLoadError(describe_exception(exc, app_dir, script)) from exc
+    return module
+
+
+def find_function_app(module: Any, script: str) -> Any:
+    """Return the module's one top-level ``FunctionRegister`` instance.
+
+    Parameters
+    ----------
+    module : module
+        The imported app script.
+    script : str
+        Its file name (for messages).
+
+    Returns
+    -------
+    azure.functions.FunctionRegister
+        ``FunctionApp``, ``DFApp`` or another registry, under any name.
+
+    Raises
+    ------
+    AppLoadError
+        If the module defines none, or more than one name bound to such an instance (the
+        worker refuses a second name even when it is the same object).
+    """
+    from azure.functions import FunctionRegister
+
+    names = [name for name in module.__dir__()
+             if isinstance(getattr(module, name, None), FunctionRegister)]
+    if not names:
+        raise AppLoadError(f"{script}: Could not find top level function app instances in "
+                           f"{script} (define one, e.g. app = func.FunctionApp() or "
+                           "df.DFApp())")
+    if len(names) > 1:
+        kind = type(getattr(module, names[0])).__name__
+        raise AppLoadError(f"{script}: More than one {kind} or other top level function app "
+                           f"instances are defined: {', '.join(names)}")
+    return getattr(module, names[0])
+
+
+def import_app(app_dir: Path, module: str | None = None) -> Any:
+    """Import the app's script and return its function app (see the module docstring).
+
+    Parameters
+    ----------
+    app_dir : Path
+        The app folder.
+    module : str, optional
+        Module name of the script; default from ``PYTHON_SCRIPT_FILE_NAME``.
+
+    Returns
+    -------
+    azure.functions.FunctionRegister or devhost.app.v1.V1App
+        A v1-model app (function folders with ``function.json``) when the folder has no
+        v2 script.
+
+    Raises
+    ------
+    AppLoadError
+        See :func:`script_file_name`, :func:`import_script`, :func:`find_function_app`,
+        :func:`devhost.app.v1.load_v1_app`.
+    """
+    script = f"{module}.py" if module else script_file_name()
+    app_dir = Path(app_dir)
+    if not (app_dir / script).is_file() and is_v1_app(app_dir):
+        # No v2 script but function folders: the v1 model (devhost.app.v1).
+        return load_v1_app(app_dir)
+    return find_function_app(import_script(app_dir, script), script)

@@ -1,0 +1,328 @@
+"""The app's ``host.json``, read as the Functions host and the Durable extension read it.
+
+* The file is parsed once, at start-up. As on Azure (``JObject.Parse``), ``//`` and
+  ``/* */`` comments are allowed; anything else that is not one JSON object (a syntax error,
+  two objects one after the other) stops the start with ``host.json:LINE:COL: ...``. A file
+  with content but no ``"version": "2.0"`` is refused with the Functions host's message; a
+  missing file or ``{}`` is the default configuration.
+* Keys are case-insensitive, and an app setting ``AzureFunctionsJobHost__a__b`` overrides
+  ``a.b`` (the Functions host's configuration rules).
+* ``extensions.durableTask.hubName`` that is exactly one ``%Setting%`` reference is resolved
+  from the app settings, as the extension's ``ResolveAppSettingOptions`` does; a reference
+  to a setting that is not set stops the start (on Azure the literal name is then an
+  invalid task hub name).
+* The orchestration versioning settings (``defaultVersion``, ``versionMatchStrategy``,
+  ``versionFailureStrategy``; Microsoft's "Orchestration versioning" article for Durable
+  Functions) and ``maxEntityOperationBatchSize`` are validated here; see
+  :mod:`devhost.orchestration.versioning` for what they do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from devhost.app.load_errors import AppLoadError, describe_json_error
+
+HOST_JSON = "host.json"
+DEFAULT_HUB_NAME = "TestHubName"
+"""Task hub name when host.json sets none (the extension's default outside Azure)."""
+
+ENV_PREFIX = "AzureFunctionsJobHost__"
+"""App settings with this prefix override host.json values (``__`` separates keys)."""
+
+MATCH_STRATEGIES = ("None", "Strict", "CurrentOrOlder")
+"""``versionMatchStrategy`` values (DTFx ``VersioningSettings.VersionMatchStrategy``)."""
+
+FAILURE_STRATEGIES = ("Reject", "Fail")
+"""``versionFailureStrategy`` values (DTFx ``VersioningSettings.VersionFailureStrategy``)."""
+
+OVERRIDABLE_STATES = ("AnyState", "NonRunningStates")
+"""``overridableExistingInstanceStates`` values (the extension's ``OverridableStates``)."""
+
+DEFAULT_ENTITY_BATCH = 50
+"""Entity operations per batch when host.json sets none (the Consumption plan's default)."""
+
+_WHOLE_REFERENCE = re.compile(r"^%([^%]+)%$")
+
+
+@dataclass(frozen=True)
+class DurableSettings:
+    """The ``extensions.durableTask`` settings the local host honours.
+
+    Attributes
+    ----------
+    hub_name : str
+        Task hub name, with a whole-string ``%Setting%`` reference resolved.
+    default_version : str or None
+        Version given to new orchestrations and sub-orchestrations started without one.
+    version_match : str
+        One of :data:`MATCH_STRATEGIES` (default ``CurrentOrOlder``).
+    version_failure : str
+        One of :data:`FAILURE_STRATEGIES` (default ``Reject``).
+    max_entity_batch : int
+        Entity operations run in one batch (``maxEntityOperationBatchSize``).
+    overridable_states : str
+        ``overridableExistingInstanceStates``: ``NonRunningStates`` (the extension's
+        default, ``Options/DurableTaskOptions.cs``) refuses a start with the id of an
+        instance that has not ended; ``AnyState`` replaces it.
+    """
+
+    hub_name: str = DEFAULT_HUB_NAME
+    default_version: str | None = None
+    version_match: str = "CurrentOrOlder"
+    version_failure: str = "Reject"
+    max_entity_batch: int = DEFAULT_ENTITY_BATCH
+    overridable_states: str = "NonRunningStates"
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    """The parsed host.json with the app-setting overrides applied.
+
+    Attributes
+    ----------
+    values : dict
+        The configuration tree, every key lower-cased.
+    durable : DurableSettings
+        The Durable extension's settings.
+    """
+
+    values: dict[str, Any]
+    durable: DurableSettings
+
+    def get(self, *path: str, default: Any = None) -> Any:
+        """Return the value at ``path`` (keys case-insensitive), or ``default``."""
+        node: Any = self.values
+        for key in path:
+            if not isinstance(node, dict) or key.lower() not in node:
+                return default
+            node = node[key.lower()]
+        return node
+
+
+def strip_comments(text: str) -> str:
+    """Blank out ``//`` and ``/* */`` comments outside strings, keeping every position.
+
+    Parameters
+    ----------
+    text : str
+        JSON text that may hold comments.
+
+    Returns
+    -------
+    str
+        The same text with comment characters replaced by spaces (newlines kept), so a
+        parser's line and column still point into the original file.
+    """
+    out = list(text)
+    i, n, in_string = 0, len(text), False
+    while i < n:
+        ch = text[i]
+        if in_string:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out[i:end] = " " * (end - i)
+            i = end
+            continue
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out[i:end] = [c if c == "\n" else " " for c in text[i:end]]
+            i = end
+            continue
+        i += 1
+    return "".join(out)
+
+
+def _lower_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k).lower(): _lower_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_lower_keys(v) for v in value]
+    return value
+
+
+def read_host_json(app_dir: Path) -> dict[str, Any]:
+    """Parse the app's host.json as the Functions host does.
+
+    Returns
+    -------
+    dict
+        The file's object; empty when there is no file.
+
+    Raises
+    ------
+    AppLoadError
+        ``host.json:LINE:COL: ...`` for text that is not one JSON object, or the Functions
+        host's message for a missing or wrong ``version``.
+    """
+    path = app_dir / HOST_JSON
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeError) as exc:
+        raise AppLoadError(f"{HOST_JSON}: cannot be read ({exc})") from exc
+    try:
+        value = json.loads(strip_comments(text))
+    except json.JSONDecodeError as exc:
+        raise AppLoadError(describe_json_error(exc, HOST_JSON)) from exc
+    if not isinstance(value, dict):
+        raise AppLoadError(f"{HOST_JSON}:1:1: the file must hold one JSON object, "
+                           f"not {type(value).__name__}")
+    if value:
+        version = _lower_keys(value).get("version")
+        if version in (None, ""):
+            raise AppLoadError(f"{HOST_JSON}: the file is missing the required 'version' "
+                               "property; set \"version\": \"2.0\" "
+                               "(https://aka.ms/functions-hostjson)")
+        if version != "2.0":
+            raise AppLoadError(f"{HOST_JSON}: '{version}' is an invalid value for the "
+                               "'version' property; set it to '2.0' (the schema version of "
+                               "host.json, not the Functions runtime version)")
+    return value
+
+
+def apply_overrides(values: dict[str, Any], environ: dict[str, str]) -> dict[str, Any]:
+    """Apply ``AzureFunctionsJobHost__a__b=v`` app settings to a lower-cased tree."""
+    for name, setting in environ.items():
+        if not name.lower().startswith(ENV_PREFIX.lower()):
+            continue
+        keys = [k.lower() for k in name[len(ENV_PREFIX):].split("__") if k]
+        node = values
+        for key in keys[:-1]:
+            if not isinstance(node.get(key), dict):
+                node[key] = {}
+            node = node[key]
+        if keys:
+            node[keys[-1]] = setting
+    return values
+
+
+def _text(value: Any) -> str | None:
+    """Return a configuration value as the .NET configuration binder reads a string."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _choice(value: Any, allowed: tuple[str, ...], setting: str, default: str) -> str:
+    text = _text(value)
+    if text is None or text == "":
+        return default
+    for index, name in enumerate(allowed):  # Enum.Parse: name (any case) or number
+        if text.lower() == name.lower() or text == str(index):
+            return name
+    raise AppLoadError(f"{HOST_JSON}: extensions.durableTask.{setting} {text!r} is not "
+                       f"supported; use one of {', '.join(allowed)}")
+
+
+def _hub_name(value: Any, environ: dict[str, str]) -> str:
+    name = _text(value) or DEFAULT_HUB_NAME
+    match = _WHOLE_REFERENCE.match(name)
+    if match:
+        setting = match.group(1)
+        if setting not in environ:
+            raise AppLoadError(f"{HOST_JSON}: extensions.durableTask.hubName {name!r}: app "
+                               f"setting '{setting}' is not set")
+        name = environ[setting]
+    if "%" in name:
+        raise AppLoadError(f"{HOST_JSON}: extensions.durableTask.hubName {name!r}: only a "
+                           "whole-string %Setting% reference is resolved (as the extension "
+                           "does); '%' is not allowed in a task hub name")
+    return name
+
+
+def _batch_size(value: Any) -> int:
+    if value is None:
+        return DEFAULT_ENTITY_BATCH
+    try:
+        size = int(_text(value) or "")
+    except ValueError:
+        size = 0
+    if size <= 0:
+        raise AppLoadError(f"{HOST_JSON}: extensions.durableTask.maxEntityOperationBatchSize "
+                           f"must be a positive integer value, got {value!r}")
+    return size
+
+
+_HUB_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]{2,49}$")
+
+
+def check_hub_name(name: str) -> str:
+    """Refuse a task hub name the Azure Storage backend refuses, with the extension's text.
+
+    Host behaviour mirrors azure-functions-durable-extension
+    ``Options/AzureStorageOptions.cs`` (``ValidateHubName``, run at start-up by
+    ``AzureStorageDurabilityProviderFactory``): the name must be a valid blob container,
+    queue and table name (letters and digits, starting with a letter, at least 3) and at
+    most 50 characters, though the message says 45.
+
+    Raises
+    ------
+    AppLoadError
+        ``host.json: Task hub name '<name>' should contain only alphanumeric characters,
+        start with a letter, and have length between 3 and 45.``
+    """
+    if not _HUB_NAME.match(name):
+        raise AppLoadError(f"{HOST_JSON}: Task hub name '{name}' should contain only "
+                           "alphanumeric characters, start with a letter, and have length "
+                           "between 3 and 45.")
+    return name
+
+
+def load_host_config(app_dir: str | Path, environ: dict[str, str] | None = None) -> HostConfig:
+    """Read host.json with app-setting overrides and validate the Durable settings.
+
+    Parameters
+    ----------
+    app_dir : str or Path
+        The app folder.
+    environ : dict, optional
+        App settings (default ``os.environ``, where ``local.settings.json`` Values are).
+
+    Returns
+    -------
+    HostConfig
+
+    Raises
+    ------
+    AppLoadError
+        For a host.json that cannot be parsed, or a Durable setting the host refuses (an
+        unknown strategy, a hub name reference to an unset setting, a batch size < 1).
+    """
+    env = dict(os.environ if environ is None else environ)
+    values = apply_overrides(_lower_keys(read_host_json(Path(app_dir))), env)
+    durable = values.get("extensions", {}).get("durabletask", {})
+    if not isinstance(durable, dict):
+        durable = {}
+    default_version = _text(durable.get("defaultversion"))
+    settings = DurableSettings(
+        hub_name=_hub_name(durable.get("hubname"), env),
+        default_version=default_version if default_version != "" else None,
+        version_match=_choice(durable.get("versionmatchstrategy"), MATCH_STRATEGIES,
+                              "versionMatchStrategy", "CurrentOrOlder"),
+        version_failure=_choice(durable.get("versionfailurestrategy"), FAILURE_STRATEGIES,
+                                "versionFailureStrategy", "Reject"),
+        max_entity_batch=_batch_size(durable.get("maxentityoperationbatchsize")),
+        overridable_states=_choice(durable.get("overridableexistinginstancestates"),
+                                   OVERRIDABLE_STATES, "overridableExistingInstanceStates",
+                                   "NonRunningStates"),
+    )
+    return HostConfig(values, settings)

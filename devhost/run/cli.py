@@ -1,0 +1,311 @@
+"""Command line of the local host: ``start`` it, and read its task hub and queues.
+
+``status``, ``history``, ``queues`` and ``peek`` read the SQLite files directly, so they work
+whether or not a host is running.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from devhost.run.worker_processes import (
+    WorkerProcesses,
+    WorkerStartError,
+    signal_ready,
+    worker_argv,
+)
+
+if TYPE_CHECKING:
+    from devhost.run.host import LocalHost
+    from devhost.taskhub.store import TaskHub
+
+app = typer.Typer(help="Run Azure Functions apps with Durable Functions on one machine.",
+                  no_args_is_help=True, add_completion=False)
+console = Console()
+
+MAX_DEFAULT_WORKERS = 4
+"""Processes beyond this gave nothing more: they all queue for the task hub's write lock."""
+
+DATA_DIR = typer.Option(Path(".data"), "--data-dir", help="Folder of the SQLite files.")
+LOG_LEVEL = typer.Option("info", "--log-level",
+                         help="debug, info, warning or error; debug shows the full traceback "
+                              "of a start-up error.")
+log = logging.getLogger("devhost")
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+
+
+def _build_or_exit(**kwargs: Any) -> LocalHost:
+    """Build the host; a start-up error ends the command with its one-line message.
+
+    The message names the user's file, line and column (or the setting at fault); the
+    traceback through the host's own modules is logged at debug level only.
+    """
+    from devhost.app.load_errors import AppLoadError
+    from devhost.run.runtime import build_host
+
+    try:
+        return build_host(**kwargs)
+    except AppLoadError as exc:
+        log.debug("start-up failed", exc_info=True)
+        typer.echo(f"devhost: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+def default_workers() -> int:
+    """Return the default number of host processes: one per CPU, capped.
+
+    Replay is CPU work in Python, so one process uses one core; see bench/RESULTS.md.
+    """
+    return max(1, min(os.cpu_count() or 1, MAX_DEFAULT_WORKERS))
+
+
+@app.command()
+def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
+                                       help="The app's folder: host.json, and "
+                                            "function_app.py or the v1 function folders."),
+          port: int = typer.Option(7071, "--port", help="HTTP port on 127.0.0.1."),
+          data_dir: Path = DATA_DIR,
+          activity_workers: int = typer.Option(4, "--activity-workers", min=1),
+          orchestration_lease_s: float = typer.Option(30.0, "--orchestration-lease-s", min=0.1),
+          activity_lease_s: float = typer.Option(60.0, "--activity-lease-s", min=0.1),
+          workers: int | None = typer.Option(
+              None, "--workers", min=1,
+              help="Host processes sharing the task hub; one serves HTTP. Default: one "
+                   f"per CPU, at most {MAX_DEFAULT_WORKERS}."),
+          log_level: str = LOG_LEVEL) -> None:
+    """Start the host: HTTP API, orchestrations, entities, activities, timer and queue triggers."""
+    workers = workers or default_workers()
+    _configure_logging(log_level)
+    _refuse_taken_port(port)
+    host = _build_or_exit(app_dir=app_dir, data_dir=data_dir, port=port,
+                          activity_workers=activity_workers,
+                          orchestration_lease=timedelta(seconds=orchestration_lease_s),
+                          activity_lease=timedelta(seconds=activity_lease_s))
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        host.start()
+    except RuntimeError as exc:  # the port was taken between the check and the bind
+        log.debug("HTTP server failed", exc_info=True)
+        typer.echo(f"devhost: {exc}; is port {port} in use? Choose another with --port",
+                   err=True)
+        raise typer.Exit(1) from None
+    workers_argv = worker_argv(str(app_dir), str(data_dir), host.base_url, activity_workers,
+                               orchestration_lease_s, activity_lease_s) + [
+        "--log-level", log_level]
+    children = WorkerProcesses(workers_argv, workers - 1)
+    try:
+        ready = children.wait_ready(stop)
+    except WorkerStartError as exc:
+        children.stop(grace_s=0)
+        host.stop()
+        typer.echo(f"devhost: {exc}", err=True)
+        raise typer.Exit(1) from None
+    if ready:
+        _print_ready(host, data_dir, workers)
+    while not stop.wait(1.0):
+        children.replace_exited()
+    console.print("devhost: stopping (waiting for running work to finish)")
+    # Workers first, while this process still serves the HTTP API their functions call.
+    children.stop()
+    host.stop()
+    console.print("devhost: stopped")
+
+
+def _refuse_taken_port(port: int) -> None:
+    """End the command with one line if ``port`` on 127.0.0.1 is taken.
+
+    The server binds as uvicorn does (``SO_REUSEADDR``, so a port in TIME_WAIT is free);
+    a port taken between this check and the server's bind is reported by ``start``.
+    """
+    if port == 0:
+        return
+    import socket
+
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            typer.echo(f"devhost: port {port} on 127.0.0.1 is in use ({exc.strerror}); stop "
+                       "what listens there or choose another port with --port", err=True)
+            raise typer.Exit(1) from None
+
+
+def _print_ready(host: LocalHost, data_dir: Path, workers: int) -> None:
+    """Say where the host listens, its functions, and the URL of each HTTP function.
+
+    The URLs are listed as ``func start`` lists them (``name: [GET] http://...``), so a
+    page such as a dashboard is one click away.
+    """
+    from devhost.http_api.app_routes import ROUTE_PREFIX, trigger_methods
+
+    console.print(f"devhost: listening on {host.base_url} (task hub {host.taskhub.name}, "
+                  f"data in {data_dir}, {workers} process{'es' if workers > 1 else ''})",
+                  soft_wrap=True)
+    functions = sorted(f.name for f in host.index.all_functions())
+    console.print(f"devhost: {len(functions)} functions: {', '.join(functions)}",
+                  soft_wrap=True)
+    for fdef in sorted(host.index.http, key=lambda f: f.trigger.get("route") or f.name):
+        methods = ",".join(trigger_methods(fdef.trigger))
+        route = (fdef.trigger.get("route") or fdef.name).strip("/")
+        console.print(f"devhost: {fdef.name}: [{methods}] "
+                      f"{host.base_url}/{ROUTE_PREFIX}/{route}", soft_wrap=True, markup=False,
+                      highlight=False)
+    console.print("devhost: Ctrl-C stops the host", soft_wrap=True)
+
+
+@app.command(hidden=True)
+def worker(app_dir: Path = typer.Option(..., "--app-dir"), data_dir: Path = DATA_DIR,
+           api_url: str = typer.Option(..., "--api-url"),
+           activity_workers: int = typer.Option(4, "--activity-workers", min=1),
+           orchestration_lease_s: float = typer.Option(30.0, "--orchestration-lease-s"),
+           activity_lease_s: float = typer.Option(60.0, "--activity-lease-s"),
+           ready_fd: int | None = typer.Option(None, "--ready-fd"),
+           log_level: str = LOG_LEVEL) -> None:
+    """Run one extra worker process of ``start --workers N`` (no HTTP server of its own)."""
+    _die_with_parent()
+    parent = os.getppid()
+    _configure_logging(log_level)
+    host = _build_or_exit(app_dir=app_dir, data_dir=data_dir,
+                          activity_workers=activity_workers,
+                          orchestration_lease=timedelta(seconds=orchestration_lease_s),
+                          activity_lease=timedelta(seconds=activity_lease_s),
+                          api_base_url=api_url)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    host.start()
+    signal_ready(ready_fd)
+    # Where the kernel cannot kill us with the parent (not Linux), notice being orphaned.
+    while not stop.wait(1.0):
+        if os.getppid() != parent:
+            break
+    host.stop()
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this worker when its parent dies.
+
+    A SIGKILLed host takes its workers with it, so a restart starts from a clean set of
+    processes.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
+def _taskhub(data_dir: Path) -> TaskHub:
+    from devhost.run.clock import SystemClock
+    from devhost.taskhub.store import TaskHub
+
+    path = data_dir / "taskhub.sqlite"
+    if not path.exists():
+        raise typer.BadParameter(f"no task hub at {path}", param_hint="--data-dir")
+    return TaskHub(path, SystemClock())
+
+
+@app.command()
+def status(instance_id: str, data_dir: Path = DATA_DIR) -> None:
+    """Show one instance's runtime status, input, output and custom status."""
+    inst = _taskhub(data_dir).get_instance(instance_id)
+    if inst is None:
+        console.print(f"[red]No instance with ID '{instance_id}' found.[/red]")
+        raise typer.Exit(1)
+    table = Table(show_header=False)
+    for key, value in [("instanceId", inst.instance_id), ("name", inst.name),
+                       ("runtimeStatus", inst.runtime_status), ("input", inst.input),
+                       ("output", inst.output), ("customStatus", inst.custom_status),
+                       ("createdTime", inst.created_at.isoformat()),
+                       ("lastUpdatedTime", inst.last_updated_at.isoformat())]:
+        table.add_row(key, str(value))
+    console.print(table)
+
+
+@app.command()
+def history(instance_id: str, data_dir: Path = DATA_DIR) -> None:
+    """Show one instance's history table: event type, timestamp, name, input, result (D5)."""
+    from devhost.http_api.history_view import history_table
+
+    events = _taskhub(data_dir).get_history(instance_id)
+    if not events:
+        console.print(f"[red]No history for '{instance_id}'.[/red]")
+        raise typer.Exit(1)
+    table = Table("#", "event type", "timestamp", "name", "input", "result")
+    for n, row in enumerate(history_table(events)):
+        table.add_row(str(n), row["event_type"], row["timestamp"], row["name"] or "",
+                      _short(row["input"]), _short(row["result"]))
+    console.print(table)
+
+
+def _short(value: object, width: int = 60) -> str:
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@app.command()
+def queues(data_dir: Path = DATA_DIR) -> None:
+    """Show each Service Bus queue's active, scheduled and dead-letter message counts."""
+    from sqlitebus import open_engine
+
+    table = Table("queue", "active", "scheduled", "dead-letter")
+    for info in open_engine(data_dir).list_queues():
+        c = info.counts
+        table.add_row(info.name, str(c.active), str(c.scheduled), str(c.dead_letter))
+    console.print(table)
+
+
+@app.command()
+def peek(queue: str, data_dir: Path = DATA_DIR,
+         count: int = typer.Option(10, "--count", min=1),
+         dead_letter: bool = typer.Option(False, "--dead-letter"),
+         body_chars: int = typer.Option(0, "--body-chars", min=0,
+                                        help="Cut bodies after N characters; 0: whole.")) -> None:
+    """Show messages of a queue (or its dead-letter subqueue) without locking them.
+
+    Each message is shown whole, one block each: sequence number, MessageId, delivery
+    count and enqueued time, then for a dead-lettered one its ``DeadLetterReason`` and
+    ``DeadLetterErrorDescription``, then its body (never wrapped, so it can be copied).
+    """
+    from sqlitebus import open_engine
+
+    messages = open_engine(data_dir).peek(queue, count, dead_letter=dead_letter)
+    where = f"{queue}/$deadletterqueue" if dead_letter else queue
+    console.print(f"{where}: {len(messages)} message{'' if len(messages) == 1 else 's'}"
+                  f"{' (first ' + str(count) + ')' if len(messages) == count else ''}",
+                  markup=False, highlight=False)
+    for m in messages:
+        lines = [f"#{m.sequence_number}  {m.message_id}  delivery {m.delivery_count}  "
+                 f"enqueued {m.enqueued_time.strftime('%Y-%m-%d %H:%M:%S')} UTC"]
+        if m.dead_letter_reason or m.dead_letter_error_description:
+            lines.append("  dead-lettered: " + ": ".join(
+                t for t in (m.dead_letter_reason, m.dead_letter_error_description) if t))
+        text = m.text.rstrip("\n")
+        lines.append(f"  body: {_short(text, body_chars) if body_chars else text}")
+        console.print("\n".join(lines), soft_wrap=True, markup=False, highlight=False)
+
+
+def main() -> None:
+    """Run the CLI."""
+    app()

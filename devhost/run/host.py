@@ -1,0 +1,369 @@
+"""The local host: what the Functions host and the Durable extension do, on one machine.
+
+:class:`LocalHost` loads an app (``function_app.py``), opens the task hub and the embedded
+stand-ins under a data folder, serves the Durable HTTP API and the app's HTTP triggers on
+127.0.0.1, and runs the work loops either in background threads (:meth:`start`) or step by
+step until nothing is left (:meth:`drain`, for tests, with an injected clock).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Protocol
+
+from devhost.app import invoke
+from devhost.app.host_config import HostConfig, check_hub_name, load_host_config
+from devhost.app.loader import AppIndex, AppLoadError, load_app
+from devhost.entities.worker import EntityWorker
+from devhost.failures.host_failures import HostRetryPolicy
+from devhost.orchestration.versioning import Versioning
+from devhost.run.clock import Clock, ManualClock, SystemClock
+from devhost.taskhub.store import TaskHub
+from devhost.workers.activity_pool import ActivityPool
+from devhost.workers.dispatch import DurableWorker
+
+log = logging.getLogger("devhost")
+
+
+class Poller(Protocol):
+    """A trigger source the host polls (Service Bus queues, timer triggers)."""
+
+    def poll_once(self) -> int:
+        """Run what is due now; return how many function invocations were made."""
+        ...
+
+    def next_due(self) -> datetime | None:
+        """Return when something next becomes due, or None if nothing is queued."""
+        ...
+
+
+def check_client_hubs(index: AppIndex, hub_name: str) -> None:
+    """Refuse a ``durableClient`` binding bound to another task hub than the host's.
+
+    Raises
+    ------
+    AppLoadError
+        Naming the function and both hub names (the local host serves one task hub).
+    """
+    for fdef in index.all_functions():
+        if fdef.client_task_hub and fdef.client_task_hub != hub_name:
+            raise AppLoadError(
+                f"function '{fdef.name}': its durableClient binding names task hub "
+                f"'{fdef.client_task_hub}', but the local host serves only '{hub_name}' "
+                "(host.json extensions.durableTask.hubName)")
+
+
+def free_port() -> int:
+    """Return a free TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LocalHost:
+    """Run one app with its task hub and stand-ins in this process.
+
+    Parameters
+    ----------
+    app_dir : str or Path
+        Folder with ``function_app.py`` and ``local.settings.json``.
+    data_dir : str or Path
+        Folder for the SQLite files (task hub, queues, stores).
+    clock : Clock, optional
+        Time source; a :class:`~devhost.run.clock.ManualClock` makes durable timers testable
+        without sleeping. Defaults to the system clock.
+    port : int
+        HTTP port on 127.0.0.1; 0 picks a free one.
+    hub_name : str, optional
+        Task hub name; defaults to host.json's ``extensions.durableTask.hubName``.
+    activity_workers : int
+        Activities run at once in :meth:`start` mode (threads of the
+        :class:`~devhost.workers.activity_pool.ActivityPool`).
+    orchestration_lease, activity_lease : timedelta
+        Lease durations (see :class:`~devhost.workers.dispatch.DurableWorker`).
+    serve_http : bool
+        Start the HTTP server (needed by apps that use a durable client).
+    app : (app, AppIndex), optional
+        An already loaded app (default: load it from ``app_dir``).
+    episode_batch : int
+        Episodes claimed and committed per transaction (group commit: one fsync serves
+        the batch; latency is unchanged, the batch only fills under load). Activities
+        are settled and claimed together by the pool, one transaction per round.
+    api_base_url : str, optional
+        For a worker process of a multi-process host: serve no HTTP and give durable
+        clients the API of the process that does (``http://127.0.0.1:<port>``).
+    host_retries : HostRetryPolicy, optional
+        How episodes and activities that fail because of the host itself are retried and
+        ended (SPEC L3); defaults to the ``DEVHOST_HOST_RETRIES`` setting (environment or
+        ``local.settings.json``, read after the app is loaded), else 3 retries.
+    """
+
+    def __init__(self, app_dir: str | Path, data_dir: str | Path, *,
+                 clock: Clock | None = None, port: int = 0, hub_name: str | None = None,
+                 activity_workers: int = 4,
+                 orchestration_lease: timedelta = timedelta(seconds=30),
+                 activity_lease: timedelta = timedelta(seconds=60),
+                 serve_http: bool = True, app: tuple[Any, AppIndex] | None = None,
+                 episode_batch: int = 32,
+                 api_base_url: str | None = None,
+                 host_retries: HostRetryPolicy | None = None) -> None:
+        self.app_dir = Path(app_dir)
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.clock = clock or SystemClock()
+        self.port = port or free_port()
+        self.base_url = api_base_url or f"http://127.0.0.1:{self.port}"
+        serve_http = serve_http and api_base_url is None
+        self.app, self.index = app or load_app(self.app_dir)
+        self.config: HostConfig = load_host_config(self.app_dir)
+        durable = self.config.durable
+        check_hub_name(hub_name or durable.hub_name)
+        check_client_hubs(self.index, hub_name or durable.hub_name)
+        self.taskhub = TaskHub(self.data_dir / "taskhub.sqlite", self.clock,
+                               name=hub_name or durable.hub_name,
+                               default_version=durable.default_version)
+        self.worker = DurableWorker(self.taskhub, self.index,
+                                    orchestration_lease=orchestration_lease,
+                                    activity_lease=activity_lease,
+                                    versioning=Versioning.from_settings(durable),
+                                    host_retries=host_retries)
+        self.activity_workers = activity_workers
+        self.episode_batch = episode_batch
+        self.pollers: list[Poller] = []
+        if self.index.entities:
+            self.pollers.append(EntityWorker(self.taskhub, self.index.entities,
+                                             owner=self.worker.owner, lease=orchestration_lease,
+                                             batch_size=durable.max_entity_batch))
+        self.engine: Any = None
+        """The embedded Service Bus engine, set by :func:`devhost.run.runtime.build_host`."""
+        self.serve_http = serve_http
+        self._stop = threading.Event()
+        self._wake = threading.Event()  # trigger pollers
+        self._work_ready = threading.Event()  # the work loop (see _work_loop)
+        self._stop_deadline = 0.0  # monotonic time by which stop() wants the loops done
+        self._threads: list[threading.Thread] = []
+        self._server: Any = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def sleep(self, seconds: float) -> None:
+        """Wait: a ManualClock is advanced instead of sleeping (drain mode stays instant)."""
+        if isinstance(self.clock, ManualClock):
+            self.clock.advance(timedelta(seconds=seconds))
+        else:
+            time.sleep(seconds)
+
+    def start_http(self) -> None:
+        """Start the HTTP server (Durable HTTP API and app HTTP triggers) in a thread."""
+        if self._server is not None or not self.serve_http:
+            return
+        import uvicorn
+
+        from devhost.run.http_host import build_http_app
+
+        app = build_http_app(self)
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
+                                lifespan="off")
+        self._server = uvicorn.Server(config)
+        thread = threading.Thread(target=self._server.run, name="devhost-http", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise RuntimeError(f"HTTP server did not start on {self.base_url}")
+            time.sleep(0.01)
+
+    def start(self) -> None:
+        """Start the HTTP server and the background work loops."""
+        self.start_http()
+        self._spawn("devhost-work", self._work_loop)
+        for n, poller in enumerate(self.pollers):
+            self._spawn(f"devhost-poller-{n}", self._poller_loop, poller)
+
+    def _spawn(self, name: str, target: Callable[..., None], *args: Any) -> None:
+        def run() -> None:
+            try:
+                target(*args)
+            except BaseException:  # threading ignores SystemExit silently; say it stopped
+                log.critical("host thread %s stopped by an unexpected error; this process "
+                             "no longer runs that loop", name, exc_info=True)
+                raise
+
+        thread = threading.Thread(target=run, name=name, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Stop the work loops and the HTTP server, letting running work finish.
+
+        Parameters
+        ----------
+        timeout_s : float
+            How long, in all, to wait for the loops; work still running then is left to
+            its daemon thread (its lease expires and another attempt runs it).
+        """
+        deadline = time.monotonic() + timeout_s
+        self._stop_deadline = deadline
+        self._stop.set()
+        self.wake()
+        if self._server is not None:
+            self._server.should_exit = True
+        for thread in self._threads:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        self._threads.clear()
+        self._server = None
+        invoke.close_sdk_session()
+
+    def wake(self) -> None:
+        """Tell idle work loops that new work may be queued."""
+        self._wake.set()
+        self._work_ready.set()
+
+    def __enter__(self) -> LocalHost:
+        self.start_http()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def client_binding(self) -> str:
+        """Return the ``durableClient`` binding JSON, as the Functions host passes it."""
+        from devhost.http_api import client_binding_json
+
+        self.start_http()
+        return client_binding_json(self.taskhub.name, self.base_url)
+
+    # ------------------------------------------------------------------ loops
+    def _idle(self, delay: float) -> float:
+        self._wake.wait(delay)
+        self._wake.clear()
+        return min(delay * 2, 0.05)
+
+    def _work_loop(self) -> None:
+        # The process's single task hub writer: each round commits the last episodes,
+        # records finished activities and claims new work in one transaction, then runs
+        # the claimed episodes here and hands the claimed activities to the pool.
+        pool = ActivityPool(self.worker.run_activity, self.activity_workers,
+                            on_finished=self._work_ready.set)
+        pending: list[Any] = []
+        delay = 0.001
+        while not self._stop.is_set():
+            self._work_ready.clear()
+            finished = pool.take_finished()
+            try:
+                finished += self.worker.activities_failed_in_host(pool.take_failed())
+            except Exception:  # noqa: BLE001 - their leases expire; they run again
+                log.exception("recording activities that failed in the host failed")
+            try:
+                pending, claimed = self.worker.run_round(pending, finished,
+                                                         self.episode_batch, pool.room())
+            except Exception:  # noqa: BLE001 - nothing of the round was written
+                # Its episodes and finished activities run again once their leases
+                # expire (activities are idempotent, SPEC X7).
+                log.exception("work round failed")
+                pending, claimed = [], []
+            pool.submit(claimed)
+            try:
+                pool.renew_if_due(self.taskhub, self.worker.activity_lease)
+            except Exception:  # noqa: BLE001 - retried next round, well within the lease
+                log.exception("activity lease renewal failed")
+            if pending or claimed or finished:
+                delay = 0.001
+                continue
+            # A runner finishing, or wake(), ends the wait at once.
+            self._work_ready.wait(delay)
+            delay = min(delay * 2, 0.05)
+        # Stopping: activities not started yet go back to the queue; running ones get
+        # until the stop deadline; what finished is recorded with the last episodes.
+        unstarted = pool.shutdown(max(0.0, self._stop_deadline - time.monotonic() - 0.5))
+        try:
+            self.worker.run_round(pending, pool.take_finished(), 0, 0)
+            self.taskhub.release_activities(unstarted)
+        except Exception:  # noqa: BLE001 - the leases expire; nothing is lost
+            log.exception("final work round failed")
+
+    def _poller_loop(self, poller: Poller) -> None:
+        # A poller that can be woken (a queue's, by a send of this process) waits on that;
+        # the growing delay stays the bound, for work that comes from other processes.
+        idle_wait = getattr(poller, "idle_wait", None)
+        delay = 0.001
+        while not self._stop.is_set():
+            try:
+                worked = poller.poll_once()
+            except Exception:  # noqa: BLE001
+                log.exception("trigger poller failed")
+                worked = 0
+            if worked:
+                delay = 0.001
+            elif idle_wait is not None:
+                idle_wait(delay)
+                delay = min(delay * 2, 0.05)
+            else:
+                delay = self._idle(delay)
+
+    # ------------------------------------------------------------------ drain mode
+    def run_until_idle(self, *, advance_clock: bool = False, max_steps: int = 1_000_000,
+                       until: datetime | None = None) -> int:
+        """Run all due work in this thread until nothing is left (drain mode).
+
+        Parameters
+        ----------
+        advance_clock : bool
+            With a ManualClock: when nothing is due now, move the clock to the next durable
+            timer, queued message or lease expiry and go on (timer triggers do not count as
+            pending work, so a cron schedule alone does not keep the drain going).
+        max_steps : int
+            Safety bound on work steps.
+        until : datetime, optional
+            Do not advance the clock past this time.
+
+        Returns
+        -------
+        int
+            Number of work steps run (episodes, activities, trigger invocations).
+
+        Raises
+        ------
+        RuntimeError
+            If ``max_steps`` is exceeded (a livelock in the app or the host).
+        """
+        steps = 0
+        while steps < max_steps:
+            worked = 0
+            while n := self.worker.run_episodes(self.episode_batch):
+                worked += n
+            items = self.worker.claim_activities(64)
+            if items:
+                self.worker.execute_activities(items)
+                worked += len(items)
+            for poller in self.pollers:
+                worked += poller.poll_once()
+            steps += worked
+            if worked:
+                continue
+            if not (advance_clock and isinstance(self.clock, ManualClock)):
+                return steps
+            # Schedules (timer triggers) always have a next occurrence, so they only drive
+            # the clock when the drain is bounded by `until`.
+            sources = [p for p in self.pollers
+                       if until is not None or not getattr(p, "is_schedule", False)]
+            due = [d for d in [self.taskhub.next_due(), *(p.next_due() for p in sources)]
+                   if d is not None]
+            if not due:
+                return steps
+            target = min(due)
+            if until is not None and target > until:
+                if self.clock.now() < until:
+                    self.clock.set(until)
+                    continue
+                return steps
+            if target <= self.clock.now():
+                return steps  # due, yet nothing could be claimed: never spin on it
+            self.clock.set(target)
+        raise RuntimeError(f"drain did not reach idle within {max_steps} steps")

@@ -1,0 +1,72 @@
+"""The host's HTTP side: Durable HTTP API plus the app's HTTP triggers under ``api/``.
+
+An app HTTP function is invoked as the Python worker would: with an
+``azure.functions.HttpRequest`` (method, url, headers, query, route params, body) and, if it
+declares one, the durable client binding; its ``HttpResponse`` becomes the HTTP answer.
+The function runs in a worker thread so that a durable client inside it can call back
+into this same server.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import azure.functions as func
+from starlette.requests import Request
+from starlette.responses import Response
+
+from devhost.app import invoke
+from devhost.app.loader import FunctionDef
+from devhost.http_api import create_http_app
+
+if TYPE_CHECKING:
+    from devhost.run.host import LocalHost
+
+
+class OutputBinding:
+    """A ``func.Out`` for a named output binding of a v1 function (the worker's ``Out``)."""
+
+    def __init__(self) -> None:
+        self._value: Any = None
+
+    def set(self, val: Any) -> None:
+        """Set the binding's value."""
+        self._value = val
+
+    def get(self) -> Any:
+        """Return the value set (None if never set)."""
+        return self._value
+
+
+def build_http_app(host: LocalHost) -> Any:
+    """Build the ASGI app served by :meth:`LocalHost.start_http`."""
+
+    async def invoke_http(fdef: FunctionDef, request: Request) -> Response:
+        body = await request.body()
+        req = func.HttpRequest(method=request.method, url=str(request.url),
+                               headers=dict(request.headers),
+                               params=dict(request.query_params),
+                               route_params=dict(request.path_params), body=body)
+        kwargs: dict[str, Any] = {fdef.trigger_param: req}
+        if fdef.client_param:
+            kwargs[fdef.client_param] = host.client_binding()
+        out = OutputBinding() if fdef.output_param else None
+        if fdef.output_param:
+            kwargs[fdef.output_param] = out
+        result = await anyio.to_thread.run_sync(invoke.call, fdef.func, kwargs)
+        if result is None and out is not None:
+            result = out.get()
+        if result is None:
+            return Response(status_code=204)
+        if isinstance(result, func.HttpResponse):
+            return Response(result.get_body(), status_code=result.status_code,
+                            headers=dict(result.headers), media_type=result.mimetype)
+        return Response(str(result), status_code=200)
+
+    return create_http_app(host.taskhub, base_url=host.base_url,
+                           http_functions=host.index.http, invoke_http=invoke_http,
+                           on_start_instance=lambda _id: host.wake(),
+                           orchestrator_names=list(host.index.orchestrators),
+                           entity_names=list(host.index.entities),
+                           replace_running=host.config.durable.overridable_states == "AnyState")

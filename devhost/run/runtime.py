@@ -1,0 +1,163 @@
+"""Assemble a complete local host: durable core, HTTP API, timer and queue triggers.
+
+:func:`build_host` is what ``python -m devhost start`` runs and what tests use. The host it
+builds is also registered as this process's *current* host, and hands the app its clock
+and sleep through :func:`clocks.hand_over` (the app never imports the host); the app finds
+the data folder in the ``DEVHOST_DATA_DIR`` setting.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import clocks
+from azurekit.app_settings import APP_SETTINGS_FILE
+from devhost.app.host_config import load_host_config
+from devhost.app.load_errors import AppLoadError
+from devhost.app.loader import load_local_settings
+from devhost.run.clock import Clock
+from devhost.run.host import LocalHost
+from devhost.triggers.servicebus import ServiceBusTriggerPoller
+from devhost.triggers.timer import TimerTriggerPoller, singleton_lock_period
+from sqlitebus import open_engine
+
+DATA_DIR_SETTING = "DEVHOST_DATA_DIR"
+"""Environment variable the host sets to its data folder before importing the app."""
+
+_SECRET_PARTS = ("STORAGE", "CONNECTION_STRING", "AUTHENTICATION", "KEY", "SECRET", "PASSWORD")
+"""A setting whose name holds one of these is never written to :data:`APP_SETTINGS_FILE`."""
+
+_current: LocalHost | None = None
+
+MAX_QUEUE_THREADS = 4
+"""Poller threads per queue at most: each idle one polls SQLite, so more cost more."""
+
+
+def max_concurrent_calls(app_dir: Path) -> int:
+    """Read ``extensions.serviceBus.maxConcurrentCalls`` from the app's host.json.
+
+    Returns
+    -------
+    int
+        That value capped at :data:`MAX_QUEUE_THREADS` (16 is the Functions default), or
+        the cap when host.json does not set it.
+
+    Raises
+    ------
+    AppLoadError
+        If host.json cannot be parsed, or the value is not an integer.
+    """
+    calls = load_host_config(app_dir).get("extensions", "serviceBus", "maxConcurrentCalls",
+                                          default=16)
+    try:
+        return max(1, min(int(calls), MAX_QUEUE_THREADS))
+    except (TypeError, ValueError):
+        raise AppLoadError(f"host.json: extensions.serviceBus.maxConcurrentCalls must be an "
+                           f"integer, got {calls!r}") from None
+
+
+def record_app_settings(app_dir: Path, data_dir: Path) -> dict[str, str]:
+    """Write the app settings this host runs with to ``<data_dir>/app-settings.json``.
+
+    The keys are those of the app's ``local.settings.json``; each value is the one in force
+    (an environment variable overrides the file, as under ``func start``). So the operator
+    CLI, pointed at the same data folder, sees the settings the host saw (the demo's
+    overrides, say), as an operator on Azure reads the Function App's settings. Settings
+    whose names suggest a secret are left out. Written to a temporary file and renamed,
+    so a reader never sees half of it.
+
+    Returns
+    -------
+    dict of str to str
+        What was written.
+    """
+    keys = load_local_settings(app_dir)
+    values = {k: os.environ[k] for k in keys
+              if k in os.environ and not any(p in k.upper() for p in _SECRET_PARTS)}
+    target = data_dir / APP_SETTINGS_FILE
+    data_dir.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(values, indent=1, sort_keys=True), encoding="utf-8")
+    temporary.replace(target)
+    return values
+
+
+CLIENTS_SETTING = "ORDER_CLIENTS"
+"""App setting naming the client applications; Bicep sets it from the same ``clients``
+parameter it creates the per-client queues from (``infra/main.bicep``)."""
+
+
+def declared_clients(environ: dict[str, str] | None = None) -> list[str]:
+    """Return the clients whose ``orders-``/``replies-`` queues exist, from ORDER_CLIENTS.
+
+    The value as the environment or ``local.settings.json`` gives it: ids separated by
+    commas, white space around ignored, lower-cased as Bicep's ``toLower`` does.
+    """
+    env = os.environ if environ is None else environ
+    return [c.strip().lower() for c in env.get(CLIENTS_SETTING, "").split(",") if c.strip()]
+
+
+def current() -> LocalHost | None:
+    """Return the host built last in this process, or None when not under the local host."""
+    return _current
+
+
+def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None = None,
+               port: int = 0, activity_workers: int = 4,
+               orchestration_lease: timedelta = timedelta(seconds=30),
+               activity_lease: timedelta = timedelta(seconds=60),
+               queue_concurrency: int | None = None, **kwargs: Any) -> LocalHost:
+    """Build a host with every trigger source of the app wired in.
+
+    Parameters
+    ----------
+    app_dir, data_dir : str or Path
+        App folder and data folder.
+    clock : Clock, optional
+        Injected time source (tests pass a ManualClock).
+    port : int
+        HTTP port; 0 picks a free one.
+    activity_workers : int
+        Activity threads.
+    orchestration_lease, activity_lease : timedelta
+        Lease durations.
+    queue_concurrency : int, optional
+        Messages of one queue handled at once by this process (one poller thread each,
+        each holding one message and renewing its lock, as the Functions host does up to
+        ``maxConcurrentCalls``). Defaults to host.json's
+        ``extensions.serviceBus.maxConcurrentCalls``, capped at :data:`MAX_QUEUE_THREADS`.
+    **kwargs
+        Passed to :class:`~devhost.run.host.LocalHost`.
+
+    Returns
+    -------
+    LocalHost
+        Not started: call ``start()`` or use drain mode (``run_until_idle``).
+    """
+    global _current
+    data_dir = Path(data_dir).resolve()
+    os.environ[DATA_DIR_SETTING] = str(data_dir)
+    host = LocalHost(app_dir, data_dir, clock=clock, port=port,
+                     activity_workers=activity_workers,
+                     orchestration_lease=orchestration_lease, activity_lease=activity_lease,
+                     **kwargs)
+    _current = host
+    clocks.hand_over(clocks.HostTime(host.clock, host.sleep))
+    record_app_settings(Path(app_dir).resolve(), data_dir)
+    host.engine = open_engine(data_dir, clock=host.clock)
+    # Only the clients a deployment would create queues for have them (SPEC L1).
+    host.engine.declare_clients(declared_clients())
+    owner = host.worker.owner
+    concurrency = queue_concurrency or max_concurrent_calls(Path(app_dir))
+    host.pollers.extend(
+        ServiceBusTriggerPoller(f, host.engine, owner, host.client_binding, batch_size=1)
+        for f in host.index.service_bus for _ in range(concurrency))
+    if host.index.timers:
+        host.pollers.append(TimerTriggerPoller(host.index.timers, host.taskhub, owner,
+                                               host.client_binding,
+                                               singleton_lock_period(app_dir)))
+    return host

@@ -1,5 +1,0 @@
-"""Run the operator CLI: ``python -m ops --help``."""
-
-from ops.cli import app
-
-app()

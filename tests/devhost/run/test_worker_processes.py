@@ -1,0 +1,74 @@
+"""Worker processes of ``devhost start --workers N``: readiness, replacement, stop."""
+
+import os
+import signal
+import sys
+import threading
+import time
+
+import pytest
+
+from devhost.run.worker_processes import WorkerProcesses, WorkerStartError
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="ready pipes need fd passing")
+
+# Each script gets "--ready-fd N" appended, as the real worker does.
+READY_THEN_WAIT = ("import os, sys, time; print('app chatter on stdout', flush=True); "
+                   "os.write(int(sys.argv[-1]), b'ready\\n'); time.sleep(60)")
+EXIT_BEFORE_READY = "import sys; sys.exit(3)"
+READY_THEN_EXIT = "import os, sys; os.write(int(sys.argv[-1]), b'ready\\n'); sys.exit(0)"
+IGNORES_SIGTERM = ("import os, signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
+                   " os.write(int(sys.argv[-1]), b'ready\\n'); time.sleep(60)")
+NEVER_READY = "import time; time.sleep(60)"
+
+
+def workers(script, count=1):
+    return WorkerProcesses([sys.executable, "-c", script], count)
+
+
+def test_ready_comes_from_the_pipe_not_from_what_the_app_prints():
+    procs = workers(READY_THEN_WAIT, 2)
+    try:
+        assert procs.wait_ready(threading.Event(), timeout_s=60) is True
+        assert all(p.poll() is None for p in procs.procs)
+    finally:
+        procs.stop(grace_s=5)
+    assert all(p.returncode == -signal.SIGTERM for p in procs.procs)
+
+
+def test_a_worker_that_exits_during_start_up_is_reported_with_its_exit_code():
+    procs = workers(EXIT_BEFORE_READY)
+    with pytest.raises(WorkerStartError, match="exit code 3"):
+        procs.wait_ready(threading.Event(), timeout_s=60)
+    procs.stop(grace_s=0)
+
+
+def test_stop_during_start_up_does_not_wait_for_readiness():
+    procs = workers(NEVER_READY)
+    stop = threading.Event()
+    stop.set()
+    assert procs.wait_ready(stop, timeout_s=60) is False
+    procs.stop(grace_s=5)
+    assert procs.procs[0].returncode == -signal.SIGTERM
+
+
+def test_a_worker_that_died_is_replaced():
+    procs = workers(READY_THEN_EXIT)
+    try:
+        assert procs.wait_ready(threading.Event(), timeout_s=60)
+        first = procs.procs[0]
+        first.wait(timeout=30)
+        assert procs.replace_exited() == 1
+        assert len(procs.procs) == 1 and procs.procs[0].pid != first.pid
+        assert procs.replace_exited() in (0, 1)  # the new one may have exited already
+    finally:
+        procs.stop(grace_s=5)
+
+
+def test_a_worker_that_ignores_sigterm_is_killed_after_the_grace_period():
+    procs = workers(IGNORES_SIGTERM)
+    assert procs.wait_ready(threading.Event(), timeout_s=60)
+    began = time.monotonic()
+    procs.stop(grace_s=0.5)
+    assert procs.procs[0].returncode == -signal.SIGKILL
+    assert time.monotonic() - began < 30
