@@ -9,10 +9,10 @@ charts of :mod:`ops.dashboard.series`, and the queues through the process's
 and description, recent operator alerts. A part that cannot be read (in Azure, a missing
 Service Bus right) is reported with its reason while the rest is shown.
 
-Every store read is bounded: counts by state are one aggregate query per state, the lists
-one ``find_recent`` each (at most ``limit`` + 1 records), the charts one ``changes_since``
-(at most :data:`~ops.dashboard.series.CHANGES_READ` changes); none grows with the store
-(docs/operations.md gives the figures).
+Every store read is bounded: counts by state are one index-only aggregate per state (the
+one part whose work grows with the store), the lists one ``find_recent`` each (at most
+``limit`` + 1 records), the charts one ``changes_since`` (at most
+:data:`~ops.dashboard.series.CHANGES_READ` changes); docs/operations.md gives the figures.
 """
 
 from __future__ import annotations
@@ -145,14 +145,13 @@ def compensations(services: Any, now: datetime, limit: int,
     dict
         ``{"Compensated" | "CompensationFailed": {"orders": [row], "more": bool}}``.
     """
-    states = services.stores.states
-    found = _rows(services, {ProcessState.COMPENSATED.value: list_recent(
-        states, ProcessState.COMPENSATED, limit)}, now)
+    states, name = services.stores.states, ProcessState.COMPENSATION_FAILED.value
+    found = {ProcessState.COMPENSATED.value: list_recent(states, ProcessState.COMPENSATED,
+                                                         limit)}
     if failed is None:
-        failed = _rows(services, {ProcessState.COMPENSATION_FAILED.value: list_recent(
-            states, ProcessState.COMPENSATION_FAILED, limit)}, now)[
-            ProcessState.COMPENSATION_FAILED.value]
-    return {**found, ProcessState.COMPENSATION_FAILED.value: failed}
+        found[name] = list_recent(states, ProcessState.COMPENSATION_FAILED, limit)
+    rows = _rows(services, found, now)
+    return rows if failed is None else {**rows, name: failed}
 
 
 def _rows(services: Any, found: dict[str, tuple[list[StateRecord], bool]], now: datetime
