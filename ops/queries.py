@@ -84,6 +84,21 @@ def list_by_state(states: StateStore, state: ProcessState, limit: int,
     return _first(pages, limit, client)
 
 
+def list_recent(states: StateStore, state: ProcessState, limit: int
+                ) -> tuple[list[StateRecord], bool]:
+    """Return up to ``limit`` records in ``state``, the latest change first (S7, S9).
+
+    One bounded ``find_recent`` (and at ``limit`` 1000, one count of the state to tell
+    whether there are more). Returns what :func:`list_by_state` does.
+    """
+    check_limit(limit)
+    if limit < MAX_PAGE_SIZE:
+        found = states.find_recent(state, limit + 1)
+        return found[:limit], len(found) > limit
+    found = states.find_recent(state, limit)
+    return found, states.count_by_state([state])[state] > limit
+
+
 def list_stuck(states: StateStore, now: datetime, limit: int,
                client: str | None = None) -> tuple[list[StateRecord], bool]:
     """Return supervised records (Processing, Compensating) whose CompleteBy has passed.

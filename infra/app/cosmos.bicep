@@ -140,6 +140,10 @@ resource statesContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
             // The per-client in-flight quota and the starter's per-client claims (SPEC X3).
             path: '/clientId/?'
           }
+          {
+            // The dashboard's newest-first lists and charts (SPEC S7, X8).
+            path: '/updatedAt/?'
+          }
         ]
         excludedPaths: [
           {
@@ -155,6 +159,16 @@ resource statesContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
             {
               path: '/completeBy'
               order: 'ascending'
+            }
+          ]
+          [
+            {
+              path: '/processState'
+              order: 'ascending'
+            }
+            {
+              path: '/updatedAt'
+              order: 'descending'
             }
           ]
         ]

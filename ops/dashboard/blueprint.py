@@ -8,7 +8,8 @@ Routes (under ``api/``, the Functions route prefix):
 - ``GET ops/dashboard/api/overview?limit=N``: :func:`ops.dashboard.overview.build_overview`.
 - ``GET ops/dashboard/api/order?client=C&orderId=O``: one order
   (:func:`ops.dashboard.detail.order_detail`), its attempts' histories read through the
-  durable client binding; ``orderId`` alone names a key or a legacy OrderID.
+  durable client binding; ``orderId`` alone names a key or a legacy OrderID; 400 naming
+  ``client`` or ``orderId`` for a malformed one, 404 with the reason for an unknown one.
 - ``GET ops/dashboard/api/stock?sku=S``: one SKU's stock and its order lines' holds
   (:func:`ops.inventory.stock_of`); 404 if the inventory has no item for it.
 - ``POST ops/dashboard/api/resubmit`` with ``{"client", "orderId", "reason"}``: the CLI's

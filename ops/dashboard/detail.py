@@ -38,7 +38,8 @@ def resolve_key(client: str | None, order_id: str) -> str:
     Raises
     ------
     DetailRequestError
-        If the client id or the OrderID breaks its rule (the message says which).
+        If the client id or the OrderID breaks its rule: the message names the request's
+        field (``client`` or ``orderId``) and the rule.
     """
     try:
         if client is None:
@@ -46,7 +47,17 @@ def resolve_key(client: str | None, order_id: str) -> str:
             return order_id
         return order_key(client, order_id)
     except ValueError as exc:
-        raise DetailRequestError(str(exc)) from None
+        reason = str(exc)
+        for name, field in _FIELDS.items():
+            if reason.startswith(name):
+                reason = field + reason[len(name):]
+                break
+        raise DetailRequestError(reason) from None
+
+
+_FIELDS = {"client_id:": "'client':", "order_id:": "'orderId':",
+           "order key:": "'orderId' (an order key):"}
+"""The rule's name in :mod:`orders.lifecycle.ids` -> the request's field it is about."""
 
 
 def status_json(status: Any) -> dict[str, Any] | None:
@@ -137,7 +148,8 @@ def order_detail(services: Any, key: str, statuses: dict[str, dict[str, Any] | E
     dict or None
         The report of :func:`ops.order_report.order_report` with each attempt's
         ``timeline``, plus ``sentByAttempts`` (:func:`sent_by_attempts`), ``queued``
-        (:func:`queued_messages`) and ``notes``; None if the order is unknown.
+        (:func:`queued_messages`), ``trace`` (:func:`trace_of`) and ``notes``; None if
+        the order is unknown.
     """
     def history(instance_id: str) -> dict[str, Any] | None:
         found = statuses.get(instance_id)
@@ -155,4 +167,20 @@ def order_detail(services: Any, key: str, statuses: dict[str, dict[str, Any] | E
                                  if k != "historyEvents"}
     queued, note = queued_messages(services, report["record"])
     return {**report, "sentByAttempts": sent_by_attempts(report["attempts"]),
-            "queued": queued, "notes": [note] if note else []}
+            "queued": queued, "trace": trace_of(report["record"]),
+            "notes": [note] if note else []}
+
+
+def trace_of(record: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Return where the order's trace is: its W3C trace id and the CLI command that prints it.
+
+    The spans are in the local host's trace store (``python -m ops trace``) or, in Azure,
+    in Application Insights under the same operation id (SPEC X8). None without a record.
+    """
+    if record is None:
+        return None
+    parent = record.get("traceParent")
+    client, known_as = record.get("clientId"), record.get("clientOrderId") or record["orderId"]
+    command = f"python -m ops trace {known_as}" + (f" --client {client}" if client else "")
+    return {"traceParent": parent, "traceId": parent.split("-")[1] if parent else None,
+            "command": command}

@@ -3,11 +3,16 @@
 Every figure comes from what the operator CLI and ``api/ops/summary`` read, through the
 same functions: the summary (:func:`ops.summary.build_summary`: orders by ProcessState,
 backlog, stuck count, dead-letter depths, circuit states, retry budget), the lists of
-:mod:`ops.queries` (stuck, Error, CompensationFailed), the charts of
-:mod:`ops.dashboard.series`, and the queues through the process's
+:mod:`ops.queries` (stuck; Error, CompensationFailed and Compensated, the latest first), the
+charts of :mod:`ops.dashboard.series`, and the queues through the process's
 :class:`~orders.messaging.browse.QueueBrowser`: counts, dead-lettered messages with reason
 and description, recent operator alerts. A part that cannot be read (in Azure, a missing
 Service Bus right) is reported with its reason while the rest is shown.
+
+Every store read is bounded: counts by state are one index-only aggregate per state (the
+one part whose work grows with the store), the lists one ``find_recent`` each (at most
+``limit`` + 1 records), the charts one ``changes_since`` (at most
+:data:`~ops.dashboard.series.CHANGES_READ` changes); docs/operations.md gives the figures.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from ops.dashboard.series import charts
-from ops.queries import list_by_state, list_stuck
+from ops.queries import list_recent, list_stuck
 from ops.redaction import redact
 from ops.summary import build_summary, watched_queues
 from orders.lifecycle.ids import split_order_key
@@ -77,7 +82,8 @@ def alert_row(message: PeekedMessage, dead_counts: dict[str, int],
               forwarded: int | None = None) -> dict[str, Any]:
     """Return an alert as a row; a collapsed one with its queue's dead-letter count.
 
-    Alerts a client can cause are sent once per client, kind and window
+    ``order`` is the order the alert is about (:func:`alert_order`), for its link. Alerts
+    a client can cause are sent once per client, kind and window
     (:mod:`scheduler.identity`); the messages they stand for are all in the dead-letter
     queue of the queue they came on, whose count is the row's ``deadLettered``. Where the
     app forwards dead letters to ``dead-letters`` (Azure, ``forwarded`` its count), the
@@ -90,11 +96,30 @@ def alert_row(message: PeekedMessage, dead_counts: dict[str, int],
     row["collapsedQueue"] = queue
     row["deadLettered"] = dead_counts.get(queue) if queue else None
     row["forwardedDeadLetters"] = forwarded if queue else None
+    row["order"] = alert_order(body)
     return row
 
 
+def alert_order(body: dict[str, Any]) -> dict[str, Any] | None:
+    """Return the order an alert is about, ``{"key", "client", "orderId"}``, or None.
+
+    An alert's ``orderId`` is the order key (``acme~ORD-1``, or a legacy plain OrderID);
+    ``orderId`` of the answer is the client's OrderID, as the dashboard's lookup takes it.
+    """
+    key = body.get("orderId")
+    if not isinstance(key, str):
+        return None
+    try:
+        client, order_id = split_order_key(key)
+    except ValueError:
+        return None
+    return {"key": key, "client": client, "orderId": order_id}
+
+
 def attention(services: Any, now: datetime, limit: int) -> dict[str, Any]:
-    """Return the orders needing an operator: stuck, Error and CompensationFailed.
+    """Return the orders needing an operator: stuck, then Error and CompensationFailed.
+
+    Error and CompensationFailed are the latest changed first (:func:`ops.queries.list_recent`).
 
     Returns
     -------
@@ -103,10 +128,36 @@ def attention(services: Any, now: datetime, limit: int) -> dict[str, Any]:
         rows as :func:`record_row` makes them.
     """
     states = services.stores.states
-    window_s = services.settings.SUPERVISOR_SCAN_WINDOW_S
     found = {"stuck": list_stuck(states, now, limit),
-             **{s.value: list_by_state(states, s, limit)
+             **{s.value: list_recent(states, s, limit)
                 for s in (ProcessState.ERROR, ProcessState.COMPENSATION_FAILED)}}
+    return _rows(services, found, now)
+
+
+def compensations(services: Any, now: datetime, limit: int,
+                  failed: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Return the orders whose compensation ended, the latest first: Compensated and failed.
+
+    ``failed`` is the CompensationFailed list if :func:`attention` has read it already.
+
+    Returns
+    -------
+    dict
+        ``{"Compensated" | "CompensationFailed": {"orders": [row], "more": bool}}``.
+    """
+    states, name = services.stores.states, ProcessState.COMPENSATION_FAILED.value
+    found = {ProcessState.COMPENSATED.value: list_recent(states, ProcessState.COMPENSATED,
+                                                         limit)}
+    if failed is None:
+        found[name] = list_recent(states, ProcessState.COMPENSATION_FAILED, limit)
+    rows = _rows(services, found, now)
+    return rows if failed is None else {**rows, name: failed}
+
+
+def _rows(services: Any, found: dict[str, tuple[list[StateRecord], bool]], now: datetime
+          ) -> dict[str, Any]:
+    """Turn lists of records into ``{name: {"orders": [row], "more": bool}}``."""
+    window_s = services.settings.SUPERVISOR_SCAN_WINDOW_S
     return {name: {"orders": [record_row(r, now, window_s) for r in records], "more": more}
             for name, (records, more) in found.items()}
 
@@ -193,12 +244,17 @@ def build_overview(services: Any, limit: int) -> dict[str, Any]:
     -------
     dict
         ``summary`` (:func:`ops.summary.build_summary`), ``attention`` (:func:`attention`),
-        ``charts`` (:func:`ops.dashboard.series.charts`), ``messaging`` (:func:`queues`)
-        and ``supervisorWindowS``.
+        ``compensations`` (:func:`compensations`), ``charts``
+        (:func:`ops.dashboard.series.charts`), ``messaging`` (:func:`queues`) and
+        ``supervisorWindowS``.
     """
     now = services.clock.now()
-    return {"summary": build_summary(services),
-            "attention": attention(services, now, limit),
-            "charts": charts(services.stores.states, now),
+    summary = build_summary(services)
+    needing = attention(services, now, limit)
+    return {"summary": summary,
+            "attention": needing,
+            "compensations": compensations(services, now, limit,
+                                           needing[ProcessState.COMPENSATION_FAILED.value]),
+            "charts": charts(services.stores.states, now, summary["inFlight"]),
             "messaging": queues(services),
             "supervisorWindowS": services.settings.SUPERVISOR_SCAN_WINDOW_S}

@@ -59,6 +59,9 @@ SCHEMA = (
     # The per-client quota's count and the starter's per-client claims (SPEC X3, S8).
     "CREATE INDEX IF NOT EXISTS ix_state_client "
     "ON state_records (client_id, process_state, not_before)",
+    # The dashboard's newest-first lists and charts (SPEC S7, X8); covers the charts' reads.
+    "CREATE INDEX IF NOT EXISTS ix_state_recent "
+    "ON state_records (process_state, updated_at, created_at)",
 )
 ADDED_COLUMNS = {
     "compensation_attempt": "INTEGER NOT NULL DEFAULT 0",
@@ -90,6 +93,15 @@ EXPIRED_SQL = (
     "SELECT * FROM state_records WHERE process_state = ? AND complete_by >= ? "
     "AND complete_by < ? AND (complete_by, order_id) > (?, ?) "
     "ORDER BY complete_by, order_id LIMIT ?"
+)
+RECENT_SQL = (
+    "SELECT * FROM state_records INDEXED BY ix_state_recent WHERE process_state = ? "
+    "ORDER BY updated_at DESC LIMIT ?"
+)
+CHANGES_SQL = (
+    "SELECT process_state, created_at, updated_at FROM state_records "
+    "INDEXED BY ix_state_recent WHERE process_state = ? AND updated_at >= ? "
+    "ORDER BY updated_at DESC LIMIT ?"
 )
 BY_STATE_SQL = (
     "SELECT * FROM state_records WHERE process_state = ? AND order_id > ? "

@@ -1,11 +1,12 @@
 """The argument checks and scan entry points both state store adapters share.
 
 :class:`StateScans` implements the port's :meth:`~orders.stores.ports.StateStore.find_startable`,
-:meth:`~orders.stores.ports.StateStore.scan_expired` and
-:meth:`~orders.stores.ports.StateStore.scan_overdue` once: it checks the arguments as the
-port documents and hands an adapter's query the bounds it reads. An adapter implements
-:meth:`StateScans._startable`, :meth:`StateScans._count_of_client` and
-:meth:`StateScans._scan_deadlines`.
+:meth:`~orders.stores.ports.StateStore.scan_expired`,
+:meth:`~orders.stores.ports.StateStore.scan_overdue`, ``find_recent`` and ``changes_since``
+once: it checks the arguments as the port documents and hands an adapter's query the bounds
+it reads. An adapter implements :meth:`StateScans._startable`,
+:meth:`StateScans._count_of_client`, :meth:`StateScans._scan_deadlines`,
+:meth:`StateScans._recent` and :meth:`StateScans._changes_since`.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from datetime import datetime, timedelta
 from orders.models import SUPERVISED_STATES, ProcessState, StateRecord
 from orders.stores.ports import (
     ANY_CLIENT,
+    MAX_CHANGES_LIMIT,
     MAX_COUNT_LIMIT,
     AnyClient,
     ScanPage,
+    StateChange,
     check_count,
     check_now,
     check_startable,
@@ -73,6 +76,20 @@ class StateScans:
         """
         return self._scan_window(now, window, page_size, continuation, states, overdue=True)
 
+    def find_recent(self, state: ProcessState, limit: int) -> list[StateRecord]:
+        """Return up to ``limit`` records in ``state``, latest change first; see the port's."""
+        (state,) = check_states([state])
+        return self._recent(state, check_count("limit", limit))
+
+    def changes_since(self, since: datetime, limit: int) -> list[StateChange]:
+        """Return up to ``limit`` changes at or after ``since``, latest first; see the port's."""
+        check_now(since)
+        if isinstance(limit, bool) or not isinstance(limit, int) or \
+                not 1 <= limit <= MAX_CHANGES_LIMIT:
+            raise ValueError(f"limit: must be an int from 1 to {MAX_CHANGES_LIMIT}; "
+                             f"got {limit!r}")
+        return self._changes_since(since, limit)
+
     def _scan_window(self, now: datetime, window: timedelta, page_size: int,
                      continuation: str | None, states: tuple[ProcessState, ...], *,
                      overdue: bool) -> ScanPage:
@@ -90,6 +107,14 @@ class StateScans:
     def _count_of_client(self, client_id: str, states: tuple[ProcessState, ...],
                          limit: int) -> int:
         """Count up to ``limit`` records of ``client_id`` in ``states`` (arguments checked)."""
+        raise NotImplementedError
+
+    def _recent(self, state: ProcessState, limit: int) -> list[StateRecord]:
+        """Read up to ``limit`` records in ``state``, latest UpdatedAt first (checked)."""
+        raise NotImplementedError
+
+    def _changes_since(self, since: datetime, limit: int) -> list[StateChange]:
+        """Read up to ``limit`` changes with UpdatedAt >= ``since``, latest first (checked)."""
         raise NotImplementedError
 
     def _scan_deadlines(self, low: datetime | None, high: datetime, page_size: int,

@@ -11,6 +11,9 @@ whose gaps are pinned by ``tests/orders/stores/test_cosmos_server_gaps.py``):
 * Scans are cross-partition filters without ORDER BY, TOP, OFFSET/LIMIT or DISTINCT, so
   the gateway streams them page by page with continuation tokens; the page size is
   ``max_item_count``. The starter takes only the first page.
+* The dashboard's newest-first reads (``find_recent``, ``changes_since``) are one
+  ``TOP @limit ... ORDER BY c.updatedAt DESC`` query each, read to the end: bounded by
+  ``limit``, never streamed.
 * Counts by state are one ``SELECT VALUE COUNT(1) ... WHERE c.processState = @state``
   per state: the test server cannot parse GROUP BY (or OFFSET/LIMIT, DISTINCT), and one
   count per state also lets admission control count in-flight states only.
@@ -51,6 +54,7 @@ from orders.stores.ports import (
     AnyClient,
     Created,
     ScanPage,
+    StateChange,
     check_count,
     check_states,
 )
@@ -66,6 +70,13 @@ _OF_CLIENT_SQL = ("SELECT TOP @limit VALUE 1 FROM c WHERE c.clientId = @client "
                   "AND c.processState = @state")
 _BY_STATE_SQL = "SELECT * FROM c WHERE c.processState = @state"
 _COUNT_SQL = "SELECT VALUE COUNT(1) FROM c WHERE c.processState = @state"
+# Bounded newest-first reads for the dashboard (SPEC S7, X8): TOP with ORDER BY, one
+# query each; the SDK merges the partitions' ordered answers. The indexing policy
+# (infra/app/cosmos.bicep) includes /updatedAt/? and (processState, updatedAt DESC).
+_RECENT_SQL = ("SELECT TOP @limit * FROM c WHERE c.processState = @state "
+               "ORDER BY c.updatedAt DESC")
+_CHANGES_SQL = ("SELECT TOP @limit c.processState, c.createdAt, c.updatedAt FROM c "
+                "WHERE c.updatedAt >= @since ORDER BY c.updatedAt DESC")
 
 
 def _record(document: dict[str, Any]) -> StateRecord:
@@ -167,6 +178,24 @@ class CosmosStateStore(CosmosAdapter, StateScans):
             _BY_STATE_SQL, [{"name": "@state", "value": state.value}], page_size, continuation)
         return ScanPage(records=tuple(_record(document) for document in documents),
                         continuation=token, request_charge=charge.total)
+
+    def _recent(self, state: ProcessState, limit: int) -> list[StateRecord]:
+        with translated(f"recent {state.value} records"):
+            found = self._container.query_items(
+                _RECENT_SQL, parameters=[{"name": "@limit", "value": limit},
+                                         {"name": "@state", "value": state.value}],
+                enable_cross_partition_query=True)
+            return [_record(document) for document in found]
+
+    def _changes_since(self, since: datetime, limit: int) -> list[StateChange]:
+        with translated("recent changes of state records"):
+            found = self._container.query_items(
+                _CHANGES_SQL, parameters=[{"name": "@limit", "value": limit},
+                                          {"name": "@since", "value": format_utc(since)}],
+                enable_cross_partition_query=True)
+            return [StateChange(ProcessState(row["processState"]),
+                                datetime.fromisoformat(row["createdAt"]),
+                                datetime.fromisoformat(row["updatedAt"])) for row in found]
 
     def _scan_deadlines(self, low: datetime | None, high: datetime, page_size: int,
                         continuation: str | None,

@@ -30,6 +30,9 @@ MAX_PAGE_SIZE = 1000
 MAX_COUNT_LIMIT = 10_000
 """Most records one ``count_of_client`` reads (the per-client quota's cap, SPEC X3)."""
 
+MAX_CHANGES_LIMIT = 10_000
+"""Most changes one ``changes_since`` returns (the dashboard's charts, SPEC X8)."""
+
 STARTABLE_STATES = (ProcessState.PENDING, ProcessState.COMPENSATING)
 """States a starter claims from when LockedBy is null: a new attempt of the order, or of
 its compensation (SPEC S3, S9)."""
@@ -83,6 +86,15 @@ class ScanPage:
     continuation: str | None
     rows_read: int | None = None
     request_charge: float | None = None
+
+
+@dataclass(frozen=True)
+class StateChange:
+    """A record's ProcessState, when it was created and when it last changed (SPEC X8)."""
+
+    process_state: ProcessState
+    created_at: datetime
+    updated_at: datetime
 
 
 class OrderStore(Protocol):
@@ -217,6 +229,32 @@ class StateStore(Protocol):
         self, states: Iterable[ProcessState] | None = None
     ) -> dict[ProcessState, int]:
         """Count records per ProcessState (all states if ``states`` is None) (SPEC X3)."""
+        ...
+
+    def find_recent(self, state: ProcessState, limit: int) -> list[StateRecord]:
+        """Return up to ``limit`` records in ``state``, the latest ``updatedAt`` first (S7, S9).
+
+        One bounded query on an index of (ProcessState, UpdatedAt): its cost grows with
+        ``limit``, not with the records in ``state``.
+
+        Raises
+        ------
+        ValueError
+            If ``state`` is not a ProcessState or ``limit`` is outside 1..1000.
+        """
+        ...
+
+    def changes_since(self, since: datetime, limit: int) -> list[StateChange]:
+        """Return the records changed at or after ``since``, latest ``updatedAt`` first (X8).
+
+        At most ``limit`` of them, as :class:`StateChange` (no document is returned
+        whole), read from the same index as :meth:`find_recent`.
+
+        Raises
+        ------
+        ValueError
+            If ``since`` is naive or ``limit`` is outside 1..10000.
+        """
         ...
 
     def count_of_client(

@@ -16,7 +16,9 @@ Two partial/compound indexes make both scans read only the rows they return:
   ``''`` sorts before every time and NULL matches neither).
 
 A third, ``ix_state_by_state (process_state, order_id)``, lets operators page through one
-state (every CompensationFailed record, say) the same way.
+state (every CompensationFailed record, say) the same way; a fourth,
+``ix_state_recent (process_state, updated_at, created_at)``, serves the dashboard's
+newest-first lists and covers its charts' reads (``find_recent``, ``changes_since``).
 
 Files written by older state schema versions lack the columns later versions added
 (version 2: the compensation columns; version 3: ``circuit_refused_by``,
@@ -40,10 +42,12 @@ from orders.stores._sqlite import SqliteAdapter
 from orders.stores._sqlite_state_table import (
     ADDED_COLUMNS,
     BY_STATE_SQL,
+    CHANGES_SQL,
     COLUMNS,
     COUNT_OF_CLIENT_SQL,
     EXPIRED_SQL,
     NO_DEADLINE,
+    RECENT_SQL,
     SCHEMA,
     STARTABLE_OF_CLIENT_SQL,
     STARTABLE_SQL,
@@ -58,6 +62,7 @@ from orders.stores.ports import (
     AnyClient,
     Created,
     ScanPage,
+    StateChange,
     check_count,
     check_states,
 )
@@ -203,6 +208,24 @@ class SqliteStateStore(SqliteAdapter, StateScans):
         return ScanPage(records=tuple(from_row(row) for row in rows), continuation=token,
                         rows_read=len(rows))
 
+    def _recent(self, state: ProcessState, limit: int) -> list[StateRecord]:
+        # One range of ix_state_recent read backwards: ``limit`` index entries at most.
+        with self._db.use() as conn:
+            rows = conn.execute(RECENT_SQL, (state.value, limit)).fetchall()
+        return [from_row(row) for row in rows]
+
+    def _changes_since(self, since: datetime, limit: int) -> list[StateChange]:
+        # One range of the covering ix_state_recent per state (no table read), merged.
+        found: list[StateChange] = []
+        with self._db.use() as conn:
+            for state in ProcessState:
+                found.extend(
+                    StateChange(state, datetime.fromisoformat(row["created_at"]),
+                                datetime.fromisoformat(row["updated_at"]))
+                    for row in conn.execute(CHANGES_SQL, (state.value, format_utc(since), limit)))
+        found.sort(key=lambda change: change.updated_at, reverse=True)
+        return found[:limit]
+
     def _scan_deadlines(self, low: datetime | None, high: datetime, page_size: int,
                         continuation: str | None,
                         states: tuple[ProcessState, ...]) -> ScanPage:
@@ -270,7 +293,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
         Returns
         -------
         dict of str to list of str
-            ``{"startable": [...], "expired": [...], "overdue": [...]}``, one line per
+            ``{"startable", "expired", "overdue", "recent", "changes"}`` to lines, one per
             plan step (the overdue scan is the expired query below the window); a
             ``SEARCH ... USING INDEX`` line shows the query reads an index range.
         """
@@ -284,5 +307,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
                     ("startable", STARTABLE_SQL, ("Pending", "", 1)),
                     ("expired", EXPIRED_SQL, ("Processing", "", "", "", "", 1)),
                     ("overdue", EXPIRED_SQL, ("Processing", NO_DEADLINE, "", "", "", 1)),
+                    ("recent", RECENT_SQL, ("Compensated", 1)),
+                    ("changes", CHANGES_SQL, ("Processed", "", 1)),
                 )
             }

@@ -8,6 +8,10 @@ and script, a poison message, a few plain orders, and an order stuck for two day
 test reads the page and compares it with the stores' own counts, opens the recovered
 order's history, clicks Resubmit on the order in Error, and checks that no script an order
 carried ever ran. Screenshots go to the test's temporary folder.
+
+A second run compensates two orders (shipment declined after payment): the page lists
+them newest first, the OrderError alert links to its order, and the lookup form finds an
+order by client and OrderID, or says there is none.
 """
 
 from datetime import timedelta
@@ -139,3 +143,61 @@ def test_dashboard_shows_the_stores_figures_histories_and_resubmits(make_system,
         page.screenshot(path=str(tmp_path / "dashboard-resubmitted.png"), full_page=True)
         assert dialogs == []
     assert (tmp_path / "dashboard.png").stat().st_size > 10_000
+
+
+def click_and_wait(page, selector: str) -> None:
+    """Click ``selector`` and wait until the page has drawn what it leads to."""
+    before = int(page.evaluate("document.body.dataset.generation || '0'"))
+    page.click(selector)
+    page.wait_for_function("n => Number(document.body.dataset.generation) > n && "
+                           "document.body.dataset.state !== 'loading'", arg=before)
+
+
+def test_lookup_compensated_lists_and_alert_links_lead_to_the_order(make_system):
+    first, second = make_order(41), make_order(43)
+    decline = {"status": 422, "reason": "address_undeliverable"}
+    system = make_system(faults={"shipping": {"decline": {key(first): decline,
+                                                          key(second): decline}}})
+    for order in (make_order(1), first, second):
+        system.submit(order)
+        system.run(20)
+    assert system.state(second.order_id).process_state == ProcessState.COMPENSATED
+    with open_page() as (page, dialogs):
+        page.goto(f"{system.host.base_url}/api/ops/dashboard")
+        page.wait_for_selector("body[data-state=ready]")
+        page.uncheck("#auto-refresh")
+        # Compensated orders are listed, the newest first.
+        rows = page.locator("#compensations tbody tr").all()
+        assert [(r.get_attribute("data-list"), r.get_attribute("data-order")) for r in rows] \
+            == [("Compensated", key(second)), ("Compensated", key(first))]
+        # The OrderError alert links to its order: click through.
+        click_and_wait(page, '#alerts tr[data-kind="OrderError"] a.order-link')
+        assert page.locator("#detail-title").inner_text() == \
+            f"Order {second.order_id} of client acme"
+        assert cells(page.locator('#record tr[data-field="processState"]'))[1] == "Compensated"
+        steps = [r.get_attribute("data-step") for r in page.locator("#compensation tbody tr").all()]
+        assert steps[0] == "reserve_inventory" and steps[-1] == "release_inventory"
+        assert cells(page.locator('#trace tr[data-field="command"]'))[1] == \
+            f"python -m ops trace {second.order_id} --client acme"
+        # The lookup form finds an order by client and OrderID ...
+        go(page, "")
+        page.fill("#order-client", "acme")
+        page.fill("#order-id", first.order_id)
+        click_and_wait(page, "#order-form button")
+        assert page.locator("#detail-title").inner_text() == \
+            f"Order {first.order_id} of client acme"
+        charge_row = page.locator('#compensation tr[data-step="charge"]')
+        assert cells(charge_row)[5] == "withheld (details=true shows them)"
+        # ... and says so when there is none.
+        go(page, "")
+        page.fill("#order-id", "ORD-77777")
+        click_and_wait(page, "#order-form button")
+        assert page.evaluate("document.body.dataset.state") == "error"
+        assert "no order acme~ORD-77777" in page.locator("#message").inner_text()
+        assert page.locator("#detail").is_hidden()
+        # A compensated order's link in the list opens it too.
+        go(page, "")
+        click_and_wait(page, f'#compensations tr[data-order="{key(first)}"] a.order-link')
+        assert page.locator("#detail-title").inner_text() == \
+            f"Order {first.order_id} of client acme"
+        assert dialogs == []

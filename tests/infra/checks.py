@@ -217,7 +217,7 @@ def queue_property_mismatches(queues_json: Path = QUEUES_JSON, infra: Path = INF
 
 # ---------------------------------------------------------------- Cosmos DB indexing
 def query_fields(source: Path) -> set[str]:
-    """Document fields (``c.<field>``) the Cosmos DB queries of a module filter on.
+    """Document fields (``c.<field>``) the Cosmos DB queries of a module filter or order on.
 
     Reads the module's string literals (f-string parts included), not its docstrings.
     """
@@ -231,7 +231,9 @@ def query_fields(source: Path) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) \
                 and id(node) not in docstrings:
-            fields.update(re.findall(r"\bc\.([A-Za-z_]\w*)", node.value))
+            # What a SELECT projects needs no index; what it filters or orders on does.
+            unprojected = re.sub(r"\bSELECT\b.*?\bFROM\s+c\b", "", node.value, flags=re.S)
+            fields.update(re.findall(r"\bc\.([A-Za-z_]\w*)", unprojected))
     return fields
 
 

@@ -62,10 +62,11 @@ def test_every_queried_field_is_indexed(module, container):
     assert unindexed_query_fields(module.__file__, INFRA, container) == set()
 
 
-def test_supervisor_scan_has_its_composite_index():
+def test_supervisor_scan_and_newest_first_lists_have_their_composite_indexes():
     composite = container_indexing(INFRA, "states")["compositeIndexes"]
-    assert [[p["path"] for p in index] for index in composite] == \
-        [["/processState", "/completeBy"]]
+    assert [[(p["path"], p["order"]) for p in index] for index in composite] == [
+        [("/processState", "ascending"), ("/completeBy", "ascending")],
+        [("/processState", "ascending"), ("/updatedAt", "descending")]]
 
 
 def test_order_documents_are_not_indexed():

@@ -72,3 +72,15 @@ def test_limit_is_bounded(seeded, limit):
     clock, states = seeded
     with pytest.raises(ValueError, match="limit: must be an int from 1 to 1000"):
         list_stuck(states, clock.now(), limit)
+
+
+@pytest.mark.parametrize("limit, shown, more", [(2, 2, True), (5, 5, False), (1000, 5, False)])
+def test_list_recent_tells_whether_there_are_more_at_every_limit(seeded, limit, shown, more):
+    from ops.queries import list_recent
+
+    _, states = seeded
+    records, found_more = list_recent(states, ProcessState.ERROR, limit)
+    assert (len(records), found_more) == (shown, more)
+    assert {r.process_state for r in records} == {ProcessState.ERROR}
+    assert [r.updated_at for r in records] == sorted((r.updated_at for r in records),
+                                                     reverse=True)

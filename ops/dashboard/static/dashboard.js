@@ -46,6 +46,14 @@
     return el("a", {href: "#order?" + query, className: "order-link"},
       record.clientOrderId || record.orderId);
   }
+  function alertLink(order) {
+    // An alert names its order by key; the link asks the lookup by client and OrderID.
+    if (!order) return null;
+    const link = orderLink({clientId: order.client, clientOrderId: order.orderId,
+      orderId: order.key});
+    link.textContent = order.key;
+    return link;
+  }
   function say(text, kind) {
     const box = document.getElementById("message");
     box.textContent = text || "";
@@ -135,6 +143,7 @@
     }
     if (kind === "bars") {
       values.forEach((v, i) => {
+        if (v === null) return;  // before the read's coverage: not drawn
         const bar = add("rect", {x: left + i * step + 1, y: y(v), width: Math.max(1, step - 2),
           height: y(0) - y(v), class: "bar"});
         const title = document.createElementNS(SVG, "title");
@@ -142,7 +151,8 @@
         bar.append(title);
       });
     } else {
-      const points = values.map((v, i) => (left + (i + 0.5) * step) + "," + y(v));
+      const points = values.map((v, i) => (v === null ? null
+        : (left + (i + 0.5) * step) + "," + y(v))).filter((p) => p !== null);
       add("polyline", {points: points.join(" "), class: "line"});
     }
     svg.replaceChildren(...shapes);
@@ -166,7 +176,9 @@
     chart("chart-terminal", data.charts.terminal, data.charts.minutes, "bars");
     chart("chart-inflight", data.charts.inFlight, data.charts.minutes, "line");
     document.getElementById("chart-note").textContent = data.charts.truncated
-      ? "Charts from the first records only: the store holds more." : "";
+      ? "More orders changed in the last hour than the " + data.charts.changesRead
+        + " newest read: the charts start at " + data.charts.coveredFrom.slice(11, 16)
+        + " UTC." : "";
     const attention = [];
     for (const [list, found] of Object.entries(data.attention)) {
       for (const record of found.orders) attention.push([list, record]);
@@ -183,6 +195,22 @@
     const more = Object.entries(data.attention).filter(([, f]) => f.more).map(([l]) => l);
     document.getElementById("attention-note").textContent = more.length
       ? "More orders than shown in: " + more.join(", ") : "";
+    const ended = [];
+    for (const [list, found] of Object.entries(data.compensations)) {
+      for (const record of found.orders) ended.push([list, record]);
+    }
+    ended.sort((a, b) => (a[1].updatedAt < b[1].updatedAt ? 1 : -1));
+    rows("#compensations", ended, ([list, r]) => {
+      const row = tr(list, el("td", {}, orderLink(r)), r.clientId, r.processState, r.updatedAt,
+        r.compensationFailures, r.failureReason);
+      row.setAttribute("data-list", list);
+      row.setAttribute("data-order", r.orderId);
+      return row;
+    });
+    const moreEnded = Object.entries(data.compensations).filter(([, f]) => f.more)
+      .map(([l]) => l);
+    document.getElementById("compensations-note").textContent = moreEnded.length
+      ? "More orders than shown in: " + moreEnded.join(", ") : "";
     const messaging = data.messaging;
     rows("#queues", messaging.queues || [], (q) => {
       const row = tr(q.name, q.active, q.deadLetter);
@@ -203,7 +231,11 @@
       const collapsed = m.collapsedQueue
         ? m.collapsedQueue + ": " + (m.deadLettered === null ? "?" : m.deadLettered) : "";
       const kind = m.count > 1 ? a.kind + " \u00d7" + m.count : a.kind;
-      return tr(a.at, kind, a.orderId, a.instanceId, collapsed, a.reason);
+      const row = tr(a.at, kind, m.order ? el("td", {}, alertLink(m.order)) : a.orderId,
+        a.instanceId, collapsed, a.reason);
+      row.setAttribute("data-kind", a.kind);
+      if (m.order) row.setAttribute("data-order", m.order.key);
+      return row;
     });
   }
 
@@ -224,8 +256,14 @@
       data.record ? resubmitButton(record) : "");
     keyValues("#record", data.record);
     keyValues("#order", data.order);
-    rows("#compensation", data.compensation || [], (e) => tr(e.seq, e.step, e.outcome,
-      e.recordedAt, e.instanceId));
+    keyValues("#trace", data.trace);
+    rows("#compensation", data.compensation || [], (e) => {
+      const details = e.details || {};  // with details=true, step and outcome are in there
+      const row = tr(e.seq, e.step || details.step, e.outcome || details.outcome, e.recordedAt,
+        e.instanceId, e.details ? folded(e.details) : "withheld (details=true shows them)");
+      row.setAttribute("data-step", e.step || details.step);
+      return row;
+    });
     rows("#reservation", data.reservation || [], (r) => tr(r.line,
       el("a", {href: "#stock?sku=" + encodeURIComponent(r.sku)}, r.sku), r.requested,
       r.held, r.released, r.available === null ? "not stocked" : r.available));
@@ -273,6 +311,7 @@
     document.getElementById("stock").hidden = !stock;
     try {
       if (detail) {
+        document.getElementById("detail-title").textContent = "";
         renderDetail(await call("order?" + hash.slice("order?".length)));
       } else if (stock) {
         renderStock(await call("stock?" + hash.slice("stock?".length)));
@@ -283,6 +322,7 @@
       document.body.dataset.state = "ready";
     } catch (error) {
       if (mine !== generation) return;
+      if (detail) document.getElementById("detail").hidden = true;  // no stale order shown
       say(error.message, "error");
       document.body.dataset.state = "error";
     }
@@ -299,6 +339,17 @@
   document.addEventListener("DOMContentLoaded", () => {
     document.getElementById("operator").value = localStorage.getItem("ops-operator") || "";
     document.getElementById("auto-refresh").addEventListener("change", schedule);
+    document.getElementById("order-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const client = document.getElementById("order-client").value.trim();
+      const orderId = document.getElementById("order-id").value.trim();
+      if (!orderId) {
+        say("Type the client's OrderID (and the client) to find an order.", "error");
+        return;
+      }
+      location.hash = "order?" + (client ? "client=" + encodeURIComponent(client) + "&" : "")
+        + "orderId=" + encodeURIComponent(orderId);
+    });
     document.getElementById("stock-form").addEventListener("submit", (event) => {
       event.preventDefault();
       const sku = document.getElementById("stock-sku").value.trim();

@@ -27,6 +27,16 @@ def test_both_scans_search_an_index_instead_of_scanning_the_table(store):
     ]
 
 
+def test_the_dashboards_newest_first_reads_search_one_index_range(store):
+    plans = store.query_plans()
+    # No sort step: the index range is read backwards, ``limit`` entries at most.
+    assert plans["recent"] == [
+        "SEARCH state_records USING INDEX ix_state_recent (process_state=?)"]
+    assert plans["changes"] == [
+        "SEARCH state_records USING COVERING INDEX ix_state_recent "
+        "(process_state=? AND updated_at>?)"]
+
+
 def test_scan_reads_the_expired_rows_not_the_table(store):
     now = ManualClock().now()
     for i in range(300):
