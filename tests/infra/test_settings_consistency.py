@@ -132,6 +132,25 @@ def test_bicep_check_reports_a_removed_setting(required, infra_copy):
                             exempt=LOCAL_ONLY | PLATFORM_SET) == {"MAX_FAILURES"}
 
 
+def test_every_service_of_the_catalogue_gets_its_url_setting(required):
+    from azurekit.services import catalogue
+
+    urls = {spec.url_setting for spec in catalogue().services.values()}
+    assert urls <= required
+    assert {k: v for k, v in bicep_app_settings().items() if k in urls} == {
+        "PAYMENT_API_URL": "https://payments.dev.example.invalid",
+        "SHIPPING_API_URL": "https://shipping.dev.example.invalid"}
+
+
+def test_bicep_check_reports_a_service_without_a_url(required, infra_copy):
+    path = infra_copy / "main.parameters.json"
+    data = json.loads(path.read_text())
+    del data["parameters"]["serviceUrls"]["value"]["SHIPPING_API_URL"]
+    path.write_text(json.dumps(data))
+    assert missing_settings(required, bicep_app_settings(infra_copy),
+                            exempt=LOCAL_ONLY | PLATFORM_SET) == {"SHIPPING_API_URL"}
+
+
 def test_bicep_check_reports_a_removed_host_setting(infra_copy):
     remove_line(infra_copy / "app" / "function-app.bicep", "AzureWebJobsStorage__clientId:")
     needed = {"AzureWebJobsStorage__accountName", "AzureWebJobsStorage__clientId"}
