@@ -105,7 +105,7 @@ def test_bicep_values_pass_the_start_up_retry_budget_check():
     from orders.queues import load_queue_limits
 
     calls = check_budget(bicep_settings(), load_queue_limits(QUEUES_JSON))
-    assert calls == {"payment": 120, "shipping": 120}
+    assert (calls["payment"], calls["shipping"]) == (120, 120)
 
 
 def test_local_values_pass_the_settings_rules():
@@ -137,9 +137,8 @@ def test_every_service_of_the_catalogue_gets_its_url_setting(required):
 
     urls = {spec.url_setting for spec in catalogue().services.values()}
     assert urls <= required
-    assert {k: v for k, v in bicep_app_settings().items() if k in urls} == {
-        "PAYMENT_API_URL": "https://payments.dev.example.invalid",
-        "SHIPPING_API_URL": "https://shipping.dev.example.invalid"}
+    assert urls <= set(bicep_app_settings()) and urls <= set(local_settings())
+    assert bicep_app_settings()["SHIPPING_API_URL"] == "https://shipping.dev.example.invalid"
 
 
 def test_bicep_check_reports_a_service_without_a_url(required, infra_copy):
