@@ -52,6 +52,6 @@ def test_an_operation_of_another_service_is_an_error_naming_it():
 
 
 def test_an_unknown_service_is_an_error_naming_it_not_a_fallback():
-    bad = request("o", "charge", "payment").model_copy(update={"service": "fraud"})
-    with pytest.raises(UnknownServiceError, match="service: 'fraud' is not a service"):
+    bad = request("o", "charge", "payment").model_copy(update={"service": "telepathy"})
+    with pytest.raises(UnknownServiceError, match="service: 'telepathy' is not a service"):
         service_url(SimpleNamespace(settings=SETTINGS), bad)

@@ -41,12 +41,12 @@ def test_every_request_queue_is_declared_in_queues_json():
 
 
 def test_unknown_service_and_operation_are_errors_naming_them():
-    with pytest.raises(UnknownServiceError, match="service: 'fraud' is not a service"):
-        catalogue().service("fraud")
+    with pytest.raises(UnknownServiceError, match="service: 'telepathy' is not a service"):
+        catalogue().service("telepathy")
     with pytest.raises(UnknownServiceError, match="payment: operation: 'ship' is not"):
         catalogue().operation("payment", "ship")
-    with pytest.raises(UnknownServiceError, match="'check' is not an operation of any"):
-        catalogue().undo_of("check")
+    with pytest.raises(UnknownServiceError, match="'guess' is not an operation of any"):
+        catalogue().undo_of("guess")
 
 
 def test_an_undo_naming_no_operation_of_the_service_is_refused():

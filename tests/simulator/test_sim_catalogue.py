@@ -29,14 +29,14 @@ async def test_every_catalogue_operation_has_a_route(make_client):
 
 async def test_faults_for_an_unknown_service_are_refused_naming_it(make_client):
     client = make_client()
-    answer = await client.post("/_admin/faults", json={"fraud": {"latency_s": 1}})
+    answer = await client.post("/_admin/faults", json={"telepathy": {"latency_s": 1}})
     assert answer.status_code == 400
-    assert "fraud: not a service of services.json" in answer.json()["message"]
+    assert "telepathy: not a service of services.json" in answer.json()["message"]
 
 
 def test_the_knobs_of_an_unknown_service_are_an_error_not_another_services():
-    with pytest.raises(KeyError, match="'fraud' is not a simulated service"):
-        SimulatorConfig().for_service("fraud")
+    with pytest.raises(KeyError, match="'telepathy' is not a simulated service"):
+        SimulatorConfig().for_service("telepathy")
 
 
 def test_an_update_of_one_service_leaves_the_other():

@@ -44,7 +44,7 @@ def test_the_versions_run_their_steps_in_order():
 @pytest.mark.parametrize(("service", "operation", "message"), [
     ("payment", "ship", "'ship' is not a forward operation"),
     ("payment", "refund", "'refund' is not a forward operation"),
-    ("fraud", "check", "service: 'fraud' is not a service"),
+    ("telepathy", "guess", "service: 'telepathy' is not a service"),
 ])
 def test_an_unknown_or_undo_operation_is_not_a_step(service, operation, message):
     with pytest.raises(UnknownServiceError, match=message):
