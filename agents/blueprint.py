@@ -1,4 +1,4 @@
-"""Registers the agents: one Service Bus trigger per remote service (SPEC A1).
+"""Registers the agents: one Service Bus trigger per service of ``infra/services.json`` (A1).
 
 A request that cannot be parsed is dead-lettered on its first delivery with the reason
 (``InvalidJson`` or ``SchemaViolation``, see :mod:`orders.models.wire`); it has no instance
@@ -56,15 +56,17 @@ def _serve(queue: str, msg: func.ServiceBusMessage) -> None:
                  request.order_id, request.operation, outcome_label(answer), answer.attempts)
 
 
-@bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.PAYMENT_REQUESTS_QUEUE,
-                              connection=names.SERVICEBUS_CONNECTION)
-def payment_agent(msg: func.ServiceBusMessage) -> None:
-    """Payment agent: charges and refunds through the payment service."""
-    _serve(names.PAYMENT_REQUESTS_QUEUE, msg)
+def _register(service: str, queue: str) -> None:
+    """Register ``<service>_agent``, the trigger on the service's request queue (SPEC A1)."""
+
+    def agent(msg: func.ServiceBusMessage) -> None:
+        _serve(queue, msg)
+
+    agent.__name__ = agent.__qualname__ = f"{service}_agent"
+    agent.__doc__ = f"{service.capitalize()} agent: calls the {service} service."
+    globals()[agent.__name__] = bp.service_bus_queue_trigger(
+        arg_name="msg", queue_name=queue, connection=names.SERVICEBUS_CONNECTION)(agent)
 
 
-@bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.SHIPPING_REQUESTS_QUEUE,
-                              connection=names.SERVICEBUS_CONNECTION)
-def shipping_agent(msg: func.ServiceBusMessage) -> None:
-    """Shipping agent: creates and cancels shipments through the shipping service."""
-    _serve(names.SHIPPING_REQUESTS_QUEUE, msg)
+for _service, _queue in names.REQUEST_QUEUES.items():
+    _register(_service, _queue)

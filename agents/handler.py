@@ -16,24 +16,20 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from agents.remote_call import OutcomeKind, RemoteRequest, call_remote
-from orders.budget import COMPENSATING_OPERATIONS
+from azurekit.services import catalogue
 from orders.lifecycle.ids import reply_message_id
 from orders.messaging import OutgoingMessage
 from orders.models import wire
 from orders.models.messages import AgentOutcome, AgentReply, AgentRequest
-from orders.names import AGENT_REPLIES_QUEUE, REQUEST_QUEUES, WORKFLOW_REMOTE_STEPS
+from orders.names import AGENT_REPLIES_QUEUE, REQUEST_QUEUES
 from orders.observability.metrics import record_agent_call, record_circuit_state
 from orders.runtime import Services
 
 log = logging.getLogger("orders.agents")
 
-ENDPOINTS = {
-    "charge": ("POST", "/payments"),
-    "refund": ("POST", "/payments/refunds"),
-    "ship": ("POST", "/shipments"),
-    "cancel_shipment": ("POST", "/shipments/cancellations"),
-}
-"""HTTP method and path of each operation on its service.
+ENDPOINTS = {op: ("POST", spec.path) for service in catalogue().services.values()
+             for op, spec in service.operations.items()}
+"""HTTP method and path of each operation on its service (``infra/services.json``).
 
 Fixed paths: identifiers (OrderID, the forward request's idempotency key) travel in the
 JSON body, never in the URL, so no data can steer a request (an OrderID ``..`` in a path
@@ -54,11 +50,9 @@ queue's: the queue an agent serves decides which service it calls and where it r
 SERVICE_OF_QUEUE = {queue: service for service, queue in REQUEST_QUEUES.items()}
 """The service each request queue is for (SPEC A1: one agent per remote service)."""
 
-OPERATIONS_OF_SERVICE = {
-    service: frozenset(op for steps in WORKFLOW_REMOTE_STEPS.values()
-                       for s, op in steps if s == service) | set(undo)
-    for service, undo in COMPENSATING_OPERATIONS.items()}
-"""The operations each service performs: its steps in any workflow version, and undos."""
+OPERATIONS_OF_SERVICE = {name: frozenset(spec.operations)
+                         for name, spec in catalogue().services.items()}
+"""The operations each service performs (``infra/services.json``)."""
 
 
 def parse_request(body: bytes, queue: str) -> AgentRequest:
@@ -81,7 +75,7 @@ def parse_request(body: bytes, queue: str) -> AgentRequest:
         (``agent-replies``). The caller dead-letters the message on its first delivery.
     """
     request = wire.parse(body, AgentRequest, what="agent request")
-    service = SERVICE_OF_QUEUE.get(queue)
+    service = catalogue().service_of_queue(queue)
     problems = []
     if request.service != service:
         problems.append(f"service: {request.service!r} is not the service of queue "
@@ -99,11 +93,15 @@ def parse_request(body: bytes, queue: str) -> AgentRequest:
 
 
 def service_url(services: Services, request: AgentRequest) -> str:
-    """Return the URL of the request's operation on its service."""
-    base = services.settings.PAYMENT_API_URL if request.service == "payment" \
-        else services.settings.SHIPPING_API_URL
-    _, path = ENDPOINTS[request.operation]
-    return base.rstrip("/") + path
+    """Return the URL of the request's operation on its service.
+
+    Raises
+    ------
+    azurekit.services.UnknownServiceError
+        If the service or the operation is not in ``infra/services.json``: never a default.
+    """
+    path = catalogue().operation(request.service, request.operation).path
+    return services.settings.service_url(request.service).rstrip("/") + path
 
 
 def handle(request: AgentRequest, services: Services,

@@ -45,11 +45,8 @@ param operatorsAppClientId string = ''
 @description('Object id of a developer who runs the app with Core Tools against these resources (dev only). Empty: none.')
 param developerPrincipalId string = ''
 
-@description('Base URL of the payment service the payment agent calls.')
-param paymentApiUrl string
-
-@description('Base URL of the shipping service the shipping agent calls.')
-param shippingApiUrl string
+@description('Base URL of each remote service of infra/services.json, keyed by the service\'s urlSetting ({"PAYMENT_API_URL": "https://...", "SHIPPING_API_URL": "https://..."}): each becomes that app setting, which its agent calls (tests/infra checks every service has one).')
+param serviceUrls object
 
 @description('NCRONTAB (six fields, with seconds) of the starter timer trigger (SPEC S3).')
 param starterSchedule string = '*/10 * * * * *'
@@ -252,9 +249,6 @@ module functionApp './app/function-app.bicep' = {
       // Client applications, comma-separated: one submission trigger on orders-<clientId>
       // each, registered when the app starts (a change restarts it).
       ORDER_CLIENTS: join(clientIds, ',')
-      // Remote services the agents call.
-      PAYMENT_API_URL: paymentApiUrl
-      SHIPPING_API_URL: shippingApiUrl
       // Timer trigger schedules (%NAME% expressions in the function metadata).
       STARTER_SCHEDULE: starterSchedule
       SUPERVISOR_SCHEDULE: supervisorSchedule
@@ -302,7 +296,8 @@ module functionApp './app/function-app.bicep' = {
       // still run: 2 x 16 + 10 + 10 + 12 spare for timers, submissions and the ops routes
       // (host.json; rule in docs/deploy.md, "Concurrency"; tests/infra/test_concurrency.py).
       PYTHON_THREADPOOL_THREAD_COUNT: '64'
-    }, appSettingOverrides)
+      // Remote services the agents call: one URL setting per service (services.json).
+    }, serviceUrls, appSettingOverrides)
   }
 }
 

@@ -71,13 +71,8 @@ from azure.durable_functions import DurableOrchestrationContext
 
 from orchestrators.calls import call
 from orchestrators.remote import remote_step
-from orders import names
-from orders.lifecycle.ids import (
-    idempotency_key,
-    reply_event_name,
-    request_message_id,
-    workflow_version_of,
-)
+from orders.compensation.remote import WORKFLOW_STEPS, RemoteStep
+from orders.lifecycle.ids import workflow_version_of
 from orders.models import Order, Step
 from orders.models.activities import (
     ALERT_OPERATOR,
@@ -89,7 +84,6 @@ from orders.models.activities import (
     RECORD_STEP,
     RESERVE_INVENTORY,
 )
-from orders.models.agent_io import AgentPayload, ChargePayload, ShipPayload
 from orders.models.attempt_io import (
     AttemptOutcome,
     BeginAttemptInput,
@@ -101,7 +95,6 @@ from orders.models.attempt_io import (
     ReserveInventoryResult,
     UnknownWorkflowVersion,
 )
-from orders.models.compensation import ReservedLine
 from orders.models.compensation_io import FailOrderInput, RecordStepInput
 from orders.models.messages import AgentOutcome, AgentRequest, Operation, Service, StatusKind
 from orders.models.notice_io import AlertOperatorInput, PublishStatusInput
@@ -110,12 +103,12 @@ from orders.observability.logs import replay_safe_logger
 
 log = logging.getLogger("orders.workflow")
 
-RemoteSteps = tuple[tuple[Service, Operation], ...]
+RemoteSteps = tuple[RemoteStep, ...]
 
-REMOTE_STEPS: RemoteSteps = names.WORKFLOW_REMOTE_STEPS[1]  # type: ignore[assignment]
+REMOTE_STEPS: RemoteSteps = WORKFLOW_STEPS[1]
 """The remote steps of version 1, in order."""
 
-REMOTE_STEPS_V2: RemoteSteps = names.WORKFLOW_REMOTE_STEPS[2]  # type: ignore[assignment]
+REMOTE_STEPS_V2: RemoteSteps = WORKFLOW_STEPS[2]
 """The remote steps of version 2 ("charge on dispatch"), in order."""
 
 Attempt = Generator[Any, Any, AttemptOutcome]
@@ -124,41 +117,9 @@ Attempt = Generator[Any, Any, AttemptOutcome]
 
 def agent_request(context: DurableOrchestrationContext, order: Order, service: Service,
                   operation: Operation, deadline: datetime, max_attempts: int) -> AgentRequest:
-    """Build the request of one forward remote step (stable ids, SPEC A1, A2, A4).
-
-    Parameters
-    ----------
-    context : DurableOrchestrationContext
-        The attempt's context (its instance id names the request).
-    order : Order
-        The order, as the order database holds it.
-    service, operation : str
-        The agent and the forward operation (``charge`` or ``ship``).
-    deadline : datetime
-        The attempt's CompleteBy.
-    max_attempts : int
-        Calls the agent may make.
-
-    Returns
-    -------
-    AgentRequest
-        With a :class:`~orders.models.agent_io.ChargePayload` or
-        :class:`~orders.models.agent_io.ShipPayload`.
-    """
-    payload: AgentPayload
-    if operation == "charge":
-        payload = ChargePayload(order_id=order.order_id, amount=order.total_price,
-                                currency=order.currency)
-    else:
-        payload = ShipPayload(order_id=order.order_id,
-                              lines=tuple(ReservedLine(sku=li.sku, quantity=li.quantity)
-                                          for li in order.lines))
-    return AgentRequest(
-        message_id=request_message_id(context.instance_id, operation), order_id=order.order_id,
-        instance_id=context.instance_id, service=service, operation=operation,
-        idempotency_key=idempotency_key(order.order_id, operation), complete_by=deadline,
-        max_attempts=max_attempts, event_name=reply_event_name(operation),
-        payload=payload.to_payload())
+    """Build the request of one forward remote step (:meth:`RemoteStep.request`)."""
+    return RemoteStep(service, operation).request(context.instance_id, order, deadline,
+                                                  max_attempts)
 
 
 def run_steps(context: DurableOrchestrationContext, data: OrderWorkflowInput,
@@ -171,7 +132,7 @@ def run_steps(context: DurableOrchestrationContext, data: OrderWorkflowInput,
         The attempt's context.
     data : OrderWorkflowInput
         The attempt's input.
-    remote_steps : tuple of (service, operation)
+    remote_steps : tuple of RemoteStep
         The version's remote steps, in order.
 
     Returns
@@ -201,9 +162,9 @@ def run_steps(context: DurableOrchestrationContext, data: OrderWorkflowInput,
         return (yield from fail(context, order_id, reply_to, RESERVE_INVENTORY.name,
                                 reservation.out_of_stock.reason()))
     yield from record_step(context, data, Step.RESERVE_INVENTORY, reservation)
-    for service, operation in remote_steps:
-        request = agent_request(context, order, service, operation, deadline,
-                                data.agent_max_attempts)
+    for step in remote_steps:
+        operation = step.operation
+        request = step.request(iid, order, deadline, data.agent_max_attempts)
         reply = yield from remote_step(context, request, deadline, data.workflow_version)
         if reply is None or reply.outcome is AgentOutcome.TRANSIENT_FAILURE:
             replay_safe_logger(context, log, order_id).info(
@@ -213,7 +174,8 @@ def run_steps(context: DurableOrchestrationContext, data: OrderWorkflowInput,
                 outcome="timedOut" if reply is None else "transientFailure", step=operation)
         if reply.outcome is AgentOutcome.PERMANENT_FAILURE:
             return (yield from fail(context, order_id, reply_to, operation, reply.reason))
-        yield from record_step(context, data, Step(operation), reply.result)
+        if step.log_step is not None:
+            yield from record_step(context, data, step.log_step, reply.result)
     done = yield from call(context, FINISH_ATTEMPT, FinishAttemptInput(
         order_id=order_id, instance_id=iid, state="Processed"))
     if done.fenced:

@@ -20,14 +20,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from azurekit.services import catalogue
 from orders.errors import OrderServiceError
 from orders.models import ProcessState, StateRecord
 from orders.names import REQUEST_QUEUES, WORKFLOW_REMOTE_STEPS
 from orders.queues import QueueLimits
 
-COMPENSATING_OPERATIONS: dict[str, tuple[str, ...]] = {"payment": ("refund",),
-                                                       "shipping": ("cancel_shipment",)}
-"""Operations that undo the forward ones (SPEC S9), by service."""
+COMPENSATING_OPERATIONS: dict[str, tuple[str, ...]] = {
+    name: spec.undo_operations for name, spec in catalogue().services.items()}
+"""Operations that undo the forward ones (SPEC S9), by service (``infra/services.json``)."""
 
 ORCHESTRATOR_RETRY_FACTOR = 1
 """Times an orchestrator may re-run a step that sends an agent request: no retry policy is
@@ -59,7 +60,7 @@ def forward_operations(service: str) -> tuple[str, ...]:
     """
     per_version = [tuple(op for s, op in steps if s == service)
                    for steps in VERSION_REMOTE_STEPS]
-    return max(per_version, key=len)
+    return max(per_version, key=len, default=())
 
 
 def refusal_made_no_call(record: StateRecord, operation: str) -> bool:
@@ -144,7 +145,7 @@ def max_calls_per_service(settings: Any, queues: Mapping[str, QueueLimits]) -> d
     Returns
     -------
     dict of str to int
-        ``{"payment": n, "shipping": m}``.
+        Calls by service, for every service of ``infra/services.json``.
 
     Raises
     ------

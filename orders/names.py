@@ -5,14 +5,14 @@ renaming a function cannot silently break a caller. Activity names are declared 
 contracts, in :mod:`orders.models.activities`.
 """
 
+from azurekit.services import UnknownServiceError, catalogue
+
 ORDER_WORKFLOW = "order_workflow"
 """The orchestrator that processes one attempt of one order."""
 COMPENSATION_WORKFLOW = "compensation_workflow"
 """The orchestrator that undoes an order's completed steps, one attempt (SPEC S9)."""
 
 ORDERS_QUEUE = "orders"
-PAYMENT_REQUESTS_QUEUE = "payment-requests"
-SHIPPING_REQUESTS_QUEUE = "shipping-requests"
 AGENT_REPLIES_QUEUE = "agent-replies"
 OPERATOR_ALERTS_QUEUE = "operator-alerts"
 
@@ -22,10 +22,23 @@ WORKFLOW_REMOTE_STEPS: dict[int, tuple[tuple[str, str], ...]] = {
 }
 """The remote steps (service, operation) of each registered workflow version, in order
 (SPEC X6): version 1 charges then ships, version 2 ("charge on dispatch") ships then
-charges. The workflow, the retry budget and compensation read them from here."""
+charges. Each names a forward operation of ``infra/services.json`` (checked at import).
+The workflow, the retry budget and compensation read them from here."""
 
-REQUEST_QUEUES = {"payment": PAYMENT_REQUESTS_QUEUE, "shipping": SHIPPING_REQUESTS_QUEUE}
-"""Request queue of each agent (one agent per remote service, SPEC A1)."""
+
+def _check_steps() -> None:
+    for version, steps in WORKFLOW_REMOTE_STEPS.items():
+        for service, operation in steps:
+            if operation not in catalogue().service(service).forward_operations:
+                raise UnknownServiceError(
+                    f"WORKFLOW_REMOTE_STEPS[{version}]: {operation!r} is not a forward "
+                    f"operation of the {service} service in services.json")
+
+
+_check_steps()
+
+REQUEST_QUEUES = {name: spec.request_queue for name, spec in catalogue().services.items()}
+"""Request queue of each agent (one agent per remote service, SPEC A1; services.json)."""
 
 SERVICEBUS_CONNECTION = "SERVICEBUS"
 """Connection setting prefix of every Service Bus binding (identity-based:

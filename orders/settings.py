@@ -25,12 +25,16 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from azurekit.client_ids import check_client_id
+from azurekit.services import catalogue
 from orders.errors import OrderServiceError
 from orders.stores.ports import MAX_COUNT_LIMIT
 
 ORDER_CLIENTS_SETTING = "ORDER_CLIENTS"
-
 """App setting listing the client applications, comma-separated (SPEC S8, X10)."""
+DEFAULT_SERVICE_URL = "http://127.0.0.1:7072"
+"""Base URL of a remote service whose URL setting is unset: the local simulator."""
+SERVICE_URL_SETTINGS = tuple(spec.url_setting for spec in catalogue().services.values())
+"""The app settings holding the remote services' base URLs (``infra/services.json``)."""
 
 
 class SettingsError(OrderServiceError, ValueError):
@@ -66,10 +70,10 @@ class Settings(BaseSettings):
     ends; the Bicep ``clients`` parameter creates the queues and sets this. Read at import
     by :func:`order_clients`; empty: no client can submit."""
 
-    PAYMENT_API_URL: str = "http://127.0.0.1:7072"
-    """Base URL of the payment service the payment agent calls."""
-    SHIPPING_API_URL: str = "http://127.0.0.1:7072"
-    """Base URL of the shipping service the shipping agent calls."""
+    service_urls: dict[str, str] = {}
+    """Base URL of each remote service by name, from the app setting its ``urlSetting`` in
+    ``infra/services.json`` names (``PAYMENT_API_URL``...; :data:`DEFAULT_SERVICE_URL`
+    when unset). Not an app setting itself: filled by :meth:`_read_service_urls`."""
 
     ORDER_DEADLINE_S: float = Field(30.0, gt=0)
     """CompleteBy of one attempt: seconds from the orchestrator's start (SPEC S5, S6)."""
@@ -160,6 +164,21 @@ class Settings(BaseSettings):
     """Set by App Service (``True``) when its authentication (Easy Auth) fronts the app;
     only then is the ``X-MS-CLIENT-PRINCIPAL-NAME`` header the platform's and not the
     caller's (:func:`ops.dashboard.web.operator_of`). Not an app setting to choose."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_service_urls(cls, data: object) -> object:
+        if not isinstance(data, dict):
+            return data
+        urls = {name: str(data.get(spec.url_setting)
+                          or os.environ.get(spec.url_setting) or DEFAULT_SERVICE_URL)
+                for name, spec in catalogue().services.items()}
+        return {**data, "service_urls": urls}
+
+    def service_url(self, service: str) -> str:
+        """Return the base URL of ``service``; ``UnknownServiceError`` if it is not one."""
+        catalogue().service(service)
+        return self.service_urls[service]
 
     @field_validator("ORDER_CLIENTS")
     @classmethod

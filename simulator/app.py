@@ -1,12 +1,15 @@
-"""HTTP app of the simulated PAYMENT and SHIPPING APIs (Starlette), with an admin surface.
+"""HTTP app of the simulated remote services (Starlette), with an admin surface.
 
-Business endpoints (all require an ``Idempotency-Key`` header, as Stripe's POSTs do)::
+Business endpoints, one per operation of ``infra/services.json`` at its path (all
+require an ``Idempotency-Key`` header, as Stripe's POSTs do)::
 
     POST /payments                 {orderId, amount, currency} -> 201 {paymentId, ...}
     POST /payments/refunds         {orderId, chargeKey} -> 200 {refundId, status: "refunded"}
     POST /shipments                {orderId, lines, address?} -> 201 {shipmentId, ...}
     POST /shipments/cancellations  {orderId, shipmentKey} -> 200 {shipmentId, status: "cancelled"}
 
+Each is also served under ``/<service>`` (``/payment/payments``...): a base URL per
+service, so a test whose agent calls another service's URL fails (``tests/e2e``).
 Identifiers travel in the body only; paths are fixed. An undo names the forward request by
 its ``Idempotency-Key`` (``chargeKey``, ``shipmentKey``) and answers 409 with error code
 ``nothing_to_undo`` if that request was never carried out, or ``already_undone`` (see
@@ -53,11 +56,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from azurekit.services import catalogue
 from clocks import Clock
 from simulator.config import FaultUpdate, SimulatorConfig, describe_errors
 from simulator.faults import FaultInjector, FaultKind
 from simulator.ledger import IdempotentResult, Ledger
-from simulator.operations import OPERATIONS, Call, CancelBody, ChargeBody, RefundBody, ShipBody
+from simulator.operations import OPERATIONS, Call, implementation
 
 logger = logging.getLogger(__name__)
 
@@ -207,13 +211,15 @@ def create_app(
     faults = FaultInjector(config, clock)
     sim = _Simulator(faults, clock, ledger, sleep or anyio.sleep)
 
-    def business(service: str, operation: str, model: type[BaseModel]) -> Route:
-        async def endpoint(request: Request) -> Response:
-            return await sim.handle(request, service, operation, model)
+    def business(service: str, operation: str) -> list[Route]:
+        impl = implementation(operation)
 
-        path = {"charge": "/payments", "refund": "/payments/refunds",
-                "ship": "/shipments", "cancel": "/shipments/cancellations"}[operation]
-        return Route(path, endpoint, methods=["POST"], name=operation)
+        async def endpoint(request: Request) -> Response:
+            return await sim.handle(request, service, impl.kind, impl.body)
+
+        path = catalogue().operation(service, operation).path
+        return [Route(path, endpoint, methods=["POST"], name=impl.kind),
+                Route(f"/{service}{path}", endpoint, methods=["POST"])]
 
     async def get_faults(request: Request) -> Response:
         return JSONResponse(faults.config.model_dump(mode="json"))
@@ -274,10 +280,8 @@ def create_app(
 
     app = Starlette(
         routes=[
-            business("payment", "charge", ChargeBody),
-            business("payment", "refund", RefundBody),
-            business("shipping", "ship", ShipBody),
-            business("shipping", "cancel", CancelBody),
+            *(route for service, spec in catalogue().services.items()
+              for op in spec.operations for route in business(service, op)),
             Route("/_admin/faults", get_faults, methods=["GET"]),
             Route("/_admin/faults", post_faults, methods=["POST"]),
             Route("/_admin/faults", reset_faults, methods=["DELETE"]),

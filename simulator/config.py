@@ -13,12 +13,39 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
-SERVICES: tuple[str, ...] = ("payment", "shipping")
-"""Names of the simulated remote services, as used in the ledger and the fault config."""
+from azurekit.services import catalogue
+from simulator.operations import IMPLEMENTATIONS, forward_kinds
+
+SERVICES: tuple[str, ...] = tuple(catalogue().services)
+"""Names of the simulated remote services (``infra/services.json``), as used in the ledger
+and the fault config."""
+
+
+def _check_services(extra: dict[str, Any] | None) -> None:
+    unknown = sorted(set(extra or {}) - set(SERVICES))
+    if unknown:
+        raise ValueError(f"{unknown[0]}: not a service of services.json "
+                         f"(known: {', '.join(SERVICES)})")
+
+
+def _check_kinds(kinds: list[str]) -> list[str]:
+    known = {i.kind for i in IMPLEMENTATIONS.values()}
+    unknown = sorted(set(kinds) - known)
+    if unknown:
+        raise ValueError(f"{unknown[0]!r} is not an operation (known: {sorted(known)})")
+    return kinds
 
 
 class Decline(BaseModel):
@@ -66,10 +93,11 @@ class ServiceFaults(BaseModel):
     black_hole_performs_effect : bool
         Whether a black-holed request still performs its side effect (the answer is lost
         after the work was done) or performs none (the request is lost before it).
-    order_fault_operations : list of {"charge", "refund", "ship", "cancel"}
-        The operations the per-order knobs (black hole, decline, fail forever) apply to;
-        by default the forward ones (``charge``, ``ship``), so the undo of such an order
-        is answered. List ``refund`` or ``cancel`` to make the undo fail too.
+    order_fault_operations : list of str
+        The operations (ledger kinds) the per-order knobs (black hole, decline, fail
+        forever) apply to; by default the forward ones (``charge``, ``ship``), so the
+        undo of such an order is answered. List ``refund`` or ``cancel`` to make the undo
+        fail too.
     decline : dict of str to Decline
         Orders refused permanently, with the status and reason of the refusal.
     fail_forever_order_ids : list of str
@@ -88,8 +116,8 @@ class ServiceFaults(BaseModel):
     black_hole_order_ids: list[str] = []
     black_hole_first_n: int | None = Field(None, ge=1)
     black_hole_performs_effect: bool = False
-    order_fault_operations: list[Literal["charge", "refund", "ship", "cancel"]] = Field(
-        default=["charge", "ship"], min_length=1)
+    order_fault_operations: Annotated[list[str], AfterValidator(_check_kinds)] = Field(
+        default_factory=forward_kinds, min_length=1)
     decline: dict[str, Decline] = {}
     fail_forever_order_ids: list[str] = []
 
@@ -142,30 +170,52 @@ class FaultUpdate(BaseModel):
         New seed of the transient-error draws.
     all : ServiceFaults, optional
         Knobs applied to every service (before the per-service entries below).
-    payment, shipping : ServiceFaults, optional
-        Knobs replacing that service's knobs wholesale. Services not named keep theirs.
+    <service> : ServiceFaults, optional
+        One key per service of :data:`SERVICES` (``payment``...): knobs replacing that
+        service's knobs wholesale. Services not named keep theirs; an unknown one is
+        refused, naming it.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True)
+    __pydantic_extra__: dict[str, ServiceFaults] = Field(init=False)
 
     seed: int | None = None
     all: ServiceFaults | None = None
-    payment: ServiceFaults | None = None
-    shipping: ServiceFaults | None = None
+
+    @model_validator(mode="after")
+    def _known_services(self) -> FaultUpdate:
+        _check_services(self.__pydantic_extra__)
+        return self
+
+    def for_service(self, service: str) -> ServiceFaults | None:
+        """Return the knobs given for ``service`` itself, None if it is not named."""
+        return (self.__pydantic_extra__ or {}).get(service)
 
 
 class SimulatorConfig(BaseModel):
     """The fault knobs in force: a seed and one :class:`ServiceFaults` per service."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True)
+    __pydantic_extra__: dict[str, ServiceFaults] = Field(init=False)
 
     seed: int = 0
-    payment: ServiceFaults = ServiceFaults()
-    shipping: ServiceFaults = ServiceFaults()
+
+    @model_validator(mode="after")
+    def _every_service(self) -> SimulatorConfig:
+        extra = self.__pydantic_extra__
+        assert extra is not None
+        _check_services(extra)
+        for service in SERVICES:
+            extra.setdefault(service, ServiceFaults())
+        return self
 
     def for_service(self, service: str) -> ServiceFaults:
-        """Return the knobs of ``service`` (one of :data:`SERVICES`)."""
-        return self.payment if service == "payment" else self.shipping
+        """Return the knobs of ``service``; a KeyError naming it if it is not one."""
+        faults = (self.__pydantic_extra__ or {}).get(service)
+        if faults is None:
+            raise KeyError(f"service: {service!r} is not a simulated service "
+                           f"(known: {', '.join(SERVICES)})")
+        return faults
 
     def updated(self, update: FaultUpdate, now: datetime) -> SimulatorConfig:
         """Apply ``update``; relative outages start at ``now``.
@@ -182,14 +232,12 @@ class SimulatorConfig(BaseModel):
         SimulatorConfig
             The new configuration (this one is unchanged).
         """
-        changes: dict[str, object] = {}
-        if update.seed is not None:
-            changes["seed"] = update.seed
+        changes: dict[str, Any] = {"seed": self.seed if update.seed is None else update.seed}
         for service in SERVICES:
-            faults = getattr(update, service) or update.all
-            if faults is not None:
-                changes[service] = faults.resolved(now)
-        return self.model_copy(update=changes)
+            faults = update.for_service(service) or update.all
+            changes[service] = (self.for_service(service) if faults is None
+                                else faults.resolved(now))
+        return SimulatorConfig.model_validate(changes)
 
 
 def load_update(path: str | Path) -> FaultUpdate:

@@ -96,7 +96,7 @@ class FaultInjector:
         with self._lock:
             self._config = self._config.updated(update, self._clock.now())
             for service in SERVICES:
-                if getattr(update, service) is not None or update.all is not None:
+                if update.for_service(service) is not None or update.all is not None:
                     self._black_holed = {
                         k: v for k, v in self._black_holed.items() if k[0] != service
                     }

@@ -1,4 +1,4 @@
-"""The four business operations of the simulated payment and shipping APIs.
+"""The business operations of the simulated services of ``infra/services.json``.
 
 Each operation validates its request, looks at the order's earlier side effects in the
 ledger transaction, and returns the answer plus the side effect to record. They know
@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from azurekit.services import catalogue
 from simulator.ledger import Answer, SideEffect, effects_of, void_key
 
 
@@ -216,10 +217,41 @@ def cancel(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Ans
     )
 
 
-OPERATIONS: dict[str, Callable[[sqlite3.Connection, Call, str, datetime], Answer]] = {
-    "charge": charge,
-    "refund": refund,
-    "ship": ship,
-    "cancel": cancel,
+Run = Callable[[sqlite3.Connection, Call, str, datetime], Answer]
+
+
+@dataclass(frozen=True)
+class Implementation:
+    """How the simulator carries out one operation of ``infra/services.json``."""
+
+    kind: str
+    """Ledger kind of its side effect (also its name in fault knobs and request counts)."""
+    body: type[BaseModel]
+    run: Run
+
+
+IMPLEMENTATIONS: dict[str, Implementation] = {
+    "charge": Implementation("charge", ChargeBody, charge),
+    "refund": Implementation("refund", RefundBody, refund),
+    "ship": Implementation("ship", ShipBody, ship),
+    "cancel_shipment": Implementation("cancel", CancelBody, cancel),
 }
-"""Operation name (= ledger kind) to its implementation."""
+"""Catalogue operation name to its implementation."""
+
+OPERATIONS: dict[str, Run] = {i.kind: i.run for i in IMPLEMENTATIONS.values()}
+"""Ledger kind to its implementation."""
+
+
+def implementation(operation: str) -> Implementation:
+    """Return the implementation of a catalogue operation; a KeyError naming it if none."""
+    try:
+        return IMPLEMENTATIONS[operation]
+    except KeyError:
+        raise KeyError(f"operation: {operation!r} of services.json has no implementation "
+                       "in simulator.operations.IMPLEMENTATIONS") from None
+
+
+def forward_kinds() -> list[str]:
+    """Ledger kinds of every forward operation of the catalogue (per-order faults' default)."""
+    return [implementation(op).kind for spec in catalogue().services.values()
+            for op in spec.forward_operations]

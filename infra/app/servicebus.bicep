@@ -58,15 +58,18 @@ var operatorAlertsQueue = 'operator-alerts'
 // Azure, forwarded with DeadLetterReason and DeadLetterErrorDescription (SPEC S1).
 var deadLettersQueue = 'dead-letters'
 
+// The one source of remote services (also read by azurekit/services.py): one agent, so
+// one trigger, per service on its request queue (agents/blueprint.py).
+var serviceFile = loadJsonContent('../services.json')
+var requestQueues = [for service in objectKeys(serviceFile.services): serviceFile.services[service].requestQueue]
+
 // The queues of queues.json the app's Service Bus triggers listen on (scheduler/blueprint.py,
 // agents/blueprint.py), besides one submit queue per client (submitQueues below);
 // tests/infra checks both against the function metadata.
-var triggerQueues = [
+var triggerQueues = concat([
   submissionQueue
-  'payment-requests'
-  'shipping-requests'
   'agent-replies'
-]
+], requestQueues)
 
 // Queues on which the app holds the Manage right.
 var appOwnedQueues = appReadsDeadLetterDepth ? objectKeys(queueFile.queues) : triggerQueues

@@ -174,13 +174,13 @@ def order_detail(services: Any, key: str, statuses: dict[str, dict[str, Any] | E
 def trace_of(record: dict[str, Any] | None) -> dict[str, Any] | None:
     """Return where the order's trace is: its W3C trace id and the CLI command that prints it.
 
-    The spans are in the local host's trace store (``python -m ops trace``) or, in Azure,
+    The spans are in the local host's trace store (``python -m opscli trace``) or, in Azure,
     in Application Insights under the same operation id (SPEC X8). None without a record.
     """
     if record is None:
         return None
     parent = record.get("traceParent")
     client, known_as = record.get("clientId"), record.get("clientOrderId") or record["orderId"]
-    command = f"python -m ops trace {known_as}" + (f" --client {client}" if client else "")
+    command = f"python -m opscli trace {known_as}" + (f" --client {client}" if client else "")
     return {"traceParent": parent, "traceId": parent.split("-")[1] if parent else None,
             "command": command}

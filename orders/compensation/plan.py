@@ -45,6 +45,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from azurekit.services import catalogue
 from orders.lifecycle.ids import idempotency_key, reply_event_name, request_message_id
 from orders.models import CompensationEntry, Step, UndoOutcome
 from orders.models.agent_io import AgentPayload, CancelShipmentPayload, RefundPayload
@@ -65,10 +66,9 @@ NOTHING_TO_UNDO_CODES = frozenset({"nothing_to_undo", "already_undone"})
 """Error codes of an undo's answer that mean there is nothing to undo (module docstring)."""
 
 REMOTE_UNDO: dict[Step, tuple[Service, Operation]] = {
-    Step.REFUND: ("payment", "refund"),
-    Step.CANCEL_SHIPMENT: ("shipping", "cancel_shipment"),
-}
-"""Undo steps done by an agent; release inventory is local."""
+    Step(undo): (name, undo) for name, spec in catalogue().services.items()
+    for undo in spec.undo_operations}
+"""Undo steps done by an agent (``infra/services.json``); release inventory is local."""
 
 LOGS_REQUESTS_FROM = 2
 """First compensation schema version whose writers log requests before sending them."""
@@ -84,6 +84,8 @@ def _unlogged_requests(entries: list[CompensationEntry]) -> list[CompensationEnt
     last_seq = max((e.seq or 0 for e in entries), default=0)
     made = []
     for _, operation in WORKFLOW_REMOTE_STEPS.get(first.workflow_version, ()):
+        if catalogue().undo_of(operation) is None:
+            continue
         step = Step(operation)
         if step in logged or REQUESTED[step] in logged or UNDO_STEP[step] in logged:
             continue
@@ -223,6 +225,8 @@ def request_details(request: AgentRequest) -> dict[str, Any] | None:
         remote forward step (a charge also names its amount and currency); None for an
         undo, which is logged when it is confirmed.
     """
+    if catalogue().undo_of(request.operation) is None:
+        return None  # an undo, or a step nothing undoes: not logged before it is sent
     step = Step(request.operation)
     if step not in REQUESTED:
         return None

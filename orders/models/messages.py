@@ -15,10 +15,11 @@ clear error instead of guessing. Queue by queue:
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
+from azurekit.services import catalogue
 from orders.models._types import (
     ORDER_ID_MAX_LENGTH,
     ORDER_KEY_SEPARATOR,
@@ -55,11 +56,21 @@ def submit_queue(client_id: str) -> str:
     """Return the submit queue of ``client_id``: ``orders-<clientId>`` (SPEC X10)."""
     return SUBMIT_QUEUE_PATTERN.format(clientId=client_id)
 
-Service = Literal["payment", "shipping"]
-"""Remote services, one agent each (SPEC A1)."""
+def _known_service(value: str) -> str:
+    catalogue().service(value)
+    return value
 
-Operation = Literal["charge", "refund", "ship", "cancel_shipment"]
-"""Operations the agents perform; ``refund``/``cancel_shipment`` undo ``charge``/``ship``."""
+
+def _known_operation(value: str) -> str:
+    catalogue().service_of(value)
+    return value
+
+
+Service = Annotated[str, AfterValidator(_known_service)]
+"""Remote services of ``infra/services.json``, one agent each (SPEC A1)."""
+
+Operation = Annotated[str, AfterValidator(_known_operation)]
+"""Operations of ``infra/services.json`` the agents perform (forward steps and undos)."""
 
 
 class Versioned(Contract):

@@ -9,11 +9,11 @@ import json
 
 import azure.durable_functions as df
 import pytest
-from devhost.app_loader import index_app
-from devhost.invoke import call
 
 from activities import blueprint
 from activities.declared import body_of, implements
+from devhost.app.invoke import call
+from devhost.app.loader import index_app
 from orders.models.activities import DECLARED, PUBLISH_STATUS, Activity
 from tests.support.records import record_in
 

@@ -6,10 +6,12 @@ from types import SimpleNamespace
 import pytest
 
 from agents.handler import ENDPOINTS, service_url
+from azurekit.services import UnknownServiceError
 from orders.models.messages import AgentRequest
+from orders.settings import Settings
 
-SETTINGS = SimpleNamespace(PAYMENT_API_URL="http://pay.test/v1/",
-                           SHIPPING_API_URL="http://ship.test")
+SETTINGS = Settings(DEVHOST_DATA_DIR=".", PAYMENT_API_URL="http://pay.test/v1/",
+                    SHIPPING_API_URL="http://ship.test")
 
 
 def request(order_id, operation, service):
@@ -34,3 +36,22 @@ def test_no_identifier_ever_reaches_the_url(operation, service, expected, order_
 
 def test_every_operation_has_a_fixed_path():
     assert all("{" not in path for _, path in ENDPOINTS.values())
+
+
+def test_each_service_gets_its_own_url_setting_never_another_services():
+    swapped = Settings(DEVHOST_DATA_DIR=".", PAYMENT_API_URL="http://ship.test",
+                       SHIPPING_API_URL="http://pay.test")
+    url = service_url(SimpleNamespace(settings=swapped), request("o", "charge", "payment"))
+    assert url == "http://ship.test/payments"
+
+
+def test_an_operation_of_another_service_is_an_error_naming_it():
+    bad = request("o", "charge", "payment").model_copy(update={"service": "shipping"})
+    with pytest.raises(UnknownServiceError, match="'charge' is not an operation"):
+        service_url(SimpleNamespace(settings=SETTINGS), bad)
+
+
+def test_an_unknown_service_is_an_error_naming_it_not_a_fallback():
+    bad = request("o", "charge", "payment").model_copy(update={"service": "telepathy"})
+    with pytest.raises(UnknownServiceError, match="service: 'telepathy' is not a service"):
+        service_url(SimpleNamespace(settings=SETTINGS), bad)

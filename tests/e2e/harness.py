@@ -18,6 +18,7 @@ from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
+from azurekit.services import catalogue
 from devhost.run.runtime import build_host
 from orders import runtime
 from orders.lifecycle.ids import order_key
@@ -62,15 +63,19 @@ class System:
     """The app under the local host plus the simulator, with one ManualClock."""
 
     def __init__(self, tmp_path: Path, clock, monkeypatch, faults: dict | None = None,
-                 settings: dict | None = None) -> None:
+                 settings: dict | None = None, service_paths: dict | None = None) -> None:
         self.clock = clock
         self.stack = ExitStack()
         self.ledger_path = tmp_path / "ledger.sqlite"
         sim = create_app(FaultUpdate.model_validate(faults or {}), clock, self.ledger_path)
         self.sim_app = sim
         url = self.stack.enter_context(serve_in_thread(sim))
-        for key, value in {**TEST_SETTINGS, **(settings or {}), "PAYMENT_API_URL": url,
-                           "SHIPPING_API_URL": url}.items():
+        # Each service at its own base URL (/payment, /shipping...), so an agent that
+        # calls another service's URL meets 404s and its test fails.
+        paths = {name: f"/{name}" for name in catalogue().services} | (service_paths or {})
+        urls = {spec.url_setting: url + paths[name]
+                for name, spec in catalogue().services.items()}
+        for key, value in {**TEST_SETTINGS, **(settings or {}), **urls}.items():
             monkeypatch.setenv(key, value)
         load_settings.cache_clear()
         runtime.use(None)

@@ -178,7 +178,7 @@ def test_lookup_compensated_lists_and_alert_links_lead_to_the_order(make_system)
         steps = [r.get_attribute("data-step") for r in page.locator("#compensation tbody tr").all()]
         assert steps[0] == "reserve_inventory" and steps[-1] == "release_inventory"
         assert cells(page.locator('#trace tr[data-field="command"]'))[1] == \
-            f"python -m ops trace {second.order_id} --client acme"
+            f"python -m opscli trace {second.order_id} --client acme"
         # The lookup form finds an order by client and OrderID ...
         go(page, "")
         page.fill("#order-client", "acme")

@@ -3,8 +3,9 @@
 Why: `bicep build` is not available here, so the infrastructure checks read the Bicep
 through PyPI ``pycep-parser`` (a syntax parser) and evaluate the few expressions that decide
 names and settings: literals, variables, parameters (from the caller or the parameters
-file, else the default), module calls, ``loadJsonContent``, ``union``, ``items``,
-``objectKeys``, ``replace``, ``toLower``, ``empty``, ``join``, ``subscriptionResourceId``,
+file, else the default), module calls, ``loadJsonContent``, ``union``, ``concat`` (arrays),
+``items``, ``objectKeys``, ``replace``, ``toLower``, ``empty``, ``join``,
+``subscriptionResourceId``,
 for-expressions without a filter (``[for x in xs: ...]``), ``!``, ``<``, ``<=``, ``>``,
 ``>=`` and ``cond ? a : b`` (when their operands are known) and property / index access. A reference
 to a resource of the file evaluates to a :class:`ResourceRef` (type and evaluated name), so
@@ -47,7 +48,7 @@ RUNTIME = _Runtime()
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")
 
 _PURE_FUNCTIONS = {"union", "items", "objectKeys", "replace", "to_lower", "empty",
-                   "subscription_resource_id", "join"}
+                   "subscription_resource_id", "join", "concat"}
 """Functions evaluated here (load_json_content is handled apart)."""
 
 _ORDERINGS = {"greater_than": operator.gt, "greater_than_or_equals": operator.ge,
@@ -271,6 +272,10 @@ class Scope:
             return [{"key": k, "value": v} for k, v in sorted(args[0].items())]
         if kind == "objectKeys":
             return list(args[0])
+        if kind == "concat":
+            if not all(isinstance(arg, list) for arg in args):
+                raise Unsupported(f"{self.path.name}: concat() of non-arrays")
+            return [item for arg in args for item in arg]
         if kind == "replace":
             return args[0].replace(args[1], args[2])
         if kind == "empty":

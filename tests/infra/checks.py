@@ -94,8 +94,12 @@ def binding_settings(triggers: Mapping[str, dict[str, Any]]) -> set[str]:
 
 
 def code_settings(settings_class: type, triggers: Mapping[str, dict[str, Any]]) -> set[str]:
-    """Every app setting the code reads: the typed settings' fields plus the bindings'."""
-    return set(settings_class.model_fields) | binding_settings(triggers)
+    """Every app setting the code reads: the typed settings' fields, each service's URL
+    setting (``infra/services.json``) and the bindings'."""
+    from orders.settings import SERVICE_URL_SETTINGS
+
+    fields = set(settings_class.model_fields) - {"service_urls"}
+    return fields | set(SERVICE_URL_SETTINGS) | binding_settings(triggers)
 
 
 def bicep_app_settings(infra: Path = INFRA, params: Mapping[str, Any] | None = None

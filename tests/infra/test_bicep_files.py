@@ -94,9 +94,9 @@ def test_parameters_file_matches_main():
 def test_parameters_check_reports_a_removed_required_parameter(infra_copy):
     path = infra_copy / "main.parameters.json"
     data = json.loads(path.read_text())
-    del data["parameters"]["paymentApiUrl"]
+    del data["parameters"]["serviceUrls"]
     path.write_text(json.dumps(data))
-    assert parameter_file_problems(infra_copy / "main.bicep", path) == {"paymentApiUrl"}
+    assert parameter_file_problems(infra_copy / "main.bicep", path) == {"serviceUrls"}
 
 
 def test_parameters_check_reports_an_unknown_parameter(infra_copy):

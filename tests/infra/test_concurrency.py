@@ -17,10 +17,12 @@ import inspect
 import json
 
 import agents.blueprint as agent_functions
+from azurekit.services import catalogue
 from tests.infra.checks import LOCAL_SETTINGS, REPO, bicep_app_settings, local_settings
 
 SETTING = "PYTHON_THREADPOOL_THREAD_COUNT"
-AGENTS = (agent_functions.payment_agent, agent_functions.shipping_agent)
+AGENTS = tuple(getattr(agent_functions, f"{name}_agent") for name in catalogue().services)
+"""One agent per service of infra/services.json."""
 
 
 def needed_threads(host):
@@ -44,7 +46,7 @@ def host_json():
 
 def test_the_agents_are_synchronous_so_they_hold_a_thread_each():
     assert all(not inspect.iscoroutinefunction(_unwrapped(f)) for f in AGENTS)
-    assert needed_threads(host_json()) == 2 * 16 + 10 + 10
+    assert needed_threads(host_json()) == len(catalogue().services) * 16 + 10 + 10
 
 
 def test_the_deployed_thread_pool_covers_the_concurrency_host_json_allows():

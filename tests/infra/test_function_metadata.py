@@ -1,5 +1,6 @@
 """The triggers the infrastructure serves: queues, connections, schedules and routes."""
 
+from azurekit.services import catalogue
 from orders import names
 from tests.infra.checks import metadata_differences
 
@@ -21,8 +22,9 @@ EXPECTED = {
     "submit_order_acme_1": queue_trigger("orders-acme-1"),
     "submit_order_globex": queue_trigger("orders-globex"),
     "route_agent_reply": queue_trigger("agent-replies"),
-    "payment_agent": queue_trigger("payment-requests"),
-    "shipping_agent": queue_trigger("shipping-requests"),
+    # One agent per service of infra/services.json, on its request queue.
+    **{f"{name}_agent": queue_trigger(spec.request_queue)
+       for name, spec in catalogue().services.items()},
     "start_orders": {"type": "timerTrigger", "schedule": "%STARTER_SCHEDULE%"},
     "supervisor": {"type": "timerTrigger", "schedule": "%SUPERVISOR_SCHEDULE%"},
     "ops_snapshot": {"type": "timerTrigger", "schedule": "%OPS_SNAPSHOT_SCHEDULE%"},

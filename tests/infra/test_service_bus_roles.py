@@ -13,6 +13,7 @@ queue and nowhere else, unless appReadsDeadLetterDepth asks for every queue of q
 
 import re
 
+from orders import names
 from tests.infra.bicep_eval import Scope
 from tests.infra.checks import INFRA, REPO, Grant, catalog, role_grants, scopes
 from tests.infra.conftest import CLIENTS, replace_once
@@ -47,9 +48,11 @@ def owned_queues(grants):
     return {g.scope_name for g in grants if g.role == DATA_OWNER and g.scope_type == QUEUE}
 
 
-def test_the_app_triggers_on_four_queues_and_each_clients_submit_queue(triggers):
-    assert trigger_queues(triggers) == {"orders", "payment-requests", "shipping-requests",
-                                        "agent-replies", *SUBMIT_QUEUES}
+def test_the_app_triggers_on_its_queues_and_each_clients_submit_queue(triggers):
+    # One request queue per service of infra/services.json, payment and shipping among them.
+    requests = set(names.REQUEST_QUEUES.values())
+    assert {"payment-requests", "shipping-requests"} <= requests
+    assert trigger_queues(triggers) == {"orders", "agent-replies", *requests, *SUBMIT_QUEUES}
 
 
 def test_the_app_owns_each_trigger_queue_and_nothing_else(triggers):

@@ -105,7 +105,7 @@ def test_bicep_values_pass_the_start_up_retry_budget_check():
     from orders.queues import load_queue_limits
 
     calls = check_budget(bicep_settings(), load_queue_limits(QUEUES_JSON))
-    assert calls == {"payment": 120, "shipping": 120}
+    assert (calls["payment"], calls["shipping"]) == (120, 120)
 
 
 def test_local_values_pass_the_settings_rules():
@@ -130,6 +130,24 @@ def test_bicep_check_reports_a_removed_setting(required, infra_copy):
     remove_line(infra_copy / "main.bicep", "MAX_FAILURES: ")
     assert missing_settings(required, bicep_app_settings(infra_copy),
                             exempt=LOCAL_ONLY | PLATFORM_SET) == {"MAX_FAILURES"}
+
+
+def test_every_service_of_the_catalogue_gets_its_url_setting(required):
+    from azurekit.services import catalogue
+
+    urls = {spec.url_setting for spec in catalogue().services.values()}
+    assert urls <= required
+    assert urls <= set(bicep_app_settings()) and urls <= set(local_settings())
+    assert bicep_app_settings()["SHIPPING_API_URL"] == "https://shipping.dev.example.invalid"
+
+
+def test_bicep_check_reports_a_service_without_a_url(required, infra_copy):
+    path = infra_copy / "main.parameters.json"
+    data = json.loads(path.read_text())
+    del data["parameters"]["serviceUrls"]["value"]["SHIPPING_API_URL"]
+    path.write_text(json.dumps(data))
+    assert missing_settings(required, bicep_app_settings(infra_copy),
+                            exempt=LOCAL_ONLY | PLATFORM_SET) == {"SHIPPING_API_URL"}
 
 
 def test_bicep_check_reports_a_removed_host_setting(infra_copy):

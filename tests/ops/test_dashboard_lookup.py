@@ -3,7 +3,7 @@
 Against the real app under the local host: two orders whose shipment is declined after
 payment, so both are compensated (refund, release) and each raised an ``OrderError``
 alert, and one plain order. The lookup by client and OrderID answers what
-``python -m ops show`` reports, with the same redaction; the overview lists the
+``python -m opscli show`` reports, with the same redaction; the overview lists the
 compensated orders newest first and each alert names its order for the page's link.
 """
 
@@ -52,7 +52,7 @@ def test_the_lookup_by_client_and_order_id_shows_state_trace_and_compensation_lo
     trace = shown["trace"]
     assert re.fullmatch("[0-9a-f]{32}", trace["traceId"])
     assert trace["traceParent"] == system.state(FIRST.order_id).trace_parent
-    assert trace["command"] == f"python -m ops trace {FIRST.order_id} --client acme"
+    assert trace["command"] == f"python -m opscli trace {FIRST.order_id} --client acme"
     # The same compensation log and record as the operator CLI's report.
     cli = order_report(system.services, key(FIRST))
     assert (shown["compensation"], shown["record"]) == (cli["compensation"], cli["record"])

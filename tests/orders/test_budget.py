@@ -10,6 +10,7 @@ from orders.budget import (
     forward_operations,
     max_calls_per_service,
 )
+from orders.names import REQUEST_QUEUES
 from orders.queues import load_queue_limits
 from orders.settings import Settings, SettingsError
 from orders.startup import on_start
@@ -21,20 +22,28 @@ def settings(tmp_path, **values):
     return Settings(**{**base, **values})
 
 
+def calls_of(calls, services=("payment", "shipping")):
+    """The entries of payment and shipping (other services have their own tests)."""
+    return {s: calls[s] for s in services}
+
+
 def test_formula_multiplies_every_layer(tmp_path):
     queues = load_queue_limits()
     # 4 calls per delivery * 5 deliveries * (3 forward attempts + 3 compensation attempts)
-    assert max_calls_per_service(settings(tmp_path), queues) == {"payment": 120, "shipping": 120}
+    assert calls_of(max_calls_per_service(settings(tmp_path), queues)) == {"payment": 120,
+                                                                          "shipping": 120}
     payment = queues["payment-requests"]
     queues["payment-requests"] = replace(payment, max_delivery_count=2)
     calls = max_calls_per_service(
         settings(tmp_path, AGENT_MAX_ATTEMPTS=3, MAX_FAILURES=5, MAX_COMPENSATION_FAILURES=1),
         queues)
-    assert calls == {"payment": 3 * 2 * (5 + 1), "shipping": 3 * 5 * (5 + 1)}
+    assert calls_of(calls) == {"payment": 3 * 2 * (5 + 1), "shipping": 3 * 5 * (5 + 1)}
 
 
-def test_every_registered_workflow_version_is_counted():
+def test_every_registered_workflow_version_is_counted(tmp_path):
     assert len(VERSION_REMOTE_STEPS) == len(WORKFLOWS)
+    assert set(max_calls_per_service(settings(tmp_path), load_queue_limits())) == \
+        set(REQUEST_QUEUES)
     assert forward_operations("payment") == ("charge",)
     assert forward_operations("shipping") == ("ship",)
 
@@ -45,7 +54,8 @@ def test_settings_over_budget_are_refused_naming_service_and_levers(tmp_path):
                                           r"payment: 180, shipping: 180.*AGENT_MAX_ATTEMPTS"):
         check_budget(over, load_queue_limits())
     exact = settings(tmp_path, AGENT_MAX_ATTEMPTS=5, RETRY_BUDGET_CALLS_PER_SERVICE=150)
-    assert check_budget(exact, load_queue_limits()) == {"payment": 150, "shipping": 150}
+    assert calls_of(check_budget(exact, load_queue_limits())) == {"payment": 150,
+                                                                  "shipping": 150}
 
 
 def test_request_queue_without_duplicate_detection_is_refused(tmp_path):
