@@ -96,8 +96,13 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
-def simulator(data_dir: Path, faults: dict[str, Any]) -> tuple[Process, str]:
-    """Prepare the payment and shipping services with the demo's faults."""
+def simulator(data_dir: Path, faults: dict[str, Any],
+              files_dir: Path | None = None) -> tuple[Process, str]:
+    """Prepare the payment and shipping services with the demo's faults.
+
+    Their files (ledger, faults, log) go in ``files_dir``, by default ``data_dir``.
+    """
+    data_dir = files_dir or data_dir
     port = free_port()
     config = data_dir / "faults.json"
     config.write_text(json.dumps(faults, indent=2))
@@ -109,12 +114,13 @@ def simulator(data_dir: Path, faults: dict[str, Any]) -> tuple[Process, str]:
     return proc, url
 
 
-def host(app_dir: Path, data_dir: Path, env: dict[str, str]) -> Process:
-    """Prepare the local host running ``function_app.py``."""
+def host(app_dir: Path, data_dir: Path, env: dict[str, str],
+         log_dir: Path | None = None) -> Process:
+    """Prepare the local host running ``function_app.py`` (its log in ``log_dir``)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     return Process("local host", ["devhost", "start", "--app-dir", str(app_dir), "--data-dir",
                                   str(data_dir), "--port", str(port),
                                   "--orchestration-lease-s", "5", "--activity-lease-s", "10"],
-                   data_dir / "host.log", env,
+                   (log_dir or data_dir) / "host.log", env,
                    f"{url}/runtime/webhooks/durabletask/instances?top=1")
