@@ -9,7 +9,9 @@ the data folder in the ``DEVHOST_DATA_DIR`` setting.
 from __future__ import annotations
 
 import json
+import math
 import os
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,9 @@ from devhost.load_errors import AppLoadError
 from devhost.triggers.servicebus import ServiceBusTriggerPoller
 from devhost.triggers.timer import TimerTriggerPoller, singleton_lock_period
 from sqlitebus import open_engine
+
+CLOCK_OFFSET_SETTING = "DEVHOST_CLOCK_OFFSET_S"
+"""Seconds (float, either sign) this host process's clock is off by: clock skew tests."""
 
 DATA_DIR_SETTING = "DEVHOST_DATA_DIR"
 """Environment variable the host sets to its data folder before importing the app."""
@@ -101,6 +106,27 @@ def declared_clients(environ: dict[str, str] | None = None) -> list[str]:
     return [c.strip().lower() for c in env.get(CLIENTS_SETTING, "").split(",") if c.strip()]
 
 
+def skewed_clock(environ: Mapping[str, str]) -> Clock | None:
+    """Return the system clock moved by :data:`CLOCK_OFFSET_SETTING`, or None when it is unset.
+
+    Raises
+    ------
+    AppLoadError
+        If the setting is not a number of seconds.
+    """
+    text = environ.get(CLOCK_OFFSET_SETTING, "").strip()
+    if not text:
+        return None
+    try:
+        offset_s = float(text)
+    except ValueError:
+        raise AppLoadError(f"{CLOCK_OFFSET_SETTING}: must be a number of seconds, "
+                           f"got {text!r}") from None
+    if not math.isfinite(offset_s):
+        raise AppLoadError(f"{CLOCK_OFFSET_SETTING}: must be finite, got {text!r}")
+    return clocks.OffsetClock(clocks.SystemClock(), timedelta(seconds=offset_s))
+
+
 def current() -> LocalHost | None:
     """Return the host built last in this process, or None when not under the local host."""
     return _current
@@ -139,6 +165,7 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
         Not started: call ``start()`` or use drain mode (``run_until_idle``).
     """
     global _current
+    clock = clock or skewed_clock(os.environ)
     data_dir = Path(data_dir).resolve()
     os.environ[DATA_DIR_SETTING] = str(data_dir)
     host = LocalHost(app_dir, data_dir, clock=clock, port=port,

@@ -22,6 +22,10 @@ log = logging.getLogger("devhost")
 STOP_GRACE_S = 15.0
 """How long a worker may take to stop before it is killed (its own stop allows 10 s)."""
 
+WORKER_OFFSETS_SETTING = "DEVHOST_WORKER_CLOCK_OFFSETS_S"
+"""Clock offsets (seconds, comma-separated) of the worker processes, the n-th process
+getting the n-th (cycling); each is passed as its ``DEVHOST_CLOCK_OFFSET_S``."""
+
 READY = b"ready\n"
 """What a worker writes to its ready pipe once its loops run."""
 
@@ -44,18 +48,29 @@ class WorkerProcesses:
     def __init__(self, argv: list[str], count: int) -> None:
         self.argv = argv
         self.procs: list[subprocess.Popen[bytes]] = []
+        self._offsets = [o.strip() for o in os.environ.get(WORKER_OFFSETS_SETTING, "")
+                         .split(",") if o.strip()]
+        self._spawned = 0
         self._ready_fds: dict[int, int] = {}  # pid -> read end of its ready pipe
         for _ in range(count):
             self._spawn()
 
+    def _env(self) -> dict[str, str] | None:
+        """Return the next worker's environment: its clock offset, if offsets are set."""
+        if not self._offsets:
+            return None
+        offset = self._offsets[self._spawned % len(self._offsets)]
+        self._spawned += 1
+        return {**os.environ, "DEVHOST_CLOCK_OFFSET_S": offset}
+
     def _spawn(self) -> subprocess.Popen[bytes]:
         if os.name != "posix":  # no fd passing: take the worker as ready at once
-            proc = subprocess.Popen(self.argv)
+            proc = subprocess.Popen(self.argv, env=self._env())
         else:
             read_fd, write_fd = os.pipe()
             try:
                 proc = subprocess.Popen([*self.argv, "--ready-fd", str(write_fd)],
-                                        pass_fds=(write_fd,))
+                                        pass_fds=(write_fd,), env=self._env())
             finally:
                 os.close(write_fd)
             self._ready_fds[proc.pid] = read_fd
