@@ -181,7 +181,8 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
     owner = host.worker.owner
     concurrency = queue_concurrency or max_concurrent_calls(Path(app_dir))
     host.pollers.extend(
-        ServiceBusTriggerPoller(f, host.engine, owner, host.client_binding, batch_size=1)
+        ServiceBusTriggerPoller(f, host.engine, owner, host.client_binding, batch_size=1,
+                                gate=host.gate)
         for f in host.index.service_bus for _ in range(concurrency))
     if host.index.timers:
         host.pollers.append(TimerTriggerPoller(host.index.timers, host.taskhub, owner,
