@@ -86,8 +86,12 @@ def record_app_settings(app_dir: Path, data_dir: Path) -> dict[str, str]:
     target = data_dir / APP_SETTINGS_FILE
     data_dir.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(values, indent=1, sort_keys=True), encoding="utf-8")
-    temporary.replace(target)
+    try:
+        temporary.write_text(json.dumps(values, indent=1, sort_keys=True), encoding="utf-8")
+        temporary.replace(target)
+    except OSError:  # a full disk, say: leave no partial file behind
+        temporary.unlink(missing_ok=True)
+        raise
     return values
 
 

@@ -105,3 +105,35 @@ def wait_for(condition, what, timeout_s=30.0):
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.02)
+
+
+def test_start_up_on_a_full_disk_waits_for_space_with_one_line(tmp_path, caplog,
+                                                                monkeypatch):
+    from devhost import cli, runtime
+
+    full_error = sqlite_full_error(tmp_path)
+    attempts = []
+
+    def build_host(**kwargs):
+        attempts.append(kwargs)
+        if len(attempts) < 4:  # the schema, the settings file: written on a full disk
+            raise full_error if len(attempts) % 2 else OSError(28, "No space left on device")
+        return "the host"
+
+    monkeypatch.setattr(runtime, "build_host", build_host)
+    monkeypatch.setattr(cli, "START_RETRY_S", 0.0)
+    assert cli._build_or_exit(app_dir=tmp_path) == "the host"
+    assert len(attempts) == 4
+    assert len(lines(caplog, "the data disk is full")) == 1
+    assert "starting once space returns" in lines(caplog, "the data disk is full")[0].getMessage()
+
+
+def test_start_up_fails_at_once_on_other_errors(tmp_path, monkeypatch):
+    from devhost import cli, runtime
+
+    def build_host(**kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(runtime, "build_host", build_host)
+    with pytest.raises(PermissionError):
+        cli._build_or_exit(app_dir=tmp_path)
