@@ -189,6 +189,7 @@ class Nemesis:
             if self._done.wait(max(0.0, start + at_s - time.monotonic())):
                 break
             try:
+                self._ensure_up()
                 self._repost()
                 (self._begin if what == "start" else self._end)(n, fault)
             except Exception as exc:  # noqa: BLE001 - a fault that cannot be applied is said
@@ -234,6 +235,8 @@ class Nemesis:
         for n in list(self._paused):
             self._end(n, Fault(0, "pause"))
         self._filler().unlink(missing_ok=True)
+        with contextlib.suppress(RuntimeError):
+            self._ensure_up()
         self._net.clear()
         for _ in range(30):
             try:
@@ -251,9 +254,17 @@ class Nemesis:
             return
         proc = self.host if target == "host" else self.sim
         proc.kill()
-        proc.start(timeout_s=120)
+        # On a full disk the host waits for space before it serves: do not wait for it.
+        proc.start(timeout_s=120, wait=not self._filler().exists())
         if target == "simulator":
             self._post()
+
+    def _ensure_up(self) -> None:
+        """Start again the host or simulator if it exited (a restart that failed)."""
+        for proc in (self.host, self.sim):
+            if proc.proc is None or proc.proc.poll() is not None:
+                self.say(f"nemesis: {proc.name} is not running; starting it again")
+                proc.start(timeout_s=120, wait=not self._filler().exists())
 
     def _pids(self, target: str) -> list[int]:
         """Process ids of the target: the host's own, its workers', or the simulator's."""

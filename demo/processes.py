@@ -42,8 +42,8 @@ class Process:
         self.name, self.args, self.log, self.env, self.ready_url = name, args, log, env, ready_url
         self.proc: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout_s: float = 60.0) -> None:
-        """Start the process and wait until it answers HTTP.
+    def start(self, timeout_s: float = 60.0, *, wait: bool = True) -> None:
+        """Start the process and wait until it answers HTTP (unless ``wait`` is False).
 
         Raises
         ------
@@ -54,6 +54,8 @@ class Process:
         self.proc = subprocess.Popen([sys.executable, "-m", *self.args], stdout=out,
                                      stderr=subprocess.STDOUT, env={**os.environ, **self.env},
                                      preexec_fn=_die_with_parent)
+        if not wait:
+            return
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
