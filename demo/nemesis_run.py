@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
@@ -78,12 +79,25 @@ def _run(chaos: Nemesis, data_dir: Path, batches: list[ClientBatch], timeout_s: 
     """Submit, watch under the nemesis, heal, then report."""
     from demo import run as demo_run
 
+    began = datetime.now(UTC)
     chaos.start()
     submit_all(data_dir, batches)
     heard = demo_run._watch(data_dir, batches, [], timeout_s)
     chaos.finish()
     chaos.wait_healed(60)
-    return demo_run._report(data_dir, batches, heard, time.monotonic() - started)
+    summary = demo_run._report(data_dir, batches, heard, time.monotonic() - started)
+    gap, at = longest_stall(began, [s.enqueued_time for r in heard.values()
+                                    for s in r.statuses.values() if s.enqueued_time])
+    print(f"nemesis {chaos.schedule.seed}: longest stall: {gap:.1f}s with no final status "
+          f"heard, from t+{at:.1f}s", flush=True)
+    return summary
+
+
+def longest_stall(began: datetime, heard_at: list[datetime]) -> tuple[float, float]:
+    """Return the longest wait between final statuses (from ``began``) and when it began."""
+    times = sorted((t - began).total_seconds() for t in heard_at)
+    gaps = [(b - a, a) for a, b in zip([0.0, *times], times, strict=False)]
+    return max(gaps, default=(0.0, 0.0))
 
 
 def fs_size_mb(orders: int) -> int:

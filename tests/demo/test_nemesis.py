@@ -40,3 +40,14 @@ def test_faults_in_force_put_the_network_faults_over_the_base():
                               "black_hole_performs_effect": True}
     # The start-up outage is the base's once only: it is not posted again.
     assert doc["shipping"] == {"transient_rate": 0.7}
+
+
+def test_the_longest_stall_counts_from_the_start_to_each_final_status():
+    from datetime import UTC, datetime, timedelta
+
+    from demo.nemesis_run import longest_stall
+
+    began = datetime(2030, 1, 1, tzinfo=UTC)
+    heard = [began + timedelta(seconds=s) for s in (30.0, 2.0, 41.5, 3.0)]
+    assert longest_stall(began, heard) == (27.0, 3.0)
+    assert longest_stall(began, []) == (0.0, 0.0)
