@@ -152,6 +152,8 @@ class Nemesis:
         self.schedule, self.host, self.sim, self.sim_url = schedule, host, sim, sim_url
         self.base, self.data_dir, self.disk, self.say = base_faults, data_dir, disk, say
         self.applied: list[str] = []
+        self.crashes: list[str] = []
+        """The host's or the simulator's exits that nobody caused: each fails the run."""
         self._net: dict[int, Fault] = {}
         self._paused: dict[int, list[int]] = {}
         self._unposted = False
@@ -254,17 +256,29 @@ class Nemesis:
             return
         proc = self.host if target == "host" else self.sim
         proc.kill()
-        # On a full disk the host waits for space before it serves: do not wait for it.
-        proc.start(timeout_s=120, wait=not self._filler().exists())
+        self._start(proc)
         if target == "simulator":
             self._post()
 
+    def _start(self, proc: Process) -> None:
+        """Start ``proc``; one that exits by itself is a crash (:meth:`_ensure_up`)."""
+        try:
+            # On a full disk the host waits for space before it serves: do not wait for it.
+            proc.start(timeout_s=120, wait=not self._filler().exists())
+        except RuntimeError as exc:
+            if not proc.exited_at_start:
+                raise
+            self.say(f"nemesis: {proc.name} exited during its start: "
+                     f"{str(exc).splitlines()[-1][:200]}")
+
     def _ensure_up(self) -> None:
-        """Start again the host or simulator if it exited (a restart that failed)."""
+        """Record a crash of the host or simulator (it exited by itself) and restart it."""
         for proc in (self.host, self.sim):
-            if proc.proc is None or proc.proc.poll() is not None:
-                self.say(f"nemesis: {proc.name} is not running; starting it again")
-                proc.start(timeout_s=120, wait=not self._filler().exists())
+            if proc.proc is not None and proc.proc.poll() is not None:
+                self.crashes.append(f"{proc.name} exited by itself (exit code "
+                                    f"{proc.proc.returncode})")
+                self.say(f"nemesis: {self.crashes[-1]}: a crash; starting it again")
+                self._start(proc)
 
     def _pids(self, target: str) -> list[int]:
         """Process ids of the target: the host's own, its workers', or the simulator's."""

@@ -29,7 +29,10 @@ HORIZON_PER_ORDER_S = 0.12
 
 def run_nemesis(seed: int, orders: int, data_root: Path, timeout_s: float,
                 room: int) -> Summary:
-    """Run the demo under the nemesis of ``seed``; return the summary (printed already)."""
+    """Run the demo under the nemesis of ``seed``; return the summary (printed already).
+
+    Exits 1 if the host or the simulator exited by itself (a crash) during the run.
+    """
     from demo import run as demo_run
 
     say = demo_run.console.print
@@ -71,6 +74,11 @@ def run_nemesis(seed: int, orders: int, data_root: Path, timeout_s: float,
         if mounted:
             _keep_and_unmount(data_dir)
     _print_schedule(schedule, chaos)
+    if chaos.crashes:
+        print(f"nemesis {seed}: crashes: {'; '.join(chaos.crashes)}", flush=True)
+        demo_run.console.print("[red]demo failed: a process of the run crashed by itself"
+                               "[/red]")
+        raise typer.Exit(1)
     return summary
 
 

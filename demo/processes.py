@@ -41,6 +41,8 @@ class Process:
                  ready_url: str) -> None:
         self.name, self.args, self.log, self.env, self.ready_url = name, args, log, env, ready_url
         self.proc: subprocess.Popen[bytes] | None = None
+        self.exited_at_start = False
+        """Whether the last :meth:`start` failed because the process exited by itself."""
 
     def start(self, timeout_s: float = 60.0, *, wait: bool = True) -> None:
         """Start the process and wait until it answers HTTP (unless ``wait`` is False).
@@ -56,9 +58,11 @@ class Process:
                                      preexec_fn=_die_with_parent)
         if not wait:
             return
+        self.exited_at_start = False
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
+                self.exited_at_start = True
                 break
             try:
                 httpx.get(self.ready_url, timeout=1.0)

@@ -51,3 +51,27 @@ def test_the_longest_stall_counts_from_the_start_to_each_final_status():
     heard = [began + timedelta(seconds=s) for s in (30.0, 2.0, 41.5, 3.0)]
     assert longest_stall(began, heard) == (27.0, 3.0)
     assert longest_stall(began, []) == (0.0, 0.0)
+
+
+class FakeProcess:
+    """A demo process whose OS process has exited with ``code`` (None: still running)."""
+
+    def __init__(self, name, code):
+        self.name, self.exited_at_start, self.starts = name, False, 0
+        self.proc = type("Popen", (), {"returncode": code, "poll": lambda _self: code})()
+
+    def start(self, timeout_s, wait=True):
+        self.starts += 1
+
+
+def test_a_process_that_exited_by_itself_is_a_crash_and_is_started_again(tmp_path):
+    from demo.nemesis import Nemesis
+
+    host, sim, said = FakeProcess("local host", 1), FakeProcess("simulator", None), []
+    chaos = Nemesis(plan(1, KEYS, 10), host, sim, "http://127.0.0.1:9", {}, tmp_path,
+                    disk=False, say=said.append)
+    chaos._ensure_up()
+    assert chaos.crashes == ["local host exited by itself (exit code 1)"]
+    assert (host.starts, sim.starts) == (1, 0)
+    assert said == ["nemesis: local host exited by itself (exit code 1): a crash; "
+                    "starting it again"]
