@@ -45,6 +45,9 @@ SKEW_S = 3.0
 """Largest clock offset of a host process, either way."""
 FS_SIZE_MB = 64
 """Size of the data file system the run mounts (tmpfs)."""
+START_ON_FULL_DISK_S = 20.0
+"""How long a process restarted on the full disk is watched for an exit (the disk stays
+full meanwhile) before the schedule goes on."""
 KINDS = ("kill", "pause", "latency", "transient", "black_hole", "disk_full")
 
 
@@ -263,8 +266,15 @@ class Nemesis:
     def _start(self, proc: Process) -> None:
         """Start ``proc``; one that exits by itself is a crash (:meth:`_ensure_up`)."""
         try:
-            # On a full disk the host waits for space before it serves: do not wait for it.
-            proc.start(timeout_s=120, wait=not self._filler().exists())
+            if self._filler().exists():
+                # On a full disk the host waits for space before it serves: give it time
+                # to fail at start-up instead, with the disk still full.
+                proc.start(wait=False)
+                assert proc.proc is not None
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.proc.wait(timeout=START_ON_FULL_DISK_S)
+                return
+            proc.start(timeout_s=120)
         except RuntimeError as exc:
             if not proc.exited_at_start:
                 raise
