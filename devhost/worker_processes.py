@@ -26,6 +26,9 @@ WORKER_OFFSETS_SETTING = "DEVHOST_WORKER_CLOCK_OFFSETS_S"
 """Clock offsets (seconds, comma-separated) of the worker processes, the n-th process
 getting the n-th (cycling); each is passed as its ``DEVHOST_CLOCK_OFFSET_S``."""
 
+MAX_KILLED_AT_START = 3
+"""Workers killed by a signal during start-up that are replaced before start gives up."""
+
 READY = b"ready\n"
 """What a worker writes to its ready pipe once its loops run."""
 
@@ -89,9 +92,11 @@ class WorkerProcesses:
         ------
         WorkerStartError
             If a worker exits (or closes its pipe) before it is ready, or ``timeout_s``
-            passes.
+            passes. A worker killed by a signal is replaced instead, up to
+            :data:`MAX_KILLED_AT_START` times.
         """
         deadline = time.monotonic() + timeout_s
+        killed = 0
         while self._ready_fds:
             if stop.is_set():
                 return False
@@ -105,9 +110,17 @@ class WorkerProcesses:
                 os.close(fd)
                 del self._ready_fds[pid]
                 if line != READY:
-                    code = next(p for p in self.procs if p.pid == pid).wait()
-                    raise WorkerStartError(f"a worker process exited during start-up "
-                                           f"(exit code {code}); see its log above")
+                    proc = next(p for p in self.procs if p.pid == pid)
+                    code = proc.wait()
+                    if code >= 0 or killed >= MAX_KILLED_AT_START:
+                        raise WorkerStartError(f"a worker process exited during start-up "
+                                               f"(exit code {code}); see its log above")
+                    # Killed by a signal (SIGKILL, the OOM killer): not the app's fault.
+                    killed += 1
+                    log.warning("worker process %d was killed by signal %d during start-up;"
+                                " starting a new one", pid, -code)
+                    self.procs.remove(proc)
+                    self._spawn()
         return True
 
     def replace_exited(self) -> int:
