@@ -50,6 +50,17 @@ class SystemClock:
         return datetime.now(UTC)
 
 
+class OffsetClock:
+    """Another clock moved by a fixed ``offset``: a machine whose clock is off (skew tests)."""
+
+    def __init__(self, base: Clock, offset: timedelta) -> None:
+        self._base, self.offset = base, offset
+
+    def now(self) -> datetime:
+        """Return the base clock's time plus the offset."""
+        return self._base.now() + self.offset
+
+
 class ManualClock:
     """A clock that only moves when told to; safe to share between threads.
 

@@ -41,9 +41,11 @@ class Process:
                  ready_url: str) -> None:
         self.name, self.args, self.log, self.env, self.ready_url = name, args, log, env, ready_url
         self.proc: subprocess.Popen[bytes] | None = None
+        self.exited_at_start = False
+        """Whether the last :meth:`start` failed because the process exited by itself."""
 
-    def start(self, timeout_s: float = 60.0) -> None:
-        """Start the process and wait until it answers HTTP.
+    def start(self, timeout_s: float = 60.0, *, wait: bool = True) -> None:
+        """Start the process and wait until it answers HTTP (unless ``wait`` is False).
 
         Raises
         ------
@@ -54,9 +56,13 @@ class Process:
         self.proc = subprocess.Popen([sys.executable, "-m", *self.args], stdout=out,
                                      stderr=subprocess.STDOUT, env={**os.environ, **self.env},
                                      preexec_fn=_die_with_parent)
+        if not wait:
+            return
+        self.exited_at_start = False
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
+                self.exited_at_start = True
                 break
             try:
                 httpx.get(self.ready_url, timeout=1.0)
@@ -96,8 +102,13 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
-def simulator(data_dir: Path, faults: dict[str, Any]) -> tuple[Process, str]:
-    """Prepare the payment and shipping services with the demo's faults."""
+def simulator(data_dir: Path, faults: dict[str, Any],
+              files_dir: Path | None = None) -> tuple[Process, str]:
+    """Prepare the payment and shipping services with the demo's faults.
+
+    Their files (ledger, faults, log) go in ``files_dir``, by default ``data_dir``.
+    """
+    data_dir = files_dir or data_dir
     port = free_port()
     config = data_dir / "faults.json"
     config.write_text(json.dumps(faults, indent=2))
@@ -109,12 +120,13 @@ def simulator(data_dir: Path, faults: dict[str, Any]) -> tuple[Process, str]:
     return proc, url
 
 
-def host(app_dir: Path, data_dir: Path, env: dict[str, str]) -> Process:
-    """Prepare the local host running ``function_app.py``."""
+def host(app_dir: Path, data_dir: Path, env: dict[str, str],
+         log_dir: Path | None = None) -> Process:
+    """Prepare the local host running ``function_app.py`` (its log in ``log_dir``)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     return Process("local host", ["devhost", "start", "--app-dir", str(app_dir), "--data-dir",
                                   str(data_dir), "--port", str(port),
                                   "--orchestration-lease-s", "5", "--activity-lease-s", "10"],
-                   data_dir / "host.log", env,
+                   (log_dir or data_dir) / "host.log", env,
                    f"{url}/runtime/webhooks/durabletask/instances?top=1")

@@ -112,6 +112,11 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
                  "default faults); the host SIGKILLed at 25% and 60% and the simulator at "
                  "45% unless --kill-at / --kill-simulator-at say otherwise; settings under "
                  "which a black-holed order gives up in about 25 s."),
+        nemesis_seed: int | None = typer.Option(
+            None, "--nemesis", min=0,
+            help="Nemesis run of this seed: crashes, pauses, clock skew, network faults "
+                 "and a full disk at random times (demo/nemesis.py); the schedule is "
+                 "printed at the end."),
         linger_s: float = typer.Option(
             0.0, "--linger-s", min=0.0,
             help="Leave the host and the simulator up this many seconds after the summary "
@@ -122,6 +127,12 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
     or is unbalanced by the ledger audit (demo/audit.py).
     Unbalanced orders are printed above the summary lines, with the reason.
     """
+    if nemesis_seed is not None:
+        from demo.nemesis_run import run_nemesis
+
+        _exit_unless_ok(run_nemesis(nemesis_seed, orders, data_root, timeout_s,
+                                    min(max(1000, orders), 10_000)))
+        return
     data_dir = data_root / "demo"
     shutil.rmtree(data_dir, ignore_errors=True)
     data_dir.mkdir(parents=True)
@@ -175,6 +186,11 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
         sim.stop()
     if metrics_out is not None:
         metrics_out.write_text(json.dumps(run_metrics(summary, usage, rate), indent=2))
+    _exit_unless_ok(summary)
+
+
+def _exit_unless_ok(summary: Summary) -> None:
+    """Exit 1, saying so, unless every order ended terminal and balanced."""
     if not summary.ok:
         console.print("[red]demo failed: an order was lost, left non-terminal, had a side "
                       "effect twice, or is unbalanced in the ledger or the stock[/red]")

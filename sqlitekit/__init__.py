@@ -6,6 +6,7 @@ processes sharing one file (STYLE 5: SQLite stand-ins are production code).
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import threading
@@ -186,14 +187,39 @@ def write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        else:
             conn.execute("COMMIT")
+        except BaseException:
+            # SQLITE_FULL, SQLITE_IOERR (and others) roll the transaction back themselves:
+            # a ROLLBACK then would raise "no transaction is active" over their error.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
 
 _BUSY_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+_FULL_CODES = frozenset({sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR})
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Tell whether ``exc``, or an exception it was raised from, says the disk is full.
+
+    SQLITE_FULL and SQLITE_IOERR (SQLite reports a failed write of its journal as an I/O
+    error) by their primary code, and ``OSError`` ENOSPC or EDQUOT. SQLite rolls back the
+    transaction they end, so nothing of it was written.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        code = getattr(current, "sqlite_errorcode", None)
+        if isinstance(current, sqlite3.Error) and code is not None and \
+                code & 0xFF in _FULL_CODES:
+            return True
+        if isinstance(current, OSError) and current.errno in _FULL_ERRNOS:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def is_busy(exc: sqlite3.Error) -> bool:

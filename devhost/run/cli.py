@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,9 @@ app = typer.Typer(help="Run Azure Functions apps with Durable Functions on one m
                   no_args_is_help=True, add_completion=False)
 console = Console()
 
+START_RETRY_S = 1.0
+"""Pause between start-up attempts while the data disk is full."""
+
 MAX_DEFAULT_WORKERS = 4
 """Processes beyond this gave nothing more: they all queue for the task hub's write lock."""
 
@@ -54,17 +58,29 @@ def _build_or_exit(**kwargs: Any) -> LocalHost:
     """Build the host; a start-up error ends the command with its one-line message.
 
     The message names the user's file, line and column (or the setting at fault); the
-    traceback through the host's own modules is logged at debug level only.
+    traceback through the host's own modules is logged at debug level only. A full data
+    disk is waited out instead (one ERROR line), as the running host waits it out.
     """
     from devhost.app.load_errors import AppLoadError
     from devhost.run.runtime import build_host
+    from sqlitekit import is_disk_full
 
-    try:
-        return build_host(**kwargs)
-    except AppLoadError as exc:
-        log.debug("start-up failed", exc_info=True)
-        typer.echo(f"devhost: {exc}", err=True)
-        raise typer.Exit(1) from None
+    waiting = False
+    while True:
+        try:
+            return build_host(**kwargs)
+        except AppLoadError as exc:
+            log.debug("start-up failed", exc_info=True)
+            typer.echo(f"devhost: {exc}", err=True)
+            raise typer.Exit(1) from None
+        except Exception as exc:
+            if not is_disk_full(exc):
+                raise
+            if not waiting:  # one line, then a quiet retry each second
+                log.error("the data disk is full (%s: %s); starting once space returns",
+                          type(exc).__name__, exc)
+                waiting = True
+            time.sleep(START_RETRY_S)
 
 
 def default_workers() -> int:

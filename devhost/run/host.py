@@ -21,6 +21,7 @@ from devhost.app import invoke
 from devhost.app.host_config import HostConfig, check_hub_name, load_host_config
 from devhost.app.loader import AppIndex, AppLoadError, load_app
 from devhost.entities.worker import EntityWorker
+from devhost.failures.disk_gate import CHECK_EVERY_S, DiskGate
 from devhost.failures.host_failures import HostRetryPolicy
 from devhost.orchestration.versioning import Versioning
 from devhost.run.clock import Clock, ManualClock, SystemClock
@@ -140,6 +141,8 @@ class LocalHost:
             self.pollers.append(EntityWorker(self.taskhub, self.index.entities,
                                              owner=self.worker.owner, lease=orchestration_lease,
                                              batch_size=durable.max_entity_batch))
+        self.gate = DiskGate(self.data_dir)
+        """Closed while the data disk is full: the loops take no work."""
         self.engine: Any = None
         """The embedded Service Bus engine, set by :func:`devhost.run.runtime.build_host`."""
         self.serve_http = serve_http
@@ -254,25 +257,28 @@ class LocalHost:
         pending: list[Any] = []
         delay = 0.001
         while not self._stop.is_set():
+            if not self.gate.is_open():  # the disk is full: finished work waits in the pool
+                self._stop.wait(CHECK_EVERY_S)
+                continue
             self._work_ready.clear()
             finished = pool.take_finished()
             try:
                 finished += self.worker.activities_failed_in_host(pool.take_failed())
-            except Exception:  # noqa: BLE001 - their leases expire; they run again
-                log.exception("recording activities that failed in the host failed")
+            except Exception as exc:  # noqa: BLE001 - their leases expire; they run again
+                self._log_failure(exc, "recording activities that failed in the host failed")
             try:
                 pending, claimed = self.worker.run_round(pending, finished,
                                                          self.episode_batch, pool.room())
-            except Exception:  # noqa: BLE001 - nothing of the round was written
+            except Exception as exc:  # noqa: BLE001 - nothing of the round was written
                 # Its episodes and finished activities run again once their leases
                 # expire (activities are idempotent, SPEC X7).
-                log.exception("work round failed")
+                self._log_failure(exc, "work round failed")
                 pending, claimed = [], []
             pool.submit(claimed)
             try:
                 pool.renew_if_due(self.taskhub, self.worker.activity_lease)
-            except Exception:  # noqa: BLE001 - retried next round, well within the lease
-                log.exception("activity lease renewal failed")
+            except Exception as exc:  # noqa: BLE001 - retried next round, within the lease
+                self._log_failure(exc, "activity lease renewal failed")
             if pending or claimed or finished:
                 delay = 0.001
                 continue
@@ -288,16 +294,24 @@ class LocalHost:
         except Exception:  # noqa: BLE001 - the leases expire; nothing is lost
             log.exception("final work round failed")
 
+    def _log_failure(self, exc: Exception, what: str) -> None:
+        """Log a loop's failure with its traceback, unless it closed the disk gate."""
+        if not self.gate.saw(exc):
+            log.error(what, exc_info=exc)
+
     def _poller_loop(self, poller: Poller) -> None:
         # A poller that can be woken (a queue's, by a send of this process) waits on that;
         # the growing delay stays the bound, for work that comes from other processes.
         idle_wait = getattr(poller, "idle_wait", None)
         delay = 0.001
         while not self._stop.is_set():
+            if not self.gate.is_open():
+                self._stop.wait(CHECK_EVERY_S)
+                continue
             try:
                 worked = poller.poll_once()
-            except Exception:  # noqa: BLE001
-                log.exception("trigger poller failed")
+            except Exception as exc:  # noqa: BLE001
+                self._log_failure(exc, "trigger poller failed")
                 worked = 0
             if worked:
                 delay = 0.001

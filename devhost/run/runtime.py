@@ -9,7 +9,9 @@ the data folder in the ``DEVHOST_DATA_DIR`` setting.
 from __future__ import annotations
 
 import json
+import math
 import os
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,9 @@ from devhost.run.host import LocalHost
 from devhost.triggers.servicebus import ServiceBusTriggerPoller
 from devhost.triggers.timer import TimerTriggerPoller, singleton_lock_period
 from sqlitebus import open_engine
+
+CLOCK_OFFSET_SETTING = "DEVHOST_CLOCK_OFFSET_S"
+"""Seconds (float, either sign) this host process's clock is off by: clock skew tests."""
 
 DATA_DIR_SETTING = "DEVHOST_DATA_DIR"
 """Environment variable the host sets to its data folder before importing the app."""
@@ -81,8 +86,12 @@ def record_app_settings(app_dir: Path, data_dir: Path) -> dict[str, str]:
     target = data_dir / APP_SETTINGS_FILE
     data_dir.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(values, indent=1, sort_keys=True), encoding="utf-8")
-    temporary.replace(target)
+    try:
+        temporary.write_text(json.dumps(values, indent=1, sort_keys=True), encoding="utf-8")
+        temporary.replace(target)
+    except OSError:  # a full disk, say: leave no partial file behind
+        temporary.unlink(missing_ok=True)
+        raise
     return values
 
 
@@ -99,6 +108,27 @@ def declared_clients(environ: dict[str, str] | None = None) -> list[str]:
     """
     env = os.environ if environ is None else environ
     return [c.strip().lower() for c in env.get(CLIENTS_SETTING, "").split(",") if c.strip()]
+
+
+def skewed_clock(environ: Mapping[str, str]) -> Clock | None:
+    """Return the system clock moved by :data:`CLOCK_OFFSET_SETTING`, or None when it is unset.
+
+    Raises
+    ------
+    AppLoadError
+        If the setting is not a number of seconds.
+    """
+    text = environ.get(CLOCK_OFFSET_SETTING, "").strip()
+    if not text:
+        return None
+    try:
+        offset_s = float(text)
+    except ValueError:
+        raise AppLoadError(f"{CLOCK_OFFSET_SETTING}: must be a number of seconds, "
+                           f"got {text!r}") from None
+    if not math.isfinite(offset_s):
+        raise AppLoadError(f"{CLOCK_OFFSET_SETTING}: must be finite, got {text!r}")
+    return clocks.OffsetClock(clocks.SystemClock(), timedelta(seconds=offset_s))
 
 
 def current() -> LocalHost | None:
@@ -139,6 +169,7 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
         Not started: call ``start()`` or use drain mode (``run_until_idle``).
     """
     global _current
+    clock = clock or skewed_clock(os.environ)
     data_dir = Path(data_dir).resolve()
     os.environ[DATA_DIR_SETTING] = str(data_dir)
     host = LocalHost(app_dir, data_dir, clock=clock, port=port,
@@ -154,7 +185,8 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
     owner = host.worker.owner
     concurrency = queue_concurrency or max_concurrent_calls(Path(app_dir))
     host.pollers.extend(
-        ServiceBusTriggerPoller(f, host.engine, owner, host.client_binding, batch_size=1)
+        ServiceBusTriggerPoller(f, host.engine, owner, host.client_binding, batch_size=1,
+                                gate=host.gate)
         for f in host.index.service_bus for _ in range(concurrency))
     if host.index.timers:
         host.pollers.append(TimerTriggerPoller(host.index.timers, host.taskhub, owner,

@@ -22,6 +22,13 @@ log = logging.getLogger("devhost")
 STOP_GRACE_S = 15.0
 """How long a worker may take to stop before it is killed (its own stop allows 10 s)."""
 
+WORKER_OFFSETS_SETTING = "DEVHOST_WORKER_CLOCK_OFFSETS_S"
+"""Clock offsets (seconds, comma-separated) of the worker processes, the n-th process
+getting the n-th (cycling); each is passed as its ``DEVHOST_CLOCK_OFFSET_S``."""
+
+MAX_KILLED_AT_START = 3
+"""Workers killed by a signal during start-up that are replaced before start gives up."""
+
 READY = b"ready\n"
 """What a worker writes to its ready pipe once its loops run."""
 
@@ -44,18 +51,29 @@ class WorkerProcesses:
     def __init__(self, argv: list[str], count: int) -> None:
         self.argv = argv
         self.procs: list[subprocess.Popen[bytes]] = []
+        self._offsets = [o.strip() for o in os.environ.get(WORKER_OFFSETS_SETTING, "")
+                         .split(",") if o.strip()]
+        self._spawned = 0
         self._ready_fds: dict[int, int] = {}  # pid -> read end of its ready pipe
         for _ in range(count):
             self._spawn()
 
+    def _env(self) -> dict[str, str] | None:
+        """Return the next worker's environment: its clock offset, if offsets are set."""
+        if not self._offsets:
+            return None
+        offset = self._offsets[self._spawned % len(self._offsets)]
+        self._spawned += 1
+        return {**os.environ, "DEVHOST_CLOCK_OFFSET_S": offset}
+
     def _spawn(self) -> subprocess.Popen[bytes]:
         if os.name != "posix":  # no fd passing: take the worker as ready at once
-            proc = subprocess.Popen(self.argv)
+            proc = subprocess.Popen(self.argv, env=self._env())
         else:
             read_fd, write_fd = os.pipe()
             try:
                 proc = subprocess.Popen([*self.argv, "--ready-fd", str(write_fd)],
-                                        pass_fds=(write_fd,))
+                                        pass_fds=(write_fd,), env=self._env())
             finally:
                 os.close(write_fd)
             self._ready_fds[proc.pid] = read_fd
@@ -74,9 +92,11 @@ class WorkerProcesses:
         ------
         WorkerStartError
             If a worker exits (or closes its pipe) before it is ready, or ``timeout_s``
-            passes.
+            passes. A worker killed by a signal is replaced instead, up to
+            :data:`MAX_KILLED_AT_START` times.
         """
         deadline = time.monotonic() + timeout_s
+        killed = 0
         while self._ready_fds:
             if stop.is_set():
                 return False
@@ -90,9 +110,17 @@ class WorkerProcesses:
                 os.close(fd)
                 del self._ready_fds[pid]
                 if line != READY:
-                    code = next(p for p in self.procs if p.pid == pid).wait()
-                    raise WorkerStartError(f"a worker process exited during start-up "
-                                           f"(exit code {code}); see its log above")
+                    proc = next(p for p in self.procs if p.pid == pid)
+                    code = proc.wait()
+                    if code >= 0 or killed >= MAX_KILLED_AT_START:
+                        raise WorkerStartError(f"a worker process exited during start-up "
+                                               f"(exit code {code}); see its log above")
+                    # Killed by a signal (SIGKILL, the OOM killer): not the app's fault.
+                    killed += 1
+                    log.warning("worker process %d was killed by signal %d during start-up;"
+                                " starting a new one", pid, -code)
+                    self.procs.remove(proc)
+                    self._spawn()
         return True
 
     def replace_exited(self) -> int:

@@ -23,6 +23,7 @@ from azure.functions.servicebus import ServiceBusMessage
 
 from devhost.app import invoke
 from devhost.app.loader import AppLoadError, FunctionDef
+from devhost.failures.disk_gate import DiskGate
 from devhost.failures.host_failures import (
     HOST_ERROR_REASON,
     HostRetryPolicy,
@@ -90,7 +91,8 @@ class ServiceBusTriggerPoller:
 
     def __init__(self, fdef: FunctionDef, engine: ServiceBusEngine, owner: str,
                  client_binding: Any, batch_size: int = 16,
-                 host_retries: HostRetryPolicy | None = None) -> None:
+                 host_retries: HostRetryPolicy | None = None,
+                 gate: DiskGate | None = None) -> None:
         trigger = fdef.trigger
         if trigger.get("isSessionsEnabled"):
             raise AppLoadError(f"function '{fdef.name}': Service Bus sessions are not "
@@ -108,6 +110,7 @@ class ServiceBusTriggerPoller:
         self.client_binding = client_binding
         self.batch_size = batch_size
         self.host_retries = host_retries or HostRetryPolicy.from_settings()
+        self.gate = gate
         props = engine.catalog.resolve(self.queue)
         self.lock_duration = props.lock_duration if props else timedelta(seconds=30)
         self.max_delivery_count = props.max_delivery_count if props else 10
@@ -132,11 +135,12 @@ class ServiceBusTriggerPoller:
         for m in messages:
             try:
                 self._handle(m)
-            except Exception:  # noqa: BLE001 - the next messages of the batch still run
+            except Exception as exc:  # noqa: BLE001 - the next messages of the batch run
                 # Unsettled: its lock expires and it is delivered again, until the queue's
                 # MaxDeliveryCount dead-letters it.
-                log.exception("message %s of queue %s could not be settled", m.message_id,
-                              self.queue)
+                if not self._disk_full(exc):
+                    log.exception("message %s of queue %s could not be settled",
+                                  m.message_id, self.queue)
         return len(messages)
 
     def _arguments(self, m: ReceivedMessage) -> dict[str, Any]:
@@ -157,12 +161,21 @@ class ServiceBusTriggerPoller:
             with renewing(lambda: self.engine.renew_lock(self.queue, token),
                           self.lock_duration):
                 invoke.call(self.fdef.func, kwargs)
-        except Exception:  # noqa: BLE001 - an exception abandons the message, as in Azure
-            log.exception("function %s failed on message %s (delivery %d); abandoning",
-                          self.fdef.name, m.message_id, m.delivery_count)
+        except Exception as exc:  # noqa: BLE001 - an exception abandons it, as in Azure
+            if self._disk_full(exc):  # the gate stops receiving: few deliveries are spent
+                log.warning("function %s failed on message %s (delivery %d) while the data "
+                            "disk is full; abandoning", self.fdef.name, m.message_id,
+                            m.delivery_count)
+            else:
+                log.exception("function %s failed on message %s (delivery %d); abandoning",
+                              self.fdef.name, m.message_id, m.delivery_count)
             self._settle(self.engine.abandon, m)
         else:
             self._settle(self.engine.complete, m)
+
+    def _disk_full(self, exc: Exception) -> bool:
+        """Tell the host's disk gate of a failure; True if it says the disk is full."""
+        return self.gate is not None and self.gate.saw(exc)
 
     def _failed_in_host(self, m: ReceivedMessage, error: str) -> None:
         policy = self.host_retries

@@ -30,6 +30,7 @@ from devhost.failures.failure_texts import activity_failure, exception_details
 from devhost.orchestration.actions import HTTP_ACTIVITY
 from devhost.taskhub.events import EventType, event
 from devhost.taskhub.store import ActivityWorkItem
+from sqlitekit import is_disk_full
 
 log = logging.getLogger("devhost.http")
 
@@ -59,6 +60,12 @@ def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
     dict
         TaskCompleted (``Result`` is the JSON output) or TaskFailed with the extension's
         texts (:func:`devhost.failures.failure_texts.activity_failure`).
+
+    Raises
+    ------
+    Exception
+        What the activity raised when it says the disk is full
+        (:func:`sqlitekit.is_disk_full`): the host's failure, retried, not the app's.
     """
     try:
         if item.name == HTTP_ACTIVITY:
@@ -77,7 +84,9 @@ def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
             output = ActivityTriggerConverter.encode(result, expected_type=None).value
         return event(EventType.TaskCompleted, now(), TaskScheduledId=item.task_id,
                      Result=output)
-    except Exception as exc:  # noqa: BLE001 - every failure becomes TaskFailed
+    except Exception as exc:  # noqa: BLE001 - every failure becomes TaskFailed ...
+        if is_disk_full(exc):  # ... but the host's full disk: a host failure (retried)
+            raise
         reason, details = activity_failure(item.name, exc)
         return event(EventType.TaskFailed, now(), TaskScheduledId=item.task_id,
                      Reason=reason, Details=details)

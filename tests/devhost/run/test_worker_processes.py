@@ -43,6 +43,35 @@ def test_a_worker_that_exits_during_start_up_is_reported_with_its_exit_code():
     procs.stop(grace_s=0)
 
 
+def killed_first_then_ready(marker):
+    """A worker SIGKILLed during its first start-up (as a chaos test does); the next is ready."""
+    return (f"import os, signal, sys, time, pathlib; m = pathlib.Path({str(marker)!r}); "
+            "n = int(m.read_text()) if m.exists() else 0; m.write_text(str(n + 1)); "
+            "n == 0 and os.kill(os.getpid(), signal.SIGKILL); "
+            "os.write(int(sys.argv[-1]), b'ready\\n'); time.sleep(60)")
+
+
+def test_a_worker_killed_by_a_signal_during_start_up_is_replaced(tmp_path, caplog):
+    marker = tmp_path / "starts"
+    procs = workers(killed_first_then_ready(marker))
+    try:
+        assert procs.wait_ready(threading.Event(), timeout_s=60) is True
+        assert marker.read_text() == "2" and len(procs.procs) == 1
+        assert procs.procs[0].poll() is None
+    finally:
+        procs.stop(grace_s=5)
+    assert [r.getMessage().split(" was ")[1] for r in caplog.records
+            if "during start-up" in r.getMessage()] == [
+        f"killed by signal {signal.SIGKILL.value} during start-up; starting a new one"]
+
+
+def test_a_worker_killed_at_every_start_up_ends_the_start():
+    procs = workers("import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    with pytest.raises(WorkerStartError, match=f"exit code -{signal.SIGKILL.value}"):
+        procs.wait_ready(threading.Event(), timeout_s=60)
+    procs.stop(grace_s=0)
+
+
 def test_stop_during_start_up_does_not_wait_for_readiness():
     procs = workers(NEVER_READY)
     stop = threading.Event()
