@@ -9,7 +9,7 @@ import pytest
 from devhost.failures.disk_gate import MIN_FREE_BYTES, DiskGate
 from devhost.run.host import LocalHost
 
-from .conftest import SAMPLE_APP, output, start
+from tests.devhost.conftest import SAMPLE_APP, output, start
 
 
 def sqlite_full_error(tmp_path) -> sqlite3.OperationalError:
@@ -109,7 +109,7 @@ def wait_for(condition, what, timeout_s=30.0):
 
 def test_start_up_on_a_full_disk_waits_for_space_with_one_line(tmp_path, caplog,
                                                                 monkeypatch):
-    from devhost import cli, runtime
+    from devhost.run import cli, runtime
 
     full_error = sqlite_full_error(tmp_path)
     attempts = []
@@ -129,7 +129,7 @@ def test_start_up_on_a_full_disk_waits_for_space_with_one_line(tmp_path, caplog,
 
 
 def test_start_up_fails_at_once_on_other_errors(tmp_path, monkeypatch):
-    from devhost import cli, runtime
+    from devhost.run import cli, runtime
 
     def build_host(**kwargs):
         raise PermissionError(13, "Permission denied")
