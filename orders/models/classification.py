@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 
 class Classification(StrEnum):
-    """Data classification of a field or entry, from least to most sensitive (SPEC X10)."""
+    """Data classification of a field or entry, from least to most sensitive (X10)."""
 
     PUBLIC = "Public"
     INTERNAL = "Internal"

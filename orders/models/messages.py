@@ -137,7 +137,7 @@ class AgentReply(Versioned):
 
 
 class StatusKind(StrEnum):
-    """Status messages a client receives on its reply queue (SPEC S8, S9, X3)."""
+    """Status messages a client receives on its reply queue (S8, S9, X3)."""
 
     REQUEST_RECEIVED = "RequestReceived"
     ORDER_COMPLETED = "OrderCompleted"

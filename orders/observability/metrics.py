@@ -74,7 +74,7 @@ def record_submission(accepted: bool, reason: str | None = None) -> None:
 
 
 def record_backlog(in_flight: int, limit: int) -> None:
-    """Set the admission backlog and its limit (SPEC X3)."""
+    """Set the admission backlog and its limit (X3)."""
     _instruments["orders.in_flight"].set(in_flight)
     _instruments["orders.in_flight.limit"].set(limit)
 
@@ -98,7 +98,7 @@ def record_recovery(outcome: str, count: int = 1) -> None:
 
 
 def record_compensation(outcome: str) -> None:
-    """Count one finished compensation (SPEC S9): ``"compensated"`` or ``"failed"``."""
+    """Count one finished compensation (S9): ``"compensated"`` or ``"failed"``."""
     _instruments["orders.compensations"].add(1, {"outcome": outcome})
 
 
