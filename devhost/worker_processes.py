@@ -41,9 +41,9 @@ READY = b"ready\n"
 LOCK_HOLD_LIMIT_S = 5.0
 """How long a worker may hold a write lock before it is killed (``--lock-hold-limit-s``).
 
-The longest hold measured in ``python -m demo --orders 200`` was 0.51 s, on a 2-core
-machine at load average 11 (docs/local-host.md); a frozen worker now stalls the others
-about this long, instead of until it wakes."""
+The longest hold measured in ``python -m demo --orders 200`` on 2 cores was 0.89 s, at
+load average 46 (docs/local-host.md); a frozen worker now stalls the others about this
+long, instead of until it wakes."""
 
 
 class WorkerStartError(RuntimeError):
