@@ -110,6 +110,8 @@ def test_a_worker_frozen_holding_a_write_lock_is_ended_and_nothing_is_lost(tmp_p
     try:
         submit_orders(create_sender("local", data_dir=tmp_path), orders, client_id="pair",
                       reply_to="replies-pair")
+        # Once every worker is ready: start-up is not supervised (the host waits for it).
+        _wait(lambda: "devhost: listening on" in (tmp_path / "host.log").read_text(), 240)
         _wait(lambda: _terminal(tmp_path) >= 3, 240)
         worker = _worker(host.proc.pid)
         assert worker is not None, "the host has no worker process"
