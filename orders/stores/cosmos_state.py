@@ -21,7 +21,8 @@ whose gaps are pinned by ``tests/orders/stores/test_cosmos_server_gaps.py``):
   argument of a query, so a single-partition query must also filter
   ``c.orderId = @pk`` in its WHERE clause.
 * No transactional batch: every change is one item write (the test server rejects the
-  Python SDK's batch requests, and one item per order needs none).
+  Python SDK's batch requests, and one item per order needs none). MAX_PROCESSING is
+  kept by an ETag-fenced slots document instead (:mod:`orders.stores.cosmos_slots`).
 * Reading a missing item: the test server answers 500 instead of 404; the repository's
   npm install patches it (``tests/orders/stores/patches``), the adapter keeps real point reads.
 """
@@ -50,14 +51,20 @@ from orders.stores._cosmos import (
 )
 from orders.stores._records import keep_record, require_etag, stamp
 from orders.stores._state_scans import StateScans
+from orders.stores.cosmos_slots import ProcessingSlots
+from orders.stores.errors import PreconditionFailedError
 from orders.stores.ports import (
     AnyClient,
     Created,
     ScanPage,
     StateChange,
+    check_claim,
     check_count,
     check_states,
 )
+
+_SLOT_TRIES = 50
+"""Rounds of read-take-write of the slots document before a claim gives up for now."""
 
 _STARTABLE_SQL = (
     "SELECT * FROM c WHERE c.processState = @state AND IS_NULL(c.lockedBy) "
@@ -93,6 +100,7 @@ class CosmosStateStore(CosmosAdapter, StateScans):
     def __init__(self, container: ContainerProxy, *, clock: Clock | None = None) -> None:
         super().__init__(container)
         self._clock = clock or SystemClock()
+        self._slots = ProcessingSlots(container, self.get, self.replace)
 
     def create_if_absent(self, record: StateRecord) -> Created[StateRecord]:
         """Store ``record`` unless its OrderID exists (SPEC S1, X5).
@@ -131,6 +139,27 @@ class CosmosStateStore(CosmosAdapter, StateScans):
                 match_condition=MatchConditions.IfNotModified,
             )
         return _record(document)
+
+    def claim_within(self, record: StateRecord, limit: int) -> StateRecord | None:
+        """Take a slot of ``limit`` in the slots document, then claim the record.
+
+        See :meth:`orders.stores.ports.StateStore.claim_within` and
+        :mod:`orders.stores.cosmos_slots`: a Processing record always holds a slot, so
+        there are never more than ``limit``.
+        """
+        check_claim(record, limit)
+        require_etag(record)
+        for _ in range(_SLOT_TRIES):
+            holders, etag = self._slots.read()
+            outcome = self._slots.take(holders, record, limit)
+            if outcome == "full":
+                return None
+            if outcome == "stale":
+                raise PreconditionFailedError(
+                    f"orderId {record.order_id!r}: the record changed since it was read")
+            if self._slots.write(holders, etag):
+                return self.replace(record)
+        return None  # the slots kept changing: the starter's next run claims it
 
     def _startable(self, now: datetime, limit: int, state: ProcessState,
                    client_id: str | None | AnyClient) -> list[StateRecord]:

@@ -159,6 +159,28 @@ class StateStore(Protocol):
         """
         ...
 
+    def claim_within(self, record: StateRecord, limit: int) -> StateRecord | None:
+        """Write a starter's claim as :meth:`replace` does, unless ``limit`` attempts run.
+
+        The check and the write are one step, so claims made at once never leave more than
+        ``limit`` records Processing (MAX_PROCESSING, SPEC S3). SQLite counts Processing
+        inside the claim's transaction; Cosmos DB, which has no transaction across
+        partitions, takes a slot in an ETag-fenced slots document first.
+
+        Returns
+        -------
+        StateRecord or None
+            The stored claim; None, with nothing written, when there is no free slot
+            (on Cosmos DB also when the slots document kept changing under contention).
+
+        Raises
+        ------
+        ValueError
+            If ``record`` is not Processing with a LockedBy, or ``limit`` is outside
+            1..10000; and as :meth:`replace` (PreconditionFailedError, NotFoundError).
+        """
+        ...
+
     def find_startable(
         self, now: datetime, limit: int, state: ProcessState = ProcessState.PENDING,
         client_id: str | None | AnyClient = ANY_CLIENT,
@@ -335,6 +357,22 @@ def check_startable(state: ProcessState) -> ProcessState:
         raise ValueError(f"state: must be one of {', '.join(s.value for s in STARTABLE_STATES)}"
                          f"; got {state!r}")
     return state
+
+
+def check_claim(record: StateRecord, limit: int) -> int:
+    """Validate the arguments of ``claim_within``; return ``limit``.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument and the rule.
+    """
+    if record.process_state is not ProcessState.PROCESSING or record.locked_by is None:
+        raise ValueError("record: a claim must be Processing with a LockedBy; got "
+                         f"{record.process_state.value} with LockedBy {record.locked_by!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_COUNT_LIMIT:
+        raise ValueError(f"limit: must be an int from 1 to {MAX_COUNT_LIMIT}; got {limit!r}")
+    return limit
 
 
 def check_now(now: datetime) -> datetime:

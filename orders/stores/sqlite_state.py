@@ -63,10 +63,14 @@ from orders.stores.ports import (
     Created,
     ScanPage,
     StateChange,
+    check_claim,
     check_count,
     check_states,
 )
 from sqlitekit import write
+
+PROCESSING_COUNT_SQL = "SELECT COUNT(*) FROM state_records WHERE process_state = 'Processing'"
+"""Served by ``ix_state_deadline``: reads the Processing entries only (at most the limit)."""
 
 
 class SqliteStateStore(SqliteAdapter, StateScans):
@@ -133,6 +137,20 @@ class SqliteStateStore(SqliteAdapter, StateScans):
 
         See :meth:`orders.stores.ports.StateStore.replace`.
         """
+        stored = self._write_if_current(record, None)
+        assert stored is not None  # without a limit there is always room
+        return stored
+
+    def claim_within(self, record: StateRecord, limit: int) -> StateRecord | None:
+        """Write a claim unless ``limit`` records are Processing, counted in its transaction.
+
+        See :meth:`orders.stores.ports.StateStore.claim_within`: ``BEGIN IMMEDIATE`` holds
+        the file's write lock from the count to the update, so no other claim comes between.
+        """
+        return self._write_if_current(record, check_claim(record, limit))
+
+    def _write_if_current(self, record: StateRecord, limit: int | None) -> StateRecord | None:
+        """Run the conditional UPDATE; None if ``limit`` others are Processing."""
         expected = require_etag(record)
         stored = stamp(record, etag=str(uuid.uuid4()), now=self._clock.now())
         row = to_row(stored)
@@ -140,17 +158,19 @@ class SqliteStateStore(SqliteAdapter, StateScans):
         updated = [c for c in COLUMNS if c not in ("order_id", "created_at")]
         with self._db.use("write") as conn:
             with write(conn):
-                cursor = conn.execute(
-                    f"UPDATE state_records SET {', '.join(f'{c} = :{c}' for c in updated)} "
-                    "WHERE order_id = :order_id AND etag = :expected_etag",
-                    row,
-                )
-                if cursor.rowcount == 1:
+                found = conn.execute("SELECT etag, process_state FROM state_records"
+                                     " WHERE order_id = ?", (record.order_id,)).fetchone()
+                if found is None or found["etag"] != expected:
+                    exists = found is not None
+                elif limit is not None and found["process_state"] != "Processing" and (
+                        conn.execute(PROCESSING_COUNT_SQL).fetchone()[0] >= limit):
+                    return None
+                else:
+                    conn.execute(
+                        f"UPDATE state_records SET {', '.join(f'{c} = :{c}' for c in updated)} "
+                        "WHERE order_id = :order_id AND etag = :expected_etag", row)
                     return stored
-                exists = conn.execute(
-                    "SELECT 1 FROM state_records WHERE order_id = ?", (record.order_id,)
-                ).fetchone()
-        if exists is None:
+        if not exists:
             raise NotFoundError(f"orderId {record.order_id!r}: no state record to replace")
         raise PreconditionFailedError(
             f"orderId {record.order_id!r}: ETag {expected!r} is stale; another writer "
