@@ -23,7 +23,9 @@ from pathlib import Path
 import pathspec
 import pytest
 
-pytestmark = pytest.mark.slow
+# One worker builds the requirements-only venv for both tests that use it; building it
+# (pip install of requirements.txt) can take minutes on a busy machine.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("deploy-venv"), pytest.mark.timeout(900)]
 
 REPO = Path(__file__).resolve().parents[2]
 NOT_SHIPPED = ("devhost", "simulator", "client", "demo", "bench", "tests", "docs",
