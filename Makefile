@@ -34,7 +34,7 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m demo --orders $(ORDERS)
 
-# The three installs download at once; mypy checks types while pytest runs (its workers
+# The three installs download at once; mypy checks types while pytest runs (its tests
 # wait on sockets and subprocesses often enough to leave it a core). Both outputs are
 # printed, and the target fails if either does.
 test:
