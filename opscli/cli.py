@@ -24,6 +24,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -47,7 +48,17 @@ from orders.settings import Settings, SettingsError, read_settings
 
 app = typer.Typer(help="Operator actions: find, inspect and resubmit orders.",
                   no_args_is_help=True, add_completion=False)
-console = Console()
+PIPED_WIDTH = 200
+"""Columns of a table written to a pipe or file when ``COLUMNS`` is unset (no cut step names)."""
+
+
+def out() -> Console:
+    """Return a console as wide as the terminal, or :data:`PIPED_WIDTH` when piped.
+
+    Made per call, so ``COLUMNS`` is read when the command runs.
+    """
+    piped = not sys.stdout.isatty() and not os.environ.get("COLUMNS")
+    return Console(width=PIPED_WIDTH if piped else None)
 
 DATA_DIR = typer.Option(None, "--data-dir", envvar="DEVHOST_DATA_DIR",
                         help="Local host data folder (SQLite backends); default .data.")
@@ -129,7 +140,7 @@ def opened(ctx: typer.Context) -> Iterator[Any]:
     try:
         svc = build_services(cli_settings(ctx.obj))
     except SettingsError as exc:
-        console.print(f"[red]{exc}[/red]")
+        out().print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc
     try:
         yield svc
@@ -148,7 +159,7 @@ def summary(ctx: typer.Context, as_json: bool = AS_JSON) -> None:
     """Orders by state, in-flight backlog and its limit, stuck orders, dead letters."""
     with opened(ctx) as svc:
         figures = build_summary(svc)
-    emit(figures) if as_json else console.print(summary_tables(figures))
+    emit(figures) if as_json else out().print(summary_tables(figures))
 
 
 @app.command("list")
@@ -172,7 +183,7 @@ def list_orders(ctx: typer.Context,
     if as_json:
         emit({"orders": [r.model_dump(mode="json") for r in records], "more": more})
     else:
-        console.print(records_table(f"{which}: {len(records)} order(s)", records, more))
+        out().print(records_table(f"{which}: {len(records)} order(s)", records, more))
 
 
 @app.command()
@@ -193,9 +204,9 @@ def show(ctx: typer.Context, order_id: str, client: str | None = CLIENT,
     with opened(ctx) as svc:
         report = order_report(svc, order_id, reader, details=details)
     if report is None:
-        console.print(f"[red]order {order_id}: no state record and no order[/red]")
+        out().print(f"[red]order {order_id}: no state record and no order[/red]")
         raise typer.Exit(1)
-    emit(report) if as_json else console.print(report_tables(report))
+    emit(report) if as_json else out().print(report_tables(report))
 
 
 @app.command("resubmit")
@@ -213,7 +224,7 @@ def resubmit_order(ctx: typer.Context, order_id: str, client: str | None = CLIEN
         result = resubmit(svc.stores.states, order_id, operator=by or getpass.getuser(),
                           reason=reason)
     ok = result.outcome is ResubmitOutcome.RESUBMITTED
-    console.print(f"[{'green' if ok else 'yellow'}]{result.message}[/]", soft_wrap=True)
+    out().print(f"[{'green' if ok else 'yellow'}]{result.message}[/]", soft_wrap=True)
     if not ok:
         raise typer.Exit(1)
 
@@ -231,14 +242,14 @@ def trace(ctx: typer.Context, order_id: str, client: str | None = CLIENT) -> Non
     store = TraceStore(Path(cli_settings(ctx.obj).DEVHOST_DATA_DIR or ".data") / TRACE_FILE)
     keys = [order_key_of(order_id, client)] if client else store.order_keys(order_id)
     if len(keys) > 1:
-        console.print(f"[yellow]OrderID {order_id} is used by several clients "
+        out().print(f"[yellow]OrderID {order_id} is used by several clients "
                       f"({', '.join(keys)}): name one with --client[/yellow]")
         raise typer.Exit(2)
     spans = store.spans_of(keys[0]) if keys else []
     if not spans:
-        console.print(f"[red]order {order_id}: no spans in {store.path}[/red]")
+        out().print(f"[red]order {order_id}: no spans in {store.path}[/red]")
         raise typer.Exit(1)
-    console.print(trace_tree(keys[0], spans))
+    out().print(trace_tree(keys[0], spans))
 
 
 @app.command()
@@ -257,11 +268,11 @@ def alerts(ctx: typer.Context,
         raise typer.BadParameter(f"must be from 1 to {MAX_PEEK}", param_hint="--limit")
     with opened(ctx) as svc:
         if not isinstance(svc.depths, QueueBrowser):
-            console.print("[red]this backend cannot browse queues[/red]")
+            out().print("[red]this backend cannot browse queues[/red]")
             raise typer.Exit(2)
         found = peek_newest(svc.depths, OPERATOR_ALERTS_QUEUE, limit)
     bodies = [m.body if isinstance(m.body, dict) else {"reason": m.body} for m in found]
-    emit(bodies) if as_json else console.print(alerts_table(bodies))
+    emit(bodies) if as_json else out().print(alerts_table(bodies))
 
 
 @app.command()
@@ -273,9 +284,9 @@ def stock(ctx: typer.Context, sku: str, as_json: bool = AS_JSON) -> None:
     with opened(ctx) as svc:
         found = stock_of(svc, sku)
     if found is None:
-        console.print(f"[red]sku {sku}: no stock item (not stocked in this inventory)[/red]")
+        out().print(f"[red]sku {sku}: no stock item (not stocked in this inventory)[/red]")
         raise typer.Exit(1)
-    emit(found) if as_json else console.print(stock_tables(found))
+    emit(found) if as_json else out().print(stock_tables(found))
 
 
 @app.command("restock")
@@ -295,7 +306,7 @@ def restock_sku(ctx: typer.Context, sku: str,
                             reason=reason)
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="SKU / QUANTITY") from None
-    emit(after) if as_json else console.print(stock_tables(after))
+    emit(after) if as_json else out().print(stock_tables(after))
 
 
 @app.command()
@@ -313,7 +324,7 @@ def budget(ctx: typer.Context) -> None:
     calls = max_calls_per_service(settings, load_queue_limits())
     for service, n in calls.items():
         state = "ok" if n <= settings.RETRY_BUDGET_CALLS_PER_SERVICE else "OVER BUDGET"
-        console.print(f"{service}: at most {n} calls per order "
+        out().print(f"{service}: at most {n} calls per order "
                       f"(budget {settings.RETRY_BUDGET_CALLS_PER_SERVICE}: {state})")
     if any(n > settings.RETRY_BUDGET_CALLS_PER_SERVICE for n in calls.values()):
         raise typer.Exit(1)
