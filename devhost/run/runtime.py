@@ -129,7 +129,7 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
     clocks.hand_over(clocks.HostTime(host.clock, host.sleep))
     record_app_settings(Path(app_dir).resolve(), data_dir)
     host.engine = open_engine(data_dir, clock=host.clock)
-    # Only the clients a deployment would create queues for have them (SPEC L1).
+    # Only the clients a deployment would create queues for have them (L1).
     host.engine.declare_clients(declared_clients())
     owner = host.worker.owner
     concurrency = queue_concurrency or max_concurrent_calls(Path(app_dir))
