@@ -73,7 +73,7 @@ def _check_max_count(max_count: int) -> None:
 
 
 class ServiceBusEngine(Settlement):
-    """Service Bus queues; each method raises MessagingEntityNotFoundError for an unknown queue."""
+    """Service Bus queues; a method given an unknown queue raises MessagingEntityNotFoundError."""
 
     # -- sending ---------------------------------------------------------------------
 
