@@ -188,7 +188,7 @@ class _Attempt:
         self.count += 1
         timeout_s = min(self.attempt_timeout, self.deadline - now).total_seconds()
         r = self.request
-        # Each try is its own span, and the service continues its trace (SPEC X8).
+        # Each try is its own span, and the service continues its trace (X8).
         with order_span(f"{r.method} {r.service} try {self.count}", kind=SpanKind.CLIENT,
                         order_key=r.order_id,
                         attributes={"http.request.method": r.method, "url.full": r.url,
