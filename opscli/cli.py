@@ -1,22 +1,7 @@
-"""Operator CLI (``python -m opscli``): find, inspect and resubmit orders (SPEC S7, S9, X8).
+"""Operator CLI (``python -m opscli``): find, inspect and resubmit orders (S7, S9, X8).
 
-Commands: ``summary`` (the figures of ``api/ops/summary``), ``list`` (Error,
-CompensationFailed, stuck, or any ProcessState; ``--client`` for one client's), ``show``
-(one order with its attempts' orchestration histories and its reservation), ``resubmit``
-(an order in Error: start its next attempt, once), ``stock`` (one SKU's stock and holds),
-``restock`` (add units to a SKU), ``budget`` (the most calls per order to each remote service),
-``trace`` (one order's span tree with durations, from the local host's trace store; the
-issue that asked for it named it ``python -m orders.ops trace``, the CLI is ``python -m opscli``).
-
-An order is named by its key as ``list`` prints it (``acme~ORD-1``; a plain OrderID for an
-order from before client queues), or by the client's OrderID with ``--client``
-(``show ORD-1 --client acme``): OrderIDs are unique per client only (SPEC X10).
-
-Settings are the app's own (:mod:`orders.settings`, from the environment), so the CLI works
-against the local SQLite files (``--data-dir`` / ``DEVHOST_DATA_DIR``) and against Cosmos DB
-and Service Bus (``STORE_BACKEND=cosmos``, ``COSMOS_ENDPOINT``, ... with the operator's
-Azure identity). Orchestration histories are read over the Durable Functions HTTP API
-(``--host-url``, and ``--code`` with the system key in Azure).
+Commands, order naming (``acme~ORD-1`` or ``ORD-1 --client acme``, X10) and settings are
+in docs/operations.md, "Operator CLI".
 """
 
 from __future__ import annotations
@@ -86,8 +71,7 @@ def order_key_of(order: str, client: str | None) -> str:
 def host_settings(data_dir: Path | None) -> dict[str, str]:
     """Return the app settings the local host of ``data_dir`` ran with, unless set here.
 
-    A setting of this process's environment wins; a missing or unreadable file gives
-    nothing (a data folder no local host has served, or Azure).
+    This process's environment wins; a missing or unreadable file gives nothing.
     """
     try:
         recorded = json.loads((data_dir / APP_SETTINGS_FILE).read_text(encoding="utf-8")) \
@@ -103,13 +87,8 @@ def host_settings(data_dir: Path | None) -> dict[str, str]:
 def cli_settings(data_dir: Path | None) -> Settings:
     """Read the app settings from the environment, with ``--data-dir`` for the local backends.
 
-    Settings the environment does not give come from the app settings the local host of
-    ``data_dir`` recorded there (:func:`host_settings`), so the CLI sees the limits and
-    clients the host ran with.
-
-    Without ``--data-dir`` (nor ``DEVHOST_DATA_DIR``), settings that do not validate are
-    read again with the local default ``.data``: the embedded backends need a data folder.
-    What is still wrong then is reported; the validation error's text is never read.
+    Unset ones come from :func:`host_settings`; without a data folder, invalid settings are
+    read again with the local default ``.data``.
 
     Raises
     ------
@@ -231,10 +210,10 @@ def resubmit_order(ctx: typer.Context, order_id: str, client: str | None = CLIEN
 
 @app.command()
 def trace(ctx: typer.Context, order_id: str, client: str | None = CLIENT) -> None:
-    """Print one order's trace: every step, across attempts, with durations (SPEC X8).
+    """Print one order's trace: every step, across attempts, with durations (X8).
 
     Reads ``traces.sqlite`` in the local host's data folder. An OrderID that several
-    clients used is ambiguous (SPEC X10): name the client with ``--client``.
+    clients used is ambiguous (X10): name the client with ``--client``.
     """
     from opscli.trace_view import trace_tree
     from orders.observability.trace_store import TRACE_FILE, TraceStore
@@ -256,7 +235,7 @@ def trace(ctx: typer.Context, order_id: str, client: str | None = CLIENT) -> Non
 def alerts(ctx: typer.Context,
            limit: int = typer.Option(25, "--limit", help="Most alerts to show (1-500)."),
            as_json: bool = AS_JSON) -> None:
-    """Show the newest operator alerts first (queue ``operator-alerts``, SPEC S7, X8).
+    """Show the newest operator alerts first (queue ``operator-alerts``, S7, X8).
 
     Alerts a client can cause come once per client, kind and ten minutes; the messages
     they stand for are in the dead-letter queue they name (``ops summary`` counts them).
