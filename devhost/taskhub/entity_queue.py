@@ -29,7 +29,7 @@ from devhost.taskhub.records import NewMessage
 
 @dataclass(frozen=True)
 class EntityWorkItem:
-    """A claimed entity ``@name@key``, its state before the batch and its (inbox id, request)s."""
+    """A claimed entity ``@name@key``: its state before the batch, its (inbox id, request) pairs."""
 
     entity_id: str
     exists: bool
@@ -89,7 +89,7 @@ class EntityQueue(HubPart):
 
     def list_entities(self, name: str, *, top: int = 100, continuation: str | None = None
                       ) -> tuple[list[tuple[str, str, str, str | None]], str | None]:
-        """List existing entities of ``name`` (any case), oldest id first.
+        """List existing entities of ``name`` (any case, lowered as ``EntityId``), oldest first.
 
         Returns (name, key, last_modified, state) rows and the next page's ``continuation`` or None.
         """

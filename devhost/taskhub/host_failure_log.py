@@ -59,7 +59,7 @@ class HostFailureLog(HubPart):
 
     def note_activity_failure(self, item: ActivityWorkItem, error: str,
                               policy: HostRetryPolicy) -> int:
-        """Count an activity's host-side failure (in a row); unless given up, hold it back."""
+        """Count an activity host failure, return the count; unless given up, hold it back."""
         now = self.clock.now()
         with db.write(self._conn()) as conn:
             attempts = self._count_failure(conn, activity_key(item.id), error, now)

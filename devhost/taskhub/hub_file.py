@@ -1,8 +1,7 @@
 """The task hub's one SQLite file, and what every part of the task hub shares over it.
 
-:class:`~devhost.taskhub.store.TaskHub` is made of :class:`HubPart` s over one
-:class:`HubFile` (one connection per thread, one clock, one schema), so a transaction of
-one part may write another's rows.
+:class:`~devhost.taskhub.store.TaskHub`'s parts share one :class:`HubFile` (connection per
+thread, clock, schema), so one part's transaction may write another's rows.
 """
 
 from __future__ import annotations

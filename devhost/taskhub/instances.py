@@ -42,9 +42,10 @@ class InstanceStore(HubPart):
                         replace_running: bool = False) -> InstanceRecord:
         """Create an orchestration instance (Pending) and queue its ExecutionStarted.
 
-        ``input_json`` (the SDK's serialisation) is stored as
-        :func:`~devhost.taskhub.inputs.client_input` says, or as is if ``stored``; ``version``
-        defaults to the hub's; ``replace_running``: ``overridableExistingInstanceStates: AnyState``.
+        ``instance_id`` is validated already (D2); ``input_json`` (the SDK's serialisation) is
+        stored as :func:`~devhost.taskhub.inputs.client_input` says, or as is if ``stored``;
+        ``version`` defaults to the hub's; ``replace_running``:
+        ``overridableExistingInstanceStates: AnyState``.
 
         Raises
         ------

@@ -56,7 +56,7 @@ class InstanceExistsError(TaskHubError):
 
 
 class RefusedOperationError(TaskHubError):
-    """The instance's state refuses it (``DurableClient``'s ``InvalidOperationException``: 500)."""
+    """The state refuses the operation (``DurableClient``'s ``InvalidOperationException``)."""
 
     status = 500
     summary = "Something went wrong while processing your request"

@@ -46,8 +46,8 @@ _CLAIMABLE = (
     " WHERE m.visible_at <= ? AND (i.lock_owner IS NULL OR i.lock_expires <= ?)"
     " AND (i.runtime_status != 'Suspended'"
     " OR m.kind IN ('resume','terminate','suspend'))")
-"""Visible messages of unleased instances (a suspended one takes only resume, terminate
-and suspend); params: now, now.
+"""Visible messages of unleased instances (a suspended one takes only resume, terminate and
+a duplicate suspend, which it drops); params: now, now.
 """
 
 
