@@ -31,11 +31,7 @@ def _retry_relevant(m: InboxMessage, retries: dict[str, dict[str, Any]]) -> bool
 
 def select_batch(item: OrchestrationWorkItem, max_batch: int) -> tuple[list[InboxMessage],
                                                                        list[InboxMessage]]:
-    """Choose the messages this episode adds to history (at most ``max_batch``) and those it drops.
-
-    ExecutionStarted comes first for a new execution; dropped messages belong to an older
-    execution (or duplicate a start).
-    """
+    """Return the messages this episode takes (at most ``max_batch``) and the stale ones."""
     inst = item.instance
     current, stale = [], []
     for m in item.messages:

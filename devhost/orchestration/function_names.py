@@ -4,9 +4,10 @@ Host behaviour mirrors azure-functions-durable-extension ``DurableTaskExtension.
 (``ThrowIfFunctionDoesNotExist``, ``GetInvalidActivityFunctionMessage``,
 ``GetInvalidOrchestratorFunctionMessage``) and ``FunctionName.cs`` (ignoring case). A
 refused call's ``ArgumentException`` lands in the task of the ``async``
-``CallDurableTaskFunctionAsync``, which ``OutOfProcOrchestrationShim.ProcessAsyncActionsV2``
-awaits in a catch-all: never scheduled, the orchestrator waits forever
-(azure-functions-durable-python#132). The host does the same, with a WARNING.
+``DurableOrchestrationContext.CallDurableTaskFunctionAsync``, which
+``OutOfProcOrchestrationShim.ProcessAsyncActionsV2`` awaits in a catch-all: never
+scheduled, it waits forever (azure-functions-durable-python#132). The host does the same,
+with a WARNING.
 """
 
 from __future__ import annotations

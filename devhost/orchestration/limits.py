@@ -2,10 +2,11 @@
 
 A custom status over 16 KB of UTF-16 JSON is refused (azure-functions-durable-extension
 ``ContextImplementations/DurableOrchestrationContext.cs``, ``SetCustomStatus``,
-``MaxCustomStatusPayloadSizeInKB = 16``; ``MessagePayloadDataConverter.Serialize``), before
-the actions are replayed (``OutOfProcOrchestrationShim.ScheduleDurableTaskEvents``): the
-instance fails, nothing of the episode scheduled. Other payloads have no limit on Azure
-Storage (DTFx ``DurableTask.AzureStorage`` moves large messages to blobs).
+``MaxCustomStatusPayloadSizeInKB = 16``; ``MessagePayloadDataConverter.Serialize`` in
+``MessagePayloadDataConverter.cs``), before the actions are replayed
+(``OutOfProcOrchestrationShim.ScheduleDurableTaskEvents``): the instance fails, nothing of
+the episode scheduled. Other payloads have no limit on Azure Storage (DTFx
+``DurableTask.AzureStorage`` moves large messages to blobs).
 """
 
 from __future__ import annotations
