@@ -88,7 +88,7 @@ def missing_activity(item: ActivityWorkItem, when: datetime) -> dict[str, Any]:
 
 
 def call_http(request: dict[str, Any]) -> dict[str, Any]:
-    """Perform a DurableHttpRequest once; return ``{"statusCode", "headers", "content"}`` as is.
+    """Perform a DurableHttpRequest once; return the DurableHttpResponse dict as it is.
 
     Raises
     ------
