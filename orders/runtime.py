@@ -1,7 +1,4 @@
-"""Composition root: build the ports the functions use from the settings, once per process.
-
-Under the local host its clock and sleep come through :func:`clocks.hand_over`.
-"""
+"""Composition root: the ports the functions use, built from the settings once per process."""
 
 from __future__ import annotations
 

@@ -17,10 +17,7 @@ FUNCTIONS_HOST_SETTING = "FUNCTIONS_WORKER_RUNTIME"
 
 
 def check_retry_budget(settings: Any, queues_file: str | None = None) -> dict[str, int]:
-    """Return the most calls per order to each service, or raise SettingsError (X2).
-
-    The error names the budget, the settings to change, or the queue property at fault.
-    """
+    """Return the most calls per order to each service; SettingsError naming what to change (X2)."""
     try:
         return check_budget(settings, load_queue_limits(queues_file))
     except (BudgetError, QueueFileError) as exc:

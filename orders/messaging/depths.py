@@ -1,7 +1,4 @@
-"""Dead-letter depth per queue, from the local engine or Azure Service Bus (X8).
-
-One reader per process, its client built once. Azure needs *Manage* (Data Owner).
-"""
+"""Dead-letter depth per queue, local or Azure Service Bus (X8); Azure needs the *Manage* right."""
 
 from __future__ import annotations
 
