@@ -12,7 +12,7 @@ import azure.functions as func
 
 from ops.access import AccessDenied, caller_of
 from ops.retention import purge_compensation_log, purge_instances
-from ops.summary import build_summary, record_summary
+from ops.summary import SNAPSHOT, build_summary, record_summary
 from orders.durable_blueprint import DurableBlueprint
 from orders.runtime import services
 
@@ -38,8 +38,10 @@ def ops_summary(req: func.HttpRequest) -> func.HttpResponse:
 
 @bp.timer_trigger(arg_name="timer", schedule="%OPS_SNAPSHOT_SCHEDULE%")
 def ops_snapshot(timer: func.TimerRequest) -> None:
-    """Refresh the backlog metrics from the state store and the queues (X8)."""
-    summary = build_summary(services())
+    """Refresh the backlog metrics and the summary snapshot the dashboard reads (X8)."""
+    svc = services()
+    summary = build_summary(svc)
+    svc.stores.states.save_snapshot(SNAPSHOT, summary)
     record_summary(summary)
     log.info("ops snapshot: in_flight=%d/%d stuck=%d error=%d compensation_failed=%d "
              "dead_letters=%s", summary["inFlight"], summary["maxInFlight"], summary["stuck"],

@@ -6,6 +6,7 @@ they cannot disagree.
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from ops.dead_letters import dead_letter_depths
@@ -51,6 +52,29 @@ def build_summary(services: Any, *, with_dead_letters: bool = True) -> dict[str,
         "retryBudget": {"budget": settings.RETRY_BUDGET_CALLS_PER_SERVICE,
                         "maxCallsPerService": max_calls_per_service(settings, queues)},
     }
+
+
+SNAPSHOT = "ops-summary"
+"""Name of the summary snapshot in the state store (``ops_snapshot`` saves it)."""
+
+SNAPSHOT_MAX_AGE = timedelta(seconds=90)
+"""Oldest snapshot the dashboard shows; older or missing, it builds and saves a new one."""
+
+
+def current_summary(services: Any) -> dict[str, Any]:
+    """Return the saved summary if it is at most :data:`SNAPSHOT_MAX_AGE` old, else a new one.
+
+    The counts by state are the summary's one read that grows with the store; served from
+    the snapshot, a dashboard call costs a point read for them whatever the store holds.
+    """
+    states = services.stores.states
+    saved = states.load_snapshot(SNAPSHOT)
+    if saved is not None and (services.clock.now() - datetime.fromisoformat(saved["at"])
+                              <= SNAPSHOT_MAX_AGE):
+        return dict(saved)
+    summary = build_summary(services)
+    states.save_snapshot(SNAPSHOT, summary)
+    return summary
 
 
 def record_summary(summary: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from ops.dashboard.series import charts
 from ops.queries import list_recent, list_stuck
 from ops.redaction import redact
-from ops.summary import build_summary, watched_queues
+from ops.summary import current_summary, watched_queues
 from orders.lifecycle.ids import split_order_key
 from orders.messaging.browse import PeekedMessage, QueueBrowser, peek_newest
 from orders.messaging.settlement import DEAD_LETTERS_QUEUE
@@ -182,7 +182,7 @@ def queues(services: Any) -> dict[str, Any]:
 def build_overview(services: Any, limit: int) -> dict[str, Any]:
     """Collect the dashboard's main view (``limit``: most orders per attention list, 1..1000)."""
     now = services.clock.now()
-    summary = build_summary(services)
+    summary = current_summary(services)
     needing = attention(services, now, limit)
     return {"summary": summary,
             "attention": needing,

@@ -58,6 +58,7 @@ SCHEMA = (
     # The dashboard's newest-first lists and charts (S7, X8); covers the charts' reads.
     "CREATE INDEX IF NOT EXISTS ix_state_recent "
     "ON state_records (process_state, updated_at, created_at)",
+    "CREATE TABLE IF NOT EXISTS snapshots (name TEXT PRIMARY KEY, body TEXT NOT NULL)",
 )
 ADDED_COLUMNS = {
     "compensation_attempt": "INTEGER NOT NULL DEFAULT 0",

@@ -76,6 +76,10 @@ def _record(document: dict[str, Any]) -> StateRecord:
     return StateRecord.model_validate(from_document(document, with_etag=True))
 
 
+SNAPSHOT_PREFIX = "~snapshot-"
+"""Id and partition key prefix of snapshot documents: never an order key (no ``~`` start)."""
+
+
 class CosmosStateStore(CosmosAdapter, StateScans):
     """State store in a Cosmos DB container (S2, S3, V1, V2, X4)."""
 
@@ -215,6 +219,18 @@ class CosmosStateStore(CosmosAdapter, StateScans):
             continuation=token,
             request_charge=charge.total,
         )
+
+    def save_snapshot(self, name: str, body: dict[str, Any]) -> None:
+        """See the port; one ``upsert_item`` of ``~snapshot-<name>`` beside the records."""
+        key = SNAPSHOT_PREFIX + name
+        with translated(f"save snapshot {name}"):
+            self._container.upsert_item(body={"id": key, "orderId": key, "body": body})
+
+    def load_snapshot(self, name: str) -> dict[str, Any] | None:
+        """See the port; one point read."""
+        key = SNAPSHOT_PREFIX + name
+        found = read_document(self._container, key, key, f"load snapshot {name}")
+        return None if found is None else dict(found["body"])
 
     def count_by_state(
         self, states: Iterable[ProcessState] | None = None

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
-from typing import Final, Generic, Protocol, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from orders.models import (
     SUPERVISED_STATES,
@@ -227,6 +227,18 @@ class StateStore(Protocol):
         self, states: Iterable[ProcessState] | None = None
     ) -> dict[ProcessState, int]:
         """Count records per ProcessState, all states if ``states`` is None (X3)."""
+        ...
+
+    def save_snapshot(self, name: str, body: dict[str, Any]) -> None:
+        """Store ``body`` (JSON-ready) as snapshot ``name``, replacing the last one.
+
+        A periodic figure such as the ops summary, kept so readers do not recompute it:
+        one point write, last writer wins (X8).
+        """
+        ...
+
+    def load_snapshot(self, name: str) -> dict[str, Any] | None:
+        """Return snapshot ``name`` as saved, or None: one point read."""
         ...
 
     def find_recent(self, state: ProcessState, limit: int) -> list[StateRecord]:

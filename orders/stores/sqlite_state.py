@@ -15,6 +15,7 @@ version's meaning as default (X6).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import uuid
 from collections.abc import Iterable
@@ -242,6 +243,19 @@ class SqliteStateStore(SqliteAdapter, StateScans):
             continuation=token,
             rows_read=len(found),
         )
+
+    def save_snapshot(self, name: str, body: dict[str, Any]) -> None:
+        """See :meth:`orders.stores.ports.StateStore.save_snapshot`."""
+        text = json.dumps(body, allow_nan=False)
+        with self._db.use("write") as conn, write(conn):
+            conn.execute("INSERT OR REPLACE INTO snapshots (name, body) VALUES (?, ?)",
+                         (name, text))
+
+    def load_snapshot(self, name: str) -> dict[str, Any] | None:
+        """See :meth:`orders.stores.ports.StateStore.load_snapshot`."""
+        with self._db.use("read") as conn:
+            row = conn.execute("SELECT body FROM snapshots WHERE name = ?", (name,)).fetchone()
+        return None if row is None else dict(json.loads(row["body"]))
 
     def count_by_state(
         self, states: Iterable[ProcessState] | None = None
