@@ -15,11 +15,13 @@ from orders.models import Order, Step
 from orders.models.agent_io import AgentPayload, ChargePayload, ShipPayload
 from orders.models.compensation import ReservedLine
 from orders.models.messages import AgentRequest
+from orders.models.money import in_minor_units
 from orders.names import WORKFLOW_REMOTE_STEPS
 
 
 def _charge(order: Order) -> AgentPayload:
-    return ChargePayload(order_id=order.order_id, amount=order.total_price,
+    return ChargePayload(order_id=order.order_id,
+                         amount=in_minor_units(order.total_price, order.currency),
                          currency=order.currency)
 
 

@@ -27,6 +27,15 @@ def minor_units(currency: str) -> int:
     return MINOR_UNITS.get(currency, DEFAULT_MINOR_UNITS)
 
 
+def in_minor_units(amount: Decimal, currency: str) -> Decimal:
+    """Return ``amount`` in fixed point with the currency's decimals: ``2E+1`` USD -> ``20.00``.
+
+    What a payment service is sent, however the client wrote the number (S1 checks that no
+    digit is lost: at most the currency's decimals).
+    """
+    return amount.quantize(Decimal(1).scaleb(-minor_units(currency)))
+
+
 def decimals_of(amount: Decimal) -> int:
     """Return the decimal places of a finite ``amount``, trailing zeros not counted."""
     exponent = amount.normalize().as_tuple().exponent
