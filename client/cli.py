@@ -128,9 +128,9 @@ def send_raw(
 ) -> None:
     """Send one message body as is to ``orders-<id>``, to try the service's validation.
 
-    Nothing is checked here: a body that is not a valid SubmitOrder is answered
-    ``Rejected`` on the reply queue it names, or dead-lettered with the reason when it
-    names none (S1, S8); ``python -m devhost peek orders-<id> --dead-letter`` shows it.
+    Nothing is checked here: a body that is not a valid SubmitOrder is dead-lettered with
+    the field and rule (S1), never answered; ``python -m devhost peek orders-<id>
+    --dead-letter`` shows the reason.
     """
     queue = _submit_queue(client_id)
     try:
