@@ -41,6 +41,7 @@ test:
 	$(MAKE) --no-print-directory -j3 --output-sync=target $(STAMP) $(NODE_STAMP) $(CHROMIUM)
 	$(PY) -m ruff check .
 	@log=$$(mktemp); $(PY) -m mypy >$$log 2>&1 & types=$$!; \
+	trap 'kill $$types 2>/dev/null; rm -f $$log; exit 130' INT TERM; \
 	$(PY) -m pytest; tests=$$?; \
 	wait $$types; typed=$$?; echo "$(PY) -m mypy"; cat $$log; rm -f $$log; \
 	[ $$tests -eq 0 ] && [ $$typed -eq 0 ]
