@@ -1,8 +1,8 @@
 """The order pipeline end to end, on the local host and on a peer, side by side.
 
 Each run is the demo with ``--metrics-out`` (:mod:`demo.run`); the peer is the same
-pipeline on DBOS Transact (:mod:`bench.peers.dbos_orders`). Variants and figures:
-docs/performance.md, "The order pipeline (the main job)".
+pipeline on DBOS Transact (:mod:`bench.peers.dbos_orders`). The variants:
+docs/benchmarks.md; the figures: docs/performance.md.
 """
 
 from __future__ import annotations
