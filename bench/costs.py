@@ -1,12 +1,7 @@
 """What an order costs on Azure: counted after a run from its durable state, then priced.
 
-Counts come from the run's data folder: the task hub's history (episodes, activities,
-timers, events raised, sub-orchestrations, per orchestrator), the local Service Bus's
-``operation_counts`` (sends, receives, deliveries, completes, abandons, dead-letters, per
-queue, clients' operations included: Azure bills them to the same namespace), the store
-operations the host's processes counted (``store-ops-<pid>.json`` under
-:data:`STORE_OPS_DIR`, see :mod:`orders.stores._sqlite`) and the simulator ledger's HTTP
-requests per service. Prices: :mod:`bench.prices`.
+What is counted, and why: docs/performance.md, "What an order costs on Azure". Prices:
+:mod:`bench.prices`.
 """
 
 from __future__ import annotations
@@ -31,10 +26,11 @@ EVENTS = {"episodes": EventType.OrchestratorStarted, "starts": EventType.Executi
 
 SERVICEBUS_BILLED = ("send_calls", "delivered", "completes", "abandons", "dead_letters",
                      "lock_renewals")
-"""Service Bus operations billed, one API call each. Receives are billed one per delivery:
-with host.json's ``prefetchCount`` 0 the Functions trigger receives one message per call
-on Azure (the local host's trigger takes up to 16 per call, so its ``receive_calls`` are
-fewer than Azure's); empty long-poll receives are a cost per listener, not per order."""
+"""Service Bus operations billed, one call each; receives per delivery (``prefetchCount`` 0).
+
+The local trigger takes up to 16 messages per receive, so its ``receive_calls`` are fewer
+than Azure's; empty long-polls cost per listener, not per order.
+"""
 
 
 def _open(path: Path) -> sqlite3.Connection:
@@ -159,35 +155,22 @@ def _sum(groups: dict[str, dict[str, int]], keys: Any) -> dict[str, int]:
 
 
 def dts_actions(hub: dict[str, Any]) -> Any:
-    """Durable Task Scheduler actions of these history counts (:data:`bench.prices.DTS_ACTION`).
+    """Durable Task Scheduler actions of these history counts (docs/performance.md).
 
-    A start is one action, an activity or sub-orchestration two (scheduled, result
-    processed), an external event one, a timer one when it completes. Every timer created
-    is counted: the Durable Task Framework cannot withdraw a timer message, so a timer the
-    orchestrator cancelled still fires (into a finished instance) on Azure; the local host
-    deletes it, which the history cannot show.
+    Every timer created counts: the Durable Task Framework cannot withdraw a timer
+    message, so a cancelled timer still fires on Azure.
     """
     return (hub["starts"] + 2 * hub["activities"] + 2 * hub["suborchestrations"]
             + hub["events_raised"] + hub["timers"])
 
 
 def per_order(counts: dict[str, Any], orders: int) -> dict[str, Any]:
-    """Counts per order, and the dollars per 1,000 orders they cost on Azure.
+    """Counts per order of :func:`collect`'s ``counts``, and ``usd_per_1000`` per service.
 
-    Parameters
-    ----------
-    counts : dict
-        From :func:`collect`.
-    orders : int
-        Orders the run submitted (at least 1).
-
-    Returns
-    -------
-    dict
-        ``taskhub`` (every :data:`EVENTS` count, ``dts_actions``), ``servicebus``
-        (every operation, ``operations`` billed), ``stores`` (per kind, ``ru``), ``http``
-        (``remote`` calls, ``durable_client`` calls: one per start and per event raised),
-        per order; ``usd_per_1000`` per service and ``total``.
+    Raises
+    ------
+    ValueError
+        If ``orders`` is below 1.
     """
     if orders < 1:
         raise ValueError(f"orders: must be at least 1, got {orders}")

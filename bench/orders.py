@@ -1,16 +1,8 @@
 """The order pipeline end to end, on the local host and on a peer, side by side.
 
-Each run is the demo as it is (:mod:`demo.run`: local host and simulator as separate
-processes, TPC-H orders submitted by the demo's two clients, the outcome read from the
-durable records) with ``--metrics-out``: orders/s, end-to-end latency per order (submit
-message enqueued -> final status enqueued on the client's reply queue) as p50/p95/p99/max,
-CPU seconds per order and peak resident memory of the host processes. The peer is the
-same pipeline on DBOS Transact (:mod:`bench.peers.dbos_orders`), same orders, simulator,
-faults and measurement, run right after the host's run of the same variant.
-
-Variants: without and with the demo's faults, offered at full speed (all orders at once)
-and at :data:`RATE` orders/s. Then the cost of a large task hub: a hub seeded with
-completed instances (:mod:`bench.seed`, untimed) against an empty one, back to back.
+Each run is the demo with ``--metrics-out`` (:mod:`demo.run`); the peer is the same
+pipeline on DBOS Transact (:mod:`bench.peers.dbos_orders`). The variants:
+docs/benchmarks.md; the figures: docs/performance.md.
 """
 
 from __future__ import annotations
@@ -32,13 +24,11 @@ from orders.stores._sqlite import COUNTS_DIR_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_ROOT = REPO / ".data" / "bench"
-"""Where the demo's processes keep their files (TPC-H data is cached under it)."""
 
 RATE = 10.0
 """Orders/s of the fixed-rate variants."""
 
 SEEDED = 100_000
-"""Completed instances in the large task hub."""
 
 SUMMARY = re.compile(r"^summary: (.*)$", re.MULTILINE)
 
@@ -76,35 +66,14 @@ def run(orders: int = 200, faults: bool = True, timeout_s: float = 900.0,
         env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run the demo on ``orders`` TPC-H orders in a child process; return its figures.
 
-    Parameters
-    ----------
-    orders : int
-        Orders to submit.
-    faults : bool
-        The demo's default faults (True) or none.
-    timeout_s : float
-        Kill the child after this long.
-    data_root : Path
-        The demo's ``--data-dir`` (its files go to ``demo/``, TPC-H data to ``tpch/``).
-    rate : float, optional
-        Orders/s offered (``--rate``); None: all at once.
-    task_hub_from : Path, optional
-        Start the host on a copy of this task hub (``--task-hub-from``).
-    env : dict of str to str, optional
-        App settings for this run, over the environment (``TRACE_SAMPLE_RATIO``, say).
-
-    Returns
-    -------
-    dict
-        The demo's ``--metrics-out`` document plus the summary line's fields, ``faults``
-        and ``offered``; without ``task_hub_from`` also ``cost``: the run's ``counts``
-        (:func:`bench.costs.collect`) and their ``per_order`` figures and dollars.
+    ``env`` holds app settings over the environment. The figures are the demo's
+    ``--metrics-out`` document, the summary line's fields, ``faults`` and ``offered``;
+    without ``task_hub_from`` also ``cost`` (:func:`bench.costs.collect`, ``per_order``).
 
     Raises
     ------
     RuntimeError
-        If the demo fails (an order lost, left non-terminal or charged twice) or prints no
-        summary; the message carries its output.
+        If the demo fails or prints no summary, with its output.
     """
     metrics = data_root / "metrics.json"
     metrics.unlink(missing_ok=True)
@@ -150,15 +119,9 @@ def run_peer(orders: int, faults: bool, rate: float | None = None,
 
 def section(n: int, log: Callable[[str], None], seeded: int = SEEDED,
             data_root: Path = DATA_ROOT) -> dict[str, Any]:
-    """Every variant on the host and the peer, then the large task hub; the results.
+    """Every variant on the host and the peer, then the large task hub and tracing on/off (X8).
 
-    Returns
-    -------
-    dict
-        ``n``, ``rate``, ``runs`` (per variant: ``faults``, ``offered``, ``host``,
-        ``peer``), ``growth`` (``instances``, ``empty`` and ``seeded`` runs, ``ratio``
-        of their orders/s) and ``tracing`` (``on`` and ``off`` runs, no faults, with
-        ``TRACE_SAMPLE_RATIO`` 1 and 0, and the ``ratio`` of their orders/s, SPEC X8).
+    Returns ``n``, ``rate``, ``runs``, ``growth`` and ``tracing``, with orders/s ratios.
     """
     template = data_root / "template-taskhub.sqlite"
     runs = []
@@ -195,14 +158,8 @@ def cost_section(n: int, log: Callable[[str], None],
                  data_root: Path = DATA_ROOT) -> dict[str, Any]:
     """The host alone at :data:`RATE`, without and with the demo's faults: an order's cost.
 
-    At a rate the host keeps up with, so attempts that missed their deadline only because
-    the machine was saturated (retried by the supervisor, counted twice) stay out.
-
-    Returns
-    -------
-    dict
-        ``n`` and ``runs``: per variant ``faults``, ``offered`` and the ``host`` run (with
-        its ``cost``, see :func:`run`).
+    At a rate the host keeps up with, so no attempt is retried only because the machine
+    was saturated.
     """
     runs = []
     for faults in (False, True):

@@ -1,15 +1,8 @@
 """The SQLite ceiling under the local host: commits/s on its disk, and commits per activity.
 
-Two measurements that together say how close the host runs to what its store allows:
-
-- :func:`commit_rate`: sequential one-row ``INSERT`` transactions (``BEGIN IMMEDIATE`` ...
-  ``COMMIT``, through :mod:`sqlitekit`, WAL) on a file in the same temp folder the
-  host's benchmarks use, with ``synchronous=FULL`` (an fsync per commit, the host's
-  setting) and ``NORMAL``;
-- :func:`host_commits`: one chain-5 run on the host with every SQLite connection it opens
-  traced, counting the transactions that commit: explicit ``COMMIT`` of a transaction that
-  changed rows (empty ones are counted apart: they write no WAL frame), and writes run
-  outside a transaction (autocommit: one transaction each).
+:func:`commit_rate` times one-row WAL transactions with ``synchronous=FULL`` (the host's,
+an fsync per commit) and ``NORMAL``; :func:`host_commits` counts the transactions that
+write in a traced chain-5 run (empty commits apart: they write no WAL frame).
 """
 
 from __future__ import annotations
@@ -34,16 +27,9 @@ WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 
 def commit_rate(synchronous: str, duration_s: float = 2.0,
                 folder: Path | None = None) -> dict[str, Any]:
-    """Commit one-row insert transactions for ``duration_s``; return commits/s.
+    """Commit one-row insert transactions for ``duration_s`` (at least 10); return commits/s.
 
-    Parameters
-    ----------
-    synchronous : {"FULL", "NORMAL"}
-        Passed to :func:`sqlitekit.connect`.
-    duration_s : float
-        How long to keep committing (at least 10 commits are made).
-    folder : Path, optional
-        Where the database file goes; a new temp folder (the host benchmarks' disk) if None.
+    ``folder`` None uses a new temp folder, on the host benchmarks' disk.
     """
     with tempfile.TemporaryDirectory(prefix="sqlite-limit-", dir=folder) as tmp:
         conn = db.connect(Path(tmp) / "limit.sqlite", synchronous=synchronous)
@@ -112,15 +98,9 @@ class CommitCounter:
 
 
 def host_commits(n: int, activity_workers: int = 4) -> dict[str, Any]:
-    """Run chain-5 with ``n`` instances on the host, counting its SQLite commits.
+    """Run chain-5 with ``n`` instances on the host, counting its SQLite commits (set-up excluded).
 
-    The trace callback slows the host a little, so this run is not one of the timed ones.
-
-    Returns
-    -------
-    dict
-        ``commits``, ``empty_commits``, ``autocommit_writes`` (during the run, set-up
-        excluded), ``commits_per_activity`` and ``commits_per_instance``.
+    The trace callback slows the host, so this run is not a timed one.
     """
     counter = CommitCounter()
     with counter.active(), tempfile.TemporaryDirectory(prefix="chain5-commits-") as tmp:
@@ -135,16 +115,10 @@ def host_commits(n: int, activity_workers: int = 4) -> dict[str, Any]:
 
 
 def run(host_instances_per_s: float, n: int = 200, duration_s: float = 2.0) -> dict[str, Any]:
-    """Measure both commit rates and the host's commits, relative to a chain-5 rate.
+    """Measure both commit rates and the host's commits, against ``host_instances_per_s``.
 
-    Parameters
-    ----------
-    host_instances_per_s : float
-        The host's chain-5 rate measured in the same run (median).
-    n : int
-        Instances in the traced (untimed) chain-5 run.
-    duration_s : float
-        Per synchronous setting.
+    ``host_instances_per_s`` is the host's median chain-5 rate of the same run;
+    ``duration_s`` is per synchronous setting.
     """
     full = commit_rate("FULL", duration_s)
     normal = commit_rate("NORMAL", duration_s)

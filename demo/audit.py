@@ -1,36 +1,10 @@
-"""The ledger audit: whether the money (and the goods) balance for every terminal order.
+"""The ledger audit: whether the money (and the goods) balance for every terminal order (S9, X7).
 
-The simulator's ledger records every side effect the remote services performed (charge,
-refund, ship, cancel). The state store says how each order ended. The audit compares
-the two, order by order, and classifies every terminal order as balanced or unbalanced
-(the product's promise: an order either completes or is cleanly undone, SPEC S9, X7):
-
-==================  ===================================================================
-ProcessState        Balanced when
-==================  ===================================================================
-Processed           exactly one net charge (charges minus refunds) whose net amount is
-                    the order's totalPrice in its currency, and exactly one net shipment
-                    (ships minus cancels)
-Error, Compensated  no net charge (count and amount zero), no net shipment, and the
-                    inventory released: if the order's compensation log holds a
-                    reservation, it holds its release too, and the inventory holds no
-                    units for the order
-CompensationFailed  an operator alert of kind CompensationFailed names the order (the
-                    operator owns the imbalance); otherwise unbalanced
-==================  ===================================================================
-
-Orders are keyed by the service's order key ``<clientId>~<OrderID>`` throughout (state
-store, order database, compensation log, alerts and the ledger's ``orderId``, which is the
-key the agents send), so two clients' orders with the same OrderID are audited apart
-(SPEC X10); a legacy order of the shared-queue era is keyed on its plain OrderID.
-
-Orders that are not terminal (Pending, Processing, Compensating) are not audited: the
-demo counts them as ``non_terminal``. Side effects of an order without a state record are
-unbalanced (money moved for an order the system does not know).
-
-:func:`audit` is a pure function of those records; :func:`audit_data_dir` reads them from
-a local host's data folder and the simulator's ledger file, and adds the stock audit of
-:mod:`demo.stock_audit` (``stock_unbalanced``, ``out_of_stock``).
+Balanced means: Processed nets one charge of its totalPrice in its currency and one
+shipment; Error and Compensated net no charge and no shipment, with any logged
+reservation released and no units held; CompensationFailed has a CompensationFailed
+operator alert naming it. Orders are keyed by order key throughout (X10); side effects of
+an order without a state record are unbalanced. See docs/demo.md.
 """
 
 from __future__ import annotations
@@ -50,7 +24,6 @@ from simulator.ledger import Ledger, SideEffect
 
 AUDITED_STATES = frozenset({ProcessState.PROCESSED, ProcessState.ERROR,
                             ProcessState.COMPENSATED, ProcessState.COMPENSATION_FAILED})
-"""The terminal states; the audit classifies orders in these only."""
 
 _UNDONE_STATES = frozenset({ProcessState.ERROR, ProcessState.COMPENSATED})
 
@@ -64,19 +37,7 @@ class Price(NamedTuple):
 
 @dataclass(frozen=True)
 class NetEffects:
-    """The ledger's side effects of one order, netted.
-
-    Attributes
-    ----------
-    charges, refunds : int
-        Number of charge and refund side effects.
-    charged, refunded : Decimal
-        Their summed amounts (in the order's currency when ``currencies`` has one entry).
-    currencies : frozenset of str
-        ISO 4217 codes of the charges and refunds.
-    ships, cancels : int
-        Number of shipment and cancellation side effects.
-    """
+    """The ledger's side effects of one order: counts and summed amounts per kind."""
 
     charges: int = 0
     refunds: int = 0
@@ -88,22 +49,12 @@ class NetEffects:
 
     @classmethod
     def of(cls, effects: Iterable[SideEffect]) -> NetEffects:
-        """Net the side effects of one order: counts and amounts per kind (SPEC S9).
-
-        Parameters
-        ----------
-        effects : iterable of SideEffect
-            One order's side effects, of both services.
-
-        Returns
-        -------
-        NetEffects
+        """Net the side effects of one order (both services).
 
         Raises
         ------
         ValueError
-            If a side effect has a kind other than charge, refund, ship or cancel, or a
-            charge or refund has no amount.
+            If a kind is not charge, refund, ship or cancel, or an amount is missing.
         """
         counts = {"charge": 0, "refund": 0, "ship": 0, "cancel": 0}
         money = {"charge": Decimal(0), "refund": Decimal(0)}
@@ -153,20 +104,7 @@ class NetEffects:
 
 @dataclass(frozen=True)
 class Verdict:
-    """The audit's finding for one order.
-
-    Attributes
-    ----------
-    order_id : str
-        The order key, ``<clientId>~<OrderID>``.
-    state : ProcessState or None
-        The state record's ProcessState; None if the order has no state record.
-    balanced : bool
-        Whether the ledger agrees with the state (module docstring).
-    reason : str or None
-        For an unbalanced order: one line saying what the ledger shows against what the
-        state says; None when balanced.
-    """
+    """The audit's finding for one order (``state`` None: no state record)."""
 
     order_id: str
     state: ProcessState | None
@@ -183,17 +121,7 @@ class Verdict:
 
 @dataclass(frozen=True)
 class AuditReport:
-    """Verdicts for every audited order, in order key order, and the stock's.
-
-    Attributes
-    ----------
-    verdicts : tuple of Verdict
-        One per audited order.
-    stock_unbalanced : tuple of str
-        One line per SKU the stock audit finds unbalanced (:mod:`demo.stock_audit`).
-    out_of_stock : int
-        Orders that failed because a SKU ran out.
-    """
+    """Verdicts for every audited order, in order key order, and the stock audit's findings."""
 
     verdicts: tuple[Verdict, ...]
     stock_unbalanced: tuple[str, ...] = ()
@@ -205,13 +133,7 @@ class AuditReport:
         return [v for v in self.verdicts if not v.balanced]
 
     def verdict(self, order_id: str) -> Verdict:
-        """Return the verdict of ``order_id``.
-
-        Raises
-        ------
-        KeyError
-            If the order was not audited (non-terminal, or unknown with no side effect).
-        """
+        """Return the verdict of ``order_id``; KeyError if it was not audited."""
         for v in self.verdicts:
             if v.order_id == order_id:
                 return v
@@ -222,33 +144,10 @@ def audit(records: Mapping[str, StateRecord], prices: Mapping[str, Price],
           entries: Mapping[str, Sequence[CompensationEntry]], alerts: Iterable[OperatorAlert],
           effects: Mapping[str, Sequence[SideEffect]],
           held: Mapping[str, Sequence[tuple[str, int]]] | None = None) -> AuditReport:
-    """Classify every terminal order as balanced or unbalanced (SPEC S9, X7; module docstring).
+    """Classify every terminal order, and any with side effects but no record (S9, X7).
 
-    Parameters
-    ----------
-    records : mapping of str to StateRecord
-        State records by order key; orders in a non-terminal state are skipped.
-    prices : mapping of str to Price
-        totalPrice and currency by order key, from the order database; a Processed order
-        without one is unbalanced.
-    entries : mapping of str to sequence of CompensationEntry
-        Each order's compensation log (missing: empty).
-    alerts : iterable of OperatorAlert
-        The operator alerts sent; those of kind CompensationFailed make a
-        CompensationFailed order balanced.
-    effects : mapping of str to sequence of SideEffect
-        The simulator ledger's side effects by order key
-        (:meth:`simulator.ledger.Ledger.effects_by_order`).
-    held : mapping of str to sequence of (str, int), optional
-        The SKUs and units each order's lines hold in the inventory
-        (:func:`demo.stock_audit.held_by_order`); an Error or Compensated order that holds
-        any is unbalanced.
-
-    Returns
-    -------
-    AuditReport
-        One verdict per terminal order, and per order with side effects but no state
-        record.
+    All mappings are by order key; ``held`` gives the SKUs and units each order's lines
+    hold (:func:`demo.stock_audit.held_by_order`).
 
     Raises
     ------
@@ -323,23 +222,9 @@ def _undone_problems(state: ProcessState, net: NetEffects,
 
 def audit_data_dir(data_dir: str | Path, ledger_path: str | Path,
                    order_ids: Iterable[str]) -> AuditReport:
-    """Audit the orders of a local run from its durable records (SPEC S9, X4, X7).
+    """Audit ``order_ids`` of a local run from its data folder and ledger file (S9, X4, X7).
 
-    Parameters
-    ----------
-    data_dir : str or Path
-        The local host's data folder (``state.sqlite`` with the compensation log,
-        ``orders.sqlite``, ``servicebus.sqlite`` with the ``operator-alerts`` queue).
-    ledger_path : str or Path
-        The simulator's ledger file.
-    order_ids : iterable of str
-        The keys of the orders to audit (those submitted); side effects of other orders in
-        the ledger are audited too.
-
-    Returns
-    -------
-    AuditReport
-        See :func:`audit`.
+    Side effects of other orders in the ledger are audited too.
 
     Raises
     ------

@@ -1,11 +1,7 @@
-"""The demo's client applications: each submits on its own queue and watches its own replies.
+"""The demo's clients: each submits on its own queue and watches its own replies (X10).
 
-Two clients (:data:`CLIENTS`) share the TPC-H orders between them, and their shares overlap
-by a tenth: the same OrderIDs come from both clients, as two separate orders (SPEC X10: an
-OrderID is unique per client only, the service keys orders ``<clientId>~<OrderID>``). Each
-client submits from its own thread to its own queue ``orders-<clientId>`` and watches only
-its own reply queue ``replies-<clientId>``, so the summary can say per client what it
-submitted and what it heard.
+Their shares of the TPC-H orders overlap by :data:`OVERLAP`: the same OrderIDs, as
+separate orders.
 """
 
 from __future__ import annotations
@@ -27,30 +23,20 @@ from orders.models import Order
 from orders.models.messages import StatusKind
 
 CLIENTS = ("shop-a", "shop-b")
-"""The demo's clients (``ORDER_CLIENTS`` of its host)."""
 
 OVERLAP = 0.1
-"""Fraction of the orders whose OrderID both clients use."""
 
 
 @dataclass(frozen=True)
 class ClientBatch:
-    """One client's orders.
-
-    Attributes
-    ----------
-    client_id : str
-        The client.
-    orders : tuple of Order
-        The orders it submits, with its own OrderIDs.
-    """
+    """One client's orders, with its own OrderIDs."""
 
     client_id: str
     orders: tuple[Order, ...]
 
     @property
     def keys(self) -> list[str]:
-        """The service's keys of these orders: ``<clientId>~<OrderID>``."""
+        """The service's keys of these orders."""
         return [order_key(self.client_id, o.order_id) for o in self.orders]
 
     def key_of(self, order_id: str) -> str:
@@ -61,18 +47,7 @@ class ClientBatch:
 def split(orders: Sequence[Order], clients: Sequence[str] = CLIENTS) -> list[ClientBatch]:
     """Share ``orders`` between ``clients``, consecutive shares overlapping by :data:`OVERLAP`.
 
-    Parameters
-    ----------
-    orders : sequence of Order
-        The run's orders; ``len(orders)`` orders are submitted in all.
-    clients : sequence of str
-        Client ids, at least one.
-
-    Returns
-    -------
-    list of ClientBatch
-        One per client, in order; the sizes differ by at most one. The last ``n // 10``
-        OrderIDs of a share are the first of the next one (none with fewer than 10 orders).
+    Sizes differ by at most one; none overlap with fewer than 10 orders.
 
     Raises
     ------
@@ -95,22 +70,14 @@ def split(orders: Sequence[Order], clients: Sequence[str] = CLIENTS) -> list[Cli
 
 def submit_all(data_dir: Path, batches: Sequence[ClientBatch], *,
                rate: float | None = None) -> None:
-    """Submit every client's orders at the same time, each from its own thread and sender.
+    """Submit every client's orders at once, each from its own thread and sender.
 
-    Parameters
-    ----------
-    data_dir : Path
-        The local host's data folder.
-    batches : sequence of ClientBatch
-        Each client's orders.
-    rate : float, optional
-        Orders per second offered by all clients together, each order sent on its own
-        when due (:func:`offer_times`); None sends as fast as the broker accepts batches.
+    ``rate``: orders per second of all clients together; None sends as fast as possible.
 
     Raises
     ------
     RuntimeError
-        Naming the client whose submission failed, with the cause chained.
+        Naming the client whose submission failed.
     """
     errors: dict[str, BaseException] = {}
     total = sum(len(b.orders) for b in batches)
@@ -142,8 +109,7 @@ def submit_all(data_dir: Path, batches: Sequence[ClientBatch], *,
 def offer_times(count: int, total: int, rate: float) -> list[float]:
     """Seconds after the start at which one client sends each of its ``count`` orders.
 
-    The client takes its share of ``rate`` (``rate * count / total``), so clients sending
-    at the same time offer ``rate`` orders/s together; its first order goes at once.
+    The client takes its share, ``rate * count / total``; its first order goes at once.
 
     Raises
     ------
@@ -159,35 +125,16 @@ def offer_times(count: int, total: int, rate: float) -> list[float]:
 
 def watch_all(data_dir: Path, batches: Sequence[ClientBatch], timeout: timedelta,
               on_progress: Callable[[int], None]) -> dict[str, WatchResult]:
-    """Watch every client's own reply queue at the same time, until its orders are terminal.
+    """Watch every client's own reply queue at once, until its orders are terminal.
 
-    Each client watches from its own thread; ``on_progress`` runs in the calling thread.
-    That matters: the demo kills and restarts its processes from ``on_progress``, and a
-    child started with ``PR_SET_PDEATHSIG`` (:mod:`demo.processes`) is killed when the
-    *thread* that started it ends, so a host restarted from a watcher's thread would die
-    with that client's watch.
-
-    Parameters
-    ----------
-    data_dir : Path
-        The local host's data folder.
-    batches : sequence of ClientBatch
-        Who watches, and for how many orders.
-    timeout : timedelta
-        For each client.
-    on_progress : callable
-        Called in the calling thread with the number of orders terminal over all clients,
-        each time it has grown, and once at the end.
-
-    Returns
-    -------
-    dict of str to WatchResult
-        Per client, what it heard on its reply queue (statuses by its own OrderIDs).
+    ``on_progress`` gets the terminal count over all clients in the *calling* thread: the
+    demo restarts processes from it, and a child started with ``PR_SET_PDEATHSIG``
+    (:mod:`demo.processes`) dies with the thread that started it.
 
     Raises
     ------
     RuntimeError
-        Naming the client whose watch failed, with the cause chained.
+        Naming the client whose watch failed.
     """
     results: dict[str, WatchResult] = {}
     errors: dict[str, BaseException] = {}
@@ -230,7 +177,7 @@ def watch_all(data_dir: Path, batches: Sequence[ClientBatch], timeout: timedelta
 
 
 def rejected_keys(batch: ClientBatch, result: WatchResult | None) -> set[str]:
-    """Keys of the client's orders it heard "Rejected" for (admission control, SPEC X3)."""
+    """Keys of the client's orders it heard "Rejected" for (X3)."""
     if result is None:
         return set()
     return {batch.key_of(order_id) for order_id, status in result.statuses.items()

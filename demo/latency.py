@@ -1,15 +1,8 @@
 """End-to-end latency of the demo's orders, from the local Service Bus's own enqueued times.
 
-An order's latency runs from the enqueued time of its ``SubmitOrder`` message on the
-client's submit queue to the enqueued time of the terminal status message
-(``OrderCompleted``, ``OrderFailed``, ...) the client heard on its reply queue. Both times
-are stamped by the Service Bus stand-in in one clock, so nothing is guessed from the
-client's wall clock. The submit message is gone once the host has completed it; its
-enqueued time survives in the queue's duplicate detection history (``first_sent_us`` of
-its MessageId, written in the same transaction as the message, at the same instant;
-:meth:`~sqlitebus.ServiceBusEngine.first_sent`),
-which the stand-in keeps for the queue's ``duplicateDetectionHistoryTimeWindow``
-(10 minutes), longer than a demo run.
+From the submit message's enqueued time to the terminal status's, one clock. The submit
+message's time survives its completion in the queue's duplicate detection history
+(:meth:`~sqlitebus.ServiceBusEngine.first_sent`, kept 10 minutes, longer than a run).
 """
 
 from __future__ import annotations
@@ -26,17 +19,7 @@ from demo.clients import ClientBatch
 
 
 def percentile(values: Sequence[float], q: float) -> float:
-    """Return the nearest-rank ``q``-th percentile of ``values``.
-
-    The smallest value with at least ``q`` percent of the values at or below it (so p100
-    is the maximum and p50 of an even count the lower middle value).
-
-    Parameters
-    ----------
-    values : sequence of float
-        At least one value, in any order.
-    q : float
-        Percent, 0 < q <= 100.
+    """Return the nearest-rank ``q``-th percentile (0 < q <= 100) of ``values``.
 
     Raises
     ------
@@ -84,11 +67,7 @@ def latencies_ms(submitted: Mapping[str, datetime], finished: Mapping[str, datet
 
 
 def submit_times(data_dir: Path, batches: Iterable[ClientBatch]) -> dict[str, datetime]:
-    """Return the enqueued time of each order's submit message, by order key.
-
-    Read from the duplicate detection history of the clients' submit queues in the local
-    Service Bus file (module docstring); a message that is no longer there is left out.
-    """
+    """Return the enqueued time of each order's submit message still in the history, by key."""
     from sqlitebus import open_engine  # the local host's, as the demo's audit
 
     found: dict[str, datetime] = {}

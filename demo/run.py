@@ -1,34 +1,8 @@
 """Run the demo: local host + simulated services + two clients submitting TPC-H orders.
 
-The clients (:data:`demo.clients.CLIENTS`) submit at the same time, each to its own queue,
-and each watches only its own reply queue; a tenth of the OrderIDs are used by both, as
-separate orders (SPEC X10). Prints progress while orders complete, then the unbalanced
-orders (if any, the first few, each with the audit's reason), one line per client and one
-summary line for the run (wrapped here; :mod:`demo.summary`)::
-
-    client shop-a: orders=… processed=… error=… recovered=… lost=0 duplicate_effects=0
-                   unbalanced=0 heard=… foreign=0
-    summary: orders=N processed=… error=… recovered=… lost=0 duplicate_effects=0
-             unbalanced=0 stock_unbalanced=0 out_of_stock=… orders_per_s=… p50_ms=…
-             p99_ms=…
-
-Before the host starts, the inventory is loaded with the stock of the orders' SKUs: TPC-H
-PARTSUPP ``ps_availqty`` scaled by :data:`client.tpch.STOCK_SCALE`, so most orders are
-served and the few SKUs that run out fail their orders (``out_of_stock``).
-
-``p50_ms``/``p99_ms``: end-to-end latency, from each submit message's enqueued time to that
-of the terminal status its client heard (:mod:`demo.latency`). ``--rate R`` offers the
-orders at R per second instead of all at once; ``--metrics-out F`` also writes the figures
-as JSON, with the host processes' CPU seconds and peak memory (:mod:`demo.resources`).
-
-It exits non-zero if any order is lost, left non-terminal, charged (or shipped) twice,
-or unbalanced: its side effects in the simulator's ledger disagree with its final state
-(the ledger audit, :mod:`demo.audit`), or if a SKU's stock does not balance with how the
-orders ended (``stock_unbalanced``, :mod:`demo.stock_audit`).
-
-``--chaos`` adds crashes to the faults: the host is SIGKILLed and restarted twice, the
-simulator once (its ledger is a SQLite file, so it survives), and every payment request of
-a few orders is black-holed with the charge performed (:func:`demo.faults.chaos_faults`).
+What it prints, its exit code, ``--rate``, ``--metrics-out`` and ``--chaos``: docs/demo.md.
+The outcome is counted in :mod:`demo.summary`, from the audits :mod:`demo.audit` and
+:mod:`demo.stock_audit`.
 """
 
 from __future__ import annotations
@@ -215,13 +189,7 @@ def tpch_dir(orders: int, data_root: Path) -> Path:
 
 
 def tpch_batches(orders: int, data_root: Path) -> list[ClientBatch]:
-    """Share ``orders`` TPC-H orders (:func:`tpch_dir`) among the clients.
-
-    Returns
-    -------
-    list of ClientBatch
-        One per client of :data:`~demo.clients.CLIENTS` (:func:`~demo.clients.split`).
-    """
+    """Share ``orders`` TPC-H orders among the clients of :data:`~demo.clients.CLIENTS`."""
     return split(list(tpch.load_orders(tpch_dir(orders, data_root), orders)))
 
 
@@ -275,11 +243,7 @@ def _report(data_dir: Path, batches: list[ClientBatch], heard: dict[str, WatchRe
 
 
 def trace_hint(data_dir: Path, states: dict[str, Any]) -> str | None:
-    """Return the command showing one order's trace (SPEC X8), or None without orders.
-
-    The order is one the supervisor recovered (Processed on a later attempt) if any, else
-    a compensated one, else any.
-    """
+    """Return the command showing the trace (X8) of a recovered, else compensated, else any."""
     def rank(item: tuple[str, Any]) -> int:
         record = item[1]
         if record.process_state == ProcessState.PROCESSED and record.attempt > 1:

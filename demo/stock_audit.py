@@ -1,15 +1,8 @@
-"""The stock audit: whether the inventory balances with how the orders ended (SPEC S9, X7).
+"""The stock audit: whether the inventory balances with how the orders ended (S9, X7).
 
-Once every order is terminal, for every SKU of the inventory:
-
-- ``loaded + restocked - available`` (what was taken) equals the quantities of the
-  Processed orders' lines of that SKU, plus what CompensationFailed orders still hold (the
-  operator owns those, as the ledger audit says of their money);
-- the item itself balances: what was taken equals the units of its holds not released;
-- no Error or Compensated order holds a reservation (reported per order by the ledger
-  audit, :func:`demo.audit.audit`, from :func:`held_by_order`).
-
-A SKU that breaks a rule is *stock unbalanced*: the demo prints it and exits non-zero.
+Per SKU, what was taken (``loaded + restocked - available``) must equal the Processed
+orders' lines plus what CompensationFailed orders still hold, and the item's own holds
+must agree; Error and Compensated holds are reported by :func:`demo.audit.audit`.
 """
 
 from __future__ import annotations
@@ -21,7 +14,6 @@ from orders.models import OrderLine, ProcessState, StateRecord
 from orders.models.inventory import StockItem, split_hold_key
 
 OUT_OF_STOCK_MARK = "failed permanently: out of stock"
-"""What the failure reason of an order that ran out of stock says (the order workflow)."""
 
 
 def held_by_order(items: Iterable[StockItem]) -> dict[str, list[tuple[str, int]]]:
@@ -36,22 +28,7 @@ def held_by_order(items: Iterable[StockItem]) -> dict[str, list[tuple[str, int]]
 
 def stock_problems(items: Iterable[StockItem], records: Mapping[str, StateRecord],
                    lines: Mapping[str, Sequence[OrderLine]]) -> list[str]:
-    """Return one line per SKU that does not balance (module docstring); empty if all do.
-
-    Parameters
-    ----------
-    items : iterable of StockItem
-        The whole inventory.
-    records : mapping of str to StateRecord
-        State records by order key (every order that may hold stock).
-    lines : mapping of str to sequence of OrderLine
-        The orders' lines by order key, from the order database.
-
-    Returns
-    -------
-    list of str
-        ``stock unbalanced <sku>: ...`` lines, in SKU order.
-    """
+    """Return a ``stock unbalanced <sku>: ...`` line per SKU that does not balance, in SKU order."""
     expected: dict[str, int] = defaultdict(int)
     for order_id, record in records.items():
         if record.process_state is ProcessState.PROCESSED:

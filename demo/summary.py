@@ -1,23 +1,7 @@
-"""The demo's outcome: one summary line for the run, and one per client.
+"""The demo's outcome: one summary line for the run, and one per client (docs/demo.md).
 
-Counted from the durable records (state store, the simulator's ledger, the ledger audit of
-:mod:`demo.audit`), never from what a client heard, except the client's own ``heard`` and
-``foreign`` counts. Orders are keyed ``<clientId>~<OrderID>`` throughout, so two clients'
-orders with the same OrderID are counted, and audited, apart (SPEC X10)::
-
-    client shop-a: orders=30 processed=… error=… recovered=… lost=0 duplicate_effects=0
-                   unbalanced=0 heard=30 foreign=0
-    summary: orders=60 processed=… error=… recovered=… lost=0 duplicate_effects=0
-             unbalanced=0 stock_unbalanced=0 out_of_stock=… orders_per_s=… p50_ms=…
-             p99_ms=…
-
-``stock_unbalanced`` counts the SKUs whose stock disagrees with how the orders ended, and
-``out_of_stock`` the orders that failed because a SKU ran out (:mod:`demo.stock_audit`);
-both are of the whole run, so only its line shows them.
-
-``p50_ms`` and ``p99_ms`` are end-to-end latencies (:mod:`demo.latency`): from the enqueued
-time of an order's submit message to that of the terminal status its client heard, in
-whole milliseconds (``n/a`` when no order's latency could be measured).
+Counted from the durable records and the audit (:mod:`demo.audit`), never from what a
+client heard, except its ``heard`` and ``foreign`` counts.
 """
 
 from __future__ import annotations
@@ -37,7 +21,6 @@ from simulator.ledger import Ledger
 TERMINAL = {ProcessState.PROCESSED, ProcessState.ERROR, ProcessState.COMPENSATED,
             ProcessState.COMPENSATION_FAILED}
 UNBALANCED_SHOWN = 10
-"""Unbalanced orders printed above the summary; the rest are counted."""
 
 
 @dataclass
@@ -82,12 +65,7 @@ class Summary:
 
     def client_line(self, client_id: str, heard: WatchResult | None,
                     own_order_ids: Collection[str]) -> str:
-        """Return ``client <id>: <counts> heard=… foreign=…`` for one client's orders.
-
-        ``heard``: its orders it heard a terminal status for on its own reply queue;
-        ``foreign``: statuses it heard for OrderIDs it never submitted (0: it heard only
-        of its own orders).
-        """
+        """Return ``client <id>: <counts> heard=… foreign=…`` for one client's orders."""
         statuses = heard.statuses if heard is not None else {}
         terminal = sum(1 for s in statuses.values() if s.terminal)
         foreign = sum(1 for order_id in statuses if order_id not in own_order_ids)
@@ -105,17 +83,7 @@ class Summary:
 
 @dataclass(frozen=True)
 class Records:
-    """What the durable records say about the run's orders, read once.
-
-    Attributes
-    ----------
-    states : dict of str to StateRecord or None
-        State record per order key (None: none stored).
-    effect_counts : dict
-        The ledger's side effects per ``(service, kind, order key)``.
-    report : AuditReport
-        The ledger audit of the run (:func:`demo.audit.audit_data_dir`).
-    """
+    """What the durable records say about the run's orders, read once, by order key."""
 
     states: dict[str, StateRecord | None]
     effect_counts: dict[tuple[str, str, str], int]
@@ -123,15 +91,7 @@ class Records:
 
 
 def read_records(data_dir: Path, keys: list[str]) -> Records:
-    """Read the state records, the ledger's counts and the audit of ``keys``.
-
-    Parameters
-    ----------
-    data_dir : Path
-        The run's folder: the local host's data and the simulator's ``ledger.sqlite``.
-    keys : list of str
-        The orders submitted, by key ``<clientId>~<OrderID>``.
-    """
+    """Read the state records, the ledger's counts and the audit of ``keys``."""
     stores = create_stores("sqlite", orders_path=data_dir / "orders.sqlite",
                            state_path=data_dir / "state.sqlite")
     try:
@@ -147,24 +107,7 @@ def summarize(records: Records, keys: Collection[str], rejected: set[str],
               elapsed_s: float, *, whole_run: bool = True) -> Summary:
     """Count the outcome of the orders ``keys`` (all of the run's, or one client's).
 
-    Parameters
-    ----------
-    records : Records
-        From :func:`read_records` for the whole run.
-    keys : collection of str
-        The orders to count, by key.
-    rejected : set of str
-        Keys of orders their client heard "Rejected" for (admission control, SPEC X3).
-    elapsed_s : float
-        Seconds from submission to the end of the watch.
-    whole_run : bool
-        ``keys`` are all of the run's orders: duplicate side effects and unbalanced
-        verdicts then include those of orders nobody submitted. False for one client's
-        orders: only theirs count.
-
-    Returns
-    -------
-    Summary
+    ``whole_run`` also counts duplicates and unbalanced verdicts of orders nobody submitted.
     """
     everything = whole_run
     present = {k: r for k in keys if (r := records.states.get(k)) is not None}

@@ -1,15 +1,8 @@
 """Registers the scheduler's functions: submission, starter and reply handler (S1, S3, A4).
 
-Submission has one Service Bus trigger per client, on the client's own queue
-``orders-<clientId>``, so the queue a message arrived on says who sent it (SPEC X10). The
-Python v2 model registers functions when ``function_app.py`` is imported, so the client
-list is read then: ``function_app.py`` passes :func:`orders.settings.order_clients` (the
-``ORDER_CLIENTS`` setting, the one setting read at import) to :func:`client_submissions`.
-Reading it there rather than at this module's import means every import of the app sees
-the current setting (the worker imports it once per start; the local host once per host
-it builds). Changing ``ORDER_CLIENTS`` restarts the app on Azure, which registers the new
-list (docs/deploy.md). Each function is named ``submit_order_<clientId>`` with ``-`` as
-``_``, stable across deployments.
+One submission trigger per client on ``orders-<clientId>`` (X10). ``function_app.py``
+passes ``ORDER_CLIENTS`` to :func:`client_submissions` at its import, so every import of
+the app sees the current setting; changing it restarts the app on Azure (docs/deploy.md).
 """
 
 import asyncio
@@ -44,19 +37,7 @@ def submission_function_name(client_id: str) -> str:
 
 
 def client_submissions(clients: Sequence[str]) -> df.Blueprint:
-    """Return a Blueprint with one submission trigger per client (SPEC S1, X10).
-
-    Parameters
-    ----------
-    clients : sequence of str
-        Client ids (``ORDER_CLIENTS``, validated by :func:`orders.settings.order_clients`).
-
-    Returns
-    -------
-    azure.durable_functions.Blueprint
-        ``submit_order_<clientId>`` on queue ``orders-<clientId>`` for each client; an
-        empty Blueprint (no client can submit) for none.
-    """
+    """Return a Blueprint with one trigger per client on ``orders-<clientId>`` (S1, X10)."""
     blueprint = DurableBlueprint()
     for client_id in clients:
         _register_submission(blueprint, client_id)
@@ -76,8 +57,7 @@ def _register_submission(blueprint: DurableBlueprint, client_id: str) -> None:
         if accepted is None or accepted.record is None:
             return
         try:
-            # The starter's claim, for this order now rather than at the next occurrence
-            # of STARTER_SCHEDULE (S3).
+            # Claimed now, not at the next STARTER_SCHEDULE occurrence (S3).
             await starter.start_submitted(client, services(), accepted.record)
         except Exception:  # noqa: BLE001 - stored and Pending: the timer's starter claims it
             log.exception("order %s stored; starting it now failed, the starter's next run "
@@ -89,17 +69,9 @@ def _register_submission(blueprint: DurableBlueprint, client_id: str) -> None:
 
 def _submit(client_id: str, queue: str,
             msg: func.ServiceBusMessage) -> submission.Accepted | None:
-    """Store a submitted order and its state record; dead-letter what cannot be (S1, X10).
-
-    A body that is not strict JSON or breaks the contract, one naming another client
-    (``ClientMismatch``), and other data under a stored order key, are dead-lettered with
-    the reason on the first delivery; only infrastructure failures (a store or queue
-    unavailable) raise and are retried. Past ``MAX_IN_FLIGHT`` a new order is rejected to
-    its client and the message completed (admission control, X3). Returns what was
-    accepted, or None.
-    """
+    """Store a submitted order, or dead-letter it; only infrastructure failures raise (S1, X3)."""
     svc = services()
-    # The order's trace starts here; the client's, if it sent one, is linked (X8).
+    # A new trace; the client's, if sent, is linked (X8).
     with order_span("submission", operation="submit", kind=SpanKind.CONSUMER, new_trace=True,
                     links=[traceparent_of(msg.application_properties)]) as span:
         result = submission.submit(msg.get_body(), svc.stores, svc.sender, svc.clock.now(),
@@ -123,12 +95,7 @@ def _submit(client_id: str, queue: str,
 @bp.service_bus_queue_trigger(arg_name="msg", queue_name=names.ORDERS_QUEUE,
                               connection=names.SERVICEBUS_CONNECTION)
 def legacy_orders_queue(msg: func.ServiceBusMessage) -> None:
-    """Dead-letter every message of the shared ``orders`` queue as ``UseClientQueue`` (X10).
-
-    The shared queue cannot say who sent a message, so it accepts no orders; what still
-    arrives (sent before clients moved to their own queues) is kept in the dead-letter
-    queue with the reason and an operator alert, nothing stored (:mod:`scheduler.identity`).
-    """
+    """Dead-letter every message of the shared ``orders`` queue as ``UseClientQueue`` (X10)."""
     svc = services()
     why = refuse_shared_queue(msg.get_body(), msg.message_id, svc.sender, svc.clock.now())
     record_submission(False, USE_CLIENT_QUEUE)
@@ -139,10 +106,7 @@ def legacy_orders_queue(msg: func.ServiceBusMessage) -> None:
 @bp.timer_trigger(arg_name="timer", schedule="%STARTER_SCHEDULE%")
 @bp.durable_client_input(client_name="client")
 async def start_orders(timer: func.TimerRequest, client: df.DurableOrchestrationClient) -> None:
-    """Claim Pending records and start their attempts (S3), then handed-over compensations (S9).
-
-    Async because the durable client is; every store call runs off the event loop.
-    """
+    """Claim Pending records and start their attempts (S3), then handed-over compensations (S9)."""
     svc = await asyncio.to_thread(services)
     await starter.run_starter(client, svc)
     await start_compensations(client, svc)
@@ -153,12 +117,7 @@ async def start_orders(timer: func.TimerRequest, client: df.DurableOrchestration
 @bp.durable_client_input(client_name="client")
 async def route_agent_reply(msg: func.ServiceBusMessage,
                             client: df.DurableOrchestrationClient) -> None:
-    """Raise an agent's reply as an external event on its instance (A4).
-
-    A reply that cannot be parsed is dead-lettered on its first delivery with the reason
-    (``InvalidJson`` or ``SchemaViolation``); failures raising the event are retried. A
-    reply refused by an open circuit is first marked on the state record (A5, V2).
-    """
+    """Raise an agent's reply as an external event; dead-letter it if unparsable (A4, A5)."""
     try:
         reply = replies.parse_reply(msg.get_body())
     except wire.InvalidMessage as exc:

@@ -1,12 +1,4 @@
-"""The compensation starter (SPEC S9 with S3's claim-then-start): step 3 of the protocol.
-
-Runs with the order starter. For each Compensating record with LockedBy null whose hold has
-passed, it claims the record with a conditional update (ETag) that sets LockedBy to the next
-compensation instance id and CompleteBy = now + START_GRACE_S, and only then starts the
-compensation orchestration under that id. Two starters never start the same attempt: one
-claim per ETag succeeds and the instance id is unique. A crash between claim and start
-leaves an expired CompleteBy for the supervisor (counted against the compensation budget).
-"""
+"""The compensation starter (S9): :mod:`scheduler.starter`'s claim-then-start for Compensating."""
 
 from __future__ import annotations
 
@@ -25,18 +17,14 @@ log = logging.getLogger("orders.compensation")
 
 
 def compensation_input(record: StateRecord, settings: Settings) -> dict[str, Any]:
-    """Build the compensation orchestrator's input (settings travel in it, SPEC D4; X8)."""
+    """Build the compensation orchestrator's input (D4, X8)."""
     return traced({"orderId": record.order_id, "workflowVersion": record.workflow_version,
                    "deadlineS": settings.COMPENSATION_DEADLINE_S,
                    "agentMaxAttempts": settings.AGENT_MAX_ATTEMPTS}, record)
 
 
 async def start_compensations(client: Any, services: Services) -> StartReport:
-    """Claim handed-over records and start one compensation attempt per claim.
-
-    Takes and returns what :func:`scheduler.starter.run_starter` does (the SDK's durable
-    client and the process's services; a :class:`StartReport`).
-    """
+    """Claim handed-over records and start one compensation attempt per claim."""
     states, s, now = services.stores.states, services.settings, services.clock.now()
     records = await asyncio.to_thread(states.find_startable, now, s.STARTER_BATCH,
                                       ProcessState.COMPENSATING)

@@ -1,20 +1,11 @@
 """Raise an external event through the Durable Functions client, with typed failures.
 
-Why this module: ``DurableOrchestrationClient.raise_event`` (azure-functions-durable 1.x)
-reports 404 (no such instance) and 410 (instance completed, failed or terminated) by
-raising a plain ``Exception`` whose only content is English text, so its caller could tell
-a late reply from a failure only by reading that text. STYLE 15 forbids that, so
-:func:`raise_event` makes the very request the SDK makes (the SDK's own URL builder, HTTP
-helper and invocation-id header) and maps the HTTP status it returns, once, in
-:func:`error_for_status`.
-
-Why not ask ``get_status`` first: that costs a second round trip on every reply, and the
-answer can change between the two calls. The status of the one request that raised the
-event is the answer, in one round trip, common case or not. The price is three
-underscore members of the SDK client (``_get_raise_event_url``, ``_post_async_request``,
-``_function_invocation_id``, present from 1.2 to 1.7); the tests run this function
-against the real SDK client and the local host's HTTP API, so an SDK upgrade that
-changes them fails a test, not production.
+``DurableOrchestrationClient.raise_event`` (azure-functions-durable 1.x) reports 404 and
+410 as a plain ``Exception`` with English text only, so :func:`raise_event` makes the
+SDK's own request (its ``_get_raise_event_url``, ``_post_async_request`` and
+``_function_invocation_id``, present from 1.2 to 1.7; tests run it against the real SDK
+client) and maps the status once, in :func:`error_for_status`. Asking ``get_status``
+first would cost a round trip per reply, and its answer can change before the raise.
 """
 
 from __future__ import annotations
@@ -28,25 +19,7 @@ from orders.errors import OrderServiceError
 
 
 class DurableClientError(OrderServiceError):
-    """The Durable Functions extension refused or failed a request.
-
-    Permanent unless ``retryable``: 408, 429 and 5xx answers, and no answer at all, are
-    retryable; any other status is permanent.
-
-    Parameters
-    ----------
-    message : str
-        What failed.
-    status : int or None
-        The HTTP status the extension answered with; None if it did not answer.
-    retryable : bool, optional
-        Overrides the class default (False).
-
-    Attributes
-    ----------
-    status : int or None
-        As given.
-    """
+    """The Durable Functions extension refused or failed a request (``status`` None: no answer)."""
 
     def __init__(self, message: str, *, status: int | None = None,
                  retryable: bool | None = None) -> None:
@@ -63,27 +36,10 @@ class InstanceGoneError(DurableClientError):
 
 
 _RETRYABLE_STATUSES = frozenset({408, 429})
-"""Client-error statuses that pass by themselves (timeout, throttled); 5xx are too."""
 
 
 def error_for_status(status: int, what: str) -> DurableClientError | None:
-    """Map an HTTP status of the Durable Functions HTTP API to an error, by code only.
-
-    Parameters
-    ----------
-    status : int
-        The HTTP status of the answer.
-    what : str
-        The request, for the message (e.g. ``raise event Reply on instance-O1-1``).
-
-    Returns
-    -------
-    DurableClientError or None
-        None for 2xx. 404 -> :class:`InstanceNotFoundError`, 410 ->
-        :class:`InstanceGoneError` (both permanent); 408, 429 and 5xx ->
-        :class:`DurableClientError` with ``retryable`` True; any other status ->
-        :class:`DurableClientError`, permanent (400: the request itself is wrong).
-    """
+    """Map an HTTP status to an error by code only (None for 2xx); ``what`` names the request."""
     if 200 <= status < 300:
         return None
     if status == 404:
@@ -97,30 +53,16 @@ def error_for_status(status: int, what: str) -> DurableClientError | None:
 
 
 async def raise_event(client: Any, instance_id: str, event_name: str, data: Any) -> None:
-    """Raise an external event on an instance, as ``client.raise_event`` does.
-
-    Parameters
-    ----------
-    client : azure.durable_functions.DurableOrchestrationClient
-        The client from the function's durable client binding.
-    instance_id : str
-        The orchestration instance to deliver to.
-    event_name : str
-        The event the orchestration waits for.
-    data : Any
-        JSON-serialisable event data.
+    """Raise an external event (JSON-serialisable ``data``), as ``client.raise_event`` does.
 
     Raises
     ------
     ValueError
-        If ``event_name`` is empty (as the SDK refuses it).
-    InstanceNotFoundError
-        Permanent: HTTP 404, no instance with that id.
-    InstanceGoneError
-        Permanent: HTTP 410, the instance ended; the event was not queued.
+        If ``event_name`` is empty.
+    InstanceNotFoundError, InstanceGoneError
+        HTTP 404 (no such instance) or 410 (it ended); permanent.
     DurableClientError
-        Retryable for 408, 429, 5xx and for no answer (connection failed, timed out);
-        permanent for any other status.
+        Retryable for 408, 429, 5xx and no answer; permanent for any other status.
     """
     if not event_name:
         raise ValueError("event_name: must be a non-empty string")

@@ -1,29 +1,10 @@
-"""The starter (SPEC S3): claim Pending records, then start their orchestrations.
+"""The starter (S3): claim Pending records with their ETag, then start their orchestrations.
 
-For each startable record (Pending, LockedBy null, not held back) the starter builds the id
-of the next attempt, claims the record with a conditional update (ETag) that sets
-Processing and LockedBy, and only then starts the orchestration under that id. Two starters
-can never start the same attempt: only one claim per ETag succeeds, and the instance id is
-unique in the task hub.
-
-The starter keeps at most MAX_PROCESSING attempts in Processing: starting more than the
-agents can serve before CompleteBy would only make attempts expire in the queues. Each
-claim is the store's ``claim_within``, whose check of MAX_PROCESSING and write are one
-step, so claims made at once never pass it. It shares
-the free slots fairly between clients (:func:`fair_startable`), so one client's backlog
-cannot hold every slot while another client's orders wait.
-
-Crash between claim and start: the claim also sets CompleteBy = now + START_GRACE_S. If the
-orchestration never starts, nothing renews that deadline, so the supervisor finds the record
-Processing with an expired CompleteBy and returns it to Pending for a new attempt (V2).
-
-Two callers run the same claim: the timer-triggered :func:`run_starter` (every
-``STARTER_SCHEDULE``), and the submission, which starts the order it has just stored with
-:func:`start_submitted` so a new order does not wait for the next timer occurrence. The
-timer stays the safety net for everything else: an order submitted while MAX_PROCESSING
-attempts ran, one whose submission crashed after writing the record, and every attempt the
-supervisor returned to Pending. However many submissions and starters claim at once,
-Processing never passes MAX_PROCESSING (``tests/scheduler/test_max_processing.py``).
+Protocol and fair shares: docs/pipeline.md, step 2, and docs/operations.md, "Admission
+control (X3) and fair shares between clients". A crash between claim and start leaves the
+claim's CompleteBy (now + START_GRACE_S) to expire; the supervisor returns the record to
+Pending (V2). The timer's :func:`run_starter` is the safety net for everything the
+submission's :func:`start_submitted` does not claim.
 """
 
 from __future__ import annotations
@@ -61,12 +42,7 @@ class StartReport:
 
 
 def workflow_input(record: StateRecord, services: Services) -> dict[str, Any]:
-    """Build the orchestrator input: everything it must not read from settings itself.
-
-    Settings are passed in, not read by the orchestrator, so a replay sees the values the
-    attempt started with (deterministic orchestrator code, SPEC D4); so is the attempt's
-    trace context (SPEC X8).
-    """
+    """Build the orchestrator input; settings travel in it so a replay sees the same (D4, X8)."""
     s = services.settings
     return traced({"orderId": record.order_id, "attempt": record.attempt,
                    "workflowVersion": record.workflow_version,
@@ -75,11 +51,7 @@ def workflow_input(record: StateRecord, services: Services) -> dict[str, Any]:
 
 
 def traced(data: dict[str, Any], record: StateRecord) -> dict[str, Any]:
-    """Add the attempt's trace context to an orchestration input, if it has one (SPEC X8).
-
-    The orchestrator hands it to every activity it schedules
-    (:func:`orchestrators.calls.call`).
-    """
+    """Add the attempt's trace context to an orchestration input, if it has one (X8)."""
     return {**data, "traceParent": record.attempt_trace} if record.attempt_trace else data
 
 
@@ -90,39 +62,9 @@ async def claim_and_start(client: Any, states: StateStore, records: Iterable[Sta
                           version: Callable[[StateRecord], str | None] = lambda r: None,
                           write: Callable[[StateRecord], StateRecord | None] | None = None,
                           ) -> StartReport:
-    """Claim each record with its ETag, then start ``workflow`` under the claimed LockedBy.
+    """Claim each record with its ETag, then start ``workflow`` under the claimed LockedBy (S3).
 
-    The claim-then-start mechanism of SPEC S3, shared by the order starter and the
-    compensation starter: a lost ETag race means another starter claimed the record
-    (V4); a start that fails leaves the claim's CompleteBy to expire, and the supervisor
-    recovers the record.
-
-    Parameters
-    ----------
-    client : DurableOrchestrationClient
-        The SDK's durable client.
-    states : StateStore
-        The state store.
-    records : iterable of StateRecord
-        Records to claim, as read (their ETags are the claim's condition).
-    claim : callable
-        Returns the claimed version of a record (LockedBy = the instance id to start).
-    workflow : str
-        Orchestrator function name.
-    make_input : callable
-        Builds the orchestrator input from the claimed record.
-    what : str
-        Names the starter in its logs.
-    version : callable, optional
-        The orchestration version to start the claimed record's instance with (the
-        platform's versioning, X6); None starts it without one.
-    write : callable, optional
-        Stores a claim (default ``states.replace``); None from it means no room, and the
-        remaining records are left for a later run.
-
-    Returns
-    -------
-    StartReport
+    ``write`` (default ``states.replace``) returning None means no room; the rest wait.
     """
     claimed = started = lost = 0
     store = write or states.replace
@@ -156,7 +98,7 @@ async def _claim_and_start_one(client: Any,
         mine = await asyncio.to_thread(write, claim(record).model_copy(update={
             "trace_parent": record.trace_parent or here, "attempt_trace": here}))
     except PreconditionFailedError:
-        return "lost_race"  # another starter claimed it first (SPEC S3, V4)
+        return "lost_race"  # another starter claimed it first (S3, V4)
     if mine is None:
         return "full"  # MAX_PROCESSING attempts run: the record stays Pending
     tag_order(instance_id=mine.locked_by)
@@ -171,25 +113,7 @@ async def _claim_and_start_one(client: Any,
 
 
 async def run_starter(client: Any, services: Services) -> StartReport:
-    """Claim startable records and start one orchestration per claim.
-
-    Each attempt starts with its order's workflow version as the orchestration version
-    (the platform's versioning, X6), so a worker whose host.json ``defaultVersion`` is
-    older never runs it. While ``WORKFLOW_VERSION`` names a version this code does not
-    register, new orders are not started (they stay Pending) and operators are alerted;
-    later attempts of orders already started keep their own version.
-
-    Parameters
-    ----------
-    client : DurableOrchestrationClient
-        The SDK's durable client.
-    services : Services
-        Stores, clock and settings.
-
-    Returns
-    -------
-    StartReport
-    """
+    """Claim startable records and start them; an unknown ``WORKFLOW_VERSION`` holds new ones."""
     room = min(services.settings.STARTER_BATCH, await _room(services))
     if room <= 0:
         return StartReport(0, 0, 0)
@@ -201,31 +125,7 @@ async def run_starter(client: Any, services: Services) -> StartReport:
 
 
 async def start_submitted(client: Any, services: Services, record: StateRecord) -> StartReport:
-    """Start the order a submission has just stored, as the starter would (SPEC S3).
-
-    The same ETag-conditional claim as :func:`run_starter`, for one record, so a new order
-    starts at once instead of at the next ``STARTER_SCHEDULE`` occurrence. Nothing is
-    claimed while MAX_PROCESSING attempts are in Processing (checked again atomically by the
-    claim, ``claim_within``), or while ``WORKFLOW_VERSION``
-    names a version this code does not register: the record stays Pending and the timer's
-    :func:`run_starter` claims it (and alerts) later.
-
-    Parameters
-    ----------
-    client : DurableOrchestrationClient
-        The submission function's durable client binding.
-    services : Services
-        As for :func:`run_starter`.
-    record : StateRecord
-        The record as the submission stored or found it (its ETag is the claim's
-        condition); anything but an unlocked Pending record whose NotBefore has come is
-        left alone.
-
-    Returns
-    -------
-    StartReport
-        ``lost_races`` 1 if another starter claimed the record first.
-    """
+    """Start the order a submission has just stored, if it may start now (S3)."""
     now = services.clock.now()
     if (record.process_state is not ProcessState.PENDING or record.locked_by is not None
             or (record.not_before is not None and record.not_before > now)
@@ -243,21 +143,13 @@ def fair_share(services: Services) -> int:
 
 
 def slot_cap(services: Services) -> int:
-    """Return the most Processing attempts one client may hold: all but one slot per other.
-
-    ``MAX_PROCESSING - (clients - 1)``, but never below :func:`fair_share`: one free slot
-    stays for each other client, so its next order starts at once (SPEC S8, X3).
-    """
+    """Return the most Processing attempts one client may hold: a slot stays per other (S8, X3)."""
     clients = max(1, len(services.settings.order_clients))
     return max(fair_share(services), services.settings.MAX_PROCESSING - (clients - 1))
 
 
 def _within_share(services: Services, client_id: str | None) -> bool:
-    """Say whether ``client_id`` holds fewer Processing attempts than its fair share.
-
-    The submission's fast path claims only then; past its share a client's new order
-    waits for the timer's :func:`fair_startable`, which shares the free slots out.
-    """
+    """Say whether ``client_id`` holds fewer Processing attempts than its fair share."""
     if client_id is None:
         return True
     share = fair_share(services)
@@ -267,27 +159,7 @@ def _within_share(services: Services, client_id: str | None) -> bool:
 
 
 def fair_startable(services: Services, room: int) -> list[StateRecord]:
-    """Pick up to ``room`` startable records, shared fairly between the clients (SPEC S8, X3).
-
-    Max-min fairness over the configured clients (``ORDER_CLIENTS``) and the legacy
-    records: each free slot goes to the client with Pending orders that holds the fewest
-    Processing attempts; and beyond its equal share (:func:`fair_share`) no client takes
-    the last slot left for each other client (:func:`slot_cap`), so a client whose orders
-    arrive while another's backlog runs starts at once instead of waiting for a slot to
-    come free. Costs, per run, one bounded query and one bounded count per client.
-
-    Parameters
-    ----------
-    services : Services
-        Stores, clock and settings.
-    room : int
-        Free slots (1 to 1000).
-
-    Returns
-    -------
-    list of StateRecord
-        In the order to claim them.
-    """
+    """Pick up to ``room`` (1 to 1000) startable records in claim order, max-min fair (S8, X3)."""
     states, now = services.stores.states, services.clock.now()
     cap = min(services.settings.MAX_PROCESSING, MAX_COUNT_LIMIT)
     queue: list[tuple[int, int, list[StateRecord]]] = []

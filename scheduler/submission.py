@@ -1,24 +1,10 @@
-"""Submission (SPEC S1, S2, S8, X10): the order message becomes an order and a state record.
+"""Submission (S1, S2, S8, X10): the order message becomes an order and a state record.
 
-The client is the one whose queue ``orders-<clientId>`` the message arrived on
-(:mod:`scheduler.identity`); a body naming another client is dead-lettered as
-``ClientMismatch``. The order is stored under its order key ``<clientId>~<OrderID>``
-(:func:`orders.lifecycle.ids.order_key`), so OrderIDs are scoped per client: two clients
-may use the same OrderID, and neither can take or shadow the other's orders.
-
-The two writes share no transaction; each is idempotent on the order key (SPEC X5), so a
-message delivered twice writes nothing new. An existing record is accepted only if it holds the same
-submission; other data under the same OrderID is a conflict: nothing is overwritten, the
-message is dead-lettered with the reason and an operator is alerted. A message that is not
-valid JSON or breaks the contract is dead-lettered with the field and rule it broke.
-
-Admission control (SPEC X3): before any write, a new order is refused while the in-flight
-orders (Pending + Processing + Compensating) reach ``MAX_IN_FLIGHT``. The client gets
-"Rejected" with the reason on its reply queue and the message is completed: the backlog in
-the state store stays bounded when a downstream service fails, and nothing piles up in the
-queue either. A redelivery of an order already stored is never refused. The count and the
-writes are not one transaction, so concurrent submissions can overshoot the limit by at
-most the number of submission invocations running at once.
+The client is the queue's (:mod:`scheduler.identity`); the order is stored under the order
+key (:func:`orders.lifecycle.ids.order_key`). Both writes are idempotent on that key and
+share no transaction (X5); other data under a stored key is refused, nothing overwritten.
+Admission control (X3) runs before any write: see docs/operations.md, "Admission control
+(X3) and fair shares between clients".
 """
 
 from __future__ import annotations
@@ -66,10 +52,7 @@ class Rejected:
 
 @dataclass(frozen=True)
 class AdmissionRefused:
-    """Admission control refused a new order (SPEC X3); the client was told "Rejected".
-
-    The message is completed (not dead-lettered): the refusal is the answer.
-    """
+    """Admission control refused a new order (X3); the client was told, the message is completed."""
 
     order_id: str
     reason: str
@@ -79,8 +62,7 @@ class AdmissionRefused:
 class Accepted:
     """The order and its state record are stored (``created`` False on a redelivery).
 
-    ``order_id`` is the order key, ``<clientId>~<OrderID>``; ``record`` the state record
-    as stored (with its ETag), for the starter the submission wakes (SPEC S3).
+    ``order_id`` is the order key; ``record`` the state record as stored, with its ETag (S3).
     """
 
     order_id: str
@@ -92,30 +74,10 @@ def parse_submission(body: bytes, client_id: str, *,
                      max_amount: Decimal | None = None) -> SubmitOrder | Rejected:
     """Parse and validate an order message; never raise for anything the body holds (S1).
 
-    Parameters
-    ----------
-    body : bytes
-        The Service Bus message body.
-    client_id : str
-        The client whose submit queue the message arrived on (SPEC X10).
-    max_amount : Decimal, optional
-        ``MAX_ORDER_AMOUNT``: the largest ``totalPrice`` and ``unitPrice``; None, no limit.
-
-    Returns
-    -------
-    SubmitOrder or Rejected
-        ``Rejected("InvalidJson" | "SchemaViolation", ...)`` naming the field and rule for
-        every form of bad body: not UTF-8, not strict JSON (NaN, 1e999, integers past 64
-        bits, duplicate names, unpaired surrogates, nesting past
-        :data:`~orders.models.wire.MAX_DEPTH`, however deep), a field under any name but
-        its wire name or a field the contract does not have (``client_id`` for
-        ``clientId``), or breaking the SubmitOrder contract, including any exception a
-        validator raises, a ``totalPrice`` finer than its currency's minor unit
-        (:mod:`orders.models.money`) and an amount above ``max_amount``.
-        ``Rejected("ClientMismatch", ...)`` if the validated body names another client in
-        ``clientId`` or ``replyTo``. Parsing is a pure function of the body and the queue,
-        so the message is dead-lettered on its first delivery instead of being retried
-        into ``MaxDeliveryCountExceeded``.
+    ``max_amount`` (``MAX_ORDER_AMOUNT``) caps ``totalPrice`` and ``unitPrice``; None, no
+    limit. Every bad body is ``Rejected("InvalidJson" | "SchemaViolation")`` naming the
+    field and rule (:mod:`orders.models.wire`), or ``ClientMismatch`` if it names another
+    client. Pure, so the message is dead-lettered on its first delivery.
     """
     try:
         parsed = wire.parse(body, SubmitOrder)
@@ -132,44 +94,14 @@ def parse_submission(body: bytes, client_id: str, *,
 
 @dataclass(frozen=True)
 class Quota:
-    """Admission control's limits (SPEC X3): the global cap and each client's share.
-
-    Attributes
-    ----------
-    max_in_flight : int
-        ``MAX_IN_FLIGHT``: Pending + Processing + Compensating orders of all clients.
-    per_client : int
-        ``MAX_IN_FLIGHT_PER_CLIENT``: the same count for one client's orders, so one
-        client's backlog cannot get every other client's orders rejected.
-    """
+    """Admission control's limits (X3): ``MAX_IN_FLIGHT`` and ``MAX_IN_FLIGHT_PER_CLIENT``."""
 
     max_in_flight: int
     per_client: int
 
 
 def admit(stores: Stores, order_id: str, client_id: str, quota: Quota) -> str | None:
-    """Decide whether a submission may create a new order (SPEC X3); None admits it.
-
-    Parameters
-    ----------
-    stores : Stores
-        Order database and state store.
-    order_id : str
-        The order key.
-    client_id : str
-        The client whose queue the order came on.
-    quota : Quota
-        The limits.
-
-    Returns
-    -------
-    str or None
-        The refusal reason, naming only what the client may know: its own count and
-        quota, or that the service as a whole is at capacity (never the other clients'
-        count). An order already in the state store or the order database (a redelivery,
-        or a retry after a crash between the two writes) is always admitted without
-        counting.
-    """
+    """Return why a new order is refused (X3), or None; a stored order is always admitted."""
     if stores.states.get(order_id) is not None or stores.orders.get(order_id) is not None:
         return None
     mine = stores.states.count_of_client(client_id, IN_FLIGHT_STATES, quota.per_client)
@@ -192,39 +124,13 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
            max_amount: Decimal | None = None) -> Accepted | Rejected | AdmissionRefused:
     """Store a submitted order idempotently and tell the client it was received.
 
-    Parameters
-    ----------
-    body : bytes
-        The Service Bus message body.
-    client_id : str
-        The client whose submit queue ``orders-<clientId>`` the message arrived on: the
-        only source of the client's identity (SPEC X10). A body naming another client is
-        refused as ``ClientMismatch`` (nothing stored, an operator alerted).
-    stores : Stores
-        Order database and state store.
-    sender : MessageSender
-        For the RequestReceived / Rejected status and operator alerts.
-    now : datetime
-        Submission time (state record timestamps).
-    quota : Quota, optional
-        Admission control's limits (SPEC X3); None disables admission control.
-    message_id : str, optional
-        The order message's MessageId: a refusal's status message id is derived from it,
-        so a redelivered message is answered once and a later resend gets its own answer.
-    max_amount : Decimal, optional
-        ``MAX_ORDER_AMOUNT`` (see :func:`parse_submission`); None, no limit.
-
-    Returns
-    -------
-    Accepted, Rejected or AdmissionRefused
-        Rejected results must be dead-lettered by the caller with their reason;
-        AdmissionRefused ones completed (the client has been told).
+    ``client_id`` is the queue's client (X10); ``quota`` None disables admission control.
+    The caller dead-letters a Rejected result and completes an AdmissionRefused one.
 
     Raises
     ------
     ValueError
-        If ``client_id`` is not a valid client id (the app registers triggers only for
-        valid ones, ``ORDER_CLIENTS``).
+        If ``client_id`` is not a valid client id.
     """
     parsed = parse_submission(body, client_id, max_amount=max_amount)
     if isinstance(parsed, Rejected):
@@ -242,11 +148,7 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
 
 
 def keyed(parsed: SubmitOrder, key: str, now: datetime) -> tuple[Order, StateRecord]:
-    """Return the order and the first state record as stored under ``key`` (SPEC S1, S2).
-
-    The record's client and reply queue are the key's (the queue's), never the body's;
-    its trace is the current span's, the submission's (SPEC X8).
-    """
+    """Return the order and its first state record; client and reply queue are the key's."""
     client_id, client_order_id = split_order_key(key)
     if client_id is None:
         raise ValueError(f"key: {key!r} names no client; submissions are keyed per client")
@@ -260,17 +162,7 @@ def store(parsed: SubmitOrder, key: str, body: bytes, stores: Stores, sender: Me
           now: datetime) -> Accepted | Rejected:
     """Write the order and its state record idempotently; RequestReceived to the client (S1).
 
-    Parameters
-    ----------
-    parsed : SubmitOrder
-        The message, its client checked against the queue.
-    key : str
-        The order key ``<clientId>~<OrderID>``: both writes are keyed on it.
-
-    Returns
-    -------
-    Accepted or Rejected
-        ``Rejected("ConflictingOrder", ...)`` if other data is stored under the key.
+    ``Rejected("ConflictingOrder")`` if other data is stored under ``key``.
     """
     order, record = keyed(parsed, key, now)
     client_order_id = parsed.order.order_id
@@ -303,13 +195,10 @@ def store(parsed: SubmitOrder, key: str, body: bytes, stores: Stores, sender: Me
 
 def answer_conflict(sender: MessageSender, parsed: SubmitOrder, reply_to: str, now: datetime,
                     why: str, digest: str) -> None:
-    """Tell the submitter its changed order was refused: "ChangeRefused" with the reason (S1, S8).
+    """Tell the submitter its changed order was refused: "ChangeRefused" (S1, S8).
 
-    The stored order stands and is answered as usual; this answers the refused message,
-    so a client that resent an order with other data hears why instead of waiting. Sent to
-    ``reply_to``, the reply queue of the queue's client, only; a queue that does not exist
-    is skipped (the message is dead-lettered anyway). ``digest`` (of the body) makes the
-    MessageId stable for a redelivery and distinct for another refused change.
+    ``digest`` (of the body) keeps the MessageId stable per refused message; a missing
+    reply queue is skipped.
     """
     reason = (f"ConflictingOrder: OrderID {parsed.order.order_id} is stored with other data; "
               f"this message was refused and nothing was changed ({why})")
@@ -324,10 +213,7 @@ def answer_conflict(sender: MessageSender, parsed: SubmitOrder, reply_to: str, n
 
 def refuse(parsed: SubmitOrder, client_id: str, sender: MessageSender, now: datetime,
            reason: str, message_id: str | None) -> AdmissionRefused:
-    """Tell the client its order was rejected by admission control; write nothing (SPEC X3).
-
-    The answer goes to the reply queue of ``client_id``, the queue's client.
-    """
+    """Tell the queue's client its order was rejected by admission control; write nothing (X3)."""
     order_id = parsed.order.order_id
     suffix = f":{sha256((message_id or '').encode()).hexdigest()[:16]}"
     send_status(sender, reply_queue(client_id),
