@@ -6,7 +6,7 @@ from typing import Any
 
 from ops.dashboard.overview import guarded, message_row
 from ops.order_report import order_report
-from orders.lifecycle.ids import client_order_id, order_key
+from orders.lifecycle.ids import IdRuleError, client_order_id, order_key
 from orders.messaging.browse import MAX_PEEK, QueueBrowser
 from orders.models import StateRecord
 from orders.models.activities import PUBLISH_STATUS
@@ -31,17 +31,12 @@ def resolve_key(client: str | None, order_id: str) -> str:
             client_order_id(order_id)  # validates a key or a plain OrderID
             return order_id
         return order_key(client, order_id)
-    except ValueError as exc:
-        reason = str(exc)
-        for name, field in _FIELDS.items():
-            if reason.startswith(name):
-                reason = field + reason[len(name):]
-                break
-        raise DetailRequestError(reason) from None
+    except IdRuleError as exc:
+        raise DetailRequestError(f"{_FIELDS.get(exc.part, repr(exc.part))}: {exc.rule}") from None
 
 
-_FIELDS = {"client_id:": "'client':", "order_id:": "'orderId':",
-           "order key:": "'orderId' (an order key):"}
+_FIELDS = {"client_id": "'client'", "order_id": "'orderId'",
+           "order key": "'orderId' (an order key)"}
 
 
 def status_json(status: Any) -> dict[str, Any] | None:

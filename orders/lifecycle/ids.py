@@ -38,16 +38,24 @@ def _rule(exc: ValidationError) -> str:
     return str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
 
 
+class IdRuleError(ValueError):
+    """An id broke its rule: ``part`` names it (``client_id``, ``order_id``, ``order key``)."""
+
+    def __init__(self, part: str, rule: str) -> None:
+        super().__init__(f"{part}: {rule}")
+        self.part, self.rule = part, rule
+
+
 def order_key(client_id: str, order_id: str) -> str:
     """Return ``<clientId>~<OrderID>`` (S1, X10); ValueError names the part and rule broken."""
     try:
         check_client_id(client_id)
     except ValueError as exc:
-        raise ValueError(f"client_id: {exc}") from None
+        raise IdRuleError("client_id", str(exc)) from None
     try:
         _ORDER_ID.validate_python(order_id)
     except ValidationError as exc:
-        raise ValueError(f"order_id: {_rule(exc)}") from None
+        raise IdRuleError("order_id", _rule(exc)) from None
     return f"{client_id}{ORDER_KEY_SEPARATOR}{order_id}"
 
 
@@ -56,7 +64,7 @@ def split_order_key(key: str) -> tuple[str | None, str]:
     try:
         _ORDER_KEY.validate_python(key)
     except ValidationError as exc:
-        raise ValueError(f"order key: {_rule(exc)}") from None
+        raise IdRuleError("order key", _rule(exc)) from None
     client, separator, order_id = key.rpartition(ORDER_KEY_SEPARATOR)
     return (client if separator else None), order_id
 

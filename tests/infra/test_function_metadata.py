@@ -2,6 +2,7 @@
 
 from azurekit.services import catalogue
 from orders import names
+from orders.models.activities import DECLARED
 from tests.infra.checks import metadata_differences
 
 DURABLE_TRIGGERS = {"orchestrationTrigger", "activityTrigger", "entityTrigger"}
@@ -63,7 +64,8 @@ def test_connections_are_the_shared_identity_based_prefix(triggers):
 
 
 def test_durable_triggers_use_the_names_module(triggers):
-    constants = {v for k, v in vars(names).items() if k.isupper() and isinstance(v, str)}
+    constants = {v for k, v in vars(names).items() if k.isupper() and isinstance(v, str)} | {
+        activity.name for activity in DECLARED}
     durable = [t for t in triggers.values() if t["type"] in DURABLE_TRIGGERS]
     assert durable
     for trigger in durable:
