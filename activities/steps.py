@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from activities.compensation_steps import log_step
 from activities.declared import implements
 from orders.compensation.plan import request_details
 from orders.lifecycle.changes import complete, set_deadline
@@ -21,7 +22,7 @@ from orders.lifecycle.fencing import FencedError, fenced_finish, fenced_or_none
 from orders.lifecycle.ids import client_order_id
 from orders.lifecycle.transitions import Actor
 from orders.messaging import OutgoingMessage
-from orders.models import CompensationEntry, ProcessState
+from orders.models import CompensationEntry, Order, ProcessState
 from orders.models.activities import (
     ALERT_OPERATOR,
     BEGIN_ATTEMPT,
@@ -56,14 +57,18 @@ def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Set CompleteBy of the attempt if it still owns the record (SPEC S4, S5).
 
     Takes a :class:`~orders.models.attempt_io.BeginAttemptInput` and returns a
-    :class:`~orders.models.attempt_io.BeginAttemptResult` (see the module docstring).
+    :class:`~orders.models.attempt_io.BeginAttemptResult` (see the module docstring); with
+    ``loadOrder`` and not fenced, the result holds the order, read after the write (raises
+    ``LookupError`` as ``load_order`` does).
     """
     step = BeginAttemptInput.model_validate(data)
     record = fenced_or_none(services.stores.states, step.order_id, step.instance_id,
                             lambda r: set_deadline(r, step.complete_by, Actor.ORDER_WORKFLOW))
     if record is None:
         return BeginAttemptResult(fenced=True).model_dump(mode="json")
-    return BeginAttemptResult(fenced=False, reply_to=record.status_queue).model_dump(mode="json")
+    order = _order(step.order_id, services) if step.load_order else None
+    return BeginAttemptResult(fenced=False, reply_to=record.status_queue,
+                              order=order).model_dump(mode="json")
 
 
 @implements(LOAD_ORDER)
@@ -85,10 +90,15 @@ def load_order(order_id: str, services: Services) -> dict[str, Any]:
     LookupError
         If the order is missing (a broken dual write; the attempt fails and is retried).
     """
+    return _order(order_id, services).model_dump(mode="json")
+
+
+def _order(order_id: str, services: Services) -> Order:
+    """Read the order, or raise ``LookupError`` naming it."""
     order = services.stores.orders.get(order_id)
     if order is None:
         raise LookupError(f"orderId: no order {order_id} in the order database")
-    return order.model_dump(mode="json")
+    return order
 
 
 @implements(RESERVE_INVENTORY)
@@ -149,8 +159,9 @@ def send_agent_request(data: dict[str, Any], services: Services) -> str:
 
     The *requested* entry (with the idempotency key) is written before the message goes
     out, so compensation undoes the step even if no answer ever comes
-    (:mod:`orders.compensation.plan`). Both writes are idempotent (SPEC X7): a rerun logs
-    nothing new and sends the same MessageId, which the queue drops.
+    (:mod:`orders.compensation.plan`); a ``confirmed`` previous step (versions 3 and 4) is
+    logged before it, as ``record_step`` would. Every write is idempotent (SPEC X7): a
+    rerun logs nothing new and sends the same MessageId, which the queue drops.
 
     Takes a :class:`~orders.models.agent_io.SendAgentRequestInput` (see the module
     docstring): the :class:`AgentRequest` plus ``workflowVersion`` (optional: the order's
@@ -161,6 +172,11 @@ def send_agent_request(data: dict[str, Any], services: Services) -> str:
     step = SendAgentRequestInput.model_validate(data)
     request = step.request()
     details = request_details(request)
+    if step.confirmed is not None:
+        if step.workflow_version is None:
+            raise ValueError("workflowVersion: required with confirmed")
+        log_step(services, request.order_id, request.instance_id, step.workflow_version,
+                 step.confirmed.step, step.confirmed.result)
     if details is not None:
         version = step.workflow_version
         if version is None:
@@ -185,12 +201,23 @@ def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     :class:`~orders.models.step_io.FencedResult` (see the module docstring): fenced if a
     newer attempt owns the record, or the supervisor already gave up on it (nothing
     written). A rerun that finds its own Processed is not fenced
-    (:func:`~orders.lifecycle.fencing.fenced_finish`).
+    (:func:`~orders.lifecycle.fencing.fenced_finish`). Versions 3 and 4 also log the last
+    step first (``confirmed``, fenced or not) and, with ``replyTo`` and not fenced, send
+    "OrderCompleted" after Processed as ``publish_status`` does (the record stays the
+    outbox: a failed send is left pending for the supervisor).
     """
     step = FinishAttemptInput.model_validate(data)
+    if step.confirmed is not None:
+        assert step.workflow_version is not None, "the contract requires it with confirmed"
+        log_step(services, step.order_id, step.instance_id, step.workflow_version,
+                 step.confirmed.step, step.confirmed.result)
     tell_by = services.clock.now() + services.settings.status_grace
     fenced = fenced_finish(services.stores.states, step.order_id, step.instance_id,
                            lambda r: complete(r, tell_by), ProcessState.PROCESSED)
+    if not fenced and step.reply_to is not None:
+        _publish(services, PublishStatusInput(
+            order_id=step.order_id, instance_id=step.instance_id, reply_to=step.reply_to,
+            status=StatusKind.ORDER_COMPLETED))
     return FencedResult(fenced=fenced).model_dump(mode="json")
 
 
@@ -210,7 +237,11 @@ def publish_status(data: dict[str, Any], services: Services) -> None:
     (:func:`orders.notify.send_final_status`). The step itself then succeeds, so the
     orchestration ends as its order did instead of failing on a status it cannot skip.
     """
-    step = PublishStatusInput.model_validate(data)
+    _publish(services, PublishStatusInput.model_validate(data))
+
+
+def _publish(services: Services, step: PublishStatusInput) -> None:
+    """Send one status (:func:`publish_status`)."""
     message = StatusMessage(order_id=client_order_id(step.order_id), status=step.status,
                             at=services.clock.now(), reason=step.reason)
     if step.instance_id is None:  # an input from before instance ids were passed

@@ -99,7 +99,7 @@ class Settings(BaseSettings):
     apart from MAX_FAILURES."""
     COMPENSATION_DEADLINE_S: float = Field(30.0, gt=0)
     """CompleteBy of one compensation attempt: seconds from its start (S9, S6)."""
-    WORKFLOW_VERSION: int = Field(1, ge=1)
+    WORKFLOW_VERSION: int = Field(3, ge=1)
     """Workflow version new orders start under (X6); an order keeps the version its first
     attempt started with. Register a version in every instance before selecting it here."""
     RETRY_HOLD_BASE_S: float = Field(2.0, ge=0)

@@ -34,6 +34,7 @@ from pydantic import ConfigDict, Field
 
 from orders.models._types import Currency, OrderKey
 from orders.models.compensation import Id, Key, ReservedLine
+from orders.models.compensation_io import ConfirmedStep
 from orders.models.messages import AgentRequest, Operation
 from orders.models.step_io import StepContract
 
@@ -48,30 +49,23 @@ class SendAgentRequestInput(AgentRequest, StepContract):
         before a forward request goes out (SPEC S9, X6). Absent from the compensation
         workflow's undo requests and from inputs recorded before requests were logged;
         the activity then reads it from the state record.
+    confirmed : ConfirmedStep or None
+        Versions 3 and 4: the previous step's log entry, written before the *requested*
+        one. Absent before.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    OMIT_IF_NONE = frozenset({"workflow_version"})
+    OMIT_IF_NONE = frozenset({"workflow_version", "confirmed"})
 
     workflow_version: int | None = Field(default=None, ge=1)
+    confirmed: ConfirmedStep | None = None
 
     @classmethod
-    def of(cls, request: AgentRequest, workflow_version: int | None) -> SendAgentRequestInput:
-        """Wrap ``request`` for the send activity.
-
-        Parameters
-        ----------
-        request : AgentRequest
-            The request to send.
-        workflow_version : int or None
-            The order's workflow version, None for an undo.
-
-        Returns
-        -------
-        SendAgentRequestInput
-        """
-        return cls(**dict(request), workflow_version=workflow_version)
+    def of(cls, request: AgentRequest, workflow_version: int | None,
+           confirmed: ConfirmedStep | None = None) -> SendAgentRequestInput:
+        """Wrap ``request`` for the send activity (``workflow_version`` None for an undo)."""
+        return cls(**dict(request), workflow_version=workflow_version, confirmed=confirmed)
 
     def request(self) -> AgentRequest:
         """Return the request as it goes on the queue (without ``workflowVersion``)."""

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field, TypeAdapter
+from pydantic import Field, TypeAdapter, model_validator
 
-from orders.models._types import OrderKey
+from orders.models._types import OrderKey, QueueName
 from orders.models.compensation import ReservedLine
+from orders.models.compensation_io import ConfirmedStep
 from orders.models.inventory import OutOfStock
-from orders.models.order import OrderLine
+from orders.models.order import Order, OrderLine
 from orders.models.step_io import (
     BeginInput,
     BeginResult,
@@ -74,15 +75,30 @@ class OrderWorkflowInput(StepContract):
 class BeginAttemptInput(BeginInput):
     """Input of ``begin_attempt``: set CompleteBy while the attempt owns the record (S4, S5).
 
-    Its attributes are those of :class:`~orders.models.step_io.BeginInput`.
+    Attributes
+    ----------
+    load_order : bool or None
+        True (versions 3 and 4): also read the order, as ``load_order`` does. Absent
+        before.
     """
+
+    OMIT_IF_NONE = frozenset({"load_order"})
+
+    load_order: bool | None = None
 
 
 class BeginAttemptResult(BeginResult):
     """Result of ``begin_attempt``.
 
-    Its attributes are those of :class:`~orders.models.step_io.BeginResult`.
+    Attributes
+    ----------
+    order : Order or None
+        The order, when the input asked for it and the attempt owns the record.
     """
+
+    OMIT_IF_NONE = frozenset({"order"})
+
+    order: Order | None = None
 
 
 class ReserveInventoryInput(StepContract):
@@ -131,9 +147,27 @@ class FinishAttemptInput(OwnedRecordInput):
         The only final state this step writes; failures go through ``fail_order``. Until
         compensation existed it also wrote ``Error``: such an input is refused, as it was
         since then.
+    confirmed : ConfirmedStep or None
+        Versions 3 and 4: the last step's log entry, written first, fenced or not.
+    workflow_version : int or None
+        The order's workflow version, for that entry; required with it.
+    reply_to : str or None
+        Versions 3 and 4: the reply queue told "OrderCompleted" once Processed is written
+        (as ``publish_status`` does); nothing is sent when fenced.
     """
 
+    OMIT_IF_NONE = frozenset({"confirmed", "workflow_version", "reply_to"})
+
     state: Literal["Processed"]
+    confirmed: ConfirmedStep | None = None
+    workflow_version: int | None = Field(default=None, ge=1)
+    reply_to: QueueName | None = None
+
+    @model_validator(mode="after")
+    def _version_with_entry(self) -> FinishAttemptInput:
+        if self.confirmed is not None and self.workflow_version is None:
+            raise ValueError("workflowVersion: required with confirmed")
+        return self
 
 
 class Processed(StepContract):

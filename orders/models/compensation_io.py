@@ -2,7 +2,8 @@
 
 Activity by activity (input -> result):
 
-- ``record_step`` (both workflows): :class:`RecordStepInput` -> :class:`RecordStepResult`.
+- ``record_step`` (both workflows): :class:`RecordStepInput` -> :class:`RecordStepResult`;
+  versions 3 and 4 log a confirmed step inside their next activity (:class:`ConfirmedStep`).
 - ``fail_order`` (order workflow): :class:`FailOrderInput` -> :class:`FailOrderResult`.
 - ``begin_compensation``: :class:`BeginCompensationInput` ->
   :class:`BeginCompensationResult`.
@@ -104,6 +105,21 @@ class RecordStepResult(StepContract):
 
     seq: int = Field(ge=1)
     created: bool
+
+
+class ConfirmedStep(StepContract):
+    """A completed forward step's log entry, written by the next activity (version 3+, S9).
+
+    Attributes
+    ----------
+    step : Step
+        The completed step; keys the entry as ``record_step`` does.
+    result : dict or None
+        The service's answer, as for :class:`RecordStepInput`.
+    """
+
+    step: Step
+    result: dict[str, Any] | None = None
 
 
 class FailOrderInput(OwnedRecordInput):
