@@ -34,10 +34,16 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m demo --orders $(ORDERS)
 
-test: $(STAMP) $(NODE_STAMP) $(CHROMIUM)
+# The three installs download at once; mypy checks types while pytest runs (its tests
+# wait on sockets and subprocesses often enough to leave it a core). Both outputs are
+# printed, and the target fails if either does.
+test:
+	$(MAKE) --no-print-directory -j3 --output-sync=target $(STAMP) $(NODE_STAMP) $(CHROMIUM)
 	$(PY) -m ruff check .
-	$(PY) -m mypy
-	$(PY) -m pytest
+	@log=$$(mktemp); $(PY) -m mypy >$$log 2>&1 & types=$$!; \
+	$(PY) -m pytest; tests=$$?; \
+	wait $$types; typed=$$?; echo "$(PY) -m mypy"; cat $$log; rm -f $$log; \
+	[ $$tests -eq 0 ] && [ $$typed -eq 0 ]
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'

@@ -1,10 +1,4 @@
-"""The Functions app: registration only, one Blueprint per concern (STYLE 2).
-
-Every setting is validated here, at import, under a Functions host
-(:func:`orders.startup.refuse_invalid_settings`). ``ORDER_CLIENTS`` is read here too,
-because the Python v2 model registers functions at import and submission has one trigger
-per client (:mod:`scheduler.blueprint`).
-"""
+"""The Functions app: registration only, one Blueprint per concern; settings checked at import."""
 
 import azure.durable_functions as df
 import azure.functions as func
@@ -20,7 +14,7 @@ from scheduler.blueprint import bp as scheduler
 from scheduler.blueprint import client_submissions
 from supervisor.blueprint import bp as supervisor
 
-refuse_invalid_settings()  # a bad setting stops the app here, in one line (SPEC X2)
+refuse_invalid_settings()  # a bad setting stops the app here, in one line (X2)
 app = df.DFApp(http_auth_level=func.AuthLevel.FUNCTION)
 for blueprint in (scheduler, client_submissions(order_clients()), orchestrators, activities,
                   agents, supervisor, ops, dashboard):

@@ -1,11 +1,4 @@
-"""Registers every declared activity (:data:`orders.models.activities.DECLARED`).
-
-Each runs its body (:mod:`activities.steps`, :mod:`activities.compensation_steps`, bound
-with :func:`activities.declared.implements`) inside its span
-(:func:`~orders.observability.tracing.activity_span`: a child of the attempt's start, whose
-trace context the orchestrator wrapped around the input, SPEC X8). The Functions host sees
-each under the declaration's name, with one parameter named as its binding.
-"""
+"""Registers every declared activity, each body run inside its activity span (X8)."""
 
 import inspect
 from collections.abc import Callable
@@ -24,11 +17,7 @@ bp = DurableBlueprint()
 
 
 def activity_function(activity: Activity[Any, Any], body: Body) -> Callable[..., Any]:
-    """Return the function the host calls: ``activity.binding`` is its only parameter.
-
-    The Python worker reads its name, signature and type hints (the body's return type)
-    and calls it with the binding as a keyword argument.
-    """
+    """Return the host's function, named as the activity, ``activity.binding`` its one parameter."""
 
     def run(**binding: Any) -> Any:
         with activity_span(activity.name, binding[activity.binding]) as data:
@@ -48,4 +37,3 @@ FUNCTIONS = {activity.name: bp.activity_trigger(input_name=activity.binding,
                                                 activity=activity.name)(
                  activity_function(activity, body_of(activity)))
              for activity in DECLARED}
-"""The registered functions by activity name."""

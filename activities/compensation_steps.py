@@ -1,13 +1,8 @@
-"""Activities of compensation (SPEC S9) as plain functions of their input and the services.
+"""Activities of compensation (S9) as plain functions of their input and the services.
 
-Writing the log, handing a failed order over, and the compensation workflow's own steps.
-Each is idempotent (SPEC X7): a rerun with the same input leaves the same result (log
-entries keyed on OrderID + step, fenced conditional updates that recognise their own
-earlier write). Inputs and results are the JSON forms of the contracts in
-:mod:`orders.models.compensation_io`: each activity validates its ``data`` on the way in
-(a ``data`` that breaks the contract raises ``pydantic.ValidationError``) and returns its
-result contract's ``model_dump(mode="json")``. Each docstring names the two contracts and
-what else the activity may raise.
+Each is idempotent (X7), validates ``data`` with its contract from
+:mod:`orders.models.compensation_io` (``pydantic.ValidationError`` if broken) and returns
+its result contract's JSON form.
 """
 
 from __future__ import annotations
@@ -56,15 +51,10 @@ from orders.runtime import Services
 
 @implements(RECORD_STEP)
 def record_step(data: dict[str, Any], services: Services) -> dict[str, Any]:
-    """Write the log entry of a completed step or undo (idempotent on OrderID + step).
+    """Write the log entry of a completed step or undo; a rerun returns the stored ``seq``.
 
-    Takes a :class:`~orders.models.compensation_io.RecordStepInput` (``result`` is the
-    step's output or the service's answer) and returns a
-    :class:`~orders.models.compensation_io.RecordStepResult` (see the module docstring); a
-    rerun returns the stored ``seq``. Raises ``KeyError`` or ``pydantic.ValidationError``
-    if ``result`` lacks what the undo needs or holds something not allowed (card data),
-    and :class:`~orders.stores.errors.ConflictError` if the step is logged with other
-    details.
+    Raises KeyError or ValidationError if ``result`` lacks what the undo needs or holds card
+    data, ConflictError if the step is logged with other details.
     """
     step = RecordStepInput.model_validate(data)
     seq, created = log_step(services, step.order_id, step.instance_id, step.workflow_version,
@@ -87,12 +77,9 @@ def log_step(services: Services, order_id: str, instance_id: str, workflow_versi
 
 @implements(FAIL_ORDER)
 def fail_order(data: dict[str, Any], services: Services) -> dict[str, Any]:
-    """Hand a failed order over to compensation, or set Error if nothing is to undo.
+    """Hand a failed order to compensation, or set Error if nothing is to undo (S4, S7).
 
-    Fenced on LockedBy and on Processing (SPEC S4). A rerun finds the record with its own
-    ``failureReason`` (the reason names the attempt) and answers as the first run did.
-    Takes a :class:`~orders.models.compensation_io.FailOrderInput` and returns a
-    :class:`~orders.models.compensation_io.FailOrderResult` (see the module docstring).
+    A rerun recognises its own ``failureReason`` (it names the attempt) and answers alike.
     """
     step = FailOrderInput.model_validate(data)
     order_id, reason = step.order_id, step.reason
@@ -118,12 +105,7 @@ def fail_order(data: dict[str, Any], services: Services) -> dict[str, Any]:
 
 @implements(BEGIN_COMPENSATION)
 def begin_compensation(data: dict[str, Any], services: Services) -> dict[str, Any]:
-    """Set CompleteBy of a compensation attempt if it owns the record (SPEC S4, S9).
-
-    Takes a :class:`~orders.models.compensation_io.BeginCompensationInput` and returns a
-    :class:`~orders.models.compensation_io.BeginCompensationResult` (see the module
-    docstring).
-    """
+    """Set CompleteBy of a compensation attempt if it owns the record (S4, S9)."""
     step = BeginCompensationInput.model_validate(data)
     record = fenced_or_none(
         services.stores.states, step.order_id, step.instance_id,
@@ -138,31 +120,17 @@ def begin_compensation(data: dict[str, Any], services: Services) -> dict[str, An
 
 @implements(PENDING_UNDOS)
 def pending_undo_entries(order_id: str, services: Services) -> list[dict[str, Any]]:
-    """Return the logged steps still to undo, newest first, in JSON form (SPEC S9).
-
-    Takes the OrderID as :func:`activities.steps.load_order` does (a bare JSON string on
-    the wire); returns
-    :data:`~orders.models.compensation_io.PENDING_UNDOS_RESULT`, JSON form.
-    """
+    """Return the logged steps still to undo, newest first (S9); takes the order key."""
     entries = pending_undos(services.stores.compensation.entries(order_id))
     return [entry.model_dump(mode="json") for entry in entries]
 
 
 @implements(RELEASE_INVENTORY)
 def release_inventory(data: dict[str, Any], services: Services) -> dict[str, Any]:
-    """Release what the order's lines hold in the local inventory (undoes reserve, S9).
+    """Give back what each line's hold took and mark it released (S9, X7).
 
-    Gives back exactly what each line's hold took (:meth:`~orders.stores.inventory.
-    InventoryStore.release`), and marks it released, so releasing twice releases once
-    (SPEC X7), also for an attempt that crashed mid-reservation (its reserved lines have
-    holds, the others get a tombstone). The lines are those of the order's reserve
-    inventory log entry, in order (line ``i`` of the entry is line ``i`` of the order):
-    an order reserved before the inventory was real has the entry but no holds, so its
-    release adds nothing.
-
-    Takes a :class:`~orders.models.compensation_io.ReleaseInventoryInput` and returns a
-    :class:`~orders.models.compensation_io.ReleaseInventoryResult` (see the module
-    docstring) whose ``released`` lists the lines that gave units back.
+    Lines are those of the reserve entry; see docs/inventory.md for tombstones and orders
+    reserved before the inventory was real.
     """
     step = ReleaseInventoryInput.model_validate(data)
     entries = services.stores.compensation.entries(step.order_id)
@@ -179,13 +147,7 @@ def release_inventory(data: dict[str, Any], services: Services) -> dict[str, Any
 
 @implements(FINISH_COMPENSATION)
 def finish_compensation(data: dict[str, Any], services: Services) -> dict[str, Any]:
-    """Set Compensated or CompensationFailed if the attempt still owns the record (S4, S9).
-
-    Takes a :class:`~orders.models.compensation_io.FinishCompensationInput` and returns a
-    :class:`~orders.models.step_io.FencedResult` (see the module docstring); a rerun that
-    finds its own final state is not fenced
-    (:func:`~orders.lifecycle.fencing.fenced_finish`).
-    """
+    """Set Compensated or CompensationFailed if the attempt still owns the record (S4, S9)."""
     step = FinishCompensationInput.model_validate(data)
     state = ProcessState(step.state)
     tell_by = services.clock.now() + services.settings.status_grace

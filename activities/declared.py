@@ -1,9 +1,4 @@
-"""Binds each declared activity (:mod:`orders.models.activities`) to its body, beside the body.
-
-A body is a plain function of the activity's input (its JSON form, as the SDK passes it)
-and the services; ``@implements(BEGIN_ATTEMPT)`` above it is what tells the blueprint to
-register it under that declaration's name and binding.
-"""
+"""Binds each declared activity to its body with ``@implements``, beside the body."""
 
 from __future__ import annotations
 
@@ -14,7 +9,6 @@ from orders.models.activities import DECLARED, Activity
 from orders.runtime import Services
 
 Body = Callable[[Any, Services], Any]
-"""An activity's body: ``body(data, services)`` returns the result's JSON form."""
 
 B = TypeVar("B", bound=Body)
 
@@ -22,13 +16,7 @@ _BODIES: dict[str, Body] = {}
 
 
 def implements(activity: Activity[Any, Any]) -> Callable[[B], B]:
-    """Bind the decorated function as ``activity``'s body; the function itself is unchanged.
-
-    Raises
-    ------
-    ValueError
-        If ``activity`` is not declared, or already has a body.
-    """
+    """Bind the decorated function as ``activity``'s body; ValueError if undeclared or bound."""
 
     def bind(body: B) -> B:
         if activity not in DECLARED:
@@ -44,13 +32,7 @@ def implements(activity: Activity[Any, Any]) -> Callable[[B], B]:
 
 
 def body_of(activity: Activity[Any, Any]) -> Body:
-    """Return the body bound to ``activity``.
-
-    Raises
-    ------
-    LookupError
-        If no module of ``activities`` bound one (``@implements`` is missing).
-    """
+    """Return the body bound to ``activity``; LookupError if ``@implements`` is missing."""
     body = _BODIES.get(activity.name)
     if body is None:
         raise LookupError(f"activity {activity.name}: declared but no body is bound to it "

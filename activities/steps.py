@@ -1,13 +1,7 @@
-"""The workflow's activities as plain functions of their input and the services.
+"""The order workflow's activities as plain functions of their input and the services.
 
-The blueprint (:mod:`activities.blueprint`) registers each one as an activity
-function; tests may call them directly. Inputs and outputs are the JSON forms the SDK
-passes: each activity validates its ``data`` with its input contract on the way in (a
-``data`` that breaks the contract raises ``pydantic.ValidationError``, a ``ValueError``)
-and returns its result contract's ``model_dump(mode="json")``
-(:mod:`orders.models.attempt_io`, :mod:`orders.models.agent_io`,
-:mod:`orders.models.notice_io`). Each docstring names the two contracts and what else the
-activity may raise.
+Each validates ``data`` with its input contract (``pydantic.ValidationError`` if broken)
+and returns its result contract's JSON form; tests may call them directly.
 """
 
 from __future__ import annotations
@@ -54,12 +48,10 @@ from orders.stores.inventory import Reserved
 
 @implements(BEGIN_ATTEMPT)
 def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
-    """Set CompleteBy of the attempt if it still owns the record (SPEC S4, S5).
+    """Set CompleteBy of the attempt if it still owns the record (S4, S5).
 
-    Takes a :class:`~orders.models.attempt_io.BeginAttemptInput` and returns a
-    :class:`~orders.models.attempt_io.BeginAttemptResult` (see the module docstring); with
-    ``loadOrder`` and not fenced, the result holds the order, read after the write (raises
-    ``LookupError`` as ``load_order`` does).
+    With ``loadOrder`` (versions 3, 4) and not fenced, the result holds the order, read
+    after the write (LookupError as ``load_order``).
     """
     step = BeginAttemptInput.model_validate(data)
     record = fenced_or_none(services.stores.states, step.order_id, step.instance_id,
@@ -73,23 +65,7 @@ def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
 
 @implements(LOAD_ORDER)
 def load_order(order_id: str, services: Services) -> dict[str, Any]:
-    """Read the order from the order database (SPEC S5).
-
-    Parameters
-    ----------
-    order_id : str
-        The OrderID, a bare JSON string on the wire.
-
-    Returns
-    -------
-    dict
-        The :class:`~orders.models.order.Order`, JSON form.
-
-    Raises
-    ------
-    LookupError
-        If the order is missing (a broken dual write; the attempt fails and is retried).
-    """
+    """Read the order (S5); LookupError if missing (a broken dual write: the attempt retries)."""
     return _order(order_id, services).model_dump(mode="json")
 
 
@@ -103,25 +79,11 @@ def _order(order_id: str, services: Services) -> Order:
 
 @implements(RESERVE_INVENTORY)
 def reserve_inventory(data: dict[str, Any], services: Services) -> dict[str, Any]:
-    """Reserve the order's lines in the local inventory (a local step, no agent; SPEC X7).
+    """Reserve the order's lines in the local inventory (X7); see docs/inventory.md.
 
-    First the reserve inventory entry is logged (idempotent on OrderID + step), so that
-    compensation releases whatever a crash or an out-of-stock line leaves held; then the
-    lines are reserved in order, each a decrement of the SKU with the line's hold written
-    in the same conditional (ETag) write (``InventoryStore.reserve_lines``: one
-    transaction for all lines on SQLite, one write per SKU item on Cosmos DB). A rerun,
-    another attempt of the order, or a redelivery after a crash finds the holds it wrote
-    and reserves the rest only: no line is decremented twice. A SKU the inventory holds no
-    item for is not stocked here and is passed over.
-
-    Takes a :class:`~orders.models.attempt_io.ReserveInventoryInput` and returns a
-    :class:`~orders.models.attempt_io.ReserveInventoryResult` (see the module docstring);
-    its ``outOfStock`` names the first line that could not be reserved (the workflow then
-    fails the order permanently). The entry names the attempt that owns the state record
-    (LockedBy) and the order's workflow version. Raises ``LookupError`` if no attempt
-    owns the record (nothing is reserved), ``ValueError`` if compensation
-    already released a line (a late rerun of an attempt that lost the order), and
-    :class:`~orders.stores.errors.TransientStoreError` if a SKU stays contended.
+    Logs the reserve entry first, so compensation releases whatever is left held; a rerun
+    reserves only lines without a hold. Raises LookupError if no attempt owns the record,
+    ValueError if compensation already released a line, TransientStoreError if contended.
     """
     step = ReserveInventoryInput.model_validate(data)
     lines = tuple(ReservedLine(sku=line.sku, quantity=line.quantity) for line in step.lines)
@@ -146,7 +108,6 @@ def reserve_inventory(data: dict[str, Any], services: Services) -> dict[str, Any
 
 
 def _reserving_attempt(step: ReserveInventoryInput, services: Services) -> tuple[str, int]:
-    """Return the attempt (LockedBy) and workflow version the reservation's entry names."""
     record = services.stores.states.get(step.order_id)
     if record is None or record.locked_by is None:
         raise LookupError(f"orderId: no attempt owns order {step.order_id}; nothing reserved")
@@ -155,19 +116,10 @@ def _reserving_attempt(step: ReserveInventoryInput, services: Services) -> tuple
 
 @implements(SEND_AGENT_REQUEST)
 def send_agent_request(data: dict[str, Any], services: Services) -> str:
-    """Log a remote forward step as requested, then send it to its agent (SPEC S9, A1, A4).
+    """Log a remote forward step as *requested*, then send it to its agent (S9, A1, A4).
 
-    The *requested* entry (with the idempotency key) is written before the message goes
-    out, so compensation undoes the step even if no answer ever comes
-    (:mod:`orders.compensation.plan`); a ``confirmed`` previous step (versions 3 and 4) is
-    logged before it, as ``record_step`` would. Every write is idempotent (SPEC X7): a
-    rerun logs nothing new and sends the same MessageId, which the queue drops.
-
-    Takes a :class:`~orders.models.agent_io.SendAgentRequestInput` (see the module
-    docstring): the :class:`AgentRequest` plus ``workflowVersion`` (optional: the order's
-    workflow version for the log entry; read from the state record if absent). Returns the
-    MessageId. Raises :class:`~orders.stores.errors.ConflictError` if the step is logged
-    as requested with another idempotency key or amount.
+    A ``confirmed`` previous step (versions 3, 4) is logged first, as ``record_step`` does.
+    Returns the MessageId. Raises ConflictError if logged with another key or amount.
     """
     step = SendAgentRequestInput.model_validate(data)
     request = step.request()
@@ -194,17 +146,10 @@ def send_agent_request(data: dict[str, Any], services: Services) -> str:
 
 @implements(FINISH_ATTEMPT)
 def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
-    """Set Processed if the attempt still owns the record (SPEC S4, S6).
+    """Set Processed if the attempt still owns the record (S4, S6); a rerun is not fenced.
 
-    Takes a :class:`~orders.models.attempt_io.FinishAttemptInput` (a ``state`` other than
-    Processed breaks it: failures go through ``fail_order``) and returns a
-    :class:`~orders.models.step_io.FencedResult` (see the module docstring): fenced if a
-    newer attempt owns the record, or the supervisor already gave up on it (nothing
-    written). A rerun that finds its own Processed is not fenced
-    (:func:`~orders.lifecycle.fencing.fenced_finish`). Versions 3 and 4 also log the last
-    step first (``confirmed``, fenced or not) and, with ``replyTo`` and not fenced, send
-    "OrderCompleted" after Processed as ``publish_status`` does (the record stays the
-    outbox: a failed send is left pending for the supervisor).
+    Versions 3, 4: ``confirmed`` (the last step) is logged first, fenced or not; with
+    ``replyTo`` and not fenced, "OrderCompleted" is then sent as ``publish_status`` does.
     """
     step = FinishAttemptInput.model_validate(data)
     if step.confirmed is not None:
@@ -223,19 +168,10 @@ def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
 
 @implements(PUBLISH_STATUS)
 def publish_status(data: dict[str, Any], services: Services) -> None:
-    """Send a status message to the order's reply queue only (SPEC S8).
+    """Send a final status to the order's reply queue, by the client's OrderID (S8).
 
-    The message carries the client's own OrderID: the step's order key without its client
-    part (:func:`orders.lifecycle.ids.client_order_id`).
-
-    The MessageId includes the instance id: a rerun of this step sends a duplicate the
-    queue drops, while a resubmitted order that fails again is still told. Takes a
-    :class:`~orders.models.notice_io.PublishStatusInput` (see the module docstring).
-
-    Every status this step sends is final: once sent, the record notes it; a send that
-    fails is logged and left pending in the record, and the supervisor resends it
-    (:func:`orders.notify.send_final_status`). The step itself then succeeds, so the
-    orchestration ends as its order did instead of failing on a status it cannot skip.
+    A failed send stays pending for the supervisor (:func:`orders.notify.send_final_status`)
+    and the step succeeds, so the orchestration ends as its order did.
     """
     _publish(services, PublishStatusInput.model_validate(data))
 
@@ -256,11 +192,7 @@ def _publish(services: Services, step: PublishStatusInput) -> None:
 
 @implements(ALERT_OPERATOR)
 def alert_operator(data: dict[str, Any], services: Services) -> None:
-    """Send an operator alert (SPEC S7); one per instance and kind.
-
-    Takes an :class:`~orders.models.notice_io.AlertOperatorInput` (see the module
-    docstring).
-    """
+    """Send an operator alert (S7); one per instance and kind."""
     step = AlertOperatorInput.model_validate(data)
     alert = OperatorAlert(kind=step.kind, reason=step.reason, at=services.clock.now(),
                           order_id=step.order_id, instance_id=step.instance_id)

@@ -1,9 +1,4 @@
-"""When to retry a transient fault: backoff, ``Retry-After`` and the deadline (SPEC A1, A5).
-
-The agent's Retry pattern, as tenacity strategies: exponential backoff with jitter between
-tries, exactly ``Retry-After`` when the service says so (RFC 9110), and no try scheduled to
-start at or after the step's deadline. Time comes from an injected clock.
-"""
+"""When to retry a transient fault: backoff, ``Retry-After`` and the deadline (A1, A5)."""
 
 from __future__ import annotations
 
@@ -22,20 +17,9 @@ __all__ = ["BackoffPolicy", "StopAtDeadline", "WaitRetryAfterOr", "parse_retry_a
 class BackoffPolicy:
     """Exponential backoff with jitter between retries of transient faults.
 
-    The wait before retry ``n`` (1-based) is
-    ``min(initial * exp_base ** (n - 1) + uniform(0, jitter), maximum)``; a ``Retry-After``
-    header replaces it.
-
-    Attributes
-    ----------
-    initial : timedelta
-        Wait before the first retry (without jitter); positive.
-    maximum : timedelta
-        Upper bound of any computed wait; at least ``initial``.
-    exp_base : float
-        Growth factor per retry; at least 1.
-    jitter : timedelta
-        Upper bound of the random extra wait; not negative. Zero gives exact waits.
+    Retry ``n`` (1-based) waits ``min(initial * exp_base ** (n - 1) + uniform(0, jitter),
+    maximum)``; ``initial`` is positive, ``maximum`` at least ``initial``, ``exp_base`` at
+    least 1 and ``jitter`` not negative. A ``Retry-After`` header replaces the wait.
 
     Raises
     ------
@@ -69,10 +53,7 @@ class BackoffPolicy:
 
 
 class WaitRetryAfterOr(tenacity.wait.wait_base):
-    """Wait exactly ``Retry-After`` when the failed attempt carried one, else ``fallback``.
-
-    The failed attempt's exception carries it as ``retry_after`` (a timedelta), if any.
-    """
+    """Wait exactly the failed attempt's ``retry_after`` (a timedelta) if any, else ``fallback``."""
 
     def __init__(self, fallback: tenacity.wait.wait_base) -> None:
         self._fallback = fallback
@@ -95,6 +76,6 @@ class StopAtDeadline(tenacity.stop.stop_base):
         self._clock = clock
 
     def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
-        """Tell whether to stop: the next try would start at or after the deadline."""
+        """Tell whether the next try would start at or after the deadline."""
         next_start = self._clock.now() + timedelta(seconds=retry_state.upcoming_sleep)
         return next_start >= self._deadline

@@ -1,10 +1,6 @@
 """Registers the agents: one Service Bus trigger per service of ``infra/services.json`` (A1).
 
-A request that cannot be parsed is dead-lettered on its first delivery with the reason
-(``InvalidJson`` or ``SchemaViolation``, see :mod:`orders.models.wire`); it has no instance
-to reply to. So is one whose reply queue does not exist (``UnknownReplyQueue``): every
-redelivery would fail the same way. Any other failure raises, so the message is abandoned
-and redelivered (bounded by the queue's max delivery count, part of the X2 budget).
+Which requests are dead-lettered and which redelivered: docs/pipeline.md, "Agents (A1-A5)".
 """
 
 import logging
@@ -57,7 +53,7 @@ def _serve(queue: str, msg: func.ServiceBusMessage) -> None:
 
 
 def _register(service: str, queue: str) -> None:
-    """Register ``<service>_agent``, the trigger on the service's request queue (SPEC A1)."""
+    """Register ``<service>_agent``, the trigger on the service's request queue (A1)."""
 
     def agent(msg: func.ServiceBusMessage) -> None:
         _serve(queue, msg)

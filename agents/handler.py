@@ -1,11 +1,6 @@
-"""The agent's request handler (SPEC A1-A5): one request in, one reply out.
+"""The agent's request handler (A1-A5): one request in, one reply out.
 
-An agent calls one remote service for a request: with the request's idempotency key on
-every try (A2), retries and circuit breaker inside the deadline (A5), no call started after
-the deadline (A3). It never recovers a workflow: whatever happens, it only replies, and the
-scheduler and supervisor decide what comes next (A3, V3). The reply's MessageId is derived
-from the request's, so a redelivered request that is handled again replies with the same id
-and the reply queue drops the duplicate (A4).
+The rules it keeps are in docs/pipeline.md, "Agents (A1-A5)".
 """
 
 from __future__ import annotations
@@ -29,11 +24,7 @@ log = logging.getLogger("orders.agents")
 
 ENDPOINTS = {op: ("POST", spec.path) for service in catalogue().services.values()
              for op, spec in service.operations.items()}
-"""HTTP method and path of each operation on its service (``infra/services.json``).
-
-Fixed paths: identifiers (OrderID, the forward request's idempotency key) travel in the
-JSON body, never in the URL, so no data can steer a request (an OrderID ``..`` in a path
-would be normalised away by the HTTP client, turning a refund into another request)."""
+"""HTTP method and fixed path of each operation: identifiers travel in the body, never the URL."""
 
 _OUTCOMES = {
     OutcomeKind.SUCCEEDED: AgentOutcome.SUCCEEDED,
@@ -44,35 +35,22 @@ _OUTCOMES = {
 
 
 SERVICE_MISMATCH = "ServiceMismatch"
-"""Dead-letter reason of a request whose service, operation or reply queue is not its
-queue's: the queue an agent serves decides which service it calls and where it replies."""
+"""Dead-letter reason of a request whose service, operation or reply queue is not its queue's."""
 
 SERVICE_OF_QUEUE = {queue: service for service, queue in REQUEST_QUEUES.items()}
-"""The service each request queue is for (SPEC A1: one agent per remote service)."""
 
 OPERATIONS_OF_SERVICE = {name: frozenset(spec.operations)
                          for name, spec in catalogue().services.items()}
-"""The operations each service performs (``infra/services.json``)."""
 
 
 def parse_request(body: bytes, queue: str) -> AgentRequest:
-    """Parse an agent request body strictly (SPEC A1); never raise anything else for it.
-
-    Parameters
-    ----------
-    body : bytes
-        The message body.
-    queue : str
-        The request queue it arrived on, which names the service (:data:`SERVICE_OF_QUEUE`).
+    """Parse an agent request body strictly (A1); ``queue`` names the service.
 
     Raises
     ------
     orders.models.wire.InvalidMessage
-        For every form of bad body, as :func:`orders.models.wire.parse` raises it, with
-        "agent request" before its description; ``ServiceMismatch`` for a request whose
-        ``service`` is not the queue's, whose ``operation`` that service does not
-        perform, or whose ``replyTo`` is not the agents' reply queue
-        (``agent-replies``). The caller dead-letters the message on its first delivery.
+        For every form of bad body (prefixed "agent request"), and ``ServiceMismatch`` for
+        a service, operation or ``replyTo`` that is not the queue's; the caller dead-letters it.
     """
     request = wire.parse(body, AgentRequest, what="agent request")
     service = catalogue().service_of_queue(queue)
@@ -109,25 +87,9 @@ def handle(request: AgentRequest, services: Services,
            delivery_count: int = 1) -> AgentReply:
     """Call the remote service for ``request`` and build the reply.
 
-    Parameters
-    ----------
-    request : AgentRequest
-        The scheduler's request.
-    services : Services
-        HTTP client, breakers, clock and settings.
-    sleep : callable
-        Waits between retries (seconds); tests advance a ManualClock instead.
-    delivery_count : int
-        Service Bus delivery of the request, 1 for the first. Only a first delivery can
-        vouch that no call was made for the request (an earlier one may have called and
-        then crashed), so only then does an open circuit set ``circuit_open``.
-
-    Returns
-    -------
-    AgentReply
-        Succeeded, PermanentFailure (4xx) or TransientFailure (retries, deadline or open
-        circuit exhausted: the scheduler may try again in a later attempt). A
-        TransientFailure with ``circuit_open`` made no call at all (SPEC A5, V2).
+    ``sleep`` waits between retries (seconds). ``delivery_count`` is 1 for the first Service
+    Bus delivery, the only one on which an open circuit sets ``circuit_open`` (A5, V2). The
+    reply is Succeeded, PermanentFailure (4xx) or TransientFailure.
     """
     method, _ = ENDPOINTS[request.operation]
     remote = RemoteRequest(service=request.service, method=method,
@@ -160,11 +122,7 @@ def handle(request: AgentRequest, services: Services,
 
 
 def reply(services: Services, request: AgentRequest, answer: AgentReply) -> None:
-    """Send the reply to the agents' reply queue with its stable MessageId (SPEC A4).
-
-    The queue is the request queue's pair, ``agent-replies``; :func:`parse_request` has
-    refused a request naming another.
-    """
+    """Send the reply to ``agent-replies`` with its stable MessageId (A4)."""
     services.sender.send(AGENT_REPLIES_QUEUE, OutgoingMessage(
         body=answer.model_dump(mode="json"), message_id=answer.message_id,
         correlation_id=request.message_id,

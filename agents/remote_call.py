@@ -1,20 +1,7 @@
 """One resilient call to a remote service: the agent's retry and circuit-breaker logic.
 
-Independent of queues and Functions, so the rules of SPEC A1-A5 are tested on their own:
-
-- one idempotency key per order and step, sent unchanged on every retry and every
-  orchestration attempt (A2), in the ``Idempotency-Key`` header;
-- transient faults (timeouts, connection errors, 5xx, 408, 429) are retried with
-  exponential backoff and jitter, or after exactly ``Retry-After`` when the service says
-  so (A5, Retry pattern), at most ``max_attempts`` calls in all;
-- no call starts at or after the deadline, no retry is scheduled to start after it, and
-  each call's HTTP timeout ends by the deadline (A1, A3);
-- a per-service :class:`~orders.circuit.CircuitBreaker` fails fast while the
-  service is down (A5, Circuit Breaker pattern);
-- any other 4xx is a non-transient error reply: returned at once, never retried.
-
-The retry loop is tenacity's (``stop``/``wait``/``retry``/``sleep`` strategies); time comes
-from an injected clock and ``sleep`` so tests move a ``ManualClock`` instead of waiting.
+Independent of queues and Functions, so the rules of A1-A5 (docs/pipeline.md, "Agents
+(A1-A5)") are tested on their own; the retry loop is tenacity's, with an injected clock.
 """
 
 from __future__ import annotations
@@ -47,23 +34,10 @@ TRANSIENT_4XX = frozenset({408, 429})
 
 @dataclass(frozen=True)
 class RemoteRequest:
-    """What the agent needs to call the service (the call part of an A1 request message).
+    """The call part of an A1 request; ``service`` selects the circuit breaker.
 
-    Attributes
-    ----------
-    service : str
-        Service name; selects the circuit breaker (e.g. ``payment``).
-    method : str
-        HTTP method, e.g. ``POST``.
-    url : str
-        Absolute URL, or a path relative to the client's ``base_url``.
-    idempotency_key : str
-        Sent as ``Idempotency-Key`` on every try
-        (:func:`orders.lifecycle.ids.idempotency_key`).
-    json : Any, optional
-        JSON body.
-    order_id : str, optional
-        For logs.
+    ``url`` is absolute or relative to the client's ``base_url``; ``idempotency_key`` is sent
+    on every try; ``order_id`` is for logs.
     """
 
     service: str
@@ -104,24 +78,9 @@ class StopReason(StrEnum):
 class RemoteOutcome:
     """Result of :func:`call_remote`; never an exception for a remote failure.
 
-    Attributes
-    ----------
-    kind : OutcomeKind
-        SUCCEEDED (2xx), PERMANENT_FAILURE (non-transient 4xx: do not retry, SPEC S7),
-        TRANSIENT_EXHAUSTED (attempts or deadline used up), CIRCUIT_OPEN (failed fast).
-    attempts : int
-        HTTP calls actually started (0 if none was).
-    status_code : int or None
-        Status of the last answer, if any.
-    body : Any
-        Decoded JSON (or text) of the last answer, if any.
-    reason : str or None
-        For failures: the permanent reason, the last transient error, or why the
-        circuit refused.
-    stop_reason : StopReason or None
-        For TRANSIENT_EXHAUSTED: which budget ran out.
-    retry_at : datetime or None
-        For CIRCUIT_OPEN: when the breaker will let a trial call through.
+    ``attempts`` counts HTTP calls started; ``status_code`` and ``body`` are the last
+    answer's; ``stop_reason`` is set for TRANSIENT_EXHAUSTED and ``retry_at`` (the breaker's
+    next trial) for CIRCUIT_OPEN.
     """
 
     kind: OutcomeKind
@@ -174,9 +133,7 @@ class _NoCall(Exception):
 
 
 def _decode(response: httpx.Response) -> Any:
-    # Strict JSON, as for the app's own messages: an answer with NaN, 1e999 or an unpaired
-    # surrogate would be kept as text rather than put into a reply no sender can encode
-    # (which would fail the request on every redelivery, calling the service again).
+    # Strict JSON: see docs/pipeline.md, "Agents (A1-A5)".
     if not response.content:
         return None
     if "json" in response.headers.get("content-type", ""):
@@ -231,7 +188,7 @@ class _Attempt:
         self.count += 1
         timeout_s = min(self.attempt_timeout, self.deadline - now).total_seconds()
         r = self.request
-        # Each try is its own span, and the service continues its trace (SPEC X8).
+        # Each try is its own span, and the service continues its trace (X8).
         with order_span(f"{r.method} {r.service} try {self.count}", kind=SpanKind.CLIENT,
                         order_key=r.order_id,
                         attributes={"http.request.method": r.method, "url.full": r.url,
@@ -267,35 +224,10 @@ def call_remote(
     backoff: BackoffPolicy | None = None,
     attempt_timeout: timedelta = timedelta(seconds=10),
 ) -> RemoteOutcome:
-    """Call a remote service with retries inside a deadline and a circuit breaker.
+    """Call a remote service with retries inside a deadline and a circuit breaker (A1-A5).
 
-    Parameters
-    ----------
-    client : httpx.Client
-        The HTTP client (its transport decides where calls go; tests use a mock).
-    request : RemoteRequest
-        What to send; its idempotency key goes in every try (SPEC A2).
-    deadline : datetime
-        Timezone-aware complete-by time of the step (SPEC A1): no call starts at or after
-        it and no call's timeout runs past it (SPEC A3).
-    max_attempts : int
-        Most HTTP calls to make, first one included (the agent's share of the retry
-        budget, SPEC X2); at least 1.
-    breaker : CircuitBreaker
-        The breaker of ``request.service`` (SPEC A5).
-    clock : Clock
-        Time source for the deadline and ``Retry-After`` dates.
-    sleep : callable
-        ``sleep(seconds)`` between attempts; tests pass ``ManualClock.advance``.
-    backoff : BackoffPolicy, optional
-        Waits between retries; defaults to ``BackoffPolicy()``.
-    attempt_timeout : timedelta
-        HTTP timeout of one call, shortened to the time left before the deadline.
-
-    Returns
-    -------
-    RemoteOutcome
-        Remote failures are outcomes, not exceptions.
+    ``deadline`` is the step's timezone-aware CompleteBy; ``max_attempts`` counts every call
+    (X2); ``sleep(seconds)`` runs between tries; ``attempt_timeout`` is cut to the time left.
 
     Raises
     ------

@@ -1,10 +1,4 @@
-"""ISO 8601 durations as ARM and Service Bus write them (``PT30S``, ``PT10M``, ``P14D``).
-
-``infra/queues.json`` is read by Bicep and passed to ARM unchanged, so its durations use
-the ISO 8601 form ARM expects; the local host turns them into :class:`timedelta`. Years
-and months are rejected: they have no fixed length and Service Bus properties never need
-them.
-"""
+"""ISO 8601 durations as ARM and Service Bus write them (``PT30S``, ``PT10M``, ``P14D``)."""
 
 from __future__ import annotations
 
@@ -18,17 +12,7 @@ _DURATION = re.compile(
 
 
 def parse_duration(text: str) -> timedelta:
-    """Parse an ISO 8601 duration such as ``PT30S``, ``P1DT2H`` or ``P2W``.
-
-    Parameters
-    ----------
-    text : str
-        ``PnW`` or ``P[nD][T[nH][nM][n[.f]S]]``; at least one component.
-
-    Returns
-    -------
-    timedelta
-        The duration.
+    """Parse ``PnW`` or ``P[nD][T[nH][nM][n[.f]S]]`` (at least one component), e.g. ``P1DT2H``.
 
     Raises
     ------
@@ -56,17 +40,7 @@ def parse_duration(text: str) -> timedelta:
 
 
 def format_duration(value: timedelta) -> str:
-    """Format a non-negative duration as ISO 8601 (inverse of :func:`parse_duration`).
-
-    Parameters
-    ----------
-    value : timedelta
-        Not negative.
-
-    Returns
-    -------
-    str
-        For example ``PT30S``, ``P14D`` or ``P1DT2H0.5S``; ``PT0S`` for zero.
+    """Format a duration as ISO 8601, e.g. ``P1DT2H0.5S`` (``PT0S`` for zero).
 
     Raises
     ------

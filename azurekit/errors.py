@@ -1,10 +1,4 @@
-"""The retry flag every error root of the project carries (STYLE 8, 15).
-
-``orders.errors.OrderServiceError`` (the app) and ``devhost.failures.errors.LocalHostError`` (the
-local host) both derive from :class:`RetryFlagError`, so an adapter over the local host
-carries a failure's retry decision over unchanged. Retry or not is the flag, never the
-type name or the message text.
-"""
+"""The retry flag every error root of the project carries; see docs/fidelity.md, "Rules shared"."""
 
 from __future__ import annotations
 
@@ -12,23 +6,9 @@ from datetime import timedelta
 
 
 class RetryFlagError(Exception):
-    """An error that says whether repeating the same call can help.
+    """An error that says whether repeating the same call unchanged can help.
 
-    Parameters
-    ----------
-    message : str
-        What failed and what to do about it.
-    retryable : bool, optional
-        Overrides the class's default (see below) for this one error.
-    retry_after : timedelta, optional
-        How long to wait before retrying; only for a retryable error.
-
-    Attributes
-    ----------
-    retryable : bool
-        True if the same call may succeed later unchanged. False: permanent.
-    retry_after : timedelta or None
-        The suggested wait before retrying, if known.
+    ``retryable`` overrides the class's default; ``retry_after`` is the suggested wait.
 
     Raises
     ------

@@ -1,12 +1,6 @@
 """Queue properties from ``infra/queues.json``, the one source shared by Bicep and the local host.
 
-Bicep reads the file with ``loadJsonContent`` and passes each queue's merged properties
-(``union(defaults, queues[name])``) to ARM unchanged, so property names are exactly ARM's
-``Microsoft.ServiceBus/namespaces/queues`` names and durations are ISO 8601. The app (its
-retry budget, ``orders.queues``) and the local host's engine (``sqlitebus``) load the same
-file through :func:`load_queue_catalog` into typed :class:`QueueProperties`; a wrong value
-fails here, naming the file, the field and the rule, rather than deep inside a deployment
-or a test.
+Names are ARM's and durations ISO 8601: see docs/fidelity.md, "Rules shared with Azure".
 """
 
 from __future__ import annotations
@@ -25,11 +19,9 @@ from azurekit.durations import parse_duration
 from azurekit.errors import RetryFlagError
 
 DEFAULT_QUEUES_FILE = Path(__file__).resolve().parents[1] / "infra" / "queues.json"
-"""``infra/queues.json`` of this checkout."""
 
 QUEUE_NAME_RULE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._/-]{0,258}[A-Za-z0-9])?")
-"""Service Bus queue names (any case): letters, digits, ``. _ - /``; start and end with a
-letter or digit; at most 260 characters (documented Service Bus naming rules)."""
+"""Service Bus queue names: ``. _ - /`` and alphanumerics, alphanumeric at both ends, <= 260."""
 
 CLIENT_ID_PLACEHOLDER = "{clientId}"
 
@@ -74,23 +66,7 @@ _FIELDS: dict[str, tuple[str, str, Any, Any]] = {
 
 @dataclass(frozen=True)
 class QueueProperties:
-    """Properties of one queue, typed; field names are ARM's in snake case.
-
-    Attributes
-    ----------
-    lock_duration : timedelta
-        Peek-lock duration, 5 s to 5 min (Service Bus limits).
-    max_delivery_count : int
-        Deliveries after which a message is dead-lettered with ``MaxDeliveryCountExceeded``.
-    requires_duplicate_detection : bool
-        Drop a MessageId already seen inside the history window.
-    duplicate_detection_history_time_window : timedelta
-        Duplicate detection history, 20 s to 7 days (Service Bus limits).
-    dead_lettering_on_message_expiration : bool
-        Dead-letter expired messages (``TTLExpiredException``) instead of discarding them.
-    default_message_time_to_live : timedelta
-        TTL of messages sent without one; also the cap on a message's own TTL.
-    """
+    """Properties of one queue, typed; field names are ARM's in snake case, limits Service Bus's."""
 
     lock_duration: timedelta
     max_delivery_count: int
@@ -102,23 +78,10 @@ class QueueProperties:
 
 @dataclass(frozen=True)
 class QueueCatalog:
-    """Declared queues plus the rules for per-client queues created on demand.
+    """Declared queues (by lower-case name) plus the rules for per-client queues created on demand.
 
-    Attributes
-    ----------
-    queues : Mapping[str, QueueProperties]
-        Declared queues by lower-case name.
-    reply_queue_pattern : str
-        Name pattern of client reply queues, containing ``{clientId}`` once.
-    reply_queue_properties : QueueProperties
-        Properties of every client reply queue.
-    submit_queue_pattern : str or None
-        Name pattern of client submit queues (``clientSubmitQueues``), if declared.
-    submit_queue_properties : QueueProperties or None
-        Properties of every client submit queue.
-    client_ids : frozenset of str or None
-        The clients whose per-client queues exist (lower case), as a deployment creates
-        them from its clients parameter; None: any client's (queues made on first use).
+    ``client_ids`` are the clients whose queues exist, as a deployment creates them; None:
+    any client's, made on first use.
     """
 
     queues: Mapping[str, QueueProperties]
@@ -134,34 +97,22 @@ class QueueCatalog:
         return dataclasses.replace(self, client_ids=ids)
 
     def reply_queue_name(self, client_id: str) -> str:
-        """Return the reply queue name of a client (SPEC S8: one private queue per client).
-
-        Parameters
-        ----------
-        client_id : str
-            A client id (:func:`azurekit.client_ids.check_client_id`), in any case:
-            Service Bus entity names are case-insensitive.
-
-        Returns
-        -------
-        str
-            The pattern with ``{clientId}`` replaced, lower case.
+        """Return a client's reply queue name, lower case (S8: one private queue per client).
 
         Raises
         ------
         ValueError
-            If ``client_id`` breaks the rule above.
+            If ``client_id`` (any case) breaks :func:`azurekit.client_ids.check_client_id`.
         """
         return _fill(self.reply_queue_pattern, client_id)
 
     def submit_queue_name(self, client_id: str) -> str:
-        """Return the submit queue name of a client (SPEC X10: the queue names the client).
+        """Return the submit queue name of a client (X10: the queue names the client).
 
         Raises
         ------
         ValueError
-            If ``client_id`` breaks the rule of :meth:`reply_queue_name`, or the catalog
-            declares no ``clientSubmitQueues``.
+            If ``client_id`` breaks its rule, or the catalog declares no ``clientSubmitQueues``.
         """
         if self.submit_queue_pattern is None:
             raise ValueError("clientSubmitQueues: not declared in the queue catalog")
@@ -181,18 +132,7 @@ class QueueCatalog:
                                           or client_id in self.client_ids)
 
     def resolve(self, name: str) -> QueueProperties | None:
-        """Return the properties of a declared or reply queue, or None if neither.
-
-        Parameters
-        ----------
-        name : str
-            Queue name; Service Bus entity names are case-insensitive.
-
-        Returns
-        -------
-        QueueProperties or None
-            None when the queue is not declared and does not match the reply pattern.
-        """
+        """Return the properties of a declared or reply queue (any case), or None if neither."""
         declared = self.queues.get(name.lower())
         if declared is not None:
             return declared
@@ -219,17 +159,7 @@ def _client_of(pattern: str, name: str) -> str | None:
 
 
 def load_queue_catalog(path: str | Path | None = None) -> QueueCatalog:
-    """Load and validate a queue properties file.
-
-    Parameters
-    ----------
-    path : str or Path, optional
-        The JSON file; defaults to :data:`DEFAULT_QUEUES_FILE`.
-
-    Returns
-    -------
-    QueueCatalog
-        The validated catalog.
+    """Load and validate a queue properties file (default :data:`DEFAULT_QUEUES_FILE`).
 
     Raises
     ------
@@ -248,18 +178,7 @@ def load_queue_catalog(path: str | Path | None = None) -> QueueCatalog:
 
 
 def parse_queue_catalog(data: Any, *, source: str = "queues.json") -> QueueCatalog:
-    """Validate already-parsed queue properties (see :func:`load_queue_catalog`).
-
-    Parameters
-    ----------
-    data : Any
-        The decoded JSON document.
-    source : str
-        Name used in error messages.
-
-    Returns and raises what :func:`load_queue_catalog` does; the error message names
-    ``source`` and the field.
-    """
+    """Validate decoded queue properties as :func:`load_queue_catalog`; errors name ``source``."""
 
     def fail(field: str, rule: str) -> QueuePropertiesError:
         return QueuePropertiesError(f"{source}: {field}: {rule}")

@@ -1,9 +1,4 @@
-"""Service Bus's rules for a message being sent, checked alike by the app and the local host.
-
-``orders.messaging.port.OutgoingMessage`` (the app's port) and
-``sqlitebus.models.ServiceBusMessage`` (the local host's engine) refuse the same
-messages Azure Service Bus refuses, with the same words.
-"""
+"""Service Bus's rules for a message being sent, checked alike by the app and the local host."""
 
 from __future__ import annotations
 
@@ -12,20 +7,17 @@ from datetime import datetime, timedelta
 from typing import Any
 
 MAX_MESSAGE_ID_LENGTH = 128
-"""Service Bus maximum length of a MessageId."""
 
 PROPERTY_TYPES = (str, int, float, bool, type(None))
-"""The types an application property value may have."""
 
 
 def check_application_properties(properties: Mapping[Any, Any]) -> None:
-    """Check that application properties have str keys and simple values.
+    """Check that application properties have str keys and :data:`PROPERTY_TYPES` values.
 
     Raises
     ------
     ValueError
-        Naming the first property whose key is not a str or whose value is not one of
-        :data:`PROPERTY_TYPES`.
+        Naming the first property that breaks the rule.
     """
     for key, value in properties.items():
         if not isinstance(key, str) or not isinstance(value, PROPERTY_TYPES):

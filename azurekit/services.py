@@ -1,10 +1,7 @@
 """The remote services from ``infra/services.json``, the one source shared by code and Bicep.
 
-Each service names its request queue (one agent per service, SPEC A1), the app setting
-holding its base URL and its operations: the path each is POSTed to and the operation
-that undoes it (SPEC S9), or none. The agents, the retry budget, compensation, the
-simulator, the settings and the Bicep all read it; an unknown service or operation is an
-:class:`UnknownServiceError` naming it, never a default.
+See docs/services.md; an unknown service or operation is an :class:`UnknownServiceError`
+naming it, never a default.
 """
 
 from __future__ import annotations
@@ -18,7 +15,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 DEFAULT_SERVICES_FILE = Path(__file__).resolve().parents[1] / "infra" / "services.json"
-"""``infra/services.json`` of this checkout."""
 
 _NAME = r"^[a-z][a-z0-9_]{0,39}$"
 

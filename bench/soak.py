@@ -122,7 +122,7 @@ def main(minutes: float = typer.Option(60.0, "--minutes", min=0.5),
     sim, sim_url = processes.simulator(data_dir, {})
     room = str(max(1000, int(rate * 120)))
     host = processes.host(REPO, data_dir, {
-        **DEMO_SETTINGS, "PAYMENT_API_URL": sim_url, "SHIPPING_API_URL": sim_url,
+        **DEMO_SETTINGS, **processes.service_urls(sim_url),
         "MAX_IN_FLIGHT": str(int(room) * len(CLIENTS)), "MAX_IN_FLIGHT_PER_CLIENT": room,
         "RETENTION_DAYS": f"{retention_s / 86400:.6f}", "RETENTION_SCHEDULE": "0 * * * * *"})
     sim.start()

@@ -1,12 +1,9 @@
-"""Command line of a client application: submit orders, then watch their status (SPEC S8).
+"""Command line of a client application: submit orders, then watch their status (S8).
 
-Why: the "Who uses it" role of the SPEC, runnable by hand or from the demo. ``submit``
-reads orders (TPC-H or JSON lines), drops invalid ones with their reasons and sends one
-SubmitOrder per order to the client's own queue ``orders-<clientId>`` (the service takes the
-client's identity from it, SPEC X10); ``watch`` reads the client's private reply
-queue until the expected number of orders are in a terminal status. Settings arrive as
-options and are checked here, at the edge; the work is done by :mod:`client.submit` and
-:mod:`client.watch`.
+``submit`` sends one SubmitOrder per valid order to ``orders-<clientId>`` (the queue is
+the client's identity, X10); ``watch`` reads its reply queue until the expected orders are
+answered. Options are checked here; the work is in :mod:`client.submit` and
+:mod:`client.watch`. Usage: docs/client.md.
 """
 
 from __future__ import annotations
@@ -85,7 +82,7 @@ def submit(
     """Send one SubmitOrder per valid order to the client's own queue ``orders-<id>``.
 
     MessageId = ``<OrderID>:<content hash>``: a resend of the same order is dropped by
-    duplicate detection, a changed one is refused by submission as a conflict (SPEC S1).
+    duplicate detection, a changed one is refused by submission as a conflict (S1).
     After "Rejected", send the orders again with ``--resend 1`` (then 2, ...): the counter
     gives the resend a MessageId of its own (:mod:`client.submit`).
     """
@@ -133,7 +130,7 @@ def send_raw(
 
     Nothing is checked here: a body that is not a valid SubmitOrder is answered
     ``Rejected`` on the reply queue it names, or dead-lettered with the reason when it
-    names none (SPEC S1, S8); ``python -m devhost peek orders-<id> --dead-letter`` shows it.
+    names none (S1, S8); ``python -m devhost peek orders-<id> --dead-letter`` shows it.
     """
     queue = _submit_queue(client_id)
     try:
@@ -251,7 +248,7 @@ def summary_table(result: WatchResult,
     service_dead_letters : (str, int or None), optional
         The client's submit queue and the messages in its dead-letter subqueue: orders the
         service refused without an answer (not valid JSON, no ``replyTo``, a conflicting
-        resend, SPEC S1); None when the identity may not read it.
+        resend, S1); None when the identity may not read it.
 
     Returns
     -------

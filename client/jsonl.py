@@ -1,11 +1,7 @@
 """Orders from a JSON-lines file, checked line by line against the shared contracts.
 
-Why: clients that do not use TPC-H hand-write or export orders, one JSON object per line,
-either as the full queue message (:class:`~orders.models.messages.SubmitOrder`, with an
-``order`` member) or as the bare :class:`~orders.models.Order` (with ``orderId``). A bad
-line must not stop the rest, and the client must learn which line, which field and which
-rule, so every invalid line is reported as an :class:`~client.rejects.InvalidOrder` and
-skipped.
+A line is a :class:`~orders.models.messages.SubmitOrder` or a bare
+:class:`~orders.models.Order`; a bad line is reported (line, field, rule) and skipped.
 """
 
 from __future__ import annotations
@@ -35,37 +31,10 @@ def load_jsonl(
 ) -> Iterator[Order]:
     """Read orders from a JSON-lines file, skipping and reporting invalid lines.
 
-    Parameters
-    ----------
-    path : Path
-        UTF-8 file, one JSON object per line; blank lines are ignored.
-    limit : int, optional
-        Read at most this many non-blank lines (valid or not), >= 0; all when None.
-    client_id, reply_to : str, optional
-        The submitting client and its reply queue. When given, a SubmitOrder-shaped line
-        whose ``clientId`` or ``replyTo`` differs is invalid: a client may only submit in
-        its own name, and status messages go to its own reply queue only (SPEC S8).
-    on_invalid : callable, optional
-        Called with an :class:`~client.rejects.InvalidOrder` per invalid line;
-        ``where`` is ``"<file name>:<line number>"`` (1-based).
-
-    Yields
-    ------
-    Order
-        The valid orders, in file order.
-
-    Raises
-    ------
-    ValueError
-        If ``limit`` is negative.
-    FileNotFoundError
-        If ``path`` does not exist.
-
-    Notes
-    -----
-    A line is invalid if it is not JSON, not an object, has neither ``order`` nor
-    ``orderId``, breaks a rule of the contract, or repeats an OrderID of an earlier line
-    (the service would accept only the first and dead-letter a conflicting second, S1).
+    ``limit`` counts non-blank lines. With ``client_id``/``reply_to``, a SubmitOrder line
+    naming others is invalid (S8); so is a repeated OrderID (S1). ``on_invalid`` gets
+    ``where`` = ``"<file>:<line>"``. Raises ValueError for a negative ``limit``,
+    FileNotFoundError.
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise ValueError(f"limit: must be a non-negative integer or None, got {limit!r}")
@@ -97,8 +66,7 @@ def _parse_line(
     text: str, client_id: str | None, reply_to: str | None
 ) -> Order | tuple[str | None, tuple[Problem, ...]]:
     try:
-        # Without its line break, an error at the end of the line is placed there, not at
-        # column 1 of a next line.
+        # Without its line break, an error at the line's end is placed there.
         data: Any = json.loads(text.rstrip("\r\n"))
     except json.JSONDecodeError as exc:
         return None, (Problem(_WHOLE_LINE, f"must be JSON: {exc.msg} at column {exc.colno}"),)

@@ -1,10 +1,6 @@
-"""Adapters of the watcher's :class:`~client.watch.ReplyReceiver` port: local and Azure.
+"""Adapters of :class:`~client.watch.ReplyReceiver`: the local SQLite engine and Azure.
 
-Why two: the same :func:`~client.watch.watch` runs against the local host's SQLite
-Service Bus engine (tests, demos) and against a real namespace. Each adapter is thin:
-receive in peek-lock mode, complete, dead-letter, and translate its lock-lost error into
-:class:`~client.watch.LockLostError`. Their imports are lazy, so the local one never needs
-azure-servicebus and the Azure one never opens SQLite.
+Imports are lazy: the local one never needs azure-servicebus, the Azure one no SQLite.
 """
 
 from __future__ import annotations
@@ -16,20 +12,10 @@ from typing import Any
 from client.watch import LockLostError, ReplyMessage
 
 LOCK_OWNER = "client-watch"
-"""Recorded by the local engine as the holder of the locks this watcher takes."""
 
 
 class LocalReplyReceiver:
-    """Receiver of one reply queue of the local host's Service Bus engine.
-
-    Parameters
-    ----------
-    engine : sqlitebus.ServiceBusEngine
-        An open engine (not closed by :meth:`close` unless opened by :meth:`open`).
-    queue : str
-        The reply queue, e.g. ``replies-acme``; created on first use, as the local host
-        does for every name matching the reply queue pattern.
-    """
+    """Receiver of one reply queue of the local host's engine, created on first use."""
 
     def __init__(self, engine: Any, queue: str, *, _owns_engine: bool = False) -> None:
         from sqlitebus import MessageLockLostError
@@ -41,22 +27,7 @@ class LocalReplyReceiver:
 
     @classmethod
     def open(cls, data_dir: str | Path, queue: str, *, clock: Any = None) -> LocalReplyReceiver:
-        """Open the engine of a local host data folder and receive from ``queue``.
-
-        Parameters
-        ----------
-        data_dir : str or Path
-            The local host's data folder (``.data`` by default in the CLIs).
-        queue : str
-            The reply queue.
-        clock : clocks.Clock, optional
-            Time source of the engine (lock expiry).
-
-        Returns
-        -------
-        LocalReplyReceiver
-            Owning the engine; :meth:`close` closes it.
-        """
+        """Open a local host data folder's engine and receive from ``queue``; owns the engine."""
         from sqlitebus import open_engine
 
         return cls(open_engine(data_dir, clock=clock), queue, _owns_engine=True)
@@ -102,31 +73,11 @@ class LocalReplyReceiver:
 
 
 class AzureReplyReceiver:
-    """Receiver of one reply queue in Azure Service Bus, identity-based (SPEC X10).
+    """Receiver of one reply queue in Azure Service Bus, identity-based (X10).
 
-    It maps the port onto ``ServiceBusClient.get_queue_receiver`` in peek-lock mode;
-    tests/wire runs it through the real SDK against a wire-level stand-in. The identity
-    running it needs the "Azure Service Bus Data Receiver" role on the client's reply queue.
-
-    Parameters
-    ----------
-    fully_qualified_namespace : str
-        ``<ns>.servicebus.windows.net`` (a connection string is refused).
-    queue : str
-        The client's reply queue.
-    credential : azure.core.credentials.TokenCredential, optional
-        Defaults to :class:`~azure.identity.DefaultAzureCredential`.
-    max_wait_time_s : float
-        How long one receive waits for a first message, > 0 (Azure receives block; the
-        watcher's poll pause only applies after an empty receive).
-    client : ServiceBusClient, optional
-        An SDK client to use instead of one built from namespace and credential (tests
-        pass one pointed at a local stand-in); closed by :meth:`close`.
-
-    Raises
-    ------
-    ValueError
-        If the namespace is not a host name or ``max_wait_time_s`` is not positive.
+    Needs "Azure Service Bus Data Receiver" on the queue. ``max_wait_time_s`` > 0 bounds one
+    receive; a ``client`` passed in (tests) is used instead and closed by :meth:`close`.
+    Raises ValueError for a namespace that is not a host name or a bad ``max_wait_time_s``.
     """
 
     def __init__(
@@ -164,9 +115,7 @@ class AzureReplyReceiver:
     def receive(self, max_count: int) -> Sequence[ReplyMessage]:
         """Receive up to ``max_count`` messages, waiting at most ``max_wait_time_s``.
 
-        Service Bus sends the AMQP header's delivery-count, the number of *earlier*
-        deliveries (0 on the first), and the Python SDK passes it on as is; the port counts
-        this delivery too, as the local engine does, so one is added.
+        Service Bus counts *earlier* deliveries (AMQP delivery-count); the port counts this one too.
         """
         found = self._receiver.receive_messages(
             max_message_count=max_count, max_wait_time=self._max_wait_time_s
@@ -192,10 +141,7 @@ class AzureReplyReceiver:
             raise LockLostError(str(exc)) from exc
 
     def peek(self, from_sequence_number: int, max_count: int) -> Sequence[ReplyMessage]:
-        """Browse up to ``max_count`` messages from ``from_sequence_number`` on (peek).
-
-        Needs the same Listen right as receiving; nothing is locked or settled.
-        """
+        """Browse up to ``max_count`` messages from ``from_sequence_number`` on (Listen right)."""
         found = self._receiver.peek_messages(max_message_count=max_count,
                                              sequence_number=max(from_sequence_number, 1))
         return [ReplyMessage(b"".join(m.body), str(m.message_id), m.delivery_count or 0, None,
@@ -203,11 +149,7 @@ class AzureReplyReceiver:
                 for m in found]
 
     def dead_letter_count(self, queue: str) -> int | None:
-        """Return the messages in ``queue``'s dead-letter subqueue, or None if not allowed.
-
-        Reading a queue's runtime properties needs the Manage right, which a client's
-        identity usually lacks (it may only send to its queue); then None.
-        """
+        """Return ``queue``'s dead-letter count, or None without the Manage right."""
         from azure.core.exceptions import AzureError
         from azure.servicebus.management import ServiceBusAdministrationClient
 

@@ -1,10 +1,7 @@
 """Why an order was not submitted: field-and-rule problems a client can act on.
 
-Both order sources (TPC-H files and JSON lines) drop invalid orders instead of stopping,
-and report each one with where it came from, the field and the rule it broke. The
-problems are taken from the pydantic errors of the shared contracts in
-:mod:`orders.models`, so the client applies exactly the rules the service applies on
-receipt (SPEC S1) and never sends an order the service would dead-letter.
+Problems come from the shared contracts' errors, so the client applies the service's
+rules (S1) and never sends an order the service would dead-letter.
 """
 
 from __future__ import annotations
@@ -21,16 +18,7 @@ _FIELD_IN_MESSAGE = re.compile(r"^([A-Za-z][A-Za-z0-9_.\[\]]*): (.+)$", re.DOTAL
 
 @dataclass(frozen=True)
 class Problem:
-    """One broken rule.
-
-    Attributes
-    ----------
-    field : str
-        Path of the field in the JSON form, e.g. ``order.lines[0].quantity``; ``"(line)"``
-        when the whole input is at fault (not JSON, not an object).
-    rule : str
-        What the value must be, or what is wrong with it.
-    """
+    """One broken rule; ``field`` is a JSON path like ``order.lines[0].quantity``."""
 
     field: str
     rule: str
@@ -41,17 +29,7 @@ class Problem:
 
 @dataclass(frozen=True)
 class InvalidOrder:
-    """An order dropped before sending, with every problem found.
-
-    Attributes
-    ----------
-    where : str
-        Its origin: ``"orders.jsonl:12"`` (file and line number) or ``"TPC-H o_orderkey=7"``.
-    order_id : str or None
-        OrderID when it could be read.
-    problems : tuple of Problem
-        At least one.
-    """
+    """An order dropped before sending, with its origin (``orders.jsonl:12``) and problems."""
 
     where: str
     order_id: str | None
@@ -65,26 +43,10 @@ class InvalidOrder:
 def problems_from(
     error: ValidationError, prefix: str = "", whole: str = "(order)"
 ) -> tuple[Problem, ...]:
-    """Turn a pydantic validation error into field/rule problems.
+    """Turn a validation error into problems, ``prefix`` before each path, ``whole`` for the input.
 
-    Parameters
-    ----------
-    error : pydantic.ValidationError
-        From validating an :class:`~orders.models.Order` or a
-        :class:`~orders.models.messages.SubmitOrder`.
-    prefix : str
-        Prepended to every field path (``"order."`` when validating an order nested in
-        something else).
-    whole : str
-        Field name used for errors about the whole input (such as invalid JSON).
-
-    Returns
-    -------
-    tuple of Problem
-        One per pydantic error, except a collection's "too short" error that only counts
-        items failing their own rules (those are reported). Model-level errors whose
-        message starts with ``"<field>: "``, like the ``totalPrice`` check, are
-        attributed to that field.
+    A "too short" error of items failing their own rules is left out; a model-level
+    ``"<field>: ..."`` message is attributed to that field.
     """
     found: list[Problem] = []
     items = error.errors(include_url=False)

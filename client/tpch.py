@@ -1,20 +1,9 @@
 """TPC-H orders as client orders: generate ORDERS and LINEITEM and stream them joined.
 
-Why: a realistic, reproducible order load for demos and benchmarks, with totals that the
-TPC-H specification defines and the shared :class:`~orders.models.Order` contract checks
-(O_TOTALPRICE = sum(L_EXTENDEDPRICE * (1 + L_TAX) * (1 - L_DISCOUNT))). The data comes
-from ``tpchgen-cli`` (PyPI package ``tpchgen-cli``, a Rust generator shipped as a wheel;
-tested with :data:`TPCHGEN_VERSION`), written as CSV with a header row.
-
-tpchgen writes both tables in ascending order key (LINEITEM grouped by ``l_orderkey``), so
-:func:`load_orders` reads the two files in step, holding one order's lines at a time, and
-fails with :class:`TpchFormatError` if that order is broken.
-
-Mapping: OrderID ``TPCH-<o_orderkey>``, customer ``CUST-<o_custkey>``, currency USD,
-``created_at`` O_ORDERDATE at midnight UTC; one line per LINEITEM row with SKU
-``P<l_partkey>-S<l_suppkey>``, quantity L_QUANTITY, unit price L_EXTENDEDPRICE /
-L_QUANTITY (P_RETAILPRICE by the TPC-H definition of L_EXTENDEDPRICE), discount L_DISCOUNT,
-tax L_TAX; ``total_price`` O_TOTALPRICE.
+Data from ``tpchgen-cli`` (:data:`TPCHGEN_VERSION`) as CSV; both tables ascend by order
+key, so :func:`load_orders` reads them in step, one order's lines at a time. Mapping:
+OrderID ``TPCH-<o_orderkey>``, customer ``CUST-<o_custkey>``, USD, O_ORDERDATE at midnight
+UTC; SKU ``P<l_partkey>-S<l_suppkey>``, unit price L_EXTENDEDPRICE / L_QUANTITY.
 """
 
 from __future__ import annotations
@@ -38,7 +27,6 @@ from client.rejects import InvalidOrder, Problem, problems_from
 from orders.models import Order
 
 TPCHGEN_VERSION = "4.0.0"
-"""The ``tpchgen-cli`` version this module was written and tested against."""
 
 ORDERS_FILE = "orders.csv"
 LINEITEM_FILE = "lineitem.csv"
@@ -47,11 +35,7 @@ _TABLES = "orders,lineitem,partsupp"
 _FILES = (ORDERS_FILE, LINEITEM_FILE, PARTSUPP_FILE)
 
 STOCK_SCALE = 0.25
-"""Fraction of PARTSUPP ``ps_availqty`` (1..9,999 units) loaded as a SKU's stock.
-
-TPC-H line quantities are 1..50 and, at scale factor 0.01, a 1,000-order demo reserves
-each of about 3,200 SKUs once or twice: a quarter of ``ps_availqty`` serves about 95% of
-the orders, and the SKUs whose stock falls short of a line (about 40) run out."""
+"""Fraction of ``ps_availqty`` loaded: at scale 0.01 a 1,000-order demo is ~95% served."""
 MARKER_FILE = "tpch.json"
 """Written after a successful generation: scale factor and generator, checked on reuse."""
 
@@ -66,36 +50,12 @@ class TpchFormatError(ValueError):
 
 
 def generate(scale_factor: float, out_dir: Path, *, executable: str | None = None) -> Path:
-    """Generate ``orders.csv``, ``lineitem.csv`` and ``partsupp.csv``, unless present.
+    """Generate ``orders.csv``, ``lineitem.csv``, ``partsupp.csv`` in ``out_dir`` unless present.
 
-    The files are generated in a temporary folder inside ``out_dir`` and moved into
-    place, so an interrupted run never leaves half-written files that a later call would
-    reuse. Scale factor 1 is 1.5 million orders; 0.01 is 15,000 orders (about 9 MB).
-
-    Parameters
-    ----------
-    scale_factor : float
-        TPC-H scale factor, > 0.
-    out_dir : Path
-        Folder for the files; created if missing. Use one folder per scale factor.
-    executable : str, optional
-        Path of ``tpchgen-cli``; by default the one next to the running Python
-        interpreter (the virtualenv's ``bin``), else the one on ``PATH``.
-
-    Returns
-    -------
-    Path
-        ``out_dir``, holding the three files and :data:`MARKER_FILE`.
-
-    Raises
-    ------
-    ValueError
-        If ``scale_factor`` is not a positive number, or ``out_dir`` already holds files of
-        another scale factor.
-    FileNotFoundError
-        If ``tpchgen-cli`` is not installed.
-    RuntimeError
-        If ``tpchgen-cli`` fails (its stderr is included).
+    Written to a temporary folder and moved, so an interrupted run leaves nothing to reuse;
+    use one folder per scale factor (0.01: 15,000 orders, about 9 MB). Raises ValueError for
+    a bad scale factor or a folder of another, FileNotFoundError without ``tpchgen-cli``,
+    RuntimeError (with its stderr) if it fails.
     """
     if isinstance(scale_factor, bool) or not isinstance(scale_factor, int | float) or not (
         math.isfinite(scale_factor) and scale_factor > 0
@@ -127,34 +87,11 @@ def load_orders(
     *,
     on_invalid: Callable[[InvalidOrder], None] | None = None,
 ) -> Iterator[Order]:
-    """Stream TPC-H orders joined with their line items, as validated orders.
+    """Stream TPC-H orders joined with their lines, ascending; ``limit`` counts ORDERS rows.
 
-    Parameters
-    ----------
-    directory : Path
-        Folder with ``orders.csv`` and ``lineitem.csv`` (see :func:`generate`).
-    limit : int, optional
-        Read at most this many ORDERS rows (valid or not), >= 0; all when None.
-    on_invalid : callable, optional
-        Called with an :class:`~client.rejects.InvalidOrder` for each order that breaks a
-        rule of the :class:`~orders.models.Order` contract (for example a
-        ``totalPrice`` outside the tolerance); such orders are not yielded.
-
-    Yields
-    ------
-    Order
-        In ascending order key.
-
-    Raises
-    ------
-    ValueError
-        If ``limit`` is negative.
-    FileNotFoundError
-        If a file is missing.
-    TpchFormatError
-        If a required column is missing, a key is not an integer, ORDERS keys do not
-        ascend, or a LINEITEM row has no order at its position (unsorted or orphan;
-        detected when the reading reaches it).
+    Orders breaking the contract go to ``on_invalid``, not yielded. Raises ValueError for a
+    negative ``limit``, FileNotFoundError, TpchFormatError for a missing column, a non-integer
+    key, or keys out of order (detected when reached).
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise ValueError(f"limit: must be a non-negative integer or None, got {limit!r}")
@@ -203,30 +140,9 @@ def load_orders(
 
 def load_stock(directory: Path, skus: Iterable[str] | None = None,
                scale: float = STOCK_SCALE) -> dict[str, int]:
-    """Read PARTSUPP as stock: SKU ``P<ps_partkey>-S<ps_suppkey>`` -> scaled ``ps_availqty``.
+    """Read PARTSUPP as SKU -> ``floor(ps_availqty * scale)``, only ``skus`` if given.
 
-    Parameters
-    ----------
-    directory : Path
-        Folder with ``partsupp.csv`` (see :func:`generate`).
-    skus : iterable of str, optional
-        Keep only these SKUs (the ones the orders carry); all when None.
-    scale : float
-        Fraction of ``ps_availqty`` loaded, rounded down (:data:`STOCK_SCALE`), in 0..1.
-
-    Returns
-    -------
-    dict of str to int
-        Units per SKU.
-
-    Raises
-    ------
-    ValueError
-        If ``scale`` is not in 0..1.
-    FileNotFoundError
-        If ``partsupp.csv`` is missing.
-    TpchFormatError
-        If a column is missing or a key or ``ps_availqty`` is not an integer.
+    Raises ValueError if ``scale`` is not in 0..1, FileNotFoundError, TpchFormatError.
     """
     if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 <= scale <= 1:
         raise ValueError(f"scale: must be a number from 0 to 1, got {scale!r}")

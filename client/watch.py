@@ -1,31 +1,9 @@
-"""Watching a client's reply queue until its orders reach a terminal status (SPEC S8).
+"""Watching a client's reply queue until its orders are answered (S8); see docs/client.md.
 
-Why: a client learns the outcome of its orders only from status messages on its private
-reply queue. The watcher receives them in peek-lock mode, records each order's latest
-status and completes the message only after recording it, so a crash between the two
-redelivers the message and recording it again changes nothing (at-least-once delivery).
-A message that is not a valid :class:`~orders.models.messages.StatusMessage` can never
-become valid by retrying, so it is dead-lettered with the reason instead of being
-abandoned until ``maxDeliveryCount`` (documented Service Bus practice for poison
-messages).
-
-A reply queue is the client's inbox: each status is delivered to one receiver, so one
-watcher consumes it (a second one that completed messages would take statuses from the
-first). :class:`PeekingReceiver` watches without consuming: it browses the queue (Service
-Bus peek: no lock, no delivery count, nothing settled), so any number of watchers see every
-status still in the queue, old ones included.
-
-An order's wait ends at a terminal status (:data:`TERMINAL_STATUS_KINDS`) or at a
-``ChangeRefused`` answer (:data:`ANSWER_KINDS`): the resent order was refused, and the
-stored order's own outcome may have been delivered long before.
-
-Service Bus does not order messages without sessions, so a late ``RequestReceived`` must
-not hide an ``OrderCompleted``: a terminal status (:data:`TERMINAL_STATUS_KINDS`) always
-beats a non-terminal one, and between two of the same class the later ``at`` wins.
-
-The receiver is a small port (:class:`ReplyReceiver`); adapters live in
-:mod:`client.receivers`. Time is injected (a :class:`~clocks.Clock` and a
-``sleep``), so tests run the timeout without waiting.
+A status is recorded, then completed, so a redelivery after a crash changes nothing; an
+invalid one is dead-lettered at once (it never becomes valid). Without sessions Service
+Bus does not order messages: a terminal status beats a non-terminal one, then the later
+``at`` wins. Time is injected, so tests run the timeout without waiting.
 """
 
 from __future__ import annotations
@@ -44,7 +22,6 @@ from clocks import Clock, SystemClock
 from orders.models.messages import TERMINAL_STATUS_KINDS, StatusKind, StatusMessage
 
 INVALID_STATUS_REASON = "InvalidStatusMessage"
-"""DeadLetterReason of reply queue messages that are not valid status messages."""
 
 ANSWER_KINDS = TERMINAL_STATUS_KINDS | {StatusKind.CHANGE_REFUSED}
 """Kinds that end the wait for an order: its outcome, or the refusal of a changed resend."""
@@ -54,31 +31,12 @@ MAX_DESCRIPTION_CHARS = 1000
 
 
 class LockLostError(Exception):
-    """Settling a message failed because its peek-lock was lost (expired or superseded).
-
-    Not an error of the watcher: the broker redelivers the message, and recording it
-    again is idempotent.
-    """
+    """Settling failed on a lost peek-lock; the broker redelivers and recording is idempotent."""
 
 
 @dataclass(frozen=True)
 class ReplyMessage:
-    """A peek-locked message from the reply queue.
-
-    Attributes
-    ----------
-    body : bytes
-        Payload.
-    message_id : str
-        MessageId.
-    delivery_count : int
-        Deliveries so far, including this one.
-    handle : Any
-        What the adapter needs to settle it (lock token or SDK message).
-    enqueued_time : datetime or None
-        When the broker enqueued it (``EnqueuedTimeUtc``), if the adapter knows; the
-        demo's latency runs to the enqueued time of an order's terminal status.
-    """
+    """A message from the reply queue; ``delivery_count`` includes this delivery."""
 
     body: bytes
     message_id: str
@@ -86,7 +44,6 @@ class ReplyMessage:
     handle: Any = field(repr=False)
     enqueued_time: datetime | None = None
     sequence_number: int | None = None
-    """The broker's SequenceNumber, where the adapter knows it (browsing needs it)."""
 
 
 class ReplyReceiver(Protocol):
@@ -108,19 +65,11 @@ class ReplyReceiver(Protocol):
 class PeekingReceiver:
     """A :class:`ReplyReceiver` that browses instead of receiving: watching consumes nothing.
 
-    Each :meth:`receive` peeks the next messages after the last one seen, from the first
-    message in the queue on; :meth:`complete` and :meth:`dead_letter` do nothing (a peeked
-    message has no lock; an invalid one stays for the consuming receiver to dead-letter).
-
-    Parameters
-    ----------
-    peek : callable
-        ``peek(from_sequence_number, max_count)`` returning messages with their
-        ``sequence_number``, in sequence order (Service Bus peek / browse).
+    ``peek(from_sequence_number, max_count)`` returns messages in sequence order; settling
+    does nothing (an invalid one stays for the consuming receiver).
     """
 
     settles = False
-    """Read by :func:`watch`: messages are left in the queue."""
 
     def __init__(self, peek: Callable[[int, int], Sequence[ReplyMessage]]) -> None:
         self._peek = peek
@@ -145,11 +94,7 @@ class PeekingReceiver:
 
 @dataclass(frozen=True)
 class OrderStatus:
-    """The latest status recorded for one order.
-
-    ``enqueued_time`` is the broker's enqueued time of the message that carried it (None
-    when the receiver does not report one).
-    """
+    """The latest status recorded for one order, with its message's enqueued time if known."""
 
     order_id: str
     status: StatusKind
@@ -171,7 +116,7 @@ class WatchProgress:
     """Where a watch stands, passed to ``on_progress`` after every received batch."""
 
     terminal: int
-    """Orders whose wait ended: terminal, or answered ``ChangeRefused`` (ANSWER_KINDS)."""
+    """Orders whose wait ended (:data:`ANSWER_KINDS`)."""
     expect: int
     received: int
     dead_lettered: int
@@ -179,27 +124,7 @@ class WatchProgress:
 
 @dataclass
 class WatchResult:
-    """Outcome of :func:`watch`.
-
-    Attributes
-    ----------
-    statuses : dict of str to OrderStatus
-        Final recorded status per OrderID.
-    expect : int
-        Terminal orders waited for.
-    received : int
-        Messages received (including dead-lettered and redelivered ones).
-    dead_lettered : int
-        Invalid messages moved to the dead-letter subqueue.
-    invalid : int
-        Invalid messages received, dead-lettered or (browsing) left in the queue.
-    lock_lost : int
-        Settlements that failed on a lost lock (those messages come back).
-    timed_out : bool
-        True if the timeout passed before the wait of ``expect`` orders ended.
-    answered : set of str
-        OrderIDs whose wait ended (a status of :data:`ANSWER_KINDS` arrived).
-    """
+    """Outcome of :func:`watch`; ``invalid`` counts dead-lettered or (browsing) left messages."""
 
     statuses: dict[str, OrderStatus]
     expect: int
@@ -233,41 +158,9 @@ def watch(
 ) -> WatchResult:
     """Receive status messages until ``expect`` orders are answered or ``timeout`` passes.
 
-    An order is answered by a terminal status or by ``ChangeRefused`` (:data:`ANSWER_KINDS`).
-    Each received batch is processed completely (a stop never leaves a message locked):
-    valid messages are recorded, then completed; invalid ones are dead-lettered with
-    reason :data:`INVALID_STATUS_REASON` and a description naming field and rule. With a
-    receiver whose ``settles`` is False (:class:`PeekingReceiver`) nothing is settled.
-
-    Parameters
-    ----------
-    receiver : ReplyReceiver
-        Peek-lock receiver of the client's reply queue.
-    expect : int
-        Number of answered orders to wait for, >= 0.
-    timeout : timedelta
-        Positive; measured on ``clock`` from the call.
-    clock : Clock, optional
-        Time source; :class:`~clocks.SystemClock` by default.
-    sleep : callable
-        ``sleep(seconds)`` between empty receives; tests pass one that advances a
-        :class:`~clocks.ManualClock`.
-    on_progress : callable, optional
-        Called with a :class:`WatchProgress` after every non-empty batch.
-    poll_interval : timedelta
-        Pause after an empty receive, positive (capped at the time left).
-    max_count : int
-        Messages per receive, >= 1.
-
-    Returns
-    -------
-    WatchResult
-        Final statuses and counters; ``timed_out`` tells how it stopped.
-
-    Raises
-    ------
-    ValueError
-        If ``expect``, ``timeout``, ``poll_interval`` or ``max_count`` is out of range.
+    Each batch is processed whole, so a stop never leaves a message locked. ``sleep`` runs
+    between empty receives (tests advance a ManualClock with it). Raises ValueError if
+    ``expect`` < 0, or ``timeout``, ``poll_interval`` or ``max_count`` is not positive.
     """
     if isinstance(expect, bool) or not isinstance(expect, int) or expect < 0:
         raise ValueError(f"expect: must be a non-negative integer, got {expect!r}")

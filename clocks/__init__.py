@@ -1,16 +1,4 @@
-"""Time sources, injectable so durable timers, leases and deadlines are tested without sleeping.
-
-The local host (task hub, timers, queue locks, timer triggers) and the app (deadlines,
-circuit breakers) ask a :class:`Clock` for the time instead of calling
-:func:`datetime.now`. Production runs use
-:class:`SystemClock`; tests pass a :class:`ManualClock` and move it with
-:meth:`ManualClock.advance`.
-
-A host that runs the app in its own process (the local host) hands the app its clock and
-its way of waiting with :func:`hand_over`; the app's composition root reads them with
-:func:`handed_over`. So the app never imports the host, and a test's ManualClock drives
-both.
-"""
+"""Injectable UTC time sources, so timers, leases and deadlines are tested without sleeping."""
 
 from __future__ import annotations
 
@@ -26,13 +14,7 @@ class Clock(Protocol):
     """A source of timezone-aware UTC time."""
 
     def now(self) -> datetime:
-        """Return the current time.
-
-        Returns
-        -------
-        datetime
-            Timezone-aware UTC time.
-        """
+        """Return the current timezone-aware UTC time."""
         ...
 
 
@@ -40,13 +22,7 @@ class SystemClock:
     """The machine's clock, in UTC."""
 
     def now(self) -> datetime:
-        """Return the machine's current UTC time.
-
-        Returns
-        -------
-        datetime
-            ``datetime.now(UTC)``.
-        """
+        """Return ``datetime.now(UTC)``."""
         return datetime.now(UTC)
 
 
@@ -62,19 +38,7 @@ class OffsetClock:
 
 
 class ManualClock:
-    """A clock that only moves when told to; safe to share between threads.
-
-    Parameters
-    ----------
-    start : datetime, optional
-        Initial time, timezone-aware. Defaults to 2030-01-01T00:00:00Z so that test output
-        is reproducible.
-
-    Raises
-    ------
-    ValueError
-        If ``start`` is naive (has no timezone).
-    """
+    """A thread-safe clock moved only when told; ``start`` (default 2030-01-01Z) must be aware."""
 
     def __init__(self, start: datetime | None = None) -> None:
         start = start or datetime(2030, 1, 1, tzinfo=UTC)
@@ -84,34 +48,12 @@ class ManualClock:
         self._lock = threading.Lock()
 
     def now(self) -> datetime:
-        """Return the current manual time.
-
-        Returns
-        -------
-        datetime
-            The time set at construction plus every :meth:`advance` so far.
-        """
+        """Return the start time plus every move so far."""
         with self._lock:
             return self._now
 
     def advance(self, delta: timedelta) -> datetime:
-        """Move the clock forward.
-
-        Parameters
-        ----------
-        delta : timedelta
-            How far to move; must not be negative.
-
-        Returns
-        -------
-        datetime
-            The new current time.
-
-        Raises
-        ------
-        ValueError
-            If ``delta`` is negative (time never goes backwards).
-        """
+        """Move forward by ``delta`` and return the new time; a negative delta is a ValueError."""
         if delta < timedelta(0):
             raise ValueError("delta: must not be negative")
         with self._lock:
@@ -119,18 +61,7 @@ class ManualClock:
             return self._now
 
     def set(self, when: datetime) -> None:
-        """Move the clock forward to ``when``.
-
-        Parameters
-        ----------
-        when : datetime
-            Timezone-aware target time, not earlier than the current time.
-
-        Raises
-        ------
-        ValueError
-            If ``when`` is naive or earlier than the current time.
-        """
+        """Move forward to ``when``; naive or earlier than now is a ValueError."""
         if when.tzinfo is None:
             raise ValueError("when: must be timezone-aware (UTC)")
         with self._lock:
@@ -141,15 +72,7 @@ class ManualClock:
 
 @dataclass(frozen=True)
 class HostTime:
-    """The time a host gives the app it runs.
-
-    Attributes
-    ----------
-    clock : Clock
-        The host's clock (a ManualClock in tests).
-    sleep : callable of float to None
-        Waits that many seconds by the host's clock (a ManualClock is advanced instead).
-    """
+    """The clock and the ``sleep(seconds)`` a host gives the app it runs (see :func:`hand_over`)."""
 
     clock: Clock
     sleep: Callable[[float], None] = time.sleep
@@ -159,13 +82,7 @@ _handed_over: HostTime | None = None
 
 
 def hand_over(host_time: HostTime | None) -> None:
-    """Make ``host_time`` the time of the app in this process (None: take it back).
-
-    Parameters
-    ----------
-    host_time : HostTime or None
-        What :func:`handed_over` returns from now on; the last call wins.
-    """
+    """Make ``host_time`` what :func:`handed_over` returns in this process (None takes it back)."""
     global _handed_over
     _handed_over = host_time
 

@@ -54,8 +54,8 @@ def run_nemesis(seed: int, orders: int, data_root: Path, timeout_s: float,
     sim, sim_url = processes.simulator(data_dir, base, files_dir=side)
     (data_dir / "ledger.sqlite").symlink_to(side / "ledger.sqlite")
     settings = {**demo_run.DEMO_SETTINGS, **demo_run.CHAOS_SETTINGS,
-                **nemesis.clock_env(schedule), "PAYMENT_API_URL": sim_url,
-                "SHIPPING_API_URL": sim_url, "MAX_IN_FLIGHT": str(room * len(batches)),
+                **nemesis.clock_env(schedule), **processes.service_urls(sim_url),
+                "MAX_IN_FLIGHT": str(room * len(batches)),
                 "MAX_IN_FLIGHT_PER_CLIENT": str(room)}
     host = processes.host(demo_run.REPO, data_dir, settings, log_dir=side)
     sim.start()

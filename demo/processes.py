@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from azurekit.services import catalogue
 from devhost.run.host import free_port
 
 
@@ -118,6 +119,16 @@ def simulator(data_dir: Path, faults: dict[str, Any],
                                  "--trace-store", str(data_dir / "traces.sqlite")],
                    data_dir / "simulator.log", {}, f"{url}/_admin/stats")
     return proc, url
+
+
+def service_urls(simulator_url: str) -> dict[str, str]:
+    """Each remote service's URL setting, pointed at its own path of the simulator.
+
+    Derived from ``infra/services.json``: a service the catalogue adds gets its setting, and
+    a wrong URL reaches another service's path and fails instead of working by chance.
+    """
+    return {spec.url_setting: f"{simulator_url}/{name}"
+            for name, spec in catalogue().services.items()}
 
 
 def host(app_dir: Path, data_dir: Path, env: dict[str, str],

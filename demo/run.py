@@ -148,8 +148,7 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
     # Admission control (MAX_IN_FLIGHT, per client too) is not one of the demo's faults:
     # room for all, each client's share included.
     room = min(max(1000, orders), 10_000)
-    host = processes.host(REPO, data_dir, {**settings, "PAYMENT_API_URL": sim_url,
-                                           "SHIPPING_API_URL": sim_url,
+    host = processes.host(REPO, data_dir, {**settings, **processes.service_urls(sim_url),
                                            "MAX_IN_FLIGHT": str(room * len(CLIENTS)),
                                            "MAX_IN_FLIGHT_PER_CLIENT": str(room)})
     if chaos:

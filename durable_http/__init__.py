@@ -1,21 +1,9 @@
 """The HTTP 202 polling pattern for Python orchestrators, the same on Azure and locally.
 
-On Azure the Python SDK 1.x's ``context.call_http`` returns a ``202 Accepted`` answer as it
-is: the Durable extension polls the ``Location`` of a 202 only when the request asks for it,
-and SDK 1.x never asks (https://github.com/Azure/azure-functions-durable-python/issues/380).
-The local host answers the same way (SPEC D11, L1). :func:`call_http_polling` implements the
-pattern in the orchestrator itself, with durable timers, so it replays deterministically
-and behaves identically in both places::
-
-    from durable_http import call_http_polling
-
-    @app.orchestration_trigger(context_name="context")
-    def export(context):
-        response = yield from call_http_polling(context, "POST", url, content=body)
-        return response["statusCode"]
-
-This package is part of the deployed app (it imports nothing of the local host, nor
-anything outside the standard library), like ``clocks``.
+SDK 1.x's ``context.call_http`` returns a 202 as it is: the extension polls ``Location``
+only when asked, and 1.x never asks
+(https://github.com/Azure/azure-functions-durable-python/issues/380); the local host
+answers alike (D11, L1). Deployed with the app; standard library only.
 """
 
 from __future__ import annotations
@@ -32,7 +20,7 @@ DEFAULT_RETRY_AFTER = timedelta(seconds=30)
 """Pause between polls when a 202 has no usable ``Retry-After`` (the extension's default)."""
 
 DEFAULT_TIMEOUT = timedelta(hours=1)
-"""How long, in orchestration time, polling may go on before :class:`TimeoutError`."""
+"""Longest polling, in orchestration time, before :class:`TimeoutError`."""
 
 
 def call_http_polling(context: Any, method: str, uri: str, content: Any = None,
@@ -41,46 +29,11 @@ def call_http_polling(context: Any, method: str, uri: str, content: Any = None,
                       timeout: timedelta = DEFAULT_TIMEOUT,
                       default_retry_after: timedelta = DEFAULT_RETRY_AFTER
                       ) -> Generator[Any, Any, dict[str, Any]]:
-    """Call an HTTP endpoint durably and follow ``202 Accepted`` + ``Location`` to the end.
+    """Call ``uri`` durably (``yield from``) and follow ``202`` + ``Location`` with durable timers.
 
-    Use with ``yield from`` inside an orchestrator. Each step is a durable action: the
-    first request is ``context.call_http(method, uri, content, headers)``; while the answer
-    is 202 with a ``Location`` header, a durable timer waits ``Retry-After`` (seconds or an
-    HTTP date; else ``default_retry_after``), then ``context.call_http("GET", location,
-    headers=headers)`` polls (a relative location is resolved against the URL that answered).
-
-    Parameters
-    ----------
-    context : DurableOrchestrationContext
-        The orchestrator's context.
-    method, uri : str
-        The first request.
-    content : str or JSON-serialisable, optional
-        Body of the first request (as ``call_http`` takes it).
-    headers : dict of str to str, optional
-        Sent with the first request and with every poll.
-    token_source : ManagedIdentityTokenSource, optional
-        As ``call_http`` takes it; used for the first request and every poll.
-    is_raw_str : bool
-        As ``call_http`` takes it (send a string ``content`` as it is).
-    timeout : timedelta
-        Polling gives up when the next poll would start later than this after the first
-        request (orchestration time, ``context.current_utc_datetime``).
-    default_retry_after : timedelta
-        Pause when a 202 carries no usable ``Retry-After``.
-
-    Returns
-    -------
-    dict
-        The final answer (``statusCode``, ``headers``, ``content``): the first that is not
-        202, or a 202 without ``Location`` (nothing to poll).
-
-    Raises
-    ------
-    TimeoutError
-        If the operation is still answered 202 when ``timeout`` is reached.
-    Exception
-        What ``call_http`` raises (a network failure), as the SDK raises it.
+    Polls ``GET`` with ``headers`` after ``Retry-After`` (else ``default_retry_after``); returns
+    the first answer not 202, or a 202 without ``Location``. Raises TimeoutError past
+    ``timeout``, and whatever ``call_http`` raises.
     """
     deadline = context.current_utc_datetime + timeout
     extra = {"token_source": token_source} if token_source is not None else {}
@@ -123,20 +76,7 @@ def _retry_after(response: Any, now: datetime, default: timedelta) -> timedelta:
 
 
 def parse_retry_after(value: str | None, now: datetime) -> timedelta | None:
-    """Parse a ``Retry-After`` header (RFC 9110: delay-seconds or an HTTP-date).
-
-    Parameters
-    ----------
-    value : str or None
-        The header value.
-    now : datetime
-        Current time (timezone-aware), to turn an HTTP-date into a delay.
-
-    Returns
-    -------
-    timedelta or None
-        The delay (never negative), or None if absent or unparseable.
-    """
+    """Parse ``Retry-After`` (RFC 9110 seconds or HTTP-date) as a delay >= 0; None if unusable."""
     if value is None:
         return None
     value = value.strip()

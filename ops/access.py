@@ -1,23 +1,7 @@
 """Who may use the operations routes, and who an operator action is by.
 
-In Azure the routes sit behind App Service authentication (Easy Auth, ``authsettingsV2``
-in ``infra/app/function-app.bicep``): Entra ID sign-in is required for every request,
-the platform strips any incoming ``X-MS-CLIENT-*`` header and sets its own for the
-signed-in caller, and it sets the app setting ``WEBSITE_AUTH_ENABLED`` to ``True`` (Learn:
-"Work with user identities in Azure App Service authentication"; "Authentication and
-authorization in Azure App Service"). There the caller is the platform's principal only:
-
-- its name is ``X-MS-CLIENT-PRINCIPAL-NAME``;
-- its app roles are the role claims of ``X-MS-CLIENT-PRINCIPAL`` (Base64 JSON with
-  ``claims`` of ``typ``/``val`` and the ``role_typ`` naming the role claim type);
-- an action (resubmit) needs the app role :data:`OPERATOR_ROLE`; ``X-Ops-Operator`` is
-  ignored.
-
-On the local host (``MESSAGING_BACKEND=local``, no App Service) the simple path stays:
-anyone who reaches the host may read, and an action names its operator in
-``X-Ops-Operator`` (the dashboard sends what the operator typed). Anywhere else, an app
-with neither (Azure without authentication configured, or Core Tools against real
-services) refuses the routes: without the platform nothing vouches for a caller.
+Azure: App Service authentication's principal only; local host: ``X-Ops-Operator``;
+elsewhere refused. See docs/deploy.md, "Operators: Entra ID sign-in".
 """
 
 from __future__ import annotations
@@ -31,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 OPERATOR_ROLE = "Orders.Operator"
-"""App role of the operators' app registration that operator actions require (Azure)."""
 DETAILS_ROLE = "Orders.Details"
 """App role a signed-in operator needs to see classified customer and payment data (X10)."""
 
@@ -43,17 +26,7 @@ _ROLE_CLAIM_TYPES = {"roles", "http://schemas.microsoft.com/ws/2008/06/identity/
 
 
 class AccessDenied(Exception):
-    """A request the operations routes refuse, with its HTTP status and the reason.
-
-    The dashboard answers every refusal with this class (``ops.dashboard.web.Problem``).
-
-    Parameters
-    ----------
-    status : int
-        A 4xx status: here 401, 403 or 400.
-    reason : str
-        One sentence saying what is wrong and how to ask instead.
-    """
+    """A request the operations routes refuse: a 4xx ``status`` and a one-sentence ``reason``."""
 
     def __init__(self, status: int, reason: str) -> None:
         super().__init__(reason)
@@ -63,18 +36,7 @@ class AccessDenied(Exception):
 
 @dataclass(frozen=True)
 class Caller:
-    """Who sent a request to an operations route.
-
-    Attributes
-    ----------
-    name : str or None
-        The signed-in name (Azure) or the typed operator name (local host), if any.
-    roles : frozenset of str
-        App roles of the signed-in principal; on the local host every caller is treated
-        as an operator.
-    signed_in : bool
-        True when App Service authentication vouches for ``name`` and ``roles``.
-    """
+    """Who sent a request; ``signed_in`` when App Service authentication vouches for it."""
 
     name: str | None
     roles: frozenset[str]
@@ -83,13 +45,6 @@ class Caller:
 
 def caller_of(headers: Mapping[str, str], settings: Any) -> Caller:
     """Return the caller of a request to an operations route (see the module docstring).
-
-    Parameters
-    ----------
-    headers : mapping of str to str
-        The request's headers (case-insensitive, as ``azure.functions.HttpRequest`` has).
-    settings : orders.settings.Settings
-        ``WEBSITE_AUTH_ENABLED`` (platform-set) and ``MESSAGING_BACKEND``.
 
     Raises
     ------
@@ -134,15 +89,12 @@ def operator_of(headers: Mapping[str, str], settings: Any) -> str:
 
 
 def may_see_details(headers: Mapping[str, str], asked: bool, settings: Any) -> bool:
-    """Decide whether a view may show classified data (SPEC S9, X10).
-
-    Only when asked for (``details=true``), and for a signed-in caller (Azure) only with
-    :data:`DETAILS_ROLE`; on the local host asking is enough.
+    """Decide whether a view may show classified data (S9, X10): asked for, and with the role.
 
     Raises
     ------
     AccessDenied
-        As :func:`caller_of`; 403 if details were asked for without the role.
+        As :func:`caller_of`; 403 if details were asked for without :data:`DETAILS_ROLE`.
     """
     if not asked:
         return False

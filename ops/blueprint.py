@@ -1,14 +1,6 @@
 """Registers the operations functions: the ops summary, metrics snapshot and retention pass.
 
-``GET api/ops/summary`` answers :func:`ops.summary.build_summary` as JSON (in Azure for
-callers signed in through App Service authentication, :mod:`ops.access`; the local host
-serves it under ``/api/ops/summary``). The timer
-``ops_snapshot`` (``OPS_SNAPSHOT_SCHEDULE``) computes the same figures and sets the backlog
-gauges, so orders by state, the in-flight backlog, stuck orders and dead-letter depth reach
-the metrics exporter even when nobody asks for the summary. The timer ``retention_purge``
-(``RETENTION_SCHEDULE``) deletes compensation log entries past their retention and
-purges ended orchestration instances older than ``RETENTION_DAYS`` through the durable
-client (:mod:`ops.retention`).
+See docs/operations.md, "``api/ops/summary``" and "Retention: what is deleted, and when".
 """
 
 import asyncio
@@ -32,10 +24,7 @@ SUMMARY_ROUTE = "ops/summary"
 
 @bp.route(route=SUMMARY_ROUTE, methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)
 def ops_summary(req: func.HttpRequest) -> func.HttpResponse:
-    """Return the ops summary as JSON (``?deadLetters=false`` skips the queue reads).
-
-    401 or 403 with ``{"error": reason}`` for a caller :func:`ops.access.caller_of` refuses.
-    """
+    """Return the ops summary as JSON (``?deadLetters=false`` skips the queue reads); 401/403."""
     try:
         caller_of(req.headers, services().settings)
     except AccessDenied as denied:
@@ -49,7 +38,7 @@ def ops_summary(req: func.HttpRequest) -> func.HttpResponse:
 
 @bp.timer_trigger(arg_name="timer", schedule="%OPS_SNAPSHOT_SCHEDULE%")
 def ops_snapshot(timer: func.TimerRequest) -> None:
-    """Refresh the backlog metrics from the state store and the queues (SPEC X8)."""
+    """Refresh the backlog metrics from the state store and the queues (X8)."""
     summary = build_summary(services())
     record_summary(summary)
     log.info("ops snapshot: in_flight=%d/%d stuck=%d error=%d compensation_failed=%d "

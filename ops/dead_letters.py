@@ -1,10 +1,7 @@
-"""Dead-letter depths for the ops summary, or the reason they cannot be read (SPEC X8).
+"""Dead-letter depths for the ops summary, or the reason they cannot be read (X8).
 
-The reading itself is the process's :class:`~orders.messaging.depths.DepthReader`
-(built once, in :mod:`orders.runtime`). In Azure it needs the *Manage* right (role "Azure
-Service Bus Data Owner"); without it the depth is reported as unavailable with the reason,
-and the namespace's Azure Monitor metric ``DeadletteredMessages`` (per entity) is the
-place to alert instead.
+In Azure reading needs the *Manage* right; without it the depth is unavailable and the
+namespace metric ``DeadletteredMessages`` is the one to alert on.
 """
 
 from __future__ import annotations
@@ -19,20 +16,7 @@ log = logging.getLogger("orders.ops")
 
 def dead_letter_depths(reader: DepthReader, queues: Iterable[str]
                        ) -> tuple[dict[str, int] | None, str | None]:
-    """Count the messages in each queue's dead-letter subqueue.
-
-    Parameters
-    ----------
-    reader : DepthReader
-        The process's depth reader (``Services.depths``).
-    queues : iterable of str
-        Queue names.
-
-    Returns
-    -------
-    (dict of str to int or None, str or None)
-        The depths, or None with a note saying why they could not be read.
-    """
+    """Count each queue's dead-letter messages: the depths, or None and a note saying why."""
     try:
         return reader.dead_letter_depths(list(queues)), None
     except Exception as exc:  # noqa: BLE001 - an unreadable depth must not fail the summary

@@ -1,11 +1,6 @@
-"""Orchestration status and history of an attempt, through the Durable Functions HTTP API (D5).
+"""Attempts' status and history over the Durable Functions HTTP API (D5), locally and in Azure.
 
-``GET {base}/runtime/webhooks/durabletask/instances/{instanceId}?showHistory=true`` is the
-documented instance query of Durable Functions: the local host serves it on its own port
-(default ``http://127.0.0.1:7071``) and a Function App in Azure on
-``https://<app>.azurewebsites.net``, where it needs the ``durabletask_extension`` system
-key, sent in the ``x-functions-key`` header (never in the URL, where proxies and logs keep
-it). Reading it over HTTP, instead of opening the task hub, works the same against both.
+Azure needs the ``durabletask_extension`` key, sent as ``x-functions-key``, never in a URL.
 """
 
 from __future__ import annotations
@@ -18,19 +13,12 @@ import httpx
 from orders.errors import OrderServiceError
 
 STATUS_PATH = "/runtime/webhooks/durabletask/instances/{instance_id}"
-"""Instance status endpoint of the Durable Functions HTTP API."""
 
 
 class HistoryError(OrderServiceError, RuntimeError):
-    """The status endpoint could not be reached or answered an error.
+    """The status endpoint could not be reached (``status`` None) or answered an error.
 
-    Retryable when the host did not answer or answered 408, 429 or 5xx; permanent for
-    any other status (a wrong system key: 401/403).
-
-    Attributes
-    ----------
-    status : int or None
-        The HTTP status, or None if the host did not answer.
+    Retryable when the host did not answer or answered 408, 429 or 5xx.
     """
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
@@ -42,26 +30,9 @@ class HistoryError(OrderServiceError, RuntimeError):
 def fetch_status(base_url: str, instance_id: str, *, code: str | None = None,
                  client: httpx.Client | None = None,
                  timeout_s: float = 10.0) -> dict[str, Any] | None:
-    """Return an instance's status with its history, or None if the task hub has no such id.
+    """Return an instance's documented status with ``historyEvents``, or None if unknown.
 
-    Parameters
-    ----------
-    base_url : str
-        Host root, e.g. ``http://127.0.0.1:7071`` or ``https://<app>.azurewebsites.net``.
-    instance_id : str
-        Orchestration instance id (``<OrderID>:<attempt>``); URL-encoded here.
-    code : str, optional
-        The ``durabletask_extension`` system key (Azure), sent as ``x-functions-key``.
-    client : httpx.Client, optional
-        Client to use (tests); a new one otherwise.
-    timeout_s : float
-        Request timeout in seconds.
-
-    Returns
-    -------
-    dict or None
-        The documented status object (``runtimeStatus``, ``createdTime``,
-        ``lastUpdatedTime``, ``input``, ``output``, ``historyEvents``, ...).
+    ``base_url`` is the host root; ``code`` the system key (Azure).
 
     Raises
     ------

@@ -1,10 +1,4 @@
-"""What operators see of the inventory: a SKU's stock, an order's reservation, restocking.
-
-Read through the inventory store port (``stores.inventory``), so it works against the local
-SQLite file and against Cosmos DB alike. An order's reservation is found from its reserve
-inventory log entry (its lines, in order) and each line's hold in its SKU's item
-(:mod:`orders.models.inventory`).
-"""
+"""What operators see of the inventory: a SKU's stock, an order's reservation, restocking."""
 
 from __future__ import annotations
 
@@ -21,12 +15,7 @@ MAX_HOLDS_SHOWN = 200
 
 
 def stock_json(item: StockItem) -> dict[str, Any]:
-    """Return a SKU's stock as operators see it (JSON-ready).
-
-    ``held`` counts the units of holds not released; ``balanced`` tells whether
-    ``loaded + restocked - available`` equals it. Up to :data:`MAX_HOLDS_SHOWN` holds are
-    listed, each with its order key and line (from 1).
-    """
+    """Return a SKU's stock as operators see it (JSON-ready); see docs/operations.md."""
     holds = []
     for key, hold in list(item.holds.items())[:MAX_HOLDS_SHOWN]:
         order_id, line = split_hold_key(key)
@@ -44,13 +33,7 @@ def stock_of(services: Any, sku: str) -> dict[str, Any] | None:
 
 
 def reservation_of(services: Any, order_id: str) -> list[dict[str, Any]] | None:
-    """Return the order's reservation line by line, or None if nothing was reserved.
-
-    Each line: ``line`` (from 1), ``sku``, ``requested``, ``held`` (units its hold took, 0
-    if none), ``released`` (the hold was given back), ``available`` (the SKU's stock now;
-    None if the inventory has no item for it: not stocked here). None too for stores
-    without an inventory or a compensation log (a deployment from before them).
-    """
+    """Return the order's reservation line by line; None if nothing was reserved or no inventory."""
     inventory = getattr(services.stores, "inventory", None)
     entries_of = getattr(getattr(services.stores, "compensation", None), "entries", None)
     if inventory is None or entries_of is None:
@@ -73,12 +56,7 @@ def reservation_of(services: Any, order_id: str) -> list[dict[str, Any]] | None:
 
 def restock(services: Any, sku: str, quantity: int, *, operator: str,
             reason: str = "") -> dict[str, Any]:
-    """Add ``quantity`` units to ``sku`` (an operator's restock); log who and why.
-
-    Returns
-    -------
-    dict
-        The SKU's stock after the restock (:func:`stock_json`).
+    """Add ``quantity`` units to ``sku`` (an operator's restock, logged); return :func:`stock_json`.
 
     Raises
     ------

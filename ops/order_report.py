@@ -1,16 +1,4 @@
-"""Everything an operator needs about one order, in one JSON-ready report (SPEC S7, S9, D5).
-
-The report holds the state record, the order, the compensation log and every attempt with
-its orchestration status and history. Attempts are derived from the record: forward
-attempts ``<OrderID>:1 .. <OrderID>:<attempt>`` and compensation attempts
-``<OrderID>:comp:1 ..`` (``compensationAttempt``, if the record has that field). Their
-histories come from a ``history`` callable, normally :func:`ops.history.fetch_status`
-bound to the host's URL.
-
-The compensation log (``stores.compensation``, the ``CompensationLog`` port) holds customer
-and payment data (classified Confidential / Restricted, SPEC S9, X10): entry details are
-included only when asked for.
-"""
+"""Everything an operator needs about one order, in one JSON-ready report (S7, S9, D5)."""
 
 from __future__ import annotations
 
@@ -25,33 +13,16 @@ HistoryReader = Callable[[str], dict[str, Any] | None]
 """``history(instance_id) -> status with historyEvents, or None if unknown``."""
 
 def compensation_log(services: Any) -> Any | None:
-    """Return the services' compensation log (``stores.compensation``), or None without one.
-
-    The log is the ``CompensationLog`` port (``entries(order_id)``); a deployment built
-    before it existed has none, and the report then says so instead of failing.
-    """
+    """Return the services' compensation log (``stores.compensation``), or None without one."""
     log = getattr(services.stores, "compensation", None)
     return log if hasattr(log, "entries") else None
 
 
 def compensation_entries(services: Any, order_id: str, *,
                          details: bool = False) -> list[dict[str, Any]] | None:
-    """Return the order's compensation log entries in order of completion, or None.
+    """Return the order's compensation log entries in order of completion; None without a log.
 
-    Parameters
-    ----------
-    services : orders.runtime.Services
-        The services.
-    order_id : str
-        The order.
-    details : bool
-        Include each entry's details (payment ids, amounts, shipment ids: classified data,
-        SPEC S9/X10); by default only step, sequence, time, instance and classification.
-
-    Returns
-    -------
-    list of dict or None
-        None when the deployment has no compensation log.
+    ``details`` adds the classified data (S9, X10).
     """
     log = compensation_log(services)
     if log is None:
@@ -78,27 +49,10 @@ def attempt_ids(record: Any) -> list[str]:
 
 def order_report(services: Any, order_id: str, history: HistoryReader | None = None, *,
                  details: bool = False) -> dict[str, Any] | None:
-    """Collect the report of one order.
+    """Collect the report of one order; None if it has neither a state record nor an order.
 
-    Parameters
-    ----------
-    services : orders.runtime.Services
-        Stores.
-    order_id : str
-        The order.
-    history : callable, optional
-        Reads one attempt's status and history; None leaves histories out.
-    details : bool
-        Include classified data: compensation log details, and the attempts' histories
-        as they are; otherwise the histories' classified values are withheld
-        (:func:`ops.redaction.redact`).
-
-    Returns
-    -------
-    dict or None
-        ``{"record", "order", "compensation", "reservation", "attempts": [{"instanceId",
-        "status", "error"}]}`` (``reservation``: :func:`ops.inventory.reservation_of`);
-        None if the order has neither a state record nor an order.
+    ``history`` None leaves histories out; without ``details`` classified values are
+    withheld (:func:`ops.redaction.redact`).
     """
     record = services.stores.states.get(order_id)
     order = services.stores.orders.get(order_id)

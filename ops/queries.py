@@ -1,16 +1,7 @@
-"""Operator queries over the state store: orders by state and stuck orders (SPEC S7, S9, V1).
+"""Operator queries over the state store: orders by state and stuck orders (S7, S9, V1).
 
-Both go through the state store port, so they work on SQLite and Cosmos DB alike:
-orders in one state (Error, CompensationFailed, ...) through ``find_by_state`` pages, stuck
-orders (Processing or Compensating with CompleteBy in the past) through the supervisor's
-bounded ``scan_expired``, with a window wide enough to include records older than the
-supervisor's own window (``SUPERVISOR_SCAN_WINDOW_S``; the supervisor recovers those with
-a second scan and an ``OverdueOrder`` alert).
-
-Either can be limited to one client's orders (``client``: the records whose ``clientId`` is
-that client, SPEC X10). The filter is applied to the pages as they are read, so it reads
-every record of the state (or every stuck one) until ``limit`` of the client's are found;
-legacy records of the shared-queue era have no client and are listed without ``client``.
+``client`` (X10) filters the pages as they are read, so a listing reads until ``limit`` of
+that client's records are found; legacy records have no client.
 """
 
 from __future__ import annotations
@@ -62,35 +53,14 @@ def pages_by_state(states: StateStore, state: ProcessState,
 
 def list_by_state(states: StateStore, state: ProcessState, limit: int,
                   client: str | None = None) -> tuple[list[StateRecord], bool]:
-    """Return up to ``limit`` records in ``state`` (SPEC S7: find failed orders).
-
-    Parameters
-    ----------
-    states : StateStore
-        The state store.
-    state : ProcessState
-        E.g. Error or CompensationFailed.
-    limit : int
-        Most records to return, 1..1000.
-    client : str, optional
-        Only this client's orders.
-
-    Returns
-    -------
-    (list of StateRecord, bool)
-        The records, and whether more exist than were returned.
-    """
+    """Return up to ``limit`` records in ``state`` (S7), and whether more exist."""
     pages = pages_by_state(states, ProcessState(state), check_limit(limit))
     return _first(pages, limit, client)
 
 
 def list_recent(states: StateStore, state: ProcessState, limit: int
                 ) -> tuple[list[StateRecord], bool]:
-    """Return up to ``limit`` records in ``state``, the latest change first (S7, S9).
-
-    One bounded ``find_recent`` (and at ``limit`` 1000, one count of the state to tell
-    whether there are more). Returns what :func:`list_by_state` does.
-    """
+    """Return up to ``limit`` records in ``state``, the latest change first (S7, S9)."""
     check_limit(limit)
     if limit < MAX_PAGE_SIZE:
         found = states.find_recent(state, limit + 1)
@@ -101,24 +71,14 @@ def list_recent(states: StateStore, state: ProcessState, limit: int
 
 def list_stuck(states: StateStore, now: datetime, limit: int,
                client: str | None = None) -> tuple[list[StateRecord], bool]:
-    """Return supervised records (Processing, Compensating) whose CompleteBy has passed.
-
-    Takes ``states``, ``limit`` and ``client`` and returns what :func:`list_by_state`
-    does; ``now`` is the timezone-aware current time.
-    """
+    """Return supervised records (Processing, Compensating) whose CompleteBy has passed."""
     pages = iter_expired_pages(states, now, STUCK_WINDOW, check_limit(limit),
                                states=SUPERVISED_STATES)
     return _first(pages, limit, client)
 
 
 def count_stuck(states: StateStore, now: datetime, cap: int = 10_000) -> tuple[int, bool]:
-    """Count supervised records whose CompleteBy has passed, reading at most ``cap`` of them.
-
-    Returns
-    -------
-    (int, bool)
-        The count, and whether the scan stopped at ``cap``.
-    """
+    """Count records past CompleteBy, reading at most ``cap``; and whether it stopped there."""
     count = 0
     for page in iter_expired_pages(states, now, STUCK_WINDOW, MAX_PAGE_SIZE,
                                    states=SUPERVISED_STATES):
@@ -129,7 +89,6 @@ def count_stuck(states: StateStore, now: datetime, cap: int = 10_000) -> tuple[i
 
 
 Lister = Callable[[StateStore, datetime, int, str | None], tuple[list[StateRecord], bool]]
-"""A list command: the store, now, the most records to list, and the client (or None)."""
 
 
 def _by_state(state: ProcessState) -> Lister:

@@ -1,14 +1,8 @@
-"""Classified data withheld from operator views unless asked for (SPEC S9, X10).
+"""Classified data withheld from operator views unless asked for (S9, X10).
 
-An orchestration history carries the order's payment and shipment data through activity
-inputs and results (a charge's payment id and amount, a shipment id). The compensation
-log already withholds them unless an operator asks for details (``ops show --details``);
-the same rule applies to the histories the CLI, the ops API and the dashboard show:
-every value under a field name that the order or the compensation models classify
-Confidential or Restricted (their ``Classified`` metadata,
-:func:`orders.models.classification.classified_fields`) is replaced by the name of its
-classification, wherever it sits in the JSON, also inside a JSON string: in the
-histories, the order itself and the bodies of dead-lettered messages.
+Every value under a field the models classify Confidential or Restricted
+(:func:`orders.models.classification.classified_fields`) is replaced by its
+classification's name, wherever it sits, also inside a JSON string.
 """
 
 from __future__ import annotations
@@ -35,19 +29,7 @@ def withheld(level: Classification) -> str:
 
 
 def redact(value: Any) -> Any:
-    """Return ``value`` with every classified field's value withheld (see module docstring).
-
-    Parameters
-    ----------
-    value : Any
-        Decoded JSON, or a string that may hold JSON (history inputs and results are
-        often JSON text); other values are returned unchanged.
-
-    Returns
-    -------
-    Any
-        A copy of the same shape; a JSON string stays a JSON string.
-    """
+    """Return a copy of ``value`` (JSON, or text holding JSON) with classified values withheld."""
     if isinstance(value, dict):
         fields = _fields()
         return {k: withheld(fields[k]) if k in fields and v is not None else redact(v)

@@ -1,17 +1,6 @@
-"""Operator resubmission of an order in Error: start attempt n+1, at most once (SPEC S7, S3).
+"""Operator resubmission of an order in Error: start attempt n+1, at most once (S7, S3).
 
-Resubmitting does not start anything itself: it returns the state record from Error to
-Pending with LockedBy null by a conditional update (ETag), and the starter claims it and
-starts the next attempt (``<OrderID>:<n+1>``) as for any Pending record. A second call finds
-the record no longer in Error and changes nothing, so running the command twice (or two
-operators at once: only one ETag write wins) starts one attempt.
-
-FailureCount is reset to 0: the operator has investigated and removed the cause, so the
-order gets the supervisor's full MAX_FAILURES attempts again, as a new submission would.
-The retry budget of SPEC X2 (:mod:`orders.budget`) therefore holds per submission or
-resubmission; each resubmission is logged with the operator's name and reason and counted
-(metric ``orders.resubmissions``). The attempt number keeps counting, so every attempt has
-its own instance id and history.
+See docs/operations.md, "Resubmitting an order in Error".
 """
 
 from __future__ import annotations
@@ -30,7 +19,6 @@ from orders.stores.errors import PreconditionFailedError
 log = logging.getLogger("orders.ops.resubmit")
 
 RESUBMITTABLE = ProcessState.ERROR
-"""The only state an operator resubmits from."""
 
 MAX_ETAG_TRIES = 3
 """Re-reads after losing an ETag race before giving up."""
@@ -40,30 +28,13 @@ class ResubmitOutcome(StrEnum):
     """What :func:`resubmit` did."""
 
     RESUBMITTED = "resubmitted"
-    """Error -> Pending: the starter will start the next attempt."""
     NOT_IN_ERROR = "not_in_error"
-    """The record is not in Error (already resubmitted, running, done): nothing changed."""
     NOT_FOUND = "not_found"
-    """No state record with this OrderID."""
 
 
 @dataclass(frozen=True)
 class ResubmitResult:
-    """Outcome of one resubmission.
-
-    Attributes
-    ----------
-    outcome : ResubmitOutcome
-        What happened.
-    order_id : str
-        The order.
-    state : ProcessState or None
-        ProcessState after the call (None if not found).
-    next_attempt : int or None
-        Attempt number the starter will start (RESUBMITTED only).
-    message : str
-        One sentence for the operator.
-    """
+    """Outcome of one resubmission; ``next_attempt`` is set for RESUBMITTED only."""
 
     outcome: ResubmitOutcome
     order_id: str
@@ -74,24 +45,10 @@ class ResubmitResult:
 
 def resubmit(states: StateStore, order_id: str, *, operator: str = "operator",
              reason: str = "") -> ResubmitResult:
-    """Return an order in Error to Pending so that its next attempt starts (SPEC S7).
+    """Return an order in Error to Pending so that its next attempt starts (S7); idempotent.
 
-    Parameters
-    ----------
-    states : StateStore
-        The state store.
-    order_id : str
-        The order's OrderID.
-    operator : str
-        Who resubmits (logged).
-    reason : str
-        Why (logged).
-
-    Returns
-    -------
-    ResubmitResult
-        RESUBMITTED, NOT_IN_ERROR (including a concurrent resubmission that won the ETag
-        race) or NOT_FOUND; the record is changed only for RESUBMITTED.
+    The record changes only for RESUBMITTED; a concurrent resubmission that won the ETag race
+    gives NOT_IN_ERROR. ``operator`` and ``reason`` are logged.
 
     Raises
     ------

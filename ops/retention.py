@@ -1,18 +1,6 @@
-"""Retention: delete what is kept no longer than its policy says (SPEC S9, X10).
+"""Retention: delete what is kept no longer than its policy says (S9, X10).
 
-Ended orchestration instances (Completed, Failed, Terminated) and their histories go once
-they were created more than ``RETENTION_DAYS`` ago and their order is finished:
-:func:`purge_instances` lists them through the durable client and purges each one
-(``get_status_by``, ``purge_instance_history``: calls the Durable Functions extension
-serves on Azure and the local host serves the same way), so the task hub holds about
-``RETENTION_DAYS`` of finished orders however long the app runs, plus the attempts of the
-orders still waiting for an operator.
-
-A compensation log entry carries its own ``retainUntil``, fixed when it was written from
-its data classification (:mod:`orders.models.compensation`). The timer ``retention_purge``
-(``RETENTION_SCHEDULE``) deletes the entries whose time has come, in bounded rounds, so a
-backlog after a long pause is cleared over several runs instead of one long one. On Cosmos
-DB the container's time-to-live deletes them too; the pass is then a safety net.
+See docs/operations.md, "Retention: what is deleted, and when".
 """
 
 from __future__ import annotations
@@ -41,22 +29,11 @@ PURGE_FROM = datetime(2000, 1, 1)
 
 ENDED = [df.OrchestrationRuntimeStatus.Completed, df.OrchestrationRuntimeStatus.Failed,
          df.OrchestrationRuntimeStatus.Terminated]
-"""Runtime statuses the instance purge deletes; running instances are never purged."""
 
 
 @dataclass(frozen=True)
 class PurgeReport:
-    """What one retention pass deleted.
-
-    Attributes
-    ----------
-    deleted : int
-        Compensation log entries deleted.
-    rounds : int
-        Rounds made (each one ``purge_expired`` call).
-    complete : bool
-        False if the pass stopped at :data:`MAX_ROUNDS` with more to delete.
-    """
+    """What one retention pass deleted; ``complete`` False if it stopped at :data:`MAX_ROUNDS`."""
 
     deleted: int
     rounds: int
@@ -65,15 +42,6 @@ class PurgeReport:
 
 def purge_compensation_log(services: Services) -> PurgeReport:
     """Delete compensation log entries past their ``retainUntil``, in bounded rounds.
-
-    Parameters
-    ----------
-    services : Services
-        The compensation log, clock and settings (``RETENTION_PURGE_BATCH``).
-
-    Returns
-    -------
-    PurgeReport
 
     Raises
     ------
@@ -108,31 +76,8 @@ async def purge_instances(client: Any, now: datetime, retention_days: float,
                           states: StateStore | None = None) -> int:
     """Purge ended instances created more than ``retention_days`` before ``now`` (X10).
 
-    An instance of an order that is not finished is kept, whatever its age: an order in
-    Error or CompensationFailed waits for an operator, who reads its attempts' histories
-    before acting (S7), and a running order may still be compensated. So instead of one
-    purge by time window, which cannot leave instances out, the pass lists the ended
-    instances of the window and purges each one whose order is finished
-    (:data:`FINISHED`) or unknown, at most :data:`MAX_PURGED_PER_PASS` per pass. It reads
-    every page of the list (:func:`ops.instance_pages.instance_pages`), so the kept instances,
-    the oldest, never hide the ones behind them.
-
-    Parameters
-    ----------
-    client : DurableOrchestrationClient
-        The durable client of the timer function.
-    now : datetime
-        Timezone-aware current time.
-    retention_days : float
-        ``RETENTION_DAYS``: how long an ended instance and its history are kept.
-    states : StateStore, optional
-        The state records, to tell a finished order from one that is not; None purges
-        every ended instance of the window (an app without orders).
-
-    Returns
-    -------
-    int
-        Instances deleted (with their histories).
+    Only those whose order is :data:`FINISHED` or unknown (``states`` None: all); return how
+    many were deleted.
 
     Raises
     ------

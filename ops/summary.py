@@ -1,10 +1,7 @@
-"""The operations summary: backlog, states, stuck orders, dead letters, budget (SPEC X3, X8).
+"""The operations summary: backlog, states, stuck orders, dead letters, budget (X3, X8).
 
-One function builds the figures that ``api/ops/summary``, the operator CLI and the periodic
-snapshot (which turns them into metrics) all show, so they cannot disagree: counts of
-orders by ProcessState (from the state store), the in-flight backlog against
-``MAX_IN_FLIGHT``, stuck orders, dead-letter depth per queue, this process's circuit
-states and the retry budget.
+One function builds what ``api/ops/summary``, the CLI and the metrics snapshot show, so
+they cannot disagree.
 """
 
 from __future__ import annotations
@@ -21,33 +18,14 @@ from orders.queues import load_queue_limits
 
 
 def watched_queues(settings: Any) -> list[str]:
-    """Return the queues whose dead letters the summary counts.
-
-    Those of ``infra/queues.json`` and each client's submit queue ``orders-<clientId>``
-    (a ClientMismatch or a bad body is dead-lettered there).
-    """
+    """Return the queues whose dead letters the summary counts (with each ``orders-<clientId>``)."""
     return [*load_queue_limits(), *(submit_queue(c) for c in settings.order_clients)]
 
 
 def build_summary(services: Any, *, with_dead_letters: bool = True) -> dict[str, Any]:
-    """Collect the figures of the ops summary.
+    """Collect the figures of the ops summary (JSON-ready; docs/operations.md, "api/ops/summary").
 
-    Parameters
-    ----------
-    services : orders.runtime.Services
-        Stores, settings, clock and circuit breakers.
-    with_dead_letters : bool
-        Read the dead-letter depths (one request per queue in Azure).
-
-    Returns
-    -------
-    dict
-        JSON-ready: ``at``, ``counts`` (every ProcessState), ``total``, ``inFlight``,
-        ``maxInFlight``, ``inFlightUtilization``, ``stuck``, ``stuckTruncated``,
-        ``deadLetters`` (queue -> depth, or None; the queues of ``infra/queues.json`` and
-        each client's ``orders-<clientId>``), ``deadLetterNote``, ``circuits``
-        (service -> state in this process), ``retryBudget`` (``budget`` and
-        ``maxCallsPerService``).
+    ``with_dead_letters`` reads the depths: one request per queue in Azure.
     """
     settings = services.settings
     now = services.clock.now()
@@ -76,7 +54,7 @@ def build_summary(services: Any, *, with_dead_letters: bool = True) -> dict[str,
 
 
 def record_summary(summary: dict[str, Any]) -> None:
-    """Set the backlog gauges from a summary (the periodic snapshot's metrics, SPEC X8)."""
+    """Set the backlog gauges from a summary (the periodic snapshot's metrics, X8)."""
     metrics.record_state_counts(summary["counts"])
     metrics.record_backlog(summary["inFlight"], summary["maxInFlight"])
     metrics.record_stuck(summary["stuck"])

@@ -1,22 +1,7 @@
-"""Operator CLI (``python -m opscli``): find, inspect and resubmit orders (SPEC S7, S9, X8).
+"""Operator CLI (``python -m opscli``): find, inspect and resubmit orders (S7, S9, X8).
 
-Commands: ``summary`` (the figures of ``api/ops/summary``), ``list`` (Error,
-CompensationFailed, stuck, or any ProcessState; ``--client`` for one client's), ``show``
-(one order with its attempts' orchestration histories and its reservation), ``resubmit``
-(an order in Error: start its next attempt, once), ``stock`` (one SKU's stock and holds),
-``restock`` (add units to a SKU), ``budget`` (the most calls per order to each remote service),
-``trace`` (one order's span tree with durations, from the local host's trace store; the
-issue that asked for it named it ``python -m orders.ops trace``, the CLI is ``python -m opscli``).
-
-An order is named by its key as ``list`` prints it (``acme~ORD-1``; a plain OrderID for an
-order from before client queues), or by the client's OrderID with ``--client``
-(``show ORD-1 --client acme``): OrderIDs are unique per client only (SPEC X10).
-
-Settings are the app's own (:mod:`orders.settings`, from the environment), so the CLI works
-against the local SQLite files (``--data-dir`` / ``DEVHOST_DATA_DIR``) and against Cosmos DB
-and Service Bus (``STORE_BACKEND=cosmos``, ``COSMOS_ENDPOINT``, ... with the operator's
-Azure identity). Orchestration histories are read over the Durable Functions HTTP API
-(``--host-url``, and ``--code`` with the system key in Azure).
+Commands, order naming (``acme~ORD-1`` or ``ORD-1 --client acme``, X10) and settings are
+in docs/operations.md, "Operator CLI".
 """
 
 from __future__ import annotations
@@ -24,6 +9,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -47,7 +33,17 @@ from orders.settings import Settings, SettingsError, read_settings
 
 app = typer.Typer(help="Operator actions: find, inspect and resubmit orders.",
                   no_args_is_help=True, add_completion=False)
-console = Console()
+PIPED_WIDTH = 200
+"""Columns of a table written to a pipe or file when ``COLUMNS`` is unset (no cut step names)."""
+
+
+def out() -> Console:
+    """Return a console as wide as the terminal, or :data:`PIPED_WIDTH` when piped.
+
+    Made per call, so ``COLUMNS`` is read when the command runs.
+    """
+    piped = not sys.stdout.isatty() and not os.environ.get("COLUMNS")
+    return Console(width=PIPED_WIDTH if piped else None)
 
 DATA_DIR = typer.Option(None, "--data-dir", envvar="DEVHOST_DATA_DIR",
                         help="Local host data folder (SQLite backends); default .data.")
@@ -75,8 +71,7 @@ def order_key_of(order: str, client: str | None) -> str:
 def host_settings(data_dir: Path | None) -> dict[str, str]:
     """Return the app settings the local host of ``data_dir`` ran with, unless set here.
 
-    A setting of this process's environment wins; a missing or unreadable file gives
-    nothing (a data folder no local host has served, or Azure).
+    This process's environment wins; a missing or unreadable file gives nothing.
     """
     try:
         recorded = json.loads((data_dir / APP_SETTINGS_FILE).read_text(encoding="utf-8")) \
@@ -92,13 +87,8 @@ def host_settings(data_dir: Path | None) -> dict[str, str]:
 def cli_settings(data_dir: Path | None) -> Settings:
     """Read the app settings from the environment, with ``--data-dir`` for the local backends.
 
-    Settings the environment does not give come from the app settings the local host of
-    ``data_dir`` recorded there (:func:`host_settings`), so the CLI sees the limits and
-    clients the host ran with.
-
-    Without ``--data-dir`` (nor ``DEVHOST_DATA_DIR``), settings that do not validate are
-    read again with the local default ``.data``: the embedded backends need a data folder.
-    What is still wrong then is reported; the validation error's text is never read.
+    Unset ones come from :func:`host_settings`; without a data folder, invalid settings are
+    read again with the local default ``.data``.
 
     Raises
     ------
@@ -129,7 +119,7 @@ def opened(ctx: typer.Context) -> Iterator[Any]:
     try:
         svc = build_services(cli_settings(ctx.obj))
     except SettingsError as exc:
-        console.print(f"[red]{exc}[/red]")
+        out().print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc
     try:
         yield svc
@@ -148,7 +138,7 @@ def summary(ctx: typer.Context, as_json: bool = AS_JSON) -> None:
     """Orders by state, in-flight backlog and its limit, stuck orders, dead letters."""
     with opened(ctx) as svc:
         figures = build_summary(svc)
-    emit(figures) if as_json else console.print(summary_tables(figures))
+    emit(figures) if as_json else out().print(summary_tables(figures))
 
 
 @app.command("list")
@@ -172,7 +162,7 @@ def list_orders(ctx: typer.Context,
     if as_json:
         emit({"orders": [r.model_dump(mode="json") for r in records], "more": more})
     else:
-        console.print(records_table(f"{which}: {len(records)} order(s)", records, more))
+        out().print(records_table(f"{which}: {len(records)} order(s)", records, more))
 
 
 @app.command()
@@ -193,9 +183,9 @@ def show(ctx: typer.Context, order_id: str, client: str | None = CLIENT,
     with opened(ctx) as svc:
         report = order_report(svc, order_id, reader, details=details)
     if report is None:
-        console.print(f"[red]order {order_id}: no state record and no order[/red]")
+        out().print(f"[red]order {order_id}: no state record and no order[/red]")
         raise typer.Exit(1)
-    emit(report) if as_json else console.print(report_tables(report))
+    emit(report) if as_json else out().print(report_tables(report))
 
 
 @app.command("resubmit")
@@ -213,17 +203,17 @@ def resubmit_order(ctx: typer.Context, order_id: str, client: str | None = CLIEN
         result = resubmit(svc.stores.states, order_id, operator=by or getpass.getuser(),
                           reason=reason)
     ok = result.outcome is ResubmitOutcome.RESUBMITTED
-    console.print(f"[{'green' if ok else 'yellow'}]{result.message}[/]", soft_wrap=True)
+    out().print(f"[{'green' if ok else 'yellow'}]{result.message}[/]", soft_wrap=True)
     if not ok:
         raise typer.Exit(1)
 
 
 @app.command()
 def trace(ctx: typer.Context, order_id: str, client: str | None = CLIENT) -> None:
-    """Print one order's trace: every step, across attempts, with durations (SPEC X8).
+    """Print one order's trace: every step, across attempts, with durations (X8).
 
     Reads ``traces.sqlite`` in the local host's data folder. An OrderID that several
-    clients used is ambiguous (SPEC X10): name the client with ``--client``.
+    clients used is ambiguous (X10): name the client with ``--client``.
     """
     from opscli.trace_view import trace_tree
     from orders.observability.trace_store import TRACE_FILE, TraceStore
@@ -231,21 +221,21 @@ def trace(ctx: typer.Context, order_id: str, client: str | None = CLIENT) -> Non
     store = TraceStore(Path(cli_settings(ctx.obj).DEVHOST_DATA_DIR or ".data") / TRACE_FILE)
     keys = [order_key_of(order_id, client)] if client else store.order_keys(order_id)
     if len(keys) > 1:
-        console.print(f"[yellow]OrderID {order_id} is used by several clients "
+        out().print(f"[yellow]OrderID {order_id} is used by several clients "
                       f"({', '.join(keys)}): name one with --client[/yellow]")
         raise typer.Exit(2)
     spans = store.spans_of(keys[0]) if keys else []
     if not spans:
-        console.print(f"[red]order {order_id}: no spans in {store.path}[/red]")
+        out().print(f"[red]order {order_id}: no spans in {store.path}[/red]")
         raise typer.Exit(1)
-    console.print(trace_tree(keys[0], spans))
+    out().print(trace_tree(keys[0], spans))
 
 
 @app.command()
 def alerts(ctx: typer.Context,
            limit: int = typer.Option(25, "--limit", help="Most alerts to show (1-500)."),
            as_json: bool = AS_JSON) -> None:
-    """Show the newest operator alerts first (queue ``operator-alerts``, SPEC S7, X8).
+    """Show the newest operator alerts first (queue ``operator-alerts``, S7, X8).
 
     Alerts a client can cause come once per client, kind and ten minutes; the messages
     they stand for are in the dead-letter queue they name (``ops summary`` counts them).
@@ -257,11 +247,11 @@ def alerts(ctx: typer.Context,
         raise typer.BadParameter(f"must be from 1 to {MAX_PEEK}", param_hint="--limit")
     with opened(ctx) as svc:
         if not isinstance(svc.depths, QueueBrowser):
-            console.print("[red]this backend cannot browse queues[/red]")
+            out().print("[red]this backend cannot browse queues[/red]")
             raise typer.Exit(2)
         found = peek_newest(svc.depths, OPERATOR_ALERTS_QUEUE, limit)
     bodies = [m.body if isinstance(m.body, dict) else {"reason": m.body} for m in found]
-    emit(bodies) if as_json else console.print(alerts_table(bodies))
+    emit(bodies) if as_json else out().print(alerts_table(bodies))
 
 
 @app.command()
@@ -273,9 +263,9 @@ def stock(ctx: typer.Context, sku: str, as_json: bool = AS_JSON) -> None:
     with opened(ctx) as svc:
         found = stock_of(svc, sku)
     if found is None:
-        console.print(f"[red]sku {sku}: no stock item (not stocked in this inventory)[/red]")
+        out().print(f"[red]sku {sku}: no stock item (not stocked in this inventory)[/red]")
         raise typer.Exit(1)
-    emit(found) if as_json else console.print(stock_tables(found))
+    emit(found) if as_json else out().print(stock_tables(found))
 
 
 @app.command("restock")
@@ -295,7 +285,7 @@ def restock_sku(ctx: typer.Context, sku: str,
                             reason=reason)
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="SKU / QUANTITY") from None
-    emit(after) if as_json else console.print(stock_tables(after))
+    emit(after) if as_json else out().print(stock_tables(after))
 
 
 @app.command()
@@ -313,7 +303,7 @@ def budget(ctx: typer.Context) -> None:
     calls = max_calls_per_service(settings, load_queue_limits())
     for service, n in calls.items():
         state = "ok" if n <= settings.RETRY_BUDGET_CALLS_PER_SERVICE else "OVER BUDGET"
-        console.print(f"{service}: at most {n} calls per order "
+        out().print(f"{service}: at most {n} calls per order "
                       f"(budget {settings.RETRY_BUDGET_CALLS_PER_SERVICE}: {state})")
     if any(n > settings.RETRY_BUDGET_CALLS_PER_SERVICE for n in calls.values()):
         raise typer.Exit(1)

@@ -1,9 +1,4 @@
-"""Rich tables of the operator CLI: the summary, record lists, one order's report.
-
-Pure functions from the JSON-ready data of :mod:`ops.summary`,
-:mod:`ops.queries` and :mod:`ops.order_report` to ``rich`` renderables, so
-the CLI's commands stay short and the same data can be printed as JSON instead.
-"""
+"""Rich tables of the operator CLI, from the JSON-ready data of :mod:`ops`."""
 
 from __future__ import annotations
 
@@ -93,11 +88,7 @@ HIDDEN_COMPENSATION_KEYS = frozenset({"orderId", "schemaVersion", "retentionDays
 
 
 def compensation_table(rows: list[dict[str, Any]]) -> Table:
-    """Render the compensation log, step name first and never cut (SPEC S9).
-
-    Columns follow :data:`COMPENSATION_COLUMNS`; a key not listed there (a newer entry
-    form) comes after them, in name order.
-    """
+    """Render the compensation log, step name first and never cut (S9); unknown keys come last."""
     log = Table(title="Compensation log (order of completion)")
     present = {k for row in rows for k in row} - HIDDEN_COMPENSATION_KEYS
     keys = [k for k in COMPENSATION_COLUMNS if k in present]
@@ -112,10 +103,8 @@ def compensation_table(rows: list[dict[str, Any]]) -> Table:
 def business_input(value: Any) -> Any:
     """Return a history event's input as an operator reads it: the business data first.
 
-    An activity's input travels in the trace envelope ``{"traceParent", "instanceId",
-    "input"}`` (:func:`orders.observability.tracing.unwrap_input`): only ``input`` is
-    shown. An orchestration input carrying ``traceParent`` among its fields shows it last.
-    JSON text (as the Durable HTTP API returns inputs) is read first.
+    Of an activity's trace envelope (:func:`orders.observability.tracing.unwrap_input`) only
+    ``input`` is shown; an orchestration's ``traceParent`` is shown last.
     """
     if isinstance(value, str):
         try:
@@ -130,11 +119,7 @@ def business_input(value: Any) -> Any:
 
 
 def history_table(status: dict[str, Any]) -> Table:
-    """Render one attempt's history events (SPEC D5: type, time, name, input, result).
-
-    The event type and the function name are never cut (what an operator reads first);
-    the time column shows the time of day (UTC), the dates being in the title.
-    """
+    """Render one attempt's history events (D5); type and name never cut, times of day in UTC."""
     table = Table(title=f"{status.get('instanceId')} {status.get('runtimeStatus')} "
                         f"(created {status.get('createdTime')}, updated "
                         f"{status.get('lastUpdatedTime')})")

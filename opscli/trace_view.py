@@ -1,7 +1,6 @@
-"""An order's trace as a tree with durations (``python -m opscli trace``, SPEC X8).
+"""An order's trace as a tree with durations (``python -m opscli trace``, X8).
 
-Reads the local trace store (:class:`~orders.observability.trace_store.TraceStore`); in
-Azure the same spans are in Application Insights (end-to-end transaction view).
+See docs/operations.md, "Traces".
 """
 
 from __future__ import annotations
@@ -45,19 +44,7 @@ def label(span: StoredSpan, names: dict[str, str]) -> str:
 
 
 def trace_tree(title: str, spans: Sequence[StoredSpan]) -> Tree:
-    """Build the rich tree of ``spans`` (one or more traces), children oldest first.
-
-    Parameters
-    ----------
-    title : str
-        The tree's root label, e.g. the order key.
-    spans : sequence of StoredSpan
-        As :meth:`TraceStore.spans_of` returns them.
-
-    Returns
-    -------
-    rich.tree.Tree
-    """
+    """Build the rich tree of ``spans`` (from :meth:`TraceStore.spans_of`), oldest first."""
     tree = children_of(spans)
     names = {s.span_id: f"{s.name} ({s.attributes.get(INSTANCE_ID, s.span_id)})"
              for s in spans}

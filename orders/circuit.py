@@ -1,22 +1,7 @@
-"""Circuit breaker per remote service, on an injected clock (SPEC A5).
+"""Circuit breaker per remote service, on an injected clock (A5), one per process.
 
-Why not a library: pybreaker (``datetime.now`` in its open state), circuitbreaker
-(``time.monotonic``) and purgatory (``time.time``) all read the wall clock themselves and
-take no clock argument, so a test could only see the cool-down pass by sleeping through it.
-This breaker asks a :class:`clocks.Clock` instead, and is small enough to read whole.
-
-States (Nygard, *Release It!*; Azure Architecture Center, Circuit Breaker pattern):
-
-- CLOSED: calls go through; ``failure_threshold`` consecutive transient failures open it.
-- OPEN: calls fail fast without reaching the service, for ``cool_down``.
-- HALF_OPEN: after the cool-down one trial call is let through; its success closes the
-  circuit, its failure opens it again for another cool-down. Other calls fail fast while
-  the trial is in flight.
-
-A breaker lives in one process: each Functions host instance (or local host worker) has
-its own, which is what the pattern needs (stop piling calls onto a dependency that is down
-from here). State changes are logged at WARNING so an open circuit can raise an alert
-(SPEC X8).
+Not a library: pybreaker, circuitbreaker and purgatory read the wall clock themselves, so a
+test could only see the cool-down pass by sleeping. State changes log at WARNING (X8).
 """
 
 from __future__ import annotations
@@ -45,27 +30,10 @@ class CircuitState(StrEnum):
 class CircuitBreaker:
     """Counts consecutive transient failures of one service and fails fast when it is down.
 
-    Parameters
-    ----------
-    name : str
-        The service it guards (used in logs).
-    clock : Clock
-        Time source for the cool-down.
-    failure_threshold : int
-        Consecutive transient failures that open the circuit; at least 1.
-    cool_down : timedelta
-        How long the circuit stays open before a trial call; positive.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is empty, ``failure_threshold < 1`` or ``cool_down`` is not positive.
-
-    Notes
-    -----
-    Thread-safe. The caller asks :meth:`allow` before each call and then reports the
-    outcome with :meth:`record_success` or :meth:`record_failure`, or :meth:`release` if
-    the call produced no verdict about the service (e.g. a bug raised before sending).
+    Closed until ``failure_threshold`` failures, then open for ``cool_down``, then half-open:
+    one trial call closes or re-opens it. Thread-safe; after :meth:`allow`, report
+    :meth:`record_success`, :meth:`record_failure`, or :meth:`release` for no verdict.
+    ValueError for an empty ``name``, a threshold < 1 or a non-positive ``cool_down``.
     """
 
     def __init__(
@@ -115,14 +83,7 @@ class CircuitBreaker:
             return None
 
     def allow(self) -> bool:
-        """Ask whether a call may be made now.
-
-        Returns
-        -------
-        bool
-            True when closed, or for the single trial call once the cool-down has
-            passed; False (fail fast) while open or while a trial is in flight.
-        """
+        """Ask whether a call may be made now: closed, or the one trial after the cool-down."""
         with self._lock:
             if self._state is CircuitState.CLOSED:
                 return True
@@ -136,10 +97,7 @@ class CircuitBreaker:
             return True
 
     def record_success(self) -> None:
-        """Report a call that reached a healthy service; closes a half-open circuit.
-
-        A late success while OPEN (a call allowed before it opened) changes nothing.
-        """
+        """Report a call that reached a healthy service; a late success while OPEN is ignored."""
         with self._lock:
             if self._state is CircuitState.OPEN:
                 return
@@ -150,10 +108,7 @@ class CircuitBreaker:
                 self._transition(CircuitState.CLOSED)
 
     def record_failure(self) -> None:
-        """Report a transient failure (timeout, connection error, 5xx, 408, 429).
-
-        Opens a closed circuit at the threshold and re-opens a half-open one at once.
-        """
+        """Report a transient failure (timeout, connection error, 5xx, 408, 429)."""
         with self._lock:
             self._failures += 1
             if self._state is CircuitState.HALF_OPEN:
@@ -184,17 +139,7 @@ class CircuitBreaker:
 
 
 class BreakerRegistry:
-    """One :class:`CircuitBreaker` per service name, created on first use; thread-safe.
-
-    Parameters
-    ----------
-    clock : Clock
-        Shared by every breaker of the registry.
-    failure_threshold : int
-        See :class:`CircuitBreaker`.
-    cool_down : timedelta
-        See :class:`CircuitBreaker`.
-    """
+    """One :class:`CircuitBreaker` per service name, created on first use; thread-safe."""
 
     def __init__(
         self,
@@ -210,13 +155,7 @@ class BreakerRegistry:
         self._breakers: dict[str, CircuitBreaker] = {}
 
     def get(self, service: str) -> CircuitBreaker:
-        """Return the breaker of ``service``, creating it if needed.
-
-        Raises
-        ------
-        ValueError
-            If ``service`` is empty.
-        """
+        """Return the breaker of ``service``, created if needed (ValueError if empty)."""
         with self._lock:
             breaker = self._breakers.get(service)
             if breaker is None:

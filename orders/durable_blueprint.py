@@ -1,12 +1,4 @@
-"""``df.Blueprint`` with the decorator types the Durable Functions SDK leaves out.
-
-The SDK annotates the parameters of ``orchestration_trigger``, ``activity_trigger`` and
-``durable_client_input`` but not what they return, so to a type checker every function
-they register becomes untyped. :class:`DurableBlueprint` declares what they are:
-decorators that turn a function into the SDK's ``FunctionBuilder``. It adds no behaviour;
-the role packages that register durable functions (``scheduler``, ``orchestrators``,
-``activities``) use it in place of ``df.Blueprint``.
-"""
+"""``df.Blueprint`` with the decorator return types the Durable Functions SDK leaves out."""
 
 from __future__ import annotations
 
@@ -24,9 +16,7 @@ Register = Callable[[Callable[..., Any]], FunctionBuilder]
 
 
 class DurableBlueprint(df.Blueprint):
-    """A ``df.Blueprint`` whose durable decorators are typed (see the module docstring)."""
-
-    # Each override calls the SDK's and casts the decorator it returns unannotated.
+    """A ``df.Blueprint`` whose durable decorators are typed."""
 
     def orchestration_trigger(self, context_name: str, orchestration: str | None = None,
                               input_type: type | None = None

@@ -1,15 +1,7 @@
-"""Status messages to the submitting client (SPEC S8) and alerts to operators (S7).
+"""Status messages to the submitting client (S8) and alerts to operators (S7).
 
-Each status message goes to the order's own reply queue only, with a MessageId that is
-stable for the order and status, so a step that runs twice (SPEC X7) sends it once: the
-queue's duplicate detection drops the resend.
-
-A final status (the order ended: Processed, Error, Compensated, CompensationFailed) is
-pending in the state record until it was sent: the final state is written with CompleteBy
-set (:func:`orders.lifecycle.changes.complete`), :func:`send_final_status` clears it once
-the send succeeded, and a send that failed leaves it for the supervisor, which resends the
-status once CompleteBy has passed (``supervisor.supervisor.tell_client``). So the client
-is told even if the send fails transiently: the record is the outbox (SPEC S8).
+MessageIds are stable per order and status, so a step that runs twice (X7) sends once; a
+final status is pending in the record until sent (docs/operations.md, "Final statuses").
 """
 
 from __future__ import annotations
@@ -31,19 +23,7 @@ log = logging.getLogger("orders.notify")
 
 def send_status(sender: MessageSender, reply_to: str, message: StatusMessage,
                 dedupe_suffix: str = "") -> None:
-    """Send a status message to one client's reply queue.
-
-    Parameters
-    ----------
-    sender : MessageSender
-        Messaging port.
-    reply_to : str
-        The client's reply queue from the state record.
-    message : StatusMessage
-        The status.
-    dedupe_suffix : str
-        Distinguishes repeats that are real (a resubmitted order completing again).
-    """
+    """Send a status to the client's reply queue; ``dedupe_suffix`` tells real repeats apart."""
     sender.send(reply_to, OutgoingMessage(
         body=message.model_dump(mode="json"),
         message_id=status_message_id(message.order_id, message.status.value, dedupe_suffix),
@@ -64,30 +44,7 @@ def send_final_status(states: StateStore, sender: MessageSender, order_key: str,
                       actor: Actor) -> bool:
     """Send an order's final status and note it in the record, or leave it pending (S8).
 
-    Parameters
-    ----------
-    states : StateStore
-        The state store holding the order's record (its pending status).
-    sender : MessageSender
-        Messaging port.
-    order_key : str
-        The record's order key.
-    reply_to : str
-        The client's reply queue.
-    message : StatusMessage
-        The final status; its MessageId names ``instance_id`` (the attempt that ended the
-        order, the record's LockedBy), so the step's and the supervisor's sends of it are
-        one message to duplicate detection.
-    instance_id : str
-        The attempt that ended the order.
-    actor : Actor
-        Who sends (the workflow's activity, or the supervisor).
-
-    Returns
-    -------
-    bool
-        True if sent. False if the send failed (any :class:`MessagingError`, logged): the
-        status stays pending in the record and the supervisor sends it later.
+    False if the send failed (logged): the supervisor resends it, under the same MessageId.
     """
     try:
         send_status(sender, reply_to, message, dedupe_suffix=f":{instance_id}")

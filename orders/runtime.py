@@ -1,11 +1,4 @@
-"""Composition root: build the ports the functions use from the settings, once.
-
-Functions call :func:`services` to get the stores, the message sender, the clock and the
-circuit breakers. They are built on first use from :func:`~orders.settings.load_settings`:
-Azure adapters in Azure, embedded ones under the local host (whose clock and sleep it
-hands over through :func:`clocks.hand_over`, so a test's ManualClock drives the app too).
-Tests may install their own with :func:`use`.
-"""
+"""Composition root: the ports the functions use, built from the settings once per process."""
 
 from __future__ import annotations
 
@@ -43,8 +36,7 @@ class Services:
     settler: MessageSettler
     sleep: Callable[[float], None] = time.sleep
     depths: DepthReader | None = None
-    """Dead-letter depth reader, also a :class:`~orders.messaging.browse.QueueBrowser` (counts
-    and peeks for the operator dashboard); None in tests that do not read depths."""
+    """Dead-letter depth reader, also a QueueBrowser (dashboard); None in some tests."""
     credential: Any = None
     """The process's one Azure credential (None under the local host)."""
 
@@ -68,21 +60,7 @@ def _host_time() -> clocks.HostTime | None:
 
 
 def build_services(settings: Settings, clock: Clock | None = None) -> Services:
-    """Build the services for ``settings``.
-
-    Parameters
-    ----------
-    settings : Settings
-        Validated settings.
-    clock : Clock, optional
-        Defaults to the clock a host handed over (:func:`clocks.handed_over`), else the
-        system clock. Under a host, waits between agent retries use the host's sleep too (a
-        ManualClock is advanced instead of sleeping).
-
-    Returns
-    -------
-    Services
-    """
+    """Build the services for ``settings``; ``clock`` defaults to the host's, else the system's."""
     from orders.startup import on_start
     on_start(settings)  # refuses settings over the retry budget (X2); logs and metrics (X8)
     host = _host_time()
@@ -111,11 +89,7 @@ def build_services(settings: Settings, clock: Clock | None = None) -> Services:
 
 
 def _credential(settings: Settings) -> Any:
-    """Build the process's one credential if any backend is Azure's (managed identity, X10).
-
-    Cosmos DB, the Service Bus sender and the depth reader share it, so the process keeps
-    one token cache and refreshes one token per resource.
-    """
+    """Build the one credential if a backend is Azure's; its clients share it (X10)."""
     if settings.STORE_BACKEND == "sqlite" and settings.MESSAGING_BACKEND == "local":
         return None
     from azure.identity import DefaultAzureCredential
@@ -124,11 +98,7 @@ def _credential(settings: Settings) -> Any:
 
 
 def services() -> Services:
-    """Return this process's services, building them on first use.
-
-    They are closed when the process exits (the worker's shutdown), so every client is
-    created once per process and released once.
-    """
+    """Return this process's services, building them on first use; closed at process exit."""
     global _services
     with _guard:
         if _services is None:

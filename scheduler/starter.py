@@ -7,7 +7,9 @@ can never start the same attempt: only one claim per ETag succeeds, and the inst
 unique in the task hub.
 
 The starter keeps at most MAX_PROCESSING attempts in Processing: starting more than the
-agents can serve before CompleteBy would only make attempts expire in the queues. It shares
+agents can serve before CompleteBy would only make attempts expire in the queues. Each
+claim is the store's ``claim_within``, whose check of MAX_PROCESSING and write are one
+step, so claims made at once never pass it. It shares
 the free slots fairly between clients (:func:`fair_startable`), so one client's backlog
 cannot hold every slot while another client's orders wait.
 
@@ -20,9 +22,8 @@ Two callers run the same claim: the timer-triggered :func:`run_starter` (every
 :func:`start_submitted` so a new order does not wait for the next timer occurrence. The
 timer stays the safety net for everything else: an order submitted while MAX_PROCESSING
 attempts ran, one whose submission crashed after writing the record, and every attempt the
-supervisor returned to Pending. Submissions count Processing as the starter does but
-concurrently with each other, so Processing can pass MAX_PROCESSING by at most the number
-of submission invocations running at once (as admission control can pass MAX_IN_FLIGHT).
+supervisor returned to Pending. However many submissions and starters claim at once,
+Processing never passes MAX_PROCESSING (``tests/scheduler/test_max_processing.py``).
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ async def claim_and_start(client: Any, states: StateStore, records: Iterable[Sta
                           make_input: Callable[[StateRecord], dict[str, Any]],
                           what: str,
                           version: Callable[[StateRecord], str | None] = lambda r: None,
+                          write: Callable[[StateRecord], StateRecord | None] | None = None,
                           ) -> StartReport:
     """Claim each record with its ETag, then start ``workflow`` under the claimed LockedBy.
 
@@ -114,19 +116,25 @@ async def claim_and_start(client: Any, states: StateStore, records: Iterable[Sta
     version : callable, optional
         The orchestration version to start the claimed record's instance with (the
         platform's versioning, X6); None starts it without one.
+    write : callable, optional
+        Stores a claim (default ``states.replace``); None from it means no room, and the
+        remaining records are left for a later run.
 
     Returns
     -------
     StartReport
     """
     claimed = started = lost = 0
+    store = write or states.replace
     for record in records:
         # Each start is a step of the order's trace, linked to the attempt before (X8).
         with order_span(f"{what}: claim and start", order_key=record.order_id, operation=workflow,
                         parent=record.trace_parent, links=[record.attempt_trace]) as span:
-            outcome = await _claim_and_start_one(client, states, record, claim, workflow,
+            outcome = await _claim_and_start_one(client, store, record, claim, workflow,
                                                  make_input, what, version)
             span.set_attribute("orders.outcome", outcome)
+        if outcome == "full":
+            break
         claimed += outcome != "lost_race"
         started += outcome == "started"
         lost += outcome == "lost_race"
@@ -135,18 +143,22 @@ async def claim_and_start(client: Any, states: StateStore, records: Iterable[Sta
     return StartReport(claimed, started, lost)
 
 
-async def _claim_and_start_one(client: Any, states: StateStore, record: StateRecord,
+async def _claim_and_start_one(client: Any,
+                               write: Callable[[StateRecord], StateRecord | None],
+                               record: StateRecord,
                                claim: Callable[[StateRecord], StateRecord], workflow: str,
                                make_input: Callable[[StateRecord], dict[str, Any]], what: str,
                                version: Callable[[StateRecord], str | None]) -> str:
-    """Claim one record and start its instance: ``started``, ``lost_race`` or ``claimed``."""
+    """Claim and start one record: ``started``, ``lost_race``, ``full`` or ``claimed``."""
     here = current_traceparent()
     try:
         # The store client is synchronous: off the worker's event loop (Azure parity).
-        mine = await asyncio.to_thread(states.replace, claim(record).model_copy(update={
+        mine = await asyncio.to_thread(write, claim(record).model_copy(update={
             "trace_parent": record.trace_parent or here, "attempt_trace": here}))
     except PreconditionFailedError:
         return "lost_race"  # another starter claimed it first (SPEC S3, V4)
+    if mine is None:
+        return "full"  # MAX_PROCESSING attempts run: the record stays Pending
     tag_order(instance_id=mine.locked_by)
     try:
         await client.start_new(workflow, mine.locked_by, make_input(mine),
@@ -193,7 +205,8 @@ async def start_submitted(client: Any, services: Services, record: StateRecord) 
 
     The same ETag-conditional claim as :func:`run_starter`, for one record, so a new order
     starts at once instead of at the next ``STARTER_SCHEDULE`` occurrence. Nothing is
-    claimed while MAX_PROCESSING attempts are in Processing, or while ``WORKFLOW_VERSION``
+    claimed while MAX_PROCESSING attempts are in Processing (checked again atomically by the
+    claim, ``claim_within``), or while ``WORKFLOW_VERSION``
     names a version this code does not register: the record stays Pending and the timer's
     :func:`run_starter` claims it (and alerts) later.
 
@@ -312,9 +325,12 @@ async def _claim_and_start_orders(client: Any, services: Services,
         # The workflow version is fixed when the first attempt starts (X6).
         return claim_attempt(record, grace_until, s.WORKFLOW_VERSION)
 
-    return await claim_and_start(client, services.stores.states, records, claim,
+    states = services.stores.states
+    return await claim_and_start(client, states, records, claim,
                                  ORDER_WORKFLOW, lambda r: workflow_input(r, services),
-                                 "starter", lambda r: orchestration_version(r.workflow_version))
+                                 "starter", lambda r: orchestration_version(r.workflow_version),
+                                 lambda r: states.claim_within(
+                                     r, min(s.MAX_PROCESSING, MAX_COUNT_LIMIT)))
 
 
 def _alert_unknown_version(services: Services) -> None:

@@ -1,36 +1,7 @@
 """HTTP app of the simulated remote services (Starlette), with an admin surface.
 
-Business endpoints, one per operation of ``infra/services.json`` at its path (all
-require an ``Idempotency-Key`` header, as Stripe's POSTs do)::
-
-    POST /payments                 {orderId, amount, currency} -> 201 {paymentId, ...}
-    POST /payments/refunds         {orderId, chargeKey} -> 200 {refundId, status: "refunded"}
-    POST /shipments                {orderId, lines, address?} -> 201 {shipmentId, ...}
-    POST /shipments/cancellations  {orderId, shipmentKey} -> 200 {shipmentId, status: "cancelled"}
-
-Each is also served under ``/<service>`` (``/payment/payments``...): a base URL per
-service, so a test whose agent calls another service's URL fails (``tests/e2e``).
-Identifiers travel in the body only; paths are fixed. An undo names the forward request by
-its ``Idempotency-Key`` (``chargeKey``, ``shipmentKey``) and answers 409 with error code
-``nothing_to_undo`` if that request was never carried out, or ``already_undone`` (see
-:mod:`simulator.operations`): a documented answer, distinct from every other refusal.
-``nothing_to_undo`` also voids the forward key: that request, if it arrives later, answers
-409 ``voided`` and does nothing.
-
-Each request is counted in the ledger, then meets the fault knobs (see
-:meth:`simulator.faults.FaultInjector.decide`), then runs at most once per key: the same
-key and body replay the stored answer (header ``Idempotent-Replayed: true``), the same key
-with another body answers 422. Errors are ``{"error": code, "message": text}``.
-
-Admin endpoints (docs/simulator.md): ``GET``/``POST /_admin/faults`` (read or change the
-knobs at runtime), ``DELETE /_admin/faults`` (back to no faults),
-``GET /_admin/ledger`` (side effects, filter with ``service``, ``orderId``, ``kind``),
-``GET /_admin/stats`` (request and side-effect counts).
-
-Business requests are traced (opentelemetry-instrumentation-asgi): each gets a server span
-continuing the ``traceparent`` header it came with, through the process's global tracer
-provider (none configured: no-op; ``python -m simulator --trace-store`` writes them to a
-trace store).
+Its endpoints, answers and the path of a request (counted, then faults, then at most once
+per ``Idempotency-Key``) are in docs/simulator.md.
 """
 
 from __future__ import annotations
@@ -66,16 +37,12 @@ from simulator.operations import OPERATIONS, Call, implementation
 logger = logging.getLogger(__name__)
 
 MAX_KEY_LENGTH = 255
-"""Longest accepted ``Idempotency-Key`` (Stripe's limit)."""
 
 Sleep = Callable[[float], Awaitable[None]]
 
 
 class NoAnswer(Response):
-    """A response that is never sent: holds the request open until the client leaves.
-
-    This is the black hole: the client sees no status, only its own timeout.
-    """
+    """The black hole: a response never sent, holding the request open until the client leaves."""
 
     def __init__(self) -> None:
         super().__init__(status_code=599)
@@ -177,31 +144,11 @@ def create_app(
     retention: timedelta | None = None,
     purge_every_s: float = 3600.0,
 ) -> Starlette:
-    """Build the simulator app.
+    """Build the simulator app; ``app.state.ledger`` and ``app.state.faults`` give direct access.
 
-    Parameters
-    ----------
-    config : SimulatorConfig or FaultUpdate or None
-        Initial fault knobs (a :class:`FaultUpdate`, as read from a file, is applied to
-        the defaults at ``clock.now()``); None injects no faults.
-    clock : Clock
-        Time of outage windows and ledger rows; tests pass a ``ManualClock``.
-    ledger_path : str or Path
-        SQLite ledger file (created if missing), opened with ``sqlitekit``.
-    sleep : callable, optional
-        ``async sleep(seconds)`` used for added latency; defaults to ``anyio.sleep``.
-        Tests inject a recorder so no time passes.
-    retention : timedelta, optional
-        Keep ledger rows this long: while the app runs, every ``purge_every_s`` seconds
-        (and once at start) rows older than that are deleted
-        (:meth:`~simulator.ledger.Ledger.purge_before`). None keeps everything.
-    purge_every_s : float
-        Seconds between two purges.
-
-    Returns
-    -------
-    Starlette
-        The ASGI app; ``app.state.ledger`` and ``app.state.faults`` give direct access.
+    ``config`` None injects no faults (a :class:`FaultUpdate` applies to the defaults at
+    ``clock.now()``); ``sleep`` is the async sleep of added latency. ``retention`` None keeps
+    every ledger row, else older rows are purged at start and every ``purge_every_s``.
     """
     if config is None:
         config = SimulatorConfig()

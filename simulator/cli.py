@@ -1,7 +1,4 @@
-"""Command line of the simulator: ``python -m simulator --port 7072 --ledger PATH``.
-
-Options are read once here, at the edge; the app itself takes typed arguments.
-"""
+"""Command line of the simulator: ``python -m simulator --port 7072 --ledger PATH``."""
 
 from __future__ import annotations
 
@@ -20,7 +17,6 @@ from simulator.server import SHUTDOWN_GRACE_S
 
 DEFAULT_PORT = 7072
 DEFAULT_RETENTION_DAYS = 30.0
-"""How long the ledger keeps side effects, stored answers and request counts."""
 
 
 MAX_RETENTION_DAYS = 36_500
@@ -28,19 +24,7 @@ MAX_RETENTION_DAYS = 36_500
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    """Parse the command line.
-
-    Parameters
-    ----------
-    argv : sequence of str, optional
-        Arguments without the program name; defaults to ``sys.argv[1:]``.
-
-    Returns
-    -------
-    argparse.Namespace
-        ``host``, ``port``, ``ledger``, ``config``, ``trace_store`` (None if not given)
-        and ``retention_days``.
-    """
+    """Parse the command line (default ``sys.argv[1:]``); ``trace_store`` is None if not given."""
     parser = argparse.ArgumentParser(
         prog="python -m simulator",
         description="Simulated PAYMENT and SHIPPING APIs with fault knobs and a ledger.",
@@ -63,12 +47,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def export_spans(path: str) -> None:
-    """Send the services' server spans to the trace store at ``path`` (SPEC X8).
-
-    The services continue the trace each request comes with; writing their spans to the
-    local host's store shows them in ``python -m opscli trace`` beside the agent's tries,
-    as a remote service with OpenTelemetry shows its part of the trace.
-    """
+    """Send the services' server spans to the trace store at ``path`` (X8)."""
     from opentelemetry import trace
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider

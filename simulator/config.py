@@ -1,11 +1,7 @@
-"""Fault knobs of the remote-service simulator, validated once at the edge.
+"""Fault knobs of the remote-service simulator (X1), validated once at the edge.
 
-The simulator exists so that every failure mode an agent must survive (SPEC X1: fault
-injection next to functional tests) can be switched on by a test, the demo or an operator:
-transient errors, added latency, an outage window, a black hole that never answers,
-permanent declines and orders that fail forever. The same models validate the JSON file
-given at start (``--config``) and the body of ``POST /_admin/faults``, so a typo in a knob
-name or an out-of-range value is rejected with the field's name instead of being ignored.
+The same models validate ``--config`` and ``POST /_admin/faults``, so an unknown knob or an
+out-of-range value is refused naming the field; the knobs are in docs/simulator.md.
 """
 
 from __future__ import annotations
@@ -29,8 +25,6 @@ from azurekit.services import catalogue
 from simulator.operations import IMPLEMENTATIONS, forward_kinds
 
 SERVICES: tuple[str, ...] = tuple(catalogue().services)
-"""Names of the simulated remote services (``infra/services.json``), as used in the ledger
-and the fault config."""
 
 
 def _check_services(extra: dict[str, Any] | None) -> None:
@@ -49,15 +43,7 @@ def _check_kinds(kinds: list[str]) -> list[str]:
 
 
 class Decline(BaseModel):
-    """A permanent refusal for one order: the remote's answer to a non-transient error.
-
-    Parameters
-    ----------
-    status : {402, 422}
-        HTTP status of the refusal (402 Payment Required, 422 Unprocessable Content).
-    reason : str
-        Machine-readable reason returned as ``error`` in the body, e.g. ``card_declined``.
-    """
+    """A permanent refusal for one order: ``status`` 402 or 422, ``reason`` the body's ``error``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -66,42 +52,9 @@ class Decline(BaseModel):
 
 
 class ServiceFaults(BaseModel):
-    """Fault knobs of one simulated service; the defaults inject nothing.
+    """Fault knobs of one simulated service; the defaults inject nothing (docs/simulator.md).
 
-    Parameters
-    ----------
-    transient_rate : float
-        Probability in [0, 1] that a request is answered with a transient error.
-    transient_statuses : list of {429, 503}
-        Statuses a transient error is drawn from; 429 carries ``Retry-After``.
-    retry_after_s : int
-        Seconds sent in ``Retry-After`` with a transient 429.
-    latency_s : float
-        Seconds added before every answer of this service.
-    outage_start, outage_end : datetime, optional
-        Timezone-aware outage window ``[start, end)``; every request answers 503 with a
-        ``Retry-After`` up to the end. ``outage_start`` alone is rejected.
-    outage_for_s : float, optional
-        Outage from the moment the knob is applied for this many seconds; resolved into
-        ``outage_start``/``outage_end`` with the simulator's clock. Excludes the two above.
-    black_hole_order_ids : list of str
-        Orders whose requests are accepted but never answered: the connection is held
-        open until the client gives up.
-    black_hole_first_n : int, optional
-        Black-hole only the first N requests of each such order (counted from the moment
-        the knob is applied); afterwards its requests pass. None means every request.
-    black_hole_performs_effect : bool
-        Whether a black-holed request still performs its side effect (the answer is lost
-        after the work was done) or performs none (the request is lost before it).
-    order_fault_operations : list of str
-        The operations (ledger kinds) the per-order knobs (black hole, decline, fail
-        forever) apply to; by default the forward ones (``charge``, ``ship``), so the
-        undo of such an order is answered. List ``refund`` or ``cancel`` to make the undo
-        fail too.
-    decline : dict of str to Decline
-        Orders refused permanently, with the status and reason of the refusal.
-    fail_forever_order_ids : list of str
-        Orders whose requests always answer 503 (a fault that never heals).
+    ``outage_start`` alone is refused; ``outage_for_s`` excludes both window ends.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -132,19 +85,7 @@ class ServiceFaults(BaseModel):
         return self
 
     def resolved(self, now: datetime) -> ServiceFaults:
-        """Turn a relative outage (``outage_for_s``) into an absolute window.
-
-        Parameters
-        ----------
-        now : datetime
-            The simulator clock's current time (timezone-aware).
-
-        Returns
-        -------
-        ServiceFaults
-            A copy whose outage, if any, is given by start and end; an ``outage_end``
-            without a start starts now.
-        """
+        """Return a copy whose outage, if any, is a window (``outage_for_s`` starts at ``now``)."""
         if self.outage_for_s is not None:
             end = now + timedelta(seconds=self.outage_for_s)
             return self.model_copy(
@@ -164,16 +105,7 @@ class ServiceFaults(BaseModel):
 class FaultUpdate(BaseModel):
     """A change to the fault knobs, as read from ``--config`` or ``POST /_admin/faults``.
 
-    Parameters
-    ----------
-    seed : int, optional
-        New seed of the transient-error draws.
-    all : ServiceFaults, optional
-        Knobs applied to every service (before the per-service entries below).
-    <service> : ServiceFaults, optional
-        One key per service of :data:`SERVICES` (``payment``...): knobs replacing that
-        service's knobs wholesale. Services not named keep theirs; an unknown one is
-        refused, naming it.
+    A service named is replaced wholesale (``all`` first); an unknown service is refused.
     """
 
     model_config = ConfigDict(extra="allow", frozen=True)
@@ -218,20 +150,7 @@ class SimulatorConfig(BaseModel):
         return faults
 
     def updated(self, update: FaultUpdate, now: datetime) -> SimulatorConfig:
-        """Apply ``update``; relative outages start at ``now``.
-
-        Parameters
-        ----------
-        update : FaultUpdate
-            The change; omitted parts keep their current value.
-        now : datetime
-            The simulator clock's current time.
-
-        Returns
-        -------
-        SimulatorConfig
-            The new configuration (this one is unchanged).
-        """
+        """Return a new configuration with ``update`` applied; relative outages start at ``now``."""
         changes: dict[str, Any] = {"seed": self.seed if update.seed is None else update.seed}
         for service in SERVICES:
             faults = update.for_service(service) or update.all
@@ -242,16 +161,6 @@ class SimulatorConfig(BaseModel):
 
 def load_update(path: str | Path) -> FaultUpdate:
     """Read a fault config file (JSON object in the shape of :class:`FaultUpdate`).
-
-    Parameters
-    ----------
-    path : str or Path
-        The JSON file.
-
-    Returns
-    -------
-    FaultUpdate
-        The validated knobs.
 
     Raises
     ------

@@ -1,10 +1,4 @@
-"""Decides, per request, which fault (if any) the simulator injects.
-
-Kept apart from the HTTP layer so the decision rules are one small, readable function. The
-transient-error draw is reproducible: it is seeded with the run's seed, the service, the
-order id and the request's ordinal for that order, so the same run gives the same faults
-even when several orders are processed concurrently in a different interleaving.
-"""
+"""Decides, per request, which fault (if any) the simulator injects; see docs/simulator.md."""
 
 from __future__ import annotations
 
@@ -31,21 +25,7 @@ class FaultKind(StrEnum):
 
 @dataclass(frozen=True)
 class Verdict:
-    """The fault decided for one request.
-
-    Attributes
-    ----------
-    kind : FaultKind
-        The fault, or ``PASS``.
-    status : int or None
-        HTTP status to answer with (None for ``PASS`` and ``BLACK_HOLE``).
-    retry_after_s : int or None
-        Seconds for the ``Retry-After`` header, when the answer carries one.
-    reason : str or None
-        Machine-readable reason for the body's ``error`` field.
-    performs_effect : bool
-        For ``BLACK_HOLE``: whether the side effect is performed before holding.
-    """
+    """The fault decided for one request; ``status`` is None for ``PASS`` and ``BLACK_HOLE``."""
 
     kind: FaultKind
     status: int | None = None
@@ -58,15 +38,7 @@ PASS = Verdict(FaultKind.PASS)
 
 
 class FaultInjector:
-    """Holds the fault knobs in force and decides the fault of each request; thread-safe.
-
-    Parameters
-    ----------
-    config : SimulatorConfig
-        Initial knobs.
-    clock : Clock
-        Time source for outage windows and for resolving relative outages.
-    """
+    """Holds the fault knobs in force and decides the fault of each request; thread-safe."""
 
     def __init__(self, config: SimulatorConfig, clock: Clock) -> None:
         self._config = config
@@ -81,18 +53,7 @@ class FaultInjector:
             return self._config
 
     def update(self, update: FaultUpdate) -> SimulatorConfig:
-        """Apply a change to the knobs; resets the black-hole counts of changed services.
-
-        Parameters
-        ----------
-        update : FaultUpdate
-            The change (see :meth:`SimulatorConfig.updated`).
-
-        Returns
-        -------
-        SimulatorConfig
-            The knobs now in force.
-        """
+        """Apply a change; return the knobs in force. Resets changed services' black-hole counts."""
         with self._lock:
             self._config = self._config.updated(update, self._clock.now())
             for service in SERVICES:
@@ -103,13 +64,7 @@ class FaultInjector:
             return self._config
 
     def reset(self) -> SimulatorConfig:
-        """Put every knob back to its default (no faults, seed 0) and forget the counts.
-
-        Returns
-        -------
-        SimulatorConfig
-            The default knobs, now in force.
-        """
+        """Put every knob back to its default (no faults, seed 0), forget counts; return them."""
         with self._lock:
             self._config = SimulatorConfig()
             self._black_holed = {}
@@ -121,34 +76,10 @@ class FaultInjector:
 
     def decide(self, service: str, order_id: str, ordinal: int,
                operation: str = "charge") -> Verdict:
-        """Decide the fault of one request.
+        """Decide the fault of one request (docs/simulator.md, "Which fault a request meets").
 
-        Rules are checked in this order, the first match wins: fail-forever (503),
-        outage window (503 with ``Retry-After`` up to its end), decline (402/422),
-        black hole, transient error (503, or 429 with ``Retry-After``).
-
-        The per-order knobs (fail-forever, decline, black hole) model a problem with that
-        order's requests and apply to the operations in ``order_fault_operations``: the
-        forward ones (``charge``, ``ship``) by default, so the undo of a declined order is
-        answered. Outages and transient errors are the service's and apply to every
-        operation.
-
-        Parameters
-        ----------
-        service : str
-            ``payment`` or ``shipping``.
-        order_id : str
-            The order the request is about.
-        ordinal : int
-            1-based number of this request among all requests for ``(service, order_id)``;
-            feeds the reproducible transient draw.
-        operation : str
-            ``charge``, ``refund``, ``ship`` or ``cancel``.
-
-        Returns
-        -------
-        Verdict
-            The fault to inject, or :data:`PASS`.
+        ``ordinal`` is the 1-based number of the request for ``(service, order_id)``; it feeds the
+        reproducible transient draw.
         """
         now: datetime = self._clock.now()
         with self._lock:

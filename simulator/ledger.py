@@ -1,16 +1,6 @@
 """The simulator's ledger: every side effect it performed and every request it received.
 
-Tests and the demo prove the system's central promise with it: each side effect (charge,
-refund, shipment, cancellation) happened exactly once per order however many retries,
-redeliveries and recoveries there were (SPEC A2, X7), and the number of calls per order
-stayed inside the retry budget (SPEC X2). It is a SQLite file opened with
-:func:`sqlitekit.connect`, so another process (a test, the demo) can read it while
-the simulator writes.
-
-The idempotency records live in the same file and are written in the same IMMEDIATE
-transaction as the side effect they guard, so a side effect and its stored answer commit
-together or not at all, and two concurrent requests with one ``Idempotency-Key`` perform
-the side effect once.
+Why and how (exactly once, one transaction, retention): docs/simulator.md, "The ledger".
 """
 
 from __future__ import annotations
@@ -62,24 +52,8 @@ CREATE TABLE IF NOT EXISTS requests (
 class SideEffect:
     """One side effect performed by the simulator.
 
-    Attributes
-    ----------
-    service : str
-        ``payment`` or ``shipping``.
-    kind : str
-        ``charge``, ``refund``, ``ship`` or ``cancel``.
-    order_id : str
-        The order it belongs to.
-    idempotency_key : str
-        The ``Idempotency-Key`` of the request that caused it.
-    amount, currency : str or None
-        Money moved (decimal string, ISO 4217 code); None for shipping.
-    resource_id : str
-        Id of what was created (payment, refund, shipment id).
-    ref_id : str or None
-        For refund/cancel: the payment or shipment it undoes.
-    at : datetime
-        Simulator-clock time of the side effect (UTC).
+    ``amount`` is a decimal string and ``currency`` ISO 4217 (None for shipping); ``ref_id``
+    is what a refund or cancel undoes; ``at`` is simulator-clock UTC.
     """
 
     service: str
@@ -119,17 +93,7 @@ class RequestCount:
 
 @dataclass(frozen=True)
 class Answer:
-    """What an operation answers, and the side effect to record if it succeeded.
-
-    Attributes
-    ----------
-    status : int
-        HTTP status; only a 2xx answer is stored for idempotent replay.
-    body : dict
-        JSON body.
-    effect : SideEffect or None
-        The side effect, recorded in the same transaction as the stored answer.
-    """
+    """What an operation answers (kept for replay only if 2xx) and the effect recorded with it."""
 
     status: int
     body: dict[str, Any]
@@ -138,17 +102,7 @@ class Answer:
 
 @dataclass(frozen=True)
 class IdempotentResult:
-    """Result of :meth:`Ledger.run_idempotent`.
-
-    Attributes
-    ----------
-    status : int
-        HTTP status to send.
-    body : dict
-        JSON body to send.
-    replayed : bool
-        True if this is the stored answer of an earlier request with the same key.
-    """
+    """Result of :meth:`Ledger.run_idempotent`; ``replayed`` marks a stored earlier answer."""
 
     status: int
     body: dict[str, Any]
@@ -170,17 +124,7 @@ def _effect_from_row(row: sqlite3.Row) -> SideEffect:
 
 
 class Ledger(devsqlite.SharedConnection):
-    """Read (and, for the simulator itself, write) the ledger file.
-
-    Parameters
-    ----------
-    path : str or Path
-        The SQLite file; created with its tables if missing.
-
-    Notes
-    -----
-    One connection guarded by a lock, so an instance can be shared by threads.
-    """
+    """Read (and, for the simulator itself, write) the ledger file; thread-safe."""
 
     def __init__(self, path: str | Path) -> None:
         super().__init__(path)
@@ -190,26 +134,7 @@ class Ledger(devsqlite.SharedConnection):
                     self._conn.execute(statement)
 
     def purge_before(self, cutoff: datetime) -> int:
-        """Forget what a payment or shipping API forgets with time: the ledger's retention.
-
-        Stored idempotent answers older than ``cutoff`` go (a key whose answer is gone is
-        served as new, as a real API does once it forgets a key), and so does every
-        effect that is settled: a charge and its refund, or a shipment and its
-        cancellation, both recorded before ``cutoff``. An effect still open (a charge never
-        refunded) is the service's books and is kept however old, so an undo that comes
-        late (a compensation waiting for its operator) still finds it. The request counts
-        of orders with no effect and no stored answer left go with them.
-
-        Parameters
-        ----------
-        cutoff : datetime
-            Timezone-aware; rows stamped earlier are deleted.
-
-        Returns
-        -------
-        int
-            Rows deleted over the three tables.
-        """
+        """Apply the retention before ``cutoff`` (timezone-aware); return the rows deleted."""
         at = cutoff.isoformat()
         with self._lock, devsqlite.write(self._conn):
             settled = self._conn.execute(
@@ -235,17 +160,7 @@ class Ledger(devsqlite.SharedConnection):
     def side_effects(
         self, *, service: str | None = None, order_id: str | None = None, kind: str | None = None
     ) -> list[SideEffect]:
-        """Return side effects in the order performed, optionally filtered.
-
-        Parameters
-        ----------
-        service, order_id, kind : str, optional
-            Keep only rows with these values.
-
-        Returns
-        -------
-        list of SideEffect
-        """
+        """Return side effects in the order performed, optionally filtered."""
         clauses, params = [], []
         for column, value in (("service", service), ("order_id", order_id), ("kind", kind)):
             if value is not None:
@@ -259,14 +174,7 @@ class Ledger(devsqlite.SharedConnection):
         return [_effect_from_row(row) for row in rows]
 
     def effect_counts(self) -> dict[tuple[str, str, str], int]:
-        """Count side effects per ``(service, kind, order_id)``.
-
-        Returns
-        -------
-        dict of (str, str, str) to int
-            A test asserts "each side effect exactly once" by comparing this with a dict
-            whose values are all 1.
-        """
+        """Count side effects per ``(service, kind, order_id)`` ("exactly once": all values 1)."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT service, kind, order_id, COUNT(*) AS n FROM side_effects"
@@ -275,15 +183,7 @@ class Ledger(devsqlite.SharedConnection):
         return {(r["service"], r["kind"], r["order_id"]): r["n"] for r in rows}
 
     def effects_by_order(self) -> dict[str, list[SideEffect]]:
-        """Return every side effect grouped by order, each order's in the order performed.
-
-        Returns
-        -------
-        dict of str to list of SideEffect
-            OrderID to its side effects of both services (charges, refunds, shipments,
-            cancellations); orders without any are absent. The ledger audit of the demo
-            (``demo.audit``) nets them per order.
-        """
+        """Return every side effect grouped by OrderID, oldest first; orders with none absent."""
         grouped: dict[str, list[SideEffect]] = {}
         for effect in self.side_effects():
             grouped.setdefault(effect.order_id, []).append(effect)
@@ -298,22 +198,7 @@ class Ledger(devsqlite.SharedConnection):
         return [RequestCount(r["service"], r["order_id"], r["operation"], r["count"]) for r in rows]
 
     def request_count(self, service: str, order_id: str, operation: str | None = None) -> int:
-        """Return how many requests for ``order_id`` reached ``service``.
-
-        Parameters
-        ----------
-        service : str
-            ``payment`` or ``shipping``.
-        order_id : str
-            The order.
-        operation : str, optional
-            Only this operation (``charge``, ``refund``, ``ship``, ``cancel``).
-
-        Returns
-        -------
-        int
-            Every request counts, whatever its answer (faults, replays, errors).
-        """
+        """Return how many requests for ``order_id`` reached ``service``, whatever their answer."""
         sql = "SELECT COALESCE(SUM(count), 0) FROM requests WHERE service = ? AND order_id = ?"
         params = [service, order_id]
         if operation is not None:
@@ -325,13 +210,7 @@ class Ledger(devsqlite.SharedConnection):
     # -- writing (used by the simulator app) ---------------------------------------------
 
     def record_request(self, service: str, order_id: str, operation: str) -> int:
-        """Count one received request.
-
-        Returns
-        -------
-        int
-            The request's 1-based ordinal for ``(service, order_id, operation)``.
-        """
+        """Count one received request; return its 1-based ordinal for its order and operation."""
         with self._lock, devsqlite.write(self._conn) as conn:
             conn.execute(
                 "INSERT INTO requests (service, order_id, operation, count) VALUES (?, ?, ?, 1)"
@@ -355,28 +234,9 @@ class Ledger(devsqlite.SharedConnection):
     ) -> IdempotentResult:
         """Run ``operation`` at most once per ``(service, key)``, Stripe-style.
 
-        Parameters
-        ----------
-        service : str
-            Scope of the key (keys of different services never collide).
-        key : str
-            The request's ``Idempotency-Key``.
-        fingerprint : str
-            Hash of method, path and canonical body; a key reused with another
-            fingerprint is refused.
-        now : datetime
-            Time stamped on the stored answer.
-        operation : callable
-            Receives the connection inside the transaction (to read earlier side
-            effects) and returns an :class:`Answer`.
-
-        Returns
-        -------
-        IdempotentResult
-            The stored answer (``replayed=True``) if the key was seen with the same
-            fingerprint; 422 ``idempotency_key_reused`` if seen with another; otherwise
-            the operation's answer. Only 2xx answers are stored, with their side effect,
-            so a refused request may be retried with the same key.
+        ``fingerprint`` hashes method, path and canonical body; ``operation`` gets the connection
+        inside the transaction. The same key and fingerprint replay the stored answer, another
+        fingerprint answers 422 ``idempotency_key_reused``.
         """
         with self._lock, devsqlite.write(self._conn) as conn:
             row = conn.execute(
@@ -424,11 +284,8 @@ VOID_FINGERPRINT = "void"
 
 
 def void_key(conn: sqlite3.Connection, service: str, key: str, now: datetime) -> None:
-    """Void ``key`` inside the caller's transaction: a request with it is never carried out.
+    """Void ``key`` in the caller's transaction, so a request with it answers 409 ``voided``.
 
-    An undo that finds nothing to undo for a forward request voids that request's key, so
-    the forward request, if it is still on its way (late in the network, queued in the
-    service), answers 409 ``voided`` and performs nothing: "nothing to undo" stays true.
     A key already used keeps its stored answer (nothing is voided).
     """
     conn.execute(
@@ -440,19 +297,7 @@ def void_key(conn: sqlite3.Connection, service: str, key: str, now: datetime) ->
 
 
 def effects_of(conn: sqlite3.Connection, service: str, order_id: str) -> list[SideEffect]:
-    """Return the side effects of one order and service, oldest first, inside a transaction.
-
-    Parameters
-    ----------
-    conn : sqlite3.Connection
-        The connection handed to an operation by :meth:`Ledger.run_idempotent`.
-    service, order_id : str
-        Which order and service.
-
-    Returns
-    -------
-    list of SideEffect
-    """
+    """Return one order's side effects at ``service``, oldest first, in ``conn``'s transaction."""
     rows = conn.execute(
         "SELECT * FROM side_effects WHERE service = ? AND order_id = ? ORDER BY id",
         (service, order_id),

@@ -1,9 +1,7 @@
 """The business operations of the simulated services of ``infra/services.json``.
 
-Each operation validates its request, looks at the order's earlier side effects in the
-ledger transaction, and returns the answer plus the side effect to record. They know
-nothing of HTTP headers, faults or idempotency keys beyond stamping the key on the
-ledger row; :mod:`simulator.app` wraps them.
+They validate the request, read the order's earlier effects in the ledger transaction and
+return the answer and effect; :mod:`simulator.app` adds HTTP, faults and idempotency.
 """
 
 from __future__ import annotations
@@ -33,12 +31,7 @@ class ChargeBody(BaseModel):
 
 
 class RefundBody(BaseModel):
-    """Body of ``POST /payments/refunds``: undo the charge made with ``chargeKey``.
-
-    ``chargeKey`` is the charge request's ``Idempotency-Key``: the refund undoes exactly
-    what that request did, whether or not its answer ever reached the caller. Without it
-    (requests of older callers) the order's most recent open charge is refunded.
-    """
+    """Body of ``POST /payments/refunds``: undo the charge made with ``chargeKey``."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
@@ -47,10 +40,7 @@ class RefundBody(BaseModel):
 
 
 class CancelBody(BaseModel):
-    """Body of ``POST /shipments/cancellations``: undo the shipment made with ``shipmentKey``.
-
-    Like :class:`RefundBody`, keyed on the forward request's ``Idempotency-Key``.
-    """
+    """Body of ``POST /shipments/cancellations``: undo the shipment made with ``shipmentKey``."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
@@ -79,19 +69,7 @@ class ShipBody(BaseModel):
 
 @dataclass(frozen=True)
 class Call:
-    """A validated request, ready to run inside the ledger transaction.
-
-    Attributes
-    ----------
-    service : str
-        ``payment`` or ``shipping``.
-    operation : str
-        ``charge``, ``refund``, ``ship`` or ``cancel`` (also the ledger ``kind``).
-    order_id : str
-        The order.
-    body : BaseModel
-        The validated body.
-    """
+    """A validated request, ready to run inside the ledger transaction (``operation`` = kind)."""
 
     service: str
     operation: str
@@ -100,12 +78,9 @@ class Call:
 
 
 NOTHING_TO_UNDO = "nothing_to_undo"
-"""Error code (with 409) of an undo whose forward request was never carried out; the
-forward request's key is voided with it, so it never will be (a late request answers
-409 ``voided``)."""
+"""Error code (409) of an undo whose forward request was never carried out; its key is voided."""
 
 ALREADY_UNDONE = "already_undone"
-"""Error code (with 409) of an undo whose forward effect is undone already."""
 
 
 def _resource_id(prefix: str, service: str, key: str) -> str:
@@ -137,14 +112,7 @@ def charge(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Ans
 def _undo_target(conn: sqlite3.Connection, call: Call, kind: str, undo_kind: str,
                  forward_key: str | None, key_field: str, noun: str,
                  now: datetime) -> SideEffect | Answer:
-    """Find the forward effect an undo applies to, or the 409 answer saying why there is none.
-
-    ``forward_key`` is the request's ``key_field`` (None: the order's most recent open
-    ``kind`` effect); ``noun`` names that effect in the answer's message. When nothing
-    was ever done under ``forward_key``, the key is voided in the same transaction
-    (:func:`simulator.ledger.void_key`), so the forward request can never be carried out
-    after this answer.
-    """
+    """Find the forward effect an undo applies to, or the 409 answer (voiding an unused key)."""
     effects = effects_of(conn, call.service, call.order_id)
     undone = {e.ref_id for e in effects if e.kind == undo_kind}
     done = [e for e in effects if e.kind == kind
@@ -160,12 +128,7 @@ def _undo_target(conn: sqlite3.Connection, call: Call, kind: str, undo_kind: str
 
 
 def refund(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Answer:
-    """Refund the charge made with ``chargeKey`` (or the order's most recent open one).
-
-    Answers 409 ``nothing_to_undo`` if no such charge was ever made and 409
-    ``already_undone`` if it is refunded; both are permanent and documented, so the
-    caller can tell "nothing to undo" from any other refusal.
-    """
+    """Refund the charge made with ``chargeKey``; 409 ``nothing_to_undo`` or ``already_undone``."""
     assert isinstance(call.body, RefundBody)
     target = _undo_target(conn, call, "charge", "refund", call.body.charge_key, "chargeKey",
                           "charge", now)
@@ -196,11 +159,7 @@ def ship(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Answe
 
 
 def cancel(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Answer:
-    """Cancel the shipment made with ``shipmentKey`` (or the order's most recent open one).
-
-    Answers 409 ``nothing_to_undo`` if no such shipment was ever made and 409
-    ``already_undone`` if it is cancelled (see :func:`refund`).
-    """
+    """Cancel the shipment made with ``shipmentKey``; 409 as :func:`refund`."""
     assert isinstance(call.body, CancelBody)
     target = _undo_target(conn, call, "ship", "cancel", call.body.shipment_key, "shipmentKey",
                           "shipment", now)
@@ -236,10 +195,8 @@ IMPLEMENTATIONS: dict[str, Implementation] = {
     "ship": Implementation("ship", ShipBody, ship),
     "cancel_shipment": Implementation("cancel", CancelBody, cancel),
 }
-"""Catalogue operation name to its implementation."""
 
 OPERATIONS: dict[str, Run] = {i.kind: i.run for i in IMPLEMENTATIONS.values()}
-"""Ledger kind to its implementation."""
 
 
 def implementation(operation: str) -> Implementation:

@@ -1,9 +1,6 @@
 """Run an ASGI app under uvicorn in a background thread, on a free loopback port.
 
-Tests that need real sockets (the black hole is only visible through a real client
-timeout) and the demo use this instead of a subprocess: the listening socket is bound
-before the thread starts, so the returned URL accepts connections at once and no test
-waits for the server to come up.
+The socket is bound before the thread starts, so the URL accepts connections at once.
 """
 
 from __future__ import annotations
@@ -22,19 +19,7 @@ SHUTDOWN_GRACE_S = 2
 
 @contextmanager
 def serve_in_thread(app: ASGIApp, host: str = "127.0.0.1") -> Iterator[str]:
-    """Serve ``app`` on ``host`` at a free port until the block ends.
-
-    Parameters
-    ----------
-    app : ASGI app
-        E.g. the result of :func:`simulator.app.create_app`.
-    host : str
-        Interface to bind; loopback by default.
-
-    Yields
-    ------
-    str
-        Base URL, e.g. ``http://127.0.0.1:54321``.
+    """Serve ``app`` on ``host`` at a free port until the block ends, yielding its base URL.
 
     Raises
     ------

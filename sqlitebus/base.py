@@ -1,9 +1,4 @@
-"""Shared state of the engine: connection, clock, queue catalog, entity and lock checks.
-
-The engine is split by concern into a linear class chain: this base (lifecycle and the
-checks every operation needs), :mod:`sqlitebus.settlement` (complete, abandon,
-dead-letter, renew) and :mod:`sqlitebus.engine` (send, receive, peek, counts).
-"""
+"""Shared state of the engine (connection, clock, catalog, entity and lock checks)."""
 
 from __future__ import annotations
 
@@ -30,21 +25,9 @@ FILE_NAME = "servicebus.sqlite"
 
 
 class EngineBase(SharedConnection):
-    """Open the engine's file and hold what every operation shares.
+    """Open the engine's file and hold what every operation shares (clock default: system).
 
-    Parameters
-    ----------
-    path : str or Path
-        The SQLite file; shared by every process of one local host.
-    catalog : QueueCatalog, optional
-        Queue properties; defaults to ``infra/queues.json``.
-    clock : Clock, optional
-        Time source; defaults to :class:`~devhost.run.clock.SystemClock`.
-
-    Notes
-    -----
-    One instance may be used from several threads (calls are serialised on its
-    connection); processes each open their own instance on the same file.
+    One instance serves several threads (serialised on its connection); each process opens its own.
     """
 
     def __init__(
@@ -77,14 +60,10 @@ class EngineBase(SharedConnection):
             self._catalog = self._catalog.for_clients(frozenset(json.loads(row["value"])))
 
     def declare_clients(self, client_ids: Iterable[str]) -> None:
-        """Make the per-client queues of exactly these clients exist, for every opener.
+        """Make the per-client queues of exactly these clients exist, for every opener of the file.
 
-        What a deployment does: Bicep creates ``orders-<clientId>`` and
-        ``replies-<clientId>`` for each client of its ``clients`` parameter
-        (``infra/main.bicep``), and a send to any other client's queue fails with entity
-        not found. Engines opened on this file afterwards (the app's senders, the client
-        CLI) see the same set; before the first declaration every client's queues are made
-        on first use.
+        As Bicep makes ``orders-``/``replies-<clientId>`` from ``clients`` (``infra/main.bicep``);
+        until the first declaration every client's queues are made on first use.
         """
         ids = sorted({c.lower() for c in client_ids})
         with self._lock, write(self._conn):
@@ -104,34 +83,14 @@ class EngineBase(SharedConnection):
         return self._catalog
 
     def send_mark(self, queue: str) -> int:
-        """Return how often messages became receivable on ``queue`` through this instance.
-
-        Pass it to :meth:`wait_for_send` after a receive found nothing, so a send made
-        between the two is never missed.
-        """
+        """Return how often ``queue`` got receivable messages here; take it before a receive."""
         with self._sent_lock:
             return self._send_marks.get(queue.lower(), 0)
 
     def wait_for_send(self, queue: str, mark: int, timeout_s: float) -> bool:
-        """Wait until this instance makes a message receivable on ``queue``, or a timeout.
+        """Wait up to ``timeout_s`` for this instance to make a message receivable after ``mark``.
 
-        Only sends and abandons made through this instance (this process) are seen;
-        those of other processes are found by the receiver's next poll, as a Functions
-        host's receive loop finds them.
-
-        Parameters
-        ----------
-        queue : str
-            Queue name.
-        mark : int
-            From :meth:`send_mark`, taken before the receive that found nothing.
-        timeout_s : float
-            Longest wait, seconds.
-
-        Returns
-        -------
-        bool
-            True if a send or abandon came after ``mark``.
+        Sends of other processes are found by the next poll, as a Functions host's receive loop.
         """
         name = queue.lower()
         with self._sent_lock:

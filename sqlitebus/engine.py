@@ -1,16 +1,31 @@
-"""The local Service Bus queue engine: send, peek-lock receive and settlement on SQLite.
+"""The local Service Bus engine: send, peek-lock receive and settlement on one SQLite file.
 
-Every operation is one ``BEGIN IMMEDIATE`` transaction (:func:`sqlitekit.write`), so
-several host processes can share the file: two receivers never lock the same message,
-and a receiver killed mid-way loses nothing (its locks expire and the messages are
-redelivered with a higher delivery count). All time comes from the injected
-:class:`~devhost.run.clock.Clock`. Broker rules that Azure applies on its own (TTL expiry,
-``MaxDeliveryCountExceeded`` after a lock expires) are applied when a receive reaches the
-message, so receivers observe them exactly when they would in Azure; :meth:`sweep`
-applies them to queues nobody is reading, for truthful counts.
+Handlers must meet Azure's delivery semantics with no cloud (S1, A4, X1, X7), so these are
+emulated, not simplified; queue properties come from ``infra/queues.json`` (what Bicep
+deploys, :mod:`azurekit.queues`) and all time from an injected clock.
 
-The class chain: :class:`~sqlitebus.base.EngineBase` (file, clock, catalog,
-checks) <- :class:`~sqlitebus.settlement.Settlement` <- :class:`ServiceBusEngine`.
+- Peek-lock: a delivery increments ``delivery_count`` (1 at first), issues a new lock token
+  and locks until ``now + lockDuration``; ``complete`` removes the message, ``abandon``
+  releases it at once (count kept), ``renew_lock`` extends, ``dead_letter`` moves it to
+  ``<queue>/$deadletterqueue`` with ``DeadLetterReason``/``DeadLetterErrorDescription``.
+  An expired, superseded or settled token raises ``MessageLockLostError``.
+- An expired lock redelivers the message; once delivered ``maxDeliveryCount`` times, an
+  expiry or abandon dead-letters it with ``MaxDeliveryCountExceeded``.
+- Duplicate detection silently drops a MessageId sent within
+  ``duplicateDetectionHistoryTimeWindow`` of its first send, even if that was completed.
+- TTL is capped at ``defaultMessageTimeToLive``; an expired message is dead-lettered
+  (``TTLExpiredException``) if ``deadLetteringOnMessageExpiration``, else discarded;
+  dead-lettered messages never expire.
+- Scheduled messages are invisible until due; order is enqueued time, then sequence
+  number; names are case-insensitive; an unknown queue raises
+  ``MessagingEntityNotFoundError``; send batches are atomic; 256 KB per message.
+
+Each operation is one IMMEDIATE transaction, so processes share the file and a killed
+receiver loses nothing. Broker rules apply when a receive reaches a message (or
+:meth:`ServiceBusEngine.sweep`, for truthful counts of unread queues), not on a timer.
+Not emulated: sessions (stored only), topics, receive-and-delete, deferral, forwarding,
+cross-entity transactions, partitioning, quotas, Azure's waiting receive (the host polls);
+property values are JSON scalars. Classes: EngineBase <- Settlement <- ServiceBusEngine.
 """
 
 from __future__ import annotations
@@ -58,13 +73,7 @@ def _check_max_count(max_count: int) -> None:
 
 
 class ServiceBusEngine(Settlement):
-    """Service Bus queues with peek-lock, duplicate detection and dead-lettering.
-
-    Opened, and shared between threads and processes, as
-    :class:`~sqlitebus.base.EngineBase` says (same parameters). Every method
-    that takes a queue raises ``MessagingEntityNotFoundError`` if the queue is neither
-    declared nor a client reply queue.
-    """
+    """Service Bus queues; a method given an unknown queue raises MessagingEntityNotFoundError."""
 
     # -- sending ---------------------------------------------------------------------
 
@@ -81,18 +90,9 @@ class ServiceBusEngine(Settlement):
         scheduled_enqueue_time: datetime | None = None,
         time_to_live: timedelta | None = None,
     ) -> bool:
-        """Send one message (see :class:`~sqlitebus.models.NewMessage` for fields).
+        """Send one :class:`~sqlitebus.models.NewMessage`; False if dropped as a duplicate.
 
-        Returns
-        -------
-        bool
-            False when the MessageId was seen on this queue within the duplicate
-            detection window and the message was silently dropped (Azure behaviour).
-
-        Raises
-        ------
-        ValueError
-            If a field breaks its rule (the message names it).
+        Raises ValueError naming a field that breaks its rule.
         """
         message = NewMessage(
             body,
@@ -107,24 +107,9 @@ class ServiceBusEngine(Settlement):
         return self.send_many(queue, [message])[0]
 
     def send_many(self, queue: str, messages: Iterable[NewMessage]) -> list[bool]:
-        """Send messages atomically (one transaction, like an Azure message batch).
+        """Send messages in one transaction (an Azure batch); per message, False if a duplicate.
 
-        Parameters
-        ----------
-        queue : str
-            Queue name (not a dead-letter path).
-        messages : Iterable[NewMessage]
-            Messages in send order; sequence numbers follow this order.
-
-        Returns
-        -------
-        list[bool]
-            Per message, False when dropped as a duplicate (also within this batch).
-
-        Raises
-        ------
-        ValueError
-            If ``queue`` is a dead-letter path or an item is not a ``NewMessage``.
+        Raises ValueError for a dead-letter path or an item that is not a NewMessage.
         """
         name, dead_letter, props = self._entity(queue, False)
         if dead_letter:
@@ -168,33 +153,9 @@ class ServiceBusEngine(Settlement):
         *,
         dead_letter: bool = False,
     ) -> list[ReceivedMessage]:
-        """Receive up to ``max_count`` messages in peek-lock mode, in one transaction.
+        """Peek-lock up to ``max_count`` (>= 1, else ValueError) messages, oldest first.
 
-        Each returned message has its delivery count incremented, a new lock token and
-        ``locked_until = now + lockDuration``. Expired messages and messages already
-        delivered ``maxDeliveryCount`` times are dead-lettered (or, for expiry without
-        dead-lettering, discarded) instead of being returned.
-
-        Parameters
-        ----------
-        queue : str
-            Queue name, or ``<queue>/$deadletterqueue`` for the dead-letter subqueue.
-        max_count : int
-            At least 1.
-        lock_owner : str, optional
-            Recorded as ``locked_by`` for diagnostics.
-        dead_letter : bool
-            Receive from the dead-letter subqueue (same as the path suffix).
-
-        Returns
-        -------
-        list[ReceivedMessage]
-            Oldest first (enqueued time, then sequence number); empty when none is ready.
-
-        Raises
-        ------
-        ValueError
-            If ``max_count`` is not a positive integer.
+        ``queue`` may be a dead-letter path; ``lock_owner`` is kept as ``locked_by``.
         """
         _check_max_count(max_count)
         name, dead_letter, props = self._entity(queue, dead_letter)
@@ -233,32 +194,9 @@ class ServiceBusEngine(Settlement):
         dead_letter: bool = False,
         from_sequence_number: int = 0,
     ) -> list[ReceivedMessage]:
-        """Browse messages without locking them or changing their delivery count.
+        """Browse by sequence number (from ``from_sequence_number``) without locking.
 
-        Like Azure's peek, the result includes locked, scheduled and expired messages not
-        yet removed; lock tokens are never returned (``locked_until``/``locked_by`` are,
-        for diagnostics).
-
-        Parameters
-        ----------
-        queue : str
-            Queue name or ``<queue>/$deadletterqueue``.
-        max_count : int
-            At least 1.
-        dead_letter : bool
-            Browse the dead-letter subqueue.
-        from_sequence_number : int
-            Smallest sequence number to return.
-
-        Returns
-        -------
-        list[ReceivedMessage]
-            By sequence number.
-
-        Raises
-        ------
-        ValueError
-            As :meth:`receive` raises it.
+        Like Azure's: locked, scheduled and expired messages included, never lock tokens.
         """
         _check_max_count(max_count)
         name, dead_letter, _ = self._entity(queue, dead_letter)
@@ -273,21 +211,7 @@ class ServiceBusEngine(Settlement):
     # -- housekeeping and visibility --------------------------------------------------
 
     def sweep(self, queue: str | None = None) -> int:
-        """Apply TTL expiry and ``MaxDeliveryCountExceeded`` to unlocked messages now.
-
-        Receives do this for the messages they reach; the host calls this periodically so
-        counts stay truthful on queues nobody is receiving from.
-
-        Parameters
-        ----------
-        queue : str, optional
-            One queue; every known queue if None.
-
-        Returns
-        -------
-        int
-            Messages dead-lettered or discarded.
-        """
+        """Apply TTL and max delivery to unlocked messages (one queue or all); return how many."""
         names = [self._entity(queue, False)[0]] if queue is not None else self._known_names()
         moved = 0
         with self._lock, write(self._conn) as conn:
@@ -321,10 +245,9 @@ class ServiceBusEngine(Settlement):
         ]
 
     def first_sent(self, queue: str) -> dict[str, datetime]:
-        """Return the queue's duplicate detection history: MessageId -> first enqueued time.
+        """Return the duplicate detection history: MessageId -> first enqueued time.
 
-        Kept for the queue's ``duplicateDetectionHistoryTimeWindow``, after the message
-        itself is gone (the demo's latency measure reads its submit messages' times here).
+        Kept for the window after the message is gone (the demo's latency measure reads it).
         """
         name, _, _ = self._entity(queue, False)
         with self._lock:
@@ -334,11 +257,7 @@ class ServiceBusEngine(Settlement):
         return {message_id: from_us(us) for message_id, us in found}
 
     def next_visible(self, queue: str) -> datetime | None:
-        """Return when the queue's next message can be received, or None if it is empty.
-
-        That is the earliest of each active message's enqueued (scheduled) time, or its
-        lock expiry if it is locked. The host's drain mode moves its clock there.
-        """
+        """Return when the next active message is receivable (enqueued or lock expiry), or None."""
         name, _, _ = self._entity(queue, False)
         with self._lock:
             row = self._conn.execute(
@@ -367,7 +286,6 @@ class ServiceBusEngine(Settlement):
 
 
 def _counted(name: str, dead_letter: bool) -> str:
-    """Return the name operations are counted under (a dead-letter path apart)."""
     return name + DEAD_LETTER_SUFFIX if dead_letter else name
 
 
@@ -377,20 +295,5 @@ def open_engine(
     catalog: QueueCatalog | None = None,
     clock: Clock | None = None,
 ) -> ServiceBusEngine:
-    """Open the engine of a local host data folder (``<data_dir>/servicebus.sqlite``).
-
-    Parameters
-    ----------
-    data_dir : str or Path
-        The host's data folder; created if missing.
-    catalog : QueueCatalog, optional
-        Queue properties; defaults to ``infra/queues.json``.
-    clock : Clock, optional
-        Time source; defaults to the system clock.
-
-    Returns
-    -------
-    ServiceBusEngine
-        Close it (or use it as a context manager) when done.
-    """
+    """Open ``<data_dir>/servicebus.sqlite`` (default catalog: ``infra/queues.json``); close it."""
     return ServiceBusEngine.in_data_dir(data_dir, catalog=catalog, clock=clock)

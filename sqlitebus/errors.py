@@ -1,9 +1,6 @@
-"""Errors of the local Service Bus stand-in, named after the azure-servicebus exceptions.
+"""Errors of the local Service Bus, named after the azure-servicebus exceptions.
 
-Code written against the port catches these names in both worlds: the local engine raises
-the classes below, the Azure SDK raises its own classes of the same names. Each class says
-whether retrying the same call can help with ``retryable`` (STYLE 8: errors say whether to
-retry), from the shared root :class:`azurekit.errors.RetryFlagError`.
+Code catches these names in both worlds; ``retryable`` says whether retrying can help.
 """
 
 from __future__ import annotations
@@ -12,27 +9,14 @@ from azurekit.errors import RetryFlagError
 
 
 class ServiceBusError(RetryFlagError):
-    """Root of every error raised by :mod:`sqlitebus`; permanent unless flagged.
+    """Root of every error raised by :mod:`sqlitebus`; each class here is permanent.
 
-    Every class below is permanent (``retryable`` False): a busy SQLite file surfaces as
-    ``sqlite3.OperationalError`` with SQLITE_BUSY, which callers tell by its code
-    (:func:`sqlitekit.is_busy`).
+    A busy file surfaces as ``sqlite3.OperationalError``, told by :func:`sqlitekit.is_busy`.
     """
 
 
 class MessagingEntityNotFoundError(ServiceBusError):
-    """The queue does not exist (Azure: ``MessagingEntityNotFoundError``).
-
-    Declare the queue in ``infra/queues.json`` or use a name matching the client reply
-    queue pattern. Permanent: retrying with the same name cannot succeed.
-
-    Parameters
-    ----------
-    queue : str
-        The entity name that was not found.
-    detail : str
-        What to do about it.
-    """
+    """The queue does not exist (Azure: ``MessagingEntityNotFoundError``); ``detail`` helps."""
 
     def __init__(self, queue: str, detail: str) -> None:
         super().__init__(f"queue {queue!r} not found: {detail}")
@@ -42,16 +26,7 @@ class MessagingEntityNotFoundError(ServiceBusError):
 class MessageLockLostError(ServiceBusError):
     """The lock token is expired, superseded or already settled (Azure: ``MessageLockLostError``).
 
-    The message is not lost: it is (or will be) redelivered with a new lock token and a
-    higher delivery count, so the handler must be idempotent (SPEC X7). Retrying the
-    settlement with the same token cannot succeed.
-
-    Parameters
-    ----------
-    lock_token : str
-        The token the caller presented.
-    detail : str
-        Why the lock is no longer held.
+    The message is (or will be) redelivered under a new token, so handlers are idempotent (X7).
     """
 
     def __init__(self, lock_token: str, detail: str) -> None:

@@ -1,10 +1,4 @@
-"""Value objects of the local Service Bus: messages going in, messages coming out, counts.
-
-Kept apart from the engine so that adapters and the host's trigger dispatch can use the
-types without touching SQL. Names follow the azure-servicebus SDK where one exists
-(``message_id``, ``sequence_number``, ``delivery_count``, ``lock_token``,
-``dead_letter_reason``, ``dead_letter_error_description``).
-"""
+"""Value objects of the local Service Bus, named as in the azure-servicebus SDK; no SQL here."""
 
 from __future__ import annotations
 
@@ -35,29 +29,11 @@ class MessageSizeExceededError(ServiceBusError, ValueError):
 
 @dataclass(frozen=True)
 class NewMessage:
-    """A message to send, validated on construction.
+    """A message to send, validated on construction (ValueError naming the field).
 
-    Parameters
-    ----------
-    body : bytes or str
-        Payload; ``str`` is stored as UTF-8.
-    message_id : str, optional
-        Duplicate detection key, at most 128 characters; a uuid4 hex is generated if None.
-    application_properties : Mapping[str, str | int | float | bool | None], optional
-        User properties (JSON scalars only in the local host).
-    content_type, correlation_id, session_id : str, optional
-        Stored and returned as given; sessions are not emulated.
-    scheduled_enqueue_time : datetime, optional
-        Timezone-aware; the message is not receivable before it.
-    time_to_live : timedelta, optional
-        Positive; capped at the queue's ``defaultMessageTimeToLive`` as Azure does.
-
-    Raises
-    ------
-    ValueError
-        Naming the field, when a value breaks its rule.
-    MessageSizeExceededError
-        When body plus properties exceed :data:`MAX_MESSAGE_SIZE_BYTES`.
+    ``message_id`` (<= 128 chars) defaults to a uuid4 hex; property values are JSON scalars;
+    ``scheduled_enqueue_time`` is aware; ``time_to_live`` is positive, capped at the queue's
+    ``defaultMessageTimeToLive``; over :data:`MAX_MESSAGE_SIZE_BYTES`: MessageSizeExceededError.
     """
 
     body: bytes | str
@@ -106,42 +82,10 @@ class NewMessage:
 
 @dataclass(frozen=True)
 class ReceivedMessage:
-    """A message as returned by receive (peek-lock) or peek (then lock fields are None).
+    """A message from receive (peek-lock) or peek (``lock_token`` None).
 
-    Attributes
-    ----------
-    queue : str
-        The queue (without the dead-letter suffix).
-    from_dead_letter_queue : bool
-        True when it came from ``<queue>/$deadletterqueue``.
-    body : bytes
-        Payload.
-    message_id : str
-        MessageId (duplicate detection key).
-    sequence_number : int
-        Unique, increasing number assigned at send.
-    enqueued_time : datetime
-        When it became receivable (the scheduled time for scheduled messages), UTC.
-    delivery_count : int
-        Number of peek-lock deliveries so far, including this one.
-    application_properties : Mapping[str, Any]
-        User properties.
-    content_type, correlation_id, session_id : str or None
-        As sent.
-    scheduled_enqueue_time : datetime or None
-        ScheduledEnqueueTimeUtc, if it was scheduled.
-    time_to_live : timedelta
-        Effective TTL.
-    expires_at : datetime
-        ``enqueued_time + time_to_live``.
-    lock_token : str or None
-        Token to settle with; None for peeked messages.
-    locked_until : datetime or None
-        Lock expiry; None for peeked messages not currently locked.
-    locked_by : str or None
-        ``lock_owner`` of the receive holding the lock (local diagnostic, not in Azure).
-    dead_letter_reason, dead_letter_error_description : str or None
-        ``DeadLetterReason`` / ``DeadLetterErrorDescription`` of dead-lettered messages.
+    ``queue`` has no dead-letter suffix; ``enqueued_time`` is the scheduled time if scheduled;
+    ``delivery_count`` includes this delivery; ``locked_by`` is a local diagnostic.
     """
 
     queue: str
@@ -171,35 +115,17 @@ class ReceivedMessage:
 
     @property
     def text(self) -> str:
-        """The body decoded as UTF-8 (raises ``UnicodeDecodeError`` if it is not UTF-8)."""
+        """The body as UTF-8 (UnicodeDecodeError if it is not)."""
         return self.body.decode("utf-8")
 
     def json(self) -> Any:
-        """Return the body decoded as JSON.
-
-        Raises
-        ------
-        ValueError
-            If the body is not UTF-8 JSON.
-        """
+        """Return the body decoded as JSON (ValueError if it is not UTF-8 JSON)."""
         return json.loads(self.body)
 
 
 @dataclass(frozen=True)
 class QueueCounts:
-    """Message counts of one queue, as Service Bus ``CountDetails`` reports them.
-
-    Attributes
-    ----------
-    active : int
-        Receivable now or locked (Azure counts locked messages as active).
-    scheduled : int
-        Scheduled for a later enqueue time.
-    dead_letter : int
-        In the dead-letter subqueue.
-    locked : int
-        Subset of ``active`` currently under a peek-lock (local diagnostic).
-    """
+    """Counts as Service Bus ``CountDetails``; ``active`` includes ``locked`` (a local extra)."""
 
     active: int
     scheduled: int

@@ -1,9 +1,4 @@
-"""Row-level helpers of the engine: insert, broker rules, dead-lettering, row to model.
-
-Split from :mod:`sqlitebus.engine` so the engine reads as the public operations
-and their transactions, and the SQL that touches single messages lives in one place.
-Every function here runs inside a transaction the caller opened.
-"""
+"""Row-level SQL of the engine; every function runs in a transaction the caller opened."""
 
 from __future__ import annotations
 
@@ -30,12 +25,7 @@ ZERO_COUNTS = QueueCounts(active=0, scheduled=0, dead_letter=0, locked=0)
 def insert(
     conn: sqlite3.Connection, queue: str, message: NewMessage, props: QueueProperties, now: int
 ) -> int:
-    """Store a new message and return its sequence number.
-
-    The effective TTL is the message's own, capped at the queue's
-    ``defaultMessageTimeToLive`` (Azure silently applies the smaller of the two); the
-    enqueued time is the scheduled time when that is in the future.
-    """
+    """Store a message; return its sequence number (TTL capped at the queue's, as Azure does)."""
     scheduled = to_us(message.scheduled_enqueue_time) if message.scheduled_enqueue_time else None
     enqueued = max(now, scheduled) if scheduled is not None else now
     ttl = props.default_message_time_to_live
@@ -72,27 +62,10 @@ def apply_broker_rules(
     *,
     check_expiry: bool = True,
 ) -> bool:
-    """Dead-letter or discard an unlocked active message if Azure would.
+    """Dead-letter or discard an unlocked active message if Azure would; True if it left.
 
-    Parameters
-    ----------
-    conn : sqlite3.Connection
-        Inside the caller's transaction.
-    queue : str
-        The message's queue.
-    row : sqlite3.Row
-        Needs ``seq``, ``delivery_count`` and ``expires_us``.
-    props : QueueProperties
-        The queue's properties.
-    now : int
-        Current time, microseconds since the epoch.
-    check_expiry : bool
-        Also apply TTL expiry (abandon skips it: the message was valid when locked).
-
-    Returns
-    -------
-    bool
-        True if the message left the active queue (dead-lettered or discarded).
+    ``row`` needs ``seq``, ``delivery_count``, ``expires_us``; ``now`` is epoch microseconds;
+    abandon passes ``check_expiry=False`` (the message was valid when locked).
     """
     if check_expiry and row["expires_us"] <= now:
         if props.dead_lettering_on_message_expiration:
@@ -118,10 +91,7 @@ def apply_broker_rules(
 def move_to_dead_letter(
     conn: sqlite3.Connection, queue: str, seq: int, reason: str | None, description: str | None
 ) -> None:
-    """Move a message to its queue's dead-letter subqueue, releasing any lock.
-
-    The row keeps its sequence number, delivery count and properties.
-    """
+    """Move a message to the dead-letter subqueue, unlocked, keeping its sequence number."""
     conn.execute(
         "UPDATE messages SET dead_letter = 1, lock_token = NULL, locked_until_us = NULL,"
         " locked_by = NULL, dead_letter_reason = ?, dead_letter_description = ?"
@@ -132,10 +102,7 @@ def move_to_dead_letter(
 
 
 def to_message(row: sqlite3.Row, *, with_lock: bool) -> ReceivedMessage:
-    """Build a :class:`ReceivedMessage` from a ``messages`` row.
-
-    ``with_lock=False`` (peek) leaves ``lock_token`` empty; lock times are still shown.
-    """
+    """Build a :class:`ReceivedMessage` from a row; ``with_lock=False`` (peek) hides the token."""
     locked_until = row["locked_until_us"]
     return ReceivedMessage(
         queue=row["queue"],

@@ -1,11 +1,7 @@
-"""SQLite schema of the local Service Bus file (``<data_dir>/servicebus.sqlite``).
+"""SQLite schema of ``<data_dir>/servicebus.sqlite``, versioned by ``PRAGMA user_version``.
 
-One file holds every queue, its dead-letter subqueue (a flag on the same row, so
-dead-lettering keeps the sequence number as Azure does), the duplicate detection
-history and, per queue, a count of each operation (sends, receives, completes, ...: what
-Service Bus bills, read by ``bench``). Times are integer microseconds since the Unix epoch
-(UTC), so comparisons in SQL are exact and indexable. The schema is versioned with
-``PRAGMA user_version``.
+Dead-lettering is a flag on the row, so it keeps the sequence number as Azure does; times
+are integer epoch microseconds (exact, indexable); operation counts are what Service Bus bills.
 """
 
 from __future__ import annotations
@@ -71,24 +67,11 @@ CREATE TABLE IF NOT EXISTS operation_counts (
     PRIMARY KEY (queue, operation)
 ) WITHOUT ROWID
 """
-"""Operations per queue, counted in the transaction that does them; created on files of
-schema version 1 that lack it, so no version change."""
+"""Operations per queue; added to version-1 files that lack it, so no version change."""
 
 
 def ensure_schema(conn: sqlite3.Connection) -> None:
-    """Create the tables on a new file, or check the version of an existing one.
-
-    Parameters
-    ----------
-    conn : sqlite3.Connection
-        From :func:`sqlitekit.connect`.
-
-    Raises
-    ------
-    ServiceBusError
-        If the file was written by a different schema version (delete the file or use
-        matching code; queues are not migrated).
-    """
+    """Create the tables of a new file; ServiceBusError for another version (no migration)."""
     with write(conn):
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == 0:
@@ -117,12 +100,12 @@ def count_operation(conn: sqlite3.Connection, queue: str, operation: str, n: int
 
 
 def to_us(when: datetime) -> int:
-    """Convert a timezone-aware datetime to integer microseconds since the epoch."""
+    """Convert an aware datetime to epoch microseconds."""
     return (when - EPOCH) // timedelta(microseconds=1)
 
 
 def from_us(us: int) -> datetime:
-    """Convert integer microseconds since the epoch to a UTC datetime."""
+    """Convert epoch microseconds to a UTC datetime."""
     return EPOCH + timedelta(microseconds=us)
 
 

@@ -1,9 +1,4 @@
-"""Settlement of peek-locked messages: complete, abandon, dead-letter, renew lock.
-
-A lock token is valid only while its lock is held: after expiry, redelivery (new token)
-or settlement, every operation with it raises :class:`MessageLockLostError`, as the Azure
-SDK does. Each operation is one IMMEDIATE transaction.
-"""
+"""Settlement of peek-locked messages (lock token rules: :mod:`sqlitebus.engine`)."""
 
 from __future__ import annotations
 
@@ -19,7 +14,6 @@ from sqlitekit import write
 
 
 def _count(conn: sqlite3.Connection, row: sqlite3.Row, operation: str) -> None:
-    """Count one settlement of ``row`` under its queue (or its dead-letter path)."""
     queue = row["queue"] + (DEAD_LETTER_SUFFIX if row["dead_letter"] else "")
     count_operation(conn, queue, operation)
 
@@ -28,19 +22,9 @@ class Settlement(EngineBase):
     """Settlement operations, used through :class:`~sqlitebus.engine.ServiceBusEngine`."""
 
     def complete(self, queue: str, lock_token: str) -> None:
-        """Remove a locked message: processing succeeded.
+        """Remove a locked message received from ``queue`` (or its dead-letter path).
 
-        Parameters
-        ----------
-        queue : str
-            The entity it was received from (queue or dead-letter path).
-        lock_token : str
-            From :meth:`receive`.
-
-        Raises
-        ------
-        MessageLockLostError
-            If the lock expired, was superseded by a redelivery, or was already settled.
+        Raises MessageLockLostError if the lock expired, was superseded or was settled.
         """
         with self._lock, write(self._conn) as conn:
             row = self._held(conn, queue, lock_token)
@@ -48,12 +32,9 @@ class Settlement(EngineBase):
             _count(conn, row, "completes")
 
     def abandon(self, queue: str, lock_token: str) -> None:
-        """Release the lock so the message can be received again at once.
+        """Release the lock at once (delivery count kept), as :meth:`complete` takes and raises.
 
-        The delivery count stays incremented; a message that has used up
-        ``maxDeliveryCount`` deliveries goes to the dead-letter subqueue right away.
-        Takes ``queue`` and ``lock_token`` as :meth:`complete` does, and raises
-        :class:`MessageLockLostError` as it does.
+        A message that used up ``maxDeliveryCount`` is dead-lettered right away.
         """
         with self._lock, write(self._conn) as conn:
             row = self._held(conn, queue, lock_token)
@@ -78,27 +59,10 @@ class Settlement(EngineBase):
         reason: str | None = None,
         description: str | None = None,
     ) -> None:
-        """Move a locked message to ``<queue>/$deadletterqueue`` with a reason.
+        """Move a locked message to ``<queue>/$deadletterqueue`` with a reason and description.
 
-        Parameters
-        ----------
-        queue : str
-            The queue it was received from.
-        lock_token : str
-            From :meth:`receive`.
-        reason : str, optional
-            Stored as ``DeadLetterReason``.
-        description : str, optional
-            Stored as ``DeadLetterErrorDescription``.
-
-        Raises
-        ------
-        MessageLockLostError
-            If the lock is no longer held (see :meth:`complete`).
-        ServiceBusError
-            If the message was received from a dead-letter subqueue already.
-        ValueError
-            If ``reason`` or ``description`` is not a string.
+        Raises MessageLockLostError as :meth:`complete`, ServiceBusError from a dead-letter
+        subqueue, ValueError for a reason or description that is not a string.
         """
         for field, value in (("reason", reason), ("description", description)):
             if value is not None and not isinstance(value, str):
@@ -114,12 +78,7 @@ class Settlement(EngineBase):
             _count(conn, row, "dead_letters")
 
     def renew_lock(self, queue: str, lock_token: str) -> datetime:
-        """Extend a held lock to ``now + lockDuration``; the token stays the same.
-
-        Takes ``queue`` and ``lock_token`` as :meth:`complete` does; returns the new
-        ``locked_until`` (UTC). Raises :class:`MessageLockLostError` if the lock is no
-        longer held: a lock cannot be revived after it expired.
-        """
+        """Extend a held lock to ``now + lockDuration`` (same token, or MessageLockLostError)."""
         with self._lock, write(self._conn) as conn:
             row = self._held(conn, queue, lock_token)
             _count(conn, row, "lock_renewals")

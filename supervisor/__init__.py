@@ -1,5 +1,1 @@
-"""The supervisor (SPEC V1-V5): finds stuck attempts and requests their recovery.
-
-May import: ``orders`` (core) and ``clocks``; it starts nothing (V3), so it never imports
-``scheduler`` or ``orchestrators``.
-"""
+"""The supervisor (V1-V5); imports only ``orders`` and ``clocks``: it starts nothing (V3)."""

@@ -1,8 +1,4 @@
-"""Registers the supervisor's timer trigger.
-
-Its cadence is the SUPERVISOR_SCHEDULE setting (SPEC V5: chosen from the typical step
-duration and the acceptable detection delay).
-"""
+"""Registers the supervisor's timer trigger, every ``SUPERVISOR_SCHEDULE`` (V5)."""
 
 import azure.functions as func
 

@@ -1,53 +1,8 @@
-"""One supervisor pass (SPEC V1-V5, S9, A5).
+"""One supervisor pass (V1-V5, S9, A5): bounded scans and conditional recovery.
 
-The supervisor scans the state store for records in Processing or Compensating whose
-CompleteBy has expired, bounded by a CompleteBy window, a maximum record count and
-continuation-token paging (V1). For each it makes a conditional update that checks the
-stale LockedBy and the ETag before counting the failure (V2, V4).
-
-No order is forgotten: the same pass first scans for *overdue* records, whose CompleteBy
-lies before the window (the supervisor did not run for that long, or fell behind). They
-are recovered by the same rules as any expired record, and each one recovered raises an
-``OverdueOrder`` alert naming the order and how long its CompleteBy had passed. Both
-scans read one index range per state, so their cost grows with the expired records only,
-and they share ``SUPERVISOR_MAX_RECORDS``. The overdue scan goes first: a record the
-window scan has no room for in this pass becomes overdue later and is still found.
-
-An attempt that ended on an open circuit breaker without any call to the service (the
-reply handler marked ``circuitRefusedBy`` = its LockedBy, see
-:mod:`scheduler.replies`) is not the order's fault: another order may have opened
-the circuit. It is held back instead of counted: ``circuitHolds`` + 1, FailureCount (or
-``compensationFailures``) unchanged, LockedBy null and a not-before of
-``CIRCUIT_COOL_DOWN_S * 2**(circuitHolds-1)``, at most ``CIRCUIT_HOLD_MAX_S`` (A5, V2),
-spread over its upper half per order (:func:`circuit_hold_of`): the orders one open circuit
-refused together would otherwise all come back at the same moment and meet the circuit
-together again. Such an attempt made no remote call, so it costs nothing of the retry
-budget (X2).
-
-An expired attempt of the order (Processing) increments FailureCount:
-
-- below ``MAX_FAILURES``: Pending, LockedBy null, a not-before that doubles with each failure
-  (a record that keeps failing is held back longer) and a new CompleteBy at that time; the
-  starter then schedules the next attempt;
-- at ``MAX_FAILURES``: the order failed. With completed steps in its compensation log it is
-  handed over to compensation (Compensating, LockedBy null: the starter starts the
-  compensation, see :mod:`orders.compensation`); with nothing to undo it is set to Error and
-  the client gets "OrderFailed". Either way a RetriesExhausted alert goes to operators.
-
-An expired compensation attempt (Compensating, LockedBy set: e.g. the host died while
-compensating, or the refund timed out) increments ``compensationFailures``, a budget of its
-own: below ``MAX_COMPENSATION_FAILURES`` LockedBy null and a hold-back, so the starter
-starts the next compensation attempt; at the limit CompensationFailed, a CompensationFailed
-alert and "CompensationFailed" to the client.
-
-A record in a final state (Processed, Error, Compensated, CompensationFailed) whose
-CompleteBy has passed is an order whose client was not told its final status: the send
-failed, or the step crashed before it (the final state is written with CompleteBy set and
-the send clears it, :mod:`orders.notify`). The same pass scans those too, after the others
-and within the same record budget, and resends the status (:func:`tell_client`, SPEC S8).
-
-It only requests recovery (V3): it starts nothing itself. Several supervisors may run at
-once: a record changed by another one fails the ETag check and is skipped (V4).
+The scans, the recovery rules and the circuit hold-back: docs/operations.md, "Supervisor".
+It only requests recovery (V3); a record another supervisor changed fails the ETag check
+and is skipped (V4).
 """
 
 from __future__ import annotations
@@ -101,28 +56,15 @@ class ScanReport:
     compensation_retried: list[str] = field(default_factory=list)
     compensation_gave_up: list[str] = field(default_factory=list)
     told: list[str] = field(default_factory=list)
-    """Orders in a final state whose final status was resent (its first send had failed,
-    SPEC S8)."""
     held_back: list[str] = field(default_factory=list)
-    """Attempts (or compensation attempts) an open circuit refused before any call: held
-    back without counting a failure (SPEC A5, V2)."""
+    """Attempts an open circuit refused before any call, not counted as failures (A5, V2)."""
     overdue: list[str] = field(default_factory=list)
-    """Records found with CompleteBy before the scan window and recovered (one
-    ``OverdueOrder`` alert each)."""
     skipped: int = 0
     duration_s: float = 0.0
 
 
 def recover(record: StateRecord, services: Services, report: ScanReport) -> str | None:
-    """Request recovery of one expired record with a conditional update (SPEC V2, S9, A5).
-
-    Returns
-    -------
-    str or None
-        What was done: ``retried``, ``held_back``, ``gave_up``, ``handed_over``,
-        ``compensation_retried`` or ``compensation_gave_up``; None if another writer
-        changed the record first (skipped, V4).
-    """
+    """Recover one expired record with a conditional update (V2, S9, A5); None if skipped (V4)."""
     if refused_by_circuit(record):
         return hold_back(record, services, report)
     if record.process_state is ProcessState.COMPENSATING:
@@ -131,28 +73,12 @@ def recover(record: StateRecord, services: Services, report: ScanReport) -> str 
 
 
 def refused_by_circuit(record: StateRecord) -> bool:
-    """Tell whether the expired attempt ended on an open circuit without a call (SPEC A5).
-
-    True when ``circuitRefusedBy`` names the instance that still holds the record, i.e.
-    the reply handler marked this very attempt (a mark of an earlier attempt never
-    matches, since every attempt has its own instance id).
-    """
+    """Tell whether this very attempt ended on an open circuit without a call (A5)."""
     return record.locked_by is not None and record.circuit_refused_by == record.locked_by
 
 
 def hold_back(record: StateRecord, services: Services, report: ScanReport) -> str | None:
-    """Hold back an attempt an open circuit refused, without counting a failure (A5, V2).
-
-    ``circuitHolds`` + 1; FailureCount and ``compensationFailures`` stay as they are. An
-    order attempt goes back to Pending, a compensation attempt stays Compensating; either
-    way LockedBy is null and the starter ignores the record until
-    ``now + circuit_hold_of(OrderID, circuitHolds)``.
-
-    Returns
-    -------
-    str or None
-        ``held_back``, or None if another writer changed the record first.
-    """
+    """Hold back an attempt an open circuit refused, without counting a failure (A5, V2)."""
     now = services.clock.now()
     holds = record.circuit_holds + 1
     until = now + circuit_hold_of(record.order_id, holds, services.settings)
@@ -171,31 +97,17 @@ def hold_back(record: StateRecord, services: Services, report: ScanReport) -> st
 
 
 def circuit_hold_of(order_id: str, holds: int, settings: Settings) -> timedelta:
-    """Hold-back of one order's attempt refused by an open circuit (SPEC A5, V2).
+    """Hold-back of one order's refused attempt: half to all of ``settings.circuit_hold(holds)``.
 
-    Parameters
-    ----------
-    order_id : str
-        The order; it picks the order's place in the spread.
-    holds : int
-        ``circuitHolds`` after the increment, at least 1.
-    settings : Settings
-        For :meth:`Settings.circuit_hold`.
-
-    Returns
-    -------
-    timedelta
-        Between half and all of ``settings.circuit_hold(holds)``: never more than
-        ``CIRCUIT_HOLD_MAX_S``, and growing with ``holds`` (the least hold-back after
-        ``n + 1`` refusals is the most after ``n``, below the cap). Deterministic, so
-        concurrent supervisors compute the same value.
+    Spread per order so refused orders do not return together; growing with ``holds``, at
+    most ``CIRCUIT_HOLD_MAX_S``; deterministic, so concurrent supervisors agree.
     """
     spread = zlib.crc32(f"{order_id}:{holds}".encode()) / 0xFFFFFFFF
     return settings.circuit_hold(holds) * (0.5 + 0.5 * spread)
 
 
 def recover_attempt(record: StateRecord, services: Services, report: ScanReport) -> str | None:
-    """Retry an expired attempt of the order, or give up on the order (SPEC V2)."""
+    """Retry an expired attempt of the order, or give up on the order (V2)."""
     s = services.settings
     now = services.clock.now()
     failures = record.failure_count + 1
@@ -229,7 +141,7 @@ def recover_attempt(record: StateRecord, services: Services, report: ScanReport)
 
 def recover_compensation(record: StateRecord, services: Services,
                          report: ScanReport) -> str | None:
-    """Retry an expired compensation attempt, or give up on the compensation (SPEC S9)."""
+    """Retry an expired compensation attempt, or give up on the compensation (S9)."""
     s = services.settings
     now = services.clock.now()
     failures = record.compensation_failures + 1
@@ -254,18 +166,10 @@ def recover_compensation(record: StateRecord, services: Services,
 
 
 def tell_client(record: StateRecord, services: Services, report: ScanReport) -> str | None:
-    """Resend the final status of an order whose client was not told in time (SPEC S8).
+    """Resend a final status not sent in time, under the same MessageId (S8).
 
-    ``record`` is in a final state with its CompleteBy passed: the step that ended the order
-    could not send its status (or crashed before it). The status is sent again under the
-    same MessageId (so a send that did reach the queue within its duplicate-detection
-    window is dropped there) with the record's ``failureReason``, and the record noted. If
-    the send fails again, CompleteBy is put off by ``status_grace`` for the next pass.
-
-    Returns
-    -------
-    str or None
-        ``told`` or ``tell_later``; None if another writer changed the record first.
+    A failed resend puts CompleteBy off by ``status_grace``; returns ``told``, ``tell_later``
+    or None if skipped.
     """
     if tell(record, FINAL_STATUS[record.process_state], record.failure_reason, services):
         report.told.append(record.order_id)
@@ -277,18 +181,7 @@ def tell_client(record: StateRecord, services: Services, report: ScanReport) -> 
 
 
 def recover_overdue(record: StateRecord, services: Services, report: ScanReport) -> str | None:
-    """Recover a record whose CompleteBy passed before the scan window, and alert (V1, V2).
-
-    The record is recovered by :func:`recover`, like any expired one; if this supervisor
-    made the change, an ``OverdueOrder`` alert names the order, its attempt, how long ago
-    its CompleteBy passed and what was done. A record another writer changed first is
-    skipped without an alert (the writer that won handles it, V4).
-
-    Returns
-    -------
-    str or None
-        As :func:`recover`.
-    """
+    """Recover a record whose CompleteBy passed before the scan window, with an alert (V1, V2)."""
     now = services.clock.now()
     outcome = recover(record, services, report)
     if outcome is None:
@@ -316,8 +209,7 @@ def _duration(delta: timedelta) -> str:
 
 def _write(changed: StateRecord, services: Services, report: ScanReport) -> bool:
     try:
-        # replace() checks the ETag read in the scan, so LockedBy is still the stale
-        # instance's: a record another supervisor or the attempt itself changed is skipped.
+        # The ETag read in the scan: a record changed since is skipped.
         services.stores.states.replace(changed)
     except PreconditionFailedError:
         report.skipped += 1
@@ -326,21 +218,7 @@ def _write(changed: StateRecord, services: Services, report: ScanReport) -> bool
 
 
 def supervise(services: Services) -> ScanReport:
-    """Run one bounded pass and request recovery of every expired attempt found (V1-V4).
-
-    The scans share ``SUPERVISOR_MAX_RECORDS``: first the overdue records (CompleteBy
-    before ``now - SUPERVISOR_SCAN_WINDOW_S``, each recovered with an ``OverdueOrder``
-    alert), then those expired within the window; then the same two ranges of the final
-    states, whose pending final status is resent (:func:`tell_client`). All follow
-    continuation tokens page by page (``SUPERVISOR_PAGE_SIZE``) and read only expired
-    records.
-
-    Returns
-    -------
-    ScanReport
-        Pages, rows read / request charge of both scans, and the OrderIDs retried, held
-        back, given up or found overdue.
-    """
+    """Run one bounded pass and request recovery of every expired attempt found (V1-V4)."""
     s = services.settings
     started = time.perf_counter()
     report = ScanReport()
@@ -378,7 +256,7 @@ def supervise(services: Services) -> ScanReport:
 def _sweep(pages: Iterator[ScanPage],
            action: Callable[[StateRecord, Services, ScanReport], str | None],
            budget: int, services: Services, report: ScanReport) -> int:
-    """Apply ``action`` to the records of ``pages`` until ``budget`` records; return the rest."""
+    """Apply ``action`` to ``pages``' records up to ``budget``; return what is left."""
     for page in pages:
         report.pages += 1
         report.rows_read += page.rows_read or 0

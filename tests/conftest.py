@@ -10,10 +10,12 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.test.globals_test import reset_trace_globals
 
+import sqlitekit
 from clocks import ManualClock
 from orders.observability import metrics, telemetry
 from orders.runtime import Services
 from orders.settings import Settings
+from orders.stores import _sqlite as sqlite_adapters
 from orders.stores import create_stores
 from tests.support.fakes import RecordingSender
 
@@ -34,6 +36,27 @@ def no_tracer_left_behind(monkeypatch):
     if hasattr(installed, "shutdown"):
         installed.shutdown()
     reset_trace_globals()
+
+
+_connect = sqlitekit.connect
+
+
+def _connect_without_fsync(path, *, synchronous="FULL"):
+    return _connect(path, synchronous="NORMAL" if synchronous == "FULL" else synchronous)
+
+
+@pytest.fixture(autouse=True)
+def sqlite_without_fsync(request, monkeypatch):
+    """Open this process's SQLite files with ``synchronous=NORMAL`` unless marked ``fsync``.
+
+    FULL fsyncs the WAL on every commit (about 8 ms each on a shared disk, most of the
+    suite's time). In WAL mode NORMAL loses commits only on a power loss, never on a
+    process kill, and no test can cut the power: every assertion holds as under FULL.
+    Subprocesses (the demo, the crash tests) keep the product's FULL.
+    """
+    if request.node.get_closest_marker("fsync") is None:
+        for module in (sqlitekit, sqlite_adapters):
+            monkeypatch.setattr(module, "connect", _connect_without_fsync)
 
 
 @pytest.fixture

@@ -1,12 +1,6 @@
-"""Find and import the app the way the Python worker does (v2 model; v1 in devhost.app.v1).
+"""Find and import a v2 app as the Python worker does (v1: :mod:`devhost.app.v1`).
 
-The worker imports the script named by the app setting ``PYTHON_SCRIPT_FILE_NAME``
-(default ``function_app.py``; a name of letters, digits, ``_`` and ``-`` ending in ``.py``)
-and takes the one top-level ``azure.functions.FunctionRegister`` instance of that module,
-whatever its name (``app``, ``myApp``, ...): two such names are refused ("More than one
-... function app instances are defined"), and so is none. An error while importing (a
-syntax error, an import that fails, an exception at module level) is reported as one line
-naming the app's file, line and column (:mod:`devhost.app.load_errors`).
+The rules (script name, one ``FunctionRegister`` under any name): docs/local-host.md.
 """
 
 from __future__ import annotations
@@ -31,13 +25,7 @@ _VALID_SCRIPT_NAME = re.compile(r"^[a-zA-Z0-9_][a-zA-Z0-9_\-]*\.py$")
 
 
 def script_file_name(environ: dict[str, str] | None = None) -> str:
-    """Return the app's script file name from ``PYTHON_SCRIPT_FILE_NAME``.
-
-    Raises
-    ------
-    AppLoadError
-        If the name breaks the worker's rule (``Invalid file name``).
-    """
+    """Return ``PYTHON_SCRIPT_FILE_NAME`` (default ``function_app.py``); AppLoadError if invalid."""
     env = os.environ if environ is None else environ
     name = env.get(SCRIPT_FILE_SETTING) or DEFAULT_SCRIPT_FILE
     if not _VALID_SCRIPT_NAME.match(name):
@@ -47,15 +35,9 @@ def script_file_name(environ: dict[str, str] | None = None) -> str:
 
 
 def import_script(app_dir: Path, script: str) -> Any:
-    """Execute the app's script as module ``<stem>`` with the app folder on ``sys.path``.
+    """Execute the script afresh as module ``<stem>``, the app folder on ``sys.path``.
 
-    Each call executes the file afresh (tests build several hosts in one process).
-
-    Raises
-    ------
-    AppLoadError
-        If the file is missing, or importing it raises: one line ``file:line:col: Type:
-        message`` pointing at the app's own code, the exception chained.
+    Raises AppLoadError if it is missing or its import raises (one ``file:line:col`` line).
     """
     path = app_dir / script
     if not path.is_file():
@@ -78,25 +60,9 @@ def import_script(app_dir: Path, script: str) -> Any:
 
 
 def find_function_app(module: Any, script: str) -> Any:
-    """Return the module's one top-level ``FunctionRegister`` instance.
+    """Return the module's one top-level ``FunctionRegister`` instance, under any name.
 
-    Parameters
-    ----------
-    module : module
-        The imported app script.
-    script : str
-        Its file name (for messages).
-
-    Returns
-    -------
-    azure.functions.FunctionRegister
-        ``FunctionApp``, ``DFApp`` or another registry, under any name.
-
-    Raises
-    ------
-    AppLoadError
-        If the module defines none, or more than one name bound to such an instance (the
-        worker refuses a second name even when it is the same object).
+    Raises AppLoadError for none, or two names (even of one object, as the worker refuses).
     """
     from azure.functions import FunctionRegister
 
@@ -114,27 +80,7 @@ def find_function_app(module: Any, script: str) -> Any:
 
 
 def import_app(app_dir: Path, module: str | None = None) -> Any:
-    """Import the app's script and return its function app (see the module docstring).
-
-    Parameters
-    ----------
-    app_dir : Path
-        The app folder.
-    module : str, optional
-        Module name of the script; default from ``PYTHON_SCRIPT_FILE_NAME``.
-
-    Returns
-    -------
-    azure.functions.FunctionRegister or devhost.app.v1.V1App
-        A v1-model app (function folders with ``function.json``) when the folder has no
-        v2 script.
-
-    Raises
-    ------
-    AppLoadError
-        See :func:`script_file_name`, :func:`import_script`, :func:`find_function_app`,
-        :func:`devhost.app.v1.load_v1_app`.
-    """
+    """Import the v2 script, else a v1 folder app; AppLoadError as the functions above raise it."""
     script = f"{module}.py" if module else script_file_name()
     app_dir = Path(app_dir)
     if not (app_dir / script).is_file() and is_v1_app(app_dir):

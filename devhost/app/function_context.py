@@ -1,10 +1,4 @@
-"""The ``azure.functions.Context`` the Python worker passes to a ``context`` parameter.
-
-A function that takes a parameter named ``context`` which no binding declares gets the
-invocation's context from the worker (see :mod:`devhost.app.signature_check`): invocation id,
-function name and directory, a trace context and a retry context. The local host builds
-the same object for every such call (:func:`devhost.app.invoke.call`).
-"""
+"""The ``azure.functions.Context`` the worker passes to an unbound ``context`` parameter."""
 
 from __future__ import annotations
 
@@ -22,17 +16,17 @@ class LocalTraceContext(func_abc.TraceContext):
 
     @property
     def trace_state(self) -> str:
-        """Return the ``tracestate`` (empty)."""
+        """Return ``''``."""
         return ""
 
     @property
     def trace_parent(self) -> str:
-        """Return the ``traceparent`` (empty)."""
+        """Return ``''``."""
         return ""
 
     @property
     def attributes(self) -> dict[str, str]:
-        """Return the trace attributes (none)."""
+        """Return ``{}``."""
         return {}
 
 
@@ -41,29 +35,22 @@ class LocalRetryContext(func_abc.RetryContext):
 
     @property
     def retry_count(self) -> int:
-        """Return the retry count (0)."""
+        """Return 0."""
         return 0
 
     @property
     def max_retry_count(self) -> int:
-        """Return the maximum retry count (0)."""
+        """Return 0."""
         return 0
 
     @property
     def exception(self) -> Any:
-        """Return the previous attempt's exception (None)."""
+        """Return None."""
         return None
 
 
 class LocalContext(func_abc.Context):
-    """One invocation's context.
-
-    Parameters
-    ----------
-    func : callable
-        The user function (its name and folder fill ``function_name`` and
-        ``function_directory``).
-    """
+    """One invocation's context; ``func``'s name and source folder fill its fields."""
 
     def __init__(self, func: Any) -> None:
         target = inspect.unwrap(func)
@@ -77,7 +64,7 @@ class LocalContext(func_abc.Context):
 
     @property
     def invocation_id(self) -> str:
-        """Return this invocation's id (a new GUID per call)."""
+        """Return a GUID, new per call."""
         return self._invocation_id
 
     @property

@@ -1,20 +1,8 @@
-"""The app's ``host.json``, read as the Functions host and the Durable extension read it.
+"""The app's ``host.json``, read once at start-up as the Functions host and the extension do.
 
-* The file is parsed once, at start-up. As on Azure (``JObject.Parse``), ``//`` and
-  ``/* */`` comments are allowed; anything else that is not one JSON object (a syntax error,
-  two objects one after the other) stops the start with ``host.json:LINE:COL: ...``. A file
-  with content but no ``"version": "2.0"`` is refused with the Functions host's message; a
-  missing file or ``{}`` is the default configuration.
-* Keys are case-insensitive, and an app setting ``AzureFunctionsJobHost__a__b`` overrides
-  ``a.b`` (the Functions host's configuration rules).
-* ``extensions.durableTask.hubName`` that is exactly one ``%Setting%`` reference is resolved
-  from the app settings, as the extension's ``ResolveAppSettingOptions`` does; a reference
-  to a setting that is not set stops the start (on Azure the literal name is then an
-  invalid task hub name).
-* The orchestration versioning settings (``defaultVersion``, ``versionMatchStrategy``,
-  ``versionFailureStrategy``; Microsoft's "Orchestration versioning" article for Durable
-  Functions) and ``maxEntityOperationBatchSize`` are validated here; see
-  :mod:`devhost.orchestration.versioning` for what they do.
+The rules are in docs/local-host.md: comments allowed (``JObject.Parse``), keys
+case-insensitive, ``AzureFunctionsJobHost__a__b`` overrides, ``"version": "2.0"``, and a
+whole ``%Setting%`` hub name resolved (the extension's ``ResolveAppSettingOptions``).
 """
 
 from __future__ import annotations
@@ -54,22 +42,8 @@ _WHOLE_REFERENCE = re.compile(r"^%([^%]+)%$")
 class DurableSettings:
     """The ``extensions.durableTask`` settings the local host honours.
 
-    Attributes
-    ----------
-    hub_name : str
-        Task hub name, with a whole-string ``%Setting%`` reference resolved.
-    default_version : str or None
-        Version given to new orchestrations and sub-orchestrations started without one.
-    version_match : str
-        One of :data:`MATCH_STRATEGIES` (default ``CurrentOrOlder``).
-    version_failure : str
-        One of :data:`FAILURE_STRATEGIES` (default ``Reject``).
-    max_entity_batch : int
-        Entity operations run in one batch (``maxEntityOperationBatchSize``).
-    overridable_states : str
-        ``overridableExistingInstanceStates``: ``NonRunningStates`` (the extension's
-        default, ``Options/DurableTaskOptions.cs``) refuses a start with the id of an
-        instance that has not ended; ``AnyState`` replaces it.
+    ``overridable_states``: ``NonRunningStates`` (default, ``Options/DurableTaskOptions.cs``)
+    refuses a start with the id of an unended instance; ``AnyState`` replaces it.
     """
 
     hub_name: str = DEFAULT_HUB_NAME
@@ -82,15 +56,7 @@ class DurableSettings:
 
 @dataclass(frozen=True)
 class HostConfig:
-    """The parsed host.json with the app-setting overrides applied.
-
-    Attributes
-    ----------
-    values : dict
-        The configuration tree, every key lower-cased.
-    durable : DurableSettings
-        The Durable extension's settings.
-    """
+    """The parsed host.json, overrides applied, every key of ``values`` lower-cased."""
 
     values: dict[str, Any]
     durable: DurableSettings
@@ -106,19 +72,7 @@ class HostConfig:
 
 
 def strip_comments(text: str) -> str:
-    """Blank out ``//`` and ``/* */`` comments outside strings, keeping every position.
-
-    Parameters
-    ----------
-    text : str
-        JSON text that may hold comments.
-
-    Returns
-    -------
-    str
-        The same text with comment characters replaced by spaces (newlines kept), so a
-        parser's line and column still point into the original file.
-    """
+    """Blank out ``//`` and ``/* */`` comments outside strings, so line and column still hold."""
     out = list(text)
     i, n, in_string = 0, len(text), False
     while i < n:
@@ -155,18 +109,9 @@ def _lower_keys(value: Any) -> Any:
 
 
 def read_host_json(app_dir: Path) -> dict[str, Any]:
-    """Parse the app's host.json as the Functions host does.
+    """Parse host.json (``{}`` when missing) as the Functions host does.
 
-    Returns
-    -------
-    dict
-        The file's object; empty when there is no file.
-
-    Raises
-    ------
-    AppLoadError
-        ``host.json:LINE:COL: ...`` for text that is not one JSON object, or the Functions
-        host's message for a missing or wrong ``version``.
+    Raises AppLoadError ``host.json:LINE:COL: ...``, or the host's text for a bad ``version``.
     """
     path = app_dir / HOST_JSON
     try:
@@ -266,19 +211,10 @@ _HUB_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]{2,49}$")
 
 
 def check_hub_name(name: str) -> str:
-    """Refuse a task hub name the Azure Storage backend refuses, with the extension's text.
+    """Refuse a hub name as ``Options/AzureStorageOptions.cs`` ``ValidateHubName`` does.
 
-    Host behaviour mirrors azure-functions-durable-extension
-    ``Options/AzureStorageOptions.cs`` (``ValidateHubName``, run at start-up by
-    ``AzureStorageDurabilityProviderFactory``): the name must be a valid blob container,
-    queue and table name (letters and digits, starting with a letter, at least 3) and at
-    most 50 characters, though the message says 45.
-
-    Raises
-    ------
-    AppLoadError
-        ``host.json: Task hub name '<name>' should contain only alphanumeric characters,
-        start with a letter, and have length between 3 and 45.``
+    Run at start-up by ``AzureStorageDurabilityProviderFactory``: letters and digits from a
+    letter, 3 to 50 long, though its message (our AppLoadError's) says 45.
     """
     if not _HUB_NAME.match(name):
         raise AppLoadError(f"{HOST_JSON}: Task hub name '{name}' should contain only "
@@ -288,24 +224,10 @@ def check_hub_name(name: str) -> str:
 
 
 def load_host_config(app_dir: str | Path, environ: dict[str, str] | None = None) -> HostConfig:
-    """Read host.json with app-setting overrides and validate the Durable settings.
+    """Read host.json with app-setting overrides (default ``os.environ``); check Durable settings.
 
-    Parameters
-    ----------
-    app_dir : str or Path
-        The app folder.
-    environ : dict, optional
-        App settings (default ``os.environ``, where ``local.settings.json`` Values are).
-
-    Returns
-    -------
-    HostConfig
-
-    Raises
-    ------
-    AppLoadError
-        For a host.json that cannot be parsed, or a Durable setting the host refuses (an
-        unknown strategy, a hub name reference to an unset setting, a batch size < 1).
+    Raises AppLoadError for an unparsable file, an unknown strategy, an unset hub name
+    reference or a batch size below 1.
     """
     env = dict(os.environ if environ is None else environ)
     values = apply_overrides(_lower_keys(read_host_json(Path(app_dir))), env)

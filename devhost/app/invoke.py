@@ -1,10 +1,7 @@
-"""Call an app function the way the Python worker does: sync or async, keyword arguments.
+"""Call an app function as the Python worker does: sync in the caller's thread, async on one loop.
 
-The Python worker runs every ``async def`` function on its one event loop, and the Durable
-SDK relies on that: its durable client keeps one process-wide aiohttp session, bound to the
-loop that created it. So async functions here run on a single shared loop in a background
-thread (:func:`run`); sync functions run in the calling worker thread. An async function
-that blocks that loop is named in a warning (:mod:`devhost.app.loop_watch`).
+The worker runs every ``async def`` on its one event loop, and the Durable SDK's process-wide
+aiohttp session is bound to it; so do we (:func:`run`), warning of blocking (:mod:`.loop_watch`).
 """
 
 from __future__ import annotations
@@ -23,11 +20,7 @@ T = TypeVar("T")
 
 
 class FunctionExit(RuntimeError):
-    """A function raised ``SystemExit`` or ``KeyboardInterrupt`` (``sys.exit()`` in app code).
-
-    The host treats it as that function's failure (TaskFailed, a failed orchestration, an
-    abandoned message), so one function cannot stop a host thread or the event loop.
-    """
+    """A function raised SystemExit/KeyboardInterrupt: its failure, never the host thread's stop."""
 
 
 def _as_failure(exc: BaseException, func: Any) -> FunctionExit:
@@ -44,13 +37,7 @@ async def _guarded(awaitable: Any, func: Any) -> Any:
 
 
 def call_guarded(func: Any, /, *args: Any, **kwargs: Any) -> Any:
-    """Call ``func(*args, **kwargs)``, turning ``SystemExit``/``KeyboardInterrupt`` into failure.
-
-    Raises
-    ------
-    FunctionExit
-        If ``func`` raised ``SystemExit`` or ``KeyboardInterrupt``.
-    """
+    """Call ``func``; FunctionExit if it raised ``SystemExit`` or ``KeyboardInterrupt``."""
     try:
         return func(*args, **kwargs)
     except (SystemExit, KeyboardInterrupt) as exc:
@@ -71,45 +58,14 @@ def _worker_loop() -> asyncio.AbstractEventLoop:
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine on the shared worker event loop and wait for its result.
-
-    Tests use this to call the SDK's durable client, as app code on the same loop would.
-
-    Parameters
-    ----------
-    coro : coroutine
-        The awaitable to run.
-
-    Returns
-    -------
-    Any
-        The coroutine's result (its exception is raised here).
-    """
+    """Run ``coro`` on the shared worker loop and return its result (tests call the SDK so)."""
     return asyncio.run_coroutine_threadsafe(coro, _worker_loop()).result()
 
 
 def call(func: Any, kwargs: dict[str, Any]) -> Any:
-    """Call ``func(**kwargs)``; a coroutine function runs on the shared worker loop.
+    """Call ``func`` with the ``kwargs`` it takes (all for ``**kwargs``); async on the shared loop.
 
-    Parameters
-    ----------
-    func : callable
-        The user function.
-    kwargs : dict
-        Arguments by binding name; names the function does not take are left out unless it
-        accepts ``**kwargs``. A ``context`` parameter not given here receives an
-        ``azure.functions.Context``, as the Python worker passes one.
-
-    Returns
-    -------
-    Any
-        What the function returned.
-
-    Raises
-    ------
-    FunctionExit
-        If the function raised ``SystemExit`` or ``KeyboardInterrupt``; any other
-        exception propagates as raised.
+    An unpassed ``context`` parameter gets an ``azure.functions.Context``; FunctionExit as above.
     """
     params = inspect.signature(func).parameters
     if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
@@ -125,11 +81,9 @@ def call(func: Any, kwargs: dict[str, Any]) -> Any:
 
 
 def close_sdk_session(timeout_s: float = 2.0) -> None:
-    """Close the durable SDK's process-wide aiohttp session on the shared loop, if any.
+    """Close the SDK's process-wide aiohttp session on the shared loop, if any.
 
-    The SDK keeps one ``ClientSession`` per process and has no shutdown hook (its own
-    comment says process exit cleans up); a host that stops while the process goes on
-    (tests, Ctrl-C with logging still on) would otherwise log "Unclosed client session".
+    The SDK has no shutdown hook; a host stopping in a live process logs "Unclosed client session".
     """
     with _guard:
         loop = _loop

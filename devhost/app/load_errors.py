@@ -1,10 +1,4 @@
-"""Start-up errors of the local host, each one line pointing at the user's file.
-
-An app that cannot be imported, or a ``host.json`` or ``local.settings.json`` that cannot be
-read, stops the start with one line such as ``function_app.py:12:5: SyntaxError: invalid
-syntax``; the full traceback is chained to the exception for debug logging only. The host's
-own modules never appear in that line: it names the deepest frame of the app's own code.
-"""
+"""Start-up errors, one line at the user's file (``function_app.py:12:5: SyntaxError: ...``)."""
 
 from __future__ import annotations
 
@@ -14,31 +8,14 @@ from pathlib import Path
 
 
 class AppLoadError(Exception):
-    """The app or its configuration cannot be loaded, or uses what the host cannot run.
-
-    The message is one line naming the user's file (with line and column where known) or
-    the setting at fault; the original exception, if any, is chained as ``__cause__``.
-    """
+    """The app or its configuration cannot be loaded; one line naming the file or setting."""
 
 
 _LIBRARY_PARTS = ("site-packages", "dist-packages")
 
 
 def display_path(path: str | Path, app_dir: Path) -> str:
-    """Return ``path`` relative to the app folder when it is inside it, else as given.
-
-    Parameters
-    ----------
-    path : str or Path
-        A file path (absolute or relative).
-    app_dir : Path
-        The app folder.
-
-    Returns
-    -------
-    str
-        POSIX-style relative path, or the path unchanged.
-    """
+    """Return ``path`` relative to ``app_dir`` (POSIX) when inside it, else as given."""
     try:
         return Path(path).resolve().relative_to(app_dir.resolve()).as_posix()
     except (ValueError, OSError):
@@ -56,22 +33,10 @@ def _is_app_file(filename: str, app_dir: Path) -> bool:
 
 
 def describe_exception(exc: BaseException, app_dir: Path, fallback: str) -> str:
-    """Describe an exception raised while importing the app, as ``file:line:col: Type: msg``.
+    """Return ``file:line:col: Type: msg`` for an exception raised importing the app.
 
-    Parameters
-    ----------
-    exc : BaseException
-        What importing the app raised.
-    app_dir : Path
-        The app folder: the location given is the deepest traceback frame in it (outside
-        any ``site-packages``), or for a ``SyntaxError`` the file and position it names.
-    fallback : str
-        File named when no frame is in the app folder (the app's script file).
-
-    Returns
-    -------
-    str
-        One line, such as ``function_app.py:3:1: ModuleNotFoundError: No module named 'x'``.
+    The place is the deepest frame in ``app_dir`` outside ``site-packages`` (a SyntaxError's own),
+    else ``fallback``.
     """
     kind = type(exc).__name__
     if isinstance(exc, SyntaxError) and exc.filename:
@@ -87,18 +52,5 @@ def describe_exception(exc: BaseException, app_dir: Path, fallback: str) -> str:
 
 
 def describe_json_error(exc: json.JSONDecodeError, name: str) -> str:
-    """Describe a JSON syntax error as ``name:line:col: message``.
-
-    Parameters
-    ----------
-    exc : json.JSONDecodeError
-        The parser's error (line and column count from 1).
-    name : str
-        The file as the user knows it (``host.json``, ``local.settings.json``).
-
-    Returns
-    -------
-    str
-        One line.
-    """
+    """Return ``name:line:col: not valid JSON: message`` for a JSON syntax error."""
     return f"{name}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}"

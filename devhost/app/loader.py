@@ -1,14 +1,6 @@
-"""Discover an app's functions the way the Functions host does: from its own metadata.
+"""Index an app's functions from its own ``get_functions()`` metadata, as the Functions host does.
 
-The Python worker answers the host's metadata request with the function app's
-``get_functions()`` (the app is found as the worker finds it, see
-:mod:`devhost.app.discovery`); this module reads the same list, checks each function's
-parameters against its bindings as the worker does (:mod:`devhost.app.signature_check`),
-resolves ``%Setting%`` binding expressions from the environment, and loads
-``local.settings.json`` Values into the environment first, as ``func start`` does. An app
-that uses a binding this host cannot run fails at start-up, naming it. A v1-model app
-(one folder per function with ``function.json``, :mod:`devhost.app.v1`) offers the same
-metadata and goes through the same checks.
+Also resolves ``%Setting%`` bindings and loads ``local.settings.json`` first (docs/local-host.md).
 """
 
 from __future__ import annotations
@@ -30,7 +22,6 @@ __all__ = ["SUPPORTED_BINDINGS", "AppIndex", "AppLoadError", "FunctionDef", "fin
 SUPPORTED_BINDINGS = ("orchestrationTrigger", "activityTrigger", "entityTrigger",
                       "durableClient", "serviceBusTrigger", "timerTrigger", "httpTrigger",
                       "http")
-"""Binding types the local host implements."""
 
 _SETTING = re.compile(r"%([^%]+)%")
 
@@ -39,25 +30,10 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class FunctionDef:
-    """One function of the app, as its metadata describes it.
+    """One function of the app, its ``%Setting%`` expressions resolved.
 
-    Attributes
-    ----------
-    name : str
-        Function name.
-    func : callable
-        The user function (for orchestrators: the SDK's handler wrapping it).
-    trigger : dict
-        The trigger binding, with ``%Setting%`` expressions resolved.
-    trigger_param : str
-        Parameter name the trigger value is passed as.
-    client_param : str or None
-        Parameter name of a ``durableClient`` input binding, if any.
-    client_task_hub : str or None
-        The ``taskHub`` of that binding (``%Setting%`` resolved), if it names one.
-    output_param : str or None
-        Parameter name of an ``http`` output binding that is not ``$return`` (a v1
-        function sets the response through a ``func.Out`` parameter).
+    ``func`` is the SDK's handler for orchestrators; ``output_param`` names an ``http`` output
+    that is not ``$return`` (a v1 ``func.Out``).
     """
 
     name: str
@@ -78,7 +54,7 @@ class AppIndex:
     timers: list[FunctionDef] = field(default_factory=list)
     http: list[FunctionDef] = field(default_factory=list)
     entities: dict[str, FunctionDef] = field(default_factory=dict)
-    """Entity functions by entity name, lower-cased (entity names are case-insensitive)."""
+    """By entity name, lower-cased (entity names are case-insensitive)."""
 
     def all_functions(self) -> list[FunctionDef]:
         """Return every function of the app."""
@@ -87,23 +63,9 @@ class AppIndex:
 
 
 def find_function(functions: dict[str, T], name: str) -> T | None:
-    """Look a function up by name, ignoring case, as the Durable extension does.
+    """Look a function up by name ignoring case, or None.
 
-    Host behaviour mirrors azure-functions-durable-extension ``FunctionName.cs``: function
-    names are equal when they are equal ignoring case (``StringComparison.OrdinalIgnoreCase``),
-    so ``call_activity("Hello")`` runs the activity ``hello`` and starting
-    ``DurableFunctionsOrchestrator`` starts ``durablefunctionsorchestrator``.
-
-    Parameters
-    ----------
-    functions : dict
-        Functions by their declared name.
-    name : str
-        The name asked for.
-
-    Returns
-    -------
-    The function, or None when no name matches even ignoring case.
+    As azure-functions-durable-extension ``FunctionName.cs`` (``OrdinalIgnoreCase``) compares.
     """
     found = functions.get(name)
     if found is not None or not isinstance(name, str):
@@ -113,23 +75,7 @@ def find_function(functions: dict[str, T], name: str) -> T | None:
 
 
 def load_local_settings(app_dir: Path) -> dict[str, str]:
-    """Load ``local.settings.json`` Values into ``os.environ`` (existing variables win).
-
-    Parameters
-    ----------
-    app_dir : Path
-        Folder holding the app's ``local.settings.json`` (optional file).
-
-    Returns
-    -------
-    dict
-        The Values found (empty if there is no file).
-
-    Raises
-    ------
-    AppLoadError
-        If the file is not valid JSON or ``Values`` is not an object of strings.
-    """
+    """Load ``local.settings.json`` Values into ``os.environ`` (set ones win); AppLoadError."""
     path = app_dir / "local.settings.json"
     if not path.exists():
         return {}
@@ -150,13 +96,7 @@ def load_local_settings(app_dir: Path) -> dict[str, str]:
 
 
 def resolve(value: Any) -> Any:
-    """Replace ``%Name%`` in a binding attribute with the app setting ``Name``.
-
-    Raises
-    ------
-    AppLoadError
-        If the setting is not defined (the Functions host refuses to start likewise).
-    """
+    """Replace ``%Name%`` with the app setting; AppLoadError if unset, as the Functions host."""
     if not isinstance(value, str):
         return value
 
@@ -170,25 +110,10 @@ def resolve(value: Any) -> Any:
 
 
 def index_app(app: Any, app_dir: Path | None = None) -> AppIndex:
-    """Group the app's functions by trigger, validating every binding and signature.
+    """Group the app's functions by trigger, checking every binding and signature.
 
-    Parameters
-    ----------
-    app : azure.functions.FunctionRegister
-        The function app (``get_functions()`` is the worker's metadata source).
-    app_dir : Path, optional
-        The app folder, to name files relative to it in errors.
-
-    Returns
-    -------
-    AppIndex
-
-    Raises
-    ------
-    AppLoadError
-        For an unsupported binding type (the message names it and lists the supported
-        ones), a function without a trigger, or parameters that do not match the
-        bindings (:func:`devhost.app.signature_check.check_parameters`).
+    Raises AppLoadError for an unsupported binding (listing the supported), no trigger, or
+    parameters that do not match the bindings.
     """
     index = AppIndex()
     for fn in app.get_functions():
@@ -237,25 +162,7 @@ def _function_def(fn: Any, app_dir: Path | None) -> FunctionDef:
 
 
 def load_app(app_dir: str | Path, module: str | None = None) -> tuple[Any, AppIndex]:
-    """Load settings, import the app and index its functions.
-
-    Parameters
-    ----------
-    app_dir : str or Path
-        The app folder.
-    module : str, optional
-        Module name of the app file; default from the app setting
-        ``PYTHON_SCRIPT_FILE_NAME`` (``function_app``), read after ``local.settings.json``.
-
-    Returns
-    -------
-    (app, AppIndex)
-
-    Raises
-    ------
-    AppLoadError
-        One line naming the file (and line and column) or the setting at fault.
-    """
+    """Load settings, import the app and index it; AppLoadError naming the file or setting."""
     app_dir = Path(app_dir).resolve()
     load_local_settings(app_dir)
     app = import_app(app_dir, module)

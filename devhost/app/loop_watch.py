@@ -1,12 +1,7 @@
 """Warn when an app's async function blocks the shared event loop (Azure parity).
 
-The Python worker runs every ``async def`` function of a process on one event loop: while
-one of them runs synchronous I/O (a sync SDK call, ``time.sleep``), every other async
-invocation in the process waits. Locally that goes unnoticed, deployed it stalls the app
-under load. The host times each synchronous stretch of an async function (from one
-``await`` to the next) and logs a WARNING naming the function when one runs longer than
-``DEVHOST_LOOP_BLOCK_WARN_MS`` (default 100 ms). The behaviour is unchanged: this only
-warns, as asyncio's own debug mode would, but naming the function.
+Deployed, one async function's synchronous I/O stalls every other (docs/local-host.md); each
+stretch between two ``await``s longer than ``DEVHOST_LOOP_BLOCK_WARN_MS`` is named; only warns.
 """
 
 from __future__ import annotations
@@ -24,13 +19,7 @@ DEFAULT_THRESHOLD_MS = 100.0
 
 
 def threshold_s() -> float:
-    """Return the blocking threshold in seconds (``DEVHOST_LOOP_BLOCK_WARN_MS``; 0: off).
-
-    Raises
-    ------
-    ValueError
-        If the setting is not a number of milliseconds >= 0.
-    """
+    """Return ``DEVHOST_LOOP_BLOCK_WARN_MS`` in seconds (0: off); ValueError unless >= 0."""
     raw = os.environ.get(SETTING, "").strip()
     if not raw:
         return DEFAULT_THRESHOLD_MS / 1000
@@ -45,17 +34,7 @@ def threshold_s() -> float:
 
 
 class Timed:
-    """Await ``awaitable``, timing each stretch it runs without yielding to the loop.
-
-    Parameters
-    ----------
-    awaitable : awaitable
-        The app function's coroutine.
-    name : str
-        The function's name, for the warning.
-    limit_s : float
-        Threshold in seconds; 0 turns the watch off.
-    """
+    """Await ``awaitable``, timing each stretch it runs without yielding (``limit_s`` 0: off)."""
 
     def __init__(self, awaitable: Awaitable[Any], name: str, limit_s: float) -> None:
         self._inner = awaitable.__await__()

@@ -1,13 +1,7 @@
-"""The Python worker's load-time check of a function's parameters against its bindings.
+"""The worker's load-time check of parameters against bindings.
 
-When the worker indexes a v2-model app it compares each function's Python signature with
-the names of its bindings (``FunctionRegistry.add_indexed_function``): a parameter named
-``context`` that no binding declares receives an ``azure.functions.Context``; every other
-parameter must be a binding, and every binding (except ``$return``) a parameter. A mismatch
-fails the load ("cannot load the f function: the following parameters are declared in
-Python but not in function.json: {'client'}"), so a decorator applied from another
-registry (a ``durable_client_input`` of a Blueprint on a function of the app) is refused at
-start-up, not with a TypeError on every call.
+As ``FunctionRegistry.add_indexed_function`` does it, so a decorator from another registry
+(a Blueprint's ``durable_client_input``) fails at start-up, not with a TypeError per call.
 """
 
 from __future__ import annotations
@@ -38,32 +32,11 @@ def _location(func: Any, app_dir: Path | None) -> str:
 
 def check_parameters(name: str, func: Any, binding_names: list[str],
                      app_dir: Path | None = None) -> bool:
-    """Check one function's parameters against its bindings, as the worker does at load.
+    """Check a function's signature (``__wrapped__`` followed) against its bindings' names.
 
-    Parameters
-    ----------
-    name : str
-        Function name (for messages).
-    func : callable
-        The user function as registered (the worker reads its signature, following
-        ``__wrapped__``, and its type hints).
-    binding_names : list of str
-        ``name`` of every binding; ``$return`` is not a parameter.
-    app_dir : Path, optional
-        The app folder, to show the function's file relative to it.
-
-    Returns
-    -------
-    bool
-        True if the function takes a ``context`` that no binding declares (the worker then
-        passes an ``azure.functions.Context``).
-
-    Raises
-    ------
-    AppLoadError
-        ``file:line: cannot load the <name> function: ...`` naming the parameters declared
-        only in Python or only in the bindings, or a ``context`` annotated with another
-        type than ``azure.functions.Context``.
+    Return whether it takes a ``context`` no binding declares. Raises AppLoadError
+    ``file:line: cannot load the <name> function: ...`` for a parameter only in Python or only in
+    the bindings, or a ``context`` annotated with another type than ``azure.functions.Context``.
     """
     where = _location(func, app_dir)
     params = dict(inspect.signature(func).parameters)

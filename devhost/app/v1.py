@@ -1,26 +1,8 @@
-"""Load a v1-model app (one folder per function) as the Functions host and Python worker do.
+"""Load a v1-model app (a folder with ``function.json`` per function; docs/local-host.md).
 
-An app without the v2 script (``function_app.py``, or ``PYTHON_SCRIPT_FILE_NAME``) is a
-v1-model app when a folder of the app holds a ``function.json``: the Functions host reads
-each such folder as one function named after the folder (host indexing), and the Python
-worker loads its code. Host behaviour mirrors azure-functions-python-worker
-``azure_functions_worker/loader.py`` (``load_function``, ``install``):
-
-* ``scriptFile`` (default ``__init__.py``) names the code, relative to the folder, and
-  ``entryPoint`` (default ``main``) the function in it; the module is imported as
-  ``__app__.<folder>`` (``__app__.<folder>.<stem>`` for another script file), with
-  ``__app__`` a namespace package on the app folder, so relative imports across function
-  folders (``from ..shared import x``) work, and the app folder is on ``sys.path`` for
-  absolute ones. A script that is not ``.py`` or an entry point that is missing is the
-  worker's ``cannot load function <name>: ...``;
-* ``"disabled": true`` leaves the function out, as does the app setting
-  ``AzureWebJobs.<name>.Disabled`` set to true;
-* ``orchestrationClient`` is the older name of ``durableClient`` (the same binding of the
-  Durable extension); both are accepted.
-
-The result offers ``get_functions()`` like a v2 ``FunctionApp``, each function giving its
-name, bindings and entry point, so :func:`devhost.app.loader.index_app` checks and groups
-it exactly as a v2 function: the same supported bindings and the same one-line load errors.
+Mirrors azure-functions-python-worker ``azure_functions_worker/loader.py`` (``load_function``,
+``install``); ``AzureWebJobs.<name>.Disabled`` also disables. The result offers
+``get_functions()`` like a v2 ``FunctionApp``, so ``index_app`` checks it alike.
 """
 
 from __future__ import annotations
@@ -93,9 +75,7 @@ def is_v1_app(app_dir: Path) -> bool:
 def install_namespace(app_dir: Path) -> None:
     """Make ``__app__`` a namespace package on the app folder (the worker's ``install``).
 
-    One app per process, as in the worker: modules imported under ``__app__`` for another
-    app folder are dropped (tests build several hosts in one process), and every load
-    imports the function folders afresh.
+    One app per process: modules of another app folder under ``__app__`` are dropped first.
     """
     for name in [n for n in sys.modules if n.startswith(APP_NAMESPACE + ".")]:
         del sys.modules[name]
@@ -169,13 +149,7 @@ def _load_entry_point(folder: Path, app_dir: Path, config: dict[str, Any]) -> An
 
 
 def load_v1_app(app_dir: Path) -> V1App:
-    """Import every function folder of a v1-model app.
-
-    Raises
-    ------
-    AppLoadError
-        One line naming the folder's ``function.json`` or its script at fault.
-    """
+    """Import every enabled function folder; AppLoadError naming the ``function.json`` or script."""
     app_dir = Path(app_dir).resolve()
     install_namespace(app_dir)
     functions = []

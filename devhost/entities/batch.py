@@ -1,15 +1,10 @@
-"""Run one batch of entity operations through the SDK's own entity handler (SPEC D10).
+"""Run one batch of entity operations through the SDK's own entity handler (D10).
 
-The Python SDK's ``Entity.create`` handler (what ``@app.entity_trigger`` registers) takes
-the batch JSON, runs each operation in order, catching each operation's exception as that
-operation's error result, and returns the new state with one result per operation
-(:mod:`devhost.taskhub.entity_messages` has the shapes). This module turns that answer into an
-:class:`~devhost.taskhub.entity_queue.EntityCommit`: the new state, a response to every caller
-and the signals the entity sent.
-
-If the handler itself fails (an SDK error, a malformed answer, ``sys.exit()``), every
-operation of the batch fails with that error and the state is left as it was, as the
-extension does when a batch cannot run; so no batch can fail in a loop (SPEC L3).
+The SDK's ``Entity.create`` handler runs each operation in order, catching each one's
+exception as its error result; this module turns its answer into an
+:class:`~devhost.taskhub.entity_queue.EntityCommit` (state, responses, signals). If the
+handler itself fails, every operation fails with that error and the state is kept, as the
+extension does: no batch fails in a loop (L3).
 """
 
 from __future__ import annotations
@@ -50,23 +45,7 @@ def missing_function_error(name: str, known: list[str]) -> str:
 
 def run_batch(item: EntityWorkItem, handler: EntityHandler | None, now: datetime,
               known: list[str] | None = None) -> EntityCommit:
-    """Run a claimed entity's batch and return what it writes.
-
-    Parameters
-    ----------
-    item : EntityWorkItem
-        The entity, its state and its requests, oldest first.
-    handler : callable or None
-        The SDK's entity handler of the entity's function; None if the app has none.
-    now : datetime
-        Timestamp of the messages sent.
-    known : list of str, optional
-        The app's entity names (for the message when ``handler`` is None).
-
-    Returns
-    -------
-    EntityCommit
-    """
+    """Run a claimed entity's batch and return what it writes (``handler`` None: all fail)."""
     requests = [message for _, message in item.requests]
     if handler is None:
         error = json.dumps(missing_function_error(item.name, known or []))

@@ -1,8 +1,7 @@
-"""The entity work loop: claim entities with requests, run their batches, commit (SPEC D10).
+"""The entity work loop: claim entities with requests, run their batches, commit (D10).
 
-:class:`EntityWorker` is one of the host's pollers: a thread of its own when the host runs
-(:meth:`devhost.run.host.LocalHost.start`), a step of drain mode in tests. Every host process
-runs one, and the entity leases keep two processes off one entity.
+One poller per host process (a thread, or a drain step in tests); entity leases keep two
+processes off one entity.
 """
 
 from __future__ import annotations
@@ -23,18 +22,8 @@ MAX_ENTITIES_PER_POLL = 16
 class EntityWorker:
     """Run the batches of the app's entities against one task hub.
 
-    Parameters
-    ----------
-    taskhub : TaskHub
-        The shared task hub (its entity queue).
-    entities : dict
-        The app's entity functions by lower-case entity name (``FunctionDef``).
-    owner : str
-        Lease owner id (the process's worker id).
-    lease : timedelta
-        How long a claimed entity stays leased; a batch must commit within it.
-    batch_size : int
-        Operations per batch at most (host.json ``maxEntityOperationBatchSize``).
+    ``entities`` maps lower-case names to ``FunctionDef``; a batch (at most ``batch_size``,
+    ``maxEntityOperationBatchSize``) must commit within ``lease``.
     """
 
     is_schedule = False
@@ -49,13 +38,7 @@ class EntityWorker:
         self.batch_size = batch_size
 
     def poll_once(self) -> int:
-        """Run one batch for each claimable entity (up to :data:`MAX_ENTITIES_PER_POLL`).
-
-        Returns
-        -------
-        int
-            Operations run.
-        """
+        """Run one batch per claimable entity; return the operations run."""
         items = self.taskhub.claim_entities(self.owner, self.lease, MAX_ENTITIES_PER_POLL,
                                             self.batch_size)
         if not items:

@@ -1,12 +1,4 @@
-"""Stop taking work while the data disk is full; take it again once space returns.
-
-SQLite refuses a write on a full disk (SQLITE_FULL, or SQLITE_IOERR for its journal) and
-rolls its transaction back, so nothing is half-written; but a host that went on claiming
-work would fail every claim, log each failure, and spend messages' delivery counts. The
-first such error closes the :class:`DiskGate` with one line in the log; the host's loops
-then wait, and the gate opens again, with one line, once the data folder's file system
-has :data:`MIN_FREE_BYTES` free.
-"""
+"""Stop taking work while the data disk is full (docs/local-host.md, "A full data disk")."""
 
 from __future__ import annotations
 
@@ -28,15 +20,7 @@ CHECK_EVERY_S = 0.5
 
 
 class DiskGate:
-    """Whether this process takes work, closed while its data disk is full.
-
-    Parameters
-    ----------
-    data_dir : Path
-        The folder of the SQLite files.
-    free_bytes : callable, optional
-        Returns the free bytes of ``data_dir``'s file system (tests pass their own).
-    """
+    """Whether this process takes work; ``free_bytes(data_dir)`` is injectable for tests."""
 
     def __init__(self, data_dir: Path,
                  free_bytes: Callable[[Path], int] | None = None) -> None:
@@ -47,11 +31,7 @@ class DiskGate:
         self._lock = threading.Lock()
 
     def saw(self, exc: BaseException) -> bool:
-        """Close the gate if ``exc`` says the disk is full; return whether it is closed.
-
-        A failure while the disk has no space left counts too: a function that failed
-        over HTTP (the host's API could not write) carries no SQLite error of its own.
-        """
+        """Close the gate on a disk-full ``exc`` (or any while space is short); return if closed."""
         if not is_disk_full(exc) and self._free() >= MIN_FREE_BYTES:
             return False
         with self._lock:
@@ -90,6 +70,5 @@ class DiskGate:
 
 
 def _free_bytes(path: Path) -> int:
-    """Free bytes of ``path``'s file system for unprivileged writers."""
     stat = os.statvfs(path)
     return stat.f_bavail * stat.f_frsize

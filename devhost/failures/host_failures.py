@@ -1,24 +1,4 @@
-"""Failures of the host itself: retried a bounded number of times, then ended (SPEC L3).
-
-An episode, an activity or a trigger invocation can fail because of the local host rather
-than the app: a bug in the host, an SDK answer it cannot read, a commit it cannot write.
-Retrying such work at once and forever is a busy loop that Azure never shows, so the host
-retries it ``DEVHOST_HOST_RETRIES`` times (default 3) with a growing pause, and then ends
-it the way Azure ends work that keeps failing:
-
-- an orchestration instance: Failed, its output ``Orchestrator function '<name>' failed:
-  <the host's error text>``, its parent told as for any failed sub-orchestration, and a log
-  line at ERROR naming the instance;
-- an activity: TaskFailed with the host's error text (the orchestrator sees an activity
-  failure it can catch, as for any other), logged at ERROR;
-- a Service Bus message: dead-lettered with reason :data:`HOST_ERROR_REASON` and the host's
-  error text as description (its delivery count counts the attempts);
-- a timer occurrence: never retried (Azure does not retry a failed occurrence); logged at
-  ERROR.
-
-The count is kept in the task hub (table ``host_failures``), so it holds across threads
-and processes, and it is cleared when the work next succeeds.
-"""
+"""Host failures: retried a bounded number of times, then ended (L3, docs/local-host.md)."""
 
 from __future__ import annotations
 
@@ -28,10 +8,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 HOST_RETRIES_SETTING = "DEVHOST_HOST_RETRIES"
-"""Environment variable (or ``local.settings.json`` value) with the retry count."""
 
 DEFAULT_HOST_RETRIES = 3
-"""Retries after the first failed attempt when the setting is absent."""
 
 HOST_ERROR_REASON = "LocalHostError"
 """``DeadLetterReason`` of a message the host itself could not deliver to its function."""
@@ -39,22 +17,7 @@ HOST_ERROR_REASON = "LocalHostError"
 
 @dataclass(frozen=True)
 class HostRetryPolicy:
-    """How often, and how far apart, work that failed in the host is tried again.
-
-    Parameters
-    ----------
-    retries : int
-        Retries after the first attempt (0: end the work at its first host failure).
-    first_backoff : timedelta
-        Pause before the first retry; it doubles with each retry.
-    max_backoff : timedelta
-        Longest pause.
-
-    Raises
-    ------
-    ValueError
-        If ``retries`` is negative or a backoff is not positive.
-    """
+    """Retries after the first attempt, pauses doubling to ``max_backoff``; bad ones: ValueError."""
 
     retries: int = DEFAULT_HOST_RETRIES
     first_backoff: timedelta = timedelta(seconds=1)
@@ -68,19 +31,7 @@ class HostRetryPolicy:
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, str] | None = None) -> HostRetryPolicy:
-        """Read :data:`HOST_RETRIES_SETTING` (default :data:`DEFAULT_HOST_RETRIES`).
-
-        Parameters
-        ----------
-        settings : mapping, optional
-            Where to read it; defaults to the environment, into which the host loads
-            ``local.settings.json`` values.
-
-        Raises
-        ------
-        ValueError
-            If the value is not a whole number of 0 or more; the message names the setting.
-        """
+        """Read :data:`HOST_RETRIES_SETTING` (default: os.environ); a bad value is a ValueError."""
         raw = (os.environ if settings is None else settings).get(HOST_RETRIES_SETTING)
         if raw is None or not raw.strip():
             return cls()
@@ -106,22 +57,7 @@ class HostRetryPolicy:
 
 
 def host_error_text(what: str, attempts: int, error: str) -> str:
-    """Return the error text with which the host ends work it could not run.
-
-    Parameters
-    ----------
-    what : str
-        The work, such as ``"the episode of instance 'x'"``.
-    attempts : int
-        How many times it failed.
-    error : str
-        The last failure, ``"<ExceptionType>: <message>"``.
-
-    Returns
-    -------
-    str
-        ``"The local host failed <n> times running <what>; last error: <error>"``.
-    """
+    """Return ``The local host failed <n> times running <what>; last error: <error>``."""
     times = "once" if attempts == 1 else f"{attempts} times"
     return f"The local host failed {times} running {what}; last error: {error}"
 

@@ -1,9 +1,4 @@
-"""The local host's HTTP surface: the Durable Functions HTTP API and the app's HTTP triggers.
-
-Served on 127.0.0.1 by the local host so that the azure-functions-durable SDK's
-``DurableOrchestrationClient`` (given :func:`client_binding_json`) and plain HTTP clients
-manage orchestration instances exactly as they would against the Durable extension.
-"""
+"""The host's HTTP surface: the Durable HTTP API (docs/fidelity.md) and the app's HTTP triggers."""
 
 from azurekit.instance_ids import new_instance_id, validate_instance_id
 from devhost.http_api.app import create_http_app

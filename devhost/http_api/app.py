@@ -1,10 +1,4 @@
-"""The local host's HTTP application: the Durable HTTP API plus the app's HTTP triggers.
-
-One Starlette app serves, on 127.0.0.1, what the Functions host and the Durable extension
-serve in Azure: the documented webhook API under ``/runtime/webhooks/durabletask/`` (which
-is also the ``rpcBaseUrl`` the Python SDK's durable client calls), including the entity
-routes, and the app's HTTP functions under ``/api/``.
-"""
+"""One Starlette app: the webhook API (the SDK's ``rpcBaseUrl``) and ``/api/`` functions."""
 
 from __future__ import annotations
 
@@ -33,45 +27,13 @@ def create_http_app(taskhub: TaskHub, *, base_url: str, http_functions: Iterable
                     orchestrator_names: Collection[str] | None = None,
                     entity_names: Collection[str] | None = None,
                     replace_running: bool = False) -> Starlette:
-    """Build the HTTP application of the local host.
+    """Build the host's ASGI app; management URLs use ``base_url`` (absolute http(s)).
 
-    Parameters
-    ----------
-    taskhub : TaskHub
-        The task hub the Durable API reads and writes.
-    base_url : str
-        Where the app is served, such as ``http://127.0.0.1:7071``; used in the management
-        URLs it returns.
-    http_functions : iterable
-        The app's HTTP-triggered function definitions (``name`` and ``trigger``), mounted
-        under ``/api/{route}``.
-    invoke_http : callable, optional
-        ``async (function_def, request) -> Response`` running one HTTP function; required
-        when ``http_functions`` is not empty.
-    on_start_instance : callable, optional
-        Called with the instance id after an instance is created by start or restart (the
-        host wakes its dispatcher with it). It runs on the event loop: it must not block.
-    orchestrator_names : collection of str, optional
-        The app's orchestrator function names; when given, starting any other name is
-        refused with 400 as the extension does. None accepts any name.
-    entity_names : collection of str, optional
-        The app's entity names (any case); a signal to any other name is refused with 400.
-        None accepts any name.
-    replace_running : bool
-        A start with the id of an instance that has not ended replaces it (host.json
-        ``overridableExistingInstanceStates: AnyState``); by default it is refused with
-        500 as the extension refuses it.
-
-    Returns
-    -------
-    Starlette
-        The ASGI application (serve it with uvicorn, lifespan off or on).
-
-    Raises
-    ------
-    ValueError
-        If ``base_url`` is not an absolute http(s) URL, ``http_functions`` is given without
-        ``invoke_http``, or a route template is malformed.
+    ``invoke_http`` (``async (function_def, request) -> Response``) is required with
+    ``http_functions``; ``on_start_instance(id)`` runs on the event loop after a start or restart
+    and must not block; ``orchestrator_names``/``entity_names`` (None: any) refuse others with
+    400; ``replace_running`` is ``overridableExistingInstanceStates: AnyState`` (else 500).
+    Raises ValueError for a bad ``base_url``, a missing ``invoke_http`` or a malformed route.
     """
     base_url = check_base_url(base_url)
     functions = list(http_functions)

@@ -1,13 +1,9 @@
-"""The app's own HTTP-triggered functions, mounted under ``/api/{route}`` like func start.
+"""The app's HTTP functions under ``/api/{route}``, as ``func start`` mounts them.
 
-A function's ``httpTrigger`` binding gives its ``route`` (an ASP.NET-style template, the
-function name if empty) and ``methods`` (all if absent). Templates are translated to
-Starlette paths: ``{name}`` stays, ``{*rest}`` becomes ``{rest:path}``, trailing optional
-parameters ``{id?}`` and defaults ``{id=1}`` produce one route with and one without the
-segment, and inline constraints (``int``, ``long``, ``bool``, ``alpha``, ``guid``,
-``float``, ``double``, ``decimal``) are checked before the function is invoked (no match:
-404). Route values stay strings, as in ``HttpRequest.route_params``. Calling the function is
-the host's business: it passes ``invoke_http(function_def, request) -> Response``.
+An ASP.NET template (function name if empty; all ``methods`` if absent) becomes Starlette
+paths: ``{*rest}`` a path, trailing ``{id?}``/``{id=1}`` a variant without the segment, and
+constraints (``int`` ... ``decimal``) checked before the call (404 otherwise). Route values
+stay strings, as in ``HttpRequest.route_params``.
 """
 
 from __future__ import annotations
@@ -25,7 +21,6 @@ from starlette.routing import Route
 log = logging.getLogger(__name__)
 
 InvokeHttp = Callable[[Any, Request], Awaitable[Response]]
-"""``async invoke_http(function_def, request) -> Response``, supplied by the host."""
 
 ROUTE_PREFIX = "api"
 """Default ``extensions.http.routePrefix`` of host.json."""
@@ -48,19 +43,7 @@ _PARAM = re.compile(r"\{([^{}]+)\}")
 
 @dataclass
 class RouteVariant:
-    """One Starlette path for a function route template.
-
-    Attributes
-    ----------
-    path : str
-        Starlette path, such as ``/api/orders/{id}``.
-    constraints : dict of str to re.Pattern
-        Route values that must match fully.
-    defaults : dict of str to str
-        Values for parameters left out of this variant.
-    rank : tuple of int
-        Matching precedence, lower first (literal, constrained, plain, catch-all).
-    """
+    """One Starlette path of a template; ``rank``: literal < constrained < plain < catch-all."""
 
     path: str
     constraints: dict[str, re.Pattern[str]] = field(default_factory=dict)
@@ -83,25 +66,10 @@ def _parse_param(body: str, template: str) -> tuple[str, str | None, bool, str |
 
 
 def translate_route(template: str, prefix: str = ROUTE_PREFIX) -> list[RouteVariant]:
-    """Translate a Functions route template into Starlette paths.
+    """Translate a route template into variants: the full path, then one per optional left out.
 
-    Parameters
-    ----------
-    template : str
-        The ``route`` of an HTTP trigger, such as ``start/{name}`` or ``files/{*path}``.
-    prefix : str
-        Route prefix (host.json ``extensions.http.routePrefix``), ``api`` by default.
-
-    Returns
-    -------
-    list of RouteVariant
-        The full path first, then one variant per trailing optional segment left out.
-
-    Raises
-    ------
-    ValueError
-        If a parameter name is not an identifier, or an optional parameter is not alone
-        in a trailing segment.
+    Raises ValueError for a parameter name that is not an identifier, or an optional parameter
+    not alone in a trailing segment.
     """
     segments = [s for s in template.strip("/").split("/") if s]
     head = f"/{prefix.strip('/')}" if prefix.strip("/") else ""
@@ -146,7 +114,6 @@ def translate_route(template: str, prefix: str = ROUTE_PREFIX) -> list[RouteVari
 
 
 ALL_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS")
-"""Methods of a trigger that lists none (Starlette would otherwise allow only GET)."""
 
 
 def trigger_methods(trigger: dict[str, Any]) -> list[str]:
@@ -157,29 +124,7 @@ def trigger_methods(trigger: dict[str, Any]) -> list[str]:
 
 def http_trigger_routes(functions: Iterable[Any], invoke_http: InvokeHttp,
                         prefix: str = ROUTE_PREFIX) -> list[Route]:
-    """Build the Starlette routes of the app's HTTP-triggered functions.
-
-    Parameters
-    ----------
-    functions : iterable
-        Function definitions with ``name`` and ``trigger`` (the ``httpTrigger`` binding
-        dict with ``route`` and ``methods``), such as :class:`devhost.app.loader.FunctionDef`.
-    invoke_http : callable
-        ``async (function_def, request) -> Response``; gets the request with
-        ``path_params`` holding the route values (strings).
-    prefix : str
-        Route prefix, ``api`` by default.
-
-    Returns
-    -------
-    list of Route
-        Ordered so that literal segments win over parameters and parameters over catch-alls.
-
-    Raises
-    ------
-    ValueError
-        If a route template is malformed (see :func:`translate_route`).
-    """
+    """Build the app's HTTP function routes, literal first; ValueError as ``translate_route``."""
     entries: list[tuple[tuple[int, ...], int, RouteVariant, Any]] = []
     for fdef in functions:
         template = fdef.trigger.get("route") or fdef.name

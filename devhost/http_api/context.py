@@ -1,8 +1,4 @@
-"""What every Durable HTTP API handler shares: the task hub, the URLs and the start hook.
-
-Task hub calls are blocking SQLite transactions (with a busy timeout), so handlers run them
-in Starlette's thread pool instead of on the event loop; :class:`ApiContext` wraps that.
-"""
+"""What every API handler shares; blocking task hub calls run in Starlette's thread pool."""
 
 from __future__ import annotations
 
@@ -30,22 +26,7 @@ CHECK_STATUS_RETRY_AFTER_S = 10
 
 @dataclass
 class ApiContext:
-    """Shared state of the API handlers.
-
-    Attributes
-    ----------
-    taskhub : TaskHub
-        The task hub the API reads and writes.
-    base_url : str
-        The host's base URL (``http://127.0.0.1:{port}``), used in returned URLs.
-    orchestrator_names : collection of str or None
-        Orchestrator functions the app defines; None accepts any name.
-    on_start_instance : callable or None
-        Called with the instance id after an instance is created (start, restart).
-    replace_running : bool
-        A start with the id of an instance that has not ended replaces it (host.json
-        ``overridableExistingInstanceStates: AnyState``) instead of failing.
-    """
+    """Shared state of the API handlers (fields as in ``create_http_app``)."""
 
     taskhub: TaskHub
     base_url: str
@@ -65,15 +46,9 @@ class ApiContext:
         return record
 
     def check_orchestrator(self, name: str) -> None:
-        """Refuse a start for a function the app does not define as an orchestrator.
+        """Raise BadRequest unless ``name`` is a known orchestrator (ignoring case; None: any).
 
-        Names compare ignoring case (:func:`devhost.app.loader.find_function`); the text
-        is the extension's (``DurableClient.StartNewAsync``, ``ThrowIfFunctionDoesNotExist``).
-
-        Raises
-        ------
-        BadRequest
-            If ``orchestrator_names`` is known and does not contain ``name``.
+        Text of the extension (``DurableClient.StartNewAsync``, ``ThrowIfFunctionDoesNotExist``).
         """
         if self.orchestrator_names is None:
             return
@@ -83,14 +58,7 @@ class ApiContext:
 
     async def create(self, name: str, instance_id: str, input_json: str | None,
                      version: str | None) -> None:
-        """Create an instance from a stored input and call the hook.
-
-        Raises
-        ------
-        InstanceExistsError
-            HTTP 500 with DTFx's text if an instance of that id has not ended (unless
-            :attr:`replace_running`).
-        """
+        """Create an instance of a stored input, call the hook; InstanceExistsError (500)."""
         await self.call(self.taskhub.create_instance, name, instance_id, input_json,
                         version=version, stored=True, replace_running=self.replace_running)
         if self.on_start_instance is not None:
@@ -106,21 +74,9 @@ class ApiContext:
 
     async def wait_or_check_status(self, instance_id: str, timeout_s: float | None,
                                    interval_s: float | None) -> JSONResponse:
-        """Answer a start/restart: wait for completion if asked, else check-status (202).
+        """Answer a start: 202 check-status, or with both waits (wall seconds) the ended answer.
 
-        Parameters
-        ----------
-        instance_id : str
-            The new instance.
-        timeout_s, interval_s : float or None
-            Query parameters ``timeout`` and ``pollingInterval`` (seconds of wall time: an
-            HTTP wait, not orchestration time). Both are needed to wait.
-
-        Returns
-        -------
-        JSONResponse
-            200 with the output if the instance completed in time; 200 with the status
-            payload if it failed or was terminated; otherwise the check-status 202.
+        200 with the output if it completed in time, with the status if it failed or was terminated.
         """
         if timeout_s is None or interval_s is None:
             return self.check_status_response(instance_id)

@@ -1,30 +1,8 @@
-r"""Durable entities over HTTP: read an entity's state, signal an operation (SPEC D10).
+"""Durable entities over HTTP (D10): ``HttpApiHandler``'s entity routes (docs/fidelity.md).
 
-The documented entity API of the Durable extension (``HttpApiHandler``), which the Python
-SDK's ``DurableOrchestrationClient.read_entity_state`` and ``signal_entity`` also call
-through ``rpcBaseUrl``:
-
-==================================  =======  ==============================================
-route (under the webhook prefix)    method   answers
-==================================  =======  ==============================================
-entities/{name}/{key}               GET      200 with the state (JSON), 404 if none
-entities/{name}/{key}?op={op}       POST     202; the body (if any) is the operation input
-entities/{name}/{key}               DELETE   202; signals the operation ``delete``
-entities/{name}                     GET      200, the existing entities of that name
-                                             (``entityId``, ``lastOperationTime``,
-                                             ``state`` with ``fetchState=true``), paged
-                                             by ``top`` and ``x-ms-continuation-token``
-==================================  =======  ==============================================
-
-A key of ``$`` means the empty key on GET, as on Azure. A signal to an entity name the app
-has no entity function for, or with a key holding ``/ \ # ?`` or a control character, is
-refused with 400 and the extension's message. The operation input is built as the extension
-builds it: an ``application/json`` body is parsed and re-serialised compactly (so the SDK's
-``json.dumps`` text arrives as a JSON string, as the SDK's entity ``get_input`` expects),
-any other body is taken as a string, and an empty body means no input. A JSON body that is
-not a string is passed on as Azure passes it, and the Python SDK's ``get_input`` then fails
-the operation (it expects JSON text inside a JSON string, what its own client sends); the
-host logs a warning saying so (SPEC L1).
+A signal's input is built as the extension builds it: ``application/json`` parsed and
+re-serialised compactly, any other body a string, none no input. A JSON body that is not a
+string reaches the entity as on Azure, where the SDK's ``get_input`` fails it; we warn (L1).
 """
 
 from __future__ import annotations
@@ -59,13 +37,7 @@ EMPTY_KEY = "$"
 
 
 def operation_input(body: bytes, media_type: str) -> str | None:
-    """Return a signal's request ``input`` for an HTTP body, as the extension builds it.
-
-    Raises
-    ------
-    BadRequest
-        For an ``application/json`` body that is not JSON ("Could not parse JSON content").
-    """
+    """Return a signal's ``input`` for a body as the extension builds it; BadRequest if bad JSON."""
     if not body:
         return None
     text = body.decode("utf-8", errors="replace")
@@ -84,16 +56,7 @@ def operation_input(body: bytes, media_type: str) -> str | None:
 
 
 def entity_routes(ctx: ApiContext, entity_names: Collection[str] | None) -> list[Route]:
-    """Return the entity routes bound to ``ctx``.
-
-    Parameters
-    ----------
-    ctx : ApiContext
-        The API's shared state; its start hook is called after a signal is queued (the
-        host wakes its workers with it).
-    entity_names : collection of str or None
-        The app's entity names; None accepts any name.
-    """
+    """Return the entity routes; the start hook runs after a signal; ``entity_names`` None: any."""
     known = None if entity_names is None else sorted(n.lower() for n in entity_names)
 
     async def read_state(request: Request) -> Response:

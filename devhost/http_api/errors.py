@@ -1,9 +1,7 @@
-"""Error answers of the Durable HTTP API, in the shape the Python SDK reads.
+"""Error answers of the Durable HTTP API: ``{"Message", "ExceptionMessage"}``, as the extension.
 
-The extension answers a refused request with ``{"Message": ..., "ExceptionMessage": ...}``;
-the SDK's ``start_new`` raises ``ExceptionMessage`` on HTTP 400, so the detail (naming the
-field and the rule broken) goes there. Task hub errors carry their own HTTP status
-(:class:`devhost.taskhub.store.TaskHubError` and subclasses: 400, 404, 409, 410).
+The SDK's ``start_new`` raises ``ExceptionMessage`` on 400, so the detail naming the field and
+the rule goes there; task hub errors carry their own status.
 """
 
 from __future__ import annotations
@@ -26,16 +24,10 @@ SUMMARIES = {
     412: "Precondition failed",
     501: "Not implemented",
 }
-"""The ``Message`` of an error body, by HTTP status."""
 
 
 class BadRequest(ValueError):
-    """A request the API refuses with HTTP 400; the message names the field and the rule.
-
-    ``summary`` replaces the body's ``Message`` where the extension writes another one
-    (``Invalid JSON content``, ``InstanceId does not match a valid orchestration
-    instance.``).
-    """
+    """An HTTP 400; ``summary`` replaces ``Message`` where the extension writes another."""
 
     status = 400
 
@@ -46,24 +38,9 @@ class BadRequest(ValueError):
 
 def error_response(status: int, detail: str, summary: str | None = None,
                    exception_type: str | None = None) -> JSONResponse:
-    """Build an error answer.
+    """Build an error answer, ``Message`` by status unless ``summary``.
 
-    Parameters
-    ----------
-    status : int
-        HTTP status code.
-    detail : str
-        What was wrong, naming the field and the rule (becomes ``ExceptionMessage``).
-    summary : str, optional
-        The body's ``Message``; default the one for the status (:data:`SUMMARIES`).
-    exception_type : str, optional
-        ``ExceptionType`` of the extension's answer, when it names the .NET exception.
-
-    Returns
-    -------
-    JSONResponse
-        Body ``{"Message": <summary>, "ExceptionMessage": detail[, "ExceptionType": ...]}``
-        (the shape of ``HttpRequestMessage.CreateErrorResponse(status, message, exception)``).
+    The shape of ``HttpRequestMessage.CreateErrorResponse(status, message, exception)``.
     """
     body = {"Message": summary or SUMMARIES.get(status, "The request failed"),
             "ExceptionMessage": detail}

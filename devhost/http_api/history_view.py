@@ -1,15 +1,4 @@
-"""Stored history events turned into what people read: the status API's list and a table.
-
-The task hub keeps history in the wire shape the SDK replays (numeric ``EventType``, JSON
-texts in ``Input``/``Result``). Two readers need something else:
-
-* the status endpoint's ``historyEvents`` (``showHistory=true``), documented by the Durable
-  Functions HTTP API: event type names, ``TaskScheduled`` folded into its completion (which
-  gains ``FunctionName`` and ``ScheduledTime``), episode markers left out, ``Result`` only
-  with ``showHistoryOutput=true`` and ``Input`` only with ``showInput``;
-* the CLI's history table (SPEC D5): one row per event with event type, timestamp, name,
-  input and result.
-"""
+"""Stored history events (the SDK's wire shape) as people read them: status API list, CLI table."""
 
 from __future__ import annotations
 
@@ -25,7 +14,6 @@ _SCHEDULING = {
     EventType.SubOrchestrationInstanceCompleted: EventType.SubOrchestrationInstanceCreated,
     EventType.SubOrchestrationInstanceFailed: EventType.SubOrchestrationInstanceCreated,
 }
-"""Completion event type -> the event type that scheduled it (matched on EventId)."""
 
 _EPISODE_MARKERS = (EventType.OrchestratorStarted, EventType.OrchestratorCompleted)
 _OUTPUT_EVENTS = (EventType.TaskCompleted, EventType.SubOrchestrationInstanceCompleted,
@@ -58,26 +46,11 @@ def _scheduler_of(ev: dict[str, Any], index: dict[tuple[int, int], dict[str, Any
 
 def history_events_json(events: Iterable[dict[str, Any]], *, show_output: bool = False,
                         show_input: bool = True) -> list[dict[str, Any]]:
-    """Convert stored history events to the status API's ``historyEvents`` list.
+    """Convert stored events (oldest first) to the status API's documented ``historyEvents``.
 
-    Parameters
-    ----------
-    events : iterable of dict
-        History events in wire format, oldest first (``TaskHub.get_history``).
-    show_output : bool
-        Keep ``Result`` of completions (query parameter ``showHistoryOutput``).
-    show_input : bool
-        Keep ``Input`` (query parameter ``showInput``, true by default for one instance).
-
-    Returns
-    -------
-    list of dict
-        Oldest first. ``EventType`` is a name (``"TaskCompleted"``); OrchestratorStarted /
-        OrchestratorCompleted are left out; a TaskScheduled or SubOrchestrationInstanceCreated
-        whose completion is in the history is folded into it (``FunctionName``,
-        ``ScheduledTime`` and, with ``show_input``, its ``Input``); ExecutionStarted's
-        ``Name`` is renamed ``FunctionName``; ``Input``/``Result`` hold JSON values, not
-        JSON texts. This is the shape documented for the Durable Functions HTTP API.
+    Type names; episode markers dropped; a scheduling event folded into its completion
+    (``FunctionName``, ``ScheduledTime``, its ``Input``); JSON values, not texts; ``Result``
+    with ``show_output`` (``showHistoryOutput``), ``Input`` with ``show_input``.
     """
     events = list(events)
     index = _scheduling_index(events)
@@ -140,22 +113,10 @@ def _row_result(ev: dict[str, Any]) -> str | None:
 
 
 def history_table(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Return the history of one instance as table rows (SPEC D5).
+    """Return a row per event (D5): ``event_type``, ``timestamp``, ``name``, ``input``, ``result``.
 
-    Parameters
-    ----------
-    events : iterable of dict
-        History events in wire format, oldest first (``TaskHub.get_history``).
-
-    Returns
-    -------
-    list of dict
-        One row per event, oldest first, with keys ``event_type`` (name such as
-        ``"TaskCompleted"``), ``timestamp`` (the stored UTC text), ``name`` (function or
-        event name; a completion takes the name of the task that scheduled it), ``input``
-        and ``result`` (stored JSON texts, or None). Timers show their fire time as
-        ``input``; failures show their reason as ``result``; suspend/resume show their
-        reason as ``input``; a termination shows its reason as ``input``.
+    A completion takes its scheduler's name; timers show the fire time, suspend, resume and
+    terminate their reason as ``input``; failures their reason as ``result``.
     """
     events = list(events)
     index = _scheduling_index(events)

@@ -1,13 +1,8 @@
 """Malformed instance ids and unknown routes of the Durable HTTP API get a JSON reason.
 
-Routing sees the *decoded* path, so an id with an encoded slash (``instances/a%2Fb``) used
-to be split in two and answered with a text 405 or 404, or worse, routed as another
-request (``instances/a%2Fterminate`` as "terminate instance a"). :class:`InstanceIdGuard`
-reads the id from the raw path first and answers an id that breaks the rules of SPEC D2
-(:func:`~azurekit.instance_ids.validate_instance_id`) with HTTP 400 and the rule,
-before any route runs. Ids starting with ``@`` are entity ids: they go on to the routes,
-which answer 404 with a reason when no such instance exists. :func:`route_error` turns
-Starlette's own 404/405 under the webhook path into the API's JSON error form.
+Routing sees the decoded path, so ``instances/a%2Fterminate`` would be "terminate a":
+:class:`InstanceIdGuard` checks the raw path's id against D2 first (400). ``@`` ids are
+entity ids and go on to the routes.
 """
 
 from __future__ import annotations
@@ -28,20 +23,7 @@ INSTANCES_PREFIX = WEBHOOK_PATH + "/instances/"
 
 
 def instance_id_problem(value: str) -> str | None:
-    """Return why ``value`` can never name an instance (SPEC D2), or None if it may.
-
-    A leading ``@`` alone is no reason: entity ids start with it.
-
-    Parameters
-    ----------
-    value : str
-        The decoded instance id from the URL.
-
-    Returns
-    -------
-    str or None
-        The rule broken, starting with ``instanceId:``.
-    """
+    """Return the D2 rule (``instanceId: ...``) a decoded id breaks, or None; ``@`` may lead."""
     try:
         validate_instance_id(value)
         return None
@@ -56,19 +38,7 @@ def instance_id_problem(value: str) -> str | None:
 
 
 def malformed_instance_id(scope: dict[str, Any]) -> str | None:
-    """Return the D2 rule broken by the instance id in a request's raw path, if any.
-
-    Parameters
-    ----------
-    scope : dict
-        The ASGI HTTP scope (``raw_path`` keeps ``%2F`` encoded, unlike ``path``).
-
-    Returns
-    -------
-    str or None
-        None for paths outside ``/runtime/webhooks/durabletask/instances/{id}...`` (the
-        list route with a trailing slash included) and for acceptable ids.
-    """
+    """Return the D2 rule the raw path's instance id breaks; None outside ``instances/{id}``."""
     raw = scope.get("raw_path") or scope.get("path", "").encode()
     path = raw.decode("ascii", errors="replace") if isinstance(raw, bytes) else str(raw)
     if not path.startswith(INSTANCES_PREFIX) or path == INSTANCES_PREFIX:
@@ -78,13 +48,7 @@ def malformed_instance_id(scope: dict[str, Any]) -> str | None:
 
 
 class InstanceIdGuard:
-    """ASGI middleware: refuse requests whose instance id is malformed with a JSON 400.
-
-    Parameters
-    ----------
-    app : ASGI application
-        The Durable HTTP API (and the app's HTTP triggers, passed through untouched).
-    """
+    """ASGI middleware: a JSON 400 for a malformed instance id; the rest passes untouched."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -100,11 +64,7 @@ class InstanceIdGuard:
 
 
 async def route_error(request: Request, exc: Exception) -> Response:
-    """Answer Starlette's 404/405 under the webhook path in the API's JSON error form.
-
-    Other paths (the app's ``/api/`` routes) keep the plain answer, as the Functions host
-    gives for an unknown function route.
-    """
+    """Answer 404/405 under the webhook path as JSON; elsewhere the Functions host's plain one."""
     if not isinstance(exc, HTTPException):
         raise exc
     path = request.url.path

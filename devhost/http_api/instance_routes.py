@@ -1,29 +1,8 @@
 """Operations on one instance: status, events, terminate, suspend, resume, rewind, purge.
 
-Routes, status codes and texts are those of the Durable extension's ``HttpApiHandler`` and
-``DurableClient`` (azure-functions-durable-extension ``HttpApiHandler.cs``,
-``ContextImplementations/DurableClient.cs``), which the Python SDK's
-``DurableOrchestrationClient`` also calls through ``rpcBaseUrl``:
-
-========================================  ======  ==========================================
-route (under /runtime/webhooks/durabletask) method  answers
-========================================  ======  ==========================================
-instances/{id}                            GET     200 ended, 202 in progress, 404 (no body)
-instances/{id}                            DELETE  200 ``{instancesDeleted}`` whatever the
-                                                  state (Azure Storage deletes a running
-                                                  instance too), 404
-instances/{id}/raiseEvent/{eventName}     POST    202, 400 (not JSON), 404, 410 (ended)
-instances/{id}/terminate                  POST    202, 404, 410 (ended)
-instances/{id}/suspend                    POST    202 (Pending, Running), 404, 410, 500
-                                                  (already Suspended: nothing queued)
-instances/{id}/resume                     POST    202 (Suspended), 404, 410, 500 (not
-                                                  suspended: nothing queued)
-instances/{id}/rewind                     POST    202 (Failed), 404, 410 (Completed,
-                                                  Terminated), 500 (Pending, Running)
-========================================  ======  ==========================================
-
-A 404 or 410 of these routes has no body (``request.CreateResponse(status)``); a 500
-carries the extension's catch-all ``Message`` and the exception's text.
+Routes, codes and texts (docs/fidelity.md) are azure-functions-durable-extension
+``HttpApiHandler.cs`` and ``ContextImplementations/DurableClient.cs``: a 404 or 410 has no
+body (``request.CreateResponse(status)``), a 500 the catch-all ``Message`` and the text.
 """
 
 from __future__ import annotations
@@ -125,7 +104,6 @@ async def _raise_event(ctx: ApiContext, request: Request) -> Response:
 
 
 def _warn_event_text(event_name: str, data: str | None) -> None:
-    """Say once per event name that an SDK-sent value arrives as its JSON text."""
     if event_name in _warned_event_names or data is None or not data.startswith('"'):
         return
     _warned_event_names.add(event_name)

@@ -1,17 +1,9 @@
 """The local host answers only its own origin (DNS rebinding and cross-site requests).
 
-The local host listens on loopback and, like Core Tools, asks for no key: anything that
-can reach the port may call it. A web page in the developer's browser can: it can POST
-``.../instances/<id>/terminate`` with a ``text/plain`` body, which needs no CORS
-preflight, and a DNS-rebinding page (a name of the attacker's that first resolves to the
-attacker and then to 127.0.0.1) becomes same-origin with the host and reads every answer.
-
-:class:`OriginGuard` closes both. Every request must name the host in ``Host`` as its own
-address does: the authority of the base URL it serves, or a loopback name (``127.0.0.1``,
-``localhost``, ``[::1]``) with the same port; a rebinding page sends its own name there.
-A state-changing request (any method but GET, HEAD, OPTIONS) that carries an ``Origin``
-must come from one of those same origins; programs (the SDK's durable client, curl) send
-no ``Origin``. Both refusals are 403 with the reason, in the API's JSON error form.
+Like Core Tools it asks for no key, so a browser page could POST ``.../terminate`` as
+``text/plain`` (no preflight), and a DNS-rebinding page could read every answer. So ``Host``
+must be the base URL's authority or a loopback name with its port, and a change (not GET,
+HEAD, OPTIONS) with an ``Origin`` must come from one of those; programs send none. Else 403.
 """
 
 from __future__ import annotations
@@ -26,23 +18,11 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 """Names of this machine a browser on it uses for a loopback server."""
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-"""Methods that change nothing (RFC 9110 section 9.2.1); any other must be same-origin."""
+"""Methods that change nothing (RFC 9110 section 9.2.1)."""
 
 
 def own_authorities(base_url: str) -> frozenset[str]:
-    """Return the ``host:port`` values a request to the host may carry in ``Host``.
-
-    Parameters
-    ----------
-    base_url : str
-        The host's base URL, e.g. ``http://127.0.0.1:7071``.
-
-    Returns
-    -------
-    frozenset of str
-        The base URL's authority and, for a loopback base URL, every loopback name with
-        its port (lower case).
-    """
+    """Return the ``Host`` values allowed: the base URL's authority (all loopback names too)."""
     parts = urlsplit(base_url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     own = {parts.netloc.lower()}
@@ -76,15 +56,7 @@ def refusal(scope: dict[str, Any], own: Iterable[str]) -> str | None:
 
 
 class OriginGuard:
-    """ASGI middleware: 403 for requests not addressed to the host, or cross-site changes.
-
-    Parameters
-    ----------
-    app : ASGI application
-        The local host's HTTP application.
-    base_url : str
-        The host's base URL (:func:`own_authorities`).
-    """
+    """ASGI middleware: 403 for requests not addressed to the host, or cross-site changes."""
 
     def __init__(self, app: Any, base_url: str) -> None:
         self.app = app

@@ -1,8 +1,4 @@
-"""Reading the Durable HTTP API's query parameters, headers and JSON bodies.
-
-Every reader raises :class:`~devhost.http_api.errors.BadRequest` with the parameter's name
-and the rule, so a malformed request is answered with HTTP 400 before anything is written.
-"""
+"""Reading the API's query parameters, headers and bodies; bad ones are a 400 naming them."""
 
 from __future__ import annotations
 
@@ -30,7 +26,6 @@ T = TypeVar("T")
 
 
 def _given(query: QueryParams, name: str) -> str | None:
-    """Return the parameter's value, or None when it is absent or empty."""
     value = query.get(name)
     return None if value is None or value == "" else value
 
@@ -52,13 +47,9 @@ _DOTNET_TRIM = " \t\n\r\x0b\x0c\x00"
 
 
 def get_bool(query: QueryParams, name: str, default: bool) -> bool:
-    """Read a boolean query parameter as the extension does; anything else is the default.
+    """Read a boolean as ``HttpApiHandler.cs`` ``TryGetBooleanQueryParameterValue`` does.
 
-    Host behaviour mirrors azure-functions-durable-extension ``HttpApiHandler.cs``
-    (``TryGetBooleanQueryParameterValue``: .NET ``bool.TryParse``, ``true``/``false`` in
-    any case, white space around ignored): a value that does not parse, or an empty one,
-    leaves the parameter at its default, so ``showHistory=yes`` shows no history and
-    ``restartWithNewInstanceId=0`` restarts with a new id.
+    .NET ``bool.TryParse`` (any case, white space ignored); anything else is the default.
     """
     value = query.get(name)
     if value is None:
@@ -68,15 +59,9 @@ def get_bool(query: QueryParams, name: str, default: bool) -> bool:
 
 
 def get_int(query: QueryParams, name: str, default: int, low: int, high: int) -> int:
-    """Read an integer query parameter; one .NET ``int.TryParse`` rejects is the default.
+    """Read an integer as ``HttpApiHandler.TryGetIntQueryParameterValue`` (else the default).
 
-    Host behaviour mirrors ``HttpApiHandler.TryGetIntQueryParameterValue`` (an unparsable
-    ``top`` is the default page size).
-
-    Raises
-    ------
-    BadRequest
-        If the value parses but is outside ``low..high`` (the task hub's page limits).
+    Raises BadRequest if it parses but is outside ``low..high`` (the task hub's page limits).
     """
     value = query.get(name)
     text = value.strip(_DOTNET_TRIM) if value is not None else ""
@@ -92,10 +77,9 @@ def get_int(query: QueryParams, name: str, default: int, low: int, high: int) ->
 
 
 def get_seconds(query: QueryParams, name: str) -> float | None:
-    """Read a duration in seconds (``timeout``, ``pollingInterval``); None if absent.
+    """Read seconds as ``HttpApiHandler.TryGetTimeSpanQueryParameterValue``; None if absent.
 
-    Host behaviour mirrors ``HttpApiHandler.TryGetTimeSpanQueryParameterValue``: a value
-    .NET ``double.TryParse`` rejects counts as absent; a negative one waits no time.
+    A value ``double.TryParse`` rejects counts as absent; a negative one waits no time.
     """
     value = query.get(name)
     if value is None:
@@ -110,13 +94,10 @@ def get_seconds(query: QueryParams, name: str) -> float | None:
 
 
 def get_time(query: QueryParams, name: str) -> datetime | None:
-    """Read an ISO 8601 time (``createdTimeFrom``/``createdTimeTo``); None if absent.
+    """Read an ISO 8601 time as ``HttpApiHandler.TryGetDateTimeQueryParameterValue``.
 
-    Host behaviour mirrors ``HttpApiHandler.TryGetDateTimeQueryParameterValue`` (.NET
-    ``DateTime.TryParse``): a value that does not parse counts as absent. A space is read
-    as ``+`` (an unencoded ``+00:00`` offset arrives as a space), and a year written with
-    fewer than four digits is zero-padded (Python's ``strftime`` writes year 1 as ``1`` on
-    Linux; the SDK sends ``datetime.min`` that way).
+    Absent or unparsable: None; a space is ``+`` (an unencoded offset), and a year under four
+    digits is zero-padded (the SDK sends ``datetime.min`` as year ``1``).
     """
     value = _given(query, name)
     if value is None:
@@ -141,11 +122,9 @@ STATUS_NUMBERS = {"0": "Running", "1": "Completed", "2": "ContinuedAsNew", "3": 
 
 
 def get_statuses(query: QueryParams) -> list[str] | None:
-    """Read ``runtimeStatus`` (comma-separated and/or repeated) as the extension does.
+    """Read ``runtimeStatus`` (commas, repeats) as ``TryGetIEnumerableQueryParameterValue``.
 
-    Host behaviour mirrors ``HttpApiHandler.TryGetIEnumerableQueryParameterValue``: each
-    value goes through .NET ``Enum.TryParse`` (the exact name, or the number), values that
-    do not parse are left out, and when none parses there is no status filter (None).
+    ``Enum.TryParse`` (name or number) per value; unparsable ones dropped; none left: None.
     """
     values = [v.strip() for raw in query.getlist("runtimeStatus") for v in raw.split(",")]
     parsed = [STATUS_NUMBERS.get(v, v) for v in values]
@@ -159,13 +138,7 @@ def encode_token(token: str) -> str:
 
 
 def decode_token(headers: Mapping[str, str]) -> str | None:
-    """Read the ``x-ms-continuation-token`` request header; None if absent or empty.
-
-    Raises
-    ------
-    BadRequest
-        If the header is not a token this API handed out.
-    """
+    """Read the continuation token header (None if absent); BadRequest if not one we handed out."""
     value = headers.get(CONTINUATION_HEADER)
     if not value or value == "null":
         return None
@@ -179,13 +152,7 @@ def decode_token(headers: Mapping[str, str]) -> str | None:
 
 
 def check_task_hub(query: QueryParams, task_hub_name: str) -> None:
-    """Refuse a ``taskHub`` query parameter that names another task hub.
-
-    Raises
-    ------
-    BadRequest
-        If ``taskHub`` is given, not empty and differs from ``task_hub_name``.
-    """
+    """Raise BadRequest if a non-empty ``taskHub`` parameter names another task hub."""
     hub = query.get("taskHub")
     if hub and hub != task_hub_name:
         raise BadRequest(f"taskHub: this host serves only task hub '{task_hub_name}', "
@@ -193,16 +160,9 @@ def check_task_hub(query: QueryParams, task_hub_name: str) -> None:
 
 
 def check_known_params(query: QueryParams, allowed: frozenset[str]) -> None:
-    """Refuse query parameters the route does not take.
+    """Raise BadRequest naming query parameters the route does not take.
 
-    On the start route this catches an instance id with ``?`` that a client put in the URL
-    unencoded (the SDK does): the rest of the id arrives as a stray query parameter, and
-    the instance must not be created under the truncated id (SPEC D2).
-
-    Raises
-    ------
-    BadRequest
-        Naming the unexpected parameters.
+    On start this catches an id with an unencoded ``?`` (the SDK sends it so): never truncated (D2).
     """
     unknown = sorted({k for k in query.keys() if k not in allowed})
     if unknown:
@@ -211,13 +171,7 @@ def check_known_params(query: QueryParams, allowed: frozenset[str]) -> None:
 
 
 def body_as_json_payload(body: bytes) -> str | None:
-    """Return a start or raise-event body as the extension stores it: its JSON, re-serialised.
-
-    Raises
-    ------
-    BadRequest
-        ``400 Invalid JSON content`` if the body is not JSON (the extension's answer).
-    """
+    """Return a start or event body's JSON re-serialised, as the extension stores it; else 400."""
     try:
         return request_input(body)
     except ValueError as exc:
@@ -226,30 +180,10 @@ def body_as_json_payload(body: bytes) -> str | None:
 
 
 def body_as_input_json(body: bytes, field: str) -> str | None:
-    r"""Turn a request body into the JSON text the task hub stores as input or event data.
+    r"""Return a body as the stored input JSON text (None if empty); BadRequest if not JSON.
 
-    The Python SDK serialises a value to JSON text itself and then sends that text as a
-    JSON string (so ``{"a": 1}`` arrives as ``"{\"a\": 1}"``); a plain HTTP client sends
-    the value itself. A JSON string whose content is valid JSON is therefore taken as the
-    SDK's JSON text; any other JSON value is serialised. The orchestrator sees the same
-    value either way, as it does behind the Durable extension.
-
-    Parameters
-    ----------
-    body : bytes
-        The request body (empty means no input).
-    field : str
-        Name used in the error message (``input`` or ``eventData``).
-
-    Returns
-    -------
-    str or None
-        JSON text, or None for an empty body.
-
-    Raises
-    ------
-    BadRequest
-        If the body is not valid UTF-8 JSON.
+    The SDK sends its JSON text as a JSON string (``"{\"a\": 1}"``), plain clients the value:
+    a string holding valid JSON is taken as that text, any other value is serialised.
     """
     if not body.strip():
         return None

@@ -1,11 +1,4 @@
-"""Listing and purging many instances, with continuation-token paging.
-
-``GET /runtime/webhooks/durabletask/instances`` filters on ``runtimeStatus`` (comma-
-separated), ``createdTimeFrom``, ``createdTimeTo`` and ``instanceIdPrefix``, returns at most
-``top`` instances (default 100, as the extension) and, when more match, the
-``x-ms-continuation-token`` response header; sending that header back returns the next
-page. ``DELETE`` on the same path purges the matching instances that have ended.
-"""
+"""Listing (``top``, default 100, and continuation-token paging) and purging many instances."""
 
 from __future__ import annotations
 

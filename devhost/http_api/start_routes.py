@@ -1,11 +1,4 @@
-"""Starting and restarting orchestration instances over HTTP.
-
-``POST /runtime/webhooks/durabletask/orchestrators/{functionName}[/{instanceId}]`` is both
-the documented start API and what the SDK's ``start_new`` calls; ``POST .../instances/{id}/
-restart`` is the documented restart API. Both answer 202 with the check-status payload, or
-wait for completion when ``timeout`` and ``pollingInterval`` are given. An invalid instance
-id is refused with 400 before anything is written (SPEC D2).
-"""
+"""Starting and restarting instances over HTTP (the documented API and the SDK's ``start_new``)."""
 
 from __future__ import annotations
 
@@ -35,7 +28,7 @@ RESTART_UNKNOWN = "InstanceId does not match a valid orchestration instance."
 
 
 def checked_instance_id(value: str) -> str:
-    """Validate a user-chosen instance id, turning a refusal into HTTP 400 (SPEC D2)."""
+    """Validate a user-chosen instance id, a refusal as HTTP 400 (D2)."""
     try:
         return validate_instance_id(value)
     except ValueError as exc:

@@ -1,10 +1,4 @@
-"""The instance status payload of the Durable HTTP API and its HTTP status code.
-
-Shape and codes follow the documented "Get instance status" API: ``name``, ``instanceId``,
-``runtimeStatus``, ``input``, ``customStatus``, ``output``, ``createdTime``,
-``lastUpdatedTime`` (UTC, whole seconds, ``Z``) and, when asked for, ``historyEvents``;
-HTTP 202 while the instance can still make progress, 200 once it has ended.
-"""
+"""The documented instance status payload (times UTC, whole seconds, ``Z``) and its HTTP code."""
 
 from __future__ import annotations
 
@@ -28,24 +22,7 @@ def api_time(when: datetime) -> str:
 
 def status_json(record: InstanceRecord, *, show_input: bool = True,
                 history: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Build the status payload of one instance.
-
-    Parameters
-    ----------
-    record : InstanceRecord
-        The stored instance.
-    show_input : bool
-        Include the input (otherwise ``input`` is null).
-    history : list of dict, optional
-        ``historyEvents`` already converted (see
-        :func:`devhost.http_api.history_view.history_events_json`); the key is added only
-        when given.
-
-    Returns
-    -------
-    dict
-        JSON-ready payload; ``input``, ``output`` and ``customStatus`` are JSON values.
-    """
+    """Build one instance's payload (JSON values; ``input`` null unless ``show_input``)."""
     payload: dict[str, Any] = {
         "name": record.name,
         "instanceId": record.instance_id,
@@ -62,21 +39,7 @@ def status_json(record: InstanceRecord, *, show_input: bool = True,
 
 
 def status_code(runtime_status: str, *, internal_error_on_failure: bool = False) -> int:
-    """Return the HTTP status of a status answer.
-
-    Parameters
-    ----------
-    runtime_status : str
-        The instance's runtime status.
-    internal_error_on_failure : bool
-        Query parameter ``returnInternalServerErrorOnFailure``: answer 500 for Failed.
-
-    Returns
-    -------
-    int
-        202 for Pending, Running, ContinuedAsNew and Suspended; 500 for Failed if asked;
-        200 otherwise (Completed, Failed, Terminated).
-    """
+    """Return 202 while in progress, 500 for Failed if asked, else 200."""
     if runtime_status in IN_PROGRESS:
         return 202
     if runtime_status == "Failed" and internal_error_on_failure:

@@ -1,10 +1,7 @@
 """URLs of the Durable HTTP API and the ``durableClient`` binding value that carries them.
 
-The Functions host hands a ``durableClient`` binding a JSON string; the Python SDK's
-``DurableOrchestrationClient`` reads ``rpcBaseUrl`` from it for every call and copies
-``managementUrls`` (with the ``INSTANCEID`` placeholder replaced) into check-status responses.
-The local host serves both the documented webhook API and the SDK's RPC calls under one
-prefix, ``/runtime/webhooks/durabletask/``, so the same URLs work for both.
+The SDK's client reads ``rpcBaseUrl`` for every call and copies ``managementUrls`` into
+check-status answers; the webhook prefix serves both, so the same URLs work for both.
 """
 
 from __future__ import annotations
@@ -27,24 +24,7 @@ GRPC_HTTP_CLIENT_TIMEOUT = "00:01:40"
 
 
 def check_base_url(base_url: str) -> str:
-    """Validate the host's base URL and return it without a trailing slash.
-
-    Parameters
-    ----------
-    base_url : str
-        Scheme and authority, such as ``http://127.0.0.1:7071``.
-
-    Returns
-    -------
-    str
-        ``base_url`` without trailing ``/``.
-
-    Raises
-    ------
-    ValueError
-        If ``base_url`` is not an absolute http(s) URL with a host, or has a query or
-        fragment.
-    """
+    """Return an absolute http(s) ``base_url`` without trailing ``/``; ValueError otherwise."""
     parts = urlsplit(base_url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError(f"base_url: must be an absolute http(s) URL such as "
@@ -66,26 +46,7 @@ def rpc_base_url(base_url: str) -> str:
 
 def management_urls(base_url: str, task_hub_name: str, instance_id: str, *,
                     encode: bool = True) -> dict[str, str]:
-    """Build the management URLs of one instance.
-
-    Parameters
-    ----------
-    base_url : str
-        The host's base URL.
-    task_hub_name : str
-        Task hub name, sent as the ``taskHub`` query parameter.
-    instance_id : str
-        The instance id, or :data:`INSTANCE_ID_PLACEHOLDER` for the binding value.
-    encode : bool
-        Percent-encode the id in the URLs (always, except for the placeholder).
-
-    Returns
-    -------
-    dict of str
-        ``id``, ``statusQueryGetUri``, ``sendEventPostUri`` (with ``{eventName}``),
-        ``terminatePostUri``, ``rewindPostUri``, ``suspendPostUri``, ``resumePostUri``
-        (with ``reason={text}``), ``purgeHistoryDeleteUri`` and ``restartPostUri``.
-    """
+    """Build one instance's management URLs (``encode`` False only for the placeholder)."""
     segment = quote(instance_id, safe="") if encode else instance_id
     prefix = f"{webhook_base(base_url)}/instances/{segment}"
     query = f"taskHub={quote(task_hub_name, safe='')}&connection={CONNECTION_NAME}"
@@ -104,43 +65,16 @@ def management_urls(base_url: str, task_hub_name: str, instance_id: str, *,
 
 def check_status_payload(base_url: str, task_hub_name: str, instance_id: str
                          ) -> dict[str, str]:
-    """Return the body of a check-status (HTTP 202) response for one instance.
-
-    Returns
-    -------
-    dict of str
-        ``id``, ``statusQueryGetUri``, ``sendEventPostUri``, ``terminatePostUri``,
-        ``purgeHistoryDeleteUri``, ``restartPostUri``, ``suspendPostUri``,
-        ``resumePostUri``, as documented for the start API (no ``rewindPostUri``).
-    """
+    """Return the documented check-status (202) body: the URLs without ``rewindPostUri``."""
     urls = management_urls(base_url, task_hub_name, instance_id)
     del urls["rewindPostUri"]
     return urls
 
 
 def client_binding_json(task_hub_name: str, base_url: str) -> str:
-    """Return the JSON string the Functions host passes to a ``durableClient`` binding.
+    """Return the ``durableClient`` binding JSON: the keys ``DurableOrchestrationClient`` reads.
 
-    Parameters
-    ----------
-    task_hub_name : str
-        Task hub name (``host.json`` ``extensions.durableTask.hubName``).
-    base_url : str
-        The local host's base URL, such as ``http://127.0.0.1:7071``.
-
-    Returns
-    -------
-    str
-        JSON object with ``taskHubName``, ``creationUrls``, ``managementUrls`` (with the
-        ``INSTANCEID`` placeholder), ``baseUrl``, ``requiredQueryStringParameters`` (empty:
-        the local host needs no system key), ``rpcBaseUrl``, ``httpBaseUrl``,
-        ``maxGrpcMessageSizeInBytes`` (0) and ``grpcHttpClientTimeout``; the keys
-        ``azure.durable_functions.DurableOrchestrationClient`` reads.
-
-    Raises
-    ------
-    ValueError
-        If ``base_url`` is not an absolute http(s) URL or ``task_hub_name`` is empty.
+    No system key is needed locally. Raises ValueError for a bad ``base_url`` or empty hub name.
     """
     if not task_hub_name:
         raise ValueError("task_hub_name: must not be empty")

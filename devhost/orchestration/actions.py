@@ -1,11 +1,9 @@
 """The actions the Python SDK returns, flattened and typed.
 
-The SDK (replay schema V2) answers each episode with every action the orchestrator has
-scheduled since the execution began, in the order the tasks were yielded; ``task_all`` and
-``task_any`` arrive as compound actions (WhenAll/WhenAny) that hold their children. Every
-atomic action except WaitForExternalEvent takes the next task sequence number in the SDK,
-and the host must give its TaskScheduled/TimerCreated/SubOrchestrationInstanceCreated event
-that same number as ``EventId`` so completions find their task.
+The SDK (replay schema V2) answers each episode with every action since the execution
+began, in yield order; ``task_all``/``task_any`` are compound WhenAll/WhenAny actions. Every
+atomic action but WaitForExternalEvent takes the next task sequence number, which the host
+gives its scheduling event as ``EventId`` so completions find their task.
 """
 
 from __future__ import annotations
@@ -42,18 +40,7 @@ class UnsupportedActionError(Exception):
 
 
 def flatten(state: dict[str, Any]) -> list[dict[str, Any]]:
-    """Return the atomic actions of an SDK orchestrator state, in scheduling order.
-
-    Parameters
-    ----------
-    state : dict
-        The parsed JSON the SDK's handler returned (``{"isDone", "actions", ...}``).
-
-    Returns
-    -------
-    list of dict
-        Atomic actions (compound WhenAll/WhenAny unwrapped depth-first).
-    """
+    """Return the atomic actions of the SDK's state, compound ones unwrapped depth-first."""
 
     def walk(action: dict[str, Any]) -> Iterator[dict[str, Any]]:
         kind = ActionType(action["actionType"])
@@ -71,8 +58,5 @@ def flatten(state: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def takes_sequence_number(action: dict[str, Any]) -> bool:
-    """Tell whether the SDK gives this action a task sequence number.
-
-    External-event waits are keyed by event name instead.
-    """
+    """Tell whether the SDK numbers this action (external-event waits are keyed by name)."""
     return ActionType(action["actionType"]) != ActionType.WaitForExternalEvent

@@ -1,10 +1,8 @@
-"""Which of an instance's waiting messages one episode takes (SPEC D3, D4).
+"""Which of an instance's waiting messages one episode takes (D3, D4).
 
-Used by :mod:`devhost.orchestration.episode`.
-The SDK numbers the timers and reschedules of ``call_*_with_retry`` while it processes a
-failure or a retry timer, so at most one such retry-relevant event is admitted per
-episode, as its first new event; control messages (terminate, suspend, resume) are taken
-on their own.
+The SDK numbers a ``call_*_with_retry``'s timers and reschedules while it processes a failure
+or retry timer, so at most one such event is admitted per episode, as its first new event;
+control messages (terminate, suspend, resume) are taken alone.
 """
 
 from __future__ import annotations
@@ -33,22 +31,7 @@ def _retry_relevant(m: InboxMessage, retries: dict[str, dict[str, Any]]) -> bool
 
 def select_batch(item: OrchestrationWorkItem, max_batch: int) -> tuple[list[InboxMessage],
                                                                        list[InboxMessage]]:
-    """Choose the messages this episode processes and the ones it discards.
-
-    Parameters
-    ----------
-    item : OrchestrationWorkItem
-        The claimed instance with its visible messages.
-    max_batch : int
-        Upper bound on messages per episode.
-
-    Returns
-    -------
-    (list, list)
-        Messages to add to history now (ExecutionStarted first for a new execution; a
-        control message alone; at most one retry-relevant message, as the first), and
-        messages to drop (they belong to an older execution).
-    """
+    """Return the messages this episode takes (at most ``max_batch``) and the stale ones."""
     inst = item.instance
     current, stale = [], []
     for m in item.messages:

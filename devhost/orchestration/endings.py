@@ -1,8 +1,8 @@
 """How an episode ends its instance: failed, completed, terminated, continued as new.
 
-A mixin of :class:`devhost.orchestration.episode.Episode`: it writes the closing events,
-the instance's output and the parent's notification with the texts the Durable extension
-and DTFx write (:mod:`devhost.failures.failure_texts`).
+A mixin of :class:`devhost.orchestration.episode.Episode` writing the closing events, output
+and parent notification with the extension's and DTFx's texts
+(:mod:`devhost.failures.failure_texts`).
 """
 
 from __future__ import annotations
@@ -37,11 +37,10 @@ class EpisodeEndings:
     def _custom_status_too_large(self, message: str, orchestrator_raised: bool) -> None:
         """Fail the instance as the extension does for a custom status over 16 KB.
 
-        ``OutOfProcOrchestrationShim`` sets the custom status before it replays the
-        episode's actions, so nothing of the episode is scheduled and the stored custom
-        status stays as it was. When the orchestrator had raised too, the extension's
-        ``ArgumentException`` escapes the shim's handler and DTFx fails the instance with
-        its message alone (``TaskOrchestrationContext.FailOrchestration``).
+        ``OutOfProcOrchestrationShim`` sets the custom status before replaying the actions, so
+        nothing is scheduled and the stored status stays. If the orchestrator raised too, the
+        ``ArgumentException`` escapes the shim and DTFx fails with its message alone
+        (``TaskOrchestrationContext.FailOrchestration``).
         """
         if orchestrator_raised:
             self._fail_with(message, "Unhandled exception while executing orchestration: "
@@ -51,11 +50,7 @@ class EpisodeEndings:
 
     def _fail_with(self, reason: str, details: str, message: str,
                    error_type: str = "OrchestratorFailure") -> None:
-        """End the instance as Failed with the texts of :mod:`devhost.failures.failure_texts`.
-
-        ``reason`` is the output and the parent's ``Reason``, ``details`` the parent's
-        ``Details``, ``message`` the FailureDetails' ``ErrorMessage``.
-        """
+        """Fail; ``reason`` is output and parent ``Reason``, ``details`` parent ``Details``."""
         self._end("Failed", json.dumps(reason), reason=reason, details=details,
                   error_message=message, error_type=error_type)
 
@@ -78,7 +73,6 @@ class EpisodeEndings:
         self.commit.status = status
         self.commit.output = output
         self.commit.purge_execution = True
-        # Work scheduled by the final episode for this instance itself is moot.
         self.commit.activities.clear()
         self.commit.messages = [m for m in self.commit.messages
                                 if m.instance_id != self.inst.instance_id]
@@ -87,10 +81,8 @@ class EpisodeEndings:
     def _notify_parent(self, status: str, output: str | None, reason: str | None,
                        details: str | None) -> None:
         # Host behaviour mirrors durabletask src/DurableTask.Core/TaskOrchestrationDispatcher.cs
-        # (ProcessWorkflowCompletedTaskDecision): a Failed or Terminated child reaches its
-        # parent as SubOrchestrationInstanceFailed, Reason the child's result (for Failed
-        # "Orchestrator function '<child>' failed: ...", for Terminated the termination
-        # reason) and Details the child's details (IncludeDetails is on).
+        # (ProcessWorkflowCompletedTaskDecision): a Failed or Terminated child sends
+        # SubOrchestrationInstanceFailed, Reason its result, Details its details.
         if not self.inst.parent_instance_id:
             return
         if status == "Completed":

@@ -1,13 +1,9 @@
-"""An orchestrator's ``call_entity`` and ``signal_entity``: history and messages (SPEC D10).
+"""An orchestrator's ``call_entity`` and ``signal_entity``: history and messages (D10).
 
-The SDK answers ``context.call_entity(id, op, input)`` with a CallEntity action and
-``context.signal_entity(...)`` with a SignalEntity action (``instanceId`` the scheduler id,
-``operation``, ``input`` the SDK's JSON text); each takes the next task sequence number. The
-extension turns each into a request message sent to the entity and records an
-``EventSent`` with that number; a call's answer arrives later as an ``EventRaised`` named
-by the request id (:mod:`devhost.taskhub.entity_messages`). An entity name no entity function
-implements fails the orchestration, as the extension's ``ThrowIfFunctionDoesNotExist``
-does.
+Each CallEntity/SignalEntity action (``instanceId`` the scheduler id, ``operation``,
+``input``) takes the next sequence number; the extension sends the entity a request and
+records an ``EventSent`` with that number (shapes: :mod:`devhost.taskhub.entity_messages`).
+An entity name no function implements fails the orchestration (``ThrowIfFunctionDoesNotExist``).
 """
 
 from __future__ import annotations
@@ -37,36 +33,14 @@ class UnknownEntityError(UnsupportedActionError):
 
 
 class EntityCalls:
-    """The app's entity functions, as orchestrations address them.
-
-    Parameters
-    ----------
-    names : collection of str, optional
-        Entity names (any case); None accepts every name.
-    """
+    """The app's entity functions as orchestrations address them (``names`` None: any)."""
 
     def __init__(self, names: Collection[str] | None = None) -> None:
         self.names = None if names is None else sorted(n.lower() for n in names)
 
     def send(self, seq: int, action: dict[str, Any], inst: InstanceRecord, now: datetime
              ) -> tuple[dict[str, Any], NewMessage]:
-        """Turn a CallEntity or SignalEntity action into its EventSent and request.
-
-        Parameters
-        ----------
-        seq : int
-            The action's task sequence number (``EventId`` of the EventSent).
-        action : dict
-            The SDK's action.
-        inst : InstanceRecord
-            The calling orchestration (parent and execution of the request).
-        now : datetime
-            The episode's time.
-
-        Returns
-        -------
-        (dict, NewMessage)
-            The EventSent history event and the inbox row for the entity.
+        """Turn a CallEntity or SignalEntity action (number ``seq``) into EventSent and request.
 
         Raises
         ------
@@ -89,9 +63,5 @@ class EntityCalls:
 
 
 def keep_on_continue_as_new(messages: list[NewMessage]) -> list[NewMessage]:
-    """Return the entity requests of an episode that continues as new.
-
-    DTFx sends an episode's outgoing events even when it continues as new, so signals and
-    calls made before ``continue_as_new`` reach their entities.
-    """
+    """Return an episode's entity requests: DTFx sends them even when it continues as new."""
     return [m for m in messages if m.kind == REQUEST_KIND]

@@ -1,19 +1,12 @@
 """One orchestrator episode: history in, SDK replay, actions out, one commit.
 
-An episode takes an instance's history and its new messages, builds the context JSON the
-Functions host sends the Python worker, calls the SDK's own orchestrator handler (the SDK
-replays the generator), and turns the returned actions into history events and work items
-(:class:`~devhost.taskhub.store.EpisodeCommit`), which the caller commits atomically.
+Builds the context JSON the Functions host sends, calls the SDK's own orchestrator handler
+and turns the actions into an :class:`~devhost.taskhub.store.EpisodeCommit`.
 
-Sequence numbers (why a bit of bookkeeping is needed)
------------------------------------------------------
-The SDK numbers tasks itself: each new atomic action takes the next number, and a
-``call_*_with_retry`` task also takes one for the retry timer when an attempt fails and one
-for the next attempt when that timer fires (the Durable Task Framework's retry interceptor
-does the same). Retry numbers are taken while the SDK processes the failure or timer event,
-before the orchestrator resumes, so the host allocates them for the episode's first new event
-and admits at most one such event per episode, as the first one; every number then lines up
-with the SDK's.
+Sequence numbers: a ``call_*_with_retry`` takes one for its retry timer when an attempt
+fails and one for the next attempt when it fires (as DTFx's retry interceptor), while the
+SDK processes that event; so the host numbers them for the episode's first new event and
+admits at most one such event per episode (:mod:`.batch`).
 """
 
 from __future__ import annotations
@@ -77,27 +70,9 @@ REPLAY_SCHEMA = 1
 class Episode(EpisodeEndings):
     """Compute the commit of one episode for a claimed instance.
 
-    Parameters
-    ----------
-    item : OrchestrationWorkItem
-        The claimed instance, its history and its messages.
-    handler : callable or None
-        The SDK's orchestrator handler for the instance's function (``str -> str``), or
-        None if the app has no orchestrator of that name.
-    now : datetime
-        The episode's time (OrchestratorStarted timestamp, the orchestrator's
-        ``current_utc_datetime``).
-    max_batch : int
-        Upper bound on new messages per episode.
-    version_mismatch : str, optional
-        Fail the instance with this message instead of replaying it (``ErrorType``
-        VersionMismatch; host.json ``versionFailureStrategy: Fail``).
-    entities : EntityCalls, optional
-        The app's entity functions, for CallEntity and SignalEntity actions.
-    functions : KnownFunctions, optional
-        The app's orchestrator and activity names: a call to any other is dropped as the
-        extension drops it (:mod:`devhost.orchestration.function_names`). None schedules
-        every call (an episode built by hand).
+    ``handler`` None: no such orchestrator; ``now``: OrchestratorStarted, the
+    ``current_utc_datetime``; ``version_mismatch`` fails instead (``versionFailureStrategy:
+    Fail``); ``functions`` None schedules every call (:mod:`.function_names`).
     """
 
     def __init__(self, item: OrchestrationWorkItem, handler: OrchestratorHandler | None,
@@ -119,15 +94,8 @@ class Episode(EpisodeEndings):
         self.new_events: list[dict[str, Any]] = []  # OrchestratorStarted + new messages
         self.tail: list[dict[str, Any]] = []  # OrchestratorCompleted, ExecutionCompleted
 
-    # ------------------------------------------------------------------ entry point
     def run(self) -> EpisodeCommit:
-        """Run the episode and return what it writes.
-
-        Returns
-        -------
-        EpisodeCommit
-            Empty (only releases the lease) when there was nothing to process.
-        """
+        """Run the episode and return what it writes (empty if nothing: lease released)."""
         batch, stale = select_batch(self.item, self.max_batch)
         self.commit.dropped = [m.id for m in stale]
         if self.inst.runtime_status in ("Completed", "Failed", "Terminated"):
@@ -154,29 +122,25 @@ class Episode(EpisodeEndings):
         return self._finish_commit()
 
     def _finish_commit(self) -> EpisodeCommit:
-        # DTFx order: OrchestratorStarted, the new events, the events of newly scheduled
-        # work, OrchestratorCompleted, then ExecutionCompleted if the execution ended.
-        # Stored as the next episode replays them: IsPlayed true.
+        # DTFx order: OrchestratorStarted, new events, scheduled work, OrchestratorCompleted,
+        # ExecutionCompleted; stored as replayed (IsPlayed true).
         self.commit.new_history = [dict(e, IsPlayed=True) for e in
                                    self.new_events + self.commit.new_history + self.tail]
         if self.commit.replay_state is None:
             self.commit.replay_state = self.state
         return self.commit
 
-    # ------------------------------------------------------------------ control messages
     def _control(self, m: InboxMessage) -> None:
         self.new_events.append(m.event)
         if m.kind == "terminate":
             # The output is the reason as the client gave it (DTFx ExecutionTerminatedEvent).
             self._end("Terminated", m.event.get("Input"))
         elif m.kind == "suspend":
-            # A suspend of an instance that is suspended already is recorded and does
-            # nothing (DTFx TaskOrchestrationContext.HandleEventWhileSuspended ignores it).
+            # A repeat suspend is a no-op (DTFx TaskOrchestrationContext.HandleEventWhileSuspended).
             self.commit.status = "Suspended"
         elif m.kind == "resume":
             self.commit.status = "Running"
 
-    # ------------------------------------------------------------------ retries
     def _next_seq(self) -> int:
         seq = self.state["next_seq"]
         self.state["next_seq"] = seq + 1
@@ -207,18 +171,15 @@ class Episode(EpisodeEndings):
                 else:
                     del self.state["retries"][key]
 
-    # ------------------------------------------------------------------ replay
     def context_json(self) -> str:
         """Build the orchestration trigger's context JSON as the Functions host sends it."""
-        # The stored events go in as their JSON texts: parsing and re-serialising the whole
-        # history on every episode was a fifth of the host's CPU.
+        # Stored texts go in as they are: re-serialising the history cost a fifth of the CPU.
         texts = self.item.stored_events_json() + [json.dumps(e) for e in self.new_events]
         started = next((e for e in self.item.first_events() + self.new_events
                         if e["EventType"] == EventType.ExecutionStarted), {})
         parent = (started.get("ParentInstance") or {}).get("OrchestrationInstance") or {}
         rest = json.dumps({
-            # The input as a JSON value, not its text (the extension's GetInputAsJson): a
-            # client's start_new gives a JSON string holding the SDK's JSON text.
+            # The input as a JSON value, not its text (the extension's GetInputAsJson).
             "input": json_value(started.get("Input")),
             "instanceId": self.inst.instance_id,
             "isReplaying": self.item.has_history(),
@@ -354,15 +315,13 @@ class Episode(EpisodeEndings):
         kind = ActionType(action["actionType"])
         if kind in (ActionType.CallSubOrchestrator, ActionType.CallSubOrchestratorWithRetry):
             # Host behaviour mirrors durabletask src/DurableTask.Core/TaskOrchestrationContext.cs
-            # (CreateSubOrchestrationInstanceCore): without an id the child is named by the
-            # parent's *execution* id and the task id, so each continue-as-new generation
-            # (a new execution id) and each retry (a new task id) names a new child.
+            # (CreateSubOrchestrationInstanceCore): no id: <execution id>:<task id>, new per retry.
             child_id = action.get("instanceId") or ""
             if not child_id.strip():
                 child_id = f"{self._execution_id()}:{seq}"
             try:
                 validate_instance_id(child_id)
-            except ValueError as exc:  # refused before anything is created (SPEC D2)
+            except ValueError as exc:  # refused before anything is created (D2)
                 self.commit.new_history.append(event(
                     EventType.SubOrchestrationInstanceCreated, self.now, seq,
                     Name=action["functionName"], InstanceId=child_id,

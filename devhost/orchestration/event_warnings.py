@@ -1,19 +1,9 @@
-"""Warnings about the Python SDK's known surprises with external events (SPEC L1, D8).
+"""Warnings about the Python SDK's known surprises with external events (L1, D8).
 
-The host never changes how the SDK treats external events (that is how they behave on Azure
-too); it only says so in its log, at WARNING, when an episode brings one of these cases:
-
-- **case**: the SDK matches an event to a ``wait_for_external_event`` by its exact name, so
-  an event raised as ``approval`` does not complete a wait for ``Approval`` (the .NET SDK
-  ignores case). No public issue of the Python SDK is known to track this.
-- **one slot per name**: an event that arrives while no wait of its name is open is kept
-  in a single slot per name until a wait takes it. A second event of that name arriving
-  before then replaces the first, which is lost; and the kept event is handed to every
-  later wait of that name (azure-functions-durable-python#507).
-
-Both checks count the waits among the orchestrator's actions (the SDK returns every action
-of the execution) and the EventRaised events of its history; they run only for episodes
-that bring an EventRaised.
+The host never changes how the SDK treats events (Azure behaves the same); it logs a
+WARNING when an episode meets one: case-sensitive names, or one slot per name
+(azure-functions-durable-python#507), see docs/local-host.md. Both count the waits among
+the actions and the history's EventRaised events, only in episodes that bring one.
 """
 
 from __future__ import annotations
@@ -40,17 +30,8 @@ def warn_event_surprises(instance_id: str, new_events: list[dict[str, Any]],
                          actions: list[dict[str, Any]]) -> None:
     """Log the SDK's event surprises that this episode's new events run into.
 
-    Parameters
-    ----------
-    instance_id : str
-        The instance, named in the warnings.
-    new_events : list of dict
-        The events this episode added to the history.
-    stored_events_json : callable
-        Returns the history stored before this episode, as JSON texts (read only when a
-        new event is an EventRaised).
-    actions : list of dict
-        The orchestrator's atomic actions after this episode's replay.
+    ``stored_events_json`` gives the history before this episode, as JSON texts (called only
+    when a new event is an EventRaised); ``actions`` are the atomic actions after the replay.
     """
     new_names = [e.get("Name") for e in new_events
                  if e.get("EventType") == EventType.EventRaised]

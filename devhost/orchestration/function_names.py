@@ -2,18 +2,12 @@
 
 Host behaviour mirrors azure-functions-durable-extension ``DurableTaskExtension.cs``
 (``ThrowIfFunctionDoesNotExist``, ``GetInvalidActivityFunctionMessage``,
-``GetInvalidOrchestratorFunctionMessage``) and ``FunctionName.cs`` (names equal ignoring
-case).
-
-A call the extension refuses while it replays an out-of-process orchestrator's actions
-is *not* a failure the orchestrator sees: ``DurableOrchestrationContext``'s
-``CallDurableTaskFunctionAsync`` is an ``async`` method, so its ``ArgumentException`` (an
-activity or sub-orchestrator the app does not have, a sub-orchestration instance id equal
-to its parent's or starting with ``@``) ends up in the task it returns, and
-``OutOfProcOrchestrationShim.ProcessAsyncActionsV2`` awaits that task inside a ``catch``
-that ignores every exception. The work is never scheduled and the orchestrator waits for
-it forever (azure-functions-durable-python#132 reports such a hang). The host does the same
-and says so in a WARNING (:func:`warn_dropped`).
+``GetInvalidOrchestratorFunctionMessage``) and ``FunctionName.cs`` (ignoring case). A
+refused call's ``ArgumentException`` lands in the task of the ``async``
+``DurableOrchestrationContext.CallDurableTaskFunctionAsync``, which
+``OutOfProcOrchestrationShim.ProcessAsyncActionsV2`` awaits in a catch-all: never
+scheduled, it waits forever (azure-functions-durable-python#132). The host does the same,
+with a WARNING.
 """
 
 from __future__ import annotations
@@ -79,12 +73,8 @@ def refused_call(kind: ActionType, action: dict[str, Any], inst: InstanceRecord,
                  functions: KnownFunctions | None) -> tuple[str, str] | None:
     """Return ``(call, reason)`` if the extension drops this call, else None.
 
-    ``functions`` None knows every name (an episode built by hand).
-
     Host behaviour mirrors azure-functions-durable-extension
-    ``ContextImplementations/DurableOrchestrationContext.cs``
-    (``CallDurableTaskFunctionAsync``); the module's docstring says why a refused call is
-    dropped rather than failed.
+    ``ContextImplementations/DurableOrchestrationContext.cs`` (``CallDurableTaskFunctionAsync``).
     """
     name = action.get("functionName") or ""
     if kind in (ActionType.CallActivity, ActionType.CallActivityWithRetry):
@@ -109,17 +99,7 @@ def refused_call(kind: ActionType, action: dict[str, Any], inst: InstanceRecord,
 
 
 def warn_dropped(instance_id: str, what: str, reason: str) -> None:
-    """Log that a call was dropped as the extension drops it, so the instance waits forever.
-
-    Parameters
-    ----------
-    instance_id : str
-        The orchestration instance.
-    what : str
-        The call, such as ``call_activity('Helo')``.
-    reason : str
-        The extension's refusal text.
-    """
+    """Log that call ``what`` was dropped for ``reason``, so the instance waits forever."""
     log.warning(
         "instance '%s': %s is never scheduled: %s On Azure the Durable extension drops such "
         "a call without failing the orchestration (its ArgumentException is swallowed while "

@@ -1,11 +1,9 @@
-"""The episode that ends an instance the host itself could not run (SPEC L3).
+"""The episode that ends an instance the host itself could not run (L3).
 
-Built from the claimed work item alone, without the SDK or the episode machinery (either
-may be what failed), it ends the instance as Azure ends an orchestration whose execution
-fails: Failed, ``Orchestrator function '<name>' failed: <error>`` as output, the history
-closed with ExecutionCompleted, pending work of the execution purged, and a parent told
-with SubOrchestrationInstanceFailed whose Reason is that output (as DTFx tells a parent,
-:mod:`devhost.failures.failure_texts`).
+Built from the work item alone (the SDK or the episode code may be what failed), it ends
+the instance as Azure ends a failed execution: Failed, output ``Orchestrator function
+'<name>' failed: <error>``, ExecutionCompleted, pending work purged, a parent sent
+SubOrchestrationInstanceFailed (:mod:`devhost.failures.failure_texts`).
 """
 
 from __future__ import annotations
@@ -25,22 +23,10 @@ from devhost.taskhub.records import (
 
 def host_failure_commit(item: OrchestrationWorkItem, now: datetime,
                         error: str) -> EpisodeCommit:
-    """Return the commit that ends a claimed instance as Failed with the host's error.
+    """Return the commit ending a claimed instance as Failed with the host's ``error``.
 
-    Parameters
-    ----------
-    item : OrchestrationWorkItem
-        The claimed instance (its lease must still be held when the commit is written).
-    now : datetime
-        Timestamp of the events written.
-    error : str
-        The host's error text (:func:`devhost.failures.host_failures.host_error_text`).
-
-    Returns
-    -------
-    EpisodeCommit
-        Consumes every visible message; for an instance that has ended already it only
-        drops them.
+    It consumes every visible message (only drops them if the instance has ended); the lease
+    must still be held when it is written.
     """
     inst = item.instance
     ids = [m.id for m in item.messages]

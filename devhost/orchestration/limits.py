@@ -1,22 +1,12 @@
 """Payload limits the Durable extension enforces on an orchestrator's episode.
 
-The extension refuses a custom status whose JSON is larger than 16 KB of UTF-16 text
-(azure-functions-durable-extension ``ContextImplementations/DurableOrchestrationContext.cs``,
-``SetCustomStatus`` with ``MaxCustomStatusPayloadSizeInKB = 16``; the check is
-``MessagePayloadDataConverter.Serialize(value, maxSizeInKB)`` in
-``MessagePayloadDataConverter.cs``). For an out-of-process orchestrator the custom status
-is set from the episode's state before its actions are replayed
-(``OutOfProcOrchestrationShim.ScheduleDurableTaskEvents``), so the ``ArgumentException``
-fails the instance: ``Orchestrator function '<name>' failed: The UTF-16 size of the
-JSON-serialized payload must not exceed 16 KB. The current payload size is 17 KB.``, no
-action of that episode scheduled and the stored custom status left as it was.
-
-Other payloads have no limit on the Azure Storage backend the app deploys to: inputs,
-outputs, event data and activity results too large for a queue message or a table
-column go to blobs (DTFx ``DurableTask.AzureStorage`` large-message support). Instance
-ids, entity keys and task hub names are checked where they arrive
-(:mod:`azurekit.instance_ids`, :mod:`devhost.taskhub.entity_messages`,
-:mod:`devhost.app.host_config`).
+A custom status over 16 KB of UTF-16 JSON is refused (azure-functions-durable-extension
+``ContextImplementations/DurableOrchestrationContext.cs``, ``SetCustomStatus``,
+``MaxCustomStatusPayloadSizeInKB = 16``; ``MessagePayloadDataConverter.Serialize`` in
+``MessagePayloadDataConverter.cs``), before the actions are replayed
+(``OutOfProcOrchestrationShim.ScheduleDurableTaskEvents``): the instance fails, nothing of
+the episode scheduled. Other payloads have no limit on Azure Storage (DTFx
+``DurableTask.AzureStorage`` moves large messages to blobs).
 """
 
 from __future__ import annotations
@@ -46,13 +36,7 @@ def utf16_kb(text: str) -> int:
 
 
 def custom_status_problem(value: Any) -> str | None:
-    """Return the extension's refusal of a custom status, or None if it is within the limit.
-
-    Parameters
-    ----------
-    value : Any
-        The custom status as the SDK's state carries it (a JSON value; None is no status).
-    """
+    """Return the extension's refusal of a custom status (a JSON value, None: none), or None."""
     if value is None:
         return None
     size = utf16_kb(compact_json(value))

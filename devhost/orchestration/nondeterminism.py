@@ -1,16 +1,12 @@
-"""Replay checks of scheduled work, with DTFx's texts (SPEC D4).
+"""Replay checks of scheduled work, with DTFx's texts (D4).
 
 Host behaviour mirrors durabletask ``src/DurableTask.Core/TaskOrchestrationContext.cs``
 (``HandleTaskScheduledEvent``, ``HandleTimerCreatedEvent``,
 ``HandleSubOrchestrationCreatedEvent``) and
-``src/DurableTask.Core/Exceptions/NonDeterministicOrchestrationException.cs``.
-On replay DTFx matches each scheduling event of the history (TaskScheduled, TimerCreated,
-SubOrchestrationInstanceCreated) with the action the orchestrator produced under the same
-sequence number: a missing action, an action of another kind, or a task of another name
-(compared ignoring case) fails the instance with ``Non-Deterministic workflow detected:
-<what>``. DTFx raises it outside the extension's shim
-(``TaskOrchestrationExecutor.ExecuteCore`` catches it and fails the orchestration), so the
-output is that text alone, without ``Orchestrator function '<name>' failed:``.
+``src/DurableTask.Core/Exceptions/NonDeterministicOrchestrationException.cs``: each
+history scheduling event must meet an action of its kind and name (ignoring case) under
+its sequence number. DTFx raises outside the shim (``TaskOrchestrationExecutor.ExecuteCore``),
+so the output is the text alone, without ``Orchestrator function '<name>' failed:``.
 """
 
 from __future__ import annotations
@@ -66,17 +62,7 @@ def check_action(seq: int, was: tuple[int, str | None], now: dict[str, Any],
                  scheduled: Scheduled) -> None:
     """Raise :class:`NonDeterminismError` if ``now`` does not replay the scheduled task.
 
-    Parameters
-    ----------
-    seq : int
-        The sequence number (``EventId``) of the task.
-    was : (int, str or None)
-        The action type and function name recorded when the task was first scheduled.
-    now : dict
-        The SDK's action under that number on this replay.
-    scheduled : callable
-        Returns the history's scheduling event of the task (for the sub-orchestration's
-        version and instance id in the message), or None.
+    ``was`` is the (action type, function name) recorded under ``seq`` when it was scheduled.
     """
     was_kind, was_name = ActionType(was[0]), was[1]
     now_kind = ActionType(now["actionType"])

@@ -1,17 +1,11 @@
 """How long ``call_*_with_retry`` waits after a failed attempt, as DTFx computes it.
 
 Host behaviour mirrors durabletask ``src/DurableTask.Core/RetryInterceptor.cs``
-(``Invoke`` and ``ComputeNextDelay``) with the options the extension builds from the SDK's
+(``Invoke``, ``ComputeNextDelay``) with the extension's options from the SDK's
 ``retryOptions`` (azure-functions-durable-extension ``RetryOptionsConverter.cs``,
-``RetryOptions.cs``):
-
-* after a failed attempt that is not the last, the next one starts after
-  ``firstRetryInterval * backoffCoefficient ** (attempt - 1)``, at most
-  ``maxRetryInterval`` (the extension's default: 6 days; the backoff coefficient defaults
-  to 1, and the Python SDK 1.x sends neither);
-* after the *last* attempt DTFx still creates a timer, because earlier versions did and
-  replay must find it, but one that fires at once (DTFx PR #661), so the error reaches the
-  orchestrator without a further wait.
+``RetryOptions.cs``): ``firstRetryInterval * backoffCoefficient ** (attempt - 1)``, at most
+``maxRetryInterval`` (defaults 6 days and 1; SDK 1.x sends neither). After the last
+attempt DTFx still creates a timer, firing at once (DTFx PR #661), for replay to find.
 """
 
 from __future__ import annotations
@@ -25,24 +19,10 @@ DEFAULT_MAX_RETRY_INTERVAL = timedelta(days=6)
 
 def next_retry_delay(attempt: int, max_attempts: int, first_interval_ms: int,
                      options: dict[str, Any] | None = None) -> timedelta:
-    """Return the wait after failed attempt number ``attempt`` (1-based).
+    """Return the wait after failed attempt ``attempt`` (1-based); zero after the last.
 
-    Parameters
-    ----------
-    attempt : int
-        The attempt that just failed.
-    max_attempts : int
-        ``maxNumberOfAttempts``.
-    first_interval_ms : int
-        ``firstRetryIntervalInMilliseconds``.
-    options : dict, optional
-        The action's ``retryOptions``, for ``backoffCoefficient`` and
-        ``maxRetryIntervalInMilliseconds`` when an SDK sends them.
-
-    Returns
-    -------
-    timedelta
-        Zero after the last attempt.
+    ``options`` is the action's ``retryOptions`` (``backoffCoefficient``,
+    ``maxRetryIntervalInMilliseconds``, when an SDK sends them).
     """
     if attempt >= max_attempts:
         return timedelta(0)

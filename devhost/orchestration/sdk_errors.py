@@ -1,13 +1,9 @@
 r"""The SDK's failure text: an orchestrator's error message, then its state as JSON.
 
-When an orchestrator raises, the Python SDK's handler raises
-``Exception(f"{error}\n\n$OutOfProcData$:{state_json}")`` (the extension's out-of-process
-error form). ``error`` is the orchestrator's exception text, and that text can itself carry
-such payloads: a failed sub-orchestration or activity reaches the parent as
-``"<Reason> \n <Details>"``, and the details may hold the child's own failure text, to any
-depth. The state JSON is always the *last* part: JSON text escapes newlines, so the marker
-(which starts with two raw newlines) cannot occur inside it. Splitting at the last marker is
-therefore exact whatever the message holds.
+The SDK raises ``Exception(f"{error}\n\n$OutOfProcData$:{state_json}")``; ``error`` may
+itself nest children's failure texts (``"<Reason> \n <Details>"``), to any depth. JSON
+escapes newlines, so the marker cannot occur in the state: splitting at the last marker is
+exact.
 """
 
 from __future__ import annotations
@@ -25,17 +21,9 @@ OUT_OF_PROC_MARKER = "\n\n$OutOfProcData$:"
 class SdkFailure:
     """An orchestrator failure as the SDK reported it.
 
-    Attributes
-    ----------
-    message : str
-        The orchestrator's error text (the state's ``error``, else the text before the
-        state JSON); nested payloads of children are left in it as they came.
-    state : dict
-        The orchestrator state (``isDone``, ``actions``, ``customStatus``, ...); with no
-        actions when the text carried none that could be read.
-    details : str
-        The traceback of the orchestrator's own exception (the SDK's wrapper left out, so
-        the state JSON is not repeated in it).
+    ``message``: the state's ``error``, else the text before the state (children's payloads
+    left in); ``state`` has no actions if none could be read; ``details``: the orchestrator's
+    own traceback, without the SDK's wrapper.
     """
 
     message: str
@@ -44,18 +32,9 @@ class SdkFailure:
 
 
 def split_failure_text(text: str) -> tuple[str, dict[str, Any] | None]:
-    """Split the SDK's failure text at its last out-of-process marker.
+    """Split the SDK's failure text at its last marker: (text before, state).
 
-    Parameters
-    ----------
-    text : str
-        ``str()`` of the exception the SDK's orchestrator handler raised.
-
-    Returns
-    -------
-    (str, dict or None)
-        The text before the state JSON, and the state; ``(text, None)`` when the text
-        has no marker or what follows the last one is not a JSON object.
+    ``(text, None)`` when there is no marker or no JSON object after the last one.
     """
     pos = text.rfind(OUT_OF_PROC_MARKER)
     if pos < 0:
@@ -70,19 +49,7 @@ def split_failure_text(text: str) -> tuple[str, dict[str, Any] | None]:
 
 
 def sdk_failure(exc: BaseException) -> SdkFailure:
-    """Read the failure the SDK's orchestrator handler raised.
-
-    Parameters
-    ----------
-    exc : BaseException
-        What the handler raised: the SDK's wrapper (its ``__cause__`` is the orchestrator's
-        own exception) or any other exception.
-
-    Returns
-    -------
-    SdkFailure
-        Never raises: text that cannot be read becomes the message, with no actions.
-    """
+    """Read what the SDK's handler raised; never raises."""
     text = str(exc)
     message, state = split_failure_text(text)
     if state is None:

@@ -1,17 +1,10 @@
 """Fast paths for two pieces of per-call work in the SDK's replay, identical in result.
 
-The host lets the Durable Functions SDK replay every episode, so the SDK's fixed cost per
-orchestrator call is the host's. A profile of chain-5 (five activities in sequence) put
-two pieces of it at about 40% of that cost, neither part of the replay's logic:
-
-* ``dateutil`` parsing every history ``Timestamp`` (see :mod:`.timestamps`);
-* ``TaskOrchestrationExecutor.__init__`` building a new ``namedtuple`` *class*
-  (``SetTaskValuePayload``) on every call, which costs about 0.25 ms, as much as replaying
-  six history events. The class only carries two constant fields to build a lookup table;
-  memoising ``namedtuple`` for that module returns one class for the same arguments, so
-  each call builds the same table as before.
-
-:func:`install` applies both, once per process; the SDK's own code still does the replay.
+A profile of five chained activities put two at about 40% of the SDK's per-call cost:
+``dateutil`` parsing every ``Timestamp`` (:mod:`.timestamps`), and
+``TaskOrchestrationExecutor.__init__`` building a ``namedtuple`` class
+(``SetTaskValuePayload``, 0.25 ms) per call for two constant fields; memoising
+``namedtuple`` there builds the same table. :func:`install` applies both once per process.
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
 """Orchestration versioning: which instances this host runs, as DTFx decides it.
 
-The Durable extension gives the Durable Task Framework's dispatcher the versioning settings
-of host.json (``defaultVersion``, ``versionMatchStrategy``, ``versionFailureStrategy``;
-Microsoft's "Orchestration versioning" article for Durable Functions). Before each episode
-the dispatcher compares the instance's version with ``defaultVersion``:
-
-* ``None``: every instance runs;
-* ``Strict``: only an instance of exactly that version runs;
-* ``CurrentOrOlder`` (the default): an instance whose version compares greater does not run
-  (:func:`compare_versions`: empty is older than anything, two ``System.Version`` strings
-  compare as versions, anything else case-insensitively as text).
-
-An instance that may not run is rejected (``Reject``, the default: its work item is
-abandoned and retried later, the instance stays as it is) or failed (``Fail``: it ends
-Failed with ``VersionMismatch``). Note that with ``CurrentOrOlder`` and no
-``defaultVersion``, an instance started with an explicit version never runs: the host logs
-a warning each time it rejects one, because Azure is silent about it.
+The extension gives DTFx's dispatcher host.json's ``defaultVersion``,
+``versionMatchStrategy`` and ``versionFailureStrategy`` (Microsoft's "Orchestration
+versioning" article). ``None`` runs every instance; ``Strict`` only that version;
+``CurrentOrOlder`` (default) not a newer one (:func:`compare_versions`). A refused instance
+is rejected (``Reject``, default: abandoned, retried later) or failed (``Fail``:
+``VersionMismatch``). With ``CurrentOrOlder`` and no ``defaultVersion`` an explicitly
+versioned instance never runs; Azure is silent, the host warns on each rejection.
 """
 
 from __future__ import annotations
@@ -47,18 +38,10 @@ def _system_version(text: str) -> tuple[int, ...] | None:
 
 
 def compare_versions(source: str | None, other: str | None) -> int:
-    """Compare two orchestration versions as DTFx ``VersioningSettings.CompareVersions``.
+    """Compare versions as DTFx ``VersioningSettings.CompareVersions``: <0, 0, >0.
 
-    Parameters
-    ----------
-    source, other : str or None
-        Versions; None, empty and blank mean "no version".
-
-    Returns
-    -------
-    int
-        Negative, zero or positive as ``source`` is older than, equal to or newer than
-        ``other``.
+    None or blank is older than anything; two ``System.Version`` strings compare as versions,
+    others as text ignoring case.
     """
     blank_source = not (source or "").strip()
     blank_other = not (other or "").strip()
@@ -74,17 +57,7 @@ def compare_versions(source: str | None, other: str | None) -> int:
 
 @dataclass(frozen=True)
 class Versioning:
-    """The worker's versioning settings.
-
-    Attributes
-    ----------
-    version : str or None
-        host.json ``defaultVersion``.
-    match : str
-        ``None``, ``Strict`` or ``CurrentOrOlder``.
-    failure : str
-        ``Reject`` or ``Fail``.
-    """
+    """Versioning settings (``match`` None/Strict/CurrentOrOlder, ``failure`` Reject/Fail)."""
 
     version: str | None = None
     match: str = "CurrentOrOlder"

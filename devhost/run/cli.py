@@ -22,11 +22,13 @@ from rich.console import Console
 from rich.table import Table
 
 from devhost.run.worker_processes import (
+    LOCK_HOLD_LIMIT_S,
     WorkerProcesses,
     WorkerStartError,
     signal_ready,
     worker_argv,
 )
+from sqlitekit import read_hold, record_holds
 
 if TYPE_CHECKING:
     from devhost.run.host import LocalHost
@@ -104,11 +106,16 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
               None, "--workers", min=1,
               help="Host processes sharing the task hub; one serves HTTP. Default: one "
                    f"per CPU, at most {MAX_DEFAULT_WORKERS}."),
+          lock_hold_limit_s: float = typer.Option(
+              LOCK_HOLD_LIMIT_S, "--lock-hold-limit-s", min=0.5,
+              help="Kill (and replace) a worker process that holds a SQLite write lock "
+                   "this long: a frozen worker then stalls the others no longer."),
           log_level: str = LOG_LEVEL) -> None:
     """Start the host: HTTP API, orchestrations, entities, activities, timer and queue triggers."""
     workers = workers or default_workers()
     _configure_logging(log_level)
     _refuse_taken_port(port)
+    record_holds(_hold_dir(data_dir, "host"))
     host = _build_or_exit(app_dir=app_dir, data_dir=data_dir, port=port,
                           activity_workers=activity_workers,
                           orchestration_lease=timedelta(seconds=orchestration_lease_s),
@@ -126,7 +133,7 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
     workers_argv = worker_argv(str(app_dir), str(data_dir), host.base_url, activity_workers,
                                orchestration_lease_s, activity_lease_s) + [
         "--log-level", log_level]
-    children = WorkerProcesses(workers_argv, workers - 1)
+    children = WorkerProcesses(workers_argv, workers - 1, hold_dir=_hold_dir(data_dir))
     try:
         ready = children.wait_ready(stop)
     except WorkerStartError as exc:
@@ -136,13 +143,24 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
         raise typer.Exit(1) from None
     if ready:
         _print_ready(host, data_dir, workers)
-    while not stop.wait(1.0):
+    while not stop.wait(0.5):
+        children.end_stalled(lock_hold_limit_s)
         children.replace_exited()
     console.print("devhost: stopping (waiting for running work to finish)")
     # Workers first, while this process still serves the HTTP API their functions call.
     children.stop()
     host.stop()
+    log.info("longest write-lock hold: %.3f s (workers), %.3f s (this process); "
+             "--lock-hold-limit-s %.1f", children.longest_hold_s(),
+             read_hold(_hold_dir(data_dir, "host"))[1], lock_hold_limit_s)
     console.print("devhost: stopped")
+
+
+def _hold_dir(data_dir: Path, name: str | None = None) -> Path:
+    """Return the folder of the processes' write-lock hold records, or one record in it."""
+    folder = data_dir / "holds"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder if name is None else folder / name
 
 
 def _refuse_taken_port(port: int) -> None:
@@ -195,9 +213,12 @@ def worker(app_dir: Path = typer.Option(..., "--app-dir"), data_dir: Path = DATA
            orchestration_lease_s: float = typer.Option(30.0, "--orchestration-lease-s"),
            activity_lease_s: float = typer.Option(60.0, "--activity-lease-s"),
            ready_fd: int | None = typer.Option(None, "--ready-fd"),
+           hold_record: Path | None = typer.Option(None, "--hold-record"),
            log_level: str = LOG_LEVEL) -> None:
     """Run one extra worker process of ``start --workers N`` (no HTTP server of its own)."""
     _die_with_parent()
+    if hold_record is not None:
+        record_holds(hold_record)
     parent = os.getppid()
     _configure_logging(log_level)
     host = _build_or_exit(app_dir=app_dir, data_dir=data_dir,

@@ -1,8 +1,4 @@
-"""The local host's time source: the shared :mod:`clocks` module, re-exported.
-
-The clock lives outside ``devhost`` because the deployed app uses it too (deadlines,
-circuit breakers), and ``devhost`` is never deployed.
-"""
+"""The host's time source, :mod:`clocks`: outside ``devhost``, since the deployed app uses it."""
 
 from clocks import Clock, ManualClock, SystemClock
 

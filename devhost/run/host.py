@@ -1,9 +1,7 @@
-"""The local host: what the Functions host and the Durable extension do, on one machine.
+"""The local host in one process: what the Functions host and the Durable extension do.
 
-:class:`LocalHost` loads an app (``function_app.py``), opens the task hub and the embedded
-stand-ins under a data folder, serves the Durable HTTP API and the app's HTTP triggers on
-127.0.0.1, and runs the work loops either in background threads (:meth:`start`) or step by
-step until nothing is left (:meth:`drain`, for tests, with an injected clock).
+Work loops run in background threads (:meth:`LocalHost.start`) or in the calling thread until
+idle (:meth:`LocalHost.run_until_idle`, for tests with an injected clock).
 """
 
 from __future__ import annotations
@@ -45,13 +43,7 @@ class Poller(Protocol):
 
 
 def check_client_hubs(index: AppIndex, hub_name: str) -> None:
-    """Refuse a ``durableClient`` binding bound to another task hub than the host's.
-
-    Raises
-    ------
-    AppLoadError
-        Naming the function and both hub names (the local host serves one task hub).
-    """
+    """Raise AppLoadError, naming both hubs, for a ``durableClient`` bound to another task hub."""
     for fdef in index.all_functions():
         if fdef.client_task_hub and fdef.client_task_hub != hub_name:
             raise AppLoadError(
@@ -68,41 +60,13 @@ def free_port() -> int:
 
 
 class LocalHost:
-    """Run one app with its task hub and stand-ins in this process.
+    """Run one app with its task hub and stand-ins in this process (SQLite files in ``data_dir``).
 
-    Parameters
-    ----------
-    app_dir : str or Path
-        Folder with ``function_app.py`` and ``local.settings.json``.
-    data_dir : str or Path
-        Folder for the SQLite files (task hub, queues, stores).
-    clock : Clock, optional
-        Time source; a :class:`~devhost.run.clock.ManualClock` makes durable timers testable
-        without sleeping. Defaults to the system clock.
-    port : int
-        HTTP port on 127.0.0.1; 0 picks a free one.
-    hub_name : str, optional
-        Task hub name; defaults to host.json's ``extensions.durableTask.hubName``.
-    activity_workers : int
-        Activities run at once in :meth:`start` mode (threads of the
-        :class:`~devhost.workers.activity_pool.ActivityPool`).
-    orchestration_lease, activity_lease : timedelta
-        Lease durations (see :class:`~devhost.workers.dispatch.DurableWorker`).
-    serve_http : bool
-        Start the HTTP server (needed by apps that use a durable client).
-    app : (app, AppIndex), optional
-        An already loaded app (default: load it from ``app_dir``).
-    episode_batch : int
-        Episodes claimed and committed per transaction (group commit: one fsync serves
-        the batch; latency is unchanged, the batch only fills under load). Activities
-        are settled and claimed together by the pool, one transaction per round.
-    api_base_url : str, optional
-        For a worker process of a multi-process host: serve no HTTP and give durable
-        clients the API of the process that does (``http://127.0.0.1:<port>``).
-    host_retries : HostRetryPolicy, optional
-        How episodes and activities that fail because of the host itself are retried and
-        ended (SPEC L3); defaults to the ``DEVHOST_HOST_RETRIES`` setting (environment or
-        ``local.settings.json``, read after the app is loaded), else 3 retries.
+    ``port`` 0 picks a free one; ``hub_name`` defaults to host.json's; ``activity_workers`` are the
+    pool's threads in :meth:`start` mode. ``episode_batch`` episodes share one transaction (group
+    commit: one fsync per batch, which only fills under load). ``api_base_url``: a worker process
+    of a multi-process host serves no HTTP and points durable clients there. ``host_retries``
+    (L3) defaults to ``DEVHOST_HOST_RETRIES``, read after the app is loaded.
     """
 
     def __init__(self, app_dir: str | Path, data_dir: str | Path, *,
@@ -203,14 +167,7 @@ class LocalHost:
         self._threads.append(thread)
 
     def stop(self, timeout_s: float = 10.0) -> None:
-        """Stop the work loops and the HTTP server, letting running work finish.
-
-        Parameters
-        ----------
-        timeout_s : float
-            How long, in all, to wait for the loops; work still running then is left to
-            its daemon thread (its lease expires and another attempt runs it).
-        """
+        """Stop loops and HTTP, letting work finish within ``timeout_s`` (then leases expire)."""
         deadline = time.monotonic() + timeout_s
         self._stop_deadline = deadline
         self._stop.set()
@@ -324,28 +281,10 @@ class LocalHost:
     # ------------------------------------------------------------------ drain mode
     def run_until_idle(self, *, advance_clock: bool = False, max_steps: int = 1_000_000,
                        until: datetime | None = None) -> int:
-        """Run all due work in this thread until nothing is left (drain mode).
+        """Run all due work in this thread until none is left; return the steps run.
 
-        Parameters
-        ----------
-        advance_clock : bool
-            With a ManualClock: when nothing is due now, move the clock to the next durable
-            timer, queued message or lease expiry and go on (timer triggers do not count as
-            pending work, so a cron schedule alone does not keep the drain going).
-        max_steps : int
-            Safety bound on work steps.
-        until : datetime, optional
-            Do not advance the clock past this time.
-
-        Returns
-        -------
-        int
-            Number of work steps run (episodes, activities, trigger invocations).
-
-        Raises
-        ------
-        RuntimeError
-            If ``max_steps`` is exceeded (a livelock in the app or the host).
+        ``advance_clock`` (ManualClock only) moves the clock to the next timer, message or lease
+        expiry, never past ``until``; schedules alone do not. Past ``max_steps``: RuntimeError.
         """
         steps = 0
         while steps < max_steps:

@@ -1,9 +1,7 @@
 """Assemble a complete local host: durable core, HTTP API, timer and queue triggers.
 
-:func:`build_host` is what ``python -m devhost start`` runs and what tests use. The host it
-builds is also registered as this process's *current* host, and hands the app its clock
-and sleep through :func:`clocks.hand_over` (the app never imports the host); the app finds
-the data folder in the ``DEVHOST_DATA_DIR`` setting.
+:func:`build_host` (``start`` and tests) also makes it this process's current host and hands
+the app its clock and sleep with :func:`clocks.hand_over`, so the app never imports the host.
 """
 
 from __future__ import annotations
@@ -34,7 +32,6 @@ DATA_DIR_SETTING = "DEVHOST_DATA_DIR"
 """Environment variable the host sets to its data folder before importing the app."""
 
 _SECRET_PARTS = ("STORAGE", "CONNECTION_STRING", "AUTHENTICATION", "KEY", "SECRET", "PASSWORD")
-"""A setting whose name holds one of these is never written to :data:`APP_SETTINGS_FILE`."""
 
 _current: LocalHost | None = None
 
@@ -43,18 +40,9 @@ MAX_QUEUE_THREADS = 4
 
 
 def max_concurrent_calls(app_dir: Path) -> int:
-    """Read ``extensions.serviceBus.maxConcurrentCalls`` from the app's host.json.
+    """Return host.json's ``maxConcurrentCalls`` (default 16), at most :data:`MAX_QUEUE_THREADS`.
 
-    Returns
-    -------
-    int
-        That value capped at :data:`MAX_QUEUE_THREADS` (16 is the Functions default), or
-        the cap when host.json does not set it.
-
-    Raises
-    ------
-    AppLoadError
-        If host.json cannot be parsed, or the value is not an integer.
+    Raises AppLoadError if host.json cannot be parsed or the value is not an integer.
     """
     calls = load_host_config(app_dir).get("extensions", "serviceBus", "maxConcurrentCalls",
                                           default=16)
@@ -66,19 +54,10 @@ def max_concurrent_calls(app_dir: Path) -> int:
 
 
 def record_app_settings(app_dir: Path, data_dir: Path) -> dict[str, str]:
-    """Write the app settings this host runs with to ``<data_dir>/app-settings.json``.
+    """Write the values in force of ``local.settings.json``'s keys to ``app-settings.json``.
 
-    The keys are those of the app's ``local.settings.json``; each value is the one in force
-    (an environment variable overrides the file, as under ``func start``). So the operator
-    CLI, pointed at the same data folder, sees the settings the host saw (the demo's
-    overrides, say), as an operator on Azure reads the Function App's settings. Settings
-    whose names suggest a secret are left out. Written to a temporary file and renamed,
-    so a reader never sees half of it.
-
-    Returns
-    -------
-    dict of str to str
-        What was written.
+    So the operator CLI sees what the host saw, as on Azure; names that suggest a secret are
+    left out; written to a temporary file and renamed, so readers never see half of it.
     """
     keys = load_local_settings(app_dir)
     values = {k: os.environ[k] for k in keys
@@ -96,27 +75,19 @@ def record_app_settings(app_dir: Path, data_dir: Path) -> dict[str, str]:
 
 
 CLIENTS_SETTING = "ORDER_CLIENTS"
-"""App setting naming the client applications; Bicep sets it from the same ``clients``
-parameter it creates the per-client queues from (``infra/main.bicep``)."""
+"""App setting naming the clients; Bicep creates their queues from the same ``clients``."""
 
 
 def declared_clients(environ: dict[str, str] | None = None) -> list[str]:
-    """Return the clients whose ``orders-``/``replies-`` queues exist, from ORDER_CLIENTS.
-
-    The value as the environment or ``local.settings.json`` gives it: ids separated by
-    commas, white space around ignored, lower-cased as Bicep's ``toLower`` does.
-    """
+    """Return the comma-separated ids of ORDER_CLIENTS, stripped and lower-cased as Bicep does."""
     env = os.environ if environ is None else environ
     return [c.strip().lower() for c in env.get(CLIENTS_SETTING, "").split(",") if c.strip()]
 
 
 def skewed_clock(environ: Mapping[str, str]) -> Clock | None:
-    """Return the system clock moved by :data:`CLOCK_OFFSET_SETTING`, or None when it is unset.
+    """Return the system clock moved by :data:`CLOCK_OFFSET_SETTING` (None if unset).
 
-    Raises
-    ------
-    AppLoadError
-        If the setting is not a number of seconds.
+    Raises AppLoadError if the setting is not a finite number of seconds.
     """
     text = environ.get(CLOCK_OFFSET_SETTING, "").strip()
     if not text:
@@ -141,32 +112,10 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
                orchestration_lease: timedelta = timedelta(seconds=30),
                activity_lease: timedelta = timedelta(seconds=60),
                queue_concurrency: int | None = None, **kwargs: Any) -> LocalHost:
-    """Build a host with every trigger source of the app wired in.
+    """Build a host, not started, with every trigger source of the app wired in.
 
-    Parameters
-    ----------
-    app_dir, data_dir : str or Path
-        App folder and data folder.
-    clock : Clock, optional
-        Injected time source (tests pass a ManualClock).
-    port : int
-        HTTP port; 0 picks a free one.
-    activity_workers : int
-        Activity threads.
-    orchestration_lease, activity_lease : timedelta
-        Lease durations.
-    queue_concurrency : int, optional
-        Messages of one queue handled at once by this process (one poller thread each,
-        each holding one message and renewing its lock, as the Functions host does up to
-        ``maxConcurrentCalls``). Defaults to host.json's
-        ``extensions.serviceBus.maxConcurrentCalls``, capped at :data:`MAX_QUEUE_THREADS`.
-    **kwargs
-        Passed to :class:`~devhost.run.host.LocalHost`.
-
-    Returns
-    -------
-    LocalHost
-        Not started: call ``start()`` or use drain mode (``run_until_idle``).
+    ``queue_concurrency``: messages of one queue in hand at once (a poller thread each, renewing
+    its lock), default :func:`max_concurrent_calls`; ``kwargs`` go to :class:`LocalHost`.
     """
     global _current
     clock = clock or skewed_clock(os.environ)
@@ -180,7 +129,7 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
     clocks.hand_over(clocks.HostTime(host.clock, host.sleep))
     record_app_settings(Path(app_dir).resolve(), data_dir)
     host.engine = open_engine(data_dir, clock=host.clock)
-    # Only the clients a deployment would create queues for have them (SPEC L1).
+    # Only the clients a deployment would create queues for have them (L1).
     host.engine.declare_clients(declared_clients())
     owner = host.worker.owner
     concurrency = queue_concurrency or max_concurrent_calls(Path(app_dir))

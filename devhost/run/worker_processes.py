@@ -5,6 +5,16 @@ stdout, which stays the app's), so ``start`` reports "listening" only once every
 works, and a worker that dies is noticed and replaced, as the Functions host restarts a
 dead language worker. On stop, workers get :data:`STOP_GRACE_S` before they are killed;
 a killed worker loses nothing (its leases expire).
+
+A worker frozen while it holds a SQLite file's write lock (a SIGSTOP, a debugger, a
+suspended container) would stop every host process that writes that file. Each worker
+keeps its holds in a record (:class:`sqlitekit.HoldRecord`), and :meth:`end_stalled` kills
+one holding a lock past a limit; the kernel then frees its lock (``flock``) and SQLite's
+(the uncommitted transaction rolls back), its leases expire and a new worker replaces it.
+That is what Azure does with a frozen instance: it only loses its leases. In the Durable
+Task Framework's Azure Storage backend a partition lease not renewed within
+``LeaseInterval`` (30 s by default) expires and another worker takes the partition
+(Azure/durabletask ``src/DurableTask.AzureStorage/AzureStorageOrchestrationServiceSettings.cs``).
 """
 
 from __future__ import annotations
@@ -16,6 +26,9 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
+
+from sqlitekit import read_hold
 
 log = logging.getLogger("devhost")
 
@@ -32,6 +45,13 @@ MAX_KILLED_AT_START = 3
 READY = b"ready\n"
 """What a worker writes to its ready pipe once its loops run."""
 
+LOCK_HOLD_LIMIT_S = 5.0
+"""How long a worker may hold a write lock before it is killed (``--lock-hold-limit-s``).
+
+The longest hold measured in ``python -m demo --orders 200`` on 2 cores was 0.89 s, at
+load average 46 (docs/local-host.md); a frozen worker now stalls the others about this
+long, instead of until it wakes."""
+
 
 class WorkerStartError(RuntimeError):
     """A worker process exited before it was ready."""
@@ -46,15 +66,23 @@ class WorkerProcesses:
         ``python -m devhost worker ...`` without ``--ready-fd``.
     count : int
         How many to keep running.
+    hold_dir : Path, optional
+        Where each worker keeps its :class:`sqlitekit.HoldRecord` (``--hold-record`` is
+        added); without it :meth:`end_stalled` has nothing to read.
     """
 
-    def __init__(self, argv: list[str], count: int) -> None:
+    def __init__(self, argv: list[str], count: int, hold_dir: Path | None = None) -> None:
         self.argv = argv
         self.procs: list[subprocess.Popen[bytes]] = []
         self._offsets = [o.strip() for o in os.environ.get(WORKER_OFFSETS_SETTING, "")
                          .split(",") if o.strip()]
         self._spawned = 0
         self._ready_fds: dict[int, int] = {}  # pid -> read end of its ready pipe
+        self._hold_dir = hold_dir
+        self.hold_records: dict[int, Path] = {}  # pid -> its hold record
+        self._records = 0
+        if hold_dir is not None:
+            hold_dir.mkdir(parents=True, exist_ok=True)
         for _ in range(count):
             self._spawn()
 
@@ -67,18 +95,51 @@ class WorkerProcesses:
         return {**os.environ, "DEVHOST_CLOCK_OFFSET_S": offset}
 
     def _spawn(self) -> subprocess.Popen[bytes]:
+        argv = list(self.argv)
+        record = None
+        if self._hold_dir is not None:
+            self._records += 1
+            record = self._hold_dir / f"worker-{self._records}"
+            record.unlink(missing_ok=True)
+            argv += ["--hold-record", str(record)]
         if os.name != "posix":  # no fd passing: take the worker as ready at once
-            proc = subprocess.Popen(self.argv, env=self._env())
+            proc = subprocess.Popen(argv, env=self._env())
         else:
             read_fd, write_fd = os.pipe()
             try:
-                proc = subprocess.Popen([*self.argv, "--ready-fd", str(write_fd)],
+                proc = subprocess.Popen([*argv, "--ready-fd", str(write_fd)],
                                         pass_fds=(write_fd,), env=self._env())
             finally:
                 os.close(write_fd)
             self._ready_fds[proc.pid] = read_fd
+        if record is not None:
+            self.hold_records[proc.pid] = record
         self.procs.append(proc)
         return proc
+
+    def end_stalled(self, limit_s: float = LOCK_HOLD_LIMIT_S) -> int:
+        """Kill each worker holding a write lock for more than ``limit_s``; return how many.
+
+        :meth:`replace_exited` then starts a new one, as after a crash.
+        """
+        ended = 0
+        now = time.monotonic()
+        for proc in self.procs:
+            record = self.hold_records.get(proc.pid)
+            since = read_hold(record)[0] if record is not None else None
+            if since is None or now - since <= limit_s or proc.poll() is not None:
+                continue
+            log.error("worker process %d has held a write lock for %.1f s (limit %.1f s, "
+                      "--lock-hold-limit-s): killing it; its leases expire and a new worker "
+                      "takes over", proc.pid, now - since, limit_s)
+            proc.kill()
+            proc.wait()
+            ended += 1
+        return ended
+
+    def longest_hold_s(self) -> float:
+        """Return the longest write-lock hold any worker (this run's) has recorded."""
+        return max((read_hold(r)[1] for r in self.hold_records.values()), default=0.0)
 
     def wait_ready(self, stop: threading.Event, timeout_s: float = 300.0) -> bool:
         """Wait until every worker is ready, or ``stop`` is set.

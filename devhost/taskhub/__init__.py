@@ -1,8 +1,7 @@
 """The local host's task hub: instances, append-only history and work-item queues in SQLite.
 
-A task hub (Durable Functions term) is the durable state of every orchestration instance of
-one app. This one lives in a single SQLite file so that several host processes can share it
-and a killed process loses nothing (SPEC D3, issue "Local host" items 3, 5 and 9).
+The durable state of one app's instances, in one file that several host processes share,
+so a killed process loses nothing (D3).
 """
 
 from devhost.taskhub.store import InstanceRecord, TaskHub, TaskHubError

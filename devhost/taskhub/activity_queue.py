@@ -1,9 +1,7 @@
 """The task hub's activity work queue: claim with a lease, renew, settle.
 
-Every write is one IMMEDIATE transaction. :meth:`ActivityQueue.settle_and_claim_activities`
-records finished activities and leases the next ones in the same transaction, so a busy
-host makes one commit (one fsync, one turn at the write lock) per round instead of one per
-claim and one per completion.
+:meth:`ActivityQueue.settle_and_claim_activities` records finished activities and leases
+the next in one transaction: one commit (one fsync) per round, not per claim and completion.
 """
 
 from __future__ import annotations
@@ -27,55 +25,22 @@ class ActivityQueue(HubPart):
 
     def claim_activities(self, owner: str, lease: timedelta,
                          max_count: int = 1) -> list[ActivityWorkItem]:
-        """Lease up to ``max_count`` activity work items whose lease is free or expired.
-
-        Parameters
-        ----------
-        owner : str
-            The claiming worker's id (LockedBy).
-        lease : timedelta
-            How long the claim holds before another worker may take the item.
-        max_count : int
-            Batch size.
-
-        Returns
-        -------
-        list of ActivityWorkItem
-            Possibly empty.
-        """
+        """Lease up to ``max_count`` items whose lease is free or expired, for ``lease``."""
         return self.settle_and_claim_activities([], owner, lease, max_count)[1]
 
     def complete_activities(self, done: list[Completion]) -> list[bool]:
         """Record activities' TaskCompleted/TaskFailed events, in one transaction.
 
-        Each work item is deleted and its event queued together. An item that is gone
-        (another worker finished it after this one's lease expired) writes nothing: the
-        orchestration sees exactly one completion per task.
-
-        Returns
-        -------
-        list of bool
-            Per item: True if this call recorded its completion.
+        An item already gone (finished by another worker after this lease expired) writes nothing,
+        so the orchestration sees one completion per task; returns per item whether this call
+        recorded it.
         """
         return self.settle_and_claim_activities(done, "", timedelta(0), 0)[0]
 
     def settle_and_claim_activities(self, done: list[Completion], owner: str,
                                     lease: timedelta, max_count: int
                                     ) -> tuple[list[bool], list[ActivityWorkItem]]:
-        """Record finished activities and lease up to ``max_count`` more, in one transaction.
-
-        Parameters
-        ----------
-        done : list of (ActivityWorkItem, dict)
-            Finished items and their completion events (see :meth:`complete_activities`).
-        owner, lease, max_count
-            As in :meth:`claim_activities`; ``max_count`` 0 claims nothing.
-
-        Returns
-        -------
-        (list of bool, list of ActivityWorkItem)
-            Per finished item whether its completion was recorded; the newly leased items.
-        """
+        """Record finished activities and lease up to ``max_count`` more, in one transaction."""
         now = self.clock.now()
         stamp = format_time(now)
         conn = self._conn()
@@ -88,9 +53,8 @@ class ActivityQueue(HubPart):
                                              max_count)
         return recorded, self._activity_items(rows, owner)
 
-    # The pieces below run inside a caller's write transaction (TaskHub.run_round uses
-    # them too). Everything but the SQL itself is prepared before the transaction, so the
-    # write lock is held for as short a time as possible.
+    # These run inside a caller's write transaction (also TaskHub.run_round); all but the
+    # SQL is prepared before it, to hold the write lock briefly.
     def _completion_rows(self, done: list[Completion], now: datetime) -> list[tuple[Any, ...]]:
         return [self._message_row(NewMessage(item.instance_id, item.execution_id,
                                              "completion", result, now))
@@ -131,8 +95,7 @@ class ActivityQueue(HubPart):
 
     @staticmethod
     def _any_claimable(conn: sqlite3.Connection, stamp: str) -> bool:
-        # A read outside any transaction (WAL: never blocked by the writer). A false
-        # "yes" costs one empty transaction; a false "no" is retried on the next poll.
+        # Outside any transaction (WAL: never blocked); a false "no" is retried next poll.
         return conn.execute("SELECT 1 FROM activities WHERE lock_expires <= ? LIMIT 1",
                             (stamp,)).fetchone() is not None
 
@@ -148,13 +111,7 @@ class ActivityQueue(HubPart):
                 [(stamp, item.id, item.lock_owner) for item in items])
 
     def renew_activities(self, items: list[ActivityWorkItem], lease: timedelta) -> list[bool]:
-        """Extend several activity leases in one transaction.
-
-        Returns
-        -------
-        list of bool
-            Per item: False if another worker holds it now (its lease had expired).
-        """
+        """Extend activity leases in one transaction; False per item another worker now holds."""
         if not items:
             return []
         expires = format_time(self.clock.now() + lease)

@@ -1,25 +1,21 @@
-"""Wire shapes of durable entities, as the Durable extension exchanges them (SPEC D10).
+"""Wire shapes of durable entities, as the Durable extension exchanges them (D10).
 
-Python entities are "legacy" out-of-process entities (Durable extension 2.x,
-``TaskEntityShim`` and ``EntityTriggerAttributeBindingProvider``):
+Python entities are "legacy" out-of-process entities (extension 2.x ``TaskEntityShim``,
+``EntityTriggerAttributeBindingProvider``):
 
-* an entity is addressed by its scheduler id ``@<name, lower-case>@<key>``;
-* an operation request travels as an ``EventRaised`` named ``op`` whose ``Input`` is the
-  request message JSON: ``op``, ``signal`` (only when true), ``input`` (the operation
-  input as a JSON string holding the caller's JSON text: the extension serialises the
-  SDK's already-serialised input once more), ``id`` (a GUID), ``parent`` and
-  ``parentExecution`` (the calling orchestration), ``Timestamp``; the orchestration that
-  sends it records an ``EventSent`` (``EventId`` the task's sequence number,
-  ``InstanceId`` the entity, ``Name`` ``op``, the same ``Input``) and the SDK reads the
-  request ``id`` from it on replay;
-* the entity function receives ``{"self": {"name", "key"}, "exists", "state", "batch":
-  [{"name", "input", "isSignal"}]}`` and answers ``{"entityExists", "entityState",
-  "results": [{"isError", "duration", "startTime", "result"}], "signals": [{"target":
-  {"name", "key"}, "name", "input"}]}``;
-* each call (not signal) is answered with an ``EventRaised`` to the caller's execution,
-  named by the request ``id``, whose ``Input`` is ``{"result": <result text>}`` plus
-  ``"exceptionType": "Error"`` when the operation failed; the SDK raises
-  ``Exception(<result>)`` in the orchestrator then.
+* the scheduler id is ``@<name, lower-case>@<key>``;
+* a request is an ``EventRaised`` named ``op`` whose ``Input`` is the message JSON: ``op``,
+  ``signal`` (only when true), ``input`` (the SDK's JSON text serialised once more), ``id``
+  (a GUID), ``parent``, ``parentExecution``, ``Timestamp``; the sender records an
+  ``EventSent`` (``EventId`` its sequence number, ``InstanceId`` the entity, same ``Input``)
+  from which the SDK reads the request ``id`` on replay;
+* the entity function gets ``{"self": {"name", "key"}, "exists", "state", "batch": [{"name",
+  "input", "isSignal"}]}`` and answers ``{"entityExists", "entityState", "results":
+  [{"isError", "duration", "startTime", "result"}], "signals": [{"target": {"name", "key"},
+  "name", "input"}]}``;
+* a call (not a signal) is answered by an ``EventRaised`` named by the request ``id``, with
+  ``Input`` ``{"result": <text>}`` plus ``"exceptionType": "Error"`` on failure, which the
+  SDK raises as ``Exception(<result>)``.
 """
 
 from __future__ import annotations
@@ -90,27 +86,10 @@ def serialized_input(sdk_json_text: str | None) -> str | None:
 def request_message(operation: str, input_text: str | None, *, signal: bool,
                     parent: str | None, parent_execution: str | None,
                     now: datetime, request_id: str | None = None) -> dict[str, Any]:
-    """Build an operation request message (see the module docstring).
+    """Build an operation request message (module docstring); ``json.dumps`` it for ``Input``.
 
-    Parameters
-    ----------
-    operation : str
-        Operation name.
-    input_text : str or None
-        The ``input`` field as sent (see :func:`serialized_input`); None leaves it out.
-    signal : bool
-        One-way (no response).
-    parent, parent_execution : str or None
-        The calling orchestration instance and execution (None from a client).
-    now : datetime
-        Send time.
-    request_id : str, optional
-        The request GUID (a new one by default).
-
-    Returns
-    -------
-    dict
-        The request; ``json.dumps`` of it is the event's ``Input``.
+    ``input_text`` is as from :func:`serialized_input` (None leaves it out); ``parent`` and
+    ``parent_execution`` are None from a client; ``request_id`` defaults to a new GUID.
     """
     message: dict[str, Any] = {"op": operation}
     if signal:
@@ -149,24 +128,10 @@ def response_event(request_id: str, result: str | None, is_error: bool, now: dat
 
 def batch_context(name: str, key: str, exists: bool, state: str | None,
                   requests: list[dict[str, Any]]) -> str:
-    """Return the entity trigger's JSON for one batch of requests.
+    """Return the entity trigger's JSON for one batch (requests oldest first).
 
-    Parameters
-    ----------
-    name, key : str
-        The entity (name lower-case).
-    exists : bool
-        Whether the entity has state.
-    state : str or None
-        Its serialised state (None for a new entity).
-    requests : list of dict
-        Request messages, oldest first.
-
-    Returns
-    -------
-    str
-        ``{"self", "exists", "state", "batch"}``; exactly these keys, since the SDK passes
-        them to ``DurableEntityContext``'s constructor.
+    Exactly the keys ``DurableEntityContext``'s constructor takes: ``self``, ``exists``,
+    ``state``, ``batch``.
     """
     batch = [{"name": r.get("op"), "input": r.get("input"), "isSignal": bool(r.get("signal"))}
              for r in requests]

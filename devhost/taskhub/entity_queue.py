@@ -1,12 +1,9 @@
-"""Durable entities in the task hub: requests, state and leases, in SQLite (SPEC D10).
+"""Durable entities in the task hub: requests, state and leases, in SQLite (D10).
 
-An entity's operation requests are inbox rows (kind ``entity``) addressed to its scheduler
-id, inserted in the same transaction as whatever sent them (an orchestrator episode, a
-client signal, another entity's batch). A process claims an entity with a lease, runs its
-oldest requests as one batch, and commits in one transaction: the consumed requests are
-deleted, the new state written and the responses and signals queued. So operations on one
-entity run one at a time and in arrival order, and a process killed mid-batch loses
-nothing: its lease expires and the batch runs again from the last committed state.
+Requests are inbox rows (kind ``entity``) to the scheduler id, inserted in the sender's
+transaction. A process leases an entity, runs its oldest requests as one batch and commits
+in one transaction (requests deleted, state written, responses and signals queued): one
+operation at a time, in arrival order; a killed batch reruns from the last committed state.
 """
 
 from __future__ import annotations
@@ -32,21 +29,7 @@ from devhost.taskhub.records import NewMessage
 
 @dataclass(frozen=True)
 class EntityWorkItem:
-    """A claimed entity with the requests of its next batch.
-
-    Attributes
-    ----------
-    entity_id : str
-        Scheduler id ``@name@key``.
-    exists : bool
-        Whether the entity had state before the batch.
-    state : str or None
-        Its serialised state before the batch.
-    requests : list of (int, dict)
-        Inbox id and request message, oldest first.
-    lock_owner : str
-        The claiming worker.
-    """
+    """A claimed entity ``@name@key``: its state before the batch, its (inbox id, request) pairs."""
 
     entity_id: str
     exists: bool
@@ -86,22 +69,7 @@ class EntityQueue(HubPart):
 
     def signal_entity(self, name: str, key: str, operation: str,
                       input_text: str | None) -> str:
-        """Queue a one-way operation from a client (no parent, no response).
-
-        Parameters
-        ----------
-        name, key : str
-            The entity (name in any case).
-        operation : str
-            Operation name.
-        input_text : str or None
-            The request's ``input`` as the extension builds it from the client's value.
-
-        Returns
-        -------
-        str
-            The request id.
-        """
+        """Queue a client's one-way operation (``input_text`` as the extension builds it)."""
         now = self.clock.now()
         message = request_message(operation, input_text, signal=True, parent=None,
                                   parent_execution=None, now=now)
@@ -121,22 +89,9 @@ class EntityQueue(HubPart):
 
     def list_entities(self, name: str, *, top: int = 100, continuation: str | None = None
                       ) -> tuple[list[tuple[str, str, str, str | None]], str | None]:
-        """List the existing entities of one name, oldest id first, with paging.
+        """List existing entities of ``name`` (any case, lowered as ``EntityId``), oldest first.
 
-        Parameters
-        ----------
-        name : str
-            Entity name (any case: entity names are lower-cased, as the extension's
-            ``EntityId`` does).
-        top : int
-            Page size.
-        continuation : str, optional
-            The last entity id of the previous page.
-
-        Returns
-        -------
-        (list of (name, key, last_modified, state), str or None)
-            The page and the token of the next page (None on the last one).
+        Returns (name, key, last_modified, state) rows and the next page's ``continuation`` or None.
         """
         prefix = scheduler_id(name, "")
         rows = self._conn().execute(
@@ -152,21 +107,7 @@ class EntityQueue(HubPart):
                        batch_size: int) -> list[EntityWorkItem]:
         """Lease up to ``max_entities`` entities with queued requests, oldest request first.
 
-        Parameters
-        ----------
-        owner : str
-            The claiming worker's id.
-        lease : timedelta
-            How long the claim holds; the batch must commit within it.
-        max_entities : int
-            Entities claimed at most.
-        batch_size : int
-            Requests per entity at most (host.json ``maxEntityOperationBatchSize``).
-
-        Returns
-        -------
-        list of EntityWorkItem
-            Empty when no unleased entity has a visible request.
+        ``batch_size``: host.json ``maxEntityOperationBatchSize``; commit within ``lease``.
         """
         now = self.clock.now()
         stamp = format_time(now)
@@ -199,13 +140,7 @@ class EntityQueue(HubPart):
                               owner)
 
     def commit_entities(self, commits: list[EntityCommit]) -> list[bool]:
-        """Write several batches in one transaction and release their entities.
-
-        Returns
-        -------
-        list of bool
-            Per batch: False, with nothing of it written, if its lease was lost.
-        """
+        """Write batches in one transaction; False per batch whose lease was lost."""
         stamp = format_time(self.clock.now())
         rows = [[self._message_row(m) for m in c.messages] for c in commits]
         with db.write(self._conn()) as conn:

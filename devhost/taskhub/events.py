@@ -1,10 +1,8 @@
 """History events in the JSON shape the Durable Functions extension sends to the Python SDK.
 
-Field names, casing and the numeric ``EventType`` values are those of the Durable Task
-Framework's ``HistoryEvent`` classes as serialised by the extension's out-of-process protocol
-(``azure.durable_functions.models.history.HistoryEventType`` mirrors the enum). The SDK matches
-completions to tasks by ``TaskScheduledId`` (activities, sub-orchestrations), ``TimerId``
-(timers) and ``Name`` (external events), so those fields must be exact.
+Field names, casing and ``EventType`` values are DTFx's ``HistoryEvent`` classes as the
+extension serialises them (``azure.durable_functions.models.history.HistoryEventType``). The
+SDK matches completions by ``TaskScheduledId``, ``TimerId`` and ``Name``: those must be exact.
 """
 
 from __future__ import annotations
@@ -47,36 +45,15 @@ TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 @functools.lru_cache(maxsize=256)
 def format_time(when: datetime) -> str:
-    """Format a timezone-aware time as the history's UTC timestamp string.
-
-    Parameters
-    ----------
-    when : datetime
-        Timezone-aware time.
-
-    Returns
-    -------
-    str
-        ``YYYY-MM-DDTHH:MM:SS.ffffffZ``.
-    """
-    # Memoised: one episode stamps several events and leases with the same instant.
-    # isoformat() gives the same text as TIMESTAMP_FORMAT, about a third faster.
+    """Format a timezone-aware time as the history's ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` UTC string."""
+    # Memoised: an episode stamps many events with one instant; isoformat() equals
+    # TIMESTAMP_FORMAT's text, a third faster.
     utc = when if when.tzinfo is UTC else when.astimezone(UTC)
     return utc.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def parse_time(text: str) -> datetime:
-    """Parse a timestamp written by :func:`format_time` or an ISO 8601 string from the SDK.
-
-    Parameters
-    ----------
-    text : str
-        ISO 8601 time; a trailing ``Z`` or an offset is honoured, a naive time is taken as UTC.
-
-    Returns
-    -------
-    datetime
-        Timezone-aware UTC time.
+    """Parse :func:`format_time` text or an SDK ISO 8601 time (naive taken as UTC) to aware UTC.
 
     Raises
     ------
@@ -90,25 +67,9 @@ def parse_time(text: str) -> datetime:
 
 
 def event(kind: EventType, when: datetime, event_id: int = -1, **fields: Any) -> dict[str, Any]:
-    """Build one history event.
+    """Build one history event (``IsPlayed`` False until a later episode replays it).
 
-    Parameters
-    ----------
-    kind : EventType
-        The event type.
-    when : datetime
-        The event's timestamp (timezone-aware).
-    event_id : int
-        ``EventId``: the task's sequence number for TaskScheduled, TimerCreated,
-        SubOrchestrationInstanceCreated and EventSent; -1 for every other event (as DTFx).
-    **fields
-        Type-specific fields in the wire casing (``Name``, ``Input``, ``Result``,
-        ``TaskScheduledId``, ``TimerId``, ``FireAt``, ``Reason``, ``Details``, ...).
-
-    Returns
-    -------
-    dict
-        The event; ``IsPlayed`` is False until the host replays it in a later episode.
+    ``event_id``: the task's sequence number for scheduling events and EventSent, else -1 (DTFx).
     """
     return {
         "EventType": int(kind),

@@ -1,11 +1,9 @@
-"""The task hub's count of host-side failures per piece of work (SPEC L3).
+"""The task hub's count of host-side failures per piece of work (L3).
 
-Work the host itself failed to run (see :mod:`devhost.failures.host_failures`) is counted in the
-``host_failures`` table, keyed ``episode:<instance id>`` or ``activity:<work item id>``,
-and held back for the policy's pause before any process may claim it again: a retry is
-never a busy loop, and the count holds across threads and host processes. A successful
-commit or settlement of the work clears its count (:func:`clear_host_failures`, called
-inside the writing transaction).
+Work the host itself failed to run (:mod:`devhost.failures.host_failures`) is counted in
+``host_failures`` (key ``episode:<instance id>`` or ``activity:<work item id>``) and held
+back for the policy's pause: no busy loop, and the count holds across processes. A
+successful commit clears it (:func:`clear_host_failures`, inside the writing transaction).
 """
 
 from __future__ import annotations
@@ -42,26 +40,11 @@ class HostFailureLog(HubPart):
 
     def note_episode_failure(self, item: OrchestrationWorkItem, error: str,
                              policy: HostRetryPolicy) -> int:
-        """Count a host-side failure of a claimed instance's episode.
+        """Count a host-side failure of a claimed instance's episode; return the count in a row.
 
-        Unless the policy gives up, the instance's lease is extended to the end of the
-        policy's pause, so no process claims it again before then; its messages stay queued.
-
-        Parameters
-        ----------
-        item : OrchestrationWorkItem
-            The claimed instance whose episode failed in the host.
-        error : str
-            What failed, ``"<ExceptionType>: <message>"``.
-        policy : HostRetryPolicy
-            Retry count and pauses.
-
-        Returns
-        -------
-        int
-            Host-side failures of this instance in a row, this one included. When the
-            policy gives up at that count the lease is left as it is, for the caller to
-            commit the instance's failure.
+        Unless the policy gives up, the lease is extended to the end of its pause (messages stay
+        queued); when it gives up the lease is left for the caller to commit the failure.
+        ``error`` is ``"<ExceptionType>: <message>"``.
         """
         now = self.clock.now()
         instance_id = item.instance.instance_id
@@ -76,16 +59,7 @@ class HostFailureLog(HubPart):
 
     def note_activity_failure(self, item: ActivityWorkItem, error: str,
                               policy: HostRetryPolicy) -> int:
-        """Count a host-side failure of a claimed activity (see :meth:`note_episode_failure`).
-
-        Unless the policy gives up, the work item is released and becomes claimable after
-        the policy's pause.
-
-        Returns
-        -------
-        int
-            Host-side failures of this work item in a row, this one included.
-        """
+        """Count an activity host failure, return the count; unless given up, hold it back."""
         now = self.clock.now()
         with db.write(self._conn()) as conn:
             attempts = self._count_failure(conn, activity_key(item.id), error, now)
@@ -100,14 +74,9 @@ class HostFailureLog(HubPart):
                    parent_event: dict[str, Any] | None) -> bool:
         """End a claimed instance as Failed without an episode commit (last resort, L3).
 
-        For when even the commit that ends the instance cannot be written: its execution's
-        queued messages and activities are deleted, its status and output set, its parent
-        (if any) sent ``parent_event``, and its failure count cleared, in one transaction.
-
-        Returns
-        -------
-        bool
-            False, with nothing written, if the lease was lost meanwhile.
+        When even the ending commit cannot be written: in one transaction its queued messages and
+        activities are deleted, status and output set, its parent sent ``parent_event`` and its
+        count cleared. False, with nothing written, if the lease was lost.
         """
         inst = item.instance
         now = self.clock.now()

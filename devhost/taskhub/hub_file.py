@@ -1,9 +1,7 @@
 """The task hub's one SQLite file, and what every part of the task hub shares over it.
 
-:class:`~devhost.taskhub.store.TaskHub` is composed of parts (instances, the orchestration
-and activity work queues, entities, timer run locks, the host-failure log), each a
-:class:`HubPart` over the same :class:`HubFile`: one connection per thread, one clock, one
-schema, so a transaction of one part may write the rows of another.
+:class:`~devhost.taskhub.store.TaskHub`'s parts share one :class:`HubFile` (connection per
+thread, clock, schema), so one part's transaction may write another's rows.
 """
 
 from __future__ import annotations
@@ -22,21 +20,10 @@ from devhost.taskhub.schema import SCHEMA
 
 
 class HubFile:
-    """The task hub's SQLite file with one connection per thread.
+    """The task hub's SQLite file (created with its schema if missing), one connection per thread.
 
-    Parameters
-    ----------
-    path : str or Path
-        The SQLite file (created with its schema if missing).
-    clock : Clock
-        Time source for timestamps, leases and timer visibility.
-    name : str
-        Task hub name, as in host.json ``extensions.durableTask.hubName``.
-    synchronous : {"FULL", "NORMAL"}
-        SQLite durability, see :func:`sqlitekit.connect`.
-    default_version : str, optional
-        host.json ``extensions.durableTask.defaultVersion``: the version of every instance
-        and sub-orchestration created without one (as the extension assigns it).
+    ``name``: host.json ``hubName``; ``default_version``: its ``defaultVersion``, given to every
+    instance created without one (as the extension); ``synchronous``: :func:`sqlitekit.connect`.
     """
 
     def __init__(self, path: str | Path, clock: Clock, *, name: str = "TestHubName",
@@ -47,8 +34,7 @@ class HubFile:
         self.default_version = default_version
         self._synchronous = synchronous
         self._local = threading.local()
-        # executescript manages its own transaction; CREATE ... IF NOT EXISTS is idempotent,
-        # so several processes opening one file at once is safe.
+        # Own transaction, CREATE ... IF NOT EXISTS: safe for processes opening it at once.
         self.conn().executescript(SCHEMA)
 
     def conn(self) -> sqlite3.Connection:
@@ -61,13 +47,7 @@ class HubFile:
 
 
 class HubPart:
-    """A part of the task hub over its :class:`HubFile`, with the inbox insert all share.
-
-    Parameters
-    ----------
-    file : HubFile
-        The task hub's file, shared by every part.
-    """
+    """A part of the task hub over its shared :class:`HubFile`, with the inbox insert all share."""
 
     INSERT_MESSAGE = ("INSERT INTO inbox (instance_id, execution_id, kind, timer_id, event,"
                       " visible_at) VALUES (?,?,?,?,?,?)")

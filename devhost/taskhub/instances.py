@@ -1,7 +1,7 @@
-"""Client-facing operations of the task hub: create, inspect, signal, query and purge.
+"""Client-facing operations of the task hub (HTTP API, CLI): create, signal, query, purge.
 
-These are what the Durable HTTP API and the CLI call. Every write is one IMMEDIATE
-transaction; an event for an instance that has ended is refused before anything is written.
+Every write is one IMMEDIATE transaction; an event for an ended instance is refused before
+anything is written.
 """
 
 from __future__ import annotations
@@ -40,38 +40,17 @@ class InstanceStore(HubPart):
     def create_instance(self, name: str, instance_id: str, input_json: str | None, *,
                         version: str | None = None, stored: bool = False,
                         replace_running: bool = False) -> InstanceRecord:
-        """Create an orchestration instance and queue its ExecutionStarted event.
+        """Create an orchestration instance (Pending) and queue its ExecutionStarted.
 
-        Parameters
-        ----------
-        name : str
-            Orchestrator function name.
-        instance_id : str
-            Instance id, already validated (SPEC D2).
-        input_json : str or None
-            The input as the SDK's ``start_new`` serialises it (``json.dumps(value)``);
-            stored as the extension stores what that client sends
-            (:func:`devhost.taskhub.inputs.client_input`).
-        version : str, optional
-            Orchestration version recorded in ExecutionStarted (default: the task hub's
-            ``default_version``; None when that is unset, as on Azure).
-        stored : bool
-            ``input_json`` is the stored payload already (the HTTP API's re-serialised
-            request body, a restart's old input).
-        replace_running : bool
-            Replace a non-terminal instance of that id too (host.json
-            ``overridableExistingInstanceStates: AnyState``).
-
-        Returns
-        -------
-        InstanceRecord
-            The new instance (status Pending).
+        ``instance_id`` is validated already (D2); ``input_json`` (the SDK's serialisation) is
+        stored as :func:`~devhost.taskhub.inputs.client_input` says, or as is if ``stored``;
+        ``version`` defaults to the hub's; ``replace_running``:
+        ``overridableExistingInstanceStates: AnyState``.
 
         Raises
         ------
         InstanceExistsError
-            If a non-terminal instance has that id (a terminal one is replaced, as the
-            extension does by default), with DTFx's text (HTTP 500 on the start route).
+            If a non-terminal instance has that id (a terminal one is replaced), DTFx's text.
         """
         payload = input_json if stored else client_input(input_json)
         with db.write(self._conn()) as conn:
@@ -79,9 +58,8 @@ class InstanceStore(HubPart):
                                (instance_id,)).fetchone()
             if row is not None and row["runtime_status"] not in TERMINAL_STATUSES \
                     and not replace_running:
-                # Host behaviour mirrors durabletask src/DurableTask.AzureStorage/
-                # AzureStorageOrchestrationService.cs (CreateTaskOrchestrationAsync with the
-                # extension's default dedupe statuses, OverridableStates.cs).
+                # As durabletask src/DurableTask.AzureStorage/AzureStorageOrchestrationService.cs
+                # (CreateTaskOrchestrationAsync, default dedupe statuses, OverridableStates.cs).
                 raise InstanceExistsError(
                     f"An Orchestration instance with the status {row['runtime_status']} "
                     "already exists.")
@@ -133,7 +111,7 @@ class InstanceStore(HubPart):
             return None
 
     def get_history(self, instance_id: str) -> list[dict[str, Any]]:
-        """Return the current execution's history events, oldest first (SPEC D5)."""
+        """Return the current execution's history events, oldest first (D5)."""
         return [json.loads(t) for t in self.get_history_json(instance_id)]
 
     def get_history_json(self, instance_id: str) -> list[str]:
@@ -158,24 +136,22 @@ class InstanceStore(HubPart):
                                                   self.clock.now()))
 
     def raise_event(self, instance_id: str, event_name: str, data_json: str | None) -> None:
-        """Queue an EventRaised for the instance (SPEC D8).
+        """Queue an EventRaised for the instance (D8).
 
         Raises
         ------
         InstanceNotFoundError
             No such instance (404).
         InstanceGoneError
-            The instance is completed, failed or terminated (410); nothing is written.
+            The instance has ended (410); nothing is written.
         """
         ev = event(EventType.EventRaised, self.clock.now(), Name=event_name, Input=data_json)
         self._send_control(instance_id, "event", ev)
 
     def terminate(self, instance_id: str, reason: str | None) -> None:
-        """Queue an ExecutionTerminated for the instance (404/410 as :meth:`raise_event`).
+        """Queue an ExecutionTerminated (404/410 as :meth:`raise_event`).
 
-        The reason is the event's input as the client gave it, not JSON: DTFx's
-        ``TaskHubClient.TerminateInstanceAsync`` stores the string, and it becomes the
-        output (which the status API parses as JSON where it can).
+        The reason stays the client's string (DTFx ``TaskHubClient.TerminateInstanceAsync``).
         """
         ev = event(EventType.ExecutionTerminated, self.clock.now(), Input=reason)
         self._send_control(instance_id, "terminate", ev)
@@ -186,8 +162,7 @@ class InstanceStore(HubPart):
         Raises
         ------
         TaskHubError
-            HTTP 500 with the extension's text if the instance is not Pending or Running
-            (``DurableClient.SuspendAsync``): a second suspend queues nothing.
+            500, the extension's text, unless Pending or Running (``DurableClient.SuspendAsync``).
         """
         ev = event(EventType.ExecutionSuspended, self.clock.now(), Reason=reason)
         self._send_control(instance_id, "suspend", ev,
@@ -199,28 +174,13 @@ class InstanceStore(HubPart):
         Raises
         ------
         TaskHubError
-            HTTP 500 with the extension's text if it is not Suspended
-            (``DurableClient.ResumeAsync``): nothing is queued.
+            500 with the extension's text unless Suspended (``DurableClient.ResumeAsync``).
         """
         ev = event(EventType.ExecutionResumed, self.clock.now(), Reason=reason)
         self._send_control(instance_id, "resume", ev, frozenset({"Suspended"}))
 
     def purge(self, instance_id: str, *, only_terminal: bool = True) -> int:
-        """Delete an instance and its history in one transaction.
-
-        Parameters
-        ----------
-        instance_id : str
-            The instance.
-        only_terminal : bool
-            Delete only if it is Completed, Failed or Terminated (checked in the same
-            transaction, so an instance restarted meanwhile is never purged while running).
-
-        Returns
-        -------
-        int
-            1 if deleted, 0 if absent or (with ``only_terminal``) not ended.
-        """
+        """Delete an instance and its history (``only_terminal``: if ended); 1 if deleted."""
         with db.write(self._conn()) as conn:
             row = conn.execute("SELECT runtime_status FROM instances WHERE instance_id=?",
                                (instance_id,)).fetchone()
@@ -233,30 +193,12 @@ class InstanceStore(HubPart):
     def query(self, *, statuses: list[str] | None = None, created_from: datetime | None = None,
               created_to: datetime | None = None, prefix: str | None = None, top: int = 100,
               continuation: str | None = None) -> tuple[list[InstanceRecord], str | None]:
-        """List instances, oldest first, with continuation-token paging.
-
-        Parameters
-        ----------
-        statuses : list of str, optional
-            Runtime statuses to include (all if None).
-        created_from, created_to : datetime, optional
-            Inclusive bounds on the creation time.
-        prefix : str, optional
-            Instance id prefix.
-        top : int
-            Page size, 1 to 1000.
-        continuation : str, optional
-            Token from the previous page.
-
-        Returns
-        -------
-        (list of InstanceRecord, str or None)
-            The page and the token of the next page (None on the last page).
+        """List instances oldest first, paged (``top`` 1 to 1000; creation bounds inclusive).
 
         Raises
         ------
         TaskHubError
-            If ``top`` is out of range or the token is malformed.
+            If ``top``, a status or the continuation token is invalid.
         """
         if not 1 <= top <= 1000:
             raise TaskHubError("top: must be between 1 and 1000")

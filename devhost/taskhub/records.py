@@ -20,11 +20,10 @@ ALL_STATUSES = ("Pending", "Running", "Completed", "ContinuedAsNew", "Failed", "
 
 
 class TaskHubError(LocalHostError):
-    """Base error of the task hub; ``status`` is the HTTP status the API answers with.
+    """Base error of the task hub, permanent; ``status`` is the HTTP status the API answers.
 
-    Permanent (``retryable`` False), as are all its subclasses. ``summary`` (the error
-    body's ``Message``) and ``exception_type`` (its ``ExceptionType``) are set where the
-    extension's answer names them.
+    ``summary`` (the body's ``Message``) and ``exception_type`` are set where the extension's
+    answer names them.
     """
 
     status = 400
@@ -47,9 +46,8 @@ class InstanceGoneError(TaskHubError):
 class InstanceExistsError(TaskHubError):
     """A non-terminal instance with that id exists already.
 
-    DTFx throws ``OrchestrationAlreadyExistsException``, which the extension's
-    ``HttpApiHandler`` answers with its catch-all: HTTP 500, "Something went wrong while
-    processing your request".
+    DTFx's ``OrchestrationAlreadyExistsException``, which ``HttpApiHandler``'s catch-all answers
+    with HTTP 500.
     """
 
     status = 500
@@ -58,11 +56,7 @@ class InstanceExistsError(TaskHubError):
 
 
 class RefusedOperationError(TaskHubError):
-    """The instance's state does not allow the operation (suspend, resume, rewind).
-
-    The extension's ``DurableClient`` throws ``InvalidOperationException``, which
-    ``HttpApiHandler``'s catch-all answers with HTTP 500.
-    """
+    """The state refuses the operation (``DurableClient``'s ``InvalidOperationException``)."""
 
     status = 500
     summary = "Something went wrong while processing your request"
@@ -77,23 +71,7 @@ class RewindUnsupportedError(TaskHubError):
 
 @dataclass(frozen=True)
 class InstanceRecord:
-    """One orchestration instance as stored.
-
-    Attributes
-    ----------
-    instance_id, name : str
-        Instance id (SPEC D2) and orchestrator function name.
-    runtime_status : str
-        One of :data:`ALL_STATUSES`.
-    input, output, custom_status : str or None
-        JSON texts.
-    created_at, last_updated_at : datetime
-        UTC times.
-    execution_id : str
-        Id of the current execution (changes on continue-as-new).
-    parent_instance_id : str or None
-        Set for sub-orchestrations.
-    """
+    """One orchestration instance as stored (JSON texts, UTC times)."""
 
     instance_id: str
     name: str
@@ -140,10 +118,8 @@ class InboxMessage:
 class OrchestrationWorkItem:
     """What one episode needs: the instance, its history and its visible messages.
 
-    The task hub fills ``history_json`` (each stored event's JSON text, as replayed:
-    ``IsPlayed`` true) and leaves ``history`` empty: the episode passes the texts to the SDK
-    without parsing and re-serialising them. Code that builds a work item by hand may give
-    the parsed ``history`` instead.
+    The task hub fills ``history_json`` (stored texts, ``IsPlayed`` true, passed to the SDK
+    unparsed) and leaves ``history`` empty; hand-built items may give ``history`` instead.
     """
 
     instance: InstanceRecord
@@ -217,30 +193,11 @@ class NewInstance:
 
 @dataclass
 class EpisodeCommit:
-    """Everything one orchestrator episode writes, committed in one transaction (SPEC D3).
+    """Everything one orchestrator episode writes, in one transaction (D3).
 
-    Attributes
-    ----------
-    consumed : list of int
-        Inbox ids the episode added to history (deleted).
-    dropped : list of int
-        Inbox ids discarded (stale execution, finished instance).
-    new_history : list of dict
-        Events appended to the history.
-    reset_history : bool
-        Replace the history instead of appending (continue-as-new).
-    status, output, custom_status, execution_id, input : optional
-        Instance columns to update (None leaves a column as it is, except custom_status
-        which is always written).
-    replay_state : dict
-        The sequence bookkeeping after the episode.
-    activities, messages, instances : lists
-        Work the episode schedules.
-    cancel_timers : list of int
-        TimerIds whose pending TimerFired rows are deleted.
-    purge_execution : bool
-        The execution ended (completed, failed, terminated, continued as new): its pending
-        timers, completions and activity work items are deleted.
+    ``consumed`` inbox ids went into history, ``dropped`` were discarded; a None column is left
+    as is (but ``custom_status``); ``cancel_timers`` TimerIds lose their pending TimerFired
+    rows; ``purge_execution`` (it ended) deletes its pending timers, completions and activities.
     """
 
     consumed: list[int] = field(default_factory=list)

@@ -1,8 +1,7 @@
 """Rewind of a Failed instance: its failed work runs again and it can complete.
 
-The extension implements rewind on the Azure Storage backend (``DurableClient.RewindAsync``
-with DTFx's rewind in ``TaskOrchestrationDispatcher``); this is the task hub's side of it.
-The episode schedules the failed tasks anew when the orchestrator yields them again
+The task hub's side of the extension's ``DurableClient.RewindAsync`` (DTFx's rewind in
+``TaskOrchestrationDispatcher``); the episode schedules the failed tasks anew
 (``replay_state["rewound"]``, :mod:`devhost.orchestration.episode`).
 """
 
@@ -37,13 +36,8 @@ class InstanceRewind(InstanceStore):
     def rewind(self, instance_id: str, reason: str | None) -> None:
         """Rewind a Failed instance: its failed work runs again, the rest is kept.
 
-        Host behaviour mirrors durabletask ``src/DurableTask.Core/TaskOrchestrationDispatcher.cs``
-        (the rewind of a failed instance): a new execution whose history is the old one
-        without the scheduling and failure events of the failed activities and
-        sub-orchestrations and without ExecutionCompleted; each failed sub-orchestration is
-        rewound the same way (its parent then waits for its new completion); an instance
-        with no failed sub-orchestration is sent a message that makes it run again, so the
-        orchestrator schedules the failed activities anew and can complete.
+        Mirrors durabletask ``src/DurableTask.Core/TaskOrchestrationDispatcher.cs``: a new execution
+        without ExecutionCompleted and the failed tasks' events; failed children are rewound alike.
 
         Raises
         ------

@@ -1,35 +1,10 @@
 """SQLite schema of the task hub.
 
-Tables
-------
-instances
-    One row per orchestration instance: name, runtime status, input/output, the current
-    execution id, the orchestration lease (``lock_owner``/``lock_expires``) and the host's
-    sequence-number bookkeeping (``replay_state``, see :mod:`devhost.orchestration.sequence`).
-history
-    The append-only history of each instance's current execution (SPEC D3, D5).
-inbox
-    Orchestrator messages: the history events waiting to be added by the next episode
-    (ExecutionStarted, TaskCompleted, EventRaised, ...). Durable timers are inbox rows whose
-    ``visible_at`` is the fire time; cancelling a timer deletes its row.
-activities
-    Activity work items with a lease that expires, so a killed worker's item is picked up
-    by another (at-least-once, issue item 5).
-leases
-    Named leases; no longer written (timer occurrences moved to ``timer_runs``), kept so
-    task hubs of earlier versions open unchanged.
-host_failures
-    How many times in a row the host itself failed to run a piece of work (an episode,
-    ``episode:<instance id>``; an activity, ``activity:<work item id>``), so such work is
-    retried a bounded number of times across processes (SPEC L3,
-    :mod:`devhost.failures.host_failures`).
-timer_runs
-    Per timer function: which process runs it now (until when) and when its last run
-    ended, so a timer function runs once at a time across processes (SPEC L2).
-entities
-    Durable entities (SPEC D10): existence, serialised state and the lease of the process
-    running the entity's next batch. Their operation requests wait in ``inbox`` (kind
-    ``entity``, ``instance_id`` the entity's ``@name@key``), see :mod:`devhost.entities`.
+``instances`` (with the orchestration lease and ``replay_state``, see
+:mod:`devhost.orchestration.sequence`), ``history`` (append-only, D3, D5), ``inbox`` (events
+for the next episode; a timer is a row visible at its fire time), ``activities`` (expiring
+leases), ``leases`` (unused, kept for older files), ``host_failures`` (L3), ``timer_runs``
+(L2), ``entities`` (D10; requests wait in ``inbox``, kind ``entity``).
 """
 
 SCHEMA = """

@@ -1,10 +1,9 @@
 """Durable state of the task hub: every read and every atomic write the host makes.
 
-All writes are single IMMEDIATE transactions (:func:`sqlitekit.write`), so an episode's
-new history, the messages it consumed and the work it schedules commit together or not at
-all (SPEC D3). Work is claimed with leases that expire, so a host process killed at any point
-leaves nothing that another process, or a restart, cannot finish. Claims and commits take
-batches: one transaction (one fsync) serves several episodes or activities.
+Each write is one IMMEDIATE transaction (:func:`sqlitekit.write`): an episode's history,
+consumed messages and scheduled work commit together or not at all (D3). Claims are leases
+that expire, so a killed process leaves nothing a restart cannot finish; one transaction
+serves a batch of episodes or activities.
 """
 
 from __future__ import annotations
@@ -48,7 +47,8 @@ _CLAIMABLE = (
     " AND (i.runtime_status != 'Suspended'"
     " OR m.kind IN ('resume','terminate','suspend'))")
 """Visible messages of unleased instances (a suspended one takes only resume, terminate and
-a duplicate suspend, which it drops); parameters: now, now."""
+a duplicate suspend, which it drops); params: now, now.
+"""
 
 
 @dataclass
@@ -68,20 +68,9 @@ class _Prepared:
 class Round:
     """What one :meth:`TaskHub.run_round` transaction wrote and claimed.
 
-    Attributes
-    ----------
-    committed : list of bool
-        Per episode commit given: False, with nothing of it written, if its lease was lost.
-    settled : list of bool
-        Per activity completion given: False if another worker had recorded it.
-    instances : list of OrchestrationWorkItem
-        Newly leased instances, with their histories and visible messages.
-    activities : list of ActivityWorkItem
-        Newly leased activity work items.
-    refused : list of (OrchestrationWorkItem, str)
-        Episode commits the host could not even serialise (a host-side failure, SPEC L3),
-        with the error; nothing of them was written (their ``committed`` is False) and
-        their instances are still leased to the caller.
+    ``committed``/``settled``: False per episode whose lease was lost or completion another
+    worker recorded; ``refused``: commits the host could not serialise (L3), with the error,
+    nothing written and still leased to the caller.
     """
 
     committed: list[bool] = field(default_factory=list)
@@ -92,11 +81,9 @@ class Round:
 
 
 class TaskHub(HubPart):
-    """The task hub in one SQLite file, safe for many threads and many processes.
+    """The task hub in one SQLite file, safe for many threads and processes.
 
-    Itself the orchestration work queue, over one :class:`HubFile` (whose parameters it
-    takes) with the parts whose client operations it offers as its own: :attr:`instances`
-    (with rewind), :attr:`activities`, :attr:`entities`, :attr:`timers`, :attr:`failures`.
+    Itself the orchestration queue; offers its parts' client operations as its own.
     """
 
     def __init__(self, path: str | Path, clock: Clock, *, name: str = "TestHubName",
@@ -127,26 +114,10 @@ class TaskHub(HubPart):
 
     def claim_orchestrations(self, owner: str, lease: timedelta, max_instances: int = 1,
                              max_messages: int = 10_000) -> list[OrchestrationWorkItem]:
-        """Lease up to ``max_instances`` instances that have visible messages.
+        """Lease up to ``max_instances`` instances with visible messages, in one transaction.
 
-        One transaction claims them all; their histories and messages are read after it.
-
-        Parameters
-        ----------
-        owner : str
-            The claiming worker's id (LockedBy of the lease).
-        lease : timedelta
-            How long the claim holds; an episode must commit within it, else another
-            worker may take the instance over (and this one's commit is refused).
-        max_instances : int
-            Batch size.
-        max_messages : int
-            At most this many messages per instance are returned.
-
-        Returns
-        -------
-        list of OrchestrationWorkItem
-            Empty when no instance has visible work.
+        An episode must commit within ``lease``, else another worker may take the instance over
+        and this commit is refused; at most ``max_messages`` messages per instance are loaded.
         """
         now = self.clock.now()
         conn = self._conn()
@@ -158,8 +129,7 @@ class TaskHub(HubPart):
 
     @staticmethod
     def _any_visible(conn: Any, stamp: str) -> bool:
-        # A read outside any transaction (WAL: never blocked by the writer). A false "yes"
-        # costs one empty transaction; a false "no" is caught by the next poll.
+        # Outside any transaction (WAL: never blocked); a false "no" is caught by the next poll.
         return conn.execute(
             f"SELECT 1 {_CLAIMABLE} LIMIT 1", (stamp, stamp)).fetchone() is not None
 
@@ -181,8 +151,7 @@ class TaskHub(HubPart):
 
     def _load_work_items(self, ids: list[str], owner: str, now: datetime,
                          max_messages: int = 10_000) -> list[OrchestrationWorkItem]:
-        # After the claim's transaction: the lease keeps other writers off these instances'
-        # history; messages queued meanwhile are simply left for the next episode.
+        # After the claim: the lease keeps writers off the history; later messages wait.
         conn = self._conn()
         stamp = format_time(now)
         items = []
@@ -208,11 +177,7 @@ class TaskHub(HubPart):
                          (item.instance.instance_id, item.lock_owner))
 
     def abandon_orchestration(self, item: OrchestrationWorkItem, delay: timedelta) -> None:
-        """Give up a claim and hide the instance's queued messages for ``delay``.
-
-        What DTFx does with a work item it will not run (a version rejected by the
-        worker's versioning settings): nothing is written, and the work is retried later.
-        """
+        """Release a claim, hiding its messages for ``delay`` (DTFx, for a rejected version)."""
         later = format_time(self.clock.now() + delay)
         with db.write(self._conn()) as conn:
             conn.execute("UPDATE inbox SET visible_at=? WHERE instance_id=? AND visible_at<?",
@@ -223,16 +188,7 @@ class TaskHub(HubPart):
 
     def commit_episodes(self, batch: list[tuple[OrchestrationWorkItem, EpisodeCommit]]
                         ) -> list[bool]:
-        """Write several episodes' results in one transaction and release the instances.
-
-        Each episode's history, consumed messages and scheduled work commit together with
-        the others or not at all (SPEC D3); one fsync serves the whole batch.
-
-        Returns
-        -------
-        list of bool
-            Per episode: False, with nothing of it written, if its lease was lost.
-        """
+        """Write episodes in one transaction (D3); False per lost lease (nothing of it written)."""
         prepared = [self._prepare(item, commit, self.clock.now()) for item, commit in batch]
         with db.write(self._conn()) as conn:
             committed = [self._commit_one(conn, p) for p in prepared]
@@ -245,28 +201,8 @@ class TaskHub(HubPart):
                   activity_lease: timedelta, max_activities: int) -> Round:
         """Commit episodes, record activity completions and claim new work: one transaction.
 
-        This is a host process's whole turn at the write lock. Under load one commit
-        (one fsync) serves every episode and activity that finished since the last turn,
-        and one writer thread per process means no other thread of the process competes
-        for the interpreter while the lock is held.
-
-        Parameters
-        ----------
-        commits : list of (OrchestrationWorkItem, EpisodeCommit)
-            Episodes to write (see :meth:`commit_episodes`).
-        completions : list of (ActivityWorkItem, dict)
-            Finished activities (see :meth:`complete_activities`).
-        owner : str
-            LockedBy of the new leases.
-        orchestration_lease, activity_lease : timedelta
-            Lease durations of the newly claimed instances and activity work items.
-        max_instances, max_activities : int
-            How many of each to claim (0: none).
-
-        Returns
-        -------
-        Round
-            The outcome per commit and completion, and the newly claimed work.
+        A host process's whole turn at the write lock: one fsync serves everything finished since
+        the last turn. ``max_instances``/``max_activities`` 0 claims none of that kind.
         """
         now = self.clock.now()
         stamp = format_time(now)
@@ -387,8 +323,7 @@ class TaskHub(HubPart):
     def next_due(self) -> datetime | None:
         """Return the earliest time at which queued work becomes visible, or None if idle."""
         conn = self._conn()
-        # A message of a leased instance is due when the lease ends, at the earliest (an
-        # instance held back after a host-side failure, SPEC L3).
+        # A leased instance's message is due when the lease ends at the earliest (L3).
         times = [
             conn.execute("SELECT MIN(MAX(m.visible_at, COALESCE(i.lock_expires, '')))"
                          " FROM inbox m JOIN instances i"

@@ -1,12 +1,9 @@
-"""Timer functions as singletons across host processes (SPEC L2).
+"""Timer functions as singletons across host processes (L2).
 
-On Azure a timer-triggered function runs on one instance at a time, under a lock that is
-renewed while it runs: a run longer than the interval delays the next occurrence, and a
-crashed holder's lock expires. The ``timer_runs`` table holds, per function, who runs it
-now and until when (the lock) and when its last run ended. An occurrence is started only
-while nobody holds the lock and only if it falls after the last run's end, so an
-occurrence already run (or passed over by a long run) is never run again by another
-process.
+On Azure a timer function runs on one instance at a time under a renewed lock: a run longer
+than the interval delays the next occurrence, a crashed holder's lock expires. ``timer_runs``
+holds per function the lock (owner, until when) and the last run's end; an occurrence starts
+only while the lock is free and after that end, so none runs twice across processes.
 """
 
 from __future__ import annotations
@@ -23,25 +20,11 @@ class TimerRuns(HubPart):
 
     def begin_timer_run(self, function: str, owner: str, occurrence: datetime,
                         lock: timedelta) -> str:
-        """Take a timer function's run lock for one occurrence, if it may run now.
+        """Take a timer function's run lock for ``occurrence``, if it may run now.
 
-        Parameters
-        ----------
-        function : str
-            The timer function's name.
-        owner : str
-            The host process (poller) asking.
-        occurrence : datetime
-            The schedule occurrence to run.
-        lock : timedelta
-            How long the lock holds unless renewed (host.json ``singleton.lockPeriod``).
-
-        Returns
-        -------
-        str
-            ``"run"`` (the lock is ``owner``'s now), ``"busy"`` (a run holds the lock, in
-            this process or another) or ``"passed"`` (the occurrence is not after the end
-            of the last run: it ran already, or fell inside a longer run).
+        ``lock`` holds unless renewed (host.json ``singleton.lockPeriod``). Returns ``"run"`` (the
+        lock is ``owner``'s), ``"busy"`` (a run holds it) or ``"passed"`` (not after the last run's
+        end: it ran already, or fell inside a longer run).
         """
         now = self.clock.now()
         with db.write(self._conn()) as conn:
@@ -67,14 +50,7 @@ class TimerRuns(HubPart):
                                 " AND owner=?", (expires, function, owner)).rowcount == 1
 
     def end_timer_run(self, function: str, owner: str, ended: datetime) -> bool:
-        """Release ``owner``'s run lock and record when the run ended.
-
-        Returns
-        -------
-        bool
-            False, with nothing written, if the lock had expired and another process
-            took it meanwhile.
-        """
+        """Release ``owner``'s run lock, record the run's end; False if another took it."""
         with db.write(self._conn()) as conn:
             return conn.execute(
                 "UPDATE timer_runs SET owner=NULL, lock_expires=NULL, last_end=?"

@@ -1,8 +1,6 @@
-"""Timer-trigger schedules: NCRONTAB six-field expressions and TimeSpan intervals.
+"""Timer-trigger schedules: NCRONTAB six-field expressions (seconds first) and TimeSpan intervals.
 
-Azure Functions timer triggers take either an NCRONTAB expression with a leading seconds
-field (``{second} {minute} {hour} {day} {month} {day-of-week}``) or a TimeSpan such as
-``00:05:00``. NCRONTAB is evaluated with croniter (seconds-first mode), in UTC.
+NCRONTAB is evaluated with croniter (seconds-first mode), in UTC.
 """
 
 from __future__ import annotations
@@ -20,12 +18,7 @@ class ScheduleError(ValueError):
 
 
 class Schedule:
-    """Next-occurrence calculator for one timer trigger.
-
-    Parameters
-    ----------
-    expression : str
-        Six-field NCRONTAB (``*/5 * * * * *``) or TimeSpan (``[d.]hh:mm:ss``).
+    """Next-occurrence calculator for one timer trigger (``*/5 * * * * *`` or ``[d.]hh:mm:ss``).
 
     Raises
     ------

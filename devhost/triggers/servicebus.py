@@ -1,15 +1,10 @@
 """Service Bus queue triggers: receive in peek-lock, invoke, complete or abandon.
 
-As the Functions host does with ``autoCompleteMessages`` on: a function that returns
-completes its message, one that raises abandons it (the delivery count then leads to
-``MaxDeliveryCountExceeded`` dead-lettering). A message the function settled itself (for
-example dead-lettered with a reason through the message-actions port) is left as it is.
-The lock is renewed while the function runs (``maxAutoLockRenewalDuration``).
-
-A message the host itself cannot hand to the function (building the function's arguments
-fails) is abandoned like a failed delivery and, once its delivery count passes
-``DEVHOST_HOST_RETRIES``, dead-lettered with reason ``LocalHostError`` and the host's error
-text, logged at ERROR (SPEC L3, :mod:`devhost.failures.host_failures`).
+As the Functions host with ``autoCompleteMessages``: a function that returns completes its
+message, one that raises abandons it (until ``MaxDeliveryCountExceeded``); one the function
+settled itself is left as is; the lock is renewed meanwhile (``maxAutoLockRenewalDuration``).
+A message the host cannot hand over is abandoned and, past ``DEVHOST_HOST_RETRIES``
+deliveries, dead-lettered as ``LocalHostError`` (L3, :mod:`devhost.failures.host_failures`).
 """
 
 from __future__ import annotations
@@ -38,18 +33,7 @@ log = logging.getLogger("devhost.servicebus")
 
 
 def to_function_message(m: ReceivedMessage) -> func.ServiceBusMessage:
-    """Build the ``azure.functions.ServiceBusMessage`` the Python worker would pass.
-
-    Parameters
-    ----------
-    m : ReceivedMessage
-        A message received in peek-lock mode.
-
-    Returns
-    -------
-    azure.functions.ServiceBusMessage
-        With body, ids, delivery count, lock token, times and application properties.
-    """
+    """Build the ``azure.functions.ServiceBusMessage`` the Python worker would pass."""
     props = dict(m.application_properties)
     return ServiceBusMessage(
         body=m.body, application_properties=props, user_properties=props,
@@ -67,26 +51,13 @@ def to_function_message(m: ReceivedMessage) -> func.ServiceBusMessage:
 class ServiceBusTriggerPoller:
     """Feeds one queue-triggered function from the local Service Bus engine.
 
-    Parameters
-    ----------
-    fdef : FunctionDef
-        The function (``serviceBusTrigger`` binding with ``queueName``).
-    engine : ServiceBusEngine
-        The shared queue engine.
-    owner : str
-        Receiver id recorded as LockedBy.
-    client_binding : callable
-        Returns the durable client binding JSON, for functions with a durable client.
-    batch_size : int
-        Messages received per poll (prefetch).
-    host_retries : HostRetryPolicy, optional
-        When a message the host fails to deliver is dead-lettered (SPEC L3); defaults to
-        :meth:`HostRetryPolicy.from_settings`.
+    ``client_binding`` returns the durable client binding JSON; ``batch_size`` is the prefetch;
+    ``host_retries`` (L3) defaults to :meth:`HostRetryPolicy.from_settings`.
 
     Raises
     ------
     AppLoadError
-        For session-enabled or ``cardinality=many`` triggers (not supported yet).
+        For session-enabled, ``cardinality=many`` or topic triggers (not supported).
     """
 
     def __init__(self, fdef: FunctionDef, engine: ServiceBusEngine, owner: str,
@@ -117,11 +88,7 @@ class ServiceBusTriggerPoller:
         self._mark = 0
 
     def idle_wait(self, timeout_s: float) -> None:
-        """After a poll that found nothing: wait for a send of this process, or a timeout.
-
-        Sends of other processes (the client, other worker processes) are found by the
-        next poll after ``timeout_s``.
-        """
+        """Wait for a send of this process or ``timeout_s`` (other processes' sends: next poll)."""
         self.engine.wait_for_send(self.queue, self._mark, timeout_s)
 
     def next_due(self) -> datetime | None:

@@ -1,20 +1,10 @@
-"""Timer triggers: a timer function runs once at a time across all host processes (SPEC L2).
+"""Timer triggers: a timer function runs once at a time across all host processes (L2).
 
-As on Azure, a timer function is a singleton. Each run holds the function's run lock in the
-task hub (:class:`~devhost.taskhub.timer_runs.TimerRuns`), renewed every third of the lock
-period while the function runs, so:
-
-- when several host processes share a task hub, one of them runs an occurrence and the
-  others pass over it (never two runs at once, never one occurrence twice);
-- a run longer than the interval delays the next occurrence: the next run is the first
-  occurrence after the run ended, as the Functions timer listener schedules it;
-- the lock of a process that died mid-run expires after the lock period (host.json
-  ``singleton.lockPeriod``, 15 s by default), and the next occurrence after that runs
-  elsewhere.
-
-Occurrences missed while no host was running, or skipped by a clock jump in drain mode, fire
-once with ``past_due=True``. A failure of the host itself while preparing a run is logged at
-ERROR naming the function; like a failed occurrence on Azure, it is not retried (SPEC L3).
+Each run holds the function's run lock in the task hub, renewed every third of host.json
+``singleton.lockPeriod`` (15 s by default); the singleton rules are in
+:mod:`devhost.taskhub.timer_runs`. Occurrences missed while no host ran, or skipped by a
+clock jump in drain mode, fire once with ``past_due=True``. A host failure preparing a run
+is logged at ERROR and, like a failed occurrence on Azure, not retried (L3).
 """
 
 from __future__ import annotations
@@ -46,13 +36,7 @@ _TIMESPAN = re.compile(r"^(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)$")
 
 
 def singleton_lock_period(app_dir: str | Path) -> timedelta:
-    """Read host.json ``singleton.lockPeriod`` (a TimeSpan such as ``00:00:15``).
-
-    Returns
-    -------
-    timedelta
-        The period, or :data:`DEFAULT_LOCK_PERIOD` when host.json is absent or does not
-        set it.
+    """Read host.json ``singleton.lockPeriod`` (default :data:`DEFAULT_LOCK_PERIOD`).
 
     Raises
     ------
@@ -81,18 +65,8 @@ def singleton_lock_period(app_dir: str | Path) -> timedelta:
 class TimerTriggerPoller:
     """Fires the timer functions of an app on their schedules.
 
-    Parameters
-    ----------
-    functions : list of FunctionDef
-        The app's timer-triggered functions.
-    taskhub : TaskHub
-        Provides the clock and the run locks shared by host processes.
-    owner : str
-        Lock owner id of this host process.
-    client_binding : callable
-        Returns the durable client binding JSON for functions that take a client.
-    lock_period : timedelta
-        How long a run lock holds unless renewed (host.json ``singleton.lockPeriod``).
+    ``taskhub`` gives the clock and the run locks; ``client_binding`` returns the durable client
+    binding JSON; ``lock_period`` is host.json ``singleton.lockPeriod``.
     """
 
     is_schedule = True
@@ -136,7 +110,7 @@ class TimerTriggerPoller:
                 if not self.taskhub.end_timer_run(fdef.name, self.owner, ended):
                     log.warning("timer function %s ran past its lock; another process may "
                                 "have run it meanwhile", fdef.name)
-                # A run longer than the interval delays the next occurrence (SPEC L2).
+                # A run longer than the interval delays the next occurrence (L2).
                 entry[2] = schedule.next_after(ended)
             ran += 1
         return ran

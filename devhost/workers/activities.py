@@ -1,13 +1,9 @@
 """Run one activity work item and turn its outcome into TaskCompleted or TaskFailed.
 
-Inputs and outputs go through the ``azure.functions`` activity trigger converter, exactly as
-in the Python worker. The host's built-in HTTP activity performs ``context.call_http``: one
-request, whose answer is returned as it is, ``202 Accepted`` included (SPEC D11, L1). On
-Azure the extension polls a 202's ``Location`` only when the request asks for it
-(``asynchronousPatternEnabled``), and the Python SDK 1.x never asks
-(Azure/azure-functions-durable-python#380), so an orchestrator there gets the 202 back. The
-host does the same and warns once per instance; ``durable_http.call_http_polling`` is the
-portable way to wait for the final answer.
+Inputs and outputs go through the ``azure.functions`` activity trigger converter, as in the
+Python worker. The built-in HTTP activity performs ``call_http`` once and returns a
+``202 Accepted`` as it is, as on Azure with SDK 1.x (D11, L1;
+azure-functions-durable-python#380, see docs/local-host.md), warning once per instance.
 """
 
 from __future__ import annotations
@@ -44,28 +40,13 @@ _warned_lock = threading.Lock()
 
 def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
                  now: Callable[[], datetime]) -> dict[str, Any]:
-    """Execute an activity and return its completion event.
-
-    Parameters
-    ----------
-    item : ActivityWorkItem
-        The claimed work item.
-    activities : dict
-        The app's activity functions by name.
-    now : callable
-        Time source for the event timestamp.
-
-    Returns
-    -------
-    dict
-        TaskCompleted (``Result`` is the JSON output) or TaskFailed with the extension's
-        texts (:func:`devhost.failures.failure_texts.activity_failure`).
+    """Execute an activity and return its TaskCompleted or TaskFailed (the extension's texts).
 
     Raises
     ------
     Exception
-        What the activity raised when it says the disk is full
-        (:func:`sqlitekit.is_disk_full`): the host's failure, retried, not the app's.
+        What the activity raised when it says the disk is full (:func:`sqlitekit.is_disk_full`):
+        the host's failure, retried, not the app's.
     """
     try:
         if item.name == HTTP_ACTIVITY:
@@ -95,10 +76,9 @@ def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
 def missing_activity(item: ActivityWorkItem, when: datetime) -> dict[str, Any]:
     """Return the TaskFailed of a work item whose activity the app no longer has.
 
-    An orchestrator's call to an unknown activity is never scheduled (see
-    :mod:`devhost.orchestration.unknown_functions`); this is for work scheduled before the
-    app changed. Host behaviour mirrors azure-functions-durable-extension
-    ``Listener/TaskNonexistentActivityShim.cs``.
+    For work scheduled before the app changed (calls to unknown names are never scheduled,
+    :mod:`devhost.orchestration.function_names`). Host behaviour mirrors
+    azure-functions-durable-extension ``Listener/TaskNonexistentActivityShim.cs``.
     """
     message = f"Activity function '{item.name}' does not exist."
     details = exception_details(message, "Microsoft.Azure.WebJobs.FunctionFailedException, "
@@ -108,17 +88,7 @@ def missing_activity(item: ActivityWorkItem, when: datetime) -> dict[str, Any]:
 
 
 def call_http(request: dict[str, Any]) -> dict[str, Any]:
-    """Perform a DurableHttpRequest once and return the answer as it is (202 included).
-
-    Parameters
-    ----------
-    request : dict
-        ``{"method", "uri", "content", "headers"}`` as the SDK serialises it.
-
-    Returns
-    -------
-    dict
-        ``{"statusCode", "headers", "content"}`` (the extension's DurableHttpResponse).
+    """Perform a DurableHttpRequest once; return the DurableHttpResponse dict as it is.
 
     Raises
     ------
@@ -136,16 +106,7 @@ def call_http(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def warn_no_polling(instance_id: str, execution_id: str, response: dict[str, Any]) -> None:
-    """Log once per instance (WARNING) that a 202 is returned unpolled, as on Azure (L1).
-
-    Parameters
-    ----------
-    instance_id, execution_id : str
-        The orchestration instance that called ``call_http``, and its execution (an
-        instance restarted under the same id is warned again).
-    response : dict
-        The 202 answer (``headers`` may name a ``Location``).
-    """
+    """Warn once per instance execution that a 202 is returned unpolled, as on Azure (L1)."""
     key = f"{instance_id}\n{execution_id}"
     with _warned_lock:
         if key in _warned:

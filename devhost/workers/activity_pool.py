@@ -1,10 +1,8 @@
 """The threads that run a host process's activities, and the leases they hold.
 
-The pool only runs activity code. The task hub side -- claiming activities, recording
-their completions -- is done by the host's work loop, in the same transaction as the
-episodes' commits (:meth:`~devhost.workers.dispatch.DurableWorker.run_round`), so a process
-has a single writer. The loop renews the leases of running activities through
-:meth:`ActivityPool.renew_if_due`, one transaction for all of them.
+The pool only runs activity code; claims and completions go through the work loop's one
+transaction per round (:meth:`~devhost.workers.dispatch.DurableWorker.run_round`), a single
+writer per process, which renews running activities' leases via :meth:`ActivityPool.renew_if_due`.
 """
 
 from __future__ import annotations
@@ -28,27 +26,19 @@ Finished = tuple[ActivityWorkItem, dict[str, Any]]
 
 
 class ActivityPool:
-    """Run up to ``threads`` activities at once and collect their outcomes.
+    """Run up to ``threads`` (``maxConcurrentActivityFunctions``) activities at once.
 
-    Parameters
-    ----------
-    run : callable
-        ``ActivityWorkItem -> dict``: runs one activity, returns its completion event.
-    threads : int
-        Activities run at once (the Functions host's ``maxConcurrentActivityFunctions``).
-    on_finished : callable
-        Called from a runner thread after each activity (wakes the work loop).
-    monotonic : callable
-        Seconds on a monotonic clock (run times and lease renewal; injectable for tests).
+    ``run`` runs one activity and returns its completion event; ``on_finished`` is called from
+    a runner thread after each (it wakes the work loop).
     """
 
     QUEUE_TARGET_S = 1.0
-    """Claim as many activities as the runners should finish within this time, so fast
-    activities are claimed in large batches (few rounds, few replays of a fan-out) while
-    slow ones are not hoarded away from other host processes."""
+    """Claim what the runners finish in this time: fast activities in large batches, slow ones not
+    hoarded from other processes.
+    """
     MAX_CLAIMED_PER_THREAD = 64
     FIRST_CLAIMED_PER_THREAD = 1
-    """Before any activity has been timed (they may be slow; fast ones ramp up at once)."""
+    """Before any activity has been timed."""
 
     def __init__(self, run: Callable[[ActivityWorkItem], dict[str, Any]], threads: int,
                  on_finished: Callable[[], None],
@@ -75,14 +65,7 @@ class ActivityPool:
         self._mean_run_s: float | None = None  # moving average of activity run times
 
     def room(self) -> int:
-        """Return how many more activities to claim now: the runners' next second of work.
-
-        Returns
-        -------
-        int
-            ``threads x QUEUE_TARGET_S / (mean run time)`` (between 1 and
-            ``MAX_CLAIMED_PER_THREAD`` per thread) minus those claimed and not finished.
-        """
+        """Return how many to claim: ``threads x QUEUE_TARGET_S / mean run time`` minus running."""
         if self._mean_run_s is None:
             per_thread = self.FIRST_CLAIMED_PER_THREAD
         else:
@@ -97,11 +80,7 @@ class ActivityPool:
             self._todo.put(item)
 
     def take_finished(self) -> list[Finished]:
-        """Return the activities that finished since the last call, with their events.
-
-        An activity the host itself failed to run (its runner raised) is not among them: it
-        waits in :meth:`take_failed`.
-        """
+        """Return the activities finished since the last call, with events (not host failures)."""
         done: list[Finished] = []
         while True:
             try:
@@ -115,11 +94,7 @@ class ActivityPool:
                 done.append((item, result))
 
     def take_failed(self) -> list[tuple[ActivityWorkItem, str]]:
-        """Return the activities the host failed to run, with ``"<Type>: <message>"``.
-
-        Call after :meth:`take_finished`, which sorts them out; the caller counts them
-        (SPEC L3, :meth:`~devhost.workers.dispatch.DurableWorker.activities_failed_in_host`).
-        """
+        """Return the activities the host failed to run, with ``"<Type>: <message>"``."""
         failed, self._failed = self._failed, []
         return failed
 
@@ -135,18 +110,9 @@ class ActivityPool:
                 log.warning("lease on activity %s of %s was lost", item.name, item.instance_id)
 
     def shutdown(self, timeout_s: float | None = None) -> list[ActivityWorkItem]:
-        """Stop: drop the claimed activities not yet started, wait for the running ones.
+        """Stop: drop unstarted activities (returned, to release), wait for the running ones.
 
-        Parameters
-        ----------
-        timeout_s : float, optional
-            How long to wait for running activities (None: until they finish). Outcomes
-            of those that finish stay to be taken with :meth:`take_finished`.
-
-        Returns
-        -------
-        list of ActivityWorkItem
-            Claimed but never started: the caller should release their leases.
+        ``timeout_s`` None waits until they finish; their outcomes stay for :meth:`take_finished`.
         """
         unstarted = []
         while True:

@@ -1,8 +1,7 @@
 """The durable work loops: claim, run and commit orchestrator episodes and activities.
 
-:class:`DurableWorker` is used both by the background threads of a running host and, step
-by step, by drain mode. Every step claims its work with a lease first, so several threads
-and several host processes can run these loops on one task hub.
+:class:`DurableWorker` serves a running host's threads and, step by step, drain mode; work
+is claimed with a lease first, so many threads and processes share one task hub.
 """
 
 from __future__ import annotations
@@ -37,24 +36,9 @@ log = logging.getLogger("devhost.worker")
 class DurableWorker:
     """Runs orchestrator episodes and activities for one app against one task hub.
 
-    Parameters
-    ----------
-    taskhub : TaskHub
-        The shared task hub.
-    index : AppIndex
-        The app's functions.
-    owner : str, optional
-        Lease owner id; defaults to a fresh random id (one per worker).
-    orchestration_lease : timedelta
-        How long an episode may hold its instance.
-    activity_lease : timedelta
-        Lease of an activity work item; renewed while the activity runs.
-    versioning : Versioning, optional
-        host.json's versioning settings, checked before every episode; None runs every
-        instance.
-    host_retries : HostRetryPolicy, optional
-        How work that fails because of the host itself is retried and ended (SPEC L3);
-        defaults to :meth:`HostRetryPolicy.from_settings`.
+    ``owner`` defaults to a fresh random id; the activity lease is renewed while it runs;
+    ``versioning`` None runs every instance; ``host_retries`` (L3) defaults to
+    :meth:`HostRetryPolicy.from_settings`.
     """
 
     def __init__(self, taskhub: TaskHub, index: AppIndex, *, owner: str | None = None,
@@ -77,13 +61,7 @@ class DurableWorker:
         sdk_fastpaths.install()
 
     def run_episodes(self, max_instances: int = 1) -> int:
-        """Claim up to ``max_instances`` instances, run one episode each, commit them together.
-
-        Returns
-        -------
-        int
-            Instances claimed (whether or not each commit won).
-        """
+        """Claim up to ``max_instances``, run an episode each, commit together; return claimed."""
         items = self.taskhub.claim_orchestrations(self.owner, self.orchestration_lease,
                                                   max_instances)
         if not items:
@@ -95,13 +73,7 @@ class DurableWorker:
 
     def run_claimed(self, items: list[OrchestrationWorkItem]
                     ) -> list[tuple[OrchestrationWorkItem, EpisodeCommit]]:
-        """Run one episode for each claimed instance; release the ones that crash.
-
-        Returns
-        -------
-        list of (OrchestrationWorkItem, EpisodeCommit)
-            The commits to write, in claim order.
-        """
+        """Run one episode for each claimed instance; return the commits in claim order."""
         batch = []
         for item in items:
             rejected, mismatch = self._check_version(item)
@@ -111,7 +83,7 @@ class DurableWorker:
                 commit = Episode(item, find_function(self.handlers, item.instance.name),
                                  self.taskhub.clock.now(), version_mismatch=mismatch,
                                  entities=self.entity_calls, functions=self.functions).run()
-            except Exception as exc:  # noqa: BLE001 - a host-side failure (SPEC L3)
+            except Exception as exc:  # noqa: BLE001 - a host-side failure (L3)
                 log.debug("episode of %s failed in the host", item.instance.instance_id,
                           exc_info=True)
                 ending = self.episode_failed_in_host(item, describe(exc))
@@ -123,21 +95,10 @@ class DurableWorker:
 
     def episode_failed_in_host(self, item: OrchestrationWorkItem,
                                error: str) -> EpisodeCommit | None:
-        """Count a host-side failure of a claimed instance's episode (SPEC L3).
+        """Count a host-side failure (L3) of a claimed instance's episode.
 
-        Parameters
-        ----------
-        item : OrchestrationWorkItem
-            The claimed instance.
-        error : str
-            ``"<ExceptionType>: <message>"``.
-
-        Returns
-        -------
-        EpisodeCommit or None
-            The commit that ends the instance as Failed once the host has failed it
-            ``host_retries.attempts`` times (logged at ERROR, naming the instance); None
-            while it is held back for a retry (logged at WARNING).
+        Returns the commit that ends it as Failed after ``host_retries.attempts`` failures (logged
+        at ERROR), else None while it is held back (WARNING).
         """
         instance_id = item.instance.instance_id
         policy = self.host_retries
@@ -165,19 +126,10 @@ class DurableWorker:
 
     def activities_failed_in_host(self, failed: list[tuple[ActivityWorkItem, str]]
                                   ) -> list[tuple[ActivityWorkItem, dict[str, Any]]]:
-        """Count host-side failures of claimed activities (SPEC L3).
+        """Count host-side failures of claimed activities (L3).
 
-        Parameters
-        ----------
-        failed : list of (ActivityWorkItem, str)
-            Activities the host failed to run, with ``"<ExceptionType>: <message>"``.
-
-        Returns
-        -------
-        list of (ActivityWorkItem, dict)
-            TaskFailed completions, with the host's error text as ``Reason``, for those the
-            host has failed ``host_retries.attempts`` times (logged at ERROR, naming the
-            instance); the others are held back for a retry (logged at WARNING).
+        Returns TaskFailed completions (the host's text as ``Reason``) for those failed
+        ``host_retries.attempts`` times (ERROR); the others are held back (WARNING).
         """
         policy = self.host_retries
         ended = []
@@ -221,23 +173,8 @@ class DurableWorker:
                              list[ActivityWorkItem]]:
         """Write the last round's results, claim new work, and run the claimed episodes.
 
-        One transaction per round (:meth:`~devhost.taskhub.store.TaskHub.run_round`); the
-        episodes' commits are written by the next round.
-
-        Parameters
-        ----------
-        commits : list of (OrchestrationWorkItem, EpisodeCommit)
-            The previous round's episodes.
-        completions : list of (ActivityWorkItem, dict)
-            Activities that finished since the previous round.
-        max_instances, max_activities : int
-            How much new work to claim.
-
-        Returns
-        -------
-        (list of (OrchestrationWorkItem, EpisodeCommit), list of ActivityWorkItem)
-            This round's episode commits (to pass to the next round) and the activities
-            claimed for the caller to run.
+        One transaction (:meth:`~devhost.taskhub.store.TaskHub.run_round`); returns this round's
+        episode commits, for the next round to write, and the activities claimed to run.
         """
         done = self.taskhub.run_round(
             commits, completions, self.owner, orchestration_lease=self.orchestration_lease,
@@ -262,22 +199,15 @@ class DurableWorker:
         return self.taskhub.claim_activities(self.owner, self.activity_lease, max_count)
 
     def execute_activities(self, items: list[ActivityWorkItem]) -> list[bool]:
-        """Run claimed activities one after another; record their completions together.
+        """Run claimed activities in turn; record completions together (False: another's won).
 
-        An activity the host itself fails to run is counted and held back for a retry, or
-        ended with TaskFailed (:meth:`activities_failed_in_host`).
-
-        Returns
-        -------
-        list of bool
-            Per completion recorded: True if this worker's completion was written (False
-            if another worker completed it after this one's lease expired).
+        Host-side failures are held back or ended (:meth:`activities_failed_in_host`).
         """
         done, failed = [], []
         for item in items:
             try:
                 done.append((item, self.run_activity(item)))
-            except Exception as exc:  # noqa: BLE001 - a host-side failure (SPEC L3)
+            except Exception as exc:  # noqa: BLE001 - a host-side failure (L3)
                 log.debug("activity %s failed in the host", item.name, exc_info=True)
                 failed.append((item, describe(exc)))
         done += self.activities_failed_in_host(failed)

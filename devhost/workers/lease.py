@@ -16,9 +16,8 @@ log = logging.getLogger("devhost.lease")
 class SharedRenewer:
     """Renew many leases from one thread, each every third of its duration.
 
-    A thread per lease would cost one for every Service Bus message lock a running trigger
-    invocation holds; this thread is started at the first lease and sleeps until the
-    earliest renewal is due. One per process: :func:`renewing`.
+    Not a thread per Service Bus message lock: this one starts at the first lease and sleeps
+    until the earliest renewal. One per process: :func:`renewing`.
     """
 
     def __init__(self) -> None:
@@ -29,16 +28,7 @@ class SharedRenewer:
 
     @contextmanager
     def holding(self, renew: Callable[[], object], lease: timedelta) -> Iterator[None]:
-        """Call ``renew`` every third of ``lease`` while the block runs.
-
-        Parameters
-        ----------
-        renew : callable
-            Extends the lease; exceptions are logged, not raised (losing a lease is
-            detected where the work is settled).
-        lease : timedelta
-            The lease duration.
-        """
+        """Call ``renew`` every third of ``lease`` while the block runs (its errors are logged)."""
         period = lease.total_seconds() / 3
         key = next(self._next_key)
         with self._due:
@@ -79,15 +69,10 @@ _RENEWER = SharedRenewer()
 
 @contextmanager
 def renewing(renew: Callable[[], object], lease: timedelta) -> Iterator[None]:
-    """Call ``renew`` every third of ``lease`` while the block runs (the process's renewer).
+    """Call ``renew`` every third of ``lease`` while the block runs, on the process's renewer.
 
-    Parameters
-    ----------
-    renew : callable
-        Extends the lease; exceptions are logged, not raised (losing a lease is detected
-        where the work is settled).
-    lease : timedelta
-        The lease duration.
+    ``renew``'s exceptions are logged, not raised: a lost lease is detected where the work is
+    settled.
     """
     with _RENEWER.holding(renew, lease):
         yield

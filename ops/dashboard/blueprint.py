@@ -1,27 +1,6 @@
 """Registers the operator dashboard: a page, its two static files and four JSON endpoints.
 
-Routes (under ``api/``, the Functions route prefix):
-
-- ``GET ops/dashboard``: the page (``static/index.html``); ``GET ops/dashboard/assets/{name}``
-  its script and style sheet. They hold no data and are not checked by the app (in Azure
-  App Service authentication still asks for a sign-in first).
-- ``GET ops/dashboard/api/overview?limit=N``: :func:`ops.dashboard.overview.build_overview`.
-- ``GET ops/dashboard/api/order?client=C&orderId=O``: one order
-  (:func:`ops.dashboard.detail.order_detail`), its attempts' histories read through the
-  durable client binding; ``orderId`` alone names a key or a legacy OrderID; 400 naming
-  ``client`` or ``orderId`` for a malformed one, 404 with the reason for an unknown one.
-- ``GET ops/dashboard/api/stock?sku=S``: one SKU's stock and its order lines' holds
-  (:func:`ops.inventory.stock_of`); 404 if the inventory has no item for it.
-- ``POST ops/dashboard/api/resubmit`` with ``{"client", "orderId", "reason"}``: the CLI's
-  ``resubmit`` (:func:`ops.resubmit.resubmit`), naming the operator
-  (:func:`ops.dashboard.web.operator_of`).
-
-The JSON endpoints are anonymous to the Functions host and guarded by :mod:`ops.access`:
-in Azure App Service authentication (Entra ID sign-in) fronts the whole app and the caller
-is its principal, so no function key travels in a URL; on the local host the simple path
-stays (``X-Ops-Operator``). Bad input is answered 4xx with ``{"error": reason}``: a caller
-the access check refuses (401, 403), unknown query parameters, malformed values, unknown
-orders (404), an order not in Error (409).
+The JSON endpoints are guarded by :mod:`ops.access`; docs/operations.md, "Dashboard".
 """
 
 from __future__ import annotations
@@ -62,7 +41,6 @@ log = logging.getLogger("orders.ops.dashboard")
 
 STATIC = Path(__file__).resolve().parent / "static"
 ASSETS = {"dashboard.js": "text/javascript", "dashboard.css": "text/css"}
-"""The files ``ops/dashboard/assets/{name}`` serves, with their media types."""
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 1000
 RESUBMIT_STATUS = {ResubmitOutcome.RESUBMITTED: 200, ResubmitOutcome.NOT_IN_ERROR: 409,
@@ -158,7 +136,7 @@ def ops_dashboard_stock(req: func.HttpRequest) -> func.HttpResponse:
 @bp.route(route="ops/dashboard/api/resubmit", methods=["POST"],
           auth_level=func.AuthLevel.ANONYMOUS)
 def ops_dashboard_resubmit(req: func.HttpRequest) -> func.HttpResponse:
-    """Resubmit an order in Error, as ``python -m opscli resubmit`` does (SPEC S7).
+    """Resubmit an order in Error, as ``python -m opscli resubmit`` does (S7).
 
     200 when resubmitted, 409 when the order is not in Error or its record kept changing
     under other writers, 404 when unknown; 400, 401, 403, 413 or 415 for a malformed or

@@ -1,16 +1,4 @@
-"""One order on the dashboard: record, compensation log, attempts as timelines, messages (S7).
-
-The report is :func:`ops.order_report.order_report`, the one ``python -m opscli show`` prints;
-the attempts' statuses come from the durable client binding of the HTTP function (the
-documented instance query with ``showHistory``), gathered before the report is built, so
-the same code serves the CLI (over HTTP) and the app (through its binding).
-
-Each attempt's history becomes a timeline: event type, time, name, input and result (or
-the failure's reason and details). The status messages sent to the client are those the
-attempts' histories show ``publish_status`` sending, plus those still waiting on the
-client's reply queue (the submission's own answers, e.g. ``RequestReceived``, and any the
-supervisor sent): a message the client has already received is gone from the queue.
-"""
+"""One order on the dashboard: the ``opscli show`` report with timelines and messages (S7)."""
 
 from __future__ import annotations
 
@@ -34,9 +22,6 @@ class DetailRequestError(ValueError):
 def resolve_key(client: str | None, order_id: str) -> str:
     """Return the state-store key of ``client``'s OrderID (``order_id`` itself without client).
 
-    An OrderID is unique per client only (SPEC X10), so an order is named by both; without
-    a client, ``order_id`` is taken as a key (``acme~ORD-1``) or a legacy plain OrderID.
-
     Raises
     ------
     DetailRequestError
@@ -59,13 +44,11 @@ def resolve_key(client: str | None, order_id: str) -> str:
 
 _FIELDS = {"client_id:": "'client':", "order_id:": "'orderId':",
            "order key:": "'orderId' (an order key):"}
-"""The rule's name in :mod:`orders.lifecycle.ids` -> the request's field it is about."""
 
 
 def status_json(status: Any) -> dict[str, Any] | None:
-    """Return the durable client's ``DurableOrchestrationStatus`` as the status API's JSON.
+    """Return a ``DurableOrchestrationStatus`` as the status API's JSON; None if unknown.
 
-    None for an instance the task hub does not know (a status without ``createdTime``).
     ``historyEvents`` is kept: the SDK stores unknown keys of the answer as attributes.
     """
     if not status:
@@ -79,9 +62,7 @@ def status_json(status: Any) -> dict[str, Any] | None:
 def timeline(status: dict[str, Any] | None) -> list[dict[str, Any]]:
     """Return one row per history event: ``type``, ``time``, ``name``, ``input``, ``result``.
 
-    ``input`` is the activity's own input, without the trace context the orchestrator
-    wraps it in (:func:`orders.observability.tracing.unwrap_input`); ``result`` is the
-    event's ``Result``, or for a failure its ``Reason`` and ``Details``.
+    ``input`` without the trace envelope; ``result`` of a failure is its reason and details.
     """
     rows = []
     for event in (status or {}).get("historyEvents") or []:
@@ -122,15 +103,9 @@ def sent_by_attempts(attempts: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def queued_messages(services: Any, record: dict[str, Any] | None
                     ) -> tuple[list[dict[str, Any]], str | None]:
-    """Return the status messages about the order still on the client's reply queue.
+    """Return the order's status messages still on its reply queue, and a note if unreadable.
 
-    At most :data:`~orders.messaging.browse.MAX_PEEK` messages of the queue are looked at.
-
-    Returns
-    -------
-    (list of dict, str or None)
-        Rows of :func:`ops.dashboard.overview.message_row`, and a note if the queue could
-        not be read.
+    A message the client has already received is gone; at most ``MAX_PEEK`` are looked at.
     """
     browser = services.depths
     if record is None or not isinstance(browser, QueueBrowser):
@@ -145,28 +120,10 @@ def queued_messages(services: Any, record: dict[str, Any] | None
 
 def order_detail(services: Any, key: str, statuses: dict[str, dict[str, Any] | Exception | None],
                  *, details: bool = False) -> dict[str, Any] | None:
-    """Collect one order's detail.
+    """Collect one order's detail; None if the order is unknown.
 
-    Parameters
-    ----------
-    services : orders.runtime.Services
-        Stores and the queue browser.
-    key : str
-        The order's key (:func:`resolve_key`).
-    statuses : dict
-        Instance id -> status JSON (:func:`status_json`) of the order's attempts, or the
-        exception that kept it from being read (shown as that attempt's ``error``).
-    details : bool
-        Show classified data in the histories and the compensation log; otherwise it is
-        withheld (:mod:`ops.redaction`).
-
-    Returns
-    -------
-    dict or None
-        The report of :func:`ops.order_report.order_report` with each attempt's
-        ``timeline``, plus ``sentByAttempts`` (:func:`sent_by_attempts`), ``queued``
-        (:func:`queued_messages`), ``trace`` (:func:`trace_of`) and ``notes``; None if
-        the order is unknown.
+    ``statuses`` maps each attempt's instance id to :func:`status_json` or the exception
+    that kept it from being read; without ``details`` classified data is withheld.
     """
     def history(instance_id: str) -> dict[str, Any] | None:
         found = statuses.get(instance_id)
@@ -189,11 +146,7 @@ def order_detail(services: Any, key: str, statuses: dict[str, dict[str, Any] | E
 
 
 def trace_of(record: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Return where the order's trace is: its W3C trace id and the CLI command that prints it.
-
-    The spans are in the local host's trace store (``python -m opscli trace``) or, in Azure,
-    in Application Insights under the same operation id (SPEC X8). None without a record.
-    """
+    """Return the order's W3C trace id and the CLI command printing it (X8), if it has a record."""
     if record is None:
         return None
     parent = record.get("traceParent")

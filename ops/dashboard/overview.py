@@ -1,19 +1,4 @@
-"""The dashboard's main view: one JSON document built from the stores and queues (S7, X8).
-
-Every figure comes from what the operator CLI and ``api/ops/summary`` read, through the
-same functions: the summary (:func:`ops.summary.build_summary`: orders by ProcessState,
-backlog, stuck count, dead-letter depths, circuit states, retry budget), the lists of
-:mod:`ops.queries` (stuck; Error, CompensationFailed and Compensated, the latest first), the
-charts of :mod:`ops.dashboard.series`, and the queues through the process's
-:class:`~orders.messaging.browse.QueueBrowser`: counts, dead-lettered messages with reason
-and description, recent operator alerts. A part that cannot be read (in Azure, a missing
-Service Bus right) is reported with its reason while the rest is shown.
-
-Every store read is bounded: counts by state are one index-only aggregate per state (the
-one part whose work grows with the store), the lists one ``find_recent`` each (at most
-``limit`` + 1 records), the charts one ``changes_since`` (at most
-:data:`~ops.dashboard.series.CHANGES_READ` changes); docs/operations.md gives the figures.
-"""
+"""The dashboard's main view (S7, X8), from bounded reads; see docs/operations.md, "Dashboard"."""
 
 from __future__ import annotations
 
@@ -38,9 +23,7 @@ log = logging.getLogger("orders.ops.dashboard")
 T = TypeVar("T")
 
 DEAD_LETTERS_PER_QUEUE = 20
-"""Dead-lettered messages shown per queue (the oldest)."""
 ALERTS_SHOWN = 25
-"""Rows of operator alerts shown, the newest first (:func:`orders.messaging.browse.peek_newest`)."""
 ALERTS_READ = 500
 """Newest operator alerts read; they are grouped per kind and client (:func:`alert_groups`)."""
 
@@ -48,8 +31,7 @@ ALERTS_READ = 500
 def record_row(record: StateRecord, now: datetime, window_s: float) -> dict[str, Any]:
     """Return a state record as a JSON row, with ``overdueS`` and ``beyondWindow``.
 
-    ``overdueS`` is how long CompleteBy has passed (None if it has not); ``beyondWindow``
-    says it passed longer ago than the supervisor's scan window (SUPERVISOR_SCAN_WINDOW_S).
+    ``beyondWindow``: CompleteBy passed longer ago than ``SUPERVISOR_SCAN_WINDOW_S``.
     """
     row: dict[str, Any] = record.model_dump(mode="json")
     overdue = ((now - record.complete_by).total_seconds()
@@ -59,12 +41,7 @@ def record_row(record: StateRecord, now: datetime, window_s: float) -> dict[str,
 
 
 def alert_groups(newest_first: list[PeekedMessage]) -> list[tuple[PeekedMessage, int]]:
-    """Group alerts per kind and client: the newest of each, with how many there are.
-
-    A client's orders can raise many alerts of one kind (every declined card an
-    ``OrderError``); grouped, they take one row, and another client's alert stays in view.
-    The client is the alert's ``clientId``, else that of its order key.
-    """
+    """Group alerts per kind and client (``clientId``, else its order key's): newest and count."""
     groups: dict[tuple[Any, Any], list[Any]] = {}
     for message in newest_first:
         body = message.body if isinstance(message.body, dict) else {}
@@ -82,12 +59,8 @@ def alert_row(message: PeekedMessage, dead_counts: dict[str, int],
               forwarded: int | None = None) -> dict[str, Any]:
     """Return an alert as a row; a collapsed one with its queue's dead-letter count.
 
-    ``order`` is the order the alert is about (:func:`alert_order`), for its link. Alerts
-    a client can cause are sent once per client, kind and window
-    (:mod:`scheduler.identity`); the messages they stand for are all in the dead-letter
-    queue of the queue they came on, whose count is the row's ``deadLettered``. Where the
-    app forwards dead letters to ``dead-letters`` (Azure, ``forwarded`` its count), the
-    row adds that queue's count as ``forwardedDeadLetters`` (of every source queue).
+    ``deadLettered`` counts the dead-letter queue of the queue the alert came on; with
+    ``forwarded`` (Azure) the row adds ``dead-letters``'s count as ``forwardedDeadLetters``.
     """
     row = message_row(message)
     body = message.body if isinstance(message.body, dict) else {}
@@ -103,7 +76,6 @@ def alert_row(message: PeekedMessage, dead_counts: dict[str, int],
 def alert_order(body: dict[str, Any]) -> dict[str, Any] | None:
     """Return the order an alert is about, ``{"key", "client", "orderId"}``, or None.
 
-    An alert's ``orderId`` is the order key (``acme~ORD-1``, or a legacy plain OrderID);
     ``orderId`` of the answer is the client's OrderID, as the dashboard's lookup takes it.
     """
     key = body.get("orderId")
@@ -119,13 +91,7 @@ def alert_order(body: dict[str, Any]) -> dict[str, Any] | None:
 def attention(services: Any, now: datetime, limit: int) -> dict[str, Any]:
     """Return the orders needing an operator: stuck, then Error and CompensationFailed.
 
-    Error and CompensationFailed are the latest changed first (:func:`ops.queries.list_recent`).
-
-    Returns
-    -------
-    dict
-        ``{"stuck" | "Error" | "CompensationFailed": {"orders": [row], "more": bool}}``,
-        rows as :func:`record_row` makes them.
+    Each as ``{"orders": [row], "more": bool}``; Error and CompensationFailed latest first.
     """
     states = services.stores.states
     found = {"stuck": list_stuck(states, now, limit),
@@ -139,11 +105,6 @@ def compensations(services: Any, now: datetime, limit: int,
     """Return the orders whose compensation ended, the latest first: Compensated and failed.
 
     ``failed`` is the CompensationFailed list if :func:`attention` has read it already.
-
-    Returns
-    -------
-    dict
-        ``{"Compensated" | "CompensationFailed": {"orders": [row], "more": bool}}``.
     """
     states, name = services.stores.states, ProcessState.COMPENSATION_FAILED.value
     found = {ProcessState.COMPENSATED.value: list_recent(states, ProcessState.COMPENSATED,
@@ -174,11 +135,7 @@ def message_row(message: PeekedMessage) -> dict[str, Any]:
 
 
 def guarded(what: str, read: Callable[[], T]) -> tuple[T | None, str | None]:
-    """Run ``read``; on failure return None and a note naming ``what`` and the error type.
-
-    A part of the dashboard that cannot be read (a missing right, a queue not there) must
-    not hide the others; the failure is logged with its traceback.
-    """
+    """Run ``read``; on failure log it and return None and a note naming ``what`` and the error."""
     try:
         return read(), None
     except Exception as exc:  # noqa: BLE001 - shown as a note, logged with the traceback
@@ -187,15 +144,7 @@ def guarded(what: str, read: Callable[[], T]) -> tuple[T | None, str | None]:
 
 
 def queues(services: Any) -> dict[str, Any]:
-    """Return queue counts, dead-lettered messages and recent operator alerts.
-
-    Returns
-    -------
-    dict
-        ``queues`` ([{name, active, deadLetter}] or None), ``deadLettered`` (rows of
-        :func:`message_row`), ``alerts`` (the most recent alert bodies, newest first) and
-        ``notes`` (why a part is missing).
-    """
+    """Return queue counts, dead-lettered messages, recent alerts and notes on what is missing."""
     browser = services.depths
     if not isinstance(browser, QueueBrowser):
         return {"queues": None, "deadLettered": [], "alerts": [],
@@ -231,23 +180,7 @@ def queues(services: Any) -> dict[str, Any]:
 
 
 def build_overview(services: Any, limit: int) -> dict[str, Any]:
-    """Collect the dashboard's main view.
-
-    Parameters
-    ----------
-    services : orders.runtime.Services
-        Stores, settings, clock, breakers and the queue browser.
-    limit : int
-        Most orders per attention list (1..1000).
-
-    Returns
-    -------
-    dict
-        ``summary`` (:func:`ops.summary.build_summary`), ``attention`` (:func:`attention`),
-        ``compensations`` (:func:`compensations`), ``charts``
-        (:func:`ops.dashboard.series.charts`), ``messaging`` (:func:`queues`) and
-        ``supervisorWindowS``.
-    """
+    """Collect the dashboard's main view (``limit``: most orders per attention list, 1..1000)."""
     now = services.clock.now()
     summary = build_summary(services)
     needing = attention(services, now, limit)

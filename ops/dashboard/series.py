@@ -1,17 +1,4 @@
-"""The dashboard's charts: terminal orders per minute and the in-flight count, last hour (X8).
-
-Both series come from one bounded read, the newest :data:`CHANGES_READ` state records
-changed in the last hour (``changes_since``: ProcessState, createdAt, updatedAt), and the
-in-flight count now (the summary's, from the counts by state): a record not in flight
-(Processed, Error, Compensated, CompensationFailed) became so at its ``updatedAt``, so the
-count at the end of a minute is the count now, less the records created since, plus the
-records that left the in-flight states since. The last point equals the summary's
-``inFlight``, and a call reads the same at a thousand orders as at a million.
-
-When more records changed in the last hour than were read, the series are exact back to
-the oldest change read (``coveredFrom``) and None before it (``truncated``). An order
-resubmitted from Error counts at its latest transition only.
-"""
+"""The dashboard's charts, terminal and in-flight orders per minute (X8; docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -26,34 +13,17 @@ from orders.stores import StateStore
 from orders.stores.ports import StateChange
 
 WINDOW = timedelta(hours=1)
-"""How far back the charts go."""
 STEP = timedelta(minutes=1)
-"""One point per minute."""
 CHANGES_READ = 5_000
 """Most changes read for the charts (the newest of the last hour)."""
 
 
 def minute_series(changes: Sequence[StateChange], now: datetime, in_flight_now: int,
                   covered_from: datetime | None = None) -> dict[str, Any]:
-    """Bucket the last hour's ``changes`` into minutes.
+    """Bucket the last hour's ``changes`` into minutes ending at ``now``, oldest first.
 
-    Parameters
-    ----------
-    changes : sequence of StateChange
-        Every record changed since ``covered_from`` (or since ``now - WINDOW``).
-    now : datetime
-        Timezone-aware current time; the last minute ends here.
-    in_flight_now : int
-        Records in flight now.
-    covered_from : datetime, optional
-        The oldest change read, if the read stopped at its limit: earlier points are None.
-
-    Returns
-    -------
-    dict
-        ``minutes`` (the end of each minute, ISO 8601 UTC, oldest first), ``terminal``
-        (records that left the in-flight states during each minute) and ``inFlight``
-        (records in flight at the end of each minute).
+    Points before ``covered_from`` (the oldest change read, if the read stopped at its limit)
+    are None. Gives ``minutes`` (ISO 8601 UTC ends), ``terminal`` and ``inFlight``.
     """
     ends = [now - WINDOW + STEP * (i + 1) for i in range(int(WINDOW / STEP))]
     start = now - WINDOW

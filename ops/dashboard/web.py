@@ -1,17 +1,6 @@
 """HTTP plumbing of the dashboard: strict query parameters, problems as 4xx, safe headers.
 
-Every answer the dashboard gives goes through here: JSON with ``Cache-Control: no-store``,
-static files with a Content-Security-Policy that allows only the app's own scripts and
-styles (no inline script, nothing from elsewhere, no framing), and refusals as
-``{"error": <reason>}`` with a 4xx status. Query parameters are checked against what each
-endpoint takes: an unknown or malformed one is refused (400) instead of ignored, ``code``
-included: no key travels in a URL (in Azure App Service authentication fronts the routes).
-
-Who may call, and who an action is by, is :mod:`ops.access`: in Azure the platform's
-signed-in principal only (an action needs the operators' app role); on the local host the
-name the operator typed, sent in ``X-Ops-Operator``. A local action without it is refused
-with 403: a plain HTML form or a cross-site page cannot set such a header without a CORS
-preflight the app never grants, so an action cannot be forged from another site.
+Unknown or malformed parameters are refused (400), so no key travels in a URL.
 """
 
 from __future__ import annotations
@@ -33,7 +22,6 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
-"""Headers of every dashboard answer."""
 
 ALWAYS_ALLOWED: frozenset[str] = frozenset()
 """Query parameters every endpoint accepts besides its own: none (no key in a URL)."""
@@ -43,8 +31,7 @@ MAX_BODY_BYTES = 16 * 1024
 
 
 Problem = access.AccessDenied
-"""A request the dashboard refuses: answered with ``status`` and ``{"error": reason}`` (one
-class with :mod:`ops.access`'s refusals, so an access check's 401/403 answers alike)."""
+"""A refusal, answered with ``status`` and ``{"error": reason}`` (:mod:`ops.access`'s class)."""
 
 
 def respond(body: str | bytes, mimetype: str, status: int = 200) -> func.HttpResponse:
@@ -65,15 +52,7 @@ def problem_response(problem: Problem) -> func.HttpResponse:
 
 def query(req: func.HttpRequest,
           parsers: Mapping[str, Callable[[str], Any]]) -> dict[str, Any]:
-    """Return the request's query parameters, each parsed by its parser.
-
-    Parameters
-    ----------
-    req : func.HttpRequest
-        The request.
-    parsers : mapping
-        Parameter name -> parser (raises ``ValueError`` with the rule on a bad value).
-        Parameters absent from the request are absent from the result.
+    """Return the request's query parameters present, each parsed by its parser.
 
     Raises
     ------
@@ -120,8 +99,7 @@ def json_body(req: func.HttpRequest) -> dict[str, Any]:
     ------
     Problem
         415 if the body is not declared JSON, 413 if it is longer than
-        :data:`MAX_BODY_BYTES`, 400 if it is not a JSON object (nesting too deep for the
-        parser included).
+        :data:`MAX_BODY_BYTES`, 400 if it is not a JSON object (nesting too deep included).
     """
     if not req.headers.get("content-type", "").lower().startswith("application/json"):
         raise Problem(415, "send the body as JSON (Content-Type: application/json)")

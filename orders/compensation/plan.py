@@ -1,42 +1,7 @@
-"""What undoes what: from log entries to undo steps and agent requests (SPEC S9).
+"""What undoes what: from log entries to undo steps and agent requests (S9).
 
-Pure functions of the contracts (log entries, agent requests and replies), so
-orchestrators may call them (deterministic, no I/O), and of JSON-shaped service answers,
-which activities turn into log details.
-
-Undo what may have happened
----------------------------
-A remote step is logged as *requested* (``charge_requested``, ``ship_requested``, with its
-idempotency key) before its request goes out, and as completed when the reply confirms it.
-A request that went out without an answer (black hole, timer first, late reply ignored)
-may have been carried out, so :func:`pending_undos` returns every forward step that was
-requested *or* completed and is not undone yet. The undo names the forward request by its
-idempotency key, so the service undoes exactly what that key did, or nothing.
-
-What the services answer to an undo of something they never did
-----------------------------------------------------------------
-The payment and shipping services answer an undo whose forward request they never carried
-out (or that is undone already) with ``409`` and an error code they define for it:
-``nothing_to_undo`` (never performed) or ``already_undone``
-(:data:`NOTHING_TO_UNDO_CODES`). Answering ``nothing_to_undo`` voids the forward request's
-key at the service, so a request still on its way (late in the network, queued in the
-service) is never carried out afterwards: it answers ``409 voided``. Only then is "nothing
-to undo" final. Compensation reads the *code*, never the status alone:
-the undo step counts as done and is logged with outcome ``NothingToUndo``. Any other
-permanent answer (a bare 404, 402, 422, ...) means the undo did not happen: the
-compensation fails and an operator must act.
-
-Orders whose log was written before requests were logged (SPEC X6)
-------------------------------------------------------------------
-An order that started before this rule (its log holds entries of compensation schema
-version 1) may have sent a request without logging it. For such an order every remote
-step of its workflow version (:data:`orders.names.WORKFLOW_REMOTE_STEPS`) that has no entry
-is treated as requested, with the stable key ``<OrderID>:<operation>`` it was sent with,
-and is undone like any other: the service answers ``nothing_to_undo`` where it never
-happened. An undo request queued before the change (no ``chargeKey``/``shipmentKey``)
-makes the service undo the order's most recent open effect, as it did then; a reply
-without ``errorCode`` is never taken for *nothing to undo*, so at worst such a
-compensation ends CompensationFailed with an operator alert instead of keeping money.
+Pure and deterministic, so orchestrators may call it; the rules are in docs/pipeline.md,
+"Undo what may have happened" and (version-1 logs, X6) the section after it.
 """
 
 from __future__ import annotations
@@ -63,7 +28,7 @@ from orders.models.messages import AgentOutcome, AgentReply, AgentRequest, Opera
 from orders.names import WORKFLOW_REMOTE_STEPS
 
 NOTHING_TO_UNDO_CODES = frozenset({"nothing_to_undo", "already_undone"})
-"""Error codes of an undo's answer that mean there is nothing to undo (module docstring)."""
+"""Error codes of an undo's answer that mean there is nothing to undo."""
 
 REMOTE_UNDO: dict[Step, tuple[Service, Operation]] = {
     Step(undo): (name, undo) for name, spec in catalogue().services.items()
@@ -98,22 +63,9 @@ def _unlogged_requests(entries: list[CompensationEntry]) -> list[CompensationEnt
 
 
 def pending_undos(entries: Iterable[CompensationEntry]) -> list[CompensationEntry]:
-    """Return the forward steps that may have happened and are not undone, newest first.
+    """Return the steps requested or completed and not undone, newest first (S9).
 
-    A remote step counts once its request was logged, confirmed or not (module
-    docstring); its completed entry is returned when there is one (it names what the
-    service created), else its *requested* entry. Steps are ordered by when their first
-    entry was written, newest first (SPEC S9: reverse order).
-
-    Parameters
-    ----------
-    entries : iterable of CompensationEntry
-        An order's log, in any order.
-
-    Returns
-    -------
-    list of CompensationEntry
-        The order in which to undo them.
+    A step's completed entry (it names what the service created) wins over its *requested* one.
     """
     entries = sorted(entries, key=lambda e: (e.seq or 0, e.recorded_at))
     entries += _unlogged_requests(entries)
@@ -132,17 +84,7 @@ def pending_undos(entries: Iterable[CompensationEntry]) -> list[CompensationEntr
 
 
 def undo_step(entry: CompensationEntry) -> Step:
-    """Return the step that undoes a logged forward step.
-
-    Parameters
-    ----------
-    entry : CompensationEntry
-        A forward step's entry, completed or *requested*.
-
-    Returns
-    -------
-    Step
-        Its undo.
+    """Return the step that undoes a logged forward step (completed or *requested*).
 
     Raises
     ------
@@ -157,27 +99,10 @@ def undo_step(entry: CompensationEntry) -> Step:
 
 def undo_request(instance_id: str, entry: CompensationEntry, deadline: datetime,
                  max_attempts: int) -> AgentRequest:
-    """Build the agent request that undoes a remote step (stable ids, SPEC A2, A4).
+    """Build the agent request that undoes a remote step (stable ids, A2, A4).
 
-    Parameters
-    ----------
-    instance_id : str
-        The compensation attempt's instance id.
-    entry : CompensationEntry
-        The forward step's log entry.
-    deadline : datetime
-        CompleteBy of the compensation attempt.
-    max_attempts : int
-        Calls the agent may make.
-
-    Returns
-    -------
-    AgentRequest
-        MessageId ``<instanceId>:<operation>``; idempotency key ``<OrderID>:<operation>``,
-        the same in every compensation attempt, so the service undoes once. The payload
-        (:class:`~orders.models.agent_io.RefundPayload` or
-        :class:`~orders.models.agent_io.CancelShipmentPayload`) names the forward request
-        by its idempotency key and carries the ids the service returned, if it answered.
+    The idempotency key ``<OrderID>:<operation>`` is the same in every compensation attempt, so
+    the service undoes once; the payload names the forward request by its key.
 
     Raises
     ------
@@ -211,20 +136,7 @@ def undo_request(instance_id: str, entry: CompensationEntry, deadline: datetime,
 
 
 def request_details(request: AgentRequest) -> dict[str, Any] | None:
-    """Return the details of the *requested* entry logged before ``request`` is sent.
-
-    Parameters
-    ----------
-    request : AgentRequest
-        A request about to go to an agent.
-
-    Returns
-    -------
-    dict or None
-        ``{"step": "charge_requested" | "ship_requested", "idempotencyKey", ...}`` for a
-        remote forward step (a charge also names its amount and currency); None for an
-        undo, which is logged when it is confirmed.
-    """
+    """Return the *requested* entry's details to log before sending; None for an undo."""
     if catalogue().undo_of(request.operation) is None:
         return None  # an undo, or a step nothing undoes: not logged before it is sent
     step = Step(request.operation)
@@ -239,45 +151,19 @@ def request_details(request: AgentRequest) -> dict[str, Any] | None:
 
 
 def nothing_to_undo(reply: AgentReply) -> bool:
-    """Tell whether an agent's reply to an undo means *nothing to undo* (module docstring).
-
-    Decided by the service's error code (``errorCode`` of the reply), never by the status;
-    a reply written before ``errorCode`` existed never means *nothing to undo*.
-    """
+    """Tell whether a reply to an undo means *nothing to undo*: by ``errorCode``, never status."""
     return (reply.outcome is AgentOutcome.PERMANENT_FAILURE
             and reply.error_code in NOTHING_TO_UNDO_CODES)
 
 
 def outcome_label(reply: AgentReply) -> str:
-    """Return how logs and traces name an agent reply's outcome.
-
-    The wire outcome of a refused undo is ``PermanentFailure``, but when the service
-    answered *nothing to undo* (:func:`nothing_to_undo`) the undo counts as done, so an
-    operator reads ``NothingToUndo`` (the compensation log's :attr:`UndoOutcome.NOTHING_TO_UNDO`)
-    rather than a failure.
-    """
+    """Return the outcome name for logs and traces (``NothingToUndo`` for a refused no-op undo)."""
     return UndoOutcome.NOTHING_TO_UNDO.value if nothing_to_undo(reply) else reply.outcome.value
 
 
 def step_details(step: Step, result: dict[str, Any] | None,
                  outcome: UndoOutcome | None = None) -> dict[str, Any]:
-    """Turn a step's result into the details of its log entry (JSON form).
-
-    Only the fields the undo needs are taken (no card data ever reaches the log).
-
-    Parameters
-    ----------
-    step : Step
-        The completed step or undo.
-    result : dict or None
-        The local step's output or the service's answer (None for nothing to undo).
-    outcome : UndoOutcome, optional
-        For an undo: Undone or NothingToUndo.
-
-    Returns
-    -------
-    dict
-        Ready for :meth:`CompensationEntry.new`.
+    """Turn a step's result into its log entry's details, only the fields the undo needs.
 
     Raises
     ------

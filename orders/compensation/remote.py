@@ -1,9 +1,6 @@
-"""Remote steps: one object per forward operation of ``infra/services.json`` (SPEC A1, S9).
+"""Remote steps: one per forward operation of ``infra/services.json`` (A1, S9).
 
-A :class:`RemoteStep` knows the agent request of its operation (payload and stable ids),
-its undo (from the catalogue) and whether it leaves a compensation log entry: a step
-with an undo is logged, one without (a check) is not. Pure, so orchestrators may use it;
-the request and log shapes are those in-flight histories recorded (SPEC X6).
+Only a step with an undo is logged. Pure; shapes as in-flight histories recorded them (X6).
 """
 
 from __future__ import annotations

@@ -1,9 +1,4 @@
-"""The named changes of a state record: each one transition of the table, with its fields.
-
-Scheduler, supervisor, activities and operator tools call these instead of writing
-``processState`` themselves; each goes through :func:`~orders.lifecycle.transitions.apply`
-and returns the changed record for the caller's conditional write (SPEC S3, S4, V2).
-"""
+"""Named changes of a state record, each one transition, for a conditional write (S3, S4, V2)."""
 
 from __future__ import annotations
 
@@ -16,29 +11,14 @@ from orders.models.state import FAILURE_REASON_MAX_LENGTH
 
 
 def cut_reason(reason: str) -> str:
-    """Shorten ``reason`` to what a record keeps (``failureReason``)."""
+    """Shorten ``reason`` to what ``failureReason`` keeps."""
     if len(reason) <= FAILURE_REASON_MAX_LENGTH:
         return reason
     return reason[: FAILURE_REASON_MAX_LENGTH - 3] + "..."
 
 
 def claim_attempt(record: StateRecord, complete_by: datetime, version: int) -> StateRecord:
-    """Claim a Pending record for its next attempt (SPEC S3).
-
-    Parameters
-    ----------
-    record : StateRecord
-        Pending, LockedBy null.
-    complete_by : datetime
-        First CompleteBy: if the orchestration never starts, the supervisor finds it.
-    version : int
-        The workflow version for a first attempt; later attempts keep the record's (X6).
-
-    Returns
-    -------
-    StateRecord
-        Processing, LockedBy = the next attempt's instance id.
-    """
+    """Claim a Pending record for its next attempt (S3); ``version`` is for a first one (X6)."""
     attempt = record.attempt + 1
     return apply("claim_attempt", record, Actor.STARTER,
                  locked_by=attempt_instance_id(record.order_id, attempt), attempt=attempt,
@@ -47,29 +27,24 @@ def claim_attempt(record: StateRecord, complete_by: datetime, version: int) -> S
 
 
 def set_deadline(record: StateRecord, complete_by: datetime, actor: Actor) -> StateRecord:
-    """Set CompleteBy of the running attempt or compensation attempt (SPEC S5, S9)."""
+    """Set CompleteBy of the running attempt or compensation attempt (S5, S9)."""
     name = "begin_attempt" if actor is Actor.ORDER_WORKFLOW else "begin_compensation"
     return apply(name, record, actor, complete_by=complete_by)
 
 
 def complete(record: StateRecord, tell_by: datetime) -> StateRecord:
-    """End the order: Processed, the client to be told by ``tell_by`` (SPEC S6, S8).
-
-    Every final state is written with CompleteBy = ``tell_by``, the deadline of telling the
-    client, and :func:`status_sent` clears it: a final status whose send failed is still
-    pending in the record, and the supervisor resends it once ``tell_by`` has passed.
-    """
+    """End the order: Processed; CompleteBy = ``tell_by`` until :func:`status_sent` (S6, S8)."""
     return apply("complete", record, Actor.ORDER_WORKFLOW, complete_by=tell_by)
 
 
 def mark_circuit_refusal(record: StateRecord, instance_id: str) -> StateRecord:
-    """Note that an open circuit refused the attempt before any call (SPEC A5, V2)."""
+    """Note that an open circuit refused the attempt before any call (A5, V2)."""
     return apply("mark_circuit_refusal", record, Actor.REPLY_HANDLER,
                  circuit_refused_by=instance_id)
 
 
 def retry_attempt(record: StateRecord, failures: int, until: datetime) -> StateRecord:
-    """Return an expired attempt's record to Pending, held back until ``until`` (SPEC V2)."""
+    """Return an expired attempt's record to Pending, held back until ``until`` (V2)."""
     return apply("retry_attempt", record, Actor.SUPERVISOR, locked_by=None,
                  failure_count=failures, not_before=until, complete_by=until)
 
@@ -81,29 +56,20 @@ def hold_back_attempt(record: StateRecord, holds: int, until: datetime) -> State
 
 
 def hand_over(record: StateRecord, reason: str, actor: Actor) -> StateRecord:
-    """Give a failed order to compensation: Compensating, LockedBy null (SPEC S9).
-
-    The starter starts the first compensation attempt on its next run.
-    """
+    """Give a failed order to compensation: Compensating, LockedBy null (S9)."""
     return apply("hand_over", record, actor, locked_by=None, complete_by=None,
                  not_before=None, failure_reason=cut_reason(reason))
 
 
 def fail_without_undo(record: StateRecord, reason: str, actor: Actor,
                       tell_by: datetime) -> StateRecord:
-    """Fail an order that has nothing to undo: Error, the client to be told (SPEC S7, S8)."""
+    """Fail an order that has nothing to undo: Error, the client to be told (S7, S8)."""
     return apply("fail_without_undo", record, actor, complete_by=tell_by,
                  failure_reason=cut_reason(reason))
 
 
 def claim_compensation(record: StateRecord, complete_by: datetime) -> StateRecord:
-    """Claim a handed-over record for the next compensation attempt (SPEC S9, like S3).
-
-    Returns
-    -------
-    StateRecord
-        LockedBy = the next compensation instance id, CompleteBy = ``complete_by``.
-    """
+    """Claim a handed-over record for the next compensation attempt (S9)."""
     attempt = record.compensation_attempt + 1
     return apply("claim_compensation", record, Actor.STARTER,
                  locked_by=compensation_instance_id(record.order_id, attempt),
@@ -112,15 +78,7 @@ def claim_compensation(record: StateRecord, complete_by: datetime) -> StateRecor
 
 def finish_compensation(record: StateRecord, state: ProcessState,
                         tell_by: datetime) -> StateRecord:
-    """End a compensation attempt: Compensated or CompensationFailed (SPEC S9, S8).
-
-    The client is to be told by ``tell_by`` (see :func:`complete`).
-
-    Raises
-    ------
-    ValueError
-        If ``state`` is not one of the two.
-    """
+    """End a compensation in ``state``: Compensated or CompensationFailed, else ValueError (S9)."""
     names = {ProcessState.COMPENSATED: "compensated",
              ProcessState.COMPENSATION_FAILED: "compensation_failed"}
     if state not in names:
@@ -130,7 +88,7 @@ def finish_compensation(record: StateRecord, state: ProcessState,
 
 def retry_compensation(record: StateRecord, failures: int, not_before: datetime,
                        **changes: object) -> StateRecord:
-    """Hand a stalled compensation back for a new attempt (SPEC S9, below the limit)."""
+    """Hand a stalled compensation back for a new attempt (S9, below the limit)."""
     return apply("retry_compensation", record, Actor.SUPERVISOR, locked_by=None,
                  compensation_failures=failures, not_before=not_before, complete_by=None,
                  **changes)
@@ -138,16 +96,13 @@ def retry_compensation(record: StateRecord, failures: int, not_before: datetime,
 
 def give_up_compensation(record: StateRecord, failures: int,
                          tell_by: datetime) -> StateRecord:
-    """Stop retrying a stalled compensation: CompensationFailed (SPEC S9, at the limit).
-
-    The client is to be told by ``tell_by`` (see :func:`complete`).
-    """
+    """Stop retrying a stalled compensation: CompensationFailed (S9, at the limit)."""
     return apply("give_up_compensation", record, Actor.SUPERVISOR,
                  compensation_failures=failures, complete_by=tell_by)
 
 
 def status_sent(record: StateRecord, actor: Actor) -> StateRecord:
-    """Note that the client was sent the order's final status: CompleteBy null (SPEC S8)."""
+    """Note that the client was sent the final status: CompleteBy null (S8)."""
     return apply("status_sent", record, actor, complete_by=None)
 
 
@@ -157,6 +112,6 @@ def status_unsent(record: StateRecord, retry_at: datetime) -> StateRecord:
 
 
 def resubmit(record: StateRecord) -> StateRecord:
-    """Resubmit an order in Error for a new attempt: Pending, FailureCount 0 (SPEC S7)."""
+    """Resubmit an order in Error for a new attempt: Pending, FailureCount 0 (S7)."""
     return apply("resubmit", record, Actor.OPERATOR, locked_by=None, failure_count=0,
                  not_before=None, complete_by=None)

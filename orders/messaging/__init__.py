@@ -1,11 +1,4 @@
-"""Messaging port of the app: send messages to Service Bus queues without knowing Azure.
-
-Workflow code imports :class:`MessageSender`, :class:`OutgoingMessage` and the errors from
-here; :func:`create_messaging` is the one place a backend (``local`` or ``servicebus``) is
-chosen, and builds its adapters together. Adapters are not imported by this package:
-:mod:`orders.messaging.azure` needs azure-servicebus and :mod:`orders.messaging.local` (the
-local backend whole) the embedded engine.
-"""
+"""Messaging port of the app (:mod:`orders.messaging.port`), the errors and the backend factory."""
 
 from orders.messaging.errors import (
     MessageRejectedError,

@@ -1,9 +1,6 @@
-"""Messaging adapter for Azure: azure-servicebus with a managed identity, no secrets.
+"""Messaging adapter for Azure: azure-servicebus with a managed identity, no secrets (X10).
 
-The client authenticates with :class:`~azure.identity.DefaultAzureCredential` against a
-fully-qualified namespace (``<ns>.servicebus.windows.net``); connection strings are
-refused (SPEC X10: managed identities, no secrets in code). The Function App's identity
-needs the "Azure Service Bus Data Sender" role on the queues it sends to.
+The app's identity needs "Azure Service Bus Data Sender" on the queues it sends to.
 """
 
 from __future__ import annotations
@@ -29,9 +26,8 @@ from orders.observability.tracing import message_properties
 _HOST = re.compile(r"^(?=.{4,253}$)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9-]+)+$")
 
 _TRANSIENT = (
-    # Pass by themselves: the namespace unreachable, slow, throttling, or the queue full
-    # until receivers drain it (the SDK marks quota exceeded not retryable for its own
-    # immediate retries; later, the same send can succeed).
+    # Pass by themselves; quota exceeded (queue full) too: the SDK does not retry it at once,
+    # but the same send can succeed once receivers drain the queue.
     sb_errors.ServiceBusConnectionError,
     sb_errors.ServiceBusCommunicationError,
     sb_errors.OperationTimeoutError,
@@ -41,24 +37,9 @@ _TRANSIENT = (
 
 
 def to_service_bus_message(message: OutgoingMessage) -> ServiceBusMessage:
-    """Build the SDK message carrying every field of a port message.
-
-    Parameters
-    ----------
-    message : OutgoingMessage
-        The port message.
-
-    Returns
-    -------
-    ServiceBusMessage
-        Body bytes, ``message_id``, ``application_properties`` (plus the current
-        ``traceparent``, :func:`~orders.observability.tracing.message_properties`),
-        ``correlation_id``,
-        ``content_type``, ``scheduled_enqueue_time_utc`` and ``time_to_live`` set.
-    """
-    # The SDK's parameter is a dict keyed str | bytes (invariant, so a dict[str, ...] does not
-    # fit) whose values leave out None, which AMQP carries and the port allows. The current
-    # trace context goes along as ``traceparent`` (SPEC X8).
+    """Build the SDK message carrying every field of a port message, plus ``traceparent``."""
+    # The SDK types it dict[str | bytes, ...] without None (invariant, so ours does not fit),
+    # though AMQP carries None and the port allows it.
     properties = cast(dict[str | bytes, Any],
                       message_properties(message.application_properties))
     return ServiceBusMessage(
@@ -73,22 +54,12 @@ def to_service_bus_message(message: OutgoingMessage) -> ServiceBusMessage:
 
 
 def validate_namespace(fully_qualified_namespace: str) -> str:
-    """Check that a namespace is a bare host name, not a connection string or URL.
-
-    Parameters
-    ----------
-    fully_qualified_namespace : str
-        For example ``orders-prod.servicebus.windows.net``.
-
-    Returns
-    -------
-    str
-        The host name, lower case.
+    """Return a namespace's host name, lower case.
 
     Raises
     ------
     ValueError
-        Naming the field, for a connection string, a URL or a malformed host name.
+        For a connection string, a URL or a malformed host name.
     """
     value = fully_qualified_namespace
     if not isinstance(value, str) or not value:
@@ -109,29 +80,14 @@ def validate_namespace(fully_qualified_namespace: str) -> str:
 class AzureServiceBusSender(MessageSender):
     """A :class:`~orders.messaging.port.MessageSender` over Azure Service Bus.
 
-    Parameters
-    ----------
-    fully_qualified_namespace : str, optional
-        ``<ns>.servicebus.windows.net``; required unless ``client`` is given.
-    credential : azure.core.credentials.TokenCredential, optional
-        Defaults to :class:`~azure.identity.DefaultAzureCredential` (managed identity in
-        Azure, developer login elsewhere).
-    client : ServiceBusClient-like, optional
-        Any object with ``get_queue_sender(queue_name=...)`` and ``close()``; tests pass
-        a fake here. When given, namespace and credential are not used.
-    retry_total : int
-        The SDK's retries per send. They cannot multiply remote-service calls (a resend
-        carries the same MessageId and is dropped by duplicate detection), but they add
-        latency, so keep them small (SPEC X2).
+    ``client`` (for tests) replaces namespace and credential. ``retry_total``: the SDK's retries
+    per send, which keep the MessageId, so they add latency but never calls (X2). Sends are
+    serialised: SDK senders are not thread-safe.
 
     Raises
     ------
     ValueError
         If the namespace is missing, a connection string or not a host name.
-
-    Notes
-    -----
-    SDK senders are not thread-safe; sends through one instance are serialised.
     """
 
     def __init__(
@@ -154,20 +110,7 @@ class AzureServiceBusSender(MessageSender):
         self._lock = threading.Lock()
 
     def send_many(self, queue: str, messages: Sequence[OutgoingMessage]) -> None:
-        """Send messages in one SDK call (one batch).
-
-        Raises
-        ------
-        QueueNotFoundError
-            Permanent: the queue does not exist in the namespace.
-        MessageRejectedError
-            Permanent: the batch exceeds the maximum message size.
-        MessagingUnavailableError
-            Retryable: the namespace stayed unreachable, busy or full through the SDK's
-            retries.
-        MessagingError
-            Permanent: other Service Bus failures, such as a missing role assignment.
-        """
+        """Send messages in one SDK call; errors mapped by SDK exception type (see the port)."""
         if not messages:
             return
         payload = [to_service_bus_message(message) for message in messages]

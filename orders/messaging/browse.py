@@ -1,19 +1,7 @@
-"""Queue counts and peeked messages for operators, locally and in Azure (SPEC S7, X8).
+"""Queue counts and peeked messages for operators, locally and in Azure (S7, X8).
 
-The operator dashboard shows each queue's active and dead-letter counts, the messages in
-the dead-letter subqueues with their ``DeadLetterReason`` and
-``DeadLetterErrorDescription``, the recent operator alerts and the status messages still
-waiting on a client's reply queue. Peeking (browsing) reads messages without locking them
-or changing their delivery count, so looking never disturbs a receiver.
-
-The browsers extend the dead-letter depth readers (one object per process,
-``Services.depths``):
-
-- :class:`orders.messaging.local.LocalQueueBrowser`: the local host's Service Bus engine;
-- :class:`AzureQueueBrowser`: counts from the administration client (the *Manage* right),
-  peeks through a ``ServiceBusClient`` built on first use with the process's credential
-  (the *Listen* right, role "Azure Service Bus Data Receiver", on the peeked queues).
-  Without a right the read fails and the caller shows the reason instead.
+Peeking never locks or counts a delivery. In Azure counts need *Manage*, peeks *Listen*
+(Data Receiver); without the right the caller shows the reason.
 """
 
 from __future__ import annotations
@@ -35,11 +23,7 @@ MAX_PEEK = 500
 
 @dataclass(frozen=True)
 class QueueCount:
-    """Messages of one queue, as Service Bus counts them.
-
-    ``active``: receivable now or locked by a receiver; ``dead_letter``: in the
-    dead-letter subqueue.
-    """
+    """Messages of one queue: ``active`` (receivable or locked) and ``dead_letter``."""
 
     active: int
     dead_letter: int
@@ -47,13 +31,7 @@ class QueueCount:
 
 @dataclass(frozen=True)
 class PeekedMessage:
-    """A message read by peeking, in the terms both backends share.
-
-    The fields are the Service Bus ones of the same names (``enqueued_at``: UTC;
-    ``application_properties`` keyed by text); ``body`` is parsed as JSON, or left as text
-    if it is not JSON; ``dead_letter_reason`` and ``dead_letter_description`` say why a
-    message of a dead-letter subqueue is there (None elsewhere).
-    """
+    """A peeked message, Service Bus field names; ``body`` is JSON if it parses, else text."""
 
     queue: str
     sequence_number: int
@@ -78,41 +56,22 @@ class QueueBrowser(Protocol):
              from_sequence_number: int = 0) -> list[PeekedMessage]:
         """Return up to ``max_count`` (1..MAX_PEEK) messages, oldest first, without locking.
 
-        ``dead_letter`` reads the queue's dead-letter subqueue; ``from_sequence_number``
-        starts at the first message whose sequence number is at least that (Service Bus
-        peek's ``sequence_number``). Raises what the backend raises when the queue cannot
-        be read, and ValueError for a bad ``max_count``.
+        Raises
+        ------
+        ValueError
+            For a bad ``max_count``; otherwise what the backend raises.
         """
         ...
 
 
 def peek_newest(browser: QueueBrowser, queue: str, count: int, *,
                 dead_letter: bool = False) -> list[PeekedMessage]:
-    """Return the ``count`` newest messages of ``queue``, newest first.
+    """Return the ``count`` (1..MAX_PEEK) newest messages of ``queue``, newest first.
 
-    Service Bus peeks forward from a sequence number only, and tells no queue's last
-    sequence number; so this finds it by peeking single messages, doubling the step
-    until nothing is found and then halving the gap (about 2 log2(N) one-message peeks
-    for N sequence numbers), then reads back from there, widening the window over the
-    gaps that completed messages leave. Its cost is the same for a queue of ten messages
-    as for one of a million, within that logarithm; reading oldest first instead would
-    show a flood's first messages and hide what came after it.
-
-    Parameters
-    ----------
-    browser : QueueBrowser
-        Either backend.
-    queue : str
-        The queue.
-    count : int
-        1 to :data:`MAX_PEEK`.
-    dead_letter : bool
-        Read the dead-letter subqueue.
-
-    Returns
-    -------
-    list of PeekedMessage
-        At most ``count``, by descending sequence number.
+    Service Bus peeks forward only and tells no last sequence number, so this finds it with
+    about 2 log2(N) one-message peeks (doubling, then halving the gap) and reads back from
+    there: the cost barely grows with the queue, and a flood's first messages cannot hide what
+    came after.
     """
     check_peek(count)
 
@@ -155,7 +114,7 @@ def _newest_between(browser: QueueBrowser, queue: str, start: int, end: int, cou
 
 
 def parse_body(raw: bytes) -> Any:
-    """Return a message body as JSON if it is JSON, else as text (undecodable bytes replaced)."""
+    """Return a body as JSON if it is JSON, else as text (undecodable bytes replaced)."""
     text = raw.decode("utf-8", errors="replace")
     try:
         return json.loads(text)
@@ -171,17 +130,7 @@ def check_peek(max_count: int) -> int:
 
 
 class AzureQueueBrowser(AzureDepthReader):
-    """Counts and peeks from Azure Service Bus (see the module docstring).
-
-    Parameters
-    ----------
-    namespace : str
-        ``<ns>.servicebus.windows.net``.
-    credential : azure.core.credentials.TokenCredential
-        The process's credential.
-    client, data_client : optional
-        Administration and data-plane clients (tests); built on first use when None.
-    """
+    """Counts and peeks from Azure Service Bus; data-plane client built on first use."""
 
     def __init__(self, namespace: str, credential: Any, client: Any = None,
                  data_client: Any = None) -> None:
@@ -223,12 +172,7 @@ class AzureQueueBrowser(AzureDepthReader):
 
 
 def _peeked(queue: str, m: Any) -> PeekedMessage:
-    """Return an SDK message as a :class:`PeekedMessage`.
-
-    A message the app forwarded to ``dead-letters`` (:mod:`orders.messaging.settlement`)
-    carries its reason and description as application properties, under Service Bus's own
-    names: they are shown as its dead-letter reason and description.
-    """
+    """Return an SDK message as a PeekedMessage (``dead-letters``: reason from properties)."""
     properties = _text_keys(m.application_properties or {})
     forwarded = queue == DEAD_LETTERS_QUEUE
     return PeekedMessage(
@@ -243,7 +187,7 @@ def _peeked(queue: str, m: Any) -> PeekedMessage:
 
 
 def _text_keys(properties: Mapping[Any, Any]) -> dict[str, Any]:
-    """AMQP application properties arrive keyed (and often valued) by bytes: make them text."""
+    """Decode AMQP's bytes keys and values to text."""
     def text(value: Any) -> Any:
         return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
     return {str(text(k)): text(v) for k, v in properties.items()}

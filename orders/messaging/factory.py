@@ -1,8 +1,5 @@
-"""Choose the messaging backend by name, read once at the edge from settings.
+"""Choose the messaging backend by name (``local`` or ``servicebus``), read once from settings.
 
-``local`` is the embedded Service Bus engine (:mod:`sqlitebus`) on the local host's data
-folder (:mod:`orders.messaging.local`), ``servicebus`` Azure Service Bus. This is the one
-place a backend is chosen: :func:`create_messaging` builds all of its adapters together.
 Adapters are imported only when chosen, so the app in Azure never loads the embedded engine.
 """
 
@@ -40,27 +37,9 @@ def create_messaging(
     queues_file: str | Path | None = None,
     clock: Any = None,
 ) -> Messaging:
-    """Create a backend's sender, settler and depth reader.
+    """Create a backend's sender, settler and depth reader; the caller closes them.
 
-    Parameters
-    ----------
-    backend : {"local", "servicebus"}
-        Case-insensitive.
-    fully_qualified_namespace : str, optional
-        Required for ``servicebus``: ``<ns>.servicebus.windows.net``.
-    credential : TokenCredential, optional
-        ``servicebus`` only; defaults to ``DefaultAzureCredential``.
-    data_dir : str or Path, optional
-        Required for ``local``: the host's data folder.
-    queues_file : str or Path, optional
-        ``local`` only; defaults to ``infra/queues.json``.
-    clock : clocks.Clock, optional
-        ``local`` only; time source of the engine.
-
-    Returns
-    -------
-    Messaging
-        The adapters; the caller closes the sender and the depth reader.
+    ``servicebus`` needs ``fully_qualified_namespace``, ``local`` needs ``data_dir``.
 
     Raises
     ------
@@ -93,11 +72,5 @@ def create_messaging(
 
 
 def create_sender(backend: str, **options: Any) -> MessageSender:
-    """Create a backend's sender alone (a client, the demo); see :func:`create_messaging`.
-
-    Returns
-    -------
-    MessageSender
-        The adapter; close it when done.
-    """
+    """Create a backend's sender alone (a client, the demo); close it when done."""
     return create_messaging(backend, **options).sender

@@ -1,9 +1,6 @@
-"""The local messaging backend, whole: the embedded Service Bus engine's adapters.
+"""The local messaging backend, whole: the adapters over the embedded engine (:mod:`sqlitebus`).
 
-The sender, the trigger's settler and the queue browser (dead-letter depths, counts and
-peeks) over the engine (:mod:`sqlitebus`), a leaf package the local host reads the same
-file with. :func:`orders.messaging.factory.create_messaging` imports this module only when
-the ``local`` backend is chosen, so the app in Azure never loads it.
+Imported only when the ``local`` backend is chosen, so the app in Azure never loads it.
 """
 
 from __future__ import annotations
@@ -39,16 +36,7 @@ MAX_BATCH_BYTES = 256 * 1024
 class LocalMessageSender(MessageSender):
     """A :class:`~orders.messaging.port.MessageSender` over the local Service Bus engine.
 
-    Parameters
-    ----------
-    engine : sqlitebus.ServiceBusEngine, optional
-        An open engine to share (not closed by :meth:`close`).
-    data_dir : str or Path, optional
-        The host's data folder; used to open an engine when ``engine`` is None.
-    queues_file : str or Path, optional
-        Queue properties file; defaults to ``infra/queues.json``.
-    clock : clocks.Clock, optional
-        Time source of an engine opened here.
+    A given ``engine`` is shared, not closed; else one is opened on ``data_dir``.
 
     Raises
     ------
@@ -73,22 +61,7 @@ class LocalMessageSender(MessageSender):
         self._engine = engine
 
     def send_many(self, queue: str, messages: Sequence[OutgoingMessage]) -> None:
-        """Send messages in one engine transaction.
-
-        Raises
-        ------
-        QueueNotFoundError
-            Permanent: the queue is neither declared in ``infra/queues.json`` nor a reply
-            queue.
-        MessageRejectedError
-            Permanent: the batch exceeds 256 KB or a message breaks a Service Bus rule.
-        MessagingUnavailableError
-            Retryable: the SQLite file stayed locked past the busy timeout (SQLITE_BUSY or
-            SQLITE_LOCKED by error code, :func:`sqlitekit.is_busy`), or the engine raised
-            an error it marks ``retryable``.
-        MessagingError
-            Permanent: any other error of the engine or its SQLite file.
-        """
+        """Send messages in one engine transaction; a busy file (by error code) is retryable."""
         if not messages:
             return
         drafts = [self._to_new_message(message) for message in messages]
@@ -135,15 +108,7 @@ class LocalMessageSender(MessageSender):
 
 
 class LocalSettler:
-    """Dead-letters through the embedded Service Bus on the local host's data folder.
-
-    Parameters
-    ----------
-    data_dir : str
-        The local host's data folder.
-    clock : Clock, optional
-        The host's clock.
-    """
+    """Dead-letters by lock token in the embedded Service Bus, engine opened on first use."""
 
     def __init__(self, data_dir: str | Path, clock: Clock | None = None) -> None:
         self._data_dir = Path(data_dir)
@@ -152,11 +117,7 @@ class LocalSettler:
         self._lock = threading.Lock()
 
     def dead_letter(self, queue: str, message: Any, reason: str, description: str) -> None:
-        """See :meth:`~orders.messaging.settlement.MessageSettler.dead_letter`.
-
-        The engine is opened on the first dead-letter, so a process that only sends
-        (a client, the demo) opens none for settling.
-        """
+        """See :meth:`~orders.messaging.settlement.MessageSettler.dead_letter`."""
         with self._lock:
             if self._engine is None:
                 self._engine = sqlitebus.open_engine(str(self._data_dir), clock=self._clock)
@@ -165,15 +126,7 @@ class LocalSettler:
 
 
 class LocalDepthReader:
-    """Dead-letter depths from the embedded Service Bus engine on the host's data folder.
-
-    Parameters
-    ----------
-    data_dir : str or Path
-        The host's data folder.
-    clock : Clock, optional
-        The host's clock (locks and scheduled messages are counted by it).
-    """
+    """Dead-letter depths from the embedded Service Bus engine on the host's data folder."""
 
     def __init__(self, data_dir: str | Path, clock: Clock | None = None) -> None:
         self._data_dir = Path(data_dir)
@@ -188,7 +141,7 @@ class LocalDepthReader:
 
     @contextmanager
     def _engine(self) -> Iterator[sqlitebus.ServiceBusEngine]:
-        """Yield this reader's engine, opened on first use (Azure never opens one)."""
+        """Yield this reader's engine, opened on first use."""
         with self._lock:
             if self._opened is None:
                 self._opened = sqlitebus.open_engine(str(self._data_dir), clock=self._clock)

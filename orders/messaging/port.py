@@ -1,10 +1,9 @@
 """The app's messaging port: what workflow code needs to put a message on a queue.
 
-Scheduler, agents and supervisor depend on :class:`MessageSender` and
-:class:`OutgoingMessage` only (STYLE 1: workflow logic knows no infrastructure). Two
-adapters implement the port: :mod:`orders.messaging.azure` (Azure Service Bus through
-azure-servicebus) and :mod:`orders.messaging.local` (the local host's engine). This module
-imports neither.
+Scheduler, agents and supervisor depend on this module only; the adapters
+(:mod:`orders.messaging.azure`, :mod:`orders.messaging.local`) are not imported here. A
+MessageId seen within the queue's duplicate detection window is accepted and silently
+dropped, as Azure does.
 """
 
 from __future__ import annotations
@@ -32,25 +31,9 @@ PropertyValue = str | int | float | bool | None
 class OutgoingMessage:
     """A message to send, validated on construction.
 
-    Parameters
-    ----------
-    body : dict, str or bytes
-        A JSON-serialisable dict (sent as compact UTF-8 JSON), a str sent as-is (UTF-8) or
-        bytes sent as they are (a received body forwarded unchanged).
-    message_id : str
-        Duplicate detection key, 1-128 characters. Give a stable id derived from the
-        business operation (SPEC A4: stable MessageId per request) so that resends are
-        dropped by the broker; defaults to a random uuid4 hex fixed for this object.
-    application_properties : Mapping[str, str | int | float | bool | None]
-        User properties, for example the order id, for routing and diagnostics.
-    correlation_id : str, optional
-        CorrelationId, for example the OrderID or the orchestration instance id.
-    content_type : str
-        ContentType; ``application/json`` by default.
-    scheduled_enqueue_time : datetime, optional
-        Timezone-aware ScheduledEnqueueTimeUtc; not receivable before it.
-    time_to_live : timedelta, optional
-        Positive TTL; the queue's ``defaultMessageTimeToLive`` caps it.
+    ``body``: a JSON-serialisable dict, a str (sent as UTF-8) or bytes (sent as they are).
+    ``message_id``: 1-128 characters, derived from the business operation so a resend is dropped
+    (A4); a random hex id by default. ``time_to_live`` is capped by the queue's default TTL.
 
     Raises
     ------
@@ -90,14 +73,7 @@ class OutgoingMessage:
         check_delivery_times(self.scheduled_enqueue_time, self.time_to_live)
 
     def body_bytes(self) -> bytes:
-        """Return the body as sent on the wire.
-
-        Returns
-        -------
-        bytes
-            Compact UTF-8 JSON for a dict body (NaN and infinity rejected); the UTF-8
-            encoding of a str body; a bytes body as it is.
-        """
+        """Return the body as sent: compact UTF-8 JSON for a dict (NaN, infinity rejected)."""
         if isinstance(self.body, bytes):
             return self.body
         if isinstance(self.body, str):
@@ -108,26 +84,23 @@ class OutgoingMessage:
 
 @runtime_checkable
 class MessageSender(Protocol):
-    """Puts messages on Service Bus queues (or their local stand-ins).
-
-    A message whose MessageId the queue has seen within its duplicate detection window
-    is accepted and silently dropped, as Azure does; callers cannot tell and need not.
-    Errors are :class:`~orders.messaging.errors.MessagingError` subclasses.
-    """
+    """Puts messages on Service Bus queues (or their local stand-ins)."""
 
     def send(self, queue: str, message: OutgoingMessage) -> None:
-        """Send one message to ``queue``: :meth:`send_many` of that one message.
-
-        Senders that subclass this protocol inherit this; its errors are those of
-        :meth:`send_many`.
-        """
+        """Send one message to ``queue``: :meth:`send_many` of that one message."""
         self.send_many(queue, [message])
 
     def send_many(self, queue: str, messages: Sequence[OutgoingMessage]) -> None:
-        """Send messages to ``queue`` in one broker operation (one Service Bus batch).
+        """Send messages to ``queue`` in one broker operation (one batch, at most 256 KB).
 
-        A batch is limited to the maximum message size in total (256 KB on Standard);
-        larger batches raise :class:`~orders.messaging.errors.MessageRejectedError`.
+        Raises
+        ------
+        QueueNotFoundError, MessageRejectedError
+            No such queue; the batch or a message breaks a Service Bus limit (permanent).
+        MessagingUnavailableError
+            The broker stayed unreachable or busy through the adapter's retries (retryable).
+        MessagingError
+            Any other failure, such as a missing role assignment (permanent).
         """
         ...
 

@@ -1,21 +1,6 @@
-"""Settle a trigger's message explicitly: dead-letter it with a reason (SPEC S1).
+"""Settle a trigger's message explicitly: dead-letter it with a reason, never drop it (S1).
 
-A bad message must be dead-lettered with its reason, never dropped and never retried into
-``MaxDeliveryCountExceeded``. The trigger function asks this port to dead-letter the message
-it holds and then returns.
-
-- Local host: :class:`orders.messaging.local.LocalSettler` dead-letters by lock token in
-  the embedded Service Bus, as the Functions host's settlement service does; the message
-  lands in its queue's dead-letter subqueue.
-- Azure: :class:`ForwardingSettler` sends a copy of the message, with the reason, to the
-  queue ``dead-letters`` through the app's own ``azure-servicebus`` sender, and the trigger
-  then returns normally, so the host's ``autoCompleteMessages`` completes the original.
-  If the send fails, the error propagates, the invocation fails, the host abandons the
-  message and Service Bus redelivers it: the message is never dropped (at worst it reaches
-  ``maxDeliveryCount`` and the native dead-letter subqueue, without the app's reason).
-  The Python worker's own settlement client (``azurefunctions-extensions-bindings-
-  servicebus``, preview) is not used: docs/deploy.md, "Dead letters in Azure", gives the
-  sources.
+Locally by lock token; in Azure by forwarding a copy: docs/deploy.md, "Dead letters in Azure".
 """
 
 from __future__ import annotations
@@ -28,7 +13,7 @@ from typing import Any, Protocol
 from orders.messaging.port import MessageSender, OutgoingMessage
 
 DEAD_LETTERS_QUEUE = "dead-letters"
-"""Where the Azure settler forwards dead-lettered messages (a queue of infra/queues.json)."""
+"""Where the Azure settler forwards dead-lettered messages (in infra/queues.json)."""
 
 REASON_PROPERTY = "DeadLetterReason"
 DESCRIPTION_PROPERTY = "DeadLetterErrorDescription"
@@ -43,31 +28,12 @@ class MessageSettler(Protocol):
     """Dead-letters a message received by a Service Bus trigger."""
 
     def dead_letter(self, queue: str, message: Any, reason: str, description: str) -> None:
-        """Move ``message`` to ``queue``'s dead-letter subqueue with a reason.
-
-        Parameters
-        ----------
-        queue : str
-            The queue the trigger reads.
-        message : azure.functions.ServiceBusMessage
-            The message, holding its lock token.
-        reason : str
-            DeadLetterReason (short, machine-readable).
-        description : str
-            DeadLetterErrorDescription (what was wrong, naming the field and rule).
-        """
+        """Move ``message`` to ``queue``'s dead-letter subqueue with a reason."""
         ...
 
 
 class ForwardingSettler:
-    """Dead-letters in Azure by forwarding a copy to :data:`DEAD_LETTERS_QUEUE`.
-
-    Parameters
-    ----------
-    sender : MessageSender
-        The app's sender (``azure-servicebus`` with the app's identity, which holds Azure
-        Service Bus Data Sender on the namespace).
-    """
+    """Dead-letters in Azure by forwarding a copy to :data:`DEAD_LETTERS_QUEUE`."""
 
     def __init__(self, sender: MessageSender) -> None:
         self._sender = sender
@@ -78,8 +44,7 @@ class ForwardingSettler:
         Raises
         ------
         MessagingError
-            The copy could not be sent; raised on so that the invocation fails and
-            Service Bus redelivers the message (never dropped, SPEC S1).
+            The copy was not sent: the invocation fails and Service Bus redelivers (S1).
         """
         self._sender.send(DEAD_LETTERS_QUEUE, dead_letter_copy(queue, message, reason,
                                                                description))
@@ -87,27 +52,9 @@ class ForwardingSettler:
 
 def dead_letter_copy(queue: str, message: Any, reason: str, description: str
                      ) -> OutgoingMessage:
-    """Return the copy of a received message that :class:`ForwardingSettler` sends.
+    """Return the copy :class:`ForwardingSettler` sends (docs/deploy.md, "Dead letters in Azure").
 
-    Parameters
-    ----------
-    queue : str
-        The queue the message was received from.
-    message : azure.functions.ServiceBusMessage
-        The received message.
-    reason, description : str
-        DeadLetterReason and DeadLetterErrorDescription (cut to 4096 characters).
-
-    Returns
-    -------
-    OutgoingMessage
-        The body bytes unchanged; ContentType and CorrelationId kept; application
-        properties: the original's of text, number or boolean type, then ``DeadLetterReason``,
-        ``DeadLetterErrorDescription``, ``DeadLetterSource`` (the queue), the original
-        MessageId, delivery count and enqueued time. Its MessageId is fixed by the source
-        queue and the original MessageId, so a second forward of the same message (the
-        first one sent, its completion lost with the lock) is dropped by duplicate
-        detection.
+    Its MessageId is fixed by source queue and MessageId: a second forward is dropped.
     """
     original_id = str(message.message_id or "")
     properties: dict[str, Any] = {

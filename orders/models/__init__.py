@@ -1,13 +1,6 @@
-"""Versioned data contracts of the order service: the order and its state record.
+"""Versioned data contracts: camelCase JSON, snake_case Python, nothing from Azure.
 
-Pydantic v2 models with camelCase JSON names (messages, Cosmos DB documents) and
-snake_case Python names. They import nothing from Azure, so workflow code can use them.
-
-The contracts between workflow steps (activity inputs and results, orchestration inputs and
-outputs) are one module per family on the base in :mod:`orders.models.step_io`:
-:mod:`~orders.models.attempt_io` (order workflow), :mod:`~orders.models.compensation_io`
-(compensation workflow and log), :mod:`~orders.models.notice_io` (status and alerts) and
-:mod:`~orders.models.agent_io` (agent requests as the workflows send them). Each activity's
+Step contracts are one module per family on :mod:`orders.models.step_io`; each activity's
 name and contracts are declared once in :mod:`~orders.models.activities`.
 """
 

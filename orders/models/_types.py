@@ -1,9 +1,7 @@
-"""Field types shared by the order and state contracts, each with the rule it enforces.
+"""Field types shared by every contract, each with the rule it enforces.
 
-The same rules are checked on every path into the system (Service Bus message, Cosmos DB
-document, SQLite row), so they live in one place. Timestamps are serialised in one
-fixed-width UTC format so that string comparison in Cosmos DB SQL and SQLite orders them
-the same way as time (the supervisor and starter queries compare them as strings).
+Timestamps use one fixed-width UTC format, so text comparison (Cosmos DB SQL, SQLite) orders
+them as time.
 """
 
 from __future__ import annotations
@@ -28,11 +26,10 @@ from azurekit.instance_ids import instance_id_rule_broken
 from azurekit.queues import is_queue_name
 
 ORDER_ID_MAX_LENGTH = 64
-"""Longest OrderID: ``f"{order_id}:{attempt}"`` must stay within SPEC D2's 100 characters."""
+"""Longest OrderID: ``f"{order_id}:{attempt}"`` must stay within D2's 100 characters."""
 
 ORDER_KEY_SEPARATOR = "~"
-"""Between the client id and the OrderID in an order key: in neither of them, valid in
-instance ids (SPEC D2), Cosmos DB ids, MessageIds and URL paths (RFC 3986 unreserved)."""
+"""Order key separator: in neither part, valid in instance ids, Cosmos ids, MessageIds, URLs."""
 
 _ORDER_ID_RE = re.compile(rf"[A-Za-z0-9._-]{{1,{ORDER_ID_MAX_LENGTH}}}")
 _SKU_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
@@ -40,22 +37,12 @@ _CURRENCY_RE = re.compile(r"[A-Z]{3}")
 
 
 def format_utc(value: datetime) -> str:
-    """Format an aware datetime as fixed-width ISO 8601 UTC, e.g. ``2030-01-01T00:00:00.000000Z``.
-
-    Parameters
-    ----------
-    value : datetime
-        Timezone-aware time.
-
-    Returns
-    -------
-    str
-        Always 27 characters with microseconds, so strings sort like the times they encode.
+    """Format an aware datetime as 27-character UTC, e.g. ``2030-01-01T00:00:00.000000Z``.
 
     Raises
     ------
     ValueError
-        If ``value`` is naive, or outside years 1 to 9999 once converted to UTC.
+        If ``value`` is naive, or outside years 1 to 9999 in UTC.
     """
     return _utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -77,8 +64,7 @@ def _order_id(value: str) -> str:
             f"(it becomes part of the orchestration instance id, SPEC D2); got {value!r}"
         )
     if not value.strip("."):
-        # "." and ".." are path segments with a meaning of their own (RFC 3986 dot
-        # segments): wherever an id reaches a path, a client or proxy may remove them.
+        # RFC 3986 dot segments: a client or proxy may remove them from a path.
         raise ValueError(f"must not consist of dots only (a URL dot segment); got {value!r}")
     return value
 
@@ -125,11 +111,7 @@ def _queue_name(value: str) -> str:
 
 
 def check_instance_id(value: str) -> str:
-    """Check an orchestration instance id (the value stored in LockedBy) against SPEC D2.
-
-    The rule is :func:`azurekit.instance_ids.instance_id_rule_broken`'s; raises ValueError
-    stating it.
-    """
+    """Check an orchestration instance id (LockedBy) against D2; raise ValueError if broken."""
     problem = instance_id_rule_broken(value)
     if problem is not None:
         raise ValueError(f"{problem} (SPEC D2)")
@@ -137,11 +119,8 @@ def check_instance_id(value: str) -> str:
 
 
 OrderId = Annotated[str, AfterValidator(_order_id)]
-"""An OrderID as its client knows it."""
 OrderKey = Annotated[str, AfterValidator(_order_key)]
-"""The order's key inside the service: ``<clientId>~<OrderID>``, or a plain OrderID for an
-order submitted on the shared queue before clients had their own (legacy, SPEC X6).
-Built by :func:`orders.lifecycle.ids.order_key` only."""
+"""``<clientId>~<OrderID>``, or a plain legacy OrderID (X6); see :mod:`orders.lifecycle.ids`."""
 ClientId = Annotated[str, AfterValidator(check_client_id)]
 Sku = Annotated[str, AfterValidator(_sku)]
 Currency = Annotated[str, AfterValidator(_currency)]
@@ -151,23 +130,18 @@ InstanceId = Annotated[str, AfterValidator(check_instance_id)]
 UtcDatetime = Annotated[
     datetime, AfterValidator(_utc), PlainSerializer(format_utc, return_type=str, when_used="json")
 ]
-"""Aware datetime normalised to UTC; JSON form is :func:`format_utc` (sortable as text)."""
 
 
 WIRE = "wire"
-"""Validation context key: set by :func:`orders.models.wire.validate` for what arrives from
-outside (a queue or an HTTP body), where only the wire names are accepted."""
+"""Validation context key for input from outside: wire names only (see :class:`Contract`)."""
 
 
 class Contract(BaseModel):
     """Base of the versioned contracts: immutable, camelCase on the wire, snake_case in Python.
 
-    ``populate_by_name`` lets Python code construct with ``order_id=...`` while stored
-    documents use ``orderId``; ``serialize_by_alias`` makes camelCase the default output.
-    What arrives from outside is validated with the :data:`WIRE` context, under which a
-    contract (and every contract nested in it) accepts its wire names only and refuses any
-    other key, naming it: a body cannot say ``client_id`` beside ``clientId`` and have the
-    two read differently by different readers (SPEC S8, X10).
+    Under the :data:`WIRE` context a contract, and every one nested in it, accepts its wire
+    names only and refuses any other key by name, so ``client_id`` beside ``clientId`` cannot
+    be read differently by different readers (S8, X10).
     """
 
     model_config = ConfigDict(

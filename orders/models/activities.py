@@ -1,13 +1,9 @@
 """Every activity of both workflows, declared once: its name, binding and two contracts.
 
-Both sides read a declaration: the orchestrators schedule an activity by it
-(``orchestrators.calls.call``: the input's JSON form goes out, the result is read back
-with the result contract), and ``activities.blueprint`` registers the body bound to it
-(``activities.declared.implements``) under its name and binding. The name is what the
-orchestration history records, so it never changes while an order may be in flight
-(SPEC X6); the contracts follow the compatibility rules of :mod:`orders.models.step_io`.
-The declarations live here, in the core, because the orchestrators may not import the
-activities (each package's docstring says what it may import).
+The orchestrators schedule by a declaration (``orchestrators.calls.call``) and
+``activities.blueprint`` registers the body under it; it lives in the core because the
+orchestrators may not import the activities. Names never change while an order may be in
+flight (X6).
 """
 
 from __future__ import annotations
@@ -51,20 +47,7 @@ class ActivityResultError(ValueError):
 
 @dataclass(frozen=True, eq=False)
 class Activity(Generic[In, Out]):
-    """One activity function as the orchestrators and the Functions host see it.
-
-    Attributes
-    ----------
-    name : str
-        The activity function's name, recorded in every history that schedules it.
-    input : type
-        Its input contract; a model crosses as ``model_dump(mode="json")``, a ``str`` as a
-        bare JSON string.
-    result : TypeAdapter
-        Reads its result back (the JSON value the history recorded).
-    binding : str
-        The name of its ``activityTrigger`` binding (the function's parameter).
-    """
+    """One activity as the orchestrators and the host see it; a ``str`` input crosses bare."""
 
     name: str
     input: type[In]
@@ -101,28 +84,21 @@ def _declare(name: str, input_: type[In], result: type[Out] | TypeAdapter[Out],
     return Activity(name, input_, adapter, binding)
 
 
-# The order workflow's own steps (orders.models.attempt_io).
 BEGIN_ATTEMPT = _declare("begin_attempt", BeginAttemptInput, BeginAttemptResult)
 LOAD_ORDER = _declare("load_order", str, Order, binding="orderId")
 RESERVE_INVENTORY = _declare("reserve_inventory", ReserveInventoryInput,
                              ReserveInventoryResult)
 FINISH_ATTEMPT = _declare("finish_attempt", FinishAttemptInput, FencedResult)
-# Steps both workflows share: requests to agents, status and alerts, the compensation log.
 SEND_AGENT_REQUEST = _declare("send_agent_request", SendAgentRequestInput, str)
-"""Result: the request's MessageId."""
 PUBLISH_STATUS: Activity[PublishStatusInput, None] = _declare(
     "publish_status", PublishStatusInput, TypeAdapter(None))
 ALERT_OPERATOR: Activity[AlertOperatorInput, None] = _declare(
     "alert_operator", AlertOperatorInput, TypeAdapter(None))
 RECORD_STEP = _declare("record_step", RecordStepInput, RecordStepResult)
-"""Writes a compensation log entry (a completed step, or an undo)."""
 FAIL_ORDER = _declare("fail_order", FailOrderInput, FailOrderResult)
-"""Hands a failed order over to compensation, or sets Error if nothing is to undo."""
-# The compensation workflow's own steps (orders.models.compensation_io).
 BEGIN_COMPENSATION = _declare("begin_compensation", BeginCompensationInput,
                               BeginCompensationResult)
 PENDING_UNDOS = _declare("pending_undos", str, PENDING_UNDOS_RESULT, binding="orderId")
-"""Result: the log entries still to undo, newest first."""
 RELEASE_INVENTORY = _declare("release_inventory", ReleaseInventoryInput,
                              ReleaseInventoryResult)
 FINISH_COMPENSATION = _declare("finish_compensation", FinishCompensationInput, FencedResult)
@@ -131,4 +107,3 @@ DECLARED: tuple[Activity[Any, Any], ...] = (
     BEGIN_ATTEMPT, LOAD_ORDER, RESERVE_INVENTORY, SEND_AGENT_REQUEST, FINISH_ATTEMPT,
     PUBLISH_STATUS, ALERT_OPERATOR, RECORD_STEP, FAIL_ORDER, BEGIN_COMPENSATION,
     PENDING_UNDOS, RELEASE_INVENTORY, FINISH_COMPENSATION)
-"""Every activity, in the order the app registers them."""

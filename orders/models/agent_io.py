@@ -1,28 +1,10 @@
-"""Contracts of the agent messages as the workflows build and read them (SPEC A1-A4, S9).
+"""Contracts of the agent messages as the workflows build and read them (A1-A4, S9).
 
-The messages themselves are :class:`~orders.models.messages.AgentRequest` (to the agents'
-request queues) and :class:`~orders.models.messages.AgentReply` (raised to the waiting
-instance as the external event ``<operation>-reply``); the workflows read a reply with
-``AgentReply.model_validate``, exactly as the reply handler did before raising it.
-This module adds:
-
-- ``send_agent_request``: :class:`SendAgentRequestInput` (the request plus the order's
-  workflow version) -> the request's MessageId as a bare JSON string.
-- The request payload of each operation, the body the agent sends to its service:
-  :class:`ChargePayload`, :class:`ShipPayload`, :class:`RefundPayload`,
-  :class:`CancelShipmentPayload` (:data:`PAYLOADS`). The agent forwards
-  ``AgentRequest.payload`` without reading it, so the workflows build it with these
-  models and :meth:`AgentPayload.to_payload`.
-
-Why the queue messages keep accepting unknown keys
---------------------------------------------------
-``AgentRequest`` and ``AgentReply`` ignore keys they do not know, unlike the contracts
-between steps. They cross the queues, where a message outlives the deployment that wrote
-it and is read by hosts of both versions during a rollout; their reader is the queue
-trigger, which dead-letters a bad body with its reason (:mod:`orders.models.wire`). A
-reply the reply handler accepted must never make the waiting orchestration fail, so the
-workflows read it with the same model. A misspelt *required* key is still refused (it is
-missing); the payloads and :class:`SendAgentRequestInput` refuse any unknown key.
+Adds ``send_agent_request``'s input (returns the MessageId as a JSON string) and the
+payload of each operation (:data:`PAYLOADS`), which the agent forwards unread.
+``AgentRequest``/``AgentReply`` ignore unknown keys, unlike step contracts: queue
+messages outlive their deployment and are read by both versions during a rollout, and a
+reply the handler accepted must not fail the orchestration. Payloads refuse unknown keys.
 """
 
 from __future__ import annotations
@@ -40,18 +22,11 @@ from orders.models.step_io import StepContract
 
 
 class SendAgentRequestInput(AgentRequest, StepContract):
-    """Input of ``send_agent_request``: the request, plus the order's workflow version.
+    """Input of ``send_agent_request``: the request plus the workflow version.
 
-    Attributes
-    ----------
-    workflow_version : int or None
-        The order's workflow version for the *requested* log entry the activity writes
-        before a forward request goes out (SPEC S9, X6). Absent from the compensation
-        workflow's undo requests and from inputs recorded before requests were logged;
-        the activity then reads it from the state record.
-    confirmed : ConfirmedStep or None
-        Versions 3 and 4: the previous step's log entry, written before the *requested*
-        one. Absent before.
+    ``workflow_version`` is for the *requested* log entry (S9, X6); absent for undos and in
+    older inputs, when the activity reads it from the state record. ``confirmed``
+    (versions 3, 4): the previous step's entry, logged first.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -64,7 +39,7 @@ class SendAgentRequestInput(AgentRequest, StepContract):
     @classmethod
     def of(cls, request: AgentRequest, workflow_version: int | None,
            confirmed: ConfirmedStep | None = None) -> SendAgentRequestInput:
-        """Wrap ``request`` for the send activity (``workflow_version`` None for an undo)."""
+        """Wrap ``request``; ``workflow_version`` None for an undo."""
         return cls(**dict(request), workflow_version=workflow_version, confirmed=confirmed)
 
     def request(self) -> AgentRequest:
@@ -81,17 +56,7 @@ class AgentPayload(StepContract):
 
 
 class ChargePayload(AgentPayload):
-    """``charge``: take the order's total (``POST /payments``).
-
-    Attributes
-    ----------
-    order_id : str
-        The order.
-    amount : Decimal
-        The order's total; a JSON string, so no amount passes through a float.
-    currency : str
-        ISO 4217 code.
-    """
+    """``charge``: take the order's total (``POST /payments``)."""
 
     order_id: OrderKey
     amount: Decimal = Field(gt=0, allow_inf_nan=False)
@@ -99,33 +64,16 @@ class ChargePayload(AgentPayload):
 
 
 class ShipPayload(AgentPayload):
-    """``ship``: create the shipment of the order's lines (``POST /shipments``).
-
-    Attributes
-    ----------
-    order_id : str
-        The order.
-    lines : tuple of ReservedLine
-        SKU and quantity of each line.
-    """
+    """``ship``: create the shipment of the order's lines (``POST /shipments``)."""
 
     order_id: OrderKey
     lines: tuple[ReservedLine, ...] = Field(min_length=1, max_length=1000)
 
 
 class RefundPayload(AgentPayload):
-    """``refund``: undo the charge made with ``chargeKey`` (``POST /payments/refunds``).
+    """``refund``: undo exactly the charge made with ``charge_key`` (``POST /payments/refunds``).
 
-    Attributes
-    ----------
-    order_id : str
-        The order.
-    charge_key : str or None
-        The charge request's idempotency key, so the service undoes exactly that charge, or
-        nothing. Absent in undo requests queued before requests were logged (the service
-        then refunds the order's most recent open charge).
-    payment_id, amount, currency : optional
-        What the charge's answer named, when one came; absent otherwise.
+    Without ``charge_key`` (older undo requests) the service refunds the most recent open charge.
     """
 
     OMIT_IF_NONE = frozenset({"charge_key", "payment_id", "amount", "currency"})
@@ -138,18 +86,7 @@ class RefundPayload(AgentPayload):
 
 
 class CancelShipmentPayload(AgentPayload):
-    """``cancel_shipment``: undo the shipment made with ``shipmentKey``.
-
-    Attributes
-    ----------
-    order_id : str
-        The order.
-    shipment_key : str or None
-        The shipment request's idempotency key; absent in undo requests queued before
-        requests were logged.
-    shipment_id : str or None
-        What the shipment's answer named, when one came.
-    """
+    """``cancel_shipment``: undo the shipment made with ``shipment_key`` (absent if older)."""
 
     OMIT_IF_NONE = frozenset({"shipment_key", "shipment_id"})
 
@@ -164,7 +101,6 @@ PAYLOADS: dict[Operation, type[AgentPayload]] = {
     "refund": RefundPayload,
     "cancel_shipment": CancelShipmentPayload,
 }
-"""The payload contract of each operation."""
 
 __all__ = [
     "PAYLOADS",

@@ -1,17 +1,8 @@
-"""Contracts of the order workflow: its input, its output and its own activities (SPEC S5-S7).
+"""Contracts of the order workflow: its input, output and own activities (S5-S7).
 
-Activity by activity (input -> result):
-
-- ``begin_attempt``: :class:`BeginAttemptInput` -> :class:`BeginAttemptResult`.
-- ``load_order``: the OrderID as a bare JSON string -> :class:`~orders.models.order.Order`
-  (the order database's own contract).
-- ``reserve_inventory``: :class:`ReserveInventoryInput` -> :class:`ReserveInventoryResult`.
-- ``finish_attempt``: :class:`FinishAttemptInput` -> :class:`~orders.models.step_io.FencedResult`.
-
-The steps both workflows share live elsewhere: ``send_agent_request`` in
-:mod:`orders.models.agent_io`, ``record_step`` and ``fail_order`` in
-:mod:`orders.models.compensation_io`, ``publish_status`` and ``alert_operator`` in
-:mod:`orders.models.notice_io`. Compatibility rules: :mod:`orders.models.step_io`.
+``load_order`` takes the order key as a JSON string and returns an
+:class:`~orders.models.order.Order`. Activity names: :mod:`orders.models.activities`;
+compatibility rules: :mod:`orders.models.step_io`.
 """
 
 from __future__ import annotations
@@ -36,30 +27,13 @@ from orders.models.step_io import (
 )
 
 FIRST_WORKFLOW_VERSION = 1
-"""Version of an attempt whose input has no ``workflowVersion`` (started before SPEC X6)."""
+"""Version of an attempt whose input has no ``workflowVersion`` (before X6)."""
 
 
 class OrderWorkflowInput(StepContract):
-    """Input of one attempt of the order workflow, built by the starter (SPEC S3, D4, X6).
+    """Input of one order workflow attempt (S3, D4, X6); settings travel in it for replay.
 
-    Settings travel in the input, so a replay sees the values the attempt started with.
-
-    Attributes
-    ----------
-    order_id : str
-        The order.
-    attempt : int or None
-        The attempt's number (also in the instance id); informational, the workflow does
-        not read it. Absent in inputs not written by the starter.
-    workflow_version : int
-        The version the order started under; 1 when absent (inputs recorded before X6).
-    deadline_s : float
-        Seconds from the attempt's start to its CompleteBy.
-    agent_max_attempts : int
-        Calls an agent may make per request (SPEC A1, X2).
-    trace_parent : str or None
-        W3C ``traceparent`` of the attempt's start: its activities' spans are children of
-        it (SPEC X8). Absent in inputs written before traces.
+    ``attempt`` is informational; ``deadline_s`` runs from the attempt's start to CompleteBy.
     """
 
     OMIT_IF_NONE = frozenset({"attempt", "trace_parent"})
@@ -75,11 +49,7 @@ class OrderWorkflowInput(StepContract):
 class BeginAttemptInput(BeginInput):
     """Input of ``begin_attempt``: set CompleteBy while the attempt owns the record (S4, S5).
 
-    Attributes
-    ----------
-    load_order : bool or None
-        True (versions 3 and 4): also read the order, as ``load_order`` does. Absent
-        before.
+    ``load_order`` (versions 3, 4): also read the order, as ``load_order`` does.
     """
 
     OMIT_IF_NONE = frozenset({"load_order"})
@@ -88,13 +58,7 @@ class BeginAttemptInput(BeginInput):
 
 
 class BeginAttemptResult(BeginResult):
-    """Result of ``begin_attempt``.
-
-    Attributes
-    ----------
-    order : Order or None
-        The order, when the input asked for it and the attempt owns the record.
-    """
+    """Result of ``begin_attempt``; ``order`` when the input asked and it owns the record."""
 
     OMIT_IF_NONE = frozenset({"order"})
 
@@ -102,33 +66,17 @@ class BeginAttemptResult(BeginResult):
 
 
 class ReserveInventoryInput(StepContract):
-    """Input of ``reserve_inventory``: the order's lines, as the order database holds them.
-
-    Attributes
-    ----------
-    order_id : str
-        The order (the reservation is keyed on it and the line's index, SPEC X7).
-    lines : tuple of OrderLine
-        The order's lines.
-    """
+    """Input of ``reserve_inventory``: the order's lines as the order database holds them."""
 
     order_id: OrderKey
     lines: tuple[OrderLine, ...] = Field(min_length=1, max_length=1000)
 
 
 class ReserveInventoryResult(StepContract):
-    """Result of ``reserve_inventory``: what release inventory needs (SPEC S9).
+    """Result of ``reserve_inventory``: what release needs (S9).
 
-    Attributes
-    ----------
-    reservation_id : str
-        ``RES-<OrderID>``, stable across reruns and attempts (the log entry's details must
-        not change between them, SPEC S9).
-    lines : tuple of ReservedLine
-        SKU and quantity of each line to reserve.
-    out_of_stock : OutOfStock or None
-        The first line that could not be reserved (a permanent failure: the lines before
-        it are held until compensation releases them); None when every line is reserved.
+    ``out_of_stock`` is the first line not reserved (permanent; lines before it stay held
+    until compensation).
     """
 
     OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"out_of_stock"})
@@ -139,21 +87,10 @@ class ReserveInventoryResult(StepContract):
 
 
 class FinishAttemptInput(OwnedRecordInput):
-    """Input of ``finish_attempt``: set Processed while the attempt owns the record (S4, S6).
+    """Input of ``finish_attempt``: set Processed while owning the record (S4, S6); never Error.
 
-    Attributes
-    ----------
-    state : {"Processed"}
-        The only final state this step writes; failures go through ``fail_order``. Until
-        compensation existed it also wrote ``Error``: such an input is refused, as it was
-        since then.
-    confirmed : ConfirmedStep or None
-        Versions 3 and 4: the last step's log entry, written first, fenced or not.
-    workflow_version : int or None
-        The order's workflow version, for that entry; required with it.
-    reply_to : str or None
-        Versions 3 and 4: the reply queue told "OrderCompleted" once Processed is written
-        (as ``publish_status`` does); nothing is sent when fenced.
+    Versions 3, 4: ``confirmed`` is the last step's entry (logged first, fenced or not,
+    with ``workflow_version``); ``reply_to`` is told "OrderCompleted" unless fenced.
     """
 
     OMIT_IF_NONE = frozenset({"confirmed", "workflow_version", "reply_to"})
@@ -177,17 +114,7 @@ class Processed(StepContract):
 
 
 class Failed(StepContract):
-    """Workflow output: a step failed permanently (SPEC S7).
-
-    Attributes
-    ----------
-    outcome : {"error", "compensating"}
-        Error when nothing was to undo (the client was told), else handed to compensation.
-    step : str
-        The remote operation that failed, or ``reserve_inventory`` (out of stock).
-    reason : str or None
-        The agent's reason, or :meth:`~orders.models.inventory.OutOfStock.reason`.
-    """
+    """Workflow output: a step failed permanently (S7); ``error`` if nothing was to undo."""
 
     outcome: Literal["error", "compensating"]
     step: str
@@ -195,7 +122,7 @@ class Failed(StepContract):
 
 
 class UnknownWorkflowVersion(StepContract):
-    """Workflow output: the input names a version this deployment does not run (SPEC X6)."""
+    """Workflow output: the input names a version this deployment does not run (X6)."""
 
     outcome: Literal["unknownWorkflowVersion"] = "unknownWorkflowVersion"
 
@@ -204,10 +131,8 @@ AttemptOutcome = Annotated[
     Processed | Superseded | LeftForSupervisor | Failed | UnknownWorkflowVersion,
     Field(discriminator="outcome"),
 ]
-"""Output of an order workflow attempt, told apart by ``outcome``."""
 
 ATTEMPT_OUTCOME: TypeAdapter[AttemptOutcome] = TypeAdapter(AttemptOutcome)
-"""Validates an attempt's output, e.g. ``ATTEMPT_OUTCOME.validate_python(output)``."""
 
 __all__ = [
     "ATTEMPT_OUTCOME",

@@ -1,42 +1,9 @@
-"""The compensation log entry: what undoing one completed step needs (SPEC S9, X4, X10).
+"""The compensation log entry: what undoing one completed step needs (S9, X4, X10).
 
-When an order cannot complete, what it did is undone in reverse order from a durable,
-ordered log, one entry per step. A remote step is logged twice: *requested* (with its
-idempotency key) before the agent sends the request, and *completed* (with the service's
-ids) when the reply confirms it. A request that went out without an answer may have been
-carried out, so compensation undoes every requested step, confirmed or not (SPEC S9).
-An entry holds only what its undo needs: a reservation id and lines, an idempotency key, a
-payment id with its amount and currency, a shipment id. Never card numbers: the details
-models forbid unknown fields and refuse any text that looks like a primary account number.
-
-Data classification
--------------------
-Every details field carries a classification in its type
-(``Annotated[..., Classified(...)]``, :mod:`orders.models.classification`). An entry's
-classification is the most sensitive one among its fields that hold a value (never below
-``Internal``: the entry names an order). A stored entry may be classified higher than its
-fields, never lower.
-
-Retention rule
---------------
-An entry is kept for the retention of its classification, decided when it is written and
-stored with it (``retentionDays`` and ``retainUntil = recordedAt + retentionDays``), so a
-later policy change does not silently shorten or extend what was promised for it:
-
-==============  =========  ===========================================================
-Classification  Retention  Why
-==============  =========  ===========================================================
-Public          30 days    nothing to protect; kept only for day-to-day operations
-Internal        90 days    investigating a failed or stuck compensation
-Confidential    180 days   return windows and the usual 120-day chargeback window, no
-                           longer (data minimisation for customer data)
-Restricted      540 days   the longest card-scheme dispute window: a refund must stay
-                           provable that long, and no longer
-==============  =========  ===========================================================
-
-The numbers are policy: change :data:`RETENTION`, not the code that applies it. The Cosmos
-DB adapter also sets the item's ``ttl`` so the service deletes expired entries itself; the
-SQLite adapter purges them on request.
+Remote steps are logged *requested* before the request goes out and *completed* on the
+reply; every requested step is undone, confirmed or not (S9). Entries refuse unknown
+fields and anything like a card number. Classification and retention: docs/operations.md,
+"Compensation log: classification and retention".
 """
 
 from __future__ import annotations
@@ -53,13 +20,7 @@ from orders.models._types import Contract, Currency, InstanceId, OrderKey, Sku, 
 from orders.models.classification import Classification, Classified
 
 COMPENSATION_SCHEMA_VERSION = 2
-"""Version of the compensation log entry contract written by this code (SPEC X6).
-
-- 1: completed steps only; a remote step's request was not logged before it was sent.
-- 2: remote steps are also logged as requested before they are sent (``*_requested``).
-  A log holding version-1 entries belongs to an order that may have sent requests
-  without logging them; :func:`orders.compensation.plan.pending_undos` probes those.
-"""
+"""Version of the entry contract (X6); 2 added ``*_requested`` (version-1 logs are probed)."""
 
 
 RETENTION: dict[Classification, timedelta] = {
@@ -68,7 +29,6 @@ RETENTION: dict[Classification, timedelta] = {
     Classification.CONFIDENTIAL: timedelta(days=180),
     Classification.RESTRICTED: timedelta(days=540),
 }
-"""How long an entry of each classification is kept (see the module docstring)."""
 
 
 class Step(StrEnum):
@@ -81,9 +41,7 @@ class Step(StrEnum):
     REFUND = "refund"
     CANCEL_SHIPMENT = "cancel_shipment"
     CHARGE_REQUESTED = "charge_requested"
-    """The charge request is about to go out (logged before the agent sends it)."""
     SHIP_REQUESTED = "ship_requested"
-    """The shipment request is about to go out (logged before the agent sends it)."""
 
 
 UNDO_STEP: dict[Step, Step] = {
@@ -91,19 +49,15 @@ UNDO_STEP: dict[Step, Step] = {
     Step.CHARGE: Step.REFUND,
     Step.SHIP: Step.CANCEL_SHIPMENT,
 }
-"""The compensating step of each forward step (SPEC S9)."""
 
 UNDOES: dict[Step, Step] = {undo: step for step, undo in UNDO_STEP.items()}
-"""The forward step each compensating step undoes."""
 
 REQUESTED: dict[Step, Step] = {
     Step.CHARGE: Step.CHARGE_REQUESTED,
     Step.SHIP: Step.SHIP_REQUESTED,
 }
-"""The *requested* entry of each remote forward step (logged before its request is sent)."""
 
 REQUEST_OF: dict[Step, Step] = {requested: step for step, requested in REQUESTED.items()}
-"""The remote forward step a *requested* entry announces."""
 
 
 class UndoOutcome(StrEnum):
@@ -111,7 +65,7 @@ class UndoOutcome(StrEnum):
 
     UNDONE = "Undone"
     NOTHING_TO_UNDO = "NothingToUndo"
-    """The service knew nothing to undo (never done, or already undone): also success."""
+    """Never done or already undone: also success."""
 
 
 _PAN_CANDIDATE = re.compile(r"\d{13,19}")
@@ -126,17 +80,13 @@ def _luhn_valid(digits: str) -> bool:
 
 
 def looks_like_card_number(value: str) -> bool:
-    """Tell whether ``value`` could be a primary account number (13-19 digits, Luhn valid).
-
-    Spaces and dashes are ignored, as card numbers are often written with them.
-    """
+    """Tell whether ``value`` may be a card number (13-19 digits, Luhn; spaces, dashes skipped)."""
     digits = value.replace(" ", "").replace("-", "")
     return bool(_PAN_CANDIDATE.fullmatch(digits)) and _luhn_valid(digits)
 
 
 Id = Annotated[str, Field(min_length=1, max_length=128)]
 Key = Annotated[str, Field(min_length=1, max_length=255)]
-"""An idempotency key (SPEC A2), at most 255 characters like the services accept."""
 Amount = Annotated[Decimal, Field(ge=0, decimal_places=4, allow_inf_nan=False)]
 
 
@@ -155,10 +105,7 @@ class _Details(Contract):
         return self
 
     def classification(self) -> Classification:
-        """Return the most sensitive classification among the fields that hold a value.
-
-        None and an empty tuple hold none (a release that gave nothing back names no SKU).
-        """
+        """Return the most sensitive classification among the fields holding a value."""
         level = Classification.INTERNAL
         for name, info in type(self).model_fields.items():
             if getattr(self, name) in (None, ()):
@@ -170,9 +117,7 @@ class _Details(Contract):
 
 
 MaybeAmount = Annotated[Amount | None, Classified(Classification.RESTRICTED)]
-"""An amount of money that may be unknown (a request with no answer, nothing refunded)."""
 MaybeCurrency = Annotated[Currency | None, Classified(Classification.RESTRICTED)]
-"""The currency of a :data:`MaybeAmount`."""
 
 
 class ReservedLine(Contract):
@@ -226,11 +171,7 @@ class ShipRequestDetails(_Details):
 
 
 class ReleaseDetails(_Details):
-    """Inventory released: the reservation, and the units each line gave back.
-
-    ``released`` is empty when nothing was held (an order reserved before the inventory
-    was real, or out of stock on its first line); None in entries written before.
-    """
+    """Inventory released; ``released`` empty if nothing was held, None in older entries."""
 
     step: Literal["release_inventory"] = "release_inventory"
     outcome: Annotated[UndoOutcome, Classified(Classification.INTERNAL)] = UndoOutcome.UNDONE
@@ -266,27 +207,9 @@ StepDetails = Annotated[
 
 
 class CompensationEntry(Contract):
-    """One entry of an order's compensation log (SPEC S9); build it with :meth:`new`.
+    """One entry of an order's compensation log (S9); build it with :meth:`new`.
 
-    Parameters
-    ----------
-    order_id : str
-        OrderID, the partition key of the log.
-    details : StepDetails
-        What the step did / what undoing it needs; its ``step`` keys the entry, so writing
-        the same step twice stores it once (idempotent on OrderID + step).
-    seq : int or None
-        Order of completion within the order, from 1; the store assigns it.
-    instance_id : str
-        The orchestration instance that completed the step.
-    workflow_version : int
-        Workflow version of the order (SPEC X6).
-    classification : Classification
-        The most sensitive classification of the details' fields, or higher.
-    retention_days : int
-        Days the entry is kept, from its classification (see the module docstring).
-    recorded_at, retain_until : datetime
-        Write time and ``recorded_at + retention_days``.
+    ``details.step`` keys the entry (idempotent on order key + step); the store assigns ``seq``.
 
     Raises
     ------
@@ -329,26 +252,7 @@ class CompensationEntry(Contract):
     @classmethod
     def new(cls, order_id: str, details: Any, *, instance_id: str, workflow_version: int,
             now: datetime) -> CompensationEntry:
-        """Build an entry, deriving classification and retention from the details.
-
-        Parameters
-        ----------
-        order_id : str
-            OrderID.
-        details : StepDetails or dict
-            A details model, or its JSON form (with ``step``).
-        instance_id : str
-            The writing orchestration instance.
-        workflow_version : int
-            The order's workflow version.
-        now : datetime
-            Write time, timezone-aware.
-
-        Returns
-        -------
-        CompensationEntry
-            ``seq`` None until stored.
-        """
+        """Build an entry (``seq`` None), deriving classification and retention from the details."""
         shell = cls.model_validate({
             "orderId": order_id, "details": details, "instanceId": instance_id,
             "workflowVersion": workflow_version, "classification": Classification.RESTRICTED,

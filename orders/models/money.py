@@ -1,17 +1,8 @@
 """Amount rules checked at submission: the currency's minor unit and the largest order (S1).
 
-Why a table and not a library: the ISO 4217 minor unit is one small number per currency,
-almost all currencies have two decimals, and the exceptions (about twenty codes, changed by
-an amendment every few years) fit in :data:`MINOR_UNITS`, taken from ISO 4217 list one
-("Minor unit" column). A dependency for them would hide the rule; a code not listed here
-has two decimals.
-
-Only ``totalPrice`` (what the payment service is asked to charge) must be a whole number of
-minor units: a unit price may be finer (a screw at 0.0045 USD) and keeps the contract's four
-decimal places (:data:`orders.models.order.MONEY_DECIMAL_PLACES`). The rules are applied to
-new submissions only (:class:`orders.models.messages.SubmitOrder` and
-:func:`scheduler.submission.parse_submission`), never to an order already stored: an order
-accepted before a rule existed must still load and finish (SPEC X6).
+:data:`MINOR_UNITS` is ISO 4217 list one's exceptions; a small table beats a dependency.
+Only ``totalPrice`` must be whole minor units; unit prices keep four decimals. Applied to
+new submissions only: a stored order must still load (X6).
 """
 
 from __future__ import annotations
@@ -21,56 +12,29 @@ from decimal import Decimal
 from orders.models.order import Order
 
 DEFAULT_MINOR_UNITS = 2
-"""Decimals of a currency :data:`MINOR_UNITS` does not list (ISO 4217: most of them)."""
 
 MINOR_UNITS: dict[str, int] = {
-    # Zero decimals.
     "BIF": 0, "CLP": 0, "DJF": 0, "GNF": 0, "ISK": 0, "JPY": 0, "KMF": 0, "KRW": 0,
     "PYG": 0, "RWF": 0, "UGX": 0, "UYI": 0, "VND": 0, "VUV": 0, "XAF": 0, "XOF": 0,
     "XPF": 0,
-    # Three decimals.
     "BHD": 3, "IQD": 3, "JOD": 3, "KWD": 3, "LYD": 3, "OMR": 3, "TND": 3,
-    # Four decimals (units of account).
     "CLF": 4, "UYW": 4,
 }
-"""ISO 4217 currencies whose minor unit is not two decimals."""
 
 
 def minor_units(currency: str) -> int:
-    """Return the decimals of ``currency``'s minor unit (ISO 4217 list one).
-
-    Parameters
-    ----------
-    currency : str
-        Three capital letters, e.g. ``"JPY"``.
-
-    Returns
-    -------
-    int
-        0 for JPY, 2 for USD, 3 for BHD; :data:`DEFAULT_MINOR_UNITS` for an unlisted code.
-    """
+    """Return the decimals of ``currency``'s minor unit (ISO 4217; 2 if unlisted)."""
     return MINOR_UNITS.get(currency, DEFAULT_MINOR_UNITS)
 
 
 def decimals_of(amount: Decimal) -> int:
-    """Return the decimal places ``amount`` is written with, trailing zeros not counted.
-
-    ``Decimal("1.50")`` has one (``1.5`` is a whole number of cents either way); a finite
-    amount only (the contract refuses infinities and NaN before this runs).
-    """
+    """Return the decimal places of a finite ``amount``, trailing zeros not counted."""
     exponent = amount.normalize().as_tuple().exponent
     return max(0, -int(exponent))
 
 
 def minor_unit_problem(order: Order) -> tuple[str, str] | None:
-    """Tell why ``order``'s ``totalPrice`` is not a whole number of minor units, if it is not.
-
-    Returns
-    -------
-    (str, str) or None
-        The field and the rule it breaks: ``("totalPrice", "at most 0 decimal places for
-        JPY (ISO 4217 minor unit); got 100.5")``; None when the total fits its currency.
-    """
+    """Return ``(field, rule)`` if ``totalPrice`` is not whole minor units, else None."""
     allowed = minor_units(order.currency)
     if decimals_of(order.total_price) <= allowed:
         return None
@@ -79,22 +43,7 @@ def minor_unit_problem(order: Order) -> tuple[str, str] | None:
 
 
 def maximum_problem(order: Order, maximum: Decimal) -> tuple[str, str] | None:
-    """Tell which amount of ``order`` exceeds ``maximum``, if one does.
-
-    Parameters
-    ----------
-    order : Order
-        The submitted order.
-    maximum : Decimal
-        ``MAX_ORDER_AMOUNT``, in the order's currency.
-
-    Returns
-    -------
-    (str, str) or None
-        The field and the rule: ``("totalPrice", "must be at most MAX_ORDER_AMOUNT=1000000;
-        got 2500000.00")``, or the first ``lines[i].unitPrice`` above it; None when every
-        amount is within it.
-    """
+    """Return ``(field, rule)`` for the first amount above ``maximum``, else None."""
     rule = f"must be at most MAX_ORDER_AMOUNT={maximum}"
     if order.total_price > maximum:
         return "totalPrice", f"{rule}; got {order.total_price}"

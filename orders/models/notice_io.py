@@ -1,10 +1,4 @@
-"""Contracts of the notifying activities both workflows call (SPEC S7, S8, S9).
-
-- ``publish_status``: :class:`PublishStatusInput` -> nothing (JSON null).
-- ``alert_operator``: :class:`AlertOperatorInput` -> nothing (JSON null).
-
-Compatibility rules: :mod:`orders.models.step_io`.
-"""
+"""Contracts of ``publish_status`` and ``alert_operator`` (S7, S8, S9); both return null."""
 
 from __future__ import annotations
 
@@ -18,20 +12,8 @@ from orders.models.step_io import StepContract
 class PublishStatusInput(StepContract):
     """Input of ``publish_status``: one status message to the client's reply queue (S8).
 
-    Attributes
-    ----------
-    order_id : str
-        The order.
-    instance_id : str or None
-        The attempt telling; part of the MessageId, so a rerun is dropped as a duplicate
-        while a resubmitted order that fails again is still told. Absent in inputs recorded
-        before it was added (the MessageId then has no suffix).
-    reply_to : str
-        The client's private reply queue, from the state record.
-    status : StatusKind
-        OrderCompleted, OrderFailed, Compensated or CompensationFailed.
-    reason : str or None
-        Why the order failed; absent on success.
+    ``instance_id`` is part of the MessageId, so a rerun is a duplicate while a resubmitted
+    order's new failure is still told; absent in older recorded inputs.
     """
 
     OMIT_IF_NONE = frozenset({"instance_id", "reason"})
@@ -44,18 +26,7 @@ class PublishStatusInput(StepContract):
 
 
 class AlertOperatorInput(StepContract):
-    """Input of ``alert_operator``: something an operator must look at (SPEC S7, S9, X6).
-
-    Attributes
-    ----------
-    kind : AlertKind
-        OrderError, CompensationFailed or UnknownWorkflowVersion from the workflows.
-    order_id, instance_id : str or None
-        The order and the attempt; the alert's MessageId is ``<kind>:<instanceId>`` (or the
-        OrderID), one alert per attempt and kind.
-    reason : str
-        What happened.
-    """
+    """Input of ``alert_operator``; MessageId ``<kind>:<instanceId>``, one per attempt and kind."""
 
     kind: AlertKind
     order_id: str | None = None

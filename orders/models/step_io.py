@@ -1,28 +1,15 @@
 """Base of the contracts between workflow steps, and the shapes several of them share.
 
-The Durable Functions SDK passes plain JSON between an orchestrator and its activities, and
-records every input and result in the orchestration history. Each activity input and
-result, each orchestration input and output is a :class:`StepContract`: built as a model,
-crossed as ``model_dump(mode="json")`` and read back with ``Model.model_validate(data)``
-on the other side (pure and deterministic, so orchestrator code may do it, SPEC D4).
-Nothing passes the SDK's own object encoding (``__class__`` envelopes): the wire stays
-plain JSON that any version of the code can read.
+Every activity input and result, orchestration input and output is a :class:`StepContract`
+crossing as ``model_dump(mode="json")`` and read with ``model_validate`` (pure, so
+orchestrators may, D4); never the SDK's ``__class__`` envelopes.
 
-Compatibility rules (SPEC X6)
------------------------------
-An in-flight orchestration replays its recorded history against new code, and an activity
-scheduled by old code may run on new code, so:
-
-- A key is never renamed or removed while an order that may have recorded it is in flight.
-- A new field is optional, with the default that reproduces the old behaviour; an input
-  recorded before the field existed then still loads.
-- Unknown keys are refused (``extra="forbid"``): a misspelt or renamed key fails the first
-  test that builds or reads it instead of silently falling back to a default. The price is
-  a two-step rollout for a new field: first deploy readers that accept it, then writers that
-  send it (a worker that does not know a key refuses the input, and the attempt is left for
-  the supervisor).
-- An optional field that older writers left out is also left out when it has no value
-  (``OMIT_IF_NONE``), so an input serialised by new code has exactly the keys it had before.
+Compatibility rules (X6): replays and old-scheduled activities meet new code, so a key is
+never renamed or removed while an order that may have recorded it is in flight; a new
+field is optional with the default that keeps the old behaviour; unknown keys are refused
+(a misspelt key fails the first test; the price is a two-step rollout: readers first,
+then writers); ``OMIT_IF_NONE`` fields are left out when None, so new code writes exactly
+the keys old code did.
 """
 
 from __future__ import annotations
@@ -35,14 +22,7 @@ from orders.models._types import Contract, InstanceId, OrderKey, QueueName, UtcD
 
 
 class StepContract(Contract):
-    """A contract between workflow steps: camelCase JSON, unknown keys refused.
-
-    Attributes
-    ----------
-    OMIT_IF_NONE : frozenset of str
-        Fields (Python names) left out of the JSON form when they are None, because the
-        key was absent in that case before the contract existed (see the module docstring).
-    """
+    """A contract between workflow steps: camelCase JSON, unknown keys refused."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -59,42 +39,20 @@ class StepContract(Contract):
 
 
 class OwnedRecordInput(StepContract):
-    """Input of an activity that writes the state record, fenced on LockedBy (SPEC S4).
-
-    Attributes
-    ----------
-    order_id : str
-        The order.
-    instance_id : str
-        The orchestration instance that must still own the record (its LockedBy).
-    """
+    """Input of an activity that writes the state record, fenced on LockedBy (S4)."""
 
     order_id: OrderKey
     instance_id: InstanceId
 
 
 class BeginInput(OwnedRecordInput):
-    """Input of a workflow's first activity: set CompleteBy while the attempt owns the record.
-
-    Attributes
-    ----------
-    complete_by : datetime
-        The attempt's deadline; JSON form is fixed-width ISO 8601 UTC.
-    """
+    """Input of a workflow's first activity: set CompleteBy while the attempt owns the record."""
 
     complete_by: UtcDatetime
 
 
 class BeginResult(StepContract):
-    """Result of a workflow's first activity.
-
-    Attributes
-    ----------
-    fenced : bool
-        True if another instance owns the record: the attempt must stop.
-    reply_to : str or None
-        The client's reply queue (SPEC S8); None when fenced.
-    """
+    """Result of a workflow's first activity; ``reply_to`` (S8) is None only when ``fenced``."""
 
     fenced: bool
     reply_to: QueueName | None = None
@@ -107,14 +65,7 @@ class BeginResult(StepContract):
 
 
 class FencedResult(StepContract):
-    """Result of a fenced write that reports only whether it was refused (SPEC S4).
-
-    Attributes
-    ----------
-    fenced : bool
-        True if another instance owns the record (nothing was written); a rerun that finds
-        its own earlier write is not fenced (SPEC X7).
-    """
+    """Result of a fenced write (S4); a rerun finding its own write is not fenced (X7)."""
 
     fenced: bool
 
@@ -126,15 +77,7 @@ class Superseded(StepContract):
 
 
 class LeftForSupervisor(StepContract):
-    """Workflow output: the attempt stopped without touching the record (SPEC S6, V1).
-
-    Attributes
-    ----------
-    outcome : {"timedOut", "transientFailure"}
-        The durable timer at CompleteBy fired first, or the agent gave up for now.
-    step : str
-        The remote operation that was not answered in time.
-    """
+    """Workflow output: the attempt stopped without touching the record (S6, V1)."""
 
     outcome: Literal["timedOut", "transientFailure"]
     step: str

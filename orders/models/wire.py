@@ -1,30 +1,10 @@
 r"""Strict decoding of message bodies: a bad message is refused with its reason, never retried.
 
-Every queue the app consumes (``orders``, the agents' request queues, ``agent-replies``)
-decodes its body here. Decoding and validating are pure functions of the body: whatever they
-raise on the first delivery they raise on every redelivery, so an exception escaping them
-would only be retried into ``MaxDeliveryCountExceeded`` (five stack traces, no reason).
-Here every failure becomes :class:`InvalidMessage` with a dead-letter reason
-(``InvalidJson`` or ``SchemaViolation``) and a description naming the field and the rule,
-and the trigger dead-letters the message on its first delivery (SPEC S1, L3).
-
-Beyond :func:`json.loads`, a body must be I-JSON (RFC 7493), the JSON that decodes the same
-everywhere, and nest at most :data:`MAX_DEPTH` levels:
-
-- UTF-8 only (RFC 8259 section 8.1); a leading byte order mark is ignored (it may be).
-- no ``NaN``, ``Infinity`` or ``-Infinity`` literals, and no number that overflows a
-  double (``1e999``): they are not JSON numbers (RFC 8259 section 6) and would reach the
-  code as ``nan``/``inf``, which the app's own senders refuse to write.
-- integers within the signed 64-bit range: no contract needs more, wider integers are not
-  portable (RFC 7493 section 2.2 advises staying within 2**53), and past 4300 digits
-  Python's int-string limit would surface as an exception.
-- no duplicate names in an object (RFC 7493 section 2.3): ``{"totalPrice": "1",
-  "totalPrice": "100"}`` means different orders to different parsers.
-- no unpaired surrogate escapes such as ``"\ud800"`` (RFC 7493 section 2.1): such a
-  string cannot be encoded as UTF-8, so storing or forwarding it would fail on every
-  delivery.
-- nesting deeper than :data:`MAX_DEPTH` objects or arrays is refused, including nesting
-  so deep that the parser itself runs out of stack (``RecursionError``).
+Decoding is pure, so a failure is an :class:`InvalidMessage` (field and rule) dead-lettered
+on first delivery, not retried into ``MaxDeliveryCountExceeded`` (S1, L3). A body must be
+I-JSON (RFC 7493) at most :data:`MAX_DEPTH` deep: UTF-8 (a BOM ignored), no ``NaN`` or
+overflowing numbers, signed 64-bit integers, no duplicate names (parsers disagree on which
+counts), no unpaired surrogate like ``"\ud800"`` (not storable as UTF-8).
 """
 
 from __future__ import annotations
@@ -39,16 +19,13 @@ from orders.errors import OrderServiceError
 from orders.models._types import WIRE
 
 INVALID_JSON = "InvalidJson"
-"""Dead-letter reason: the body is not strict JSON (see the module docstring)."""
 
 SCHEMA_VIOLATION = "SchemaViolation"
-"""Dead-letter reason: the body is JSON but breaks the message contract."""
 
 MAX_DEPTH = 32
-"""Deepest nesting of objects and arrays accepted; the contracts need at most five."""
+"""Deepest nesting accepted; the contracts need at most five."""
 
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
-"""Range of JSON integers accepted: signed 64 bits."""
 
 _INT_MAX_CHARS = 20  # "-9223372036854775808"; longer text is refused before conversion
 
@@ -56,16 +33,7 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class InvalidMessage(OrderServiceError, ValueError):
-    """A message body that can never be processed; dead-letter it with this reason (permanent).
-
-    Parameters
-    ----------
-    reason : str
-        ``InvalidJson`` or ``SchemaViolation`` (the DeadLetterReason).
-    description : str
-        The field (a dotted path such as ``order.lines.0.quantity``, or ``body``) and the
-        rule it breaks (the DeadLetterErrorDescription).
-    """
+    """A body that can never be processed: dead-letter it with ``reason`` and ``description``."""
 
     def __init__(self, reason: str, description: str) -> None:
         super().__init__(f"{reason}: {description}")
@@ -74,7 +42,7 @@ class InvalidMessage(OrderServiceError, ValueError):
 
 
 class _Refused:
-    """Stands in for a value the decoder refuses, so the check can name its path."""
+    """Stands in for a refused value, so the check can name its path."""
 
     __slots__ = ("problem",)
 
@@ -110,7 +78,7 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any] | _Refused:
 
 
 def _show(text: str, limit: int = 64) -> str:
-    """Quote ``text`` safely for a description: ASCII only, at most ``limit`` characters."""
+    """Quote ``text`` ASCII-only, at most ``limit`` characters."""
     shown = ascii(text[:limit])
     return shown if len(text) <= limit else shown + "..."
 
@@ -135,7 +103,6 @@ def _unencodable(text: str) -> str | None:
 
 
 def _check(value: Any) -> None:
-    """Walk ``value`` (iteratively) and raise InvalidMessage at the first refused part."""
     stack: list[tuple[Any, tuple[str | int, ...], int]] = [(value, (), 0)]
     while stack:
         item, path, depth = stack.pop()
@@ -163,24 +130,12 @@ def _check(value: Any) -> None:
 
 
 def loads(body: bytes | str) -> Any:
-    """Decode a message body as strict JSON (I-JSON, RFC 7493, nested at most MAX_DEPTH).
-
-    Parameters
-    ----------
-    body : bytes or str
-        The message body; bytes must be UTF-8.
-
-    Returns
-    -------
-    Any
-        The decoded value: dict, list, str, int, float, bool or None.
+    """Decode a message body as strict JSON (see the module docstring).
 
     Raises
     ------
     InvalidMessage
-        With reason ``InvalidJson`` and the path and rule, for anything the module
-        docstring lists, a syntax error (with line and column), or any other failure of the
-        decoder (it is a pure function of the body: redelivery would fail the same way).
+        ``InvalidJson`` with the path and rule, for a syntax error or any decoder failure.
     """
     if isinstance(body, bytes | bytearray | memoryview):
         try:
@@ -211,30 +166,13 @@ def loads(body: bytes | str) -> Any:
 
 
 def parse(body: bytes | str, model: type[M], *, what: str = "") -> M:
-    """Decode a message body strictly and validate it against its contract.
-
-    Parameters
-    ----------
-    body : bytes or str
-        The message body.
-    model : type of pydantic.BaseModel
-        The queue's contract, e.g. :class:`~orders.models.messages.SubmitOrder`.
-    what : str, optional
-        What the message is (``agent reply``), put before an error's description:
-        ``agent reply: order.lines.0.quantity: ...``.
-
-    Returns
-    -------
-    pydantic.BaseModel
-        The validated message.
+    """Decode and validate a body against ``model``; ``what`` prefixes error descriptions.
 
     Raises
     ------
     InvalidMessage
-        ``InvalidJson`` (see :func:`loads`) or ``SchemaViolation`` naming each field and
-        rule (``order.lines.0.quantity: Input should be greater than 0``); an unexpected
-        exception from a validator also becomes ``SchemaViolation`` (validation is pure, so
-        a redelivery would raise it again).
+        ``InvalidJson`` (:func:`loads`) or ``SchemaViolation`` naming each field and rule;
+        an unexpected validator exception is a ``SchemaViolation`` too.
     """
     try:
         return validate(loads(body), model)
@@ -245,10 +183,7 @@ def parse(body: bytes | str, model: type[M], *, what: str = "") -> M:
 
 
 def validate(data: Any, model: type[M]) -> M:
-    """Validate an already decoded body (:func:`loads`) against its contract.
-
-    For a reader that looks at the decoded body before validating it (submission checks
-    which client a body names first, ``scheduler.identity``).
+    """Validate an already decoded body against its contract, wire names only.
 
     Raises
     ------
@@ -256,7 +191,6 @@ def validate(data: Any, model: type[M]) -> M:
         ``SchemaViolation``, as :func:`parse` raises it.
     """
     try:
-        # Wire names only, unknown fields refused (orders.models._types.Contract).
         return model.model_validate(data, by_name=False, context={WIRE: True})
     except ValidationError as exc:
         raise InvalidMessage(SCHEMA_VIOLATION, describe(exc)) from None
@@ -269,17 +203,5 @@ def validate(data: Any, model: type[M]) -> M:
 
 
 def describe(exc: ValidationError) -> str:
-    """Describe a validation error as ``field: rule`` pairs joined by ``; ``.
-
-    Parameters
-    ----------
-    exc : pydantic.ValidationError
-        The error of a contract's ``model_validate``.
-
-    Returns
-    -------
-    str
-        E.g. ``order.lines.0.quantity: Input should be greater than 0`` (``body`` for a
-        rule on the whole message).
-    """
+    """Describe a validation error as ``field: rule`` pairs joined by ``; ``."""
     return "; ".join(f"{_path(tuple(e['loc']))}: {e['msg']}" for e in exc.errors())

@@ -1,19 +1,9 @@
-"""Log records that carry OrderID, orchestration instance id and attempt (SPEC X8, D4).
+"""Log records that carry OrderID, orchestration instance id and attempt (X8, D4).
 
-Two ways to attach the ids, both ending as attributes ``order_id``, ``instance_id`` and
-``attempt`` on every :class:`logging.LogRecord` (``"-"`` when unknown), plus ``log_ids``,
-their rendering for text formats (:data:`LOG_FORMAT`):
-
-- :func:`log_context` around a function invocation (submission, agent, activity): every
-  line logged inside, by any module-level logger, carries the ids. It uses a context
-  variable, so concurrent invocations on other threads or tasks keep their own ids.
-- :func:`order_logger` / :func:`replay_safe_logger`: a :class:`logging.LoggerAdapter` bound
-  to the ids; the replay-safe one logs nothing while the orchestrator replays history, so
-  each line appears once however often the orchestrator code is re-run (STYLE 11).
-
-:func:`install_log_record_factory` (called at start-up) makes the attributes exist on every
-record, so formats and Azure Monitor custom dimensions can rely on them. Do not pass these
-names in ``extra=``: the logging module refuses to overwrite record attributes.
+Every record gets ``order_id``, ``instance_id``, ``attempt`` (``"-"`` when unknown) and
+``log_ids`` (:func:`install_log_record_factory`), from :func:`log_context` (a context
+variable, per thread or task) or a bound :func:`order_logger`; :func:`replay_safe_logger`
+is silent while an orchestrator replays. Never pass these names in ``extra=``.
 """
 
 from __future__ import annotations
@@ -27,7 +17,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(log_ids)s] %(message)s"
-"""Text format that shows the ids on every line."""
 
 UNKNOWN = "-"
 
@@ -41,7 +30,7 @@ class LogIds:
     attempt: int | None = None
 
     def text(self) -> str:
-        """Render as ``order=<id> instance=<id> attempt=<n>`` (``-`` for unknown)."""
+        """Render as ``order=<id> instance=<id> attempt=<n>``."""
         return (f"order={self.order_id or UNKNOWN} instance={self.instance_id or UNKNOWN} "
                 f"attempt={self.attempt if self.attempt is not None else UNKNOWN}")
 
@@ -71,23 +60,7 @@ def current_ids() -> LogIds:
 @contextmanager
 def log_context(order_id: str | None = None, instance_id: str | None = None,
                 attempt: int | None = None) -> Iterator[LogIds]:
-    """Attach the ids to every record logged inside the block (in this thread or task).
-
-    Values not given are inherited from an enclosing block; from an instance id
-    ``<OrderID>:<attempt>`` the OrderID and attempt are derived.
-
-    Parameters
-    ----------
-    order_id, instance_id : str, optional
-        The order and the orchestration instance (attempt) being worked on.
-    attempt : int, optional
-        Attempt number.
-
-    Yields
-    ------
-    LogIds
-        The ids in force inside the block.
-    """
+    """Attach the ids to every record logged inside the block; values not given are inherited."""
     outer = _current.get()
     own = ids_for(order_id, instance_id, attempt)
     ids = replace(outer, **{k: v for k, v in vars(own).items() if v is not None})
@@ -99,11 +72,7 @@ def log_context(order_id: str | None = None, instance_id: str | None = None,
 
 
 def install_log_record_factory() -> None:
-    """Give every log record ``order_id``, ``instance_id``, ``attempt`` and ``log_ids``.
-
-    Wraps the current record factory once per process (later calls do nothing); the values
-    come from :func:`log_context`.
-    """
+    """Give every log record the ids' attributes; once per process, later calls do nothing."""
     global _installed
     with _install_lock:
         if _installed:
@@ -145,7 +114,7 @@ class OrderLogger(logging.LoggerAdapter[logging.Logger]):
 
 
 class ReplaySafeLogger(OrderLogger):
-    """An :class:`OrderLogger` that is silent while its orchestration replays (SPEC D4)."""
+    """An :class:`OrderLogger` that is silent while its orchestration replays (D4)."""
 
     def __init__(self, logger: logging.Logger, context: Any, ids: LogIds) -> None:
         super().__init__(logger, ids)
@@ -160,45 +129,11 @@ class ReplaySafeLogger(OrderLogger):
 
 def order_logger(logger: logging.Logger, order_id: str | None = None,
                  instance_id: str | None = None, attempt: int | None = None) -> OrderLogger:
-    """Return ``logger`` bound to one order (and attempt) for code outside orchestrators.
-
-    Parameters
-    ----------
-    logger : logging.Logger
-        A module-level logger.
-    order_id, instance_id : str, optional
-        The ids; OrderID and attempt are derived from an ``<OrderID>:<n>`` instance id.
-    attempt : int, optional
-        Attempt number.
-
-    Returns
-    -------
-    OrderLogger
-    """
+    """Return ``logger`` bound to one order (and attempt) for code outside orchestrators."""
     return OrderLogger(logger, ids_for(order_id, instance_id, attempt))
 
 
 def replay_safe_logger(context: Any, logger: logging.Logger,
                        order_id: str | None = None) -> ReplaySafeLogger:
-    """Return a logger for orchestrator code: ids from the context, silent during replay.
-
-    Use it inside an orchestrator function (SPEC D4: replay-safe logging)::
-
-        log = replay_safe_logger(context, logging.getLogger(__name__))
-        log.info("charging")   # logged once, with the attempt's OrderID and instance id
-
-    Parameters
-    ----------
-    context : azure.durable_functions.DurableOrchestrationContext
-        Provides ``instance_id`` and ``is_replaying`` (read at each call, so one adapter
-        serves the whole orchestrator run).
-    logger : logging.Logger
-        A module-level logger.
-    order_id : str, optional
-        Defaults to the OrderID in an ``<OrderID>:<n>`` instance id.
-
-    Returns
-    -------
-    ReplaySafeLogger
-    """
+    """Return a logger for orchestrator code: ids from ``context``, silent during replay (D4)."""
     return ReplaySafeLogger(logger, context, ids_for(order_id, context.instance_id))

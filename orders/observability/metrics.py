@@ -1,13 +1,8 @@
-"""The service's OpenTelemetry metrics, behind small ``record_*`` functions (SPEC X8).
+"""The service's OpenTelemetry metrics, behind small ``record_*`` functions (X8).
 
-Callers (submission, agents, supervisor, compensation, the ops snapshot) call one function
-per fact; they never touch OpenTelemetry themselves. The instruments come from the global
-meter provider, which is a no-op until :func:`orders.observability.telemetry.configure_telemetry`
-installs one (console locally, Azure Monitor in Azure), so recording is always safe and
-cheap. Tests bind the instruments to their own provider with :func:`install`.
-
-Every metric name and its attributes is listed in ``docs/operations.md`` with the alert
-thresholds built on it.
+Instruments come from the global provider, a no-op until one is configured, so recording
+is always safe; tests bind their own with :func:`install`. Names, attributes and alerts:
+docs/operations.md.
 """
 
 from __future__ import annotations
@@ -19,14 +14,11 @@ from typing import Any
 from opentelemetry import metrics
 
 METER_NAME = "orders"
-"""Instrumentation scope of every metric of the service."""
 
 CIRCUIT_STATE_VALUES = {"closed": 0, "half_open": 1, "open": 2}
-"""Gauge value of each circuit state (``agent.circuit.state``)."""
 
 
 _INSTRUMENTS: tuple[tuple[str, str, str, str], ...] = (
-    # (kind, metric name, unit, description): the metrics of docs/operations.md
     ("gauge", "orders.state.count", "{order}", "Orders by ProcessState"),
     ("gauge", "orders.in_flight", "{order}",
      "Pending + Processing + Compensating orders (admission backlog)"),
@@ -52,11 +44,9 @@ _INSTRUMENTS: tuple[tuple[str, str, str, str], ...] = (
     ("gauge", "servicebus.dead_letter.depth", "{message}",
      "Messages in a queue's dead-letter subqueue"),
 )
-"""Every instrument of the service; ``record_*`` functions look them up by metric name."""
 
 
 def _create_instruments(meter: metrics.Meter) -> dict[str, Any]:
-    """Create every instrument of :data:`_INSTRUMENTS` on ``meter``, keyed by metric name."""
     return {name: getattr(meter, f"create_{kind}")(name, unit=unit, description=description)
             for kind, name, unit, description in _INSTRUMENTS}
 
@@ -66,13 +56,7 @@ _instruments = _create_instruments(metrics.get_meter(METER_NAME))
 
 
 def install(provider: Any | None) -> None:
-    """Bind the instruments to ``provider`` (tests), or to the global provider if None.
-
-    Parameters
-    ----------
-    provider : opentelemetry.metrics.MeterProvider or None
-        E.g. an SDK ``MeterProvider`` with an ``InMemoryMetricReader``.
-    """
+    """Bind the instruments to ``provider`` (tests), or to the global provider if None."""
     global _instruments
     meter = (provider.get_meter(METER_NAME) if provider is not None
              else metrics.get_meter(METER_NAME))
@@ -81,16 +65,7 @@ def install(provider: Any | None) -> None:
 
 
 def record_submission(accepted: bool, reason: str | None = None) -> None:
-    """Count one order message: accepted, rejected by admission control or dead-lettered.
-
-    Parameters
-    ----------
-    accepted : bool
-        True if the order is (or already was) stored.
-    reason : str, optional
-        For a refusal: ``"AdmissionControl"`` (the client got Rejected, SPEC X3) or the
-        dead-letter reason (``InvalidJson``, ``SchemaViolation``, ``ConflictingOrder``).
-    """
+    """Count one order message; a refusal's ``reason``: ``AdmissionControl`` (X3) or dead-letter."""
     if accepted:
         outcome = "accepted"
     else:
@@ -99,13 +74,13 @@ def record_submission(accepted: bool, reason: str | None = None) -> None:
 
 
 def record_backlog(in_flight: int, limit: int) -> None:
-    """Set the admission backlog and its limit (SPEC X3)."""
+    """Set the admission backlog and its limit (X3)."""
     _instruments["orders.in_flight"].set(in_flight)
     _instruments["orders.in_flight.limit"].set(limit)
 
 
 def record_state_counts(counts: Mapping[Any, int]) -> None:
-    """Set the number of orders in each ProcessState (keys: ProcessState or its value)."""
+    """Set the number of orders in each ProcessState."""
     for state, count in counts.items():
         _instruments["orders.state.count"].set(
             count, {"state": str(getattr(state, "value", state))})
@@ -117,25 +92,13 @@ def record_stuck(count: int) -> None:
 
 
 def record_recovery(outcome: str, count: int = 1) -> None:
-    """Count supervisor recoveries (SPEC V2).
-
-    Parameters
-    ----------
-    outcome : {"retried", "held_back", "gave_up", "overdue", "told", "skipped"}
-        Back to Pending; held back without a failure counted (an open circuit refused the
-        attempt before any call, SPEC A5); given up (Error); found with CompleteBy before
-        the scan window (also counted under what was done to it); a pending final status
-        resent (its first send had failed, SPEC S8); or skipped (another writer won the
-        ETag race).
-    count : int
-        How many.
-    """
+    """Count supervisor recoveries (V2) by ``outcome``, as docs/operations.md lists them."""
     if count:
         _instruments["orders.recoveries"].add(count, {"outcome": outcome})
 
 
 def record_compensation(outcome: str) -> None:
-    """Count one finished compensation (SPEC S9): ``"compensated"`` or ``"failed"``."""
+    """Count one finished compensation (S9): ``"compensated"`` or ``"failed"``."""
     _instruments["orders.compensations"].add(1, {"outcome": outcome})
 
 
@@ -145,25 +108,13 @@ def record_out_of_stock() -> None:
 
 
 def record_resubmission(outcome: str) -> None:
-    """Count one operator resubmission by outcome (``resubmitted``, ``not_in_error``, ...)."""
+    """Count one operator resubmission by outcome."""
     _instruments["orders.resubmissions"].add(1, {"outcome": outcome})
 
 
 def record_agent_call(service: str, attempts: int, outcome: str = "",
                       operation: str = "") -> None:
-    """Count one agent request and the HTTP calls and retries it made (SPEC A1, A5, X2).
-
-    Parameters
-    ----------
-    service : str
-        ``payment`` or ``shipping``.
-    attempts : int
-        HTTP calls made for the request (0 if the deadline or an open circuit stopped it).
-    outcome : str
-        ``Succeeded``, ``PermanentFailure`` or ``TransientFailure``.
-    operation : str
-        ``charge``, ``refund``, ``ship``, ``cancel_shipment``.
-    """
+    """Count one agent request with its HTTP calls and retries (A1, A5, X2)."""
     _instruments["agent.requests"].add(1, {"service": service, "operation": operation,
                                            "outcome": outcome})
     if attempts:
@@ -173,21 +124,13 @@ def record_agent_call(service: str, attempts: int, outcome: str = "",
 
 
 def record_circuit_state(service: str, state: str) -> None:
-    """Set a service's circuit state as seen by this process (SPEC A5).
-
-    Parameters
-    ----------
-    service : str
-        The service.
-    state : {"closed", "half_open", "open"}
-        :class:`orders.circuit.CircuitState` value.
-    """
+    """Set a service's circuit state as this process sees it (A5)."""
     _instruments["agent.circuit.state"].set(CIRCUIT_STATE_VALUES.get(str(state), -1),
                                             {"service": service})
 
 
 def record_scan(rows: int, duration_s: float, request_charge: float | None = None) -> None:
-    """Record one supervisor scan's cost (SPEC V1: rows read / request units, duration)."""
+    """Record one supervisor scan's cost (V1)."""
     _instruments["supervisor.scan.rows_read"].record(rows)
     _instruments["supervisor.scan.duration"].record(duration_s)
     if request_charge is not None:

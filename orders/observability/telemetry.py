@@ -1,15 +1,8 @@
 """Where metrics, logs and traces go: Azure Monitor, or files of the data folder (X8).
 
-With ``APPLICATIONINSIGHTS_CONNECTION_STRING`` set, the Azure Monitor OpenTelemetry distro
-(``azure-monitor-opentelemetry``, imported only then) exports the ``orders`` metrics, the
-``orders.*`` loggers' records, whose OrderID / instance id / attempt attributes
-(:mod:`orders.observability.logs`) become custom dimensions, and the spans, sampled at
-``TRACE_SAMPLE_RATIO`` on the trace id (a whole order is in or out). Without it, an SDK
-meter provider appends the metrics to ``metrics.jsonl`` of the local host's data folder
-every ``METRICS_EXPORT_INTERVAL_S`` (the console stays for what a person reads; with no data
-folder they go to the console, the Functions host's log), and :func:`configure_tracing`
-sends the spans to the local trace store (:mod:`orders.observability.trace_store`).
-Configured once per process.
+With ``APPLICATIONINSIGHTS_CONNECTION_STRING``, the Azure Monitor distro exports all three
+(spans sampled per trace id, so a whole order is in or out); otherwise metrics go to
+``metrics.jsonl`` (or the console) and spans to the local trace store. Once per process.
 """
 
 from __future__ import annotations
@@ -26,39 +19,19 @@ from opentelemetry import metrics, trace
 log = logging.getLogger("orders.ops")
 
 METRICS_FILE = "metrics.jsonl"
-"""File of the data folder the metrics are appended to without Azure Monitor: one JSON line
-(OpenTelemetry's ``MetricsData`` form) per export and process."""
 
 APP_LOGGER = "orders"
-"""Logger whose records (and its children's) Azure Monitor collects; the Functions host
-already collects its own and the worker's logs, so the root logger is not taken."""
+"""Logger Azure Monitor collects; not the root, whose records the Functions host collects."""
 
 _lock = threading.Lock()
 _configured: str | None = None
 
 
 def configure_telemetry(settings: Any) -> str:
-    """Install the metrics (and, in Azure, log) exporters once per process.
+    """Install the metrics (in Azure, also log) exporters once; return which.
 
-    Parameters
-    ----------
-    settings : orders.settings.Settings
-        Uses ``APPLICATIONINSIGHTS_CONNECTION_STRING``,
-        ``APPLICATIONINSIGHTS_AUTHENTICATION_STRING``, ``METRICS_EXPORT_INTERVAL_S`` and
-        ``TRACE_SAMPLE_RATIO``.
-
-    Returns
-    -------
-    str
-        ``"azuremonitor"``, ``"file"`` (:data:`METRICS_FILE` of ``DEVHOST_DATA_DIR``) or
-        ``"console"``: what this call or an earlier one installed.
-
-    Raises
-    ------
-    ImportError
-        If a connection string is set but ``azure-monitor-opentelemetry`` is not installed.
-    ValueError
-        If ``APPLICATIONINSIGHTS_AUTHENTICATION_STRING`` is set but malformed.
+    Returns ``"azuremonitor"``, ``"file"`` or ``"console"``. Raises ImportError without the
+    distro when a connection string is set, ValueError for a malformed authentication string.
     """
     global _configured
     with _lock:
@@ -85,11 +58,7 @@ def configure_telemetry(settings: Any) -> str:
 
 
 def entra_credential(settings: Any) -> dict[str, Any]:
-    """Return ``{"credential": ...}`` for ``Authorization=AAD[;ClientId=<id>]``, else ``{}``.
-
-    Application Insights with local authentication disabled accepts telemetry only with an
-    Entra ID token; the Functions host reads the same setting for its own telemetry.
-    """
+    """Return ``{"credential": ...}`` for ``Authorization=AAD[;ClientId=<id>]``, else ``{}``."""
     text = (settings.APPLICATIONINSIGHTS_AUTHENTICATION_STRING or "").strip()
     if not text:
         return {}
@@ -105,16 +74,7 @@ def entra_credential(settings: Any) -> dict[str, Any]:
 
 
 class AppendOnlyLines:
-    """A text sink that appends each write to a file with one ``write(2)`` (``O_APPEND``).
-
-    The host's processes share one data folder: one system call per exported line keeps
-    their lines whole, where a buffered file would split a line longer than its buffer.
-
-    Parameters
-    ----------
-    path : Path
-        The file; created if missing, its folder too.
-    """
+    """A text sink appending each write with one ``write(2)``, so processes' lines stay whole."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -131,12 +91,9 @@ class AppendOnlyLines:
 
 
 def console_meter_provider(interval_s: float, out: Any = None) -> Any:
-    """Build a meter provider that prints metrics to ``out`` (stdout) every ``interval_s``.
+    """Build a meter provider printing one JSON line per export to ``out`` every ``interval_s``.
 
-    Each export is one JSON line (OpenTelemetry's ``MetricsData`` JSON form).
-
-    It is not shut down at exit (``shutdown_on_exit=False``): a local run that stops loses
-    at most one interval, instead of every test run ending with a metrics dump.
+    Not shut down at exit: a stopped local run loses at most one interval, no metrics dump.
     """
     import sys
 
@@ -146,8 +103,6 @@ def console_meter_provider(interval_s: float, out: Any = None) -> Any:
         PeriodicExportingMetricReader,
     )
 
-    # One JSON line per export, not the SDK's indented dump of hundreds of lines, so the
-    # metrics do not bury the log lines around them in host.log.
     exporter = ConsoleMetricExporter(
         out=out or sys.stdout, formatter=lambda data: data.to_json(indent=None) + "\n")
     reader = PeriodicExportingMetricReader(exporter,
@@ -156,41 +111,21 @@ def console_meter_provider(interval_s: float, out: Any = None) -> Any:
 
 
 _local_traces: Any = None
-"""The local tracer provider and its exporter, once :func:`configure_tracing` set them."""
 
 
 def order_sampler(ratio: float) -> Any:
-    """Return the local sampler: a whole order in or out, at ``ratio`` (SPEC X8).
-
-    Parent-based: a span with a parent follows its parent's decision, which travels in the
-    ``traceparent`` flags; a root (the submission) is kept when its trace id falls within
-    ``ratio`` (``TraceIdRatioBased``). Azure Monitor's sampler also decides on the trace id.
-    """
+    """Return the local sampler: parent-based, a root kept by trace id at ``ratio`` (X8)."""
     from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 
     return ParentBased(TraceIdRatioBased(ratio))
 
 
 def configure_tracing(settings: Any) -> Path | None:
-    """Send this process's spans to the local trace store of its data folder (SPEC X8).
+    """Send this process's spans to its data folder's local trace store (X8).
 
-    Called with every build of the services: the first call installs the global tracer
-    provider (sampler :func:`order_sampler`, a batch span processor, so a step never waits
-    for the store); a later one for another data folder flushes and moves the exporter
-    there (a test process builds one host after another).
-
-    Parameters
-    ----------
-    settings : orders.settings.Settings
-        Uses ``APPLICATIONINSIGHTS_CONNECTION_STRING`` (set: the distro exports the spans,
-        nothing to do here), ``DEVHOST_DATA_DIR``, ``TRACE_SAMPLE_RATIO`` and
-        ``RETENTION_DAYS`` (spans older than that are deleted from the store).
-
-    Returns
-    -------
-    Path or None
-        The trace store written to, or None when spans go to Azure Monitor or there is no
-        data folder.
+    Installs the global provider once (batch processor: a step never waits); a later call
+    for another folder moves the exporter. Returns None when Azure Monitor exports the spans
+    or there is no data folder.
     """
     global _local_traces
     if (settings.APPLICATIONINSIGHTS_CONNECTION_STRING or "").strip() \
@@ -224,12 +159,6 @@ def configure_tracing(settings: Any) -> Path | None:
 
 
 def flush_traces(timeout_s: float = 10.0) -> bool:
-    """Export every finished span now (tests, the operator CLI, a host stopping).
-
-    Returns
-    -------
-    bool
-        False if the provider did not finish within ``timeout_s``.
-    """
+    """Export every finished span now; False if not done within ``timeout_s``."""
     flush = getattr(trace.get_tracer_provider(), "force_flush", None)
     return bool(flush(int(timeout_s * 1000))) if flush is not None else True

@@ -1,14 +1,7 @@
-"""The local trace store: spans in a SQLite file of the data folder (SPEC X8).
+"""The local trace store: spans in ``traces.sqlite`` of the data folder (X8).
 
-Under the local host, :class:`SqliteSpanExporter` is the OpenTelemetry span exporter
-(behind the SDK's batch span processor, so a step never waits for a write) and
-``<data dir>/traces.sqlite`` the store; ``python -m opscli trace ORDER_ID`` reads it with
-:class:`TraceStore`. In Azure the same spans go to Azure Monitor instead.
-
-Every host process and the operator CLI open the file through :mod:`sqlitekit` (WAL, busy
-timeout, the file's write lock), so writers of several processes queue and readers never
-block them. An export that fails is dropped with a warning: traces are diagnostics, never
-worth stopping the work.
+Opened through :mod:`sqlitekit` by every host process and ``python -m opscli trace``; a
+failed export is dropped with a warning (traces never stop the work).
 """
 
 from __future__ import annotations
@@ -34,7 +27,6 @@ from sqlitekit import connect, write
 log = logging.getLogger("orders.observability")
 
 TRACE_FILE = "traces.sqlite"
-"""Name of the trace store in the local host's data folder."""
 
 _SCHEMA = (
     """
@@ -61,8 +53,7 @@ _INSERT = ("INSERT OR REPLACE INTO spans (span_id, trace_id, parent_id, name, ki
 
 
 def _open(path: Path) -> sqlite3.Connection:
-    # NORMAL: a power loss may cost the last spans, never the store; FULL would fsync per
-    # batch for diagnostics.
+    # NORMAL: a power loss may cost the last spans, never the store.
     conn = connect(path, synchronous="NORMAL")
     with write(conn):
         for statement in _SCHEMA:
@@ -88,19 +79,8 @@ def _row(span: ReadableSpan) -> tuple[Any, ...]:
 class SqliteSpanExporter(SpanExporter):
     """An OpenTelemetry span exporter writing to the local trace store.
 
-    Parameters
-    ----------
-    path : str or Path
-        The store file (``<data dir>/traces.sqlite``); created with its folder if missing.
-    retention : timedelta, optional
-        Spans that started longer ago than this are deleted, at most once per
-        ``purge_every`` and only while exporting (``RETENTION_DAYS``, as the task hub's
-        ended instances; issue of unbounded growth, X10). None keeps every span.
-    purge_every : timedelta
-        Least time between two purges (default one hour).
-    now_ns : callable, optional
-        Wall clock in Unix nanoseconds, the spans' own time base (default
-        :func:`time.time_ns`).
+    ``retention`` (``RETENTION_DAYS``, X10) deletes older spans at most once per
+    ``purge_every``, while exporting; None keeps all. ``now_ns``: Unix nanoseconds.
     """
 
     def __init__(self, path: str | Path, retention: timedelta | None = None,
@@ -122,13 +102,7 @@ class SqliteSpanExporter(SpanExporter):
             self._conn, self.path = None, Path(path)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        """Write a batch of finished spans in one transaction.
-
-        Returns
-        -------
-        SpanExportResult
-            SUCCESS, or FAILURE (logged, the batch dropped) if SQLite refused.
-        """
+        """Write a batch in one transaction; FAILURE (logged, batch dropped) if SQLite refused."""
         rows = [_row(span) for span in spans]
         try:
             with self._lock:
@@ -143,7 +117,6 @@ class SqliteSpanExporter(SpanExporter):
         return SpanExportResult.SUCCESS
 
     def _purge_if_due(self, conn: sqlite3.Connection) -> None:
-        """Delete the spans older than the retention, if the last purge is old enough."""
         now = self._now_ns()
         if self._retention_ns is None or (self._purged_at_ns is not None
                                           and now - self._purged_at_ns < self._purge_every_ns):
@@ -185,13 +158,7 @@ class StoredSpan:
 
 
 class TraceStore:
-    """Reads the local trace store (``python -m opscli trace``, tests).
-
-    Parameters
-    ----------
-    path : str or Path
-        The store file; a missing file reads as an empty store.
-    """
+    """Reads the local trace store; a missing file reads as empty."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -206,13 +173,7 @@ class TraceStore:
             conn.close()
 
     def order_keys(self, order_id: str) -> list[str]:
-        """Return the order keys with spans whose OrderID is ``order_id`` (any client).
-
-        ``order_id`` may be a key itself (``acme~ORD-1``) or a plain OrderID, which each
-        client may use for its own order (SPEC X10). OrderIDs are case-sensitive
-        (``ORD-1`` and ``ord-1`` are two orders), so the key's end is compared exactly, not
-        with SQLite's ``LIKE``, which ignores case.
-        """
+        """Return the order keys whose OrderID is ``order_id`` (any client, case-sensitive, X10)."""
         suffix = "~" + order_id
         rows = self._query("SELECT DISTINCT order_key FROM spans WHERE order_key = ? "
                            "OR substr(order_key, -?) = ? ORDER BY order_key",
@@ -220,11 +181,7 @@ class TraceStore:
         return [row["order_key"] for row in rows]
 
     def spans_of(self, order_key: str) -> list[StoredSpan]:
-        """Return every span of the traces that carry ``order_key``, oldest first.
-
-        Spans of those traces without the key (HTTP tries, the remote services' own) are
-        included: the trace is the order's.
-        """
+        """Return every span of the traces carrying ``order_key``, oldest first."""
         rows = self._query("SELECT * FROM spans WHERE trace_id IN (SELECT DISTINCT trace_id "
                            "FROM spans WHERE order_key = ?) ORDER BY start_ns, span_id",
                            (order_key,))

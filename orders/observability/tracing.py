@@ -1,29 +1,8 @@
-"""One order, one trace: spans for every step and the context that joins them (SPEC X8).
+"""One order, one trace: spans for every step and the context that joins them (X8).
 
-Every step of an order opens a span with :func:`order_span`, tagged with the order key, the
-instance id, the attempt and the operation (:data:`ORDER_KEY`, ...). The steps run in
-different functions, processes and services, so the W3C trace context travels with the
-work, in ``traceparent`` form:
-
-- on every Service Bus message the app sends, as the application property
-  :data:`TRACEPARENT` (:func:`message_properties`; the Azure SDKs and the Functions host
-  read the same name);
-- on every HTTP call to a remote service, as the ``traceparent`` header (:func:`inject`);
-- in the state record (``traceParent``, the submission's span, so the starter and the
-  supervisor, which run on timers, join the order's trace; ``attemptTrace``, the last
-  attempt's span, which the next attempt links to);
-- in the orchestration input (``traceParent``): orchestrator code starts no span (it is
-  replayed, SPEC D4); it wraps each activity's input as
-  ``{"traceParent", "instanceId", "input"}``
-  (:func:`wrap_input`), and the activity's span (:func:`activity_span`) is a child of the
-  attempt's span.
-
-The tracer is the global provider's: the Azure Monitor distro's in Azure, the local
-trace store's under the local host (:mod:`orders.observability.telemetry`); no code
-differs. Without a provider every span is a no-op and nothing travels.
-
-May import: :mod:`orders.lifecycle.ids` (the instance id format) and third-party
-libraries only (see :mod:`orders.observability`).
+The W3C context travels in messages, HTTP headers, the state record and activity inputs:
+see docs/operations.md, "Traces". The tracer is the global provider's (Azure Monitor or the
+local trace store); without one every span is a no-op.
 """
 
 from __future__ import annotations
@@ -40,19 +19,14 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from orders.lifecycle.ids import split_instance_id
 
 TRACER_NAME = "orders"
-"""Instrumentation scope of every span of the service."""
 TRACEPARENT = "traceparent"
 """Application property and HTTP header carrying the W3C trace context."""
 ORDER_KEY = "orders.order_key"
-"""Span attribute: the order key ``<clientId>~<OrderID>``."""
 INSTANCE_ID = "orders.instance_id"
-"""Span attribute: the orchestration instance (attempt) the step belongs to."""
 ATTEMPT = "orders.attempt"
 """Span attribute: the attempt number (a compensation attempt's own number)."""
 OPERATION = "orders.operation"
-"""Span attribute: what the step does (``charge``, ``begin_attempt``, ``retried``...)."""
 ENVELOPE_KEYS = frozenset({"traceParent", "instanceId", "input"})
-"""Keys of an activity input wrapped by :func:`wrap_input`."""
 
 _propagator = TraceContextTextMapPropagator()
 
@@ -62,7 +36,7 @@ _tracers: dict[int, tuple[trace.TracerProvider, trace.Tracer]] = {}
 
 
 def tracer() -> trace.Tracer:
-    """Return the service's tracer of the current global provider (one per provider)."""
+    """Return the service's tracer of the current global provider."""
     provider = trace.get_tracer_provider()
     found = _tracers.get(id(provider))
     if found is None:
@@ -94,11 +68,7 @@ def inject(headers: dict[str, str]) -> dict[str, str]:
 
 
 def message_properties(properties: Mapping[str, Any]) -> dict[str, Any]:
-    """Return Service Bus application ``properties`` plus the current ``traceparent``.
-
-    A ``traceparent`` already in ``properties`` is kept; without a current span the
-    properties are returned as they are.
-    """
+    """Return ``properties`` plus the current ``traceparent``, one already there kept."""
     current = current_traceparent()
     return {TRACEPARENT: current, **properties} if current else dict(properties)
 
@@ -113,20 +83,7 @@ def traceparent_of(properties: Mapping[str, Any] | None) -> str | None:
 
 def order_ids(order_key: str | None = None, instance_id: str | None = None
               ) -> tuple[str | None, int | None]:
-    """Return the order key and attempt, completed from an instance id.
-
-    Parameters
-    ----------
-    order_key : str, optional
-        The order key, if known.
-    instance_id : str, optional
-        ``<key>:<n>`` for an attempt, ``<key>:comp:<n>`` for a compensation attempt.
-
-    Returns
-    -------
-    (str or None, int or None)
-        The order key (given, else the instance id's) and the attempt number.
-    """
+    """Return the order key (given, else the instance id's) and the attempt number."""
     parsed = split_instance_id(instance_id) if instance_id else None
     if parsed is None:
         return order_key, None
@@ -140,38 +97,11 @@ def order_span(name: str, *, order_key: str | None = None, instance_id: str | No
                kind: SpanKind = SpanKind.INTERNAL,
                attributes: Mapping[str, str | int | float | bool] | None = None,
                new_trace: bool = False) -> Iterator[Span]:
-    """Open one step's span, current inside the block (SPEC X8).
+    """Open one step's span, current inside the block; an escaping exception marks it ERROR.
 
-    An exception leaving the block is recorded on the span, which ends with status ERROR.
-
-    Parameters
-    ----------
-    name : str
-        What the step is, e.g. ``"starter start"``.
-    order_key, instance_id : str, optional
-        The order and the attempt; the key and attempt are derived from an instance id.
-    attempt : int, optional
-        Attempt number, if there is no instance id.
-    operation : str, optional
-        ``orders.operation``.
-    parent : str, optional
-        ``traceparent`` to continue; None or malformed: the current context (a new trace
-        if there is none).
-    links : sequence of str or None
-        ``traceparent`` values to link to (e.g. the previous attempt); None ones skipped.
-    kind : SpanKind
-        INTERNAL by default; CONSUMER for a message handler, CLIENT for an HTTP try.
-    attributes : mapping, optional
-        More attributes.
-    new_trace : bool
-        Start a trace of its own, whatever ``parent`` and the current context say, so
-        the sampler decides afresh (an order's submission: the client's context is
-        linked, never followed, so one client span over many orders does not make them
-        one trace, and its sampled flag does not turn the order's tracing on or off).
-
-    Yields
-    ------
-    opentelemetry.trace.Span
+    ``parent`` is a ``traceparent`` to continue (malformed: the current context); ``links``
+    skip None. ``new_trace`` ignores both so the sampler decides afresh (a submission links
+    the client's context, never follows it).
     """
     attrs = {**(attributes or {}), **_order_attributes(order_key, instance_id, operation,
                                                          attempt)}
@@ -200,34 +130,14 @@ def _order_attributes(order_key: str | None, instance_id: str | None,
 
 
 def wrap_input(data: Any, traceparent: str | None, instance_id: str) -> Any:
-    """Wrap an activity's input with the attempt's trace context (orchestrator side).
-
-    Parameters
-    ----------
-    data : Any
-        The activity's own input (JSON form).
-    traceparent : str or None
-        The attempt's context from the orchestration input; None leaves ``data`` as it is.
-    instance_id : str
-        The orchestration instance (the attempt), for the activity span's attributes.
-
-    Returns
-    -------
-    Any
-        ``{"traceParent", "instanceId", "input"}``, or ``data`` without a context.
-        Deterministic, so orchestrator code may call it while replaying (SPEC D4).
-    """
+    """Wrap an activity input as ``{"traceParent", "instanceId", "input"}``; deterministic (D4)."""
     if not traceparent:
         return data
     return {"traceParent": traceparent, "instanceId": instance_id, "input": data}
 
 
 def unwrap_input(data: Any) -> tuple[Any, str | None, str | None]:
-    """Return an activity's own input, its trace context and instance id (:func:`wrap_input`).
-
-    An input that is not wrapped (no tracing, or scheduled before tracing existed) is
-    returned as it is, with None and None.
-    """
+    """Return an activity's own input, trace context and instance id; unwrapped input as is."""
     if isinstance(data, dict) and data.keys() == ENVELOPE_KEYS:
         parent, instance = data["traceParent"], data["instanceId"]
         return (data["input"], parent if isinstance(parent, str) else None,
@@ -237,20 +147,7 @@ def unwrap_input(data: Any) -> tuple[Any, str | None, str | None]:
 
 @contextmanager
 def activity_span(activity: str, data: Any) -> Iterator[Any]:
-    """Run an activity inside its span, a child of its attempt's span (SPEC X8).
-
-    Parameters
-    ----------
-    activity : str
-        The activity's name (``orders.operation``).
-    data : Any
-        The activity's input as received, wrapped or not.
-
-    Yields
-    ------
-    Any
-        The activity's own input, unwrapped.
-    """
+    """Run an activity inside its span, a child of its attempt's; yields the unwrapped input."""
     inner, parent, instance = unwrap_input(data)
     key = inner if isinstance(inner, str) else None
     if isinstance(inner, dict):

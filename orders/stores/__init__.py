@@ -1,7 +1,6 @@
 """The order database, state store and compensation log: ports, errors, adapters, factory.
 
-Workflow code imports the ports and errors from here; only the wiring edge calls
-:func:`create_stores`. Adapters: SQLite (embedded, local default) and Cosmos DB (Azure).
+Only the wiring edge calls :func:`create_stores`; the contract is :mod:`orders.stores.ports`.
 """
 
 from orders.stores.errors import (

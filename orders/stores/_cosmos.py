@@ -1,13 +1,8 @@
 """What the Cosmos DB adapters share: client and container set-up, documents, errors, cost.
 
-Containers are partitioned on ``/orderId`` and every document's ``id`` is its OrderID,
-so each order's documents are point reads (1 RU for 1 KB) and each conditional write
-touches one logical partition.
-
-In Azure the client authenticates with ``DefaultAzureCredential`` (managed identity,
-SPEC X10); a key is used only for the local test server. With data-plane RBAC a managed
-identity cannot create databases or containers, so in Azure they come from Bicep and
-``create_containers`` stays False.
+Every document's ``id`` is its partition key value, so reads are point reads and each
+conditional write touches one logical partition. With data-plane RBAC a managed identity
+cannot create databases or containers, so in Azure they come from Bicep.
 """
 
 from __future__ import annotations
@@ -36,7 +31,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 PARTITION_KEY_PATH = "/orderId"
-"""Partition key of both containers: all of one order's data lives in one partition."""
+"""Partition key of the order containers: all of one order's data in one partition."""
 
 
 _TRANSIENT = {408, 429, 449, 503}
@@ -55,24 +50,7 @@ def open_client(
     *,
     connection_verify: bool = True,
 ) -> CosmosClient:
-    """Connect to a Cosmos DB account.
-
-    Parameters
-    ----------
-    endpoint : str
-        Account endpoint, e.g. ``https://<account>.documents.azure.com:443/``.
-    credential : TokenCredential or str or None
-        None: ``DefaultAzureCredential()`` (managed identity in Azure). A string is an
-        account key, meant for the local test server
-        (:data:`tests.support.cosmos_server.EMULATOR_KEY`).
-    connection_verify : bool
-        Verify the TLS certificate; False only for the local server's self-signed one.
-
-    Returns
-    -------
-    azure.cosmos.CosmosClient
-        Owns a connection pool: close it when done.
-    """
+    """Connect to a Cosmos DB account (None: ``DefaultAzureCredential``; a key: test server)."""
     if credential is None:
         from azure.identity import DefaultAzureCredential
 
@@ -83,15 +61,7 @@ def open_client(
 def open_database(
     client: CosmosClient, database: str, *, create_if_missing: bool = False
 ) -> DatabaseProxy:
-    """Return one database of the account, creating it if asked (local use only).
-
-    With data-plane RBAC a managed identity cannot create databases; in Azure they come
-    from Bicep.
-
-    Returns
-    -------
-    azure.cosmos.DatabaseProxy
-    """
+    """Return one database of the account, creating it if asked (local use only)."""
     if create_if_missing:
         return client.create_database_if_not_exists(id=database)
     return client.get_database_client(database)
@@ -99,14 +69,7 @@ def open_database(
 
 def container(db: DatabaseProxy, name: str, *, create_if_missing: bool = False,
               partition_key_path: str = PARTITION_KEY_PATH) -> ContainerProxy:
-    """Return a container partitioned on ``/orderId``, creating it if asked (local use).
-
-    ``partition_key_path`` names another partition key (the inventory's ``/sku``).
-
-    Returns
-    -------
-    azure.cosmos.ContainerProxy
-    """
+    """Return a container on ``partition_key_path``, creating it if asked (local use)."""
     if create_if_missing:
         return db.create_container_if_not_exists(
             id=name, partition_key=PartitionKey(path=partition_key_path)
@@ -115,30 +78,14 @@ def container(db: DatabaseProxy, name: str, *, create_if_missing: bool = False,
 
 
 def to_document(model: BaseModel, order_id: str) -> dict[str, Any]:
-    """Return the camelCase JSON document of ``model`` with ``id`` = OrderID, no ETag field.
-
-    Parameters
-    ----------
-    model : pydantic.BaseModel
-        An :class:`~orders.models.Order` or :class:`~orders.models.StateRecord`.
-    order_id : str
-        The document id and partition key value.
-    """
+    """Return the camelCase JSON document of ``model`` with ``id`` = ``order_id``, no ETag field."""
     document = model.model_dump(mode="json", by_alias=True, exclude={"etag"})
     document["id"] = order_id
     return document
 
 
 def from_document(document: Mapping[str, Any], *, with_etag: bool) -> dict[str, Any]:
-    """Strip Cosmos DB's system properties (``id``, ``_rid``, ``_ts``, ...) from a document.
-
-    Parameters
-    ----------
-    document : Mapping
-        As read from Cosmos DB.
-    with_etag : bool
-        Copy the system ``_etag`` into the model's ``etag`` field.
-    """
+    """Strip Cosmos DB's system properties; ``with_etag`` copies ``_etag`` into ``etag``."""
     data = {k: v for k, v in document.items() if k != "id" and not k.startswith("_")}
     if with_etag:
         data["etag"] = document["_etag"]
@@ -147,31 +94,13 @@ def from_document(document: Mapping[str, Any], *, with_etag: bool) -> dict[str, 
 
 @contextmanager
 def translated(what: str) -> Iterator[None]:
-    """Turn Cosmos DB HTTP errors into :mod:`orders.stores.errors` by status code.
+    """Turn Cosmos DB errors into :mod:`orders.stores.errors`, by status and sub-status.
 
-    Decided on the documented status and sub-status codes, never on the message text:
-
-    - 412 -> PreconditionFailedError, 409 -> ConflictError (permanent);
-    - 404 -> NotFoundError (permanent), except 404/1003 (the database or container does
-      not exist: a deployment fault, StoreError) and 404/1002 (read session not yet
-      available: TransientStoreError);
-    - 408/429/449/503 -> TransientStoreError (retryable), with ``retry_after`` from
-      ``x-ms-retry-after-ms`` when the service sent it;
-    - any other status -> StoreError (permanent).
-
-    A request that got no answer (connection failed, read timed out, after the SDK's own
-    retries: azure-core ``ServiceRequestError`` / ``ServiceResponseError``) ->
-    TransientStoreError.
-
-    Parameters
-    ----------
-    what : str
-        Operation and OrderID, for the message.
-
-    Raises
-    ------
-    StoreError
-        Or the subclass above; ``retryable`` is True only for TransientStoreError.
+    412 PreconditionFailedError; 409 ConflictError; 404 NotFoundError, but 404/1003 (no such
+    database or container) StoreError and 404/1002 (read session not available)
+    TransientStoreError; 408/429/449/503 and no answer at all (azure-core
+    ``ServiceRequestError``/``ServiceResponseError``) TransientStoreError, with ``retry_after``
+    from ``x-ms-retry-after-ms``; anything else StoreError.
     """
     try:
         yield
@@ -208,11 +137,7 @@ def _retry_after(headers: Mapping[str, Any] | None) -> timedelta | None:
 
 
 class RequestCharge:
-    """A ``response_hook`` that sums ``x-ms-request-charge`` over a query's requests.
-
-    The SDK calls it once per service request, including the extra requests it makes
-    while the service returns empty pages with a continuation token.
-    """
+    """A ``response_hook`` summing ``x-ms-request-charge`` over a query's requests."""
 
     def __init__(self) -> None:
         self.total = 0.0
@@ -226,34 +151,19 @@ class RequestCharge:
 
 def read_document(container: ContainerProxy, item: str, partition_key: str,
                   what: str) -> dict[str, Any] | None:
-    """Point-read one document; None if it does not exist (404).
-
-    Raises
-    ------
-    StoreError
-        As :func:`translated` translates any other failure.
-    """
+    """Point-read one document; None on 404, other failures as :func:`translated`."""
     return _none_on(NotFoundError, what,
                     lambda: container.read_item(item=item, partition_key=partition_key))
 
 
 def create_document(container: ContainerProxy, body: dict[str, Any],
                     what: str) -> dict[str, Any] | None:
-    """Create one document; None if its ``id`` exists (409: the caller compares).
-
-    Raises as :func:`read_document` does.
-    """
+    """Create one document; None if its ``id`` exists (409: the caller compares)."""
     return _none_on(ConflictError, what, lambda: container.create_item(body=body))
 
 
 def still_there(found: T | None, what: str, noun: str) -> T:
-    """Return what a read after a 409 ``found``.
-
-    Raises
-    ------
-    StoreError
-        If it is gone: Cosmos DB reported a conflict, but the document cannot be read.
-    """
+    """Return what a read after a 409 ``found``; StoreError if it is gone."""
     if found is None:
         raise StoreError(f"{what}: Cosmos DB reported a conflict but the {noun} is gone")
     return found
@@ -269,13 +179,7 @@ def _none_on(error: type[StoreError], what: str,
 
 
 class CosmosAdapter:
-    """Base of the Cosmos DB adapters: one container of a client the caller owns.
-
-    Parameters
-    ----------
-    container : azure.cosmos.ContainerProxy
-        Container partitioned on ``/orderId`` (see :func:`orders.stores.create_stores`).
-    """
+    """Base of the Cosmos DB adapters: one container of a client the caller owns."""
 
     def __init__(self, container: ContainerProxy) -> None:
         self._container = container

@@ -1,13 +1,8 @@
 """Helpers the store adapters share to stamp, check and compare what they write.
 
-Records changed with ``model_copy(update=...)`` skip pydantic validation, so a caller
-could hand a store, say, Processing without LockedBy. The state stores re-validate every
-record they write, which keeps the SPEC S2 invariants true of everything stored.
-
-A create-if-absent that finds its key taken compares what is stored with what was
-submitted: the same submission again is accepted (``created=False``), anything else is a
-:class:`~orders.stores.errors.ConflictError` and nothing is overwritten (SPEC S1, S9).
-The ``keep_*`` helpers make that decision once for every adapter.
+Records changed with ``model_copy(update=...)`` skip pydantic validation, so the state
+stores re-validate every record they write (S2). The ``keep_*`` helpers decide once what a
+taken key means: the same submission is accepted, anything else is a ConflictError (S1).
 """
 
 from __future__ import annotations
@@ -23,40 +18,14 @@ T = TypeVar("T")
 
 
 def stamp(record: StateRecord, *, etag: str | None, now: datetime) -> StateRecord:
-    """Return ``record`` re-validated, with a new ETag and ``updated_at`` set to ``now``.
-
-    Parameters
-    ----------
-    record : StateRecord
-        Record to be written.
-    etag : str or None
-        ETag to carry (None when the backend assigns it, as Cosmos DB does).
-    now : datetime
-        Write time, timezone-aware.
-
-    Returns
-    -------
-    StateRecord
-        A validated copy.
-
-    Raises
-    ------
-    pydantic.ValidationError
-        If the record breaks a field rule or an invariant of :class:`StateRecord`.
-    """
+    """Return ``record`` re-validated with ``etag`` (None: the backend's) and ``updated_at``."""
     data = record.model_dump(by_alias=False)
     data.update(etag=etag, updated_at=now)
     return StateRecord.model_validate(data)
 
 
 def require_etag(record: StateRecord) -> str:
-    """Return the ETag a conditional write must match.
-
-    Raises
-    ------
-    ValueError
-        If ``record.etag`` is None (the record was never read from a store).
-    """
+    """Return the ETag a conditional write must match; ValueError if the record was never read."""
     if record.etag is None:
         raise ValueError(
             "record.etag: must be the ETag read from the store; a conditional write "
@@ -67,13 +36,7 @@ def require_etag(record: StateRecord) -> str:
 
 
 def keep_record(existing: StateRecord, record: StateRecord) -> Created[StateRecord]:
-    """Accept ``existing`` if it is the same submission as ``record`` (see the module).
-
-    Raises
-    ------
-    ConflictError
-        If another submission's record is stored under the OrderID.
-    """
+    """Accept ``existing`` if it is the same submission as ``record``; else raise ConflictError."""
     return _keep(existing, existing.same_submission(record),
                  f"orderId {record.order_id!r}: a state record of another submission "
                  f"(replyTo {existing.reply_to!r}) already exists; nothing was overwritten "

@@ -1,9 +1,7 @@
 """What the SQLite adapters share: one guarded connection and error translation.
 
-Each adapter owns one connection from :func:`sqlitekit.connect` (WAL, busy
-timeout, ``synchronous=FULL``). A lock serialises this process's threads on it, because
-one connection can hold only one transaction; other processes are serialised by SQLite's
-own write lock (``BEGIN IMMEDIATE`` in :func:`sqlitekit.write`).
+A lock serialises this process's threads on the connection (one transaction at a time);
+other processes serialise on SQLite's write lock (``BEGIN IMMEDIATE``).
 """
 
 from __future__ import annotations
@@ -25,16 +23,14 @@ from orders.stores.errors import StoreError, TransientStoreError
 from sqlitekit import connect, is_busy, write
 
 COUNTS_DIR_ENV = "STORE_OPERATION_COUNTS_DIR"
-"""Environment variable: a folder this process writes its store operation counts to
-(``store-ops-<pid>.json``), for the benchmark's cost per order; unset, nothing is counted."""
+"""Folder for this process's store operation counts (benchmark cost per order); unset: none."""
 
 COUNTS_WRITE_INTERVAL_S = 1.0
-"""Counts are written at most this often while counting, and once more at exit."""
+"""Seconds between count writes while counting (and once more at exit)."""
 
 APP_PACKAGES = frozenset({"scheduler", "supervisor", "activities", "agents", "ops",
                           "orchestrators"})
-"""Packages of the app's functions: an operation is counted under its outermost caller in
-them (the function the host invoked, or the coroutine's worker thread entry)."""
+"""Packages whose outermost frame on the stack an operation is counted under."""
 
 
 def _caller() -> str:
@@ -50,11 +46,7 @@ def _caller() -> str:
 
 
 class OperationCounts:
-    """Count a process's store operations by adapter and kind (point read, write, query).
-
-    The SQLite adapters count what the Cosmos DB adapter would send for the same call, so
-    the benchmark can price it in request units.
-    """
+    """Count store operations as the Cosmos DB adapter would send them, to price them in RUs."""
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / f"store-ops-{os.getpid()}.json"
@@ -108,21 +100,16 @@ def operation_counts() -> OperationCounts | None:
 
 
 class Database:
-    """A SQLite file opened for one adapter.
+    """A SQLite file opened for one adapter (created with its folder if missing).
 
-    Parameters
-    ----------
-    path : str or Path
-        Database file; created with its folder if missing.
-    synchronous : {"FULL", "NORMAL"}
-        FULL (default) survives power loss; NORMAL only process crashes (for bulk loads).
+    ``synchronous``: FULL survives power loss, NORMAL only process crashes (bulk loads).
 
     Raises
     ------
     TransientStoreError
-        Retryable: another connection held a lock past the busy timeout while opening.
+        Another connection held a lock past the busy timeout while opening.
     StoreError
-        Permanent: the file cannot be opened as a SQLite database.
+        The file cannot be opened as a SQLite database.
     """
 
     def __init__(self, path: str | Path, *, synchronous: str = "FULL",
@@ -144,25 +131,14 @@ class Database:
 
     @contextmanager
     def use(self, kind: str | None = None) -> Iterator[sqlite3.Connection]:
-        """Hold the connection for one operation, translating SQLite errors.
-
-        Parameters
-        ----------
-        kind : {"point_read", "write", "query"}, optional
-            Counts one operation of this kind (see :class:`OperationCounts`).
-
-        Yields
-        ------
-        sqlite3.Connection
-            The adapter's connection, exclusive to the calling thread.
+        """Hold the connection for one operation, counting one ``kind`` and translating errors.
 
         Raises
         ------
         TransientStoreError
-            Retryable: the database stayed locked past the busy timeout (SQLITE_BUSY or
-            SQLITE_LOCKED, told by :func:`sqlitekit.is_busy` from the error code).
+            The database stayed locked past the busy timeout (by error code).
         StoreError
-            Permanent: any other SQLite error (a constraint, a full disk, a corrupt file).
+            Any other SQLite error (a constraint, a full disk, a corrupt file).
         """
         if kind is not None:
             self.count(kind)
@@ -181,27 +157,13 @@ class Database:
 
 
 class SqliteAdapter:
-    """Base of the SQLite adapters: one :class:`Database`, its tables, and closing it.
-
-    Parameters
-    ----------
-    path : str or Path
-        Database file (see :class:`Database`); the adapters' tables differ, so they may
-        share one file, kept apart from the task hub (SPEC X4).
-    synchronous : {"FULL", "NORMAL"}
-        See :func:`sqlitekit.connect`.
-
-    Raises
-    ------
-    StoreError
-        As :class:`Database` raises.
-    """
+    """Base of the SQLite adapters: one :class:`Database` with its tables; raises as it does."""
 
     STORE = ""
     """The store's name in operation counts (its Cosmos DB container); the file's if empty."""
 
     SCHEMA: tuple[str, ...] = ()
-    """Statements that create the adapter's tables and indexes if they are missing."""
+    """Statements creating the adapter's tables and indexes if missing."""
 
     def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
         self._db = Database(path, synchronous=synchronous, name=self.STORE)

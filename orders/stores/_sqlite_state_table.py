@@ -1,8 +1,4 @@
-"""The state store's SQLite table: schema, rows, queries and continuation tokens.
-
-Used by :mod:`orders.stores.sqlite_state` only; kept apart so the adapter reads as the
-port's methods and nothing else.
-"""
+"""The state store's SQLite table: schema, rows, queries and continuation tokens."""
 
 from __future__ import annotations
 
@@ -56,10 +52,10 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS ix_state_deadline "
     "ON state_records (process_state, complete_by, order_id)",
     "CREATE INDEX IF NOT EXISTS ix_state_by_state ON state_records (process_state, order_id)",
-    # The per-client quota's count and the starter's per-client claims (SPEC X3, S8).
+    # The per-client quota's count and the starter's per-client claims (X3, S8).
     "CREATE INDEX IF NOT EXISTS ix_state_client "
     "ON state_records (client_id, process_state, not_before)",
-    # The dashboard's newest-first lists and charts (SPEC S7, X8); covers the charts' reads.
+    # The dashboard's newest-first lists and charts (S7, X8); covers the charts' reads.
     "CREATE INDEX IF NOT EXISTS ix_state_recent "
     "ON state_records (process_state, updated_at, created_at)",
 )
@@ -74,9 +70,7 @@ ADDED_COLUMNS = {
     "trace_parent": "TEXT",
     "attempt_trace": "TEXT",
 }
-"""Columns state schema versions 2 to 5 added, with their definitions for ``ADD COLUMN``
-(a version 4 column is NULL in a legacy record, which is what it means there; a version
-5 one NULL in a record written before traces)."""
+"""Columns state schema versions 2 to 5 added, for ``ADD COLUMN`` (NULL in older records)."""
 STARTABLE_SQL = (
     "SELECT * FROM state_records WHERE process_state = ? AND locked_by IS NULL "
     "AND not_before <= ? ORDER BY not_before LIMIT ?"

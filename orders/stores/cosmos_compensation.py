@@ -1,16 +1,10 @@
-"""Compensation log on Azure Cosmos DB (the Azure adapter of the compensation log port).
+"""Compensation log on Azure Cosmos DB.
 
-One container partitioned on ``/orderId``; an entry's ``id`` is ``<OrderID>:<step>``, so
-the database itself keeps one entry per order and step (a second create answers 409 and
-the stored entry is compared instead). ``seq`` is one more than the largest ``seq`` of the
-order's entries, read from the partition just before the create: the workflow writes one
-order's entries one after another, and two writers of the same order could at worst give
-two entries the same ``seq`` (readers then order them by write time).
-
-Each item carries ``ttl`` = its retention in seconds: with time-to-live enabled on the
-container (``defaultTtl: -1`` in Bicep) Cosmos DB deletes an entry when its retention ends
-(SPEC S9: the log follows the retention of what it tracks). :meth:`purge_expired` does the
-same explicitly where TTL is off (the local test server ignores ``ttl``).
+An entry's ``id`` is ``<OrderID>:<step>``, so the database keeps one entry per order and
+step. ``seq`` is the order's largest plus one, read just before the create: one order's
+entries are written one after another, so at worst two writers give two entries the same
+``seq`` (then ordered by write time). ``ttl`` is the retention in seconds: with container TTL
+on, Cosmos DB expires entries (S9); :meth:`purge_expired` does it where TTL is off.
 """
 
 from __future__ import annotations
@@ -48,16 +42,10 @@ def _entry(document: dict[str, Any]) -> CompensationEntry:
 
 
 class CosmosCompensationLog(CosmosAdapter):
-    """Compensation log in a Cosmos DB container (SPEC S9, X4); see :class:`CosmosAdapter`."""
+    """Compensation log in a Cosmos DB container (S9, X4)."""
 
     def record(self, entry: CompensationEntry) -> Created[CompensationEntry]:
-        """Append ``entry`` unless its step is logged for the order; see the port.
-
-        Raises
-        ------
-        ConflictError
-            If the step is logged with other details.
-        """
+        """See :meth:`orders.stores.ports.CompensationLog.record`."""
         logged = self.entries(entry.order_id)
         existing = next((e for e in logged if e.step is entry.step), None)
         if existing is None:
@@ -82,10 +70,7 @@ class CosmosCompensationLog(CosmosAdapter):
         return sorted(found, key=lambda e: (e.seq or 0, e.recorded_at))
 
     def purge_expired(self, now: datetime, limit: int) -> int:
-        """Delete up to ``limit`` entries with ``retainUntil <= now`` (one query page).
-
-        See :meth:`orders.stores.ports.CompensationLog.purge_expired`.
-        """
+        """Delete up to ``limit`` expired entries, one query page; see the port."""
         check_now(now)
         check_count("limit", limit)
         with translated("query expired compensation entries"):

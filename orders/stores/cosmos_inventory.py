@@ -1,11 +1,8 @@
-"""Inventory on Azure Cosmos DB (the Azure adapter of the inventory store port).
+"""Inventory on Azure Cosmos DB, one container partitioned on ``/sku``.
 
-Implements :class:`orders.stores.inventory.InventoryStore` on one container partitioned
-on ``/sku`` (:data:`PARTITION_KEY_PATH`): the item's ``id`` is its SKU, so every read is a
-point read and every write a ``replace_item`` with the read ETag and
-``MatchConditions.IfNotModified`` (Cosmos DB answers 412 when another writer changed the
-item; :class:`~orders.stores.inventory.ConditionalInventory` then reads it again). The
-holds live in the item, so a line's decrement and its hold are one atomic write.
+The item's ``id`` is its SKU (point reads); a write is ``replace_item`` with the read ETag
+(IfNotModified, 412 when another writer came first). Holds live in the item, so a line's
+decrement and its hold are one atomic write.
 """
 
 from __future__ import annotations
@@ -36,18 +33,15 @@ def _item(document: dict[str, Any]) -> StockItem:
 
 
 class CosmosInventoryStore(ConditionalInventory, CosmosAdapter):
-    """Inventory in a Cosmos DB container partitioned on ``/sku``; see CosmosAdapter."""
+    """Inventory in a Cosmos DB container partitioned on ``/sku``."""
 
     def load(self, stock: Mapping[str, int]) -> int:
-        """Create the missing items of ``stock``, one ``create_item`` each; return how many.
-
-        See :meth:`orders.stores.inventory.InventoryStore.load`.
-        """
+        """See :meth:`orders.stores.inventory.InventoryStore.load`; one ``create_item`` per SKU."""
         return sum(self._insert(StockItem(sku=sku, available=units, loaded=units))
                    for sku, units in stock.items())
 
     def items(self) -> Iterator[StockItem]:
-        """Yield every item (a cross-partition query, paged by the SDK)."""
+        """Yield every item (a cross-partition query)."""
         with translated("read the inventory"):
             documents = self._container.query_items(
                 "SELECT * FROM c", enable_cross_partition_query=True)

@@ -1,29 +1,16 @@
-"""State store on Azure Cosmos DB (the Azure adapter of the state store port).
+"""State store on Azure Cosmos DB; conditional writes use ``MatchConditions.IfNotModified``.
 
-Implements :class:`orders.stores.ports.StateStore` on one container partitioned on
-``/orderId``. Conditional writes send the ETag with ``MatchConditions.IfNotModified``;
-Cosmos DB answers 412 when another writer came first, which becomes
-:class:`~orders.stores.errors.PreconditionFailedError`.
-
-Query shapes, and why (each also runs on the local test server ``@vercel/cosmosdb-server``,
-whose gaps are pinned by ``tests/orders/stores/test_cosmos_server_gaps.py``):
+Query shapes also run on the local test server, whose gaps
+``tests/orders/stores/test_cosmos_server_gaps.py`` pins:
 
 * Scans are cross-partition filters without ORDER BY, TOP, OFFSET/LIMIT or DISTINCT, so
-  the gateway streams them page by page with continuation tokens; the page size is
-  ``max_item_count``. The starter takes only the first page.
-* The dashboard's newest-first reads (``find_recent``, ``changes_since``) are one
-  ``TOP @limit ... ORDER BY c.updatedAt DESC`` query each, read to the end: bounded by
-  ``limit``, never streamed.
-* Counts by state are one ``SELECT VALUE COUNT(1) ... WHERE c.processState = @state``
-  per state: the test server cannot parse GROUP BY (or OFFSET/LIMIT, DISTINCT), and one
-  count per state also lets admission control count in-flight states only.
-* No query here targets one partition. The test server ignores the ``partition_key=``
-  argument of a query, so a single-partition query must also filter
-  ``c.orderId = @pk`` in its WHERE clause.
-* No transactional batch: every change is one item write (the test server rejects the
-  Python SDK's batch requests, and one item per order needs none).
-* Reading a missing item: the test server answers 500 instead of 404; the repository's
-  npm install patches it (``tests/orders/stores/patches``), the adapter keeps real point reads.
+  the gateway streams them by continuation token (page size ``max_item_count``).
+* Newest-first reads are one bounded ``TOP @limit ... ORDER BY c.updatedAt DESC`` each.
+* Counts are one ``COUNT(1)`` per state: the test server cannot parse GROUP BY, and
+  admission control counts in-flight states only.
+* The test server ignores a query's ``partition_key=``, so a single-partition query also
+  filters ``c.orderId = @pk``; it rejects transactional batches (none is needed:
+  MAX_PROCESSING is kept by an ETag-fenced slots document, :mod:`orders.stores.cosmos_slots`).
 """
 
 from __future__ import annotations
@@ -50,14 +37,20 @@ from orders.stores._cosmos import (
 )
 from orders.stores._records import keep_record, require_etag, stamp
 from orders.stores._state_scans import StateScans
+from orders.stores.cosmos_slots import ProcessingSlots
+from orders.stores.errors import PreconditionFailedError
 from orders.stores.ports import (
     AnyClient,
     Created,
     ScanPage,
     StateChange,
+    check_claim,
     check_count,
     check_states,
 )
+
+_SLOT_TRIES = 50
+"""Rounds of read-take-write of the slots document before a claim gives up for now."""
 
 _STARTABLE_SQL = (
     "SELECT * FROM c WHERE c.processState = @state AND IS_NULL(c.lockedBy) "
@@ -65,12 +58,12 @@ _STARTABLE_SQL = (
 )
 _STARTABLE_OF_CLIENT_SQL = _STARTABLE_SQL + " AND c.clientId = @client"
 _STARTABLE_OF_NO_CLIENT_SQL = _STARTABLE_SQL + " AND IS_NULL(c.clientId)"
-# TOP bounds what the per-client count reads (SPEC X3): at most @limit index entries.
+# TOP bounds what the per-client count reads (X3): at most @limit index entries.
 _OF_CLIENT_SQL = ("SELECT TOP @limit VALUE 1 FROM c WHERE c.clientId = @client "
                   "AND c.processState = @state")
 _BY_STATE_SQL = "SELECT * FROM c WHERE c.processState = @state"
 _COUNT_SQL = "SELECT VALUE COUNT(1) FROM c WHERE c.processState = @state"
-# Bounded newest-first reads for the dashboard (SPEC S7, X8): TOP with ORDER BY, one
+# Bounded newest-first reads for the dashboard (S7, X8): TOP with ORDER BY, one
 # query each; the SDK merges the partitions' ordered answers. The indexing policy
 # (infra/app/cosmos.bicep) includes /updatedAt/? and (processState, updatedAt DESC).
 _RECENT_SQL = ("SELECT TOP @limit * FROM c WHERE c.processState = @state "
@@ -84,22 +77,15 @@ def _record(document: dict[str, Any]) -> StateRecord:
 
 
 class CosmosStateStore(CosmosAdapter, StateScans):
-    """State store in a Cosmos DB container (SPEC S2, S3, V1, V2, X4).
-
-    Takes the ``container`` of :class:`~orders.stores._cosmos.CosmosAdapter` and a
-    ``clock``, the time source for ``updated_at`` (:class:`clocks.SystemClock` if None).
-    """
+    """State store in a Cosmos DB container (S2, S3, V1, V2, X4)."""
 
     def __init__(self, container: ContainerProxy, *, clock: Clock | None = None) -> None:
         super().__init__(container)
         self._clock = clock or SystemClock()
+        self._slots = ProcessingSlots(container, self.get, self.replace)
 
     def create_if_absent(self, record: StateRecord) -> Created[StateRecord]:
-        """Store ``record`` unless its OrderID exists (SPEC S1, X5).
-
-        See :meth:`orders.stores.ports.StateStore.create_if_absent`: a ``create_item``
-        whose 409 is answered by reading and comparing the stored record.
-        """
+        """See :meth:`orders.stores.ports.StateStore.create_if_absent`."""
         stored = stamp(record, etag=None, now=self._clock.now())
         what = f"create state record {record.order_id!r}"
         document = create_document(self._container, to_document(stored, stored.order_id),
@@ -116,11 +102,7 @@ class CosmosStateStore(CosmosAdapter, StateScans):
         return None if document is None else _record(document)
 
     def replace(self, record: StateRecord) -> StateRecord:
-        """Replace the item if its ETag still equals ``record.etag`` (IfNotModified).
-
-        See :meth:`orders.stores.ports.StateStore.replace`; Cosmos DB answers 412 when
-        another writer changed the record, 404 when there is none.
-        """
+        """See :meth:`orders.stores.ports.StateStore.replace` (Cosmos DB answers 412 or 404)."""
         expected = require_etag(record)
         stored = stamp(record, etag=None, now=self._clock.now())
         with translated(f"replace state record {record.order_id!r}"):
@@ -131,6 +113,27 @@ class CosmosStateStore(CosmosAdapter, StateScans):
                 match_condition=MatchConditions.IfNotModified,
             )
         return _record(document)
+
+    def claim_within(self, record: StateRecord, limit: int) -> StateRecord | None:
+        """Take a slot of ``limit`` in the slots document, then claim the record.
+
+        See :meth:`orders.stores.ports.StateStore.claim_within` and
+        :mod:`orders.stores.cosmos_slots`: a Processing record always holds a slot, so
+        there are never more than ``limit``.
+        """
+        check_claim(record, limit)
+        require_etag(record)
+        for _ in range(_SLOT_TRIES):
+            holders, etag = self._slots.read()
+            outcome = self._slots.take(holders, record, limit)
+            if outcome == "full":
+                return None
+            if outcome == "stale":
+                raise PreconditionFailedError(
+                    f"orderId {record.order_id!r}: the record changed since it was read")
+            if self._slots.write(holders, etag):
+                return self.replace(record)
+        return None  # the slots kept changing: the starter's next run claims it
 
     def _startable(self, now: datetime, limit: int, state: ProcessState,
                    client_id: str | None | AnyClient) -> list[StateRecord]:
@@ -165,13 +168,7 @@ class CosmosStateStore(CosmosAdapter, StateScans):
     def find_by_state(
         self, state: ProcessState, page_size: int, continuation: str | None = None
     ) -> ScanPage:
-        """Return one page of the records in ``state`` (a streamed cross-partition query).
-
-        Raises
-        ------
-        ValueError
-            If ``state`` is not a ProcessState or ``page_size`` is outside 1..1000.
-        """
+        """See :meth:`orders.stores.ports.StateStore.find_by_state` (a streamed query)."""
         (state,) = check_states([state])
         check_count("page_size", page_size)
         documents, token, charge = self._page(
@@ -200,14 +197,7 @@ class CosmosStateStore(CosmosAdapter, StateScans):
     def _scan_deadlines(self, low: datetime | None, high: datetime, page_size: int,
                         continuation: str | None,
                         states: tuple[ProcessState, ...]) -> ScanPage:
-        """Run one streamed cross-partition query (no ORDER BY); see :class:`StateScans`.
-
-        ``request_charge`` is the sum of ``x-ms-request-charge`` over the page's requests.
-        The composite index (processState, completeBy) serves both scans, so the overdue
-        scan's charge grows with the overdue records, not the container. A null or missing
-        CompleteBy never compares less than a string, so records without a deadline are
-        not returned.
-        """
+        """Run one streamed cross-partition query on the (processState, completeBy) index."""
         check_count("page_size", page_size)
         states = check_states(states)
         condition = "c.completeBy < @high"
@@ -229,7 +219,7 @@ class CosmosStateStore(CosmosAdapter, StateScans):
     def count_by_state(
         self, states: Iterable[ProcessState] | None = None
     ) -> dict[ProcessState, int]:
-        """Count records per ProcessState, one COUNT query per state (see module docstring)."""
+        """See :meth:`orders.stores.ports.StateStore.count_by_state`; one COUNT per state."""
         counts: dict[ProcessState, int] = {}
         for state in check_states(states):
             with translated(f"count {state.value}"):

@@ -1,8 +1,4 @@
-"""Choose the backend of the order database, state store, compensation log and inventory.
-
-Workflow code receives a :class:`Stores` and sees only the ports; whether SQLite files
-or Cosmos DB containers sit behind them is decided here, from settings read by the caller.
-"""
+"""Choose the backend of the order database, state store, compensation log and inventory."""
 
 from __future__ import annotations
 
@@ -23,21 +19,7 @@ BACKENDS = ("sqlite", "cosmos")
 
 @dataclass(frozen=True)
 class Stores:
-    """The stores of one deployment.
-
-    Attributes
-    ----------
-    orders : OrderStore
-        Order database.
-    states : StateStore
-        State store.
-    compensation : CompensationLog
-        Compensation log (SPEC S9, X4).
-    inventory : InventoryStore
-        The local inventory the reserve inventory step decrements.
-    release : callable or None
-        Frees what the stores share (the Cosmos DB client's connection pool).
-    """
+    """The stores of one deployment; ``release`` frees what they share (a Cosmos DB client)."""
 
     orders: OrderStore
     states: StateStore
@@ -73,43 +55,15 @@ def create_stores(
     connection_verify: bool = True,
     clock: Clock | None = None,
 ) -> Stores:
-    """Build the order database, state store and compensation log for ``backend``.
+    """Build the stores for ``backend`` (``"sqlite"`` or ``"cosmos"``).
 
-    Parameters
-    ----------
-    backend : {"sqlite", "cosmos"}
-        ``"sqlite"``: embedded files (local host default). ``"cosmos"``: Azure Cosmos DB.
-    orders_path, state_path : str or Path
-        SQLite files (required for ``"sqlite"``); keep them apart from the task hub so
-        they can be recovered independently of the workers (SPEC X4). May be one file.
-    compensation_path : str or Path, optional
-        SQLite file of the compensation log; by default the state store's file (its own
-        table, so it shares the state store's durability and backups).
-    inventory_path : str or Path, optional
-        SQLite file of the inventory; by default the state store's file (its own table).
-    endpoint : str
-        Cosmos DB account endpoint (required for ``"cosmos"``).
-    database : str
-        Cosmos DB database name (required for ``"cosmos"``).
-    credential : TokenCredential or str or None
-        None: ``DefaultAzureCredential`` (managed identity, SPEC X10). A key string only
-        for the local test server.
-    orders_container, state_container, compensation_container : str
-        Container names, all partitioned on ``/orderId``. The compensation container
-        should have time-to-live on (``defaultTtl: -1``) so entries expire with their
-        retention. ``inventory_container`` is partitioned on ``/sku``
-        (:data:`orders.stores.cosmos_inventory.PARTITION_KEY_PATH`).
-    create_containers : bool
-        Create database and containers if missing (local server only: data-plane RBAC
-        cannot; in Azure, Bicep creates them).
-    connection_verify : bool
-        TLS verification; False only for the local server's self-signed certificate.
-    clock : Clock, optional
-        Time source for write timestamps.
-
-    Returns
-    -------
-    Stores
+    SQLite: ``orders_path`` and ``state_path`` are required (may be one file, kept apart from
+    the task hub, X4); compensation and inventory default to the state file, each its own
+    table. Cosmos DB: ``endpoint`` and ``database`` are required; ``credential`` None means
+    ``DefaultAzureCredential`` (X10), a key string is for the local test server only. Containers
+    are partitioned on ``/orderId`` (inventory on ``/sku``); the compensation container wants
+    ``defaultTtl: -1``. ``create_containers`` and ``connection_verify=False`` are for the local
+    server only (in Azure, Bicep creates the containers).
 
     Raises
     ------

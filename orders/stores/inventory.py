@@ -1,12 +1,8 @@
 """The inventory store: its port, and the conditional-update logic both adapters share.
 
-One :class:`~orders.models.inventory.StockItem` per SKU. Every change is a read followed
-by a conditional replace on the item's ETag (SPEC S4): if another writer changed the item
-in between, the replace fails, the item is read again and the change re-decided, at most
-:data:`MAX_CONFLICT_RETRIES` times. Reserving a line writes the decrement and the line's
-hold in the same replace, so a line is reserved wholly or not at all, and a rerun finds its
-hold and reserves nothing twice (SPEC X7). The adapters (SQLite, Cosmos DB) supply only
-the read, the conditional replace and the create; :class:`ConditionalInventory` decides.
+Every change is a read then a replace conditional on the item's ETag (S4), re-decided on a
+conflict up to :data:`MAX_CONFLICT_RETRIES` times. A line's decrement and its hold are one
+replace, so a line is reserved wholly or not at all, and a rerun reserves nothing twice (X7).
 """
 
 from __future__ import annotations
@@ -29,7 +25,7 @@ class Reserved(StrEnum):
     RESERVED = "Reserved"
     """Decremented now, and the hold written."""
     ALREADY = "AlreadyReserved"
-    """The line's hold was there: an earlier run reserved it (SPEC X7)."""
+    """The line's hold was there: an earlier run reserved it (X7)."""
     OUT_OF_STOCK = "OutOfStock"
     """Fewer units available than requested; nothing changed."""
     RELEASED = "Released"
@@ -40,17 +36,7 @@ class Reserved(StrEnum):
 
 @dataclass(frozen=True)
 class LineReservation:
-    """The outcome of reserving one line.
-
-    Attributes
-    ----------
-    outcome : Reserved
-        See :class:`Reserved`.
-    quantity : int
-        Units the line holds (0 unless reserved now or before).
-    available : int
-        Units available after the call (for OutOfStock: when it was refused).
-    """
+    """The outcome of one line: units it holds (0 unless reserved) and units available after."""
 
     outcome: Reserved
     quantity: int
@@ -58,13 +44,10 @@ class LineReservation:
 
 
 class InventoryStore(Protocol):
-    """The local inventory: one stock item per SKU, changed only conditionally (SPEC S4)."""
+    """The local inventory: one stock item per SKU, changed only conditionally (S4)."""
 
     def load(self, stock: Mapping[str, int]) -> int:
-        """Create the items of ``stock`` (SKU -> units) that do not exist; return how many.
-
-        Existing items are left as they are, so loading twice loads once.
-        """
+        """Create the items of ``stock`` (SKU -> units) that do not exist; return how many."""
         ...
 
     def get(self, sku: str) -> StockItem | None:
@@ -72,10 +55,9 @@ class InventoryStore(Protocol):
         ...
 
     def reserve(self, sku: str, key: str, quantity: int) -> LineReservation:
-        """Take ``quantity`` units for the line ``key``, unless its hold exists (SPEC X7).
+        """Take ``quantity`` units for the line ``key``, unless its hold exists (X7).
 
-        Never takes the stock below zero: not enough units is
-        :attr:`Reserved.OUT_OF_STOCK`, with nothing changed.
+        Never below zero: not enough units is :attr:`Reserved.OUT_OF_STOCK`, nothing changed.
 
         Raises
         ------
@@ -87,10 +69,7 @@ class InventoryStore(Protocol):
     def reserve_lines(self, lines: Sequence[tuple[str, str, int]]) -> list[LineReservation]:
         """Reserve ``(sku, key, quantity)`` lines in order, as :meth:`reserve` each.
 
-        Stops after the first line that is out of stock or already released (what follows
-        it is not reserved); the result has one entry per line tried. An adapter may make
-        the lines one write where its store can (SQLite: one transaction; Cosmos DB: one
-        conditional replace per SKU item, its partition).
+        Stops after the first line in :data:`STOPS`; one result per line tried.
 
         Raises
         ------
@@ -100,10 +79,10 @@ class InventoryStore(Protocol):
         ...
 
     def release(self, sku: str, key: str) -> int:
-        """Give back what the line ``key`` holds; return the units given back (SPEC S9).
+        """Give back what the line ``key`` holds; return the units (S9).
 
-        Marks the hold released (a tombstone, also when the line held nothing), so a second
-        release, or a late reservation of the line, changes nothing.
+        The hold stays as a released tombstone, so a second release or a late reservation does
+        nothing.
         """
         ...
 
@@ -118,7 +97,7 @@ class InventoryStore(Protocol):
         ...
 
     def items(self) -> Iterator[StockItem]:
-        """Yield every item (for the audit and operators; reads the whole inventory)."""
+        """Yield every item (reads the whole inventory)."""
         ...
 
     def close(self) -> None:
@@ -127,10 +106,7 @@ class InventoryStore(Protocol):
 
 
 class ConditionalInventory:
-    """The inventory's decisions on top of an adapter's read, conditional replace, create.
-
-    Subclasses implement :meth:`_read`, :meth:`_replace` and :meth:`_insert`.
-    """
+    """The inventory's decisions over an adapter's ``_read``, ``_replace`` and ``_insert``."""
 
     def _read(self, sku: str) -> StockItem | None:
         raise NotImplementedError
@@ -157,7 +133,7 @@ class ConditionalInventory:
         raise _contended(sku)
 
     def reserve_lines(self, lines: Sequence[tuple[str, str, int]]) -> list[LineReservation]:
-        """See :meth:`InventoryStore.reserve_lines`: here one :meth:`reserve` per line."""
+        """See :meth:`InventoryStore.reserve_lines`: one :meth:`reserve` per line."""
         results = []
         for sku, key, quantity in lines:
             results.append(self.reserve(sku, key, quantity))
@@ -204,23 +180,7 @@ STOPS = frozenset({Reserved.OUT_OF_STOCK, Reserved.RELEASED})
 
 def decide(item: StockItem | None, key: str, quantity: int
            ) -> tuple[LineReservation, StockItem | None]:
-    """Decide one line's reservation on the item as read: the outcome, and what to write.
-
-    Parameters
-    ----------
-    item : StockItem or None
-        The SKU's item with its ETag; None if the inventory has none (passed over).
-    key : str
-        The line's hold key.
-    quantity : int
-        Units wanted (checked by the caller).
-
-    Returns
-    -------
-    (LineReservation, StockItem or None)
-        The outcome, and the item to write conditionally (decremented, with the hold),
-        or None when nothing changes: untracked, already held, released, out of stock.
-    """
+    """Decide one line on the item as read: the outcome, and the item to write (None: no change)."""
     if item is None:
         return LineReservation(Reserved.UNTRACKED, 0, 0), None
     hold = item.holds.get(key)

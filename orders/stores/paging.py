@@ -1,9 +1,4 @@
-"""Paging through the supervisor's scans, one continuation token after another (SPEC V1).
-
-The scans themselves are port methods (:class:`orders.stores.ports.StateStore`); these
-generators follow their continuation tokens within a record budget, so a caller reads
-pages until it has what it needs and never more.
-"""
+"""Paging through the supervisor's scans within a page budget (V1)."""
 
 from __future__ import annotations
 
@@ -24,36 +19,11 @@ def iter_expired_pages(
     states: tuple[ProcessState, ...] = SUPERVISED_STATES,
     overdue: bool = False,
 ) -> Iterator[ScanPage]:
-    """Follow continuation tokens through one bounded supervisor scan (SPEC V1).
+    """Follow continuation tokens through one bounded scan (V1): expired, or ``overdue``.
 
-    Stops after an empty page even if it carries a token, after a page without a token,
-    or after ``max_pages`` pages. The empty page is still yielded, so its cost is counted.
-    Stopping on an empty page is safe on Cosmos DB because the azure-cosmos SDK itself
-    keeps fetching while the service returns empty pages with a continuation token; an
-    empty page reaching us therefore ends the result set.
-
-    Parameters
-    ----------
-    store : StateStore
-        Store to scan.
-    now : datetime
-        Scan time (timezone-aware), the same for every page.
-    window : timedelta
-        How far back CompleteBy may lie, > 0.
-    page_size : int
-        Records per page, 1..:data:`MAX_PAGE_SIZE`.
-    max_pages : int
-        Hard bound on pages per scan, >= 1.
-    states : tuple of ProcessState
-        States to scan.
-    overdue : bool
-        Scan the records whose CompleteBy lies before ``now - window`` (the supervisor's
-        window, :meth:`StateStore.scan_overdue`) instead of those within it.
-
-    Yields
-    ------
-    ScanPage
-        Each page as the store returned it.
+    Stops after an empty page (still yielded, so its cost counts), a page without a token, or
+    ``max_pages`` pages. Stopping on an empty page is safe on Cosmos DB: the azure-cosmos SDK
+    itself keeps fetching while the service returns empty pages with a token.
 
     Raises
     ------

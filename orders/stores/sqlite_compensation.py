@@ -1,10 +1,7 @@
-"""Embedded compensation log: entries in a SQLite table, one row per order and step.
+"""Embedded compensation log: one row per order and step, keyed (OrderID, step).
 
-Implements :class:`orders.stores.ports.CompensationLog`. The primary key (OrderID, step)
-makes writing an entry idempotent; ``seq`` is ``MAX(seq) + 1`` for the order, computed in
-the same ``BEGIN IMMEDIATE`` transaction as the insert, so it is the order of completion
-and unique per order even with several writers. The entry is kept as its JSON document
-(the versioned contract) next to the columns the queries need.
+``seq`` is ``MAX(seq) + 1`` in the insert's ``BEGIN IMMEDIATE`` transaction, so it is
+unique per order even with several writers.
 """
 
 from __future__ import annotations
@@ -41,19 +38,13 @@ def _entry(body: str) -> CompensationEntry:
 
 
 class SqliteCompensationLog(SqliteAdapter):
-    """Compensation log in a SQLite file (SPEC S9, X4); see :class:`SqliteAdapter`."""
+    """Compensation log in a SQLite file (S9, X4)."""
 
     STORE = "compensation"
     SCHEMA = _SCHEMA
 
     def record(self, entry: CompensationEntry) -> Created[CompensationEntry]:
-        """Append ``entry`` unless its step is logged for the order; see the port.
-
-        Raises
-        ------
-        ConflictError
-            If the step is logged with other details.
-        """
+        """See :meth:`orders.stores.ports.CompensationLog.record`."""
         row: dict[str, Any] = {"order_id": entry.order_id, "step": entry.step.value}
         with self._db.use("query") as conn:
             with write(conn):
@@ -85,10 +76,7 @@ class SqliteCompensationLog(SqliteAdapter):
         return [_entry(row["body"]) for row in rows]
 
     def purge_expired(self, now: datetime, limit: int) -> int:
-        """Delete up to ``limit`` entries with ``retainUntil <= now``, oldest first.
-
-        See :meth:`orders.stores.ports.CompensationLog.purge_expired`.
-        """
+        """Delete up to ``limit`` expired entries, oldest first; see the port."""
         check_now(now)
         check_count("limit", limit)
         with self._db.use("query") as conn, write(conn):

@@ -1,10 +1,7 @@
 """Embedded inventory: one stock item per SKU in a SQLite file (the local default).
 
-Implements :class:`orders.stores.inventory.InventoryStore`. The item is kept as its
-camelCase JSON document, the same shape as in Cosmos DB, with an ETag column that every
-write replaces; a write is ``UPDATE ... WHERE sku = ? AND etag = ?`` (the conditional
-replace of :class:`~orders.stores.inventory.ConditionalInventory`), so processes that read
-the same item race exactly as they do on Cosmos DB.
+Items are kept as their Cosmos DB JSON documents with an ETag column every write replaces,
+so processes race on conditional updates exactly as they do on Cosmos DB.
 """
 
 from __future__ import annotations
@@ -49,7 +46,7 @@ def _item(conn: Any, sku: str) -> StockItem | None:
 
 
 class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
-    """Inventory in a SQLite file; takes the ``path`` and ``synchronous`` of SqliteAdapter."""
+    """Inventory in a SQLite file."""
 
     STORE = "inventory"
     SCHEMA = _SCHEMA
@@ -58,10 +55,7 @@ class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
         SqliteAdapter.__init__(self, path, synchronous=synchronous)
 
     def load(self, stock: Mapping[str, int]) -> int:
-        """Create the missing items of ``stock`` in one transaction; return how many.
-
-        See :meth:`orders.stores.inventory.InventoryStore.load`.
-        """
+        """See :meth:`orders.stores.inventory.InventoryStore.load`; one transaction."""
         items = [StockItem(sku=sku, available=units, loaded=units)
                  for sku, units in stock.items()]
         self._db.count("write", len(items))
@@ -74,7 +68,7 @@ class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
             return conn.total_changes - before
 
     def items(self) -> Iterator[StockItem]:
-        """Yield every item in SKU order (see the port)."""
+        """Yield every item in SKU order."""
         with self._db.use("query") as conn:
             rows = conn.execute("SELECT document, etag FROM inventory ORDER BY sku").fetchall()
         for row in rows:
@@ -82,12 +76,10 @@ class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
                 update={"etag": row["etag"]})
 
     def reserve_lines(self, lines: Sequence[tuple[str, str, int]]) -> list[LineReservation]:
-        """Reserve the lines in one write transaction; see the port's method.
+        """Reserve the lines in one write transaction; see the port.
 
-        Under SQLite's write lock no other writer can change an item between the read and
-        the write, so each line is decided once (:func:`~orders.stores.inventory.decide`)
-        and the lines commit together: one commit per order instead of one per line, and a
-        crash in between leaves none of them taken (SPEC X7).
+        Under SQLite's write lock each line is decided once and all commit together: one commit
+        per order, and a crash leaves none taken (X7).
         """
         for _, _, quantity in lines:
             check_quantity(quantity)

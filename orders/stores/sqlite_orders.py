@@ -1,8 +1,4 @@
-"""Embedded order database: immutable orders in a SQLite file (the local default).
-
-Implements :class:`orders.stores.ports.OrderStore`. The order is kept as its camelCase
-JSON document, the same shape as in Cosmos DB, so the two backends hold the same data.
-"""
+"""Embedded order database: immutable orders as their Cosmos DB JSON documents in SQLite."""
 
 from __future__ import annotations
 
@@ -27,11 +23,7 @@ _SCHEMA = (
 
 
 class SqliteOrderStore(SqliteAdapter):
-    """Order database in a SQLite file (SPEC S1, X5).
-
-    Takes the ``path`` and ``synchronous`` of :class:`SqliteAdapter` and a ``clock``, the
-    time source for ``stored_at`` (:class:`clocks.SystemClock` if None).
-    """
+    """Order database in a SQLite file (S1, X5); ``clock`` stamps ``stored_at``."""
 
     STORE = "orders"
     SCHEMA = _SCHEMA
@@ -43,12 +35,7 @@ class SqliteOrderStore(SqliteAdapter):
         super().__init__(path, synchronous=synchronous)
 
     def create_if_absent(self, order: Order) -> Created[Order]:
-        """Store ``order`` unless its OrderID exists; equal data again is accepted.
-
-        See :meth:`orders.stores.ports.OrderStore.create_if_absent`; a
-        :class:`~orders.stores.errors.TransientStoreError` means the file stayed locked
-        past the busy timeout.
-        """
+        """See :meth:`orders.stores.ports.OrderStore.create_if_absent`."""
         with self._db.use("write") as conn:
             with write(conn):
                 cursor = conn.execute(
@@ -65,13 +52,7 @@ class SqliteOrderStore(SqliteAdapter):
         return keep_order(Order.model_validate_json(row["document"]), order)
 
     def get(self, order_id: str) -> Order | None:
-        """Return the order stored under ``order_id``, or None.
-
-        Raises
-        ------
-        StoreError
-            On a SQLite error.
-        """
+        """Return the order stored under ``order_id``, or None."""
         with self._db.use("point_read") as conn:
             row = conn.execute(
                 "SELECT document FROM orders WHERE order_id = ?", (order_id,)

@@ -1,29 +1,16 @@
-"""Embedded state store: state records in a SQLite file, with the indexes the scans need.
+"""Embedded state store in a SQLite file, with the indexes the scans need.
 
-Implements :class:`orders.stores.ports.StateStore`. The ETag is a new UUID per write;
-conditional writes are ``UPDATE ... WHERE etag = ?`` inside ``BEGIN IMMEDIATE``, so
-concurrent starters and supervisors in any number of processes serialise on the file.
+The ETag is a new UUID per write; conditional writes are ``UPDATE ... WHERE etag = ?``
+inside ``BEGIN IMMEDIATE``, so writers in any number of processes serialise on the file.
+Each query is one index range, keyset-paged (the token is the last key returned):
 
-Two partial/compound indexes make both scans read only the rows they return:
+* ``ix_state_startable`` (partial, ``locked_by IS NULL``) for the starter: no hold is
+  stored as ``not_before = ''``, which sorts before every time, so no OR is needed;
+* ``ix_state_deadline`` for both supervisor scans (``''`` is again the lowest bound);
+* ``ix_state_by_state`` for operators, ``ix_state_recent`` for the dashboard (covering).
 
-* ``ix_state_startable (process_state, not_before) WHERE locked_by IS NULL`` for the
-  starter. A record with no hold stores ``not_before = ''`` (sorts before every time)
-  instead of NULL, so the query is one index range ``not_before <= now`` without an OR.
-* ``ix_state_deadline (process_state, complete_by, order_id)`` for the supervisor, which
-  pages by key (keyset pagination): the continuation token is the last key returned. Its
-  two scans are two ranges of it: expired within the window
-  (``now - window <= complete_by < now``) and overdue (``'' <= complete_by < now - window``;
-  ``''`` sorts before every time and NULL matches neither).
-
-A third, ``ix_state_by_state (process_state, order_id)``, lets operators page through one
-state (every CompensationFailed record, say) the same way; a fourth,
-``ix_state_recent (process_state, updated_at, created_at)``, serves the dashboard's
-newest-first lists and covers its charts' reads (``find_recent``, ``changes_since``).
-
-Files written by older state schema versions lack the columns later versions added
-(version 2: the compensation columns; version 3: ``circuit_refused_by``,
-``circuit_holds``); opening one adds them (``ALTER TABLE ... ADD COLUMN`` with the older
-version's meaning as default, SPEC X6).
+Opening a file of an older schema version adds the columns it lacks, with the older
+version's meaning as default (X6).
 """
 
 from __future__ import annotations
@@ -63,19 +50,18 @@ from orders.stores.ports import (
     Created,
     ScanPage,
     StateChange,
+    check_claim,
     check_count,
     check_states,
 )
 from sqlitekit import write
 
+PROCESSING_COUNT_SQL = "SELECT COUNT(*) FROM state_records WHERE process_state = 'Processing'"
+"""Served by ``ix_state_deadline``: reads the Processing entries only (at most the limit)."""
+
 
 class SqliteStateStore(SqliteAdapter, StateScans):
-    """State store in a SQLite file (SPEC S2, S3, V1, V2, X4).
-
-    Takes the ``path`` and ``synchronous`` of :class:`SqliteAdapter` and a ``clock``, the
-    time source for ``updated_at`` (:class:`clocks.SystemClock` if None). Opening a file
-    of an older schema version adds the columns it lacks (see the module docstring).
-    """
+    """State store in a SQLite file (S2, S3, V1, V2, X4); ``clock`` stamps ``updated_at``."""
 
     STORE = "state"
 
@@ -95,11 +81,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
             conn.execute(statement)
 
     def create_if_absent(self, record: StateRecord) -> Created[StateRecord]:
-        """Store ``record`` unless its OrderID exists (SPEC S1, X5).
-
-        See :meth:`orders.stores.ports.StateStore.create_if_absent`: an insert that does
-        nothing on a taken OrderID, then a read of the stored record to compare.
-        """
+        """See :meth:`orders.stores.ports.StateStore.create_if_absent`."""
         stored = stamp(record, etag=str(uuid.uuid4()), now=self._clock.now())
         row = to_row(stored)
         with self._db.use("write") as conn:
@@ -129,10 +111,17 @@ class SqliteStateStore(SqliteAdapter, StateScans):
         return None if row is None else from_row(row)
 
     def replace(self, record: StateRecord) -> StateRecord:
-        """Write ``record`` if the stored ETag equals ``record.etag`` (a conditional UPDATE).
+        """See :meth:`orders.stores.ports.StateStore.replace` (a conditional UPDATE)."""
+        stored = self._write_if_current(record, None)
+        assert stored is not None  # without a limit there is always room
+        return stored
 
-        See :meth:`orders.stores.ports.StateStore.replace`.
-        """
+    def claim_within(self, record: StateRecord, limit: int) -> StateRecord | None:
+        """See the port; ``BEGIN IMMEDIATE`` holds the write lock from the count to the update."""
+        return self._write_if_current(record, check_claim(record, limit))
+
+    def _write_if_current(self, record: StateRecord, limit: int | None) -> StateRecord | None:
+        """Run the conditional UPDATE; None if ``limit`` others are Processing."""
         expected = require_etag(record)
         stored = stamp(record, etag=str(uuid.uuid4()), now=self._clock.now())
         row = to_row(stored)
@@ -140,17 +129,19 @@ class SqliteStateStore(SqliteAdapter, StateScans):
         updated = [c for c in COLUMNS if c not in ("order_id", "created_at")]
         with self._db.use("write") as conn:
             with write(conn):
-                cursor = conn.execute(
-                    f"UPDATE state_records SET {', '.join(f'{c} = :{c}' for c in updated)} "
-                    "WHERE order_id = :order_id AND etag = :expected_etag",
-                    row,
-                )
-                if cursor.rowcount == 1:
+                found = conn.execute("SELECT etag, process_state FROM state_records"
+                                     " WHERE order_id = ?", (record.order_id,)).fetchone()
+                if found is None or found["etag"] != expected:
+                    exists = found is not None
+                elif limit is not None and found["process_state"] != "Processing" and (
+                        conn.execute(PROCESSING_COUNT_SQL).fetchone()[0] >= limit):
+                    return None
+                else:
+                    conn.execute(
+                        f"UPDATE state_records SET {', '.join(f'{c} = :{c}' for c in updated)} "
+                        "WHERE order_id = :order_id AND etag = :expected_etag", row)
                     return stored
-                exists = conn.execute(
-                    "SELECT 1 FROM state_records WHERE order_id = ?", (record.order_id,)
-                ).fetchone()
-        if exists is None:
+        if not exists:
             raise NotFoundError(f"orderId {record.order_id!r}: no state record to replace")
         raise PreconditionFailedError(
             f"orderId {record.order_id!r}: ETag {expected!r} is stale; another writer "
@@ -185,16 +176,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
     def find_by_state(
         self, state: ProcessState, page_size: int, continuation: str | None = None
     ) -> ScanPage:
-        """Return one page of the records in ``state``, in OrderID order (see the port).
-
-        Keyset pagination on ``ix_state_by_state``: the token is the last OrderID returned.
-
-        Raises
-        ------
-        ValueError
-            If ``state`` is not a ProcessState, ``page_size`` is outside 1..1000, or the
-            token was not issued for this state.
-        """
+        """See :meth:`orders.stores.ports.StateStore.find_by_state`; in OrderID order."""
         (state,) = check_states([state])
         check_count("page_size", page_size)
         after = ""
@@ -229,17 +211,9 @@ class SqliteStateStore(SqliteAdapter, StateScans):
     def _scan_deadlines(self, low: datetime | None, high: datetime, page_size: int,
                         continuation: str | None,
                         states: tuple[ProcessState, ...]) -> ScanPage:
-        """Read index ranges of ``ix_state_deadline``; see :class:`StateScans`.
+        """Read index ranges of ``ix_state_deadline``, one per state.
 
-        Each state is one range, read in key order from the token's position, so
-        ``rows_read`` equals the rows returned: the scan touches the records it returns,
-        never the table. Without ``low`` the range starts at ``''`` (below every time;
-        NULL matches neither bound), oldest CompleteBy first.
-
-        Raises
-        ------
-        ValueError
-            For ``page_size`` outside 1..1000 or a token not issued for these ``states``.
+        ``rows_read`` equals the rows returned: the scan never reads the table.
         """
         check_count("page_size", page_size)
         states = check_states(states)
@@ -272,11 +246,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
     def count_by_state(
         self, states: Iterable[ProcessState] | None = None
     ) -> dict[ProcessState, int]:
-        """Count records per ProcessState; all states if ``states`` is None (SPEC X3).
-
-        One ``COUNT(*)`` per state on the covering index ``ix_state_deadline``, so asking
-        only for in-flight states does not read the ever-growing Processed rows.
-        """
+        """See :meth:`orders.stores.ports.StateStore.count_by_state`; one COUNT(*) per state."""
         wanted = check_states(states)
         self._db.count("query", len(wanted))
         with self._db.use() as conn:
@@ -288,14 +258,10 @@ class SqliteStateStore(SqliteAdapter, StateScans):
             }
 
     def query_plans(self) -> dict[str, list[str]]:
-        """Return SQLite's EXPLAIN QUERY PLAN for the starter and supervisor queries.
+        """Return SQLite's EXPLAIN QUERY PLAN lines per query.
 
-        Returns
-        -------
-        dict of str to list of str
-            ``{"startable", "expired", "overdue", "recent", "changes"}`` to lines, one per
-            plan step (the overdue scan is the expired query below the window); a
-            ``SEARCH ... USING INDEX`` line shows the query reads an index range.
+        Keys ``startable``, ``expired``, ``overdue``, ``recent``, ``changes``; a ``SEARCH ... USING
+        INDEX`` line shows the query reads an index range.
         """
         with self._db.use() as conn:
             return {

@@ -53,6 +53,7 @@ def test_summarize_gives_min_median_max_and_keeps_the_configuration():
     assert doc["config"] == {"threads": 8}
 
 
+@pytest.mark.fsync  # measures FULL itself
 @pytest.mark.parametrize("synchronous", ["FULL", "NORMAL"])
 def test_commit_rate_commits_one_row_transactions(synchronous):
     result = sqlite_limit.commit_rate(synchronous, duration_s=0.05)

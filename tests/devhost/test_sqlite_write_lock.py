@@ -103,3 +103,19 @@ def test_a_failed_block_rolls_back_and_frees_the_lock(tmp_path):
     with db.write(conn):
         conn.execute("INSERT INTO t VALUES (3)")
     assert [r[0] for r in conn.execute("SELECT x FROM t")] == [3]
+
+
+def test_the_hold_record_says_since_when_the_oldest_write_lock_is_held(tmp_path, monkeypatch):
+    monkeypatch.setattr(db, "_holds", None)
+    record = tmp_path / "holds"
+    db.record_holds(record)
+    first, second = db.connect(tmp_path / "a.sqlite"), db.connect(tmp_path / "b.sqlite")
+    assert db.read_hold(record) == (None, 0.0)
+    with db.write(first):
+        since, _ = db.read_hold(record)
+        with db.write(second):
+            assert db.read_hold(record)[0] == since  # the oldest hold counts
+        assert db.read_hold(record)[0] == since
+    idle, longest = db.read_hold(record)
+    assert idle is None and longest > 0.0
+    assert db.read_hold(tmp_path / "missing") == (None, 0.0)

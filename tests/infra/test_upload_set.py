@@ -10,6 +10,7 @@ nothing shipped reaches the local host.
 """
 
 import ast
+import fcntl
 import hashlib
 import json
 import os
@@ -22,7 +23,9 @@ from pathlib import Path
 import pathspec
 import pytest
 
-pytestmark = pytest.mark.slow
+# One worker builds the requirements-only venv for both tests that use it; building it
+# (pip install of requirements.txt) can take minutes on a busy machine.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("deploy-venv"), pytest.mark.timeout(900)]
 
 REPO = Path(__file__).resolve().parents[2]
 NOT_SHIPPED = ("devhost", "simulator", "client", "demo", "bench", "opscli", "tests", "docs",
@@ -41,17 +44,17 @@ def upload_set(root: Path) -> list[str]:
     spec = pathspec.PathSpec.from_lines("gitignore",
                                         (root / ".funcignore").read_text().splitlines())
     files = []
-    for path in root.rglob("*"):
-        rel = path.relative_to(root).as_posix()
-        if path.is_file() and not path.is_symlink() and not spec.match_file(rel):
-            if not any(spec.match_file(p) for p in _parents(rel)):
-                files.append(rel)
+    # An ignored folder is not entered (.venv, node_modules): nothing inside it can be
+    # uploaded, as a file under an excluded folder cannot be re-included in gitignore syntax.
+    for folder, dirs, names in os.walk(root):
+        base = Path(folder).relative_to(root).as_posix()
+        prefix = "" if base == "." else base + "/"
+        dirs[:] = [d for d in dirs if not spec.match_file(prefix + d + "/")]
+        for name in names:
+            path = Path(folder, name)
+            if path.is_file() and not path.is_symlink() and not spec.match_file(prefix + name):
+                files.append(prefix + name)
     return sorted(files)
-
-
-def _parents(rel: str):
-    parts = rel.split("/")
-    return ["/".join(parts[:i]) + "/" for i in range(1, len(parts))]
 
 
 @pytest.fixture(scope="session")
@@ -60,12 +63,16 @@ def deploy_python() -> Path:
     requirements = (REPO / "requirements.txt").read_bytes()
     home = REPO / f".venv-deploy-{hashlib.sha256(requirements).hexdigest()[:12]}"
     python = home / "bin" / "python"
-    if not (home / ".installed").exists():
-        shutil.rmtree(home, ignore_errors=True)
-        venv.EnvBuilder(with_pip=True).create(home)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-r",
-                        str(REPO / "requirements.txt")], check=True, timeout=600)
-        (home / ".installed").touch()
+    # Parallel test workers share the folder: the first builds it, the others wait.
+    (REPO / ".venv-deploy.lock").mkdir(exist_ok=True)
+    with open(REPO / ".venv-deploy.lock" / home.name, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (home / ".installed").exists():
+            shutil.rmtree(home, ignore_errors=True)
+            venv.EnvBuilder(with_pip=True).create(home)
+            subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-r",
+                            str(REPO / "requirements.txt")], check=True, timeout=600)
+            (home / ".installed").touch()
     return python
 
 

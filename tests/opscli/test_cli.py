@@ -161,3 +161,13 @@ def test_budget_command_exits_non_zero_when_over_budget(tmp_path):
     assert invalid.returncode == 2
     (line,) = invalid.stderr.splitlines()
     assert line.startswith("invalid app settings: MAX_FAILURES: Input should be a valid integer")
+
+
+def test_a_piped_table_is_200_columns_unless_columns_says_otherwise(monkeypatch):
+    from opscli import cli as ops_cli
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setattr(ops_cli.sys.stdout, "isatty", lambda: False, raising=False)
+    assert ops_cli.out().width == ops_cli.PIPED_WIDTH == 200
+    monkeypatch.setenv("COLUMNS", "120")
+    assert ops_cli.out().width == 120

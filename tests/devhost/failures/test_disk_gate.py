@@ -8,7 +8,6 @@ import pytest
 
 from devhost.failures.disk_gate import MIN_FREE_BYTES, DiskGate
 from devhost.run.host import LocalHost
-
 from tests.devhost.conftest import SAMPLE_APP, output, start
 
 

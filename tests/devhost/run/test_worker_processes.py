@@ -9,6 +9,7 @@ import time
 import pytest
 
 from devhost.run.worker_processes import WorkerProcesses, WorkerStartError
+from sqlitekit import read_hold
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="ready pipes need fd passing")
 
@@ -101,3 +102,57 @@ def test_a_worker_that_ignores_sigterm_is_killed_after_the_grace_period():
     procs.stop(grace_s=0.5)
     assert procs.procs[0].returncode == -signal.SIGKILL
     assert time.monotonic() - began < 30
+
+
+# Takes the write lock of a SQLite file (argv[1]) with its hold recorded ("--hold-record"
+# PATH) and keeps it, as a worker frozen inside a transaction does; "free" takes none.
+HOLDS_LOCK = ("import os, sys, time, sqlitekit; a = sys.argv; "
+              "sqlitekit.record_holds(a[a.index('--hold-record') + 1]); "
+              "lock = sqlitekit.connect(a[1]).write_lock; "
+              "a[2] == 'hold' and lock.__enter__(); "
+              "os.write(int(a[-1]), b'ready\\n'); time.sleep(60)")
+
+
+def _flock_free(db) -> bool:
+    fcntl = pytest.importorskip("fcntl")
+    fd = os.open(f"{db}.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def test_a_worker_holding_a_write_lock_past_the_limit_is_killed_and_replaced(tmp_path):
+    db = tmp_path / "hub.sqlite"
+    procs = WorkerProcesses([sys.executable, "-c", HOLDS_LOCK, str(db), "hold"], 1,
+                            hold_dir=tmp_path / "holds")
+    try:
+        assert procs.wait_ready(threading.Event(), timeout_s=60)
+        holder = procs.procs[0]
+        assert _flock_free(db) is False
+        assert procs.end_stalled(limit_s=60.0) == 0  # held, but not that long yet
+        deadline = time.monotonic() + 30
+        while procs.end_stalled(limit_s=0.5) == 0:
+            assert time.monotonic() < deadline, "the holder was never ended"
+            time.sleep(0.1)
+        assert holder.returncode == -signal.SIGKILL
+        assert _flock_free(db) is True  # the kernel freed the dead holder's lock
+        assert procs.replace_exited() == 1 and procs.procs[0].pid != holder.pid
+    finally:
+        procs.stop(grace_s=5)
+
+
+def test_a_worker_holding_no_lock_is_never_ended(tmp_path):
+    procs = WorkerProcesses([sys.executable, "-c", HOLDS_LOCK, str(tmp_path / "a.sqlite"),
+                             "free"], 1, hold_dir=tmp_path / "holds")
+    try:
+        assert procs.wait_ready(threading.Event(), timeout_s=60)
+        [record] = procs.hold_records.values()
+        assert read_hold(record)[0] is None
+        assert procs.end_stalled(limit_s=0.0) == 0  # any hold at all would be past this
+        assert procs.procs[0].poll() is None
+    finally:
+        procs.stop(grace_s=5)
