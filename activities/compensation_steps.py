@@ -31,7 +31,7 @@ from orders.models.activities import (
     RECORD_STEP,
     RELEASE_INVENTORY,
 )
-from orders.models.compensation import ReservationDetails, ReservedLine
+from orders.models.compensation import ReservationDetails, ReservedLine, Step, UndoOutcome
 from orders.models.compensation_io import (
     BeginCompensationInput,
     BeginCompensationResult,
@@ -57,14 +57,22 @@ def record_step(data: dict[str, Any], services: Services) -> dict[str, Any]:
     data, ConflictError if the step is logged with other details.
     """
     step = RecordStepInput.model_validate(data)
-    details = step_details(step.step, step.result, step.outcome)
-    entry = CompensationEntry.new(step.order_id, details, instance_id=step.instance_id,
-                                  workflow_version=step.workflow_version,
-                                  now=services.clock.now())
+    seq, created = log_step(services, step.order_id, step.instance_id, step.workflow_version,
+                            step.step, step.result, step.outcome)
+    return RecordStepResult(seq=seq, created=created).model_dump(mode="json")
+
+
+def log_step(services: Services, order_id: str, instance_id: str, workflow_version: int,
+             step: Step, result: dict[str, Any] | None,
+             outcome: UndoOutcome | None = None) -> tuple[int, bool]:
+    """Write a step's log entry (idempotent on OrderID + step); return its seq and created."""
+    details = step_details(step, result, outcome)
+    entry = CompensationEntry.new(order_id, details, instance_id=instance_id,
+                                  workflow_version=workflow_version, now=services.clock.now())
     stored = services.stores.compensation.record(entry)
     seq = stored.record.seq
     assert seq is not None, "the log numbers every entry it stores"
-    return RecordStepResult(seq=seq, created=stored.created).model_dump(mode="json")
+    return seq, stored.created
 
 
 @implements(FAIL_ORDER)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from activities.compensation_steps import log_step
 from activities.declared import implements
 from orders.compensation.plan import request_details
 from orders.lifecycle.changes import complete, set_deadline
@@ -15,7 +16,7 @@ from orders.lifecycle.fencing import FencedError, fenced_finish, fenced_or_none
 from orders.lifecycle.ids import client_order_id
 from orders.lifecycle.transitions import Actor
 from orders.messaging import OutgoingMessage
-from orders.models import CompensationEntry, ProcessState
+from orders.models import CompensationEntry, Order, ProcessState
 from orders.models.activities import (
     ALERT_OPERATOR,
     BEGIN_ATTEMPT,
@@ -47,22 +48,33 @@ from orders.stores.inventory import Reserved
 
 @implements(BEGIN_ATTEMPT)
 def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
-    """Set CompleteBy of the attempt if it still owns the record (S4, S5)."""
+    """Set CompleteBy of the attempt if it still owns the record (S4, S5).
+
+    With ``loadOrder`` (versions 3, 4) and not fenced, the result holds the order, read
+    after the write (LookupError as ``load_order``).
+    """
     step = BeginAttemptInput.model_validate(data)
     record = fenced_or_none(services.stores.states, step.order_id, step.instance_id,
                             lambda r: set_deadline(r, step.complete_by, Actor.ORDER_WORKFLOW))
     if record is None:
         return BeginAttemptResult(fenced=True).model_dump(mode="json")
-    return BeginAttemptResult(fenced=False, reply_to=record.status_queue).model_dump(mode="json")
+    order = _order(step.order_id, services) if step.load_order else None
+    return BeginAttemptResult(fenced=False, reply_to=record.status_queue,
+                              order=order).model_dump(mode="json")
 
 
 @implements(LOAD_ORDER)
 def load_order(order_id: str, services: Services) -> dict[str, Any]:
     """Read the order (S5); LookupError if missing (a broken dual write: the attempt retries)."""
+    return _order(order_id, services).model_dump(mode="json")
+
+
+def _order(order_id: str, services: Services) -> Order:
+    """Read the order, or raise ``LookupError`` naming it."""
     order = services.stores.orders.get(order_id)
     if order is None:
         raise LookupError(f"orderId: no order {order_id} in the order database")
-    return order.model_dump(mode="json")
+    return order
 
 
 @implements(RESERVE_INVENTORY)
@@ -106,11 +118,17 @@ def _reserving_attempt(step: ReserveInventoryInput, services: Services) -> tuple
 def send_agent_request(data: dict[str, Any], services: Services) -> str:
     """Log a remote forward step as *requested*, then send it to its agent (S9, A1, A4).
 
+    A ``confirmed`` previous step (versions 3, 4) is logged first, as ``record_step`` does.
     Returns the MessageId. Raises ConflictError if logged with another key or amount.
     """
     step = SendAgentRequestInput.model_validate(data)
     request = step.request()
     details = request_details(request)
+    if step.confirmed is not None:
+        if step.workflow_version is None:
+            raise ValueError("workflowVersion: required with confirmed")
+        log_step(services, request.order_id, request.instance_id, step.workflow_version,
+                 step.confirmed.step, step.confirmed.result)
     if details is not None:
         version = step.workflow_version
         if version is None:
@@ -128,11 +146,23 @@ def send_agent_request(data: dict[str, Any], services: Services) -> str:
 
 @implements(FINISH_ATTEMPT)
 def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
-    """Set Processed if the attempt still owns the record (S4, S6); a rerun is not fenced."""
+    """Set Processed if the attempt still owns the record (S4, S6); a rerun is not fenced.
+
+    Versions 3, 4: ``confirmed`` (the last step) is logged first, fenced or not; with
+    ``replyTo`` and not fenced, "OrderCompleted" is then sent as ``publish_status`` does.
+    """
     step = FinishAttemptInput.model_validate(data)
+    if step.confirmed is not None:
+        assert step.workflow_version is not None, "the contract requires it with confirmed"
+        log_step(services, step.order_id, step.instance_id, step.workflow_version,
+                 step.confirmed.step, step.confirmed.result)
     tell_by = services.clock.now() + services.settings.status_grace
     fenced = fenced_finish(services.stores.states, step.order_id, step.instance_id,
                            lambda r: complete(r, tell_by), ProcessState.PROCESSED)
+    if not fenced and step.reply_to is not None:
+        _publish(services, PublishStatusInput(
+            order_id=step.order_id, instance_id=step.instance_id, reply_to=step.reply_to,
+            status=StatusKind.ORDER_COMPLETED))
     return FencedResult(fenced=fenced).model_dump(mode="json")
 
 
@@ -143,7 +173,11 @@ def publish_status(data: dict[str, Any], services: Services) -> None:
     A failed send stays pending for the supervisor (:func:`orders.notify.send_final_status`)
     and the step succeeds, so the orchestration ends as its order did.
     """
-    step = PublishStatusInput.model_validate(data)
+    _publish(services, PublishStatusInput.model_validate(data))
+
+
+def _publish(services: Services, step: PublishStatusInput) -> None:
+    """Send one status (:func:`publish_status`)."""
     message = StatusMessage(order_id=client_order_id(step.order_id), status=step.status,
                             at=services.clock.now(), reason=step.reason)
     if step.instance_id is None:  # an input from before instance ids were passed

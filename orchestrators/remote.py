@@ -15,11 +15,12 @@ from azure.durable_functions import DurableOrchestrationContext
 from orchestrators.calls import call
 from orders.models.activities import SEND_AGENT_REQUEST
 from orders.models.agent_io import SendAgentRequestInput
+from orders.models.compensation_io import ConfirmedStep
 from orders.models.messages import AgentReply, AgentRequest
 
 
 def remote_step(context: DurableOrchestrationContext, request: AgentRequest, deadline: datetime,
-                workflow_version: int | None = None,
+                workflow_version: int | None = None, confirmed: ConfirmedStep | None = None,
                 ) -> Generator[Any, Any, AgentReply | None]:
     """Send a request to its agent and race the reply against the deadline (SPEC S6).
 
@@ -34,6 +35,8 @@ def remote_step(context: DurableOrchestrationContext, request: AgentRequest, dea
     workflow_version : int, optional
         The order's workflow version, for the *requested* log entry the send activity
         writes before a forward request goes out (SPEC S9); None for an undo.
+    confirmed : ConfirmedStep, optional
+        The previous step's log entry, written by the send activity first (versions 3, 4).
 
     Returns
     -------
@@ -47,7 +50,7 @@ def remote_step(context: DurableOrchestrationContext, request: AgentRequest, dea
         If the raised event is not an agent reply (the instance then fails).
     """
     yield from call(context, SEND_AGENT_REQUEST,
-                    SendAgentRequestInput.of(request, workflow_version))
+                    SendAgentRequestInput.of(request, workflow_version, confirmed))
     reply = context.wait_for_external_event(request.event_name)
     timer = context.create_timer(deadline)
     winner = yield context.task_any([reply, timer])

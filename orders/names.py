@@ -19,11 +19,14 @@ OPERATOR_ALERTS_QUEUE = "operator-alerts"
 WORKFLOW_REMOTE_STEPS: dict[int, tuple[tuple[str, str], ...]] = {
     1: (("payment", "charge"), ("shipping", "ship")),
     2: (("shipping", "ship"), ("payment", "charge")),
+    3: (("payment", "charge"), ("shipping", "ship")),
+    4: (("shipping", "ship"), ("payment", "charge")),
 }
 """The remote steps (service, operation) of each registered workflow version, in order
-(SPEC X6): version 1 charges then ships, version 2 ("charge on dispatch") ships then
-charges. Each names a forward operation of ``infra/services.json`` (checked at import).
-The workflow, the retry budget and compensation read them from here."""
+(SPEC X6): versions 1 and 3 charge then ship, versions 2 and 4 ("charge on dispatch") ship
+then charge; 3 and 4 run the steps of 1 and 2 in fewer activities. Each names a forward
+operation of ``infra/services.json`` (checked at import). The workflow, the retry budget
+and compensation read them from here."""
 
 
 def _check_steps() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ops.dashboard.overview import guarded, message_row
@@ -9,7 +10,8 @@ from ops.order_report import order_report
 from orders.lifecycle.ids import IdRuleError, client_order_id, order_key
 from orders.messaging.browse import MAX_PEEK, QueueBrowser
 from orders.models import StateRecord
-from orders.models.activities import PUBLISH_STATUS
+from orders.models.activities import FINISH_ATTEMPT, PUBLISH_STATUS
+from orders.models.messages import StatusKind
 from orders.observability.tracing import unwrap_input
 
 
@@ -68,14 +70,29 @@ def timeline(status: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 
 def sent_by_attempts(attempts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Return the status messages the attempts' histories show ``publish_status`` sending."""
+    """Return the status messages the attempts' histories show sent (S8).
+
+    A completed ``publish_status``, or an unfenced ``finish_attempt`` given a ``replyTo``
+    (workflow versions 3 and 4: "OrderCompleted").
+    """
     sent = []
     for attempt in attempts:
         for row in attempt["timeline"]:
-            if row["name"] == PUBLISH_STATUS.name and row["type"] == "TaskCompleted":
-                given = row["input"] if isinstance(row["input"], dict) else {}
-                sent.append({"instanceId": attempt["instanceId"], "at": row["time"],
-                             "status": given.get("status"), "reason": given.get("reason")})
+            if row["type"] != "TaskCompleted":
+                continue
+            given = row["input"] if isinstance(row["input"], dict) else {}
+            if row["name"] == PUBLISH_STATUS.name:
+                status, reason = given.get("status"), given.get("reason")
+            elif row["name"] == FINISH_ATTEMPT.name and given.get("replyTo"):
+                result = row["result"]
+                result = json.loads(result) if isinstance(result, str) else result
+                if not isinstance(result, dict) or result.get("fenced") is not False:
+                    continue
+                status, reason = StatusKind.ORDER_COMPLETED.value, None
+            else:
+                continue
+            sent.append({"instanceId": attempt["instanceId"], "at": row["time"],
+                         "status": status, "reason": reason})
     return sent
 
 

@@ -16,6 +16,7 @@ from pydantic import ConfigDict, Field
 
 from orders.models._types import Currency, OrderKey
 from orders.models.compensation import Id, Key, ReservedLine
+from orders.models.compensation_io import ConfirmedStep
 from orders.models.messages import AgentRequest, Operation
 from orders.models.step_io import StepContract
 
@@ -24,19 +25,22 @@ class SendAgentRequestInput(AgentRequest, StepContract):
     """Input of ``send_agent_request``: the request plus the workflow version.
 
     ``workflow_version`` is for the *requested* log entry (S9, X6); absent for undos and in
-    older inputs, when the activity reads it from the state record.
+    older inputs, when the activity reads it from the state record. ``confirmed``
+    (versions 3, 4): the previous step's entry, logged first.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    OMIT_IF_NONE = frozenset({"workflow_version"})
+    OMIT_IF_NONE = frozenset({"workflow_version", "confirmed"})
 
     workflow_version: int | None = Field(default=None, ge=1)
+    confirmed: ConfirmedStep | None = None
 
     @classmethod
-    def of(cls, request: AgentRequest, workflow_version: int | None) -> SendAgentRequestInput:
+    def of(cls, request: AgentRequest, workflow_version: int | None,
+           confirmed: ConfirmedStep | None = None) -> SendAgentRequestInput:
         """Wrap ``request``; ``workflow_version`` None for an undo."""
-        return cls(**dict(request), workflow_version=workflow_version)
+        return cls(**dict(request), workflow_version=workflow_version, confirmed=confirmed)
 
     def request(self) -> AgentRequest:
         """Return the request as it goes on the queue (without ``workflowVersion``)."""

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field, TypeAdapter
+from pydantic import Field, TypeAdapter, model_validator
 
-from orders.models._types import OrderKey
+from orders.models._types import OrderKey, QueueName
 from orders.models.compensation import ReservedLine
+from orders.models.compensation_io import ConfirmedStep
 from orders.models.inventory import OutOfStock
-from orders.models.order import OrderLine
+from orders.models.order import Order, OrderLine
 from orders.models.step_io import (
     BeginInput,
     BeginResult,
@@ -46,11 +47,22 @@ class OrderWorkflowInput(StepContract):
 
 
 class BeginAttemptInput(BeginInput):
-    """Input of ``begin_attempt``: set CompleteBy while the attempt owns the record (S4, S5)."""
+    """Input of ``begin_attempt``: set CompleteBy while the attempt owns the record (S4, S5).
+
+    ``load_order`` (versions 3, 4): also read the order, as ``load_order`` does.
+    """
+
+    OMIT_IF_NONE = frozenset({"load_order"})
+
+    load_order: bool | None = None
 
 
 class BeginAttemptResult(BeginResult):
-    """Result of ``begin_attempt``."""
+    """Result of ``begin_attempt``; ``order`` when the input asked and it owns the record."""
+
+    OMIT_IF_NONE = frozenset({"order"})
+
+    order: Order | None = None
 
 
 class ReserveInventoryInput(StepContract):
@@ -75,9 +87,24 @@ class ReserveInventoryResult(StepContract):
 
 
 class FinishAttemptInput(OwnedRecordInput):
-    """Input of ``finish_attempt``: set Processed while owning the record (S4, S6); never Error."""
+    """Input of ``finish_attempt``: set Processed while owning the record (S4, S6); never Error.
+
+    Versions 3, 4: ``confirmed`` is the last step's entry (logged first, fenced or not,
+    with ``workflow_version``); ``reply_to`` is told "OrderCompleted" unless fenced.
+    """
+
+    OMIT_IF_NONE = frozenset({"confirmed", "workflow_version", "reply_to"})
 
     state: Literal["Processed"]
+    confirmed: ConfirmedStep | None = None
+    workflow_version: int | None = Field(default=None, ge=1)
+    reply_to: QueueName | None = None
+
+    @model_validator(mode="after")
+    def _version_with_entry(self) -> FinishAttemptInput:
+        if self.confirmed is not None and self.workflow_version is None:
+            raise ValueError("workflowVersion: required with confirmed")
+        return self
 
 
 class Processed(StepContract):

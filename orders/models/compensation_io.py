@@ -58,6 +58,21 @@ class RecordStepResult(StepContract):
     created: bool
 
 
+class ConfirmedStep(StepContract):
+    """A completed forward step's log entry, written by the next activity (version 3+, S9).
+
+    Attributes
+    ----------
+    step : Step
+        The completed step; keys the entry as ``record_step`` does.
+    result : dict or None
+        The service's answer, as for :class:`RecordStepInput`.
+    """
+
+    step: Step
+    result: dict[str, Any] | None = None
+
+
 class FailOrderInput(OwnedRecordInput):
     """Input of ``fail_order`` (S7, S9); ``reason`` names the attempt, so a rerun knows it."""
 

@@ -46,7 +46,7 @@ def direct_counts(system) -> tuple[Counter, int]:
 
 
 def lose_order_row(system, order_id):
-    """Delete the order row of ``order_id`` (a key): every attempt then fails in load_order."""
+    """Delete the order row of ``order_id`` (a key): every attempt then fails reading it."""
     with sqlite3.connect(system.host.data_dir / "orders.sqlite") as conn:
         assert conn.execute("DELETE FROM orders WHERE order_id = ?", (order_id,)).rowcount == 1
 

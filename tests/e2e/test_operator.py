@@ -40,7 +40,7 @@ def test_operator_finds_inspects_and_resubmits_an_order_in_error_once(make_syste
     system = make_system()
     order, other = make_order(41), make_order(42)
     submit_unstarted(system, monkeypatch, [order, other])
-    lose_order_row(system, key(order))  # every attempt now fails in load_order
+    lose_order_row(system, key(order))  # every attempt now fails reading it (begin_attempt)
     system.run(200)
     record = system.state(order.order_id)
     assert (record.process_state, record.attempt, record.failure_count) == \
@@ -62,7 +62,7 @@ def test_operator_finds_inspects_and_resubmits_an_order_in_error_once(make_syste
         assert attempt["status"]["runtimeStatus"] == "Failed", attempt
         events = attempt["status"]["historyEvents"]
         assert [e["FunctionName"] for e in events if e["EventType"] == "TaskFailed"] == \
-            ["load_order"]
+            ["begin_attempt"]
 
     # The operator restores the row (under the order's key, as submission stored it).
     system.services.stores.orders.create_if_absent(order.model_copy(
@@ -86,7 +86,8 @@ def test_operator_finds_inspects_and_resubmits_an_order_in_error_once(make_syste
     assert [a["status"]["runtimeStatus"] for a in report["attempts"]] == \
         ["Failed", "Failed", "Failed", "Completed"]
     tables = ops(system, "show", key(order), "--host-url", system.host.base_url)
-    assert tables.exit_code == 0 and "load_order" in tables.stdout
+    assert tables.exit_code == 0 and "TaskFailed" in tables.stdout
+    assert "begin_attempt" in tables.stdout
     statuses = [m["status"] for m in system.replies() if m["orderId"] == order.order_id]
     assert statuses[0] == "RequestReceived" and statuses[-1] == "OrderCompleted"
 

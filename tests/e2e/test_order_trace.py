@@ -64,9 +64,8 @@ def test_retries_are_child_spans_and_a_compensated_order_is_one_trace(make_syste
     assert [s.name for s in starts] == ["starter: claim and start",
                                         "compensation starter: claim and start"]
     forward = [s.attributes[OPERATION] for s in children(spans, starts[0])]
-    assert forward == ["begin_attempt", "load_order", "reserve_inventory", "record_step",
-                       "send_agent_request", "record_step", "send_agent_request",
-                       "fail_order", "alert_operator"]
+    assert forward == ["begin_attempt", "reserve_inventory", "send_agent_request",
+                       "send_agent_request", "fail_order", "alert_operator"]  # version 3
     undo = [s.attributes[OPERATION] for s in children(spans, starts[1])]
     assert undo[:2] == ["begin_compensation", "pending_undos"]
     assert undo[-2:] == ["finish_compensation", "publish_status"]
@@ -101,7 +100,7 @@ def test_an_order_the_supervisor_recovered_is_one_trace_across_its_attempts(make
     assert second.links == [(first.trace_id, first.span_id)]
     assert recovery.links == [(first.trace_id, first.span_id)]
     assert [s.attributes[OPERATION] for s in children(spans, second)][-2:] == [
-        "finish_attempt", "publish_status"]
+        "send_agent_request", "finish_attempt"]  # version 3: finish_attempt tells the client
     assert {s.attributes.get(ATTEMPT) for s in children(spans, second)} == {2}
 
     result = CliRunner().invoke(ops_app, ["--data-dir", str(tmp_path / "data"), "trace",

@@ -14,7 +14,8 @@ def kinds(system, order_id):
 
 def test_v1_order_in_flight_finishes_under_v1_after_v2_is_registered_and_selected(
         make_system, monkeypatch):
-    monkeypatch.delitem(order_workflow.WORKFLOWS, 2)  # a deployment that knows only v1
+    for version in (2, 3, 4):  # a deployment that knows only v1
+        monkeypatch.delitem(order_workflow.WORKFLOWS, version)
     system = make_system(settings={"WORKFLOW_VERSION": "1"})
     old, new = make_order(51), make_order(52)
     system.submit(old)
@@ -91,7 +92,7 @@ def test_an_unregistered_workflow_version_starts_no_new_order_and_alerts(make_sy
     assert system.state(order.order_id).process_state == ProcessState.PENDING
     alerts = system.alerts()
     assert [a["kind"] for a in alerts] == ["UnknownWorkflowVersion"]  # once, not per run
-    assert "WORKFLOW_VERSION=9 is not registered (known: [1, 2])" in alerts[0]["reason"]
+    assert "WORKFLOW_VERSION=9 is not registered (known: [1, 2, 3, 4])" in alerts[0]["reason"]
     # The operator fixes the setting: the order starts and completes under version 1.
     svc = system.services
     monkeypatch.setattr(svc, "settings", svc.settings.model_copy(update={"WORKFLOW_VERSION": 1}))
@@ -99,3 +100,49 @@ def test_an_unregistered_workflow_version_starts_no_new_order_and_alerts(make_sy
     assert system.state(order.order_id).process_state == ProcessState.PROCESSED
     assert system.host.taskhub.get_instance(f"{key(order)}:1").version == "1.0"
     assert kinds(system, order.order_id) == ["charge", "ship"]
+
+
+def scheduled(system, instance_id):
+    return [e["Name"] for e in system.host.taskhub.get_history(instance_id)
+            if e["EventType"] == 4]  # TaskScheduled
+
+
+def test_v1_and_v2_orders_in_flight_finish_on_theirs_while_new_orders_start_on_v3(
+        make_system, monkeypatch):
+    for version in (3, 4):  # a deployment that knows v1 and v2
+        monkeypatch.delitem(order_workflow.WORKFLOWS, version)
+    system = make_system(settings={"WORKFLOW_VERSION": "1"})
+    svc = system.services
+    v1, v2, v3 = make_order(56), make_order(57), make_order(58)
+    with system.paused("payment-requests"):
+        system.submit(v1)
+        system.run(1.5)  # waits for its charge reply
+        svc.settings = svc.settings.model_copy(update={"WORKFLOW_VERSION": 2})
+        system.submit(v2)
+        system.run(1.5)  # shipped, waits for its charge reply
+        # Deploy versions 3 and 4 and select 3 for new orders (docs/deploy.md).
+        monkeypatch.setitem(order_workflow.WORKFLOWS, 3, order_workflow.run_v3)
+        monkeypatch.setitem(order_workflow.WORKFLOWS, 4, order_workflow.run_v4)
+        svc.settings = svc.settings.model_copy(update={"WORKFLOW_VERSION": 3})
+        system.submit(v3)
+        system.run(1.5)
+        assert system.engine.counts("payment-requests").active == 3
+    system.run(10)
+    orders = [v1, v2, v3]
+    assert system.states(o.order_id for o in orders) == {ProcessState.PROCESSED: 3}
+    assert [system.state(o.order_id).workflow_version for o in orders] == [1, 2, 3]
+    attempts = [system.host.taskhub.get_instance(f"{key(o)}:1") for o in orders]
+    assert [a.version for a in attempts] == ["1.0", "2.0", "3.0"]
+    assert [kinds(system, o.order_id) for o in orders] == [
+        ["charge", "ship"], ["ship", "charge"], ["charge", "ship"]]
+    v1_steps = ["begin_attempt", "load_order", "reserve_inventory", "record_step",
+                "send_agent_request", "record_step", "send_agent_request", "record_step",
+                "finish_attempt", "publish_status"]
+    assert scheduled(system, attempts[0].instance_id) == v1_steps
+    assert scheduled(system, attempts[1].instance_id) == v1_steps
+    assert scheduled(system, attempts[2].instance_id) == [
+        "begin_attempt", "reserve_inventory", "send_agent_request", "send_agent_request",
+        "finish_attempt"]
+    logs = [[e.step.value for e in svc.stores.compensation.entries(key(o))] for o in orders]
+    assert logs[0] == logs[2] == ["reserve_inventory", "charge_requested", "charge",
+                                  "ship_requested", "ship"]

@@ -1,5 +1,6 @@
 """One order's detail: attempts as timelines, an unreadable history shown on its attempt."""
 
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -8,6 +9,7 @@ from ops.dashboard.detail import (
     DetailRequestError,
     order_detail,
     resolve_key,
+    sent_by_attempts,
     status_json,
     timeline,
 )
@@ -80,3 +82,17 @@ def test_orders_are_named_by_client_and_order_id_or_by_key(client, order_id, key
 def test_malformed_names_are_refused(client, order_id):
     with pytest.raises(DetailRequestError):
         resolve_key(client, order_id)
+
+
+def test_a_version_3_finish_attempt_counts_as_sending_order_completed_unless_fenced():
+    def finish(fenced, reply_to="replies-acme"):
+        given = {"orderId": "ORD-1", "instanceId": "ORD-1:1", "state": "Processed"}
+        return {"type": "TaskCompleted", "time": "t2", "name": "finish_attempt",
+                "input": {**given, "replyTo": reply_to} if reply_to else given,
+                "result": json.dumps({"fenced": fenced})}
+
+    attempts = [{"instanceId": "ORD-1:1", "timeline": [finish(False)]},
+                {"instanceId": "ORD-1:2", "timeline": [finish(True)]},
+                {"instanceId": "ORD-1:3", "timeline": [finish(False, reply_to=None)]}]
+    assert sent_by_attempts(attempts) == [{"instanceId": "ORD-1:1", "at": "t2",
+                                           "status": "OrderCompleted", "reason": None}]

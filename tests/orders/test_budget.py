@@ -1,4 +1,5 @@
 from dataclasses import replace
+from datetime import UTC, datetime
 
 import pytest
 
@@ -9,8 +10,10 @@ from orders.budget import (
     check_budget,
     forward_operations,
     max_calls_per_service,
+    refusal_made_no_call,
 )
-from orders.names import REQUEST_QUEUES
+from orders.models import ProcessState, StateRecord
+from orders.names import REQUEST_QUEUES, WORKFLOW_REMOTE_STEPS
 from orders.queues import load_queue_limits
 from orders.settings import Settings, SettingsError
 from orders.startup import on_start
@@ -97,3 +100,20 @@ def test_the_app_refuses_invalid_settings_as_it_loads_under_a_functions_host(mon
         refuse_invalid_settings({"FUNCTIONS_WORKER_RUNTIME": "python"})
     monkeypatch.setenv("MAX_FAILURES", "3")
     refuse_invalid_settings({"FUNCTIONS_WORKER_RUNTIME": "python"})
+
+
+
+@pytest.mark.parametrize(("version", "first"), [(1, "charge"), (2, "ship"), (3, "charge"),
+                                                (4, "ship")])
+def test_each_version_sends_one_request_per_service_first_the_right_one(tmp_path, version,
+                                                                       first):
+    # Versions 3 and 4 merge activities, not requests: per attempt still one charge and one
+    # shipment, so the worst case stays 4 x 5 x (3 + 3) = 120 calls per service (X2).
+    assert sorted(op for _, op in WORKFLOW_REMOTE_STEPS[version]) == ["charge", "ship"]
+    assert calls_of(max_calls_per_service(settings(tmp_path), load_queue_limits())) == {
+        "payment": 120, "shipping": 120}
+    record = StateRecord.new("ORD-1", "replies-acme", datetime(2030, 1, 1, tzinfo=UTC))
+    record = record.model_copy(update={"process_state": ProcessState.PROCESSING,
+                                       "workflow_version": version})
+    other = "ship" if first == "charge" else "charge"
+    assert refusal_made_no_call(record, first) and not refusal_made_no_call(record, other)

@@ -1,0 +1,124 @@
+"""The activities of workflow versions 3 and 4: each merged part as the separate step did it,
+in the same order, idempotent on rerun (SPEC X6, X7, S8, S9)."""
+
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import pytest
+from pydantic import ValidationError
+
+from activities import steps
+from orders.messaging import MessagingUnavailableError
+from orders.models import Order, OrderLine, ProcessState
+from tests.activities.test_step_contracts import REQUEST
+from tests.support.records import record_in
+
+PAID = {"paymentId": "pay_1", "orderId": "ORD-1", "amount": "20.00", "currency": "USD",
+        "status": "captured"}
+SHIPPED = {"shipmentId": "shp_1", "orderId": "ORD-1", "status": "created"}
+FINISH = {"orderId": "ORD-1", "instanceId": "ORD-1:1", "state": "Processed",
+          "confirmed": {"step": "ship", "result": SHIPPED}, "workflowVersion": 3,
+          "replyTo": "replies-acme"}
+SHIP_REQUEST = {**REQUEST, "messageId": "ORD-1:1:ship", "service": "shipping",
+                "operation": "ship", "idempotencyKey": "ORD-1:ship", "eventName": "ship-reply",
+                "payload": {"orderId": "ORD-1", "lines": [{"sku": "SKU-A", "quantity": 2}]}}
+
+
+def steps_logged(stores):
+    return [(e.step.value, e.instance_id, e.workflow_version)
+            for e in stores.compensation.entries("ORD-1")]
+
+
+def test_begin_attempt_returns_the_order_when_asked(services, stores, clock):
+    record_in(stores.states, clock)
+    order = Order(order_id="ORD-1", customer_id="C-1", currency="USD", total_price=Decimal(20),
+                  lines=[OrderLine(sku="SKU-A", quantity=2, unit_price=Decimal(10))],
+                  created_at=datetime(2029, 12, 31, tzinfo=UTC))
+    stores.orders.create_if_absent(order)
+    data = {"orderId": "ORD-1", "instanceId": "ORD-1:1",
+            "completeBy": "2030-01-01T00:00:30.000000Z", "loadOrder": True}
+    got = steps.begin_attempt(data, services)
+    assert (got["fenced"], got["replyTo"]) == (False, "replies-acme")
+    assert Order.model_validate(got["order"]) == order
+    assert stores.states.get("ORD-1").complete_by.isoformat() == "2030-01-01T00:00:30+00:00"
+    # Fenced: no order read, none returned.
+    assert steps.begin_attempt({**data, "instanceId": "ORD-1:0"}, services) == {
+        "fenced": True, "replyTo": None}
+
+
+def test_begin_attempt_fails_naming_a_missing_order(services, stores, clock):
+    record_in(stores.states, clock)
+    with pytest.raises(LookupError, match="no order ORD-1"):
+        steps.begin_attempt({"orderId": "ORD-1", "instanceId": "ORD-1:1", "loadOrder": True,
+                             "completeBy": "2030-01-01T00:00:30.000000Z"}, services)
+
+
+def test_send_logs_the_previous_step_then_its_own_request_then_sends(services, stores,
+                                                                     clock, sender):
+    record_in(stores.states, clock, workflow_version=3)
+    data = {**SHIP_REQUEST, "workflowVersion": 3,
+            "confirmed": {"step": "charge", "result": PAID}}
+    assert steps.send_agent_request(data, services) == "ORD-1:1:ship"
+    assert steps.send_agent_request(data, services) == "ORD-1:1:ship"  # a rerun
+    assert steps_logged(stores) == [("charge", "ORD-1:1", 3), ("ship_requested", "ORD-1:1", 3)]
+    charge = stores.compensation.entries("ORD-1")[0].details
+    assert (charge.payment_id, charge.amount) == ("pay_1", Decimal("20.00"))
+    # Both sends carry one MessageId: the queue drops the second (duplicate detection).
+    assert [m.message_id for _, m in sender.sent] == ["ORD-1:1:ship"] * 2
+    assert sender.bodies("shipping-requests")[0] == SHIP_REQUEST
+
+
+def test_a_send_that_logs_a_step_needs_the_workflow_version(services, stores, clock, sender):
+    record_in(stores.states, clock)
+    with pytest.raises(ValueError, match="workflowVersion: required with confirmed"):
+        steps.send_agent_request({**SHIP_REQUEST, "confirmed": {
+            "step": "charge", "result": PAID}}, services)
+    assert stores.compensation.entries("ORD-1") == [] and sender.sent == []
+
+
+def test_finish_logs_the_last_step_sets_processed_then_tells_the_client(services, stores,
+                                                                        clock, sender):
+    record_in(stores.states, clock)
+    assert steps.finish_attempt(FINISH, services) == {"fenced": False}
+    assert steps_logged(stores) == [("ship", "ORD-1:1", 3)]
+    record = stores.states.get("ORD-1")
+    assert record.process_state is ProcessState.PROCESSED
+    assert record.complete_by is None  # the status was sent and noted (S8)
+    ((queue, message),) = sender.sent
+    assert (queue, message.message_id) == ("replies-acme", "ORD-1:OrderCompleted:ORD-1:1")
+    assert message.body["status"] == "OrderCompleted"
+    # A rerun logs nothing new and sends the same MessageId (dropped by the queue).
+    assert steps.finish_attempt(FINISH, services) == {"fenced": False}
+    assert len(stores.compensation.entries("ORD-1")) == 1
+    assert [m.message_id for _, m in sender.sent] == ["ORD-1:OrderCompleted:ORD-1:1"] * 2
+
+
+def test_a_fenced_finish_logs_the_step_but_writes_and_publishes_nothing(services, stores,
+                                                                        clock, sender):
+    record_in(stores.states, clock, locked_by="ORD-1:2")  # a newer attempt owns it
+    assert steps.finish_attempt(FINISH, services) == {"fenced": True}
+    assert steps_logged(stores) == [("ship", "ORD-1:1", 3)]  # the shipment did happen
+    assert stores.states.get("ORD-1").process_state is ProcessState.PROCESSING
+    assert sender.sent == []
+
+
+def test_a_failed_status_send_leaves_it_pending_for_the_supervisor(services, stores, clock,
+                                                                   monkeypatch):
+    record_in(stores.states, clock)
+
+    def busy(queue, message):
+        raise MessagingUnavailableError(f"{queue}: busy")
+
+    monkeypatch.setattr(services.sender, "send", busy)
+    assert steps.finish_attempt(FINISH, services) == {"fenced": False}
+    record = stores.states.get("ORD-1")
+    assert record.process_state is ProcessState.PROCESSED
+    assert record.complete_by == clock.now() + services.settings.status_grace
+
+
+def test_finish_refuses_an_entry_without_its_workflow_version(services, stores, clock):
+    record_in(stores.states, clock)
+    del_version = {k: v for k, v in FINISH.items() if k != "workflowVersion"}
+    with pytest.raises(ValidationError, match="workflowVersion: required with confirmed"):
+        steps.finish_attempt(del_version, services)
+    assert stores.states.get("ORD-1").process_state is ProcessState.PROCESSING

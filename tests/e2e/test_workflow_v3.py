@@ -1,0 +1,108 @@
+"""Workflow versions 3 and 4 end to end: version 1's and 2's effects, in the same order, from
+five activities per fault-free attempt instead of ten (SPEC X6, S8, S9)."""
+
+from collections import Counter
+
+from tests.e2e.harness import ProcessState, key, make_order
+from tests.e2e.test_final_status import refuse_final_statuses
+
+SHIP_DECLINE = {"status": 422, "reason": "address_undeliverable"}
+MERGED = ["begin_attempt", "reserve_inventory", "send_agent_request", "send_agent_request",
+          "finish_attempt"]
+
+
+def activities(system, instance_id):
+    return [e["Name"] for e in system.host.taskhub.get_history(instance_id)
+            if e["EventType"] == 4]  # TaskScheduled
+
+
+def logged(system, order):
+    return [(e.step.value, e.workflow_version)
+            for e in system.services.stores.compensation.entries(key(order))]
+
+
+def statuses(system, order):
+    return [m["status"] for m in system.replies() if m["orderId"] == order.order_id]
+
+
+def stock_for(system, *orders, units=10):
+    system.services.stores.inventory.load(
+        {line.sku: units for order in orders for line in order.lines})
+
+
+def test_a_new_order_runs_version_3_in_five_activities(make_system):
+    system = make_system()  # WORKFLOW_VERSION as the app ships it
+    order = make_order(81)
+    stock_for(system, order)
+    system.submit(order)
+    system.run(10)
+    record = system.state(order.order_id)
+    assert (record.process_state, record.workflow_version) == (ProcessState.PROCESSED, 3)
+    assert record.complete_by is None  # the final status was sent and noted
+    attempt = system.host.taskhub.get_instance(f"{key(order)}:1")
+    assert attempt.version == "3.0" and activities(system, attempt.instance_id) == MERGED
+    # The log is version 1's, entry for entry.
+    assert logged(system, order) == [("reserve_inventory", 3), ("charge_requested", 3),
+                                     ("charge", 3), ("ship_requested", 3), ("ship", 3)]
+    assert statuses(system, order) == ["RequestReceived", "OrderCompleted"]
+    assert Counter(e.kind for e in system.effects(order_id=order.order_id)) == {
+        "charge": 1, "ship": 1}
+    inventory = system.services.stores.inventory
+    assert [inventory.get(line.sku).available for line in order.lines] == [
+        10 - line.quantity for line in order.lines]
+
+
+def test_a_version_3_order_declined_after_the_charge_is_refunded_and_released(make_system):
+    order = make_order(82)
+    system = make_system(faults={"shipping": {"decline": {key(order): SHIP_DECLINE}}})
+    stock_for(system, order)
+    system.submit(order)
+    system.run(30)
+    record = system.state(order.order_id)
+    assert (record.process_state, record.workflow_version) == (ProcessState.COMPENSATED, 3)
+    assert [step for step, _ in logged(system, order)] == [
+        "reserve_inventory", "charge_requested", "charge", "ship_requested",
+        "cancel_shipment", "refund", "release_inventory"]
+    # Money balances: the one charge was refunded in full; nothing was shipped.
+    (charge,) = system.effects(kind="charge", order_id=order.order_id)
+    (refund,) = system.effects(kind="refund", order_id=order.order_id)
+    assert refund.ref_id == charge.resource_id
+    assert refund.amount == charge.amount == str(order.total_price)
+    assert system.effects(kind="ship", order_id=order.order_id) == []
+    # Stock balances: every unit reserved went back.
+    inventory = system.services.stores.inventory
+    assert [inventory.get(line.sku).available for line in order.lines] == [10, 10]
+    assert all(item.balanced for item in inventory.items())
+    assert statuses(system, order) == ["RequestReceived", "Compensated"]
+
+
+def test_a_version_4_order_whose_charge_is_declined_cancels_its_shipment(make_system):
+    order = make_order(83)
+    system = make_system(faults={"payment": {"decline": {key(order): {
+        "status": 402, "reason": "card_declined"}}}}, settings={"WORKFLOW_VERSION": "4"})
+    stock_for(system, order)
+    system.submit(order)
+    system.run(30)
+    record = system.state(order.order_id)
+    assert (record.process_state, record.workflow_version) == (ProcessState.COMPENSATED, 4)
+    assert [step for step, _ in logged(system, order)] == [
+        "reserve_inventory", "ship_requested", "ship", "charge_requested", "refund",
+        "cancel_shipment", "release_inventory"]
+    assert [e.kind for e in system.effects(order_id=order.order_id)] == ["ship", "cancel"]
+    assert all(item.balanced for item in system.services.stores.inventory.items())
+
+
+def test_a_status_send_failing_inside_finish_attempt_is_resent_by_the_supervisor(
+        make_system, monkeypatch):
+    system = make_system()
+    order = make_order(84)
+    refused = refuse_final_statuses(system, monkeypatch, 1)
+    system.submit(order)
+    system.run(600)
+    record = system.state(order.order_id)
+    assert record.process_state is ProcessState.PROCESSED and record.complete_by is None
+    assert len(refused) == 1  # finish_attempt's send; the supervisor's resend went through
+    assert statuses(system, order) == ["RequestReceived", "OrderCompleted"]
+    attempt = system.host.taskhub.get_instance(record.locked_by)
+    assert attempt.runtime_status == "Completed" and '"processed"' in attempt.output
+    assert activities(system, attempt.instance_id) == MERGED  # no publish_status of its own
