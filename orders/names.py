@@ -1,4 +1,4 @@
-"""Function and event names, defined once and imported by every caller (STYLE 2).
+"""Function and event names, defined once and imported by every caller.
 
 Starters, orchestrators and tests import these constants instead of repeating strings, so
 renaming a function cannot silently break a caller. Activity names are declared with their

@@ -1,4 +1,4 @@
-"""No code decides what an error means by reading its message text or type name (STYLE 15).
+"""No code decides what an error means by reading its message text or type name.
 
 Errors are mapped by type or status code where they enter (``orders.stores._cosmos``,
 ``orders.stores._sqlite``, ``orders.messaging.azure``, ``scheduler.durable_client``), and
