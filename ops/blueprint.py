@@ -11,6 +11,7 @@ import azure.durable_functions as df
 import azure.functions as func
 
 from ops.access import AccessDenied, caller_of
+from ops.dashboard.web import query
 from ops.retention import purge_compensation_log, purge_instances
 from ops.summary import SNAPSHOT, build_summary, record_summary
 from orders.durable_blueprint import DurableBlueprint
@@ -22,6 +23,13 @@ bp = DurableBlueprint()
 SUMMARY_ROUTE = "ops/summary"
 
 
+def _true_or_false(text: str) -> bool:
+    """Parse ``true`` or ``false`` (any case)."""
+    if text.lower() not in ("true", "false"):
+        raise ValueError("must be true or false")
+    return text.lower() == "true"
+
+
 @bp.route(route=SUMMARY_ROUTE, methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)
 def ops_summary(req: func.HttpRequest) -> func.HttpResponse:
     """Return the ops summary as JSON (``?deadLetters=false`` skips the queue reads); 401/403."""
@@ -30,7 +38,12 @@ def ops_summary(req: func.HttpRequest) -> func.HttpResponse:
     except AccessDenied as denied:
         return func.HttpResponse(json.dumps({"error": denied.reason}),
                                  status_code=denied.status, mimetype="application/json")
-    with_dead_letters = req.params.get("deadLetters", "true").lower() != "false"
+    try:
+        asked = query(req, {"deadLetters": _true_or_false})
+    except AccessDenied as bad:
+        return func.HttpResponse(json.dumps({"error": bad.reason}), status_code=bad.status,
+                                 mimetype="application/json")
+    with_dead_letters = asked.get("deadLetters", True)
     summary = build_summary(services(), with_dead_letters=with_dead_letters)
     record_summary(summary)
     return func.HttpResponse(json.dumps(summary), status_code=200, mimetype="application/json")

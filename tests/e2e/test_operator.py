@@ -111,6 +111,10 @@ def test_ops_summary_endpoint_counts_equal_a_direct_count_over_the_state_store(m
     submit_unstarted(system, monkeypatch, [make_order(n) for n in range(70, 75)])
 
     url = f"{system.host.base_url}/api/ops/summary"
+    unknown = httpx.get(url, params={"foo": "1"}, timeout=30)
+    assert unknown.status_code == 400 and "unknown query parameter 'foo'" in unknown.json()["error"]
+    malformed = httpx.get(url, params={"deadLetters": "maybe"}, timeout=30)
+    assert malformed.status_code == 400 and "true or false" in malformed.json()["error"]
     summary = httpx.get(url, timeout=30).json()
     expected, stuck = direct_counts(system)
     assert {k: v for k, v in summary["counts"].items() if v} == dict(expected)
