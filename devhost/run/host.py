@@ -59,6 +59,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+HTTP_START_TIMEOUT_S = 120.0
+"""Longest wait for the HTTP server to listen, unless its thread ends first (a bind failure)."""
+
+
 class LocalHost:
     """Run one app with its task hub and stand-ins in this process (SQLite files in ``data_dir``).
 
@@ -140,7 +144,9 @@ class LocalHost:
         thread = threading.Thread(target=self._server.run, name="devhost-http", daemon=True)
         thread.start()
         self._threads.append(thread)
-        deadline = time.monotonic() + 10
+        # A bind failure ends the server thread at once; the deadline is only a backstop, long
+        # enough that a process paused or starved for seconds at start-up still comes up.
+        deadline = time.monotonic() + HTTP_START_TIMEOUT_S
         while not self._server.started:
             if time.monotonic() > deadline or not thread.is_alive():
                 raise RuntimeError(f"HTTP server did not start on {self.base_url}")
