@@ -15,13 +15,13 @@ from orders.models import Order, Step
 from orders.models.agent_io import AgentPayload, ChargePayload, ShipPayload
 from orders.models.compensation import ReservedLine
 from orders.models.messages import AgentRequest
-from orders.models.money import in_minor_units
+from orders.models.money import fixed_point
 from orders.names import WORKFLOW_REMOTE_STEPS
 
 
 def _charge(order: Order) -> AgentPayload:
     return ChargePayload(order_id=order.order_id,
-                         amount=in_minor_units(order.total_price, order.currency),
+                         amount=fixed_point(order.total_price),
                          currency=order.currency)
 
 

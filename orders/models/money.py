@@ -27,13 +27,14 @@ def minor_units(currency: str) -> int:
     return MINOR_UNITS.get(currency, DEFAULT_MINOR_UNITS)
 
 
-def in_minor_units(amount: Decimal, currency: str) -> Decimal:
-    """Return ``amount`` in fixed point with the currency's decimals: ``2E+1`` USD -> ``20.00``.
+def fixed_point(amount: Decimal) -> Decimal:
+    """Return ``amount`` written without an exponent: ``2E+1`` -> ``20``, ``2.000E+1`` -> ``20.00``.
 
-    What a payment service is sent, however the client wrote the number (S1 checks that no
-    digit is lost: at most the currency's decimals).
+    What a payment service is sent, however the client wrote the number. Digits and
+    decimals stay as written (S1 checks the currency's minor unit), so a request an
+    in-flight attempt already sent keeps its body, and its idempotency fingerprint.
     """
-    return amount.quantize(Decimal(1).scaleb(-minor_units(currency)))
+    return Decimal(format(amount, "f"))
 
 
 def decimals_of(amount: Decimal) -> int:
