@@ -6,7 +6,6 @@ Names are ARM's and durations ISO 8601: see docs/fidelity.md, "Rules shared with
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import Any
 from azurekit.client_ids import check_client_id, is_client_id
 from azurekit.durations import parse_duration
 from azurekit.errors import RetryFlagError
+from azurekit.files import read_json_file
 
 DEFAULT_QUEUES_FILE = Path(__file__).resolve().parents[1] / "infra" / "queues.json"
 
@@ -168,12 +168,7 @@ def load_queue_catalog(path: str | Path | None = None) -> QueueCatalog:
         and the field (for example ``queues.orders.lockDuration``).
     """
     path = Path(path) if path is not None else DEFAULT_QUEUES_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise QueuePropertiesError(f"{path.name}: cannot read queue properties: {exc}") from exc
-    except json.JSONDecodeError as exc:
-        raise QueuePropertiesError(f"{path.name}: not valid JSON: {exc}") from exc
+    data = read_json_file(path, QueuePropertiesError, "queue properties")
     return parse_queue_catalog(data, source=path.name)
 
 

@@ -6,13 +6,14 @@ naming it, never a default.
 
 from __future__ import annotations
 
-import json
 import re
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from azurekit.files import read_json_file
 
 DEFAULT_SERVICES_FILE = Path(__file__).resolve().parents[1] / "infra" / "services.json"
 
@@ -167,12 +168,7 @@ def load_services(path: str | Path | None = None) -> ServiceCatalogue:
         If the file is missing, not JSON or breaks a rule; the message names the field.
     """
     path = Path(path) if path is not None else DEFAULT_SERVICES_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ServiceCatalogueError(f"{path.name}: cannot read services: {exc}") from exc
-    except json.JSONDecodeError as exc:
-        raise ServiceCatalogueError(f"{path.name}: not valid JSON: {exc}") from exc
+    data = read_json_file(path, ServiceCatalogueError, "services")
     return parse_services(data, source=path.name)
 
 
