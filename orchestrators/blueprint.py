@@ -16,12 +16,12 @@ bp = DurableBlueprint()
 @bp.orchestration_trigger(context_name="context", orchestration=names.ORDER_WORKFLOW)
 def order_workflow_orchestrator(
         context: df.DurableOrchestrationContext) -> Generator[Any, Any, dict[str, Any]]:
-    """One attempt of one order (SPEC S4-S7, X6)."""
+    """One attempt of one order (S4-S7, X6)."""
     return (yield from order_workflow(context))
 
 
 @bp.orchestration_trigger(context_name="context", orchestration=names.COMPENSATION_WORKFLOW)
 def compensation_workflow_orchestrator(
         context: df.DurableOrchestrationContext) -> Generator[Any, Any, dict[str, Any]]:
-    """One attempt at undoing an order's completed steps (SPEC S9)."""
+    """One attempt at undoing an order's completed steps (S9)."""
     return (yield from compensation_workflow(context))

@@ -1,18 +1,11 @@
 """Scheduling a declared activity from orchestrator code, and reading its result back.
 
-``result = yield from call(context, BEGIN_ATTEMPT, BeginAttemptInput(...))`` yields the
-SDK's task (``call_activity``, or ``call_activity_with_retry`` given retry options) and
-returns the recorded result read with the declaration's result contract
-(:mod:`orders.models.activities`). Deterministic (SPEC D4): the same input gives the same
-scheduled input on every replay.
-
-Orchestrator code starts no span: it is replayed, so a span would be opened again on every
-episode. The attempt's trace context comes in the orchestration input (``traceParent``,
-written by the starter); each call wraps it around the activity's input
-(:func:`orders.observability.tracing.wrap_input`), so each activity's span is a child of
-the attempt's start (SPEC X8). An attempt started without one schedules its inputs
-unwrapped, exactly as before traces. A wrapped input is a new wire form (SPEC X6): deploy
-workers that unwrap it before any starter writes ``traceParent``.
+Orchestrator code starts no span (it is replayed); each call wraps the attempt's trace
+context from the orchestration input (``traceParent``, written by the starter) around the
+activity's input (:func:`orders.observability.tracing.wrap_input`), so each activity's span
+is a child of the attempt's start (X8). An attempt started without one schedules its inputs
+unwrapped. A wrapped input is a new wire form (X6): deploy workers that unwrap it before any
+starter writes ``traceParent``.
 """
 
 from __future__ import annotations

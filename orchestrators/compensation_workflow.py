@@ -1,26 +1,11 @@
-"""The compensation workflow: one attempt at undoing an order's completed steps (SPEC S9).
+"""The compensation workflow: one attempt at undoing an order's logged steps (S9).
 
-Started by the compensation starter under ``<OrderID>:comp:<m>`` once the record was handed
-over (see :mod:`orders.compensation` for the whole protocol). It sets its CompleteBy, reads
-the compensation log and undoes every step that was requested or completed and is not yet
-undone, newest first:
-
-- ship -> cancel shipment (shipping agent), charge -> refund (payment agent), each racing
-  the agent's reply against CompleteBy like a forward step (S6);
-- reserve inventory -> release inventory (local activity).
-
-Each undo is logged as it completes, so a resumed attempt skips it. The log is read again
-after a round, in case a stale attempt of the order logged a step late; a round undoes at
-least one step, so the rounds are bounded by the number of steps.
-
-Outcomes: all undone (or nothing to undo: the service's ``nothing_to_undo`` or
-``already_undone`` code) -> Compensated and "Compensated" to the
-client. Permanent refusal of an undo -> CompensationFailed, a CompensationFailed alert and
-"CompensationFailed" to the client. Timer first or transient failure -> finish without
-touching the record (Compensating with an expired CompleteBy, for the supervisor).
-Deterministic orchestrator code (SPEC D4). The input, the output and every activity's
-input and result are the models of :mod:`orders.models.compensation_io` (and the modules it
-names), crossed as their JSON forms.
+Started as ``<order key>:comp:<m>`` once the record was handed over; it undoes every
+requested or completed step not yet undone, newest first (cancel shipment and refund race
+the agent's reply against CompleteBy like a forward step; release inventory is local), logs
+each undo, and reads the log again after a round in case a stale attempt logged a step late.
+The protocol and its outcomes: docs/pipeline.md, "Compensation, in detail".
+Deterministic orchestrator code (D4).
 """
 
 from __future__ import annotations
@@ -73,15 +58,7 @@ Compensation = Generator[Any, Any, CompensationOutcome]
 
 @dataclass(frozen=True)
 class Refusal:
-    """The service refused an undo permanently (not *nothing to undo*).
-
-    Attributes
-    ----------
-    step : Step
-        The undo refused.
-    detail : str
-        Status code and reason of the reply.
-    """
+    """An undo the service refused permanently; ``detail``: status code and reason."""
 
     step: Step
     detail: str
@@ -89,13 +66,7 @@ class Refusal:
 
 def compensation_workflow(
         context: DurableOrchestrationContext) -> Generator[Any, Any, dict[str, Any]]:
-    """One compensation attempt; see the module docstring (SPEC S9).
-
-    Takes, returns and raises what :func:`orchestrators.order_workflow.order_workflow`
-    does, with a :class:`~orders.models.compensation_io.CompensationWorkflowInput` as the
-    context's input and a :data:`~orders.models.compensation_io.CompensationOutcome` as
-    the result.
-    """
+    """One compensation attempt (S9); takes and raises what ``order_workflow`` does."""
     data = CompensationWorkflowInput.model_validate(context.get_input())
     outcome = yield from compensate(context, data)
     return outcome.model_dump(mode="json")
@@ -103,20 +74,7 @@ def compensation_workflow(
 
 def compensate(context: DurableOrchestrationContext,
                data: CompensationWorkflowInput) -> Compensation:
-    """Undo every pending step, newest first, round after round (SPEC S9).
-
-    Parameters
-    ----------
-    context : DurableOrchestrationContext
-        The attempt's context.
-    data : CompensationWorkflowInput
-        The attempt's input.
-
-    Returns
-    -------
-    CompensationOutcome
-        See the module docstring.
-    """
+    """Undo every pending step, newest first, round after round (S9)."""
     order_id, iid = data.order_id, context.instance_id
     deadline = context.current_utc_datetime + timedelta(seconds=data.deadline_s)
     begun = yield from call(context, BEGIN_COMPENSATION, BeginCompensationInput(
@@ -149,22 +107,7 @@ def compensate(context: DurableOrchestrationContext,
 def undo(context: DurableOrchestrationContext, data: CompensationWorkflowInput,
          entry: CompensationEntry, deadline: datetime,
          ) -> Generator[Any, Any, UndoOutcome | Refusal | LeftForSupervisor]:
-    """Undo one logged step and log the undo.
-
-    Parameters
-    ----------
-    context, data
-        As for :func:`compensate`.
-    entry : CompensationEntry
-        The forward step to undo, as ``pending_undos`` returned it.
-    deadline : datetime
-        The attempt's CompleteBy.
-
-    Returns
-    -------
-    UndoOutcome or Refusal or LeftForSupervisor
-        Undone or NothingToUndo (logged); a permanent refusal; or timedOut /
-        transientFailure (nothing logged).
+    """Undo one logged step and log the undo (a refusal or a timeout logs nothing).
 
     Raises
     ------
@@ -203,24 +146,7 @@ def undo(context: DurableOrchestrationContext, data: CompensationWorkflowInput,
 def end(context: DurableOrchestrationContext, data: CompensationWorkflowInput,
         begun: BeginCompensationResult, state: Literal["Compensated", "CompensationFailed"],
         detail: str) -> Compensation:
-    """Set the final state (fenced), alert on failure, tell the client (SPEC S8, S9).
-
-    Parameters
-    ----------
-    context, data
-        As for :func:`compensate`.
-    begun : BeginCompensationResult
-        The client's reply queue and why the order failed.
-    state : {"Compensated", "CompensationFailed"}
-        The final state.
-    detail : str
-        What was undone, or what was refused.
-
-    Returns
-    -------
-    CompensationOutcome
-        ``compensated`` or ``compensationFailed``; ``superseded`` if fenced.
-    """
+    """Set the final state (fenced), alert on failure, tell the client (S8, S9)."""
     order_id, iid = data.order_id, context.instance_id
     done = yield from call(context, FINISH_COMPENSATION, FinishCompensationInput(
         order_id=order_id, instance_id=iid, state=state))

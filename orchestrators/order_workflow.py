@@ -1,65 +1,12 @@
-"""The order workflow: one attempt of one order, in every registered version (SPEC S4-S7, X6).
+"""The order workflow: one attempt of one order, in every registered version (S4-S7, X6).
 
-Versions
---------
-- 1: reserve inventory (local) -> charge payment (payment agent) -> create shipment
-  (shipping agent) -> Processed.
-- 2, "charge on dispatch": reserve inventory -> create shipment -> charge payment ->
-  Processed. The customer is charged only once the goods are on their way; a declined
-  charge then cancels the shipment (compensation, S9).
-- 3 and 4: the steps of 1 and 2, with the same effects in the same order, in 5
-  activities instead of 10 (:func:`run_merged`; docs/performance.md, cost per order).
-
-Each remote step races the agent's reply against a durable timer at CompleteBy. Both
-versions write a compensation log entry after each completed step (reserve inventory, a
-successful charge, a successful shipment), idempotent on OrderID + step (S9); a remote
-step is also logged as *requested* by the activity that sends it, before it goes out, so
-a request that never got an answer is undone too. The code is
-deterministic (context time only, no I/O; settings come in the input) and logs only when
-not replaying (SPEC D4).
-
-Which version runs (X6)
------------------------
-The platform's orchestration versioning decides. The starter fixes an order's version when
-it claims the first attempt (the ``WORKFLOW_VERSION`` setting then) and starts every
-attempt with it as the orchestration version (``N.0``); the dispatcher runs
-``WORKFLOWS[context.version]`` (:func:`attempt_version`), so an order started under
-version 1 finishes under version 1 whatever the setting says later. An attempt started
-before orchestration versions were set has none and runs the ``workflowVersion`` of its
-input. host.json's ``defaultVersion`` (the newest version this code registers) with
-``versionMatchStrategy: CurrentOrOlder`` and ``versionFailureStrategy: Reject`` keeps an
-older worker off newer attempts during a rolling deployment (docs/deploy.md). A version
-the code does not register is never started (the starter alerts instead); an in-flight
-attempt of a version since removed raises an operator alert here and ends without
-touching the record (the supervisor retries it, so registering the version again fixes
-it). A version is frozen once orders run under it: anything that changes the sequence of
-activities, timers and events an attempt schedules is a new version, because an in-flight
-attempt replays its history against this code.
-
-Outcomes
---------
-- Reply first, success: log the step, next step; after the last one, Processed if LockedBy
-  still names this instance, then "OrderCompleted" to the client.
-- Timer first: stop waiting and finish without touching the state record; it stays
-  Processing with an expired CompleteBy for the supervisor (S6). A late reply is ignored.
-- Transient failure reply (agent retries or circuit exhausted): the same as a timeout, the
-  supervisor schedules a new attempt once CompleteBy has passed.
-- Permanent failure reply: an operator alert (S7) and the order is handed over to
-  compensation (Compensating, see :mod:`orders.compensation`); with nothing to undo it
-  is set to Error and the client gets "OrderFailed".
-- Out of stock (reserve inventory found a line's SKU short, naming SKU, requested and
-  available units): the same as a permanent failure reply. The reservation is logged
-  before any line is reserved, so compensation releases the lines reserved before it
-  and the client's status carries the reason.
-
-Contracts
----------
-The input, the output and every activity's input and result are models
-(:mod:`orders.models.attempt_io` and the modules it names). Each activity is declared once
-with its contracts (:mod:`orders.models.activities`) and called through
-:func:`orchestrators.calls.call`: the input goes out as ``model_dump(mode="json")``, the
-result is read back with its contract. Both are pure, so the workflow stays
-deterministic; the keys are those in-flight histories recorded (X6).
+Versions 1 (reserve, charge, ship) and 2 ("charge on dispatch": reserve, ship, charge) run
+each step as its own activities (:func:`run_steps`); 3 and 4 run the same effects in the
+same order in 5 activities instead of 10 (:func:`run_merged`). Which version an attempt
+runs, what each outcome does to the record and why a version is frozen once orders run
+under it: docs/pipeline.md, "The order workflow". Each remote step races the agent's reply
+against a durable timer at CompleteBy (:mod:`orchestrators.remote`). Deterministic:
+context time only, no I/O, settings in the input; logs only when not replaying (D4).
 """
 
 from __future__ import annotations
@@ -116,16 +63,9 @@ log = logging.getLogger("orders.workflow")
 RemoteSteps = tuple[RemoteStep, ...]
 
 REMOTE_STEPS: RemoteSteps = WORKFLOW_STEPS[1]
-"""The remote steps of version 1, in order."""
-
 REMOTE_STEPS_V2: RemoteSteps = WORKFLOW_STEPS[2]
-"""The remote steps of version 2 ("charge on dispatch"), in order."""
-
 REMOTE_STEPS_V3: RemoteSteps = WORKFLOW_STEPS[3]
-"""The remote steps of version 3 (those of version 1)."""
-
 REMOTE_STEPS_V4: RemoteSteps = WORKFLOW_STEPS[4]
-"""The remote steps of version 4 (those of version 2)."""
 
 Attempt = Generator[Any, Any, AttemptOutcome]
 """An attempt's generator: yields the SDK's tasks, returns the attempt's outcome."""
@@ -140,21 +80,7 @@ def agent_request(context: DurableOrchestrationContext, order: Order, service: S
 
 def run_steps(context: DurableOrchestrationContext, data: OrderWorkflowInput,
               remote_steps: RemoteSteps) -> Attempt:
-    """Run one attempt: reserve, then ``remote_steps`` in order (SPEC S4-S7).
-
-    Parameters
-    ----------
-    context : DurableOrchestrationContext
-        The attempt's context.
-    data : OrderWorkflowInput
-        The attempt's input.
-    remote_steps : tuple of RemoteStep
-        The version's remote steps, in order.
-
-    Returns
-    -------
-    AttemptOutcome
-        See the module docstring.
+    """Run one attempt: reserve, then ``remote_steps`` in order (S4-S7).
 
     Raises
     ------
@@ -174,7 +100,7 @@ def run_steps(context: DurableOrchestrationContext, data: OrderWorkflowInput,
         order_id=order_id, lines=order.lines))
     if reservation.out_of_stock is not None:
         # Only a history whose reservation result says so takes this branch: every
-        # history recorded before it has none (SPEC X6).
+        # history recorded before it has none (X6).
         return (yield from fail(context, order_id, reply_to, RESERVE_INVENTORY.name,
                                 reservation.out_of_stock.reason()))
     yield from record_step(context, data, Step.RESERVE_INVENTORY, reservation)
@@ -201,19 +127,7 @@ def run_steps(context: DurableOrchestrationContext, data: OrderWorkflowInput,
 def record_step(context: DurableOrchestrationContext, data: OrderWorkflowInput, step: Step,
                 result: ReserveInventoryResult | dict[str, Any] | None,
                 ) -> Generator[Any, Any, None]:
-    """Write the compensation log entry of a completed step (SPEC S9).
-
-    Parameters
-    ----------
-    context : DurableOrchestrationContext
-        The attempt's context.
-    data : OrderWorkflowInput
-        The attempt's input (its workflow version goes into the entry).
-    step : Step
-        The completed forward step.
-    result : ReserveInventoryResult or dict or None
-        The reservation, or the service's answer to a remote step.
-    """
+    """Write the compensation log entry of a completed step (S9)."""
     if isinstance(result, ReserveInventoryResult):
         result = result.model_dump(mode="json")
     yield from call(context, RECORD_STEP, RecordStepInput(
@@ -235,10 +149,8 @@ def run_merged(context: DurableOrchestrationContext, data: OrderWorkflowInput,
                remote_steps: RemoteSteps) -> Attempt:
     """Run one attempt as :func:`run_steps` does, in fewer activities (versions 3, 4, X6).
 
-    ``begin_attempt`` also reads the order; ``reserve_inventory``'s own entry is the
-    reservation's log entry; each completed step is logged by the next activity
-    (``send_agent_request``, or ``finish_attempt``, which also tells the client). Effects
-    and their order are those of :func:`run_steps`.
+    Each confirmed step is logged by the next activity (``send_agent_request``, or
+    ``finish_attempt``, which also tells the client).
     """
     order_id, iid, version = data.order_id, context.instance_id, data.workflow_version
     deadline = context.current_utc_datetime + timedelta(seconds=data.deadline_s)
@@ -293,25 +205,10 @@ def run_v4(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> At
 
 def fail(context: DurableOrchestrationContext, order_id: str, reply_to: str, operation: str,
          reason: str | None) -> Attempt:
-    """Non-transient failure: alert, then compensation or Error (SPEC S7, S9).
+    """Non-transient failure: alert, then compensation or Error (S7, S9).
 
-    Parameters
-    ----------
-    context : DurableOrchestrationContext
-        The attempt's context.
-    order_id : str
-        The order.
-    reply_to : str
-        The client's reply queue (told only when the order ends in Error).
-    operation : str
-        The remote operation that failed.
-    reason : str or None
-        The agent's reason.
-
-    Returns
-    -------
-    AttemptOutcome
-        ``error`` or ``compensating``; ``superseded`` if another attempt owns the record.
+    ``reply_to`` is told only when the order ends in Error; ``superseded`` if another
+    attempt owns the record.
     """
     iid = context.instance_id
     why = f"{operation} failed permanently: {reason}"
@@ -335,12 +232,7 @@ WORKFLOWS: dict[int, Callable[[DurableOrchestrationContext, OrderWorkflowInput],
 
 
 def attempt_version(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> int:
-    """Return the workflow version an attempt runs (SPEC X6).
-
-    The platform's orchestration version (``context.version``, ``N.0``) when the attempt
-    was started with one; an attempt started before versions were set (version empty)
-    runs the ``workflowVersion`` of its input, and an input without one version 1.
-    """
+    """Return the workflow version an attempt runs (X6): ``context.version``, else the input's."""
     from_platform = workflow_version_of(getattr(context, "version", None))
     if from_platform is not None:
         return from_platform
@@ -349,27 +241,16 @@ def attempt_version(context: DurableOrchestrationContext, data: OrderWorkflowInp
 
 def order_workflow(
         context: DurableOrchestrationContext) -> Generator[Any, Any, dict[str, Any]]:
-    """Dispatch one attempt to the workflow version its order started with (SPEC X6).
+    """Dispatch one attempt to the workflow version its order started with (X6).
 
-    Parameters
-    ----------
-    context : DurableOrchestrationContext
-        The attempt's context; its input is an
-        :class:`~orders.models.attempt_io.OrderWorkflowInput` (JSON form).
-
-    Returns
-    -------
-    dict
-        The attempt's :data:`~orders.models.attempt_io.AttemptOutcome`, JSON form. An
-        unregistered version raises an operator alert and returns
-        ``unknownWorkflowVersion`` without touching the record.
+    Returns the attempt's :data:`~orders.models.attempt_io.AttemptOutcome` in JSON form; an
+    unregistered version alerts and returns ``unknownWorkflowVersion``, the record untouched.
 
     Raises
     ------
     ValueError
-        If the input (``pydantic.ValidationError``) or an activity's result
-        (:class:`~orders.models.activities.ActivityResultError`) breaks its contract (the
-        instance fails and the supervisor recovers the record once CompleteBy has passed).
+        If the input or an activity's result breaks its contract (the instance fails; the
+        supervisor recovers the record once CompleteBy has passed).
     """
     data = OrderWorkflowInput.model_validate(context.get_input())
     version = attempt_version(context, data)

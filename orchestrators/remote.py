@@ -1,8 +1,4 @@
-"""A remote step: send a request to its agent and race the reply against CompleteBy (S6).
-
-Shared by the order workflow and the compensation workflow; deterministic orchestrator code
-(SPEC D4).
-"""
+"""A remote step: send a request to its agent and race the reply against CompleteBy (S6)."""
 
 from __future__ import annotations
 
@@ -22,27 +18,12 @@ from orders.models.messages import AgentReply, AgentRequest
 def remote_step(context: DurableOrchestrationContext, request: AgentRequest, deadline: datetime,
                 workflow_version: int | None = None, confirmed: ConfirmedStep | None = None,
                 ) -> Generator[Any, Any, AgentReply | None]:
-    """Send a request to its agent and race the reply against the deadline (SPEC S6).
+    """Send a request to its agent and race the reply against the deadline (S6).
 
-    Parameters
-    ----------
-    context : DurableOrchestrationContext
-        The orchestration's context.
-    request : AgentRequest
-        The request; its ``event_name`` is the external event the reply is raised as.
-    deadline : datetime
-        CompleteBy of the attempt (the durable timer's fire time).
-    workflow_version : int, optional
-        The order's workflow version, for the *requested* log entry the send activity
-        writes before a forward request goes out (SPEC S9); None for an undo.
-    confirmed : ConfirmedStep, optional
-        The previous step's log entry, written by the send activity first (versions 3, 4).
-
-    Returns
-    -------
-    AgentReply or None
-        The agent's reply, read with the contract the reply handler checked it with, or
-        None if the durable timer at CompleteBy fired first (a late reply is then ignored).
+    ``workflow_version`` goes into the *requested* log entry the send activity writes before
+    a forward request goes out (None for an undo); ``confirmed`` is the previous step's entry,
+    written first (versions 3, 4). Returns the reply, or None if the timer fired first (a
+    late reply is then ignored).
 
     Raises
     ------
@@ -63,11 +44,10 @@ def remote_step(context: DurableOrchestrationContext, request: AgentRequest, dea
 def read_reply(result: Any) -> AgentReply:
     """Read an external event's result as the agent reply.
 
-    The reply handler raises the event with the Python SDK's body (the reply's JSON text
-    sent as a JSON string), and the Durable extension stores that string as the event's
-    data, so on Azure ``wait_for_external_event`` yields the reply's JSON *text*
-    (azure-functions-durable-python#295). A value that is already an object (an event
-    raised by a client that sent the JSON itself) is read as it is.
+    The Durable extension stores the SDK's ``raise_event`` body (the reply's JSON text sent as
+    a JSON string) as the event's data, so on Azure the event yields the JSON *text*
+    (azure-functions-durable-python#295); an object (a client that sent the JSON itself) is
+    read as it is.
 
     Raises
     ------
