@@ -6,6 +6,7 @@ them as time.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -155,7 +156,7 @@ class Contract(BaseModel):
     @classmethod
     def _wire_names_only(cls, data: Any, handler: Any, info: ValidationInfo) -> Any:
         if isinstance(data, dict) and info.context and info.context.get(WIRE):
-            names = {f.alias or name for name, f in cls.model_fields.items()}
+            names = _wire_names(cls)
             unknown = [key for key in data if key not in names]
             if unknown:
                 raise PydanticCustomError(
@@ -164,3 +165,9 @@ class Contract(BaseModel):
                     {"fields": ", ".join(repr(str(k)[:64]) for k in unknown[:5]),
                      "allowed": ", ".join(sorted(names))})
         return handler(data)
+
+
+@functools.cache
+def _wire_names(cls: type[BaseModel]) -> frozenset[str]:
+    """Return the wire names of a contract's fields (computed once per class)."""
+    return frozenset(f.alias or name for name, f in cls.model_fields.items())
