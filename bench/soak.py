@@ -119,7 +119,7 @@ def main(minutes: float = typer.Option(60.0, "--minutes", min=0.5),
     data_dir.mkdir(parents=True)
     batches = tpch_batches(orders, data_root)
     load_stock(data_dir, tpch_dir(orders, data_root), batches, ample=True)
-    sim, sim_url = processes.simulator(data_dir, {})
+    sim, sim_url = processes.simulator(data_dir, {}, retention_days=retention_s / 86400)
     room = str(max(1000, int(rate * 120)))
     host = processes.host(REPO, data_dir, {
         **DEMO_SETTINGS, **processes.service_urls(sim_url),
