@@ -16,8 +16,9 @@ import json
 import shutil
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import typer
@@ -25,7 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 from demo import latency, processes
-from demo.clients import CLIENTS, submit_all, watch_all
+from demo.clients import CLIENTS, ClientBatch, submit_all, watch_all
 from demo.resources import HostSampler
 from demo.run import DEMO_SETTINGS, REPO, load_stock, tpch_batches, tpch_dir
 from orders.models import FINAL_STATES
@@ -44,6 +45,23 @@ class Window:
     cpu_ms_per_order: float | None
     p99_ms: float | None = None
     files_mib: dict[str, float] = field(default_factory=dict)
+
+
+class Submits:
+    """Submit times read from the bus's duplicate history while it still holds them.
+
+    The history keeps a submit message 10 minutes (``infra/queues.json``), so one read at
+    the end of a longer run misses the earlier orders; :meth:`read` once per window.
+    """
+
+    def __init__(self, data_dir: Path, batches: Iterable[ClientBatch]) -> None:
+        self._data_dir, self._ids = data_dir, latency.submit_ids(batches)
+        self.times: dict[str, datetime] = {}
+
+    def read(self) -> None:
+        """Add the submit times the history holds now."""
+        for key, sent in latency.read_submit_times(self._data_dir, self._ids).items():
+            self.times.setdefault(key, sent)
 
 
 def _finished(data_dir: Path) -> int:
@@ -67,7 +85,7 @@ def _sizes(data_dir: Path) -> dict[str, float]:
 
 
 def _sample(data_dir: Path, sampler: HostSampler, window_s: float, started: float,
-            stop: threading.Event, rows: list[Window]) -> None:
+            stop: threading.Event, rows: list[Window], submits: Submits) -> None:
     """Append one :class:`Window` per ``window_s``, and a last one when ``stop`` is set."""
     cpu_before, done_before = 0.0, 0
     while True:
@@ -75,6 +93,7 @@ def _sample(data_dir: Path, sampler: HostSampler, window_s: float, started: floa
         if last and rows and time.monotonic() - started - rows[-1].end_s < 1.0:
             return
         sampler.sample()
+        submits.read()
         done, cpu = _finished(data_dir), sampler.usage.cpu_seconds
         rss = sampler.usage.rss[-1][1] if sampler.usage.rss else 0
         per = (cpu - cpu_before) * 1000 / (done - done_before) if done > done_before else None
@@ -86,12 +105,16 @@ def _sample(data_dir: Path, sampler: HostSampler, window_s: float, started: floa
             return
 
 
-def _p99_by_window(rows: list[Window], submitted: dict, finished: dict, t0) -> None:
-    """Fill each row's p99 from the orders whose final status fell in its window."""
+def _p99_by_window(rows: list[Window], submitted: dict[str, datetime],
+                   finished: dict[str, datetime], started_at: datetime) -> None:
+    """Fill each row's p99 from the orders whose final status fell in its window.
+
+    ``started_at``: the wall-clock time (the bus's clock) at which ``end_s`` counts 0.
+    """
     bounds = [0.0] + [r.end_s for r in rows]
-    for row, low, high in zip(rows, bounds, bounds[1:], strict=False):
+    for row, low, high in zip(rows, bounds[:-1], bounds[1:], strict=True):
         inside = {k: t for k, t in finished.items()
-                  if low <= (t - t0).total_seconds() < high}
+                  if low <= (t - started_at).total_seconds() < high}
         values = latency.latencies_ms(submitted, inside)
         row.p99_ms = round(latency.percentile(values, 99), 1) if values else None
 
@@ -109,7 +132,8 @@ def _print(rows: list[Window]) -> None:
 
 def main(minutes: float = typer.Option(60.0, "--minutes", min=0.5),
          rate: float = typer.Option(10.0, "--rate", min=0.1),
-         window_s: float = typer.Option(300.0, "--window-s", min=5.0),
+         window_s: float = typer.Option(300.0, "--window-s", min=5.0, max=540.0,
+                                   help="under the submit queues' 10-minute history"),
          retention_s: float = typer.Option(600.0, "--retention-s", min=60.0),
          data_root: Path = typer.Option(REPO / ".data", "--data-dir")) -> None:
     """Run the soak and print one row per window; exit 1 if an order was not finished."""
@@ -119,7 +143,7 @@ def main(minutes: float = typer.Option(60.0, "--minutes", min=0.5),
     data_dir.mkdir(parents=True)
     batches = tpch_batches(orders, data_root)
     load_stock(data_dir, tpch_dir(orders, data_root), batches, ample=True)
-    sim, sim_url = processes.simulator(data_dir, {})
+    sim, sim_url = processes.simulator(data_dir, {}, retention_days=retention_s / 86400)
     room = str(max(1000, int(rate * 120)))
     host = processes.host(REPO, data_dir, {
         **DEMO_SETTINGS, **processes.service_urls(sim_url),
@@ -130,10 +154,10 @@ def main(minutes: float = typer.Option(60.0, "--minutes", min=0.5),
     sampler = HostSampler(lambda: host.proc.pid if host.proc and host.proc.poll() is None
                           else None, interval_s=5.0).start()
     rows: list[Window] = []
-    stop = threading.Event()
-    started = time.monotonic()
+    stop, submits = threading.Event(), Submits(data_dir, batches)
+    started, started_at = time.monotonic(), datetime.now(UTC)
     watcher = threading.Thread(target=_sample, daemon=True,
-                               args=(data_dir, sampler, window_s, started, stop, rows))
+                               args=(data_dir, sampler, window_s, started, stop, rows, submits))
     watcher.start()
     submitter = threading.Thread(target=submit_all, args=(data_dir, batches),
                                  kwargs={"rate": rate}, daemon=True)
@@ -147,10 +171,8 @@ def main(minutes: float = typer.Option(60.0, "--minutes", min=0.5),
         sampler.stop()
         host.stop()
         sim.stop()
-    submitted = latency.submit_times(data_dir, batches)
     finished = latency.terminal_times(batches, heard)
-    if submitted:
-        _p99_by_window(rows, submitted, finished, min(submitted.values()))
+    _p99_by_window(rows, submits.times, finished, started_at)
     OUT.write_text(json.dumps({"minutes": minutes, "rate": rate, "orders": orders,
                                "finished": len(finished),
                                "windows": [asdict(r) for r in rows]}, indent=2))

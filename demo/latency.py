@@ -2,7 +2,8 @@
 
 From the submit message's enqueued time to the terminal status's, one clock. The submit
 message's time survives its completion in the queue's duplicate detection history
-(:meth:`~sqlitebus.ServiceBusEngine.first_sent`, kept 10 minutes, longer than a run).
+(:meth:`~sqlitebus.ServiceBusEngine.first_sent`) for the queue's 10-minute window only: a
+longer run reads it as it goes (:func:`read_submit_times`, as ``bench.soak`` does).
 """
 
 from __future__ import annotations
@@ -66,20 +67,34 @@ def latencies_ms(submitted: Mapping[str, datetime], finished: Mapping[str, datet
             for k in finished if k in submitted]
 
 
-def submit_times(data_dir: Path, batches: Iterable[ClientBatch]) -> dict[str, datetime]:
-    """Return the enqueued time of each order's submit message still in the history, by key."""
+def submit_ids(batches: Iterable[ClientBatch]) -> dict[str, dict[str, str]]:
+    """Return each submit queue's MessageIds of the orders, mapped to their order keys."""
+    ids: dict[str, dict[str, str]] = {}
+    for batch in batches:
+        reply_to = reply_queue_for(batch.client_id)
+        ids.setdefault(submit_queue_for(batch.client_id), {}).update(
+            (submit_message(batch.client_id, reply_to, order).message_id, key)
+            for order, key in zip(batch.orders, batch.keys, strict=True))
+    return ids
+
+
+def read_submit_times(data_dir: Path, ids: Mapping[str, Mapping[str, str]],
+                      ) -> dict[str, datetime]:
+    """Return the enqueued time of each of ``ids`` (from :func:`submit_ids`) still held, by key."""
     from sqlitebus import open_engine  # the local host's, as the demo's audit
 
     found: dict[str, datetime] = {}
     with open_engine(data_dir) as engine:
-        for batch in batches:
-            queue, reply_to = submit_queue_for(batch.client_id), reply_queue_for(batch.client_id)
-            sent = engine.first_sent(queue)
-            for order, key in zip(batch.orders, batch.keys, strict=True):
-                message_id = submit_message(batch.client_id, reply_to, order).message_id
-                if message_id in sent:
-                    found[key] = sent[message_id]
+        for queue, keys in ids.items():
+            for message_id, sent in engine.first_sent(queue).items():
+                if message_id in keys:
+                    found[keys[message_id]] = sent
     return found
+
+
+def submit_times(data_dir: Path, batches: Iterable[ClientBatch]) -> dict[str, datetime]:
+    """Return the enqueued time of each order's submit message still in the history, by key."""
+    return read_submit_times(data_dir, submit_ids(batches))
 
 
 def terminal_times(batches: Iterable[ClientBatch], heard: Mapping[str, WatchResult],

@@ -103,11 +103,12 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
-def simulator(data_dir: Path, faults: dict[str, Any],
-              files_dir: Path | None = None) -> tuple[Process, str]:
+def simulator(data_dir: Path, faults: dict[str, Any], files_dir: Path | None = None,
+              retention_days: float | None = None) -> tuple[Process, str]:
     """Prepare the payment and shipping services with the demo's faults.
 
-    Their files (ledger, faults, log) go in ``files_dir``, by default ``data_dir``.
+    Their files (ledger, faults, log) go in ``files_dir``, by default ``data_dir``;
+    ``retention_days`` is the simulator's ``--retention-days`` (its default if None).
     """
     data_dir = files_dir or data_dir
     port = free_port()
@@ -116,7 +117,9 @@ def simulator(data_dir: Path, faults: dict[str, Any],
     url = f"http://127.0.0.1:{port}"
     proc = Process("simulator", ["simulator", "--port", str(port), "--ledger",
                                  str(data_dir / "ledger.sqlite"), "--config", str(config),
-                                 "--trace-store", str(data_dir / "traces.sqlite")],
+                                 "--trace-store", str(data_dir / "traces.sqlite"),
+                                 *(() if retention_days is None
+                                   else ("--retention-days", f"{retention_days:.6f}"))],
                    data_dir / "simulator.log", {}, f"{url}/_admin/stats")
     return proc, url
 

@@ -36,8 +36,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--trace-store", help="SQLite trace store to write the services' "
                                               "spans to (e.g. the host's traces.sqlite)")
     parser.add_argument("--retention-days", type=float, default=DEFAULT_RETENTION_DAYS,
-                        help="forget idempotency keys, and settled (undone) effects, "
-                             "older than this, hourly "
+                        help="forget idempotency keys, settled (undone) effects and "
+                             "--trace-store spans older than this "
                              f"(default {DEFAULT_RETENTION_DAYS:g}; 0 keeps everything)")
     args = parser.parse_args(argv)
     if not 0 <= args.retention_days <= MAX_RETENTION_DAYS:  # also refuses nan and inf
@@ -46,8 +46,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def export_spans(path: str) -> None:
-    """Send the services' server spans to the trace store at ``path`` (X8)."""
+def export_spans(path: str, retention: timedelta | None = None) -> None:
+    """Send the services' server spans to the trace store at ``path`` (X8), kept ``retention``."""
     from opentelemetry import trace
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -56,7 +56,7 @@ def export_spans(path: str) -> None:
     from orders.observability.trace_store import SqliteSpanExporter
 
     provider = TracerProvider(resource=Resource({"service.name": "simulator"}))
-    provider.add_span_processor(BatchSpanProcessor(SqliteSpanExporter(path),
+    provider.add_span_processor(BatchSpanProcessor(SqliteSpanExporter(path, retention),
                                                    schedule_delay_millis=500))
     trace.set_tracer_provider(provider)
 
@@ -70,8 +70,12 @@ def build_app(args: argparse.Namespace) -> Starlette:
         If the ``--config`` file is not valid JSON or holds an invalid knob.
     """
     update = load_update(args.config) if args.config else None
-    keep = timedelta(days=args.retention_days) if args.retention_days > 0 else None
-    return create_app(update, SystemClock(), args.ledger, retention=keep)
+    return create_app(update, SystemClock(), args.ledger, retention=_retention(args))
+
+
+def _retention(args: argparse.Namespace) -> timedelta | None:
+    """``--retention-days`` as a timedelta; None (keep everything) for 0."""
+    return timedelta(days=args.retention_days) if args.retention_days > 0 else None
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -79,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     if args.trace_store:
-        export_spans(args.trace_store)
+        export_spans(args.trace_store, _retention(args))
     uvicorn.run(
         build_app(args), host=args.host, port=args.port,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,

@@ -80,16 +80,20 @@ class SqliteSpanExporter(SpanExporter):
     """An OpenTelemetry span exporter writing to the local trace store.
 
     ``retention`` (``RETENTION_DAYS``, X10) deletes older spans at most once per
-    ``purge_every``, while exporting; None keeps all. ``now_ns``: Unix nanoseconds.
+    ``purge_every`` (default a tenth of ``retention``, at most an hour), while exporting;
+    None keeps all. ``now_ns``: Unix nanoseconds.
     """
 
     def __init__(self, path: str | Path, retention: timedelta | None = None,
-                 purge_every: timedelta = timedelta(hours=1),
+                 purge_every: timedelta | None = None,
                  now_ns: Callable[[], int] = time.time_ns) -> None:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self.path = Path(path)
         self._retention_ns = None if retention is None else int(retention.total_seconds() * 1e9)
+        if purge_every is None:
+            # A period much shorter than the retention keeps the file near its plateau.
+            purge_every = min(timedelta(hours=1), (retention or timedelta(hours=10)) / 10)
         self._purge_every_ns = int(purge_every.total_seconds() * 1e9)
         self._now_ns = now_ns
         self._purged_at_ns: int | None = None

@@ -173,3 +173,38 @@ def test_orders_a_client_sends_under_one_span_have_separate_traces(provider):
     [root] = [s for s in spans if s.parent_id is None]
     assert root.trace_id != PARENT.split("-")[1]
     assert root.links == [(PARENT.split("-")[1], PARENT.split("-")[2])]
+
+
+def test_a_steady_stream_of_spans_plateaus_under_a_short_retention(tmp_path):
+    # The soak's 600 s retention: without purge_every, a purge comes every minute, not hourly.
+    now = [1_800_000_000 * 10**9]
+    exporter = SqliteSpanExporter(tmp_path / "traces.sqlite", retention=timedelta(seconds=600),
+                                  now_ns=lambda: now[0])
+    own = TracerProvider(sampler=order_sampler(1.0))
+    own.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = own.get_tracer("test")
+    store = TraceStore(tmp_path / "traces.sqlite")
+    kept = []
+    for second in range(1800):  # one span a second for three retention periods
+        tracer.start_span("step", attributes={"orders.order_key": "acme~ORD-1"},
+                          start_time=now[0]).end(end_time=now[0] + 1)
+        now[0] += 10**9
+        if second % 600 == 599:
+            kept.append(len(store.spans_of("acme~ORD-1")))
+    own.shutdown()
+    assert kept[0] == 600 and all(600 <= n <= 660 for n in kept[1:])
+
+
+def test_the_simulator_keeps_its_spans_as_long_as_its_ledger(monkeypatch, tmp_path):
+    from orders.observability import trace_store
+    from simulator import cli
+
+    made = []
+    monkeypatch.setattr(trace_store, "SqliteSpanExporter",
+                        lambda path, retention=None: made.append(retention) or
+                        SqliteSpanExporter(path, retention))
+    monkeypatch.setattr("opentelemetry.trace.set_tracer_provider", lambda provider: None)
+    for argv in (["--retention-days", "0.5"], ["--retention-days", "0"]):
+        args = cli.parse_args(["--ledger", "x.sqlite", "--trace-store", "t.sqlite", *argv])
+        cli.export_spans(args.trace_store, cli._retention(args))
+    assert made == [timedelta(hours=12), None]
