@@ -9,10 +9,12 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import azure.functions as func
 
 from ops import access
+from orders.models import wire
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
@@ -57,12 +59,16 @@ def query(req: func.HttpRequest,
     Raises
     ------
     Problem
-        400 naming an unknown parameter or a value its parser refused.
+        400 naming an unknown parameter, one given twice (``req.params`` keeps only one of
+        them, so the URL is read) or a value its parser refused.
     """
+    pairs = parse_qsl(urlsplit(req.url).query, keep_blank_values=True)
     parsed: dict[str, Any] = {}
-    for name, value in req.params.items():
+    for name, value in pairs or req.params.items():
         if name in ALWAYS_ALLOWED:
             continue
+        if name in parsed:
+            raise Problem(400, f"query parameter {name!r} is given more than once")
         if name not in parsers:
             known = ", ".join(sorted(parsers)) or "none"
             raise Problem(400, f"unknown query parameter {name!r} (this endpoint takes: "
@@ -107,9 +113,9 @@ def json_body(req: func.HttpRequest) -> dict[str, Any]:
     if len(raw) > MAX_BODY_BYTES:
         raise Problem(413, f"the body is longer than {MAX_BODY_BYTES} bytes")
     try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):
-        raise Problem(400, "the body is not valid JSON") from None
+        body = wire.loads(raw)
+    except wire.InvalidMessage as exc:
+        raise Problem(400, f"the body is not valid JSON: {exc.description}") from None
     if not isinstance(body, dict):
         raise Problem(400, "the body must be a JSON object")
     return body

@@ -336,3 +336,11 @@ def test_many_alerts_of_one_clients_orders_take_one_row_and_others_stay_in_view(
     assert [(a["body"]["kind"], a["count"]) for a in alerts] == [
         ("OrderError", 30), ("ClientMismatch", 1)]
     assert alerts[0]["body"]["reason"] == "declined 29"
+
+
+def test_a_repeated_query_parameter_is_refused_through_the_host(system):
+    answer = httpx.get(f"{system.host.base_url}/api/ops/dashboard/api/order",
+                       params=[("client", "acme"), ("orderId", "ORD-00001"),
+                               ("client", "globex")], timeout=30)
+    assert answer.status_code == 400
+    assert "'client' is given more than once" in answer.json()["error"]
