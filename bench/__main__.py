@@ -5,7 +5,7 @@ with its defaults, and with one process) and on each peer (repetitions interleav
 host one process / peer / peer, so a change in machine load hits all of them alike; each
 system in its own child processes), the SQLite commit limit and the host's
 commits per activity, the SDK replay cost, fan-out/fan-in, and the order pipeline end to
-end on the host and on DBOS, with and without faults, at full speed and at 10 orders/s,
+end on the host and on DBOS, with and without faults, at full speed and at 20 orders/s,
 then on a task hub holding 100,000 completed instances (:mod:`bench.orders`), each host
 run with what its orders cost on Azure (:mod:`bench.costs`). Then ``bench/results.json``
 and ``bench/RESULTS.md``. ``--only orders`` runs the last alone (with ``--orders 100

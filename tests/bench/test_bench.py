@@ -256,16 +256,16 @@ def _results(host: float, dbos: float, durabletask: float) -> dict:
     }
 
 
-def test_report_goal_is_met_at_twice_the_better_peer():
-    text = report.render(_results(host=60.0, dbos=20.0, durabletask=30.0))
-    assert ("**Goal:** local host chain-5 60.0 instances/s vs 2 x Durable Task SDK "
-            "(in-memory backend) 30.0 = 60.0: **met** (host / best peer = 2.00).") in text
-    assert "| DBOS Transact | 18.0 | 20.0 | 22.0 | 100 | 3.00 |" in text
-    assert "| local host (SQLite task hub, `devhost start` defaults: 2 processes) | 54.0 |" \
+def test_report_goal_is_met_at_four_times_the_better_peer():
+    text = report.render(_results(host=120.0, dbos=20.0, durabletask=30.0))
+    assert ("**Goal:** local host chain-5 120.0 instances/s vs 4 x Durable Task SDK "
+            "(in-memory backend) 30.0 = 120.0: **met** (host / best peer = 4.00).") in text
+    assert "| DBOS Transact | 18.0 | 20.0 | 22.0 | 100 | 6.00 |" in text
+    assert "| local host (SQLite task hub, `devhost start` defaults: 2 processes) | 108.0 |" \
         in text
-    assert "| local host, one process (`--workers 1`) | 27.0 | 30.0 | 33.0 | 150 | 2.00 |" \
+    assert "| local host, one process (`--workers 1`) | 54.0 | 60.0 | 66.0 | 300 | 2.00 |" \
         in text
-    assert "660 = **0.33** of the FULL commit rate" in text
+    assert "1320 = **0.66** of the FULL commit rate" in text
     assert ("| local host | demo default | 10/s | 64.0 | 250 | 500 | 750 | 1000 | 12 | 160 | "
             "990 | 10 | 0 |") in text
     assert "| DBOS | none | full speed | 16.0 | 36000 |" in text
@@ -274,18 +274,26 @@ def test_report_goal_is_met_at_twice_the_better_peer():
     assert "no faults: p50_ms=250 p99_ms=750." in text
     assert "45.0 orders/s vs 60.0 on an empty hub (back to back): **0.75**" in text
     assert "full speed, back to back: 57.0 vs 60.0 orders/s: **0.95** (overhead 5%)." in text
-    assert ("orders/s >= 60 without faults: **met**; >= 2 x the peer's orders/s: **met**; "
-            "p50 <= 300 ms at 10/s: **met**; p99 <= 2000 ms at 10/s: **met**; large hub >= "
-            "0.8 of the empty hub's orders/s: **not met**; peak RSS < 256 MiB: **met**.") in text
+    assert ("Goals (issue 29): orders/s >= 60 without faults: **met**; >= 2 x the peer's "
+            "orders/s: **met**; host CPU <= 20 ms per order without faults: **met**; "
+            "p99 <= 300 ms at 10/s: **not met**; large hub >= 0.8 of the empty hub's "
+            "orders/s: **not met**; peak RSS < 256 MiB: **met**.") in text
     assert "Note:" not in text
 
 
-def test_report_goal_is_not_met_below_twice_the_better_peer_and_flags_load():
-    results = _results(host=59.9, dbos=30.0, durabletask=10.0)
+def test_report_cpu_goal_is_not_met_above_20_ms_per_order():
+    results = _results(host=120.0, dbos=20.0, durabletask=30.0)
+    for run in results["orders"]["runs"]:
+        run["host"]["host"]["cpu_s_per_order"] = 0.0201
+    assert "host CPU <= 20 ms per order without faults: **not met**" in report.render(results)
+
+
+def test_report_goal_is_not_met_below_four_times_the_better_peer_and_flags_load():
+    results = _results(host=119.9, dbos=30.0, durabletask=10.0)
     results["load"]["high"] = "4.0 at start on 2 CPUs"
     text = report.render(results)
-    assert "= 60.0: **not met** (host / best peer = 2.00)" in text
-    assert "vs 2 x DBOS Transact 30.0" in text
+    assert "= 120.0: **not met** (host / best peer = 4.00)" in text
+    assert "vs 4 x DBOS Transact 30.0" in text
     assert "the load average was high (4.0 at start on 2 CPUs)" in text
 
 
