@@ -16,12 +16,13 @@ import errno
 import math
 import mmap
 import os
+import re
+import secrets
 import struct
 import sys
 import threading
 import time
-from multiprocessing import shared_memory
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer, WriteableBuffer
@@ -33,6 +34,10 @@ READ_ATTEMPTS = 1000
 """Reads of a record being written before it reads as no hold (the next check reads again)."""
 
 NO_HOLD: tuple[float | None, float] = (None, 0.0)
+
+_PREFIX = "sqlitekit-hold-"  # then the creator's pid: at most 30 characters, as macOS allows
+_NAME = re.compile(re.escape(_PREFIX) + r"(\d+)-[0-9a-f]+")
+_SHM_DIR = "/dev/shm"
 
 
 class HoldRecord:
@@ -107,9 +112,11 @@ def _load(buf: ReadableBuffer) -> tuple[int, float, float, int]:
 class HoldBlock:
     """A shared-memory block for one worker's record; only its creator removes it.
 
-    Its pages are allocated and zeroed here, so the worker's writes need no memory the
-    system might refuse (a write to an unallocated page of a full tmpfs is a SIGBUS).
-    A SIGKILLed creator's block is removed by Python's resource tracker.
+    Its page is allocated and zeroed here, so the worker's writes need no memory the system
+    might refuse (a write to an unallocated page of a full tmpfs is a SIGBUS). Python's
+    resource tracker is not used: it would be a child process of the host, which a kill
+    or freeze meant for a worker could hit. The blocks a SIGKILLed creator leaves (a page
+    each) are removed by :func:`remove_stale_blocks`.
 
     Raises
     ------
@@ -118,41 +125,92 @@ class HoldBlock:
     """
 
     def __init__(self) -> None:
-        self._shm = shared_memory.SharedMemory(create=True, size=RECORD_BYTES)
-        try:
-            fd = getattr(self._shm, "_fd", -1)  # POSIX only
-            if fd >= 0 and hasattr(os, "posix_fallocate"):
-                _fallocate(fd)
-            self._shm.buf[:RECORD_BYTES] = bytes(RECORD_BYTES)
-        except BaseException:
-            self.close()
-            raise
-
-    @property
-    def name(self) -> str:
-        """What the worker passes to :func:`attach`."""
-        return self._shm.name
+        while True:
+            self.name = f"{_PREFIX}{os.getpid()}-{secrets.token_hex(3)}"
+            try:
+                self._map = _create(self.name)
+                return
+            except FileExistsError:
+                continue
 
     def read(self) -> tuple[float | None, float]:
         """Read the worker's record (see :func:`read_buffer`)."""
-        return read_buffer(self._shm.buf)
+        return read_buffer(self._map)
 
     def close(self) -> None:
-        """Unmap and remove the block; a worker that still maps it keeps its pages."""
-        self._shm.close()
-        try:
-            self._shm.unlink()
-        except FileNotFoundError:
-            pass
+        """Unmap and remove the block; a worker that still maps it keeps its page."""
+        self._map.close()
+        _unlink(self.name)
+
+
+def _posix_shm() -> Any:
+    """Return the C module behind ``SharedMemory`` on POSIX (``shm_open``, ``shm_unlink``)."""
+    import _posixshmem  # type: ignore[import-not-found]
+
+    return _posixshmem
+
+
+def _create(name: str) -> mmap.mmap:
+    """Create the block ``name`` (FileExistsError if taken), its page allocated and zeroed."""
+    if sys.platform == "win32":  # page-file memory, zeroed; it lives while a handle is open
+        return mmap.mmap(-1, RECORD_BYTES, tagname=name)
+    fd = _posix_shm().shm_open("/" + name, os.O_RDWR | os.O_CREAT | os.O_EXCL, mode=0o600)
+    try:
+        os.ftruncate(fd, RECORD_BYTES)
+        if hasattr(os, "posix_fallocate"):
+            _fallocate(fd)
+        block = mmap.mmap(fd, RECORD_BYTES)
+        block[:] = bytes(RECORD_BYTES)
+        return block
+    except BaseException:
+        _unlink(name)
+        raise
+    finally:
+        os.close(fd)
 
 
 def _fallocate(fd: int) -> None:
-    """Allocate the block's pages; a file system that cannot is left to the zero fill."""
+    """Allocate the block's page; a file system that cannot is left to the zero fill."""
     try:
         os.posix_fallocate(fd, 0, RECORD_BYTES)
     except OSError as exc:
         if exc.errno not in (errno.EINVAL, errno.EOPNOTSUPP):
             raise
+
+
+def _unlink(name: str) -> None:
+    if sys.platform == "win32":
+        return
+    try:
+        _posix_shm().shm_unlink("/" + name)
+    except FileNotFoundError:
+        pass
+
+
+def remove_stale_blocks() -> int:
+    """Remove the blocks whose creator is gone; return how many (Linux lists them only).
+
+    A process of another pid namespace sharing ``/dev/shm`` looks gone: its workers then
+    run unsupervised if they attach after this, and nothing else changes.
+    """
+    try:
+        names = os.listdir(_SHM_DIR)
+    except OSError:
+        return 0
+    stale = [n for n in names if (m := _NAME.fullmatch(n)) and not _alive(int(m[1]))]
+    for name in stale:
+        _unlink(name)
+    return len(stale)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def attach(name: str) -> mmap.mmap:
@@ -169,9 +227,7 @@ def attach(name: str) -> mmap.mmap:
     """
     if sys.platform == "win32":  # named blocks live while a handle is open: no tracker
         return mmap.mmap(-1, RECORD_BYTES, tagname=name)
-    import _posixshmem  # type: ignore[import-not-found]
-
-    fd = _posixshmem.shm_open("/" + name, os.O_RDWR, mode=0o600)
+    fd = _posix_shm().shm_open("/" + name, os.O_RDWR, mode=0o600)
     try:
         return mmap.mmap(fd, RECORD_BYTES)
     finally:

@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 
-from sqlitekit import HoldBlock
+from sqlitekit.holds import HoldBlock, remove_stale_blocks
 
 log = logging.getLogger("devhost")
 
@@ -82,6 +82,8 @@ class WorkerProcesses:
         self._hold_records = hold_records
         self.hold_blocks: dict[int, HoldBlock] = {}  # pid -> its hold record
         self._longest_ended_s = 0.0  # of the workers whose blocks are gone
+        if hold_records:
+            remove_stale_blocks()
         for _ in range(count):
             self._spawn()
 

@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from sqlitekit import holds
-from sqlitekit.holds import READ_ATTEMPTS, HoldBlock, HoldRecord, attach, read_buffer, read_hold
+from sqlitekit.holds import (
+    READ_ATTEMPTS,
+    HoldBlock,
+    HoldRecord,
+    attach,
+    read_buffer,
+    read_hold,
+    remove_stale_blocks,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -107,6 +115,31 @@ def test_only_the_creator_removes_the_block():
     with pytest.raises(FileNotFoundError):
         attach(made.name)
     assert read_hold(made.name) == (None, 0.0)
+
+
+# Creates a block as the host does, says its name and how many child processes it has now.
+CREATOR = """
+import psutil
+from sqlitekit.holds import HoldBlock
+block = HoldBlock()
+print(block.name, len(psutil.Process().children()), flush=True)
+input()
+"""
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="lists blocks in /dev/shm (Linux)")
+def test_a_sigkilled_creator_starts_no_helper_and_its_blocks_are_removed_later(block):
+    proc = subprocess.Popen([sys.executable, "-c", CREATOR], cwd=REPO, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    name, children = proc.stdout.readline().split()
+    assert children == "0"  # no resource tracker, which a kill meant for a worker could hit
+    proc.kill()
+    proc.wait()
+    attach(name).close()  # left behind by the dead creator
+    assert remove_stale_blocks() >= 1
+    with pytest.raises(FileNotFoundError):
+        attach(name)
+    attach(block.name).close()  # a live creator's block stays
 
 
 def test_a_torn_read_is_retried_and_returns_the_finished_write(monkeypatch):
