@@ -51,11 +51,10 @@ class HoldRecord:
 
     def __init__(self, buf: WriteableBuffer | None = None) -> None:
         self._buf = memoryview(buf if buf is not None else bytearray(RECORD_BYTES))
-        self._keep = buf  # an mmap must outlive the view of it
         self._guard = threading.Lock()
         self._held: dict[int, float] = {}
         self._longest_s = 0.0
-        self._seq = _SEQ.unpack_from(self._buf)[0] + 1 & ~1
+        self._seq = (_SEQ.unpack_from(self._buf)[0] + 1) & ~1  # even: no write under way
         self._write()
 
     @property
