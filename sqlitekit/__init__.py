@@ -14,11 +14,16 @@ import errno
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Self
+
+from sqlitekit.holds import HoldBlock, HoldRecord, attach, read_hold
+
+__all__ = ["BUSY_TIMEOUT_MS", "HoldBlock", "HoldRecord", "SharedConnection", "WriteLock",
+           "attach", "connect", "is_busy", "is_disk_full", "read_hold", "record_holds",
+           "write"]
 
 try:
     import fcntl
@@ -62,66 +67,18 @@ class WriteLock:
         self._thread_lock.release()
 
 
-class HoldRecord:
-    """A file in which this process keeps since when it holds a write lock.
-
-    One line, rewritten in place on every take and release: the ``time.monotonic()`` at
-    which the oldest write lock it holds now was taken (0: none; on Linux the clock is
-    CLOCK_MONOTONIC, the same in every process), and the longest hold so far in seconds.
-    A supervising process reads it with :func:`read_hold` to end a process frozen while
-    holding a lock (``devhost start --lock-hold-limit-s``).
-
-    Parameters
-    ----------
-    path : Path
-        The record file; created or emptied.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-        self._guard = threading.Lock()
-        self._held: dict[int, float] = {}
-        self._longest_s = 0.0
-        self._write()
-
-    def taken(self, key: int) -> None:
-        """Note that the lock ``key`` is held from now."""
-        with self._guard:
-            self._held[key] = time.monotonic()
-            self._write()
-
-    def released(self, key: int) -> None:
-        """Note that the lock ``key`` is free again."""
-        with self._guard:
-            since = self._held.pop(key, None)
-            if since is not None:
-                self._longest_s = max(self._longest_s, time.monotonic() - since)
-            self._write()
-
-    def _write(self) -> None:
-        oldest = min(self._held.values(), default=0.0)
-        os.pwrite(self._fd, f"{oldest:20.6f} {self._longest_s:14.6f}\n".encode(), 0)
-
-
 _holds: HoldRecord | None = None
 
 
-def record_holds(path: str | Path) -> None:
-    """Keep this process's write-lock holds in ``path`` from now on (see :class:`HoldRecord`)."""
-    global _holds
-    _holds = HoldRecord(Path(path))
+def record_holds(name: str | None = None) -> HoldRecord:
+    """Keep this process's write-lock holds from now on (see :mod:`sqlitekit.holds`).
 
-
-def read_hold(path: str | Path) -> tuple[float | None, float]:
-    """Read a :class:`HoldRecord`: (monotonic time the oldest hold began or None, longest s).
-
-    A missing or unreadable record reads as no hold.
+    ``name``: the :class:`HoldBlock` its supervising process created; None keeps them in
+    this process's memory. Raises OSError or ValueError if there is no such block.
     """
-    try:
-        since, longest = Path(path).read_text().split()
-        return (float(since) or None, float(longest))
-    except (OSError, ValueError):
-        return None, 0.0
+    global _holds
+    _holds = HoldRecord(attach(name) if name is not None else None)
+    return _holds
 
 
 _path_locks: dict[str, WriteLock] = {}

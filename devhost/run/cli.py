@@ -28,7 +28,7 @@ from devhost.run.worker_processes import (
     signal_ready,
     worker_argv,
 )
-from sqlitekit import read_hold, record_holds
+from sqlitekit import record_holds
 
 if TYPE_CHECKING:
     from devhost.run.host import LocalHost
@@ -115,7 +115,7 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
     workers = workers or default_workers()
     _configure_logging(log_level)
     _refuse_taken_port(port)
-    record_holds(_hold_dir(data_dir, "host"))
+    own_holds = record_holds()  # in memory: only the workers' records are read (by us)
     host = _build_or_exit(app_dir=app_dir, data_dir=data_dir, port=port,
                           activity_workers=activity_workers,
                           orchestration_lease=timedelta(seconds=orchestration_lease_s),
@@ -133,7 +133,7 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
     workers_argv = worker_argv(str(app_dir), str(data_dir), host.base_url, activity_workers,
                                orchestration_lease_s, activity_lease_s) + [
         "--log-level", log_level]
-    children = WorkerProcesses(workers_argv, workers - 1, hold_dir=_hold_dir(data_dir))
+    children = WorkerProcesses(workers_argv, workers - 1, hold_records=True)
     try:
         ready = children.wait_ready(stop)
     except WorkerStartError as exc:
@@ -152,15 +152,8 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
     host.stop()
     log.info("longest write-lock hold: %.3f s (workers), %.3f s (this process); "
              "--lock-hold-limit-s %.1f", children.longest_hold_s(),
-             read_hold(_hold_dir(data_dir, "host"))[1], lock_hold_limit_s)
+             own_holds.longest_s, lock_hold_limit_s)
     console.print("devhost: stopped")
-
-
-def _hold_dir(data_dir: Path, name: str | None = None) -> Path:
-    """Return the folder of the processes' write-lock hold records, or one record in it."""
-    folder = data_dir / "holds"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder if name is None else folder / name
 
 
 def _refuse_taken_port(port: int) -> None:
@@ -213,14 +206,15 @@ def worker(app_dir: Path = typer.Option(..., "--app-dir"), data_dir: Path = DATA
            orchestration_lease_s: float = typer.Option(30.0, "--orchestration-lease-s"),
            activity_lease_s: float = typer.Option(60.0, "--activity-lease-s"),
            ready_fd: int | None = typer.Option(None, "--ready-fd"),
-           hold_record: Path | None = typer.Option(None, "--hold-record"),
+           hold_record: str | None = typer.Option(None, "--hold-record",
+                                                  help="Name of the shared-memory block."),
            log_level: str = LOG_LEVEL) -> None:
     """Run one extra worker process of ``start --workers N`` (no HTTP server of its own)."""
     _die_with_parent()
-    if hold_record is not None:
-        record_holds(hold_record)
     parent = os.getppid()
     _configure_logging(log_level)
+    if hold_record is not None:
+        _record_holds_in(hold_record)
     host = _build_or_exit(app_dir=app_dir, data_dir=data_dir,
                           activity_workers=activity_workers,
                           orchestration_lease=timedelta(seconds=orchestration_lease_s),
@@ -236,6 +230,16 @@ def worker(app_dir: Path = typer.Option(..., "--app-dir"), data_dir: Path = DATA
         if os.getppid() != parent:
             break
     host.stop()
+
+
+def _record_holds_in(name: str) -> None:
+    """Keep this worker's holds in its block; without it, run unsupervised rather than exit."""
+    try:
+        record_holds(name)
+    except (OSError, ValueError) as exc:
+        log.warning("cannot map the hold record %s (%s: %s); a freeze of this worker while "
+                    "it holds a write lock is not ended", name, type(exc).__name__, exc)
+        record_holds()
 
 
 def _die_with_parent() -> None:

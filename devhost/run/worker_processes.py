@@ -8,10 +8,12 @@ a killed worker loses nothing (its leases expire).
 
 A worker frozen while it holds a SQLite file's write lock (a SIGSTOP, a debugger, a
 suspended container) would stop every host process that writes that file. Each worker
-keeps its holds in a record (:class:`sqlitekit.HoldRecord`), and :meth:`end_stalled` kills
-one holding a lock past a limit; the kernel then frees its lock (``flock``) and SQLite's
-(the uncommitted transaction rolls back), its leases expire and a new worker replaces it.
-That is what Azure does with a frozen instance: it only loses its leases. In the Durable
+keeps its holds in a record in a shared-memory block this process creates for it
+(:mod:`sqlitekit.holds`: run-time state, never on the data disk, so a full disk cannot
+fail it), and :meth:`end_stalled` kills one holding a lock past a limit; the kernel then
+frees its lock (``flock``) and SQLite's (the uncommitted transaction rolls back), its
+leases expire and a new worker replaces it. That is what Azure does with a frozen
+instance: it only loses its leases. In the Durable
 Task Framework's Azure Storage backend a partition lease not renewed within
 ``LeaseInterval`` (30 s by default) expires and another worker takes the partition
 (Azure/durabletask ``src/DurableTask.AzureStorage/AzureStorageOrchestrationServiceSettings.cs``).
@@ -26,9 +28,8 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
-from sqlitekit import read_hold
+from sqlitekit.holds import HoldBlock, remove_stale_blocks
 
 log = logging.getLogger("devhost")
 
@@ -66,23 +67,23 @@ class WorkerProcesses:
         ``python -m devhost worker ...`` without ``--ready-fd``.
     count : int
         How many to keep running.
-    hold_dir : Path, optional
-        Where each worker keeps its :class:`sqlitekit.HoldRecord` (``--hold-record`` is
-        added); without it :meth:`end_stalled` has nothing to read.
+    hold_records : bool
+        Give each worker a :class:`sqlitekit.HoldBlock` (``--hold-record NAME`` is added);
+        without one :meth:`end_stalled` has nothing to read.
     """
 
-    def __init__(self, argv: list[str], count: int, hold_dir: Path | None = None) -> None:
+    def __init__(self, argv: list[str], count: int, hold_records: bool = False) -> None:
         self.argv = argv
         self.procs: list[subprocess.Popen[bytes]] = []
         self._offsets = [o.strip() for o in os.environ.get(WORKER_OFFSETS_SETTING, "")
                          .split(",") if o.strip()]
         self._spawned = 0
         self._ready_fds: dict[int, int] = {}  # pid -> read end of its ready pipe
-        self._hold_dir = hold_dir
-        self.hold_records: dict[int, Path] = {}  # pid -> its hold record
-        self._records = 0
-        if hold_dir is not None:
-            hold_dir.mkdir(parents=True, exist_ok=True)
+        self._hold_records = hold_records
+        self.hold_blocks: dict[int, HoldBlock] = {}  # pid -> its hold record
+        self._longest_ended_s = 0.0  # of the workers whose blocks are gone
+        if hold_records:
+            remove_stale_blocks()
         for _ in range(count):
             self._spawn()
 
@@ -96,12 +97,9 @@ class WorkerProcesses:
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         argv = list(self.argv)
-        record = None
-        if self._hold_dir is not None:
-            self._records += 1
-            record = self._hold_dir / f"worker-{self._records}"
-            record.unlink(missing_ok=True)
-            argv += ["--hold-record", str(record)]
+        block = self._hold_block()
+        if block is not None:
+            argv += ["--hold-record", block.name]
         if os.name != "posix":  # no fd passing: take the worker as ready at once
             proc = subprocess.Popen(argv, env=self._env())
         else:
@@ -112,10 +110,28 @@ class WorkerProcesses:
             finally:
                 os.close(write_fd)
             self._ready_fds[proc.pid] = read_fd
-        if record is not None:
-            self.hold_records[proc.pid] = record
+        if block is not None:
+            self.hold_blocks[proc.pid] = block
         self.procs.append(proc)
         return proc
+
+    def _hold_block(self) -> HoldBlock | None:
+        """Return a new worker's hold block, or None (unsupervised): none wanted, or no memory."""
+        if not self._hold_records:
+            return None
+        try:
+            return HoldBlock()
+        except OSError as exc:
+            log.warning("no shared memory for a worker's hold record (%s); a new worker "
+                        "frozen holding a write lock is not ended", exc)
+            return None
+
+    def _drop_block(self, pid: int) -> None:
+        """Remove an exited worker's hold block, keeping its longest hold."""
+        block = self.hold_blocks.pop(pid, None)
+        if block is not None:
+            self._longest_ended_s = max(self._longest_ended_s, block.read()[1])
+            block.close()
 
     def end_stalled(self, limit_s: float = LOCK_HOLD_LIMIT_S) -> int:
         """Kill each worker holding a write lock for more than ``limit_s``; return how many.
@@ -125,8 +141,8 @@ class WorkerProcesses:
         ended = 0
         now = time.monotonic()
         for proc in self.procs:
-            record = self.hold_records.get(proc.pid)
-            since = read_hold(record)[0] if record is not None else None
+            block = self.hold_blocks.get(proc.pid)
+            since = block.read()[0] if block is not None else None
             if since is None or now - since <= limit_s or proc.poll() is not None:
                 continue
             log.error("worker process %d has held a write lock for %.1f s (limit %.1f s, "
@@ -139,7 +155,7 @@ class WorkerProcesses:
 
     def longest_hold_s(self) -> float:
         """Return the longest write-lock hold any worker (this run's) has recorded."""
-        return max((read_hold(r)[1] for r in self.hold_records.values()), default=0.0)
+        return max([self._longest_ended_s, *(b.read()[1] for b in self.hold_blocks.values())])
 
     def wait_ready(self, stop: threading.Event, timeout_s: float = 300.0) -> bool:
         """Wait until every worker is ready, or ``stop`` is set.
@@ -181,6 +197,7 @@ class WorkerProcesses:
                     log.warning("worker process %d was killed by signal %d during start-up;"
                                 " starting a new one", pid, -code)
                     self.procs.remove(proc)
+                    self._drop_block(pid)
                     self._spawn()
         return True
 
@@ -197,6 +214,7 @@ class WorkerProcesses:
             fd = self._ready_fds.pop(proc.pid, None)
             if fd is not None:
                 os.close(fd)
+            self._drop_block(proc.pid)
             self._spawn()
             replaced += 1
         return replaced
@@ -218,6 +236,8 @@ class WorkerProcesses:
         for fd in self._ready_fds.values():
             os.close(fd)
         self._ready_fds.clear()
+        for pid in list(self.hold_blocks):
+            self._drop_block(pid)
 
 
 def signal_ready(fd: int | None) -> None:

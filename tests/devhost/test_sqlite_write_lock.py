@@ -107,15 +107,15 @@ def test_a_failed_block_rolls_back_and_frees_the_lock(tmp_path):
 
 def test_the_hold_record_says_since_when_the_oldest_write_lock_is_held(tmp_path, monkeypatch):
     monkeypatch.setattr(db, "_holds", None)
-    record = tmp_path / "holds"
-    db.record_holds(record)
+    record = db.record_holds()
     first, second = db.connect(tmp_path / "a.sqlite"), db.connect(tmp_path / "b.sqlite")
-    assert db.read_hold(record) == (None, 0.0)
+    assert record.read() == (None, 0.0)
     with db.write(first):
-        since, _ = db.read_hold(record)
+        since, _ = record.read()
+        assert since is not None
         with db.write(second):
-            assert db.read_hold(record)[0] == since  # the oldest hold counts
-        assert db.read_hold(record)[0] == since
-    idle, longest = db.read_hold(record)
-    assert idle is None and longest > 0.0
-    assert db.read_hold(tmp_path / "missing") == (None, 0.0)
+            assert record.read()[0] == since  # the oldest hold counts
+        assert record.read()[0] == since
+    idle, longest = record.read()
+    assert idle is None and longest > 0.0 and longest == record.longest_s
+    assert db.read_hold("psm_no_such_block") == (None, 0.0)

@@ -50,8 +50,8 @@ def _state(pid: int) -> str | None:
         return None
 
 
-def _worker(host_pid: int) -> tuple[int, Path] | None:
-    """The host's worker process and its hold record (from its command line), if any."""
+def _worker(host_pid: int) -> tuple[int, str] | None:
+    """The host's worker process and its hold record's name (from its command line), if any."""
     for proc in Path("/proc").iterdir():
         try:
             stat = (proc / "stat").read_text()
@@ -59,11 +59,11 @@ def _worker(host_pid: int) -> tuple[int, Path] | None:
         except (OSError, ValueError):
             continue
         if int(stat.rsplit(")", 1)[1].split()[1]) == host_pid and "worker" in argv:
-            return int(proc.name), Path(argv[argv.index("--hold-record") + 1])
+            return int(proc.name), argv[argv.index("--hold-record") + 1]
     return None
 
 
-def _freeze_while_holding(pid: int, record: Path, timeout_s: float = 60.0) -> float:
+def _freeze_while_holding(pid: int, record: str, timeout_s: float = 60.0) -> float:
     """SIGSTOP ``pid`` until it is stopped holding a write lock; return when (monotonic)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -129,6 +129,8 @@ def test_a_worker_frozen_holding_a_write_lock_is_ended_and_nothing_is_lost(tmp_p
         host.stop()
         sim.stop()
     assert "has held a write lock for" in (tmp_path / "host.log").read_text()
+    assert not (tmp_path / "holds").exists()  # run-time state, kept off the data disk
+    assert read_hold(record) == (None, 0.0)  # the host removed the killed worker's block
     report = audit_data_dir(tmp_path, tmp_path / "ledger.sqlite", keys)
     assert len(report.verdicts) == ORDERS  # every order has a terminal state record
     assert report.unbalanced == [] and report.stock_unbalanced == ()

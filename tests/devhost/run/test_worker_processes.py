@@ -9,7 +9,6 @@ import time
 import pytest
 
 from devhost.run.worker_processes import WorkerProcesses, WorkerStartError
-from sqlitekit import read_hold
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="ready pipes need fd passing")
 
@@ -105,7 +104,7 @@ def test_a_worker_that_ignores_sigterm_is_killed_after_the_grace_period():
 
 
 # Takes the write lock of a SQLite file (argv[1]) with its hold recorded ("--hold-record"
-# PATH) and keeps it, as a worker frozen inside a transaction does; "free" takes none.
+# NAME) and keeps it, as a worker frozen inside a transaction does; "free" takes none.
 HOLDS_LOCK = ("import os, sys, time, sqlitekit; a = sys.argv; "
               "sqlitekit.record_holds(a[a.index('--hold-record') + 1]); "
               "lock = sqlitekit.connect(a[1]).write_lock; "
@@ -128,7 +127,7 @@ def _flock_free(db) -> bool:
 def test_a_worker_holding_a_write_lock_past_the_limit_is_killed_and_replaced(tmp_path):
     db = tmp_path / "hub.sqlite"
     procs = WorkerProcesses([sys.executable, "-c", HOLDS_LOCK, str(db), "hold"], 1,
-                            hold_dir=tmp_path / "holds")
+                            hold_records=True)
     try:
         assert procs.wait_ready(threading.Event(), timeout_s=60)
         holder = procs.procs[0]
@@ -147,11 +146,11 @@ def test_a_worker_holding_a_write_lock_past_the_limit_is_killed_and_replaced(tmp
 
 def test_a_worker_holding_no_lock_is_never_ended(tmp_path):
     procs = WorkerProcesses([sys.executable, "-c", HOLDS_LOCK, str(tmp_path / "a.sqlite"),
-                             "free"], 1, hold_dir=tmp_path / "holds")
+                             "free"], 1, hold_records=True)
     try:
         assert procs.wait_ready(threading.Event(), timeout_s=60)
-        [record] = procs.hold_records.values()
-        assert read_hold(record)[0] is None
+        [block] = procs.hold_blocks.values()
+        assert block.read()[0] is None
         assert procs.end_stalled(limit_s=0.0) == 0  # any hold at all would be past this
         assert procs.procs[0].poll() is None
     finally:

@@ -1,0 +1,245 @@
+"""Write-lock hold records, kept in shared memory so a full data disk cannot fail them.
+
+A process notes in its :class:`HoldRecord` since when it holds a write lock; the process
+that started it reads the record to end it when it is frozen holding one (``devhost start
+--lock-hold-limit-s``). The supervising process creates one :class:`HoldBlock` per worker
+and passes its name; the worker maps it with :func:`attach`. Layout: a sequence number (odd
+while a write is under way), the ``time.monotonic()`` at which the oldest hold began (0:
+none; on Linux CLOCK_MONOTONIC, the same in every process), and the longest hold in s. A
+read retries while the sequence is odd or moves (a seqlock); a record that cannot be read
+reads as no hold, so it can delay an end but never cause a wrong one.
+"""
+
+from __future__ import annotations
+
+import errno
+import math
+import mmap
+import os
+import re
+import secrets
+import struct
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer, WriteableBuffer
+
+_SEQ = struct.Struct("<Q")
+_VALUES = struct.Struct("<dd")
+RECORD_BYTES = _SEQ.size + _VALUES.size
+READ_ATTEMPTS = 1000
+"""Reads of a record being written before it reads as no hold (the next check reads again)."""
+
+NO_HOLD: tuple[float | None, float] = (None, 0.0)
+
+_PREFIX = "sqlitekit-hold-"  # then the creator's pid: at most 30 characters, as macOS allows
+_NAME = re.compile(re.escape(_PREFIX) + r"(\d+)-[0-9a-f]+")
+_SHM_DIR = "/dev/shm"
+
+
+class HoldRecord:
+    """A process's write-lock holds, rewritten in ``buf`` on every take and release.
+
+    Parameters
+    ----------
+    buf : writable buffer of at least ``RECORD_BYTES``, optional
+        A shared block from :func:`attach`; default: this process's memory only.
+    """
+
+    def __init__(self, buf: WriteableBuffer | None = None) -> None:
+        self._buf = memoryview(buf if buf is not None else bytearray(RECORD_BYTES))
+        self._guard = threading.Lock()
+        self._held: dict[int, float] = {}
+        self._longest_s = 0.0
+        self._seq = (_SEQ.unpack_from(self._buf)[0] + 1) & ~1  # even: no write under way
+        self._write()
+
+    @property
+    def longest_s(self) -> float:
+        """The longest hold so far."""
+        return self._longest_s
+
+    def taken(self, key: int) -> None:
+        """Note that the lock ``key`` is held from now."""
+        with self._guard:
+            self._held[key] = time.monotonic()
+            self._write()
+
+    def released(self, key: int) -> None:
+        """Note that the lock ``key`` is free again."""
+        with self._guard:
+            since = self._held.pop(key, None)
+            if since is not None:
+                self._longest_s = max(self._longest_s, time.monotonic() - since)
+            self._write()
+
+    def read(self) -> tuple[float | None, float]:
+        """Read the record as another process does (see :func:`read_buffer`)."""
+        return read_buffer(self._buf)
+
+    def _write(self) -> None:
+        oldest = min(self._held.values(), default=0.0)
+        _SEQ.pack_into(self._buf, 0, self._seq + 1)
+        _VALUES.pack_into(self._buf, _SEQ.size, oldest, self._longest_s)
+        self._seq += 2
+        _SEQ.pack_into(self._buf, 0, self._seq)
+
+
+def read_buffer(buf: ReadableBuffer) -> tuple[float | None, float]:
+    """Read a record: (monotonic time the oldest hold began or None, longest hold s)."""
+    for _ in range(READ_ATTEMPTS):
+        before, since, longest, after = _load(buf)
+        if before == after and not before & 1:
+            if not (math.isfinite(since) and math.isfinite(longest)) or since < 0 \
+                    or longest < 0:
+                return NO_HOLD
+            return (since or None, longest)
+    return NO_HOLD
+
+
+def _load(buf: ReadableBuffer) -> tuple[int, float, float, int]:
+    """One pass of the seqlock read: sequence, values, sequence again."""
+    (before,) = _SEQ.unpack_from(buf)
+    since, longest = _VALUES.unpack_from(buf, _SEQ.size)
+    (after,) = _SEQ.unpack_from(buf)
+    return before, since, longest, after
+
+
+class HoldBlock:
+    """A shared-memory block for one worker's record; only its creator removes it.
+
+    Its page is allocated and zeroed here, so the worker's writes need no memory the system
+    might refuse (a write to an unallocated page of a full tmpfs is a SIGBUS). Python's
+    resource tracker is not used: it would be a child process of the host, which a kill
+    or freeze meant for a worker could hit. The blocks a SIGKILLed creator leaves (a page
+    each) are removed by :func:`remove_stale_blocks`.
+
+    Raises
+    ------
+    OSError
+        If the system has no shared memory to give.
+    """
+
+    def __init__(self) -> None:
+        while True:
+            self.name = f"{_PREFIX}{os.getpid()}-{secrets.token_hex(3)}"
+            try:
+                self._map = _create(self.name)
+                return
+            except FileExistsError:
+                continue
+
+    def read(self) -> tuple[float | None, float]:
+        """Read the worker's record (see :func:`read_buffer`)."""
+        return read_buffer(self._map)
+
+    def close(self) -> None:
+        """Unmap and remove the block; a worker that still maps it keeps its page."""
+        self._map.close()
+        _unlink(self.name)
+
+
+def _posix_shm() -> Any:
+    """Return the C module behind ``SharedMemory`` on POSIX (``shm_open``, ``shm_unlink``)."""
+    import _posixshmem  # type: ignore[import-not-found]
+
+    return _posixshmem
+
+
+def _create(name: str) -> mmap.mmap:
+    """Create the block ``name`` (FileExistsError if taken), its page allocated and zeroed."""
+    if sys.platform == "win32":  # page-file memory, zeroed; it lives while a handle is open
+        return mmap.mmap(-1, RECORD_BYTES, tagname=name)
+    fd = _posix_shm().shm_open("/" + name, os.O_RDWR | os.O_CREAT | os.O_EXCL, mode=0o600)
+    try:
+        os.ftruncate(fd, RECORD_BYTES)
+        if hasattr(os, "posix_fallocate"):
+            _fallocate(fd)
+        block = mmap.mmap(fd, RECORD_BYTES)
+        block[:] = bytes(RECORD_BYTES)
+        return block
+    except BaseException:
+        _unlink(name)
+        raise
+    finally:
+        os.close(fd)
+
+
+def _fallocate(fd: int) -> None:
+    """Allocate the block's page; a file system that cannot is left to the zero fill."""
+    try:
+        os.posix_fallocate(fd, 0, RECORD_BYTES)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.EOPNOTSUPP):
+            raise
+
+
+def _unlink(name: str) -> None:
+    if sys.platform == "win32":
+        return
+    try:
+        _posix_shm().shm_unlink("/" + name)
+    except FileNotFoundError:
+        pass
+
+
+def remove_stale_blocks() -> int:
+    """Remove the blocks whose creator is gone; return how many (Linux lists them only).
+
+    A process of another pid namespace sharing ``/dev/shm`` looks gone: its workers then
+    run unsupervised if they attach after this, and nothing else changes.
+    """
+    try:
+        names = os.listdir(_SHM_DIR)
+    except OSError:
+        return 0
+    stale = [n for n in names if (m := _NAME.fullmatch(n)) and not _alive(int(m[1]))]
+    for name in stale:
+        _unlink(name)
+    return len(stale)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def attach(name: str) -> mmap.mmap:
+    """Map the :class:`HoldBlock` ``name`` without taking a share in its removal.
+
+    ``SharedMemory(name)`` would register the block with this process's resource tracker,
+    which removes it when this process exits, SIGKILL included, under the reader's feet
+    (``track=False`` only came in Python 3.13).
+
+    Raises
+    ------
+    OSError, ValueError
+        If there is no such block (POSIX) or it is too small.
+    """
+    if sys.platform == "win32":  # named blocks live while a handle is open: no tracker
+        return mmap.mmap(-1, RECORD_BYTES, tagname=name)
+    fd = _posix_shm().shm_open("/" + name, os.O_RDWR, mode=0o600)
+    try:
+        return mmap.mmap(fd, RECORD_BYTES)
+    finally:
+        os.close(fd)
+
+
+def read_hold(name: str) -> tuple[float | None, float]:
+    """Read the record in the block ``name``; a missing or unreadable block reads as no hold."""
+    try:
+        block = attach(name)
+    except (OSError, ValueError):
+        return NO_HOLD
+    try:
+        return read_buffer(block)
+    finally:
+        block.close()
