@@ -135,7 +135,7 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
         "--log-level", log_level]
     children = WorkerProcesses(workers_argv, workers - 1, hold_records=True)
     try:
-        ready = children.wait_ready(stop)
+        ready = children.wait_ready(stop, lock_hold_limit_s=lock_hold_limit_s)
     except WorkerStartError as exc:
         children.stop(grace_s=0)
         host.stop()

@@ -157,8 +157,12 @@ class WorkerProcesses:
         """Return the longest write-lock hold any worker (this run's) has recorded."""
         return max([self._longest_ended_s, *(b.read()[1] for b in self.hold_blocks.values())])
 
-    def wait_ready(self, stop: threading.Event, timeout_s: float = 300.0) -> bool:
+    def wait_ready(self, stop: threading.Event, timeout_s: float = 300.0,
+                   lock_hold_limit_s: float = LOCK_HOLD_LIMIT_S) -> bool:
         """Wait until every worker is ready, or ``stop`` is set.
+
+        A worker frozen during start-up while it holds a write lock past
+        ``lock_hold_limit_s`` is ended as after start-up (:meth:`end_stalled`) and replaced.
 
         Returns
         -------
@@ -179,6 +183,7 @@ class WorkerProcesses:
                 return False
             if time.monotonic() > deadline:
                 raise WorkerStartError(f"worker processes not ready after {timeout_s:.0f} s")
+            self.end_stalled(lock_hold_limit_s)
             readable, _, _ = select.select(list(self._ready_fds.values()), [], [], 0.2)
             for pid, fd in list(self._ready_fds.items()):
                 if fd not in readable:

@@ -155,3 +155,20 @@ def test_a_worker_holding_no_lock_is_never_ended(tmp_path):
         assert procs.procs[0].poll() is None
     finally:
         procs.stop(grace_s=5)
+
+
+def test_a_worker_frozen_with_a_write_lock_during_start_up_is_ended_and_replaced(tmp_path):
+    # Holds the lock and never reports ready: each replacement does the same, so the
+    # start ends after the replacements a killed start-up is allowed, not after timeout_s.
+    db = tmp_path / "hub.sqlite"
+    never_ready = HOLDS_LOCK.replace("os.write(int(a[-1]), b'ready\\n'); ", "")
+    procs = WorkerProcesses([sys.executable, "-c", never_ready, str(db), "hold"], 1,
+                            hold_records=True)
+    began = time.monotonic()
+    try:
+        with pytest.raises(WorkerStartError, match=f"exit code -{signal.SIGKILL.value}"):
+            procs.wait_ready(threading.Event(), timeout_s=120, lock_hold_limit_s=0.5)
+        assert time.monotonic() - began < 60
+        assert _flock_free(db) is True
+    finally:
+        procs.stop(grace_s=0)
