@@ -14,7 +14,7 @@ from agents.remote_call import OutcomeKind, RemoteRequest, call_remote
 from azurekit.services import catalogue
 from orders.lifecycle.ids import reply_message_id
 from orders.messaging import OutgoingMessage
-from orders.models import wire
+from orders.models import ProcessState, wire
 from orders.models.messages import AgentOutcome, AgentReply, AgentRequest
 from orders.names import AGENT_REPLIES_QUEUE, REQUEST_QUEUES
 from orders.observability.metrics import record_agent_call, record_circuit_state
@@ -82,6 +82,43 @@ def service_url(services: Services, request: AgentRequest) -> str:
     return services.settings.service_url(request.service).rstrip("/") + path
 
 
+def _state_needed(operation: str) -> ProcessState:
+    """Return the ProcessState an attempt calling ``operation`` runs under (undos: Compensating)."""
+    undo = catalogue().undoes(operation) is not None
+    return ProcessState.COMPENSATING if undo else ProcessState.PROCESSING
+
+
+def not_held_reason(services: Services, request: AgentRequest) -> str | None:
+    """Say why ``request``'s attempt does not hold its order; None if it does.
+
+    One point read of the state record: LockedBy must be the request's instance and the
+    ProcessState the one its operation runs under (docs/pipeline.md, "Agents (A1-A5)").
+    """
+    record = services.stores.states.get(request.order_id)
+    if record is None:
+        return (f"not called: order {request.order_id} has no state record, "
+                f"not held by {request.instance_id}")
+    held = (f"not called: order {request.order_id} is {record.process_state.value}, "
+            f"held by {record.locked_by or 'nobody'}")
+    if record.locked_by != request.instance_id:
+        return f"{held}, not by {request.instance_id}"
+    needed = _state_needed(request.operation)
+    if record.process_state is not needed:
+        return f"{held}; {request.operation} is called only while {needed.value}"
+    return None
+
+
+def _not_called(request: AgentRequest, reason: str) -> AgentReply:
+    """Reply, as past its deadline, to a request whose attempt does not hold its order."""
+    log.warning("agent %s: %s %s", request.service, request.operation, reason)
+    record_agent_call(request.service, 0, AgentOutcome.TRANSIENT_FAILURE.value,
+                      request.operation)
+    return AgentReply(message_id=reply_message_id(request.message_id), order_id=request.order_id,
+                      instance_id=request.instance_id, operation=request.operation,
+                      event_name=request.event_name, outcome=AgentOutcome.TRANSIENT_FAILURE,
+                      attempts=0, circuit_open=False, reason=reason)
+
+
 def handle(request: AgentRequest, services: Services,
            sleep: Callable[[float], None] = time.sleep, *,
            delivery_count: int = 1) -> AgentReply:
@@ -89,8 +126,13 @@ def handle(request: AgentRequest, services: Services,
 
     ``sleep`` waits between retries (seconds). ``delivery_count`` is 1 for the first Service
     Bus delivery, the only one on which an open circuit sets ``circuit_open`` (A5, V2). The
-    reply is Succeeded, PermanentFailure (4xx) or TransientFailure.
+    reply is Succeeded, PermanentFailure (4xx) or TransientFailure; TransientFailure without
+    a call as well when the request's attempt no longer holds the order.
     """
+    if services.clock.now() < request.complete_by:
+        not_held = not_held_reason(services, request)
+        if not_held is not None:
+            return _not_called(request, not_held)
     method, _ = ENDPOINTS[request.operation]
     remote = RemoteRequest(service=request.service, method=method,
                            url=service_url(services, request),

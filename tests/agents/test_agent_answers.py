@@ -14,8 +14,10 @@ import pytest
 from agents import handler
 from clocks import ManualClock
 from orders.circuit import BreakerRegistry
+from orders.models import ProcessState
 from orders.models.messages import AgentOutcome, AgentRequest
 from orders.settings import Settings
+from tests.support.stores import put, sqlite_stores
 
 
 class Sent:
@@ -26,17 +28,20 @@ class Sent:
         self.messages.append((queue, message.body_bytes()))
 
 
-def services(content: bytes, calls: list):
+def services(tmp_path, content: bytes, calls: list):
     def answer(request):
         calls.append(request)
         return httpx.Response(201, content=content,
                               headers={"content-type": "application/json"})
 
     clock = ManualClock()
+    stores = sqlite_stores(tmp_path, clock)
+    for order_id in ("O-1", "O-2"):
+        put(stores.states, order_id, ProcessState.PROCESSING, attempt=1)  # held by O-n:1
     return SimpleNamespace(
         settings=Settings(DEVHOST_DATA_DIR=".", PAYMENT_API_URL="http://payment"),
         http=httpx.Client(transport=httpx.MockTransport(answer)),
-        breakers=BreakerRegistry(clock=clock), clock=clock, sender=Sent())
+        breakers=BreakerRegistry(clock=clock), clock=clock, sender=Sent(), stores=stores)
 
 
 @pytest.mark.parametrize("content", [
@@ -45,9 +50,9 @@ def services(content: bytes, calls: list):
     b'{"paymentId": "P-1", "note": "\\ud800"}',
     b'{"paymentId": "P-1", "paymentId": "P-2"}',
 ])
-def test_an_answer_that_is_not_strict_json_still_gives_a_sendable_reply(content):
+def test_an_answer_that_is_not_strict_json_still_gives_a_sendable_reply(tmp_path, content):
     calls = []
-    svc = services(content, calls)
+    svc = services(tmp_path, content, calls)
     request = AgentRequest(message_id="O-1:1:charge", order_id="O-1", instance_id="O-1:1",
                            service="payment", operation="charge",
                            idempotency_key="O-1:charge",
@@ -60,9 +65,9 @@ def test_an_answer_that_is_not_strict_json_still_gives_a_sendable_reply(content)
     assert queue == "agent-replies" and b'"outcome":"Succeeded"' in body
 
 
-def test_a_strict_json_answer_is_the_replys_result():
+def test_a_strict_json_answer_is_the_replys_result(tmp_path):
     calls = []
-    svc = services(b'{"paymentId": "P-1", "fee": 0.5}', calls)
+    svc = services(tmp_path, b'{"paymentId": "P-1", "fee": 0.5}', calls)
     request = AgentRequest(message_id="O-2:1:charge", order_id="O-2", instance_id="O-2:1",
                            service="payment", operation="charge",
                            idempotency_key="O-2:charge",

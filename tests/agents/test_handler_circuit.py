@@ -7,10 +7,12 @@ import pytest
 from agents import handler
 from clocks import ManualClock
 from orders.circuit import BreakerRegistry
+from orders.models import ProcessState
 from orders.models.messages import AgentOutcome, AgentReply, AgentRequest
 from orders.runtime import Services
 from orders.settings import Settings
 from tests.agents.fake_remote import FakeRemote
+from tests.support.stores import put, sqlite_stores
 
 
 @pytest.fixture
@@ -23,7 +25,9 @@ def make_services(tmp_path, clock, remote):
                         CIRCUIT_COOL_DOWN_S=5.0, PAYMENT_API_URL="http://remote")
     breakers = BreakerRegistry(clock=clock, failure_threshold=2,
                                cool_down=timedelta(seconds=5))
-    return Services(settings=settings, clock=clock, stores=None, sender=None,
+    stores = sqlite_stores(tmp_path, clock)
+    put(stores.states, "ORD-1", ProcessState.PROCESSING, attempt=1)  # held by ORD-1:1
+    return Services(settings=settings, clock=clock, stores=stores, sender=None,
                     breakers=breakers, http=remote.client(), settler=None)
 
 

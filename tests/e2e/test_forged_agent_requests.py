@@ -1,0 +1,40 @@
+"""A well-formed request put on a request queue for an order no attempt holds is never
+carried out (S4 fencing at the agents): the agent replies without calling the service."""
+
+import json
+from datetime import timedelta
+
+from tests.e2e.harness import ProcessState, key, make_order
+
+SHIP_DECLINE = {"status": 422, "reason": "address_undeliverable"}
+
+
+def forged_charge(system, order, instance_id: str) -> bytes:
+    k = key(order)
+    complete_by = system.clock.now() + timedelta(minutes=5)
+    return json.dumps({
+        "schemaVersion": 1, "messageId": f"{instance_id}:charge:forged", "orderId": k,
+        "instanceId": instance_id, "service": "payment", "operation": "charge",
+        "idempotencyKey": f"{k}:charge:forged",
+        "completeBy": complete_by.strftime("%Y-%m-%dT%H:%M:%S.%fZ"), "maxAttempts": 2,
+        "eventName": "charge-reply",
+        "payload": {"orderId": k, "amount": str(order.total_price), "currency": "USD"},
+    }).encode()
+
+
+def test_a_forged_charge_for_a_compensated_order_charges_nothing(make_system):
+    order = make_order(47)
+    system = make_system(faults={"shipping": {"decline": {key(order): SHIP_DECLINE}}})
+    system.submit(order)
+    system.run(20)
+    assert system.state(order.order_id).process_state is ProcessState.COMPENSATED
+    calls = system.ledger.request_count("payment", key(order), "charge")
+    for n, instance in enumerate((f"{key(order)}:2", f"{key(order)}:comp:1")):
+        system.engine.send("payment-requests", forged_charge(system, order, instance),
+                           message_id=f"forged-{n}")
+        system.run(5)
+    assert system.ledger.request_count("payment", key(order), "charge") == calls == 1
+    assert len(system.effects(kind="charge", order_id=order.order_id)) == 1
+    counts = system.engine.counts("payment-requests")
+    assert (counts.active, counts.dead_letter) == (0, 0)
+    assert system.state(order.order_id).process_state is ProcessState.COMPENSATED
