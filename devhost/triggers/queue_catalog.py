@@ -13,14 +13,17 @@ from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from pathlib import Path
 
-from azurekit.queues import QueueCatalog, QueueProperties, QueuePropertiesError, load_queue_catalog
+from azurekit.queues import (
+    APP_QUEUES_FILE,
+    QueueCatalog,
+    QueueProperties,
+    QueuePropertiesError,
+    load_queue_catalog,
+)
 from devhost.app.load_errors import AppLoadError
 
 QUEUES_FILE_SETTING = "DEVHOST_QUEUES_FILE"
 """App setting naming the app's queue catalogue (the format of ``infra/queues.json``)."""
-
-APP_QUEUES_FILE = Path("infra") / "queues.json"
-"""Where an app laid out as this repository keeps its catalogue, under its folder."""
 
 SERVICE_BUS_DEFAULTS = QueueProperties(
     lock_duration=timedelta(minutes=1),

@@ -7,12 +7,13 @@ install is out of sight and the host can only use what the wheel holds.
 """
 
 import os
-import selectors
+import queue
 import shutil
 import socket
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
 import zipfile
 from pathlib import Path
@@ -106,17 +107,20 @@ def free_port():
 
 def read_until(process, text, timeout_s):
     """Return the host's output up to the line holding ``text``; fail after ``timeout_s``."""
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout] + [
+        lines.put("")], daemon=True).start()
     seen, deadline = [], time.monotonic() + timeout_s
-    with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
-        while time.monotonic() < deadline:
-            if selector.select(deadline - time.monotonic()):
-                line = process.stdout.readline()
-                if not line:
-                    break  # the host ended
-                seen.append(line)
-                if text in line:
-                    return "".join(seen)
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=left)
+        except queue.Empty:
+            break
+        if not line:
+            break  # the host ended
+        seen.append(line)
+        if text in line:
+            return "".join(seen)
     pytest.fail(f"the host did not say {text!r} within {timeout_s} s:\n{''.join(seen)}")
 
 
