@@ -18,7 +18,10 @@ from azurekit.durations import parse_duration
 from azurekit.errors import RetryFlagError
 from azurekit.files import read_json_file
 
-DEFAULT_QUEUES_FILE = Path(__file__).resolve().parents[1] / "infra" / "queues.json"
+APP_QUEUES_FILE = Path("infra") / "queues.json"
+"""Where an app keeps its queue catalogue, under its folder (this one's Bicep reads it too)."""
+
+DEFAULT_QUEUES_FILE = Path(__file__).resolve().parents[1] / APP_QUEUES_FILE
 
 QUEUE_NAME_RULE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._/-]{0,258}[A-Za-z0-9])?")
 """Service Bus queue names: ``. _ - /`` and alphanumerics, alphanumeric at both ends, <= 260."""

@@ -6,6 +6,7 @@ The rules (script name, one ``FunctionRegister`` under any name): docs/local-hos
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import re
 import sys
@@ -19,6 +20,8 @@ SCRIPT_FILE_SETTING = "PYTHON_SCRIPT_FILE_NAME"
 """App setting naming the app's script file, as the Python worker reads it."""
 
 DEFAULT_SCRIPT_FILE = "function_app.py"
+
+log = logging.getLogger("devhost")
 
 _VALID_SCRIPT_NAME = re.compile(r"^[a-zA-Z0-9_][a-zA-Z0-9_\-]*\.py$")
 """The worker's rule for script file names (``validate_script_file_name``)."""
@@ -46,6 +49,7 @@ def import_script(app_dir: Path, script: str) -> Any:
                            "folder (a folder with a function.json, the v1 model)")
     if str(app_dir) not in sys.path:
         sys.path.insert(0, str(app_dir))
+    warn_shadowed_packages(app_dir)
     module_name = path.stem
     spec = importlib.util.spec_from_file_location(module_name, path)
     assert spec and spec.loader
@@ -57,6 +61,23 @@ def import_script(app_dir: Path, script: str) -> Any:
         sys.modules.pop(module_name, None)
         raise AppLoadError(describe_exception(exc, app_dir, script)) from exc
     return module
+
+
+def warn_shadowed_packages(app_dir: Path) -> list[str]:
+    """Warn of each package of the app folder that is already imported from elsewhere.
+
+    The host's own packages (``azurekit``, ``clocks``, ...) are imported before the app, so an
+    app folder with its own copy runs with the host's; returns the names warned of.
+    """
+    shadowed = []
+    for folder in sorted(p for p in app_dir.iterdir() if (p / "__init__.py").is_file()):
+        loaded = getattr(sys.modules.get(folder.name), "__file__", None)
+        if loaded and not Path(loaded).resolve().is_relative_to(folder.resolve()):
+            log.warning("the app's package %s/ is not the one in use: %s was imported from %s "
+                        "before the app (install the app's copy or the host's, not both; "
+                        "docs/local-host.md)", folder.name, folder.name, Path(loaded).parent)
+            shadowed.append(folder.name)
+    return shadowed
 
 
 def find_function_app(module: Any, script: str) -> Any:

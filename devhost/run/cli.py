@@ -33,6 +33,7 @@ from sqlitekit import record_holds
 if TYPE_CHECKING:
     from devhost.run.host import LocalHost
     from devhost.taskhub.store import TaskHub
+    from sqlitebus import ServiceBusEngine
 
 app = typer.Typer(help="Run Azure Functions apps with Durable Functions on one machine.",
                   no_args_is_help=True, add_completion=False)
@@ -305,20 +306,44 @@ def _short(value: object, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-@app.command()
-def queues(data_dir: Path = DATA_DIR) -> None:
-    """Show each Service Bus queue's active, scheduled and dead-letter message counts."""
-    from sqlitebus import open_engine
+APP_DIR = typer.Option(Path("."), "--app-dir",
+                       help="The app's folder, whose queue catalogue names the queues.")
 
+
+def _open_queues(data_dir: Path, app_dir: Path) -> ServiceBusEngine:
+    """Open the data folder's queues with the app's catalogue, as ``start`` does."""
+    import sqlite3
+
+    from devhost.app.load_errors import AppLoadError
+    from devhost.app.loader import load_local_settings
+    from devhost.triggers.queue_catalog import app_queue_catalog
+    from sqlitebus import FILE_NAME, open_engine
+
+    made: list[str] = []  # without a catalogue file: the queues the host made
+    if (data_dir / FILE_NAME).is_file():
+        with sqlite3.connect(f"file:{data_dir / FILE_NAME}?mode=ro", uri=True) as conn:
+            made = [row[0] for row in conn.execute("SELECT name FROM queues")]
+    try:
+        load_local_settings(app_dir)
+        catalog, _ = app_queue_catalog(app_dir, made)
+    except AppLoadError as exc:
+        typer.echo(f"devhost: {exc}", err=True)
+        raise typer.Exit(1) from None
+    return open_engine(data_dir, catalog=catalog)
+
+
+@app.command()
+def queues(data_dir: Path = DATA_DIR, app_dir: Path = APP_DIR) -> None:
+    """Show each Service Bus queue's active, scheduled and dead-letter message counts."""
     table = Table("queue", "active", "scheduled", "dead-letter")
-    for info in open_engine(data_dir).list_queues():
+    for info in _open_queues(data_dir, app_dir).list_queues():
         c = info.counts
         table.add_row(info.name, str(c.active), str(c.scheduled), str(c.dead_letter))
     console.print(table)
 
 
 @app.command()
-def peek(queue: str, data_dir: Path = DATA_DIR,
+def peek(queue: str, data_dir: Path = DATA_DIR, app_dir: Path = APP_DIR,
          count: int = typer.Option(10, "--count", min=1),
          dead_letter: bool = typer.Option(False, "--dead-letter"),
          body_chars: int = typer.Option(0, "--body-chars", min=0,
@@ -329,9 +354,7 @@ def peek(queue: str, data_dir: Path = DATA_DIR,
     count and enqueued time, then for a dead-lettered one its ``DeadLetterReason`` and
     ``DeadLetterErrorDescription``, then its body (never wrapped, so it can be copied).
     """
-    from sqlitebus import open_engine
-
-    messages = open_engine(data_dir).peek(queue, count, dead_letter=dead_letter)
+    messages = _open_queues(data_dir, app_dir).peek(queue, count, dead_letter=dead_letter)
     where = f"{queue}/$deadletterqueue" if dead_letter else queue
     console.print(f"{where}: {len(messages)} message{'' if len(messages) == 1 else 's'}"
                   f"{' (first ' + str(count) + ')' if len(messages) == count else ''}",

@@ -21,6 +21,7 @@ from devhost.app.load_errors import AppLoadError
 from devhost.app.loader import load_local_settings
 from devhost.run.clock import Clock
 from devhost.run.host import LocalHost
+from devhost.triggers.queue_catalog import app_queue_catalog
 from devhost.triggers.servicebus import ServiceBusTriggerPoller
 from devhost.triggers.timer import TimerTriggerPoller, singleton_lock_period
 from sqlitebus import open_engine
@@ -128,9 +129,12 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
     _current = host
     clocks.hand_over(clocks.HostTime(host.clock, host.sleep))
     record_app_settings(Path(app_dir).resolve(), data_dir)
-    host.engine = open_engine(data_dir, clock=host.clock)
-    # Only the clients a deployment would create queues for have them (L1).
-    host.engine.declare_clients(declared_clients())
+    catalog, from_file = app_queue_catalog(
+        Path(app_dir), (f.trigger["queueName"] for f in host.index.service_bus
+                        if "queueName" in f.trigger))
+    host.engine = open_engine(data_dir, catalog=catalog, clock=host.clock)
+    if from_file:  # only the clients a deployment would create queues for have them (L1)
+        host.engine.declare_clients(declared_clients())
     owner = host.worker.owner
     concurrency = queue_concurrency or max_concurrent_calls(Path(app_dir))
     host.pollers.extend(
