@@ -95,7 +95,7 @@ def handle(request: AgentRequest, services: Services,
     remote = RemoteRequest(service=request.service, method=method,
                            url=service_url(services, request),
                            idempotency_key=request.idempotency_key, json=request.payload,
-                           order_id=request.order_id)
+                           order_key=request.order_key)
     outcome = call_remote(services.http, remote, deadline=request.complete_by,
                           max_attempts=request.max_attempts,
                           breaker=services.breakers.get(request.service),
@@ -111,7 +111,7 @@ def handle(request: AgentRequest, services: Services,
     error_code = body.get("error") if body is not None and not outcome.succeeded else None
     refused = (outcome.kind is OutcomeKind.CIRCUIT_OPEN and outcome.attempts == 0
                and delivery_count <= 1)
-    return AgentReply(message_id=reply_message_id(request.message_id), order_id=request.order_id,
+    return AgentReply(message_id=reply_message_id(request.message_id), order_key=request.order_key,
                       instance_id=request.instance_id, operation=request.operation,
                       event_name=request.event_name, outcome=_OUTCOMES[outcome.kind],
                       attempts=outcome.attempts, circuit_open=refused,
@@ -126,5 +126,5 @@ def reply(services: Services, request: AgentRequest, answer: AgentReply) -> None
     services.sender.send(AGENT_REPLIES_QUEUE, OutgoingMessage(
         body=answer.model_dump(mode="json"), message_id=answer.message_id,
         correlation_id=request.message_id,
-        application_properties={"orderId": answer.order_id,
+        application_properties={"orderId": answer.order_key,
                                 "outcome": answer.outcome.value}))
