@@ -48,7 +48,7 @@ def services(content: bytes, calls: list):
 def test_an_answer_that_is_not_strict_json_still_gives_a_sendable_reply(content):
     calls = []
     svc = services(content, calls)
-    request = AgentRequest(message_id="O-1:1:charge", order_id="O-1", instance_id="O-1:1",
+    request = AgentRequest(message_id="O-1:1:charge", order_key="O-1", instance_id="O-1:1",
                            service="payment", operation="charge",
                            idempotency_key="O-1:charge",
                            complete_by=svc.clock.now() + timedelta(minutes=1), max_attempts=3,
@@ -63,7 +63,7 @@ def test_an_answer_that_is_not_strict_json_still_gives_a_sendable_reply(content)
 def test_a_strict_json_answer_is_the_replys_result():
     calls = []
     svc = services(b'{"paymentId": "P-1", "fee": 0.5}', calls)
-    request = AgentRequest(message_id="O-2:1:charge", order_id="O-2", instance_id="O-2:1",
+    request = AgentRequest(message_id="O-2:1:charge", order_key="O-2", instance_id="O-2:1",
                            service="payment", operation="charge",
                            idempotency_key="O-2:charge",
                            complete_by=svc.clock.now() + timedelta(minutes=1), max_attempts=3,
