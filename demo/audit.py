@@ -221,8 +221,8 @@ def _undone_problems(state: ProcessState, net: NetEffects,
 
 
 def audit_data_dir(data_dir: str | Path, ledger_path: str | Path,
-                   order_ids: Iterable[str]) -> AuditReport:
-    """Audit ``order_ids`` of a local run from its data folder and ledger file (S9, X4, X7).
+                   order_keys: Iterable[str]) -> AuditReport:
+    """Audit ``order_keys`` of a local run from its data folder and ledger file (S9, X4, X7).
 
     Side effects of other orders in the ledger are audited too.
 
@@ -243,7 +243,7 @@ def audit_data_dir(data_dir: str | Path, ledger_path: str | Path,
     entries: dict[str, list[CompensationEntry]] = {}
     lines: dict[str, tuple[OrderLine, ...]] = {}
     try:
-        for order_key in order_ids:
+        for order_key in order_keys:
             record = stores.states.get(order_key)
             if record is None:
                 continue

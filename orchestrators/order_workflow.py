@@ -299,7 +299,7 @@ def fail(context: DurableOrchestrationContext, order_key: str, reply_to: str, op
     ----------
     context : DurableOrchestrationContext
         The attempt's context.
-    order_id : str
+    order_key : str
         The order.
     reply_to : str
         The client's reply queue (told only when the order ends in Error).

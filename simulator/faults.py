@@ -78,7 +78,7 @@ class FaultInjector:
                operation: str = "charge") -> Verdict:
         """Decide the fault of one request (docs/simulator.md, "Which fault a request meets").
 
-        ``ordinal`` is the 1-based number of the request for ``(service, order_id)``; it feeds the
+        ``ordinal`` is the 1-based number of the request for ``(service, order_key)``; it feeds the
         reproducible transient draw.
         """
         now: datetime = self._clock.now()
