@@ -57,17 +57,17 @@ def record_step(data: dict[str, Any], services: Services) -> dict[str, Any]:
     data, ConflictError if the step is logged with other details.
     """
     step = RecordStepInput.model_validate(data)
-    seq, created = log_step(services, step.order_id, step.instance_id, step.workflow_version,
+    seq, created = log_step(services, step.order_key, step.instance_id, step.workflow_version,
                             step.step, step.result, step.outcome)
     return RecordStepResult(seq=seq, created=created).model_dump(mode="json")
 
 
-def log_step(services: Services, order_id: str, instance_id: str, workflow_version: int,
+def log_step(services: Services, order_key: str, instance_id: str, workflow_version: int,
              step: Step, result: dict[str, Any] | None,
              outcome: UndoOutcome | None = None) -> tuple[int, bool]:
     """Write a step's log entry (idempotent on OrderID + step); return its seq and created."""
     details = step_details(step, result, outcome)
-    entry = CompensationEntry.new(order_id, details, instance_id=instance_id,
+    entry = CompensationEntry.new(order_key, details, instance_id=instance_id,
                                   workflow_version=workflow_version, now=services.clock.now())
     stored = services.stores.compensation.record(entry)
     seq = stored.record.seq
@@ -82,20 +82,20 @@ def fail_order(data: dict[str, Any], services: Services) -> dict[str, Any]:
     A rerun recognises its own ``failureReason`` (it names the attempt) and answers alike.
     """
     step = FailOrderInput.model_validate(data)
-    order_id, reason = step.order_id, step.reason
+    order_key, reason = step.order_key, step.reason
     log = services.stores.compensation
     tell_by = services.clock.now() + services.settings.status_grace
 
     def change(record: StateRecord) -> StateRecord:
-        if pending_undos(log.entries(order_id)):
+        if pending_undos(log.entries(order_key)):
             return hand_over(record, reason, Actor.ORDER_WORKFLOW)
         return fail_without_undo(record, reason, Actor.ORDER_WORKFLOW, tell_by)
 
     record: StateRecord | None
     try:
-        record = fenced_update(services.stores.states, order_id, step.instance_id, change)
+        record = fenced_update(services.stores.states, order_key, step.instance_id, change)
     except FencedError:
-        record = services.stores.states.get(order_id)
+        record = services.stores.states.get(order_key)
         if record is None or record.failure_reason != cut_reason(reason):
             return FailOrderResult(fenced=True, state=None).model_dump(mode="json")
     state: Literal["Compensating", "Error"] = (
@@ -108,7 +108,7 @@ def begin_compensation(data: dict[str, Any], services: Services) -> dict[str, An
     """Set CompleteBy of a compensation attempt if it owns the record (S4, S9)."""
     step = BeginCompensationInput.model_validate(data)
     record = fenced_or_none(
-        services.stores.states, step.order_id, step.instance_id,
+        services.stores.states, step.order_key, step.instance_id,
         lambda r: set_deadline(r, step.complete_by, Actor.COMPENSATION_WORKFLOW))
     if record is None:
         return BeginCompensationResult(fenced=True, reply_to=None,
@@ -119,9 +119,9 @@ def begin_compensation(data: dict[str, Any], services: Services) -> dict[str, An
 
 
 @implements(PENDING_UNDOS)
-def pending_undo_entries(order_id: str, services: Services) -> list[dict[str, Any]]:
+def pending_undo_entries(order_key: str, services: Services) -> list[dict[str, Any]]:
     """Return the logged steps still to undo, newest first (S9); takes the order key."""
-    entries = pending_undos(services.stores.compensation.entries(order_id))
+    entries = pending_undos(services.stores.compensation.entries(order_key))
     return [entry.model_dump(mode="json") for entry in entries]
 
 
@@ -133,12 +133,12 @@ def release_inventory(data: dict[str, Any], services: Services) -> dict[str, Any
     reserved before the inventory was real.
     """
     step = ReleaseInventoryInput.model_validate(data)
-    entries = services.stores.compensation.entries(step.order_id)
+    entries = services.stores.compensation.entries(step.order_key)
     reserved = next((e.details.lines for e in entries
                      if isinstance(e.details, ReservationDetails)), ())
     released = []
     for index, line in enumerate(reserved):
-        units = services.stores.inventory.release(line.sku, hold_key(step.order_id, index))
+        units = services.stores.inventory.release(line.sku, hold_key(step.order_key, index))
         if units:
             released.append(ReservedLine(sku=line.sku, quantity=units))
     return ReleaseInventoryResult(reservation_id=step.reservation_id,
@@ -151,7 +151,7 @@ def finish_compensation(data: dict[str, Any], services: Services) -> dict[str, A
     step = FinishCompensationInput.model_validate(data)
     state = ProcessState(step.state)
     tell_by = services.clock.now() + services.settings.status_grace
-    if fenced_finish(services.stores.states, step.order_id, step.instance_id,
+    if fenced_finish(services.stores.states, step.order_key, step.instance_id,
                      lambda r: finished(r, state, tell_by), state):
         return FencedResult(fenced=True).model_dump(mode="json")
     # Counted here, where the state is written once, not in the orchestrator (replays).

@@ -54,26 +54,26 @@ def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     after the write (LookupError as ``load_order``).
     """
     step = BeginAttemptInput.model_validate(data)
-    record = fenced_or_none(services.stores.states, step.order_id, step.instance_id,
+    record = fenced_or_none(services.stores.states, step.order_key, step.instance_id,
                             lambda r: set_deadline(r, step.complete_by, Actor.ORDER_WORKFLOW))
     if record is None:
         return BeginAttemptResult(fenced=True).model_dump(mode="json")
-    order = _order(step.order_id, services) if step.load_order else None
+    order = _order(step.order_key, services) if step.load_order else None
     return BeginAttemptResult(fenced=False, reply_to=record.status_queue,
                               order=order).model_dump(mode="json")
 
 
 @implements(LOAD_ORDER)
-def load_order(order_id: str, services: Services) -> dict[str, Any]:
+def load_order(order_key: str, services: Services) -> dict[str, Any]:
     """Read the order (S5); LookupError if missing (a broken dual write: the attempt retries)."""
-    return _order(order_id, services).model_dump(mode="json")
+    return _order(order_key, services).model_dump(mode="json")
 
 
-def _order(order_id: str, services: Services) -> Order:
+def _order(order_key: str, services: Services) -> Order:
     """Read the order, or raise ``LookupError`` naming it."""
-    order = services.stores.orders.get(order_id)
+    order = services.stores.orders.get(order_key)
     if order is None:
-        raise LookupError(f"orderId: no order {order_id} in the order database")
+        raise LookupError(f"orderId: no order {order_key} in the order database")
     return order
 
 
@@ -87,12 +87,12 @@ def reserve_inventory(data: dict[str, Any], services: Services) -> dict[str, Any
     """
     step = ReserveInventoryInput.model_validate(data)
     lines = tuple(ReservedLine(sku=line.sku, quantity=line.quantity) for line in step.lines)
-    result = ReserveInventoryResult(reservation_id=f"RES-{step.order_id}", lines=lines)
+    result = ReserveInventoryResult(reservation_id=f"RES-{step.order_key}", lines=lines)
     instance_id, version = _reserving_attempt(step, services)
     services.stores.compensation.record(CompensationEntry.new(
-        step.order_id, {"step": Step.RESERVE_INVENTORY.value, **result.model_dump(mode="json")},
+        step.order_key, {"step": Step.RESERVE_INVENTORY.value, **result.model_dump(mode="json")},
         instance_id=instance_id, workflow_version=version, now=services.clock.now()))
-    wanted = [(line.sku, hold_key(step.order_id, index), line.quantity)
+    wanted = [(line.sku, hold_key(step.order_key, index), line.quantity)
               for index, line in enumerate(step.lines)]
     for index, got in enumerate(services.stores.inventory.reserve_lines(wanted)):
         line = step.lines[index]
@@ -102,15 +102,15 @@ def reserve_inventory(data: dict[str, Any], services: Services) -> dict[str, Any
             metrics.record_out_of_stock()
             return result.model_copy(update={"out_of_stock": missing}).model_dump(mode="json")
         if got.outcome is Reserved.RELEASED:
-            raise ValueError(f"lines[{index}]: the reservation of order {step.order_id} was "
+            raise ValueError(f"lines[{index}]: the reservation of order {step.order_key} was "
                              "released by its compensation; it is not reserved again")
     return result.model_dump(mode="json")
 
 
 def _reserving_attempt(step: ReserveInventoryInput, services: Services) -> tuple[str, int]:
-    record = services.stores.states.get(step.order_id)
+    record = services.stores.states.get(step.order_key)
     if record is None or record.locked_by is None:
-        raise LookupError(f"orderId: no attempt owns order {step.order_id}; nothing reserved")
+        raise LookupError(f"orderId: no attempt owns order {step.order_key}; nothing reserved")
     return record.locked_by, record.workflow_version
 
 
@@ -127,19 +127,19 @@ def send_agent_request(data: dict[str, Any], services: Services) -> str:
     if step.confirmed is not None:
         if step.workflow_version is None:
             raise ValueError("workflowVersion: required with confirmed")
-        log_step(services, request.order_id, request.instance_id, step.workflow_version,
+        log_step(services, request.order_key, request.instance_id, step.workflow_version,
                  step.confirmed.step, step.confirmed.result)
     if details is not None:
         version = step.workflow_version
         if version is None:
-            record = services.stores.states.get(request.order_id)
+            record = services.stores.states.get(request.order_key)
             version = record.workflow_version if record is not None else 1
         services.stores.compensation.record(CompensationEntry.new(
-            request.order_id, details, instance_id=request.instance_id,
+            request.order_key, details, instance_id=request.instance_id,
             workflow_version=version, now=services.clock.now()))
     services.sender.send(REQUEST_QUEUES[request.service], OutgoingMessage(
         body=request.model_dump(mode="json"), message_id=request.message_id,
-        application_properties={"orderId": request.order_id,
+        application_properties={"orderId": request.order_key,
                                 "operation": request.operation}))
     return request.message_id
 
@@ -154,14 +154,14 @@ def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     step = FinishAttemptInput.model_validate(data)
     if step.confirmed is not None:
         assert step.workflow_version is not None, "the contract requires it with confirmed"
-        log_step(services, step.order_id, step.instance_id, step.workflow_version,
+        log_step(services, step.order_key, step.instance_id, step.workflow_version,
                  step.confirmed.step, step.confirmed.result)
     tell_by = services.clock.now() + services.settings.status_grace
-    fenced = fenced_finish(services.stores.states, step.order_id, step.instance_id,
+    fenced = fenced_finish(services.stores.states, step.order_key, step.instance_id,
                            lambda r: complete(r, tell_by), ProcessState.PROCESSED)
     if not fenced and step.reply_to is not None:
         _publish(services, PublishStatusInput(
-            order_id=step.order_id, instance_id=step.instance_id, reply_to=step.reply_to,
+            order_key=step.order_key, instance_id=step.instance_id, reply_to=step.reply_to,
             status=StatusKind.ORDER_COMPLETED))
     return FencedResult(fenced=fenced).model_dump(mode="json")
 
@@ -178,7 +178,7 @@ def publish_status(data: dict[str, Any], services: Services) -> None:
 
 def _publish(services: Services, step: PublishStatusInput) -> None:
     """Send one status (:func:`publish_status`)."""
-    message = StatusMessage(order_id=client_order_id(step.order_id), status=step.status,
+    message = StatusMessage(order_id=client_order_id(step.order_key), status=step.status,
                             at=services.clock.now(), reason=step.reason)
     if step.instance_id is None:  # an input from before instance ids were passed
         send_status(services.sender, step.reply_to, message)
@@ -186,7 +186,7 @@ def _publish(services: Services, step: PublishStatusInput) -> None:
     actor = (Actor.COMPENSATION_WORKFLOW
              if step.status in (StatusKind.COMPENSATED, StatusKind.COMPENSATION_FAILED)
              else Actor.ORDER_WORKFLOW)
-    send_final_status(services.stores.states, services.sender, step.order_id, step.reply_to,
+    send_final_status(services.stores.states, services.sender, step.order_key, step.reply_to,
                       message, instance_id=step.instance_id, actor=actor)
 
 
@@ -195,9 +195,9 @@ def alert_operator(data: dict[str, Any], services: Services) -> None:
     """Send an operator alert (S7); one per instance and kind."""
     step = AlertOperatorInput.model_validate(data)
     alert = OperatorAlert(kind=step.kind, reason=step.reason, at=services.clock.now(),
-                          order_id=step.order_id, instance_id=step.instance_id)
+                          order_key=step.order_key, instance_id=step.instance_id)
     send_alert(services.sender, alert,
-               message_id=f"{step.kind}:{step.instance_id or step.order_id}")
+               message_id=f"{step.kind}:{step.instance_id or step.order_key}")
 
 
 __all__ = ["FencedError", "alert_operator", "begin_attempt", "finish_attempt", "load_order",

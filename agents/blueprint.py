@@ -30,9 +30,9 @@ def _serve(queue: str, msg: func.ServiceBusMessage) -> None:
         dead_letter(queue, msg, exc.reason, exc.description)
         return
     # A child of the activity that sent the request; each HTTP try is a child of it (X8).
-    with log_context(request.order_id, request.instance_id), \
+    with log_context(request.order_key, request.instance_id), \
             order_span(f"agent {request.service} {request.operation}",
-                       order_key=request.order_id, instance_id=request.instance_id,
+                       order_key=request.order_key, instance_id=request.instance_id,
                        operation=request.operation, kind=SpanKind.CONSUMER,
                        parent=traceparent_of(msg.application_properties)) as span:
         answer = handler.handle(request, svc, sleep=svc.sleep,
@@ -49,7 +49,7 @@ def _serve(queue: str, msg: func.ServiceBusMessage) -> None:
                         f"key '{request.idempotency_key}', so a corrected resend is safe")
             return
         log.info("agent %s: order %s %s -> %s after %d call(s)", request.service,
-                 request.order_id, request.operation, outcome_label(answer), answer.attempts)
+                 request.order_key, request.operation, outcome_label(answer), answer.attempts)
 
 
 def _register(service: str, queue: str) -> None:

@@ -94,11 +94,11 @@ def not_held_reason(services: Services, request: AgentRequest) -> str | None:
     One point read of the state record: LockedBy must be the request's instance and the
     ProcessState the one its operation runs under (docs/pipeline.md, "Agents (A1-A5)").
     """
-    record = services.stores.states.get(request.order_id)
+    record = services.stores.states.get(request.order_key)
     if record is None:
-        return (f"not called: order {request.order_id} has no state record, "
+        return (f"not called: order {request.order_key} has no state record, "
                 f"not held by {request.instance_id}")
-    held = (f"not called: order {request.order_id} is {record.process_state.value}, "
+    held = (f"not called: order {request.order_key} is {record.process_state.value}, "
             f"held by {record.locked_by or 'nobody'}")
     if record.locked_by != request.instance_id:
         return f"{held}, not by {request.instance_id}"
@@ -113,9 +113,10 @@ def _not_called(request: AgentRequest, reason: str) -> AgentReply:
     log.warning("agent %s: %s %s", request.service, request.operation, reason)
     record_agent_call(request.service, 0, AgentOutcome.TRANSIENT_FAILURE.value,
                       request.operation)
-    return AgentReply(message_id=reply_message_id(request.message_id), order_id=request.order_id,
-                      instance_id=request.instance_id, operation=request.operation,
-                      event_name=request.event_name, outcome=AgentOutcome.TRANSIENT_FAILURE,
+    return AgentReply(message_id=reply_message_id(request.message_id),
+                      order_key=request.order_key, instance_id=request.instance_id,
+                      operation=request.operation, event_name=request.event_name,
+                      outcome=AgentOutcome.TRANSIENT_FAILURE,
                       attempts=0, circuit_open=False, reason=reason)
 
 
@@ -137,7 +138,7 @@ def handle(request: AgentRequest, services: Services,
     remote = RemoteRequest(service=request.service, method=method,
                            url=service_url(services, request),
                            idempotency_key=request.idempotency_key, json=request.payload,
-                           order_id=request.order_id)
+                           order_key=request.order_key)
     outcome = call_remote(services.http, remote, deadline=request.complete_by,
                           max_attempts=request.max_attempts,
                           breaker=services.breakers.get(request.service),
@@ -153,9 +154,10 @@ def handle(request: AgentRequest, services: Services,
     error_code = body.get("error") if body is not None and not outcome.succeeded else None
     refused = (outcome.kind is OutcomeKind.CIRCUIT_OPEN and outcome.attempts == 0
                and delivery_count <= 1)
-    return AgentReply(message_id=reply_message_id(request.message_id), order_id=request.order_id,
-                      instance_id=request.instance_id, operation=request.operation,
-                      event_name=request.event_name, outcome=_OUTCOMES[outcome.kind],
+    return AgentReply(message_id=reply_message_id(request.message_id),
+                      order_key=request.order_key, instance_id=request.instance_id,
+                      operation=request.operation, event_name=request.event_name,
+                      outcome=_OUTCOMES[outcome.kind],
                       attempts=outcome.attempts, circuit_open=refused,
                       retry_at=outcome.retry_at if refused else None,
                       status_code=outcome.status_code,
@@ -168,5 +170,5 @@ def reply(services: Services, request: AgentRequest, answer: AgentReply) -> None
     services.sender.send(AGENT_REPLIES_QUEUE, OutgoingMessage(
         body=answer.model_dump(mode="json"), message_id=answer.message_id,
         correlation_id=request.message_id,
-        application_properties={"orderId": answer.order_id,
+        application_properties={"orderId": answer.order_key,
                                 "outcome": answer.outcome.value}))

@@ -37,7 +37,7 @@ class RemoteRequest:
     """The call part of an A1 request; ``service`` selects the circuit breaker.
 
     ``url`` is absolute or relative to the client's ``base_url``; ``idempotency_key`` is sent
-    on every try; ``order_id`` is for logs.
+    on every try; ``order_key`` is for logs.
     """
 
     service: str
@@ -45,7 +45,7 @@ class RemoteRequest:
     url: str
     idempotency_key: str
     json: Any = None
-    order_id: str | None = None
+    order_key: str | None = None
 
     def __post_init__(self) -> None:
         if not self.service:
@@ -169,7 +169,7 @@ class _Attempt:
         """Record a transient fault (breaker, log) and return the error to raise."""
         r = self.request
         self.breaker.record_failure()
-        logger.info("%s order %s key %s attempt %d: %s", r.service, r.order_id,
+        logger.info("%s order %s key %s attempt %d: %s", r.service, r.order_key,
                     r.idempotency_key, self.count, message)
         retry_after = None
         if response is not None:
@@ -190,7 +190,7 @@ class _Attempt:
         r = self.request
         # Each try is its own span, and the service continues its trace (X8).
         with order_span(f"{r.method} {r.service} try {self.count}", kind=SpanKind.CLIENT,
-                        order_key=r.order_id,
+                        order_key=r.order_key,
                         attributes={"http.request.method": r.method, "url.full": r.url,
                                     "orders.try": self.count}) as span:
             try:
@@ -260,7 +260,7 @@ def call_remote(
         return RemoteOutcome(OutcomeKind.SUCCEEDED, attempt.count, response.status_code, body)
     reason = _permanent_reason(response, body)
     logger.warning("%s order %s key %s: permanent failure %s", request.service,
-                   request.order_id, request.idempotency_key, reason)
+                   request.order_key, request.idempotency_key, reason)
     return RemoteOutcome(
         OutcomeKind.PERMANENT_FAILURE, attempt.count, response.status_code, body, reason
     )

@@ -43,7 +43,7 @@ STATES = (ProcessState.PROCESSED,) * 6 + (
 def record(n: int, now: datetime, recent: int) -> StateRecord:
     """The ``n``-th seeded record: the first ``recent`` changed in the last hour."""
     ago = timedelta(minutes=55 * n / recent) if n < recent else timedelta(hours=2, minutes=n)
-    return StateRecord(order_id=f"seed~ORD-{n:07d}", reply_to="replies-seed",
+    return StateRecord(order_key=f"seed~ORD-{n:07d}", reply_to="replies-seed",
                        process_state=STATES[n % len(STATES)], etag=f"e{n}",
                        created_at=now - ago - timedelta(minutes=3), updated_at=now - ago,
                        client_id="seed", client_order_id=f"ORD-{n:07d}")

@@ -51,11 +51,11 @@ def load_jsonl(
             where = f"{path.name}:{number}"
             result = _parse_line(text, client_id, reply_to)
             if isinstance(result, Order):
-                first = seen.setdefault(result.order_id, number)
+                first = seen.setdefault(result.order_key, number)
                 if first == number:
                     yield result
                     continue
-                result = (result.order_id, (Problem(
+                result = (result.order_key, (Problem(
                     "orderId", f"repeats the OrderID of line {first}; OrderIDs must be unique"),))
             order_id, problems = result
             if on_invalid is not None:
@@ -85,7 +85,7 @@ def _parse_line(
                                            ("replyTo", reply_to, message.reply_to))
             if expected is not None and actual != expected
         ]
-        return (message.order.order_id, tuple(mismatch)) if mismatch else message.order
+        return (message.order.order_key, tuple(mismatch)) if mismatch else message.order
     if "orderId" in data:
         try:
             order = Order.model_validate(data)
@@ -93,7 +93,7 @@ def _parse_line(
             return _str_or_none(data["orderId"]), problems_from(exc)
         problem = minor_unit_problem(order)  # SubmitOrder's rule, checked on submission
         if problem is not None:
-            return order.order_id, (Problem(*problem),)
+            return order.order_key, (Problem(*problem),)
         return order
     return None, (Problem(_WHOLE_LINE, "must be a SubmitOrder object (with 'order') or an "
                                        "Order object (with 'orderId')"),)

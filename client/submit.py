@@ -54,7 +54,7 @@ def message_id_for(submission: SubmitOrder, resend: int = 0) -> str:
                            separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     digest = sha256(canonical.encode("utf-8")).hexdigest()[:MESSAGE_ID_HASH_HEX_DIGITS]
     counter = f":r{resend}" if resend else ""
-    return f"{submission.order.order_id}:{digest}{counter}"
+    return f"{submission.order.order_key}:{digest}{counter}"
 
 
 def submit_message(client_id: str, reply_to: str, order: Order,
@@ -64,8 +64,8 @@ def submit_message(client_id: str, reply_to: str, order: Order,
     return OutgoingMessage(
         body.model_dump(mode="json"),
         message_id=message_id_for(body, resend),
-        correlation_id=order.order_id,
-        application_properties={"orderId": order.order_id, "clientId": client_id},
+        correlation_id=order.order_key,
+        application_properties={"orderId": order.order_key, "clientId": client_id},
     )
 
 

@@ -213,7 +213,7 @@ def _to_order(order_row: dict[str, str], line_rows: list[dict[str, str]]) -> Ord
     try:
         # Raw fields, validated by the contract so that its errors name what is wrong.
         return Order.model_validate(dict(
-            order_id=order_id,
+            order_key=order_id,
             customer_id=f"CUST-{order_row['o_custkey']}",
             currency="USD",
             lines=lines,

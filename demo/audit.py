@@ -62,12 +62,12 @@ class NetEffects:
         for effect in effects:
             if effect.kind not in counts:
                 raise ValueError(f"kind: must be charge, refund, ship or cancel; got "
-                                 f"{effect.kind!r} (order {effect.order_id})")
+                                 f"{effect.kind!r} (order {effect.order_key})")
             counts[effect.kind] += 1
             if effect.kind in money:
                 if effect.amount is None:
                     raise ValueError(f"amount: missing on a {effect.kind} of order "
-                                     f"{effect.order_id}")
+                                     f"{effect.order_key}")
                 money[effect.kind] += Decimal(effect.amount)
                 if effect.currency:
                     currencies.add(effect.currency)
@@ -106,7 +106,7 @@ class NetEffects:
 class Verdict:
     """The audit's finding for one order (``state`` None: no state record)."""
 
-    order_id: str
+    order_key: str
     state: ProcessState | None
     balanced: bool
     reason: str | None = None
@@ -115,8 +115,8 @@ class Verdict:
         """Return ``unbalanced <order key> (<state>): <reason>`` (or ``balanced ...``)."""
         state = self.state.value if self.state is not None else "no state record"
         if self.balanced:
-            return f"balanced {self.order_id} ({state})"
-        return f"unbalanced {self.order_id} ({state}): {self.reason}"
+            return f"balanced {self.order_key} ({state})"
+        return f"unbalanced {self.order_key} ({state}): {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -132,12 +132,12 @@ class AuditReport:
         """The unbalanced orders' verdicts."""
         return [v for v in self.verdicts if not v.balanced]
 
-    def verdict(self, order_id: str) -> Verdict:
-        """Return the verdict of ``order_id``; KeyError if it was not audited."""
+    def verdict(self, order_key: str) -> Verdict:
+        """Return the verdict of ``order_key``; KeyError if it was not audited."""
         for v in self.verdicts:
-            if v.order_id == order_id:
+            if v.order_key == order_key:
                 return v
-        raise KeyError(order_id)
+        raise KeyError(order_key)
 
 
 def audit(records: Mapping[str, StateRecord], prices: Mapping[str, Price],
@@ -154,14 +154,14 @@ def audit(records: Mapping[str, StateRecord], prices: Mapping[str, Price],
     ValueError
         If a side effect is malformed (see :meth:`NetEffects.of`).
     """
-    alerted = {a.order_id for a in alerts if a.kind == "CompensationFailed" and a.order_id}
+    alerted = {a.order_key for a in alerts if a.kind == "CompensationFailed" and a.order_key}
     verdicts = []
-    for order_id in sorted(set(records) | set(effects)):
-        net = NetEffects.of(effects.get(order_id, ()))
-        record = records.get(order_id)
+    for order_key in sorted(set(records) | set(effects)):
+        net = NetEffects.of(effects.get(order_key, ()))
+        record = records.get(order_key)
         if record is None:
             if net != NetEffects():
-                verdicts.append(Verdict(order_id, None, False,
+                verdicts.append(Verdict(order_key, None, False,
                                         f"side effects for an order without a state record"
                                         f" [ledger: {net.describe()}]"))
             continue
@@ -169,17 +169,17 @@ def audit(records: Mapping[str, StateRecord], prices: Mapping[str, Price],
         if state not in AUDITED_STATES:
             continue
         if state is ProcessState.PROCESSED:
-            problems = _processed_problems(net, prices.get(order_id))
+            problems = _processed_problems(net, prices.get(order_key))
         elif state in _UNDONE_STATES:
-            problems = _undone_problems(state, net, entries.get(order_id, ()))
-            if held and held.get(order_id):
+            problems = _undone_problems(state, net, entries.get(order_key, ()))
+            if held and held.get(order_key):
                 problems.append(f"inventory held: {state.value} but its lines hold "
-                                + ", ".join(f"{n} of {sku}" for sku, n in held[order_id]))
+                                + ", ".join(f"{n} of {sku}" for sku, n in held[order_key]))
         else:
-            problems = [] if order_id in alerted else [
+            problems = [] if order_key in alerted else [
                 "CompensationFailed but no CompensationFailed operator alert names it"]
         reason = f"{'; '.join(problems)} [ledger: {net.describe()}]" if problems else None
-        verdicts.append(Verdict(order_id, state, not problems, reason))
+        verdicts.append(Verdict(order_key, state, not problems, reason))
     return AuditReport(tuple(verdicts))
 
 
@@ -221,8 +221,8 @@ def _undone_problems(state: ProcessState, net: NetEffects,
 
 
 def audit_data_dir(data_dir: str | Path, ledger_path: str | Path,
-                   order_ids: Iterable[str]) -> AuditReport:
-    """Audit ``order_ids`` of a local run from its data folder and ledger file (S9, X4, X7).
+                   order_keys: Iterable[str]) -> AuditReport:
+    """Audit ``order_keys`` of a local run from its data folder and ledger file (S9, X4, X7).
 
     Side effects of other orders in the ledger are audited too.
 
@@ -243,16 +243,16 @@ def audit_data_dir(data_dir: str | Path, ledger_path: str | Path,
     entries: dict[str, list[CompensationEntry]] = {}
     lines: dict[str, tuple[OrderLine, ...]] = {}
     try:
-        for order_id in order_ids:
-            record = stores.states.get(order_id)
+        for order_key in order_keys:
+            record = stores.states.get(order_key)
             if record is None:
                 continue
-            records[order_id] = record
-            order = stores.orders.get(order_id)
+            records[order_key] = record
+            order = stores.orders.get(order_key)
             if order is not None:
-                prices[order_id] = Price(order.total_price, order.currency)
-                lines[order_id] = order.lines
-            entries[order_id] = stores.compensation.entries(order_id)
+                prices[order_key] = Price(order.total_price, order.currency)
+                lines[order_key] = order.lines
+            entries[order_key] = stores.compensation.entries(order_key)
         items = list(stores.inventory.items())
     finally:
         stores.close()

@@ -37,7 +37,7 @@ class ClientBatch:
     @property
     def keys(self) -> list[str]:
         """The service's keys of these orders."""
-        return [order_key(self.client_id, o.order_id) for o in self.orders]
+        return [order_key(self.client_id, o.order_key) for o in self.orders]
 
     def key_of(self, order_id: str) -> str:
         """Return the key of this client's OrderID ``order_id``."""

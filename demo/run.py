@@ -145,7 +145,7 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
         submit_all(data_dir, batches, rate=rate)
         console.print("demo: submitted " + ", ".join(
             f"{len(b.orders)} orders as client '{b.client_id}'" for b in batches)
-            + f" ({len(keys) - len({o.order_id for b in batches for o in b.orders})} "
+            + f" ({len(keys) - len({o.order_key for b in batches for o in b.orders})} "
               "OrderIDs used by two clients)")
         heard = _watch(data_dir, batches, crashes, timeout_s)
         summary = _report(data_dir, batches, heard, time.monotonic() - started)
@@ -234,7 +234,7 @@ def _report(data_dir: Path, batches: list[ClientBatch], heard: dict[str, WatchRe
     for batch in batches:
         mine = summarize(records, batch.keys, rejected, elapsed, whole_run=False)
         print(mine.client_line(batch.client_id, heard.get(batch.client_id),
-                               {o.order_id for o in batch.orders}), flush=True)
+                               {o.order_key for o in batch.orders}), flush=True)
     print(summary.line(), flush=True)
     hint = trace_hint(data_dir, records.states)
     if hint:

@@ -30,13 +30,13 @@ def stock_problems(items: Iterable[StockItem], records: Mapping[str, StateRecord
                    lines: Mapping[str, Sequence[OrderLine]]) -> list[str]:
     """Return a ``stock unbalanced <sku>: ...`` line per SKU that does not balance, in SKU order."""
     expected: dict[str, int] = defaultdict(int)
-    for order_id, record in records.items():
+    for order_key, record in records.items():
         if record.process_state is ProcessState.PROCESSED:
-            for line in lines.get(order_id, ()):
+            for line in lines.get(order_key, ()):
                 expected[line.sku] += line.quantity
     items = sorted(items, key=lambda i: i.sku)
-    for order_id, held in held_by_order(items).items():
-        owner = records.get(order_id)
+    for order_key, held in held_by_order(items).items():
+        owner = records.get(order_key)
         if owner is not None and owner.process_state is ProcessState.COMPENSATION_FAILED:
             for sku, units in held:
                 expected[sku] += units

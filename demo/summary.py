@@ -119,7 +119,7 @@ def summarize(records: Records, keys: Collection[str], rejected: set[str],
                     if r.process_state == ProcessState.PROCESSED and r.attempt > 1)
     non_terminal = sum(1 for r in present.values() if r.process_state not in TERMINAL)
     terminal = len(present) - non_terminal + len(rejected & set(keys))
-    unbalanced = [v for v in records.report.unbalanced if everything or v.order_id in keys]
+    unbalanced = [v for v in records.report.unbalanced if everything or v.order_key in keys]
     report = records.report
     return Summary(len(keys), states, recovered, len(rejected & set(keys)), lost,
                    non_terminal, duplicates, terminal / elapsed_s if elapsed_s > 0 else 0.0,

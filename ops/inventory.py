@@ -18,8 +18,8 @@ def stock_json(item: StockItem) -> dict[str, Any]:
     """Return a SKU's stock as operators see it (JSON-ready); see docs/operations.md."""
     holds = []
     for key, hold in list(item.holds.items())[:MAX_HOLDS_SHOWN]:
-        order_id, line = split_hold_key(key)
-        holds.append({"orderId": order_id, "line": line + 1, "quantity": hold.quantity,
+        order_key, line = split_hold_key(key)
+        holds.append({"orderId": order_key, "line": line + 1, "quantity": hold.quantity,
                       "released": hold.released})
     return {"sku": item.sku, "available": item.available, "loaded": item.loaded,
             "restocked": item.restocked, "held": item.held, "balanced": item.balanced,
@@ -32,13 +32,13 @@ def stock_of(services: Any, sku: str) -> dict[str, Any] | None:
     return None if item is None else stock_json(item)
 
 
-def reservation_of(services: Any, order_id: str) -> list[dict[str, Any]] | None:
+def reservation_of(services: Any, order_key: str) -> list[dict[str, Any]] | None:
     """Return the order's reservation line by line; None if nothing was reserved or no inventory."""
     inventory = getattr(services.stores, "inventory", None)
     entries_of = getattr(getattr(services.stores, "compensation", None), "entries", None)
     if inventory is None or entries_of is None:
         return None
-    entries = entries_of(order_id)
+    entries = entries_of(order_key)
     reserved = next((e.details for e in entries if isinstance(e.details, ReservationDetails)),
                     None)
     if reserved is None:
@@ -46,7 +46,7 @@ def reservation_of(services: Any, order_id: str) -> list[dict[str, Any]] | None:
     rows = []
     for index, line in enumerate(reserved.lines):
         item = inventory.get(line.sku)
-        hold = item.holds.get(hold_key(order_id, index)) if item is not None else None
+        hold = item.holds.get(hold_key(order_key, index)) if item is not None else None
         rows.append({"line": index + 1, "sku": line.sku, "requested": line.quantity,
                      "held": hold.quantity if hold is not None else 0,
                      "released": bool(hold is not None and hold.released),

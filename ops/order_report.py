@@ -18,7 +18,7 @@ def compensation_log(services: Any) -> Any | None:
     return log if hasattr(log, "entries") else None
 
 
-def compensation_entries(services: Any, order_id: str, *,
+def compensation_entries(services: Any, order_key: str, *,
                          details: bool = False) -> list[dict[str, Any]] | None:
     """Return the order's compensation log entries in order of completion; None without a log.
 
@@ -28,7 +28,7 @@ def compensation_entries(services: Any, order_id: str, *,
     if log is None:
         return None
     rows = []
-    for entry in log.entries(order_id):
+    for entry in log.entries(order_key):
         data = entry.model_dump(mode="json") if hasattr(entry, "model_dump") else dict(entry)
         if not details:
             step = (data.get("details") or {}).get("step")
@@ -41,21 +41,21 @@ def compensation_entries(services: Any, order_id: str, *,
 
 def attempt_ids(record: Any) -> list[str]:
     """Return the instance ids of the record's attempts, forward ones first."""
-    ids = [instance_id(record.order_id, n) for n in range(1, record.attempt + 1)]
+    ids = [instance_id(record.order_key, n) for n in range(1, record.attempt + 1)]
     compensation = getattr(record, "compensation_attempt", 0) or 0
-    ids += [f"{record.order_id}:comp:{n}" for n in range(1, compensation + 1)]
+    ids += [f"{record.order_key}:comp:{n}" for n in range(1, compensation + 1)]
     return ids
 
 
-def order_report(services: Any, order_id: str, history: HistoryReader | None = None, *,
+def order_report(services: Any, order_key: str, history: HistoryReader | None = None, *,
                  details: bool = False) -> dict[str, Any] | None:
     """Collect the report of one order; None if it has neither a state record nor an order.
 
     ``history`` None leaves histories out; without ``details`` classified values are
     withheld (:func:`ops.redaction.redact`).
     """
-    record = services.stores.states.get(order_id)
-    order = services.stores.orders.get(order_id)
+    record = services.stores.states.get(order_key)
+    order = services.stores.orders.get(order_key)
     if record is None and order is None:
         return None
     attempts = []
@@ -73,7 +73,7 @@ def order_report(services: Any, order_id: str, history: HistoryReader | None = N
         "record": record.model_dump(mode="json") if record is not None else None,
         "order": (None if order is None else order.model_dump(mode="json") if details
                   else redact(order.model_dump(mode="json"))),
-        "compensation": compensation_entries(services, order_id, details=details),
-        "reservation": reservation_of(services, order_id),
+        "compensation": compensation_entries(services, order_key, details=details),
+        "reservation": reservation_of(services, order_key),
         "attempts": attempts,
     }

@@ -37,13 +37,13 @@ class ResubmitResult:
     """Outcome of one resubmission; ``next_attempt`` is set for RESUBMITTED only."""
 
     outcome: ResubmitOutcome
-    order_id: str
+    order_key: str
     state: ProcessState | None
     next_attempt: int | None
     message: str
 
 
-def resubmit(states: StateStore, order_id: str, *, operator: str = "operator",
+def resubmit(states: StateStore, order_key: str, *, operator: str = "operator",
              reason: str = "") -> ResubmitResult:
     """Return an order in Error to Pending so that its next attempt starts (S7); idempotent.
 
@@ -58,10 +58,10 @@ def resubmit(states: StateStore, order_id: str, *, operator: str = "operator",
         If the state store fails.
     """
     for _ in range(MAX_ETAG_TRIES):
-        record = states.get(order_id)
+        record = states.get(order_key)
         if record is None:
-            return _done(ResubmitOutcome.NOT_FOUND, order_id, None, None,
-                         f"order {order_id}: no state record")
+            return _done(ResubmitOutcome.NOT_FOUND, order_key, None, None,
+                         f"order {order_key}: no state record")
         if record.process_state is not RESUBMITTABLE:
             return _not_in_error(record)
         try:
@@ -70,26 +70,26 @@ def resubmit(states: StateStore, order_id: str, *, operator: str = "operator",
         except PreconditionFailedError:
             continue  # another writer came first: re-read; a second resubmit sees Pending
     else:
-        raise PreconditionFailedError(f"order {order_id}: the record kept changing; nothing "
+        raise PreconditionFailedError(f"order {order_key}: the record kept changing; nothing "
                                       f"was resubmitted after {MAX_ETAG_TRIES} tries")
-    order_logger(log, order_id, attempt=record.attempt).warning(
+    order_logger(log, order_key, attempt=record.attempt).warning(
         "order %s resubmitted by %s (reason: %s): Error -> Pending, FailureCount %d -> 0; "
-        "the starter starts attempt %d", order_id, operator, reason or "-",
+        "the starter starts attempt %d", order_key, operator, reason or "-",
         record.failure_count, record.attempt + 1)
-    return _done(ResubmitOutcome.RESUBMITTED, order_id, ProcessState.PENDING,
+    return _done(ResubmitOutcome.RESUBMITTED, order_key, ProcessState.PENDING,
                  record.attempt + 1,
-                 f"order {order_id}: Error -> Pending; the starter will start attempt "
-                 f"{record.attempt + 1} ({order_id}:{record.attempt + 1})")
+                 f"order {order_key}: Error -> Pending; the starter will start attempt "
+                 f"{record.attempt + 1} ({order_key}:{record.attempt + 1})")
 
 
 def _not_in_error(record: StateRecord) -> ResubmitResult:
-    return _done(ResubmitOutcome.NOT_IN_ERROR, record.order_id, record.process_state, None,
-                 f"order {record.order_id}: ProcessState is {record.process_state.value}, not "
+    return _done(ResubmitOutcome.NOT_IN_ERROR, record.order_key, record.process_state, None,
+                 f"order {record.order_key}: ProcessState is {record.process_state.value}, not "
                  f"Error; nothing was changed (attempt {record.attempt}, LockedBy "
                  f"{record.locked_by or 'null'})")
 
 
-def _done(outcome: ResubmitOutcome, order_id: str, state: ProcessState | None,
+def _done(outcome: ResubmitOutcome, order_key: str, state: ProcessState | None,
           next_attempt: int | None, message: str) -> ResubmitResult:
     record_resubmission(outcome.value)
-    return ResubmitResult(outcome, order_id, state, next_attempt, message)
+    return ResubmitResult(outcome, order_key, state, next_attempt, message)

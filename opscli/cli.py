@@ -179,11 +179,11 @@ def show(ctx: typer.Context, order_id: str, client: str | None = CLIENT,
          as_json: bool = AS_JSON) -> None:
     """Show one order: state record, order, compensation log, attempts with histories."""
     reader = partial(fetch_status, host_url, code=code) if history else None
-    order_id = order_key_of(order_id, client)
+    key = order_key_of(order_id, client)
     with opened(ctx) as svc:
-        report = order_report(svc, order_id, reader, details=details)
+        report = order_report(svc, key, reader, details=details)
     if report is None:
-        out().print(f"[red]order {order_id}: no state record and no order[/red]")
+        out().print(f"[red]order {key}: no state record and no order[/red]")
         raise typer.Exit(1)
     emit(report) if as_json else out().print(report_tables(report))
 
@@ -198,9 +198,9 @@ def resubmit_order(ctx: typer.Context, order_id: str, client: str | None = CLIEN
     Idempotent: a second call finds the order no longer in Error and changes nothing
     (exit code 1, with the reason).
     """
-    order_id = order_key_of(order_id, client)
+    key = order_key_of(order_id, client)
     with opened(ctx) as svc:
-        result = resubmit(svc.stores.states, order_id, operator=by or getpass.getuser(),
+        result = resubmit(svc.stores.states, key, operator=by or getpass.getuser(),
                           reason=reason)
     ok = result.outcome is ResubmitOutcome.RESUBMITTED
     out().print(f"[{'green' if ok else 'yellow'}]{result.message}[/]", soft_wrap=True)

@@ -62,7 +62,7 @@ def records_table(title: str, records: Iterable[StateRecord], more: bool) -> Tab
                    "UpdatedAt", "Reason"):
         table.add_column(column)
     for r in records:
-        table.add_row(r.order_id, r.process_state.value, str(r.attempt), str(r.failure_count),
+        table.add_row(r.order_key, r.process_state.value, str(r.attempt), str(r.failure_count),
                       r.locked_by or "", r.complete_by.isoformat() if r.complete_by else "",
                       r.updated_at.isoformat(), _short(getattr(r, "failure_reason", None), 60))
     return table

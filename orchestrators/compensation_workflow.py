@@ -75,21 +75,21 @@ def compensation_workflow(
 def compensate(context: DurableOrchestrationContext,
                data: CompensationWorkflowInput) -> Compensation:
     """Undo every pending step, newest first, round after round (S9)."""
-    order_id, iid = data.order_id, context.instance_id
+    order_key, iid = data.order_key, context.instance_id
     deadline = context.current_utc_datetime + timedelta(seconds=data.deadline_s)
     begun = yield from call(context, BEGIN_COMPENSATION, BeginCompensationInput(
-        order_id=order_id, instance_id=iid, complete_by=deadline))
+        order_key=order_key, instance_id=iid, complete_by=deadline))
     if begun.fenced:
         return Superseded()
     undone: list[str] = []
     for _ in range(MAX_ROUNDS):
-        pending = yield from call(context, PENDING_UNDOS, order_id)
+        pending = yield from call(context, PENDING_UNDOS, order_key)
         if not pending:
             break
         for entry in pending:
             result = yield from undo(context, data, entry, deadline)
             if isinstance(result, LeftForSupervisor):
-                replay_safe_logger(context, log, order_id).info(
+                replay_safe_logger(context, log, order_key).info(
                     "compensation %s: %s %s; left for the supervisor", iid, result.step,
                     result.outcome)
                 return result
@@ -121,7 +121,7 @@ def undo(context: DurableOrchestrationContext, data: CompensationWorkflowInput,
         if not isinstance(details, ReservationDetails):
             raise ValueError(f"details: no reservation to release in {details.step}")
         released = yield from call(context, RELEASE_INVENTORY, ReleaseInventoryInput(
-            order_id=data.order_id, reservation_id=details.reservation_id))
+            order_key=data.order_key, reservation_id=details.reservation_id))
         result = released.model_dump(mode="json")
         outcome = UndoOutcome.UNDONE
     else:
@@ -138,7 +138,7 @@ def undo(context: DurableOrchestrationContext, data: CompensationWorkflowInput,
         else:
             result, outcome = None, UndoOutcome.NOTHING_TO_UNDO
     yield from call(context, RECORD_STEP, RecordStepInput(
-        order_id=data.order_id, instance_id=context.instance_id,
+        order_key=data.order_key, instance_id=context.instance_id,
         workflow_version=data.workflow_version, step=step, result=result, outcome=outcome))
     return outcome
 
@@ -147,17 +147,17 @@ def end(context: DurableOrchestrationContext, data: CompensationWorkflowInput,
         begun: BeginCompensationResult, state: Literal["Compensated", "CompensationFailed"],
         detail: str) -> Compensation:
     """Set the final state (fenced), alert on failure, tell the client (S8, S9)."""
-    order_id, iid = data.order_id, context.instance_id
+    order_key, iid = data.order_key, context.instance_id
     done = yield from call(context, FINISH_COMPENSATION, FinishCompensationInput(
-        order_id=order_id, instance_id=iid, state=state))
+        order_key=order_key, instance_id=iid, state=state))
     if done.fenced:
         return Superseded()
     reason = f"{begun.failure_reason or 'order failed'}; {detail}"
     if state == "CompensationFailed":
         yield from call(context, ALERT_OPERATOR, AlertOperatorInput(
-            kind="CompensationFailed", order_id=order_id, instance_id=iid, reason=reason))
+            kind="CompensationFailed", order_key=order_key, instance_id=iid, reason=reason))
     yield from call(context, PUBLISH_STATUS, PublishStatusInput(
-        order_id=order_id, instance_id=iid, reply_to=str(begun.reply_to),
+        order_key=order_key, instance_id=iid, reply_to=str(begun.reply_to),
         status=StatusKind(state), reason=reason))
     return CompensationEnded(
         outcome="compensated" if state == "Compensated" else "compensationFailed",

@@ -88,20 +88,20 @@ def run_steps(context: DurableOrchestrationContext, data: OrderWorkflowInput,
         If an activity's result (:class:`~orders.models.activities.ActivityResultError`)
         or a reply (``pydantic.ValidationError``) breaks its contract (the instance fails).
     """
-    order_id, iid = data.order_id, context.instance_id
+    order_key, iid = data.order_key, context.instance_id
     deadline = context.current_utc_datetime + timedelta(seconds=data.deadline_s)
     begun = yield from call(context, BEGIN_ATTEMPT, BeginAttemptInput(
-        order_id=order_id, instance_id=iid, complete_by=deadline))
+        order_key=order_key, instance_id=iid, complete_by=deadline))
     if begun.fenced:
         return Superseded()
     reply_to = str(begun.reply_to)
-    order = yield from call(context, LOAD_ORDER, order_id)
+    order = yield from call(context, LOAD_ORDER, order_key)
     reservation = yield from call(context, RESERVE_INVENTORY, ReserveInventoryInput(
-        order_id=order_id, lines=order.lines))
+        order_key=order_key, lines=order.lines))
     if reservation.out_of_stock is not None:
         # Only a history whose reservation result says so takes this branch: every
         # history recorded before it has none (X6).
-        return (yield from fail(context, order_id, reply_to, RESERVE_INVENTORY.name,
+        return (yield from fail(context, order_key, reply_to, RESERVE_INVENTORY.name,
                                 reservation.out_of_stock.reason()))
     yield from record_step(context, data, Step.RESERVE_INVENTORY, reservation)
     for step in remote_steps:
@@ -109,17 +109,17 @@ def run_steps(context: DurableOrchestrationContext, data: OrderWorkflowInput,
         request = step.request(iid, order, deadline, data.agent_max_attempts)
         reply = yield from remote_step(context, request, deadline, data.workflow_version)
         if reply is None or reply.outcome is AgentOutcome.TRANSIENT_FAILURE:
-            return left_for_supervisor(context, order_id, operation, reply)
+            return left_for_supervisor(context, order_key, operation, reply)
         if reply.outcome is AgentOutcome.PERMANENT_FAILURE:
-            return (yield from fail(context, order_id, reply_to, operation, reply.reason))
+            return (yield from fail(context, order_key, reply_to, operation, reply.reason))
         if step.log_step is not None:
             yield from record_step(context, data, step.log_step, reply.result)
     done = yield from call(context, FINISH_ATTEMPT, FinishAttemptInput(
-        order_id=order_id, instance_id=iid, state="Processed"))
+        order_key=order_key, instance_id=iid, state="Processed"))
     if done.fenced:
         return Superseded()
     yield from call(context, PUBLISH_STATUS, PublishStatusInput(
-        order_id=order_id, instance_id=iid, reply_to=reply_to,
+        order_key=order_key, instance_id=iid, reply_to=reply_to,
         status=StatusKind.ORDER_COMPLETED))
     return Processed()
 
@@ -131,7 +131,7 @@ def record_step(context: DurableOrchestrationContext, data: OrderWorkflowInput, 
     if isinstance(result, ReserveInventoryResult):
         result = result.model_dump(mode="json")
     yield from call(context, RECORD_STEP, RecordStepInput(
-        order_id=data.order_id, instance_id=context.instance_id,
+        order_key=data.order_key, instance_id=context.instance_id,
         workflow_version=data.workflow_version, step=step, result=result))
 
 
@@ -152,10 +152,10 @@ def run_merged(context: DurableOrchestrationContext, data: OrderWorkflowInput,
     Each confirmed step is logged by the next activity (``send_agent_request``, or
     ``finish_attempt``, which also tells the client).
     """
-    order_id, iid, version = data.order_id, context.instance_id, data.workflow_version
+    order_key, iid, version = data.order_key, context.instance_id, data.workflow_version
     deadline = context.current_utc_datetime + timedelta(seconds=data.deadline_s)
     begun = yield from call(context, BEGIN_ATTEMPT, BeginAttemptInput(
-        order_id=order_id, instance_id=iid, complete_by=deadline, load_order=True))
+        order_key=order_key, instance_id=iid, complete_by=deadline, load_order=True))
     if begun.fenced:
         return Superseded()
     if begun.order is None:
@@ -163,30 +163,30 @@ def run_merged(context: DurableOrchestrationContext, data: OrderWorkflowInput,
                                   "loadOrder was asked and the attempt owns the record")
     reply_to, order = str(begun.reply_to), begun.order
     reservation = yield from call(context, RESERVE_INVENTORY, ReserveInventoryInput(
-        order_id=order_id, lines=order.lines))
+        order_key=order_key, lines=order.lines))
     if reservation.out_of_stock is not None:
-        return (yield from fail(context, order_id, reply_to, RESERVE_INVENTORY.name,
+        return (yield from fail(context, order_key, reply_to, RESERVE_INVENTORY.name,
                                 reservation.out_of_stock.reason()))
     confirmed: ConfirmedStep | None = None
     for step in remote_steps:
         request = step.request(iid, order, deadline, data.agent_max_attempts)
         reply = yield from remote_step(context, request, deadline, version, confirmed)
         if reply is None or reply.outcome is AgentOutcome.TRANSIENT_FAILURE:
-            return left_for_supervisor(context, order_id, step.operation, reply)
+            return left_for_supervisor(context, order_key, step.operation, reply)
         if reply.outcome is AgentOutcome.PERMANENT_FAILURE:
-            return (yield from fail(context, order_id, reply_to, step.operation, reply.reason))
+            return (yield from fail(context, order_key, reply_to, step.operation, reply.reason))
         confirmed = (None if step.log_step is None
                      else ConfirmedStep(step=step.log_step, result=reply.result))
     done = yield from call(context, FINISH_ATTEMPT, FinishAttemptInput(
-        order_id=order_id, instance_id=iid, state="Processed", confirmed=confirmed,
+        order_key=order_key, instance_id=iid, state="Processed", confirmed=confirmed,
         workflow_version=version if confirmed is not None else None, reply_to=reply_to))
     return Superseded() if done.fenced else Processed()
 
 
-def left_for_supervisor(context: DurableOrchestrationContext, order_id: str, operation: str,
+def left_for_supervisor(context: DurableOrchestrationContext, order_key: str, operation: str,
                         reply: AgentReply | None) -> LeftForSupervisor:
     """Timer first (``reply`` None) or a transient failure: stop, the record untouched (S6)."""
-    replay_safe_logger(context, log, order_id).info(
+    replay_safe_logger(context, log, order_key).info(
         "%s %s; left for the supervisor", operation,
         "timed out" if reply is None else "failed transiently")
     return LeftForSupervisor(
@@ -203,7 +203,7 @@ def run_v4(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> At
     return (yield from run_merged(context, data, REMOTE_STEPS_V4))
 
 
-def fail(context: DurableOrchestrationContext, order_id: str, reply_to: str, operation: str,
+def fail(context: DurableOrchestrationContext, order_key: str, reply_to: str, operation: str,
          reason: str | None) -> Attempt:
     """Non-transient failure: alert, then compensation or Error (S7, S9).
 
@@ -213,14 +213,14 @@ def fail(context: DurableOrchestrationContext, order_id: str, reply_to: str, ope
     iid = context.instance_id
     why = f"{operation} failed permanently: {reason}"
     failed = yield from call(context, FAIL_ORDER, FailOrderInput(
-        order_id=order_id, instance_id=iid, reason=f"attempt {iid}: {why}"))
+        order_key=order_key, instance_id=iid, reason=f"attempt {iid}: {why}"))
     if failed.fenced:
         return Superseded()
     yield from call(context, ALERT_OPERATOR, AlertOperatorInput(
-        kind="OrderError", order_id=order_id, instance_id=iid, reason=why))
+        kind="OrderError", order_key=order_key, instance_id=iid, reason=why))
     if failed.state == "Error":
         yield from call(context, PUBLISH_STATUS, PublishStatusInput(
-            order_id=order_id, instance_id=iid, reply_to=reply_to,
+            order_key=order_key, instance_id=iid, reply_to=reply_to,
             status=StatusKind.ORDER_FAILED, reason=why))
         return Failed(outcome="error", step=operation, reason=reason)
     return Failed(outcome="compensating", step=operation, reason=reason)
@@ -257,7 +257,7 @@ def order_workflow(
     run = WORKFLOWS.get(version)
     if run is None:
         yield from call(context, ALERT_OPERATOR, AlertOperatorInput(
-            kind="UnknownWorkflowVersion", order_id=data.order_id,
+            kind="UnknownWorkflowVersion", order_key=data.order_key,
             instance_id=context.instance_id,
             reason=f"workflow version {version} is not registered; known: "
                    f"{sorted(WORKFLOWS)}"))

@@ -35,7 +35,7 @@ def send_alert(sender: MessageSender, alert: OperatorAlert, message_id: str) -> 
     """Send an operator alert (stable ``message_id`` so a rerun alerts once)."""
     sender.send(OPERATOR_ALERTS_QUEUE, OutgoingMessage(
         body=alert.model_dump(mode="json"), message_id=message_id,
-        application_properties={"kind": alert.kind, "orderId": alert.order_id or ""}))
+        application_properties={"kind": alert.kind, "orderId": alert.order_key or ""}))
 
 
 

@@ -61,7 +61,7 @@ def _register_submission(blueprint: DurableBlueprint, client_id: str) -> None:
             await starter.start_submitted(client, services(), accepted.record)
         except Exception:  # noqa: BLE001 - stored and Pending: the timer's starter claims it
             log.exception("order %s stored; starting it now failed, the starter's next run "
-                          "claims it", accepted.order_id)
+                          "claims it", accepted.order_key)
 
     submit_order.__doc__ = (f"Submission of client {client_id!r}, queue {queue!r}, then the "
                             "starter's claim of the new order (S1, S3, X10).")
@@ -124,8 +124,8 @@ async def route_agent_reply(msg: func.ServiceBusMessage,
         await asyncio.to_thread(dead_letter, names.AGENT_REPLIES_QUEUE, msg, exc.reason,
                                 exc.description)
         return
-    with log_context(reply.order_id, reply.instance_id), \
-            order_span("reply routing", order_key=reply.order_id, instance_id=reply.instance_id,
+    with log_context(reply.order_key, reply.instance_id), \
+            order_span("reply routing", order_key=reply.order_key, instance_id=reply.instance_id,
                        operation=reply.operation, kind=SpanKind.CONSUMER,
                        parent=traceparent_of(msg.application_properties)) as span:
         svc = await asyncio.to_thread(services)

@@ -18,7 +18,7 @@ log = logging.getLogger("orders.compensation")
 
 def compensation_input(record: StateRecord, settings: Settings) -> dict[str, Any]:
     """Build the compensation orchestrator's input (D4, X8)."""
-    return traced({"orderId": record.order_id, "workflowVersion": record.workflow_version,
+    return traced({"orderId": record.order_key, "workflowVersion": record.workflow_version,
                    "deadlineS": settings.COMPENSATION_DEADLINE_S,
                    "agentMaxAttempts": settings.AGENT_MAX_ATTEMPTS}, record)
 

@@ -68,10 +68,10 @@ def collapsed_alert_id(kind: str, source: str, now: datetime) -> str:
 
 
 def alert_client_caused(sender: MessageSender, kind: AlertKind, source: str, queue: str,
-                        why: str, now: datetime, *, order_id: str | None = None) -> None:
+                        why: str, now: datetime, *, order_key: str | None = None) -> None:
     """Alert operators once per source, kind and window; ``queue`` holds the dead letters."""
     send_alert(sender, OperatorAlert(
-        kind=kind, at=now, order_id=order_id, client_id=source if source != queue else None,
+        kind=kind, at=now, order_key=order_key, client_id=source if source != queue else None,
         reason=(f"a message on '{queue}' was dead-lettered: {why}; further {kind} messages "
                 f"from this source within {int(ALERT_WINDOW.total_seconds() // 60)} minutes "
                 f"raise no new alert: count them in the dead-letter queue of '{queue}'")),

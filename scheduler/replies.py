@@ -73,7 +73,7 @@ def mark_circuit_refusal(states: StateStore, reply: AgentReply) -> bool:
         return marked(record, iid)
 
     try:
-        fenced_update(states, reply.order_id, iid, mark)
+        fenced_update(states, reply.order_key, iid, mark)
     except CalledBefore as exc:
         log.info("open-circuit reply of %s not marked: %s; the attempt counts as a "
                  "failure (SPEC X2)", iid, exc)

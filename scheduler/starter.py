@@ -44,7 +44,7 @@ class StartReport:
 def workflow_input(record: StateRecord, services: Services) -> dict[str, Any]:
     """Build the orchestrator input; settings travel in it so a replay sees the same (D4, X8)."""
     s = services.settings
-    return traced({"orderId": record.order_id, "attempt": record.attempt,
+    return traced({"orderId": record.order_key, "attempt": record.attempt,
                    "workflowVersion": record.workflow_version,
                    "deadlineS": s.ORDER_DEADLINE_S, "agentMaxAttempts": s.AGENT_MAX_ATTEMPTS},
                   record)
@@ -70,7 +70,7 @@ async def claim_and_start(client: Any, states: StateStore, records: Iterable[Sta
     store = write or states.replace
     for record in records:
         # Each start is a step of the order's trace, linked to the attempt before (X8).
-        with order_span(f"{what}: claim and start", order_key=record.order_id, operation=workflow,
+        with order_span(f"{what}: claim and start", order_key=record.order_key, operation=workflow,
                         parent=record.trace_parent, links=[record.attempt_trace]) as span:
             outcome = await _claim_and_start_one(client, store, record, claim, workflow,
                                                  make_input, what, version)
@@ -107,7 +107,7 @@ async def _claim_and_start_one(client: Any,
                                version=version(mine))
     except Exception:  # noqa: BLE001 - the supervisor recovers it after START_GRACE_S
         log.exception("%s: order %s claimed as %s but could not start it", what,
-                      record.order_id, mine.locked_by)
+                      record.order_key, mine.locked_by)
         return "claimed"
     return "started"
 

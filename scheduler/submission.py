@@ -62,10 +62,10 @@ class AdmissionRefused:
 class Accepted:
     """The order and its state record are stored (``created`` False on a redelivery).
 
-    ``order_id`` is the order key; ``record`` the state record as stored, with its ETag (S3).
+    ``record`` is the state record as stored, with its ETag (S3).
     """
 
-    order_id: str
+    order_key: str
     created: bool
     record: StateRecord | None = field(default=None, compare=False)
 
@@ -100,9 +100,9 @@ class Quota:
     per_client: int
 
 
-def admit(stores: Stores, order_id: str, client_id: str, quota: Quota) -> str | None:
+def admit(stores: Stores, order_key: str, client_id: str, quota: Quota) -> str | None:
     """Return why a new order is refused (X3), or None; a stored order is always admitted."""
-    if stores.states.get(order_id) is not None or stores.orders.get(order_id) is not None:
+    if stores.states.get(order_key) is not None or stores.orders.get(order_key) is not None:
         return None
     mine = stores.states.count_of_client(client_id, IN_FLIGHT_STATES, quota.per_client)
     if mine >= quota.per_client:
@@ -137,7 +137,7 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
         if parsed.reason == CLIENT_MISMATCH:
             alert_mismatch(sender, client_id, parsed.description, now)
         return parsed
-    key = order_key(client_id, parsed.order.order_id)
+    key = order_key(client_id, parsed.order.order_key)
     tag_order(key)
     with log_context(key):
         if quota is not None:
@@ -152,10 +152,10 @@ def keyed(parsed: SubmitOrder, key: str, now: datetime) -> tuple[Order, StateRec
     client_id, client_order_id = split_order_key(key)
     if client_id is None:
         raise ValueError(f"key: {key!r} names no client; submissions are keyed per client")
-    record = StateRecord(order_id=key, client_id=client_id,
+    record = StateRecord(order_key=key, client_id=client_id,
                          client_order_id=client_order_id, reply_to=reply_queue(client_id),
                          created_at=now, updated_at=now, trace_parent=current_traceparent())
-    return parsed.order.model_copy(update={"order_id": key}), record
+    return parsed.order.model_copy(update={"order_key": key}), record
 
 
 def store(parsed: SubmitOrder, key: str, body: bytes, stores: Stores, sender: MessageSender,
@@ -165,14 +165,14 @@ def store(parsed: SubmitOrder, key: str, body: bytes, stores: Stores, sender: Me
     ``Rejected("ConflictingOrder")`` if other data is stored under ``key``.
     """
     order, record = keyed(parsed, key, now)
-    client_order_id = parsed.order.order_id
+    client_order_id = parsed.order.order_key
     client_id, reply_to = str(record.client_id), record.reply_to
     try:
         # Order first, then RequestReceived, then the state record: an order whose reply
         # queue does not exist gets no state record, so it never starts, and the message is
         # dead-lettered naming replyTo (a valid resend with the same data is accepted).
         stored = stores.orders.create_if_absent(order)
-        existing = stores.states.get(order.order_id)
+        existing = stores.states.get(order.order_key)
         if existing is not None and not existing.same_submission(record):
             stores.states.create_if_absent(record)  # raises ConflictError, writes nothing
         try:
@@ -187,10 +187,10 @@ def store(parsed: SubmitOrder, key: str, body: bytes, stores: Stores, sender: Me
         # Collapsed per client and window: a client cannot bury other alerts (X10).
         alert_client_caused(sender, "ConflictingOrder", client_id, submit_queue(client_id),
                             f"other data for OrderID {client_order_id} of client {client_id} "
-                            f"was refused: {exc}", now, order_id=key)
+                            f"was refused: {exc}", now, order_key=key)
         answer_conflict(sender, parsed, reply_to, now, str(exc), sha256(body).hexdigest()[:16])
         return Rejected("ConflictingOrder", str(exc))
-    return Accepted(order.order_id, stored.created or state.created, state.record)
+    return Accepted(order.order_key, stored.created or state.created, state.record)
 
 
 def answer_conflict(sender: MessageSender, parsed: SubmitOrder, reply_to: str, now: datetime,
@@ -200,21 +200,21 @@ def answer_conflict(sender: MessageSender, parsed: SubmitOrder, reply_to: str, n
     ``digest`` (of the body) keeps the MessageId stable per refused message; a missing
     reply queue is skipped.
     """
-    reason = (f"ConflictingOrder: OrderID {parsed.order.order_id} is stored with other data; "
+    reason = (f"ConflictingOrder: OrderID {parsed.order.order_key} is stored with other data; "
               f"this message was refused and nothing was changed ({why})")
     try:
         send_status(sender, reply_to, StatusMessage(
-            order_id=parsed.order.order_id, status=StatusKind.CHANGE_REFUSED, at=now,
+            order_id=parsed.order.order_key, status=StatusKind.CHANGE_REFUSED, at=now,
             reason=reason[:1000]), dedupe_suffix=f":conflict:{digest}")
     except QueueNotFoundError:
         log.warning("order %s: conflict not answered, reply queue %s does not exist",
-                    parsed.order.order_id, reply_to)
+                    parsed.order.order_key, reply_to)
 
 
 def refuse(parsed: SubmitOrder, client_id: str, sender: MessageSender, now: datetime,
            reason: str, message_id: str | None) -> AdmissionRefused:
     """Tell the queue's client its order was rejected by admission control; write nothing (X3)."""
-    order_id = parsed.order.order_id
+    order_id = parsed.order.order_key
     suffix = f":{sha256((message_id or '').encode()).hexdigest()[:16]}"
     send_status(sender, reply_queue(client_id),
                 StatusMessage(order_id=order_id, status=StatusKind.REJECTED, at=now,

@@ -80,10 +80,10 @@ class _Simulator:
             body = json.loads(raw, parse_float=Decimal) if raw.strip() else {}
         except ValueError:
             body = None
-        order_id = body.get("orderId") if isinstance(body, dict) else None
-        order_id = order_id if isinstance(order_id, str) else ""
+        order_key = body.get("orderId") if isinstance(body, dict) else None
+        order_key = order_key if isinstance(order_key, str) else ""
         ordinal = await anyio.to_thread.run_sync(
-            self.ledger.record_request, service, order_id, operation
+            self.ledger.record_request, service, order_key, operation
         )
         key = request.headers.get("Idempotency-Key", "")
         if not key.strip():
@@ -97,12 +97,12 @@ class _Simulator:
             validated = body_model.model_validate(body)
         except ValidationError as exc:
             return _error(400, "invalid_body", describe_errors(exc))
-        call = Call(service, operation, order_id, validated)
+        call = Call(service, operation, order_key, validated)
         fingerprint = _fingerprint(request.method, request.url.path, body)
         return await self._answer(call, key, fingerprint, ordinal)
 
     async def _answer(self, call: Call, key: str, fingerprint: str, ordinal: int) -> Response:
-        verdict = self.faults.decide(call.service, call.order_id, ordinal, call.operation)
+        verdict = self.faults.decide(call.service, call.order_key, ordinal, call.operation)
         latency_s = self.faults.latency_s(call.service)
         if latency_s > 0:
             await self.sleep(latency_s)
@@ -110,15 +110,15 @@ class _Simulator:
             if verdict.performs_effect:
                 await self._run(call, key, fingerprint)
             logger.info("black hole: %s %s order %s key %s (effect performed: %s)",
-                        call.service, call.operation, call.order_id, key,
+                        call.service, call.operation, call.order_key, key,
                         verdict.performs_effect)
             return NoAnswer()
         if verdict.kind is not FaultKind.PASS:
             assert verdict.status is not None and verdict.reason is not None
             logger.info("fault %s: %s %s order %s -> %s", verdict.kind, call.service,
-                        call.operation, call.order_id, verdict.status)
+                        call.operation, call.order_key, verdict.status)
             return _error(verdict.status, verdict.reason,
-                          f"orderId: {call.order_id!r} met simulated fault {verdict.kind}",
+                          f"orderId: {call.order_key!r} met simulated fault {verdict.kind}",
                           verdict.retry_after_s)
         result = await self._run(call, key, fingerprint)
         headers = {"Idempotent-Replayed": "true"} if result.replayed else None
@@ -189,7 +189,7 @@ def create_app(
         q = request.query_params
         effects = await anyio.to_thread.run_sync(
             lambda: ledger.side_effects(
-                service=q.get("service"), order_id=q.get("orderId"), kind=q.get("kind")
+                service=q.get("service"), order_key=q.get("orderId"), kind=q.get("kind")
             )
         )
         return JSONResponse({"sideEffects": [e.to_json() for e in effects]})
@@ -198,7 +198,7 @@ def create_app(
         counts = await anyio.to_thread.run_sync(ledger.request_counts)
         effects = await anyio.to_thread.run_sync(ledger.effect_counts)
         return JSONResponse({
-            "requests": [{"service": c.service, "orderId": c.order_id,
+            "requests": [{"service": c.service, "orderId": c.order_key,
                           "operation": c.operation, "count": c.count} for c in counts],
             "sideEffects": [{"service": s, "kind": k, "orderId": o, "count": n}
                             for (s, k, o), n in sorted(effects.items())],

@@ -74,11 +74,11 @@ class FaultInjector:
         """Seconds to add before answering a request of ``service``."""
         return self.config.for_service(service).latency_s
 
-    def decide(self, service: str, order_id: str, ordinal: int,
+    def decide(self, service: str, order_key: str, ordinal: int,
                operation: str = "charge") -> Verdict:
         """Decide the fault of one request (docs/simulator.md, "Which fault a request meets").
 
-        ``ordinal`` is the 1-based number of the request for ``(service, order_id)``; it feeds the
+        ``ordinal`` is the 1-based number of the request for ``(service, order_key)``; it feeds the
         reproducible transient draw.
         """
         now: datetime = self._clock.now()
@@ -86,26 +86,26 @@ class FaultInjector:
             seed = self._config.seed
             faults = self._config.for_service(service)
             applies = operation in faults.order_fault_operations
-            if applies and order_id in faults.fail_forever_order_ids:
+            if applies and order_key in faults.fail_forever_order_ids:
                 return Verdict(FaultKind.FAIL_FOREVER, 503, None, "fail_forever")
             end = faults.outage_end_at(now)
             if end is not None:
                 wait_s = max(1, int(-(-(end - now).total_seconds() // 1)))
                 return Verdict(FaultKind.OUTAGE, 503, wait_s, "outage")
-            decline = faults.decline.get(order_id) if applies else None
+            decline = faults.decline.get(order_key) if applies else None
             if decline is not None:
                 return Verdict(FaultKind.DECLINE, decline.status, None, decline.reason)
-            if applies and order_id in faults.black_hole_order_ids:
-                held = self._black_holed.get((service, order_id), 0)
+            if applies and order_key in faults.black_hole_order_ids:
+                held = self._black_holed.get((service, order_key), 0)
                 limit = faults.black_hole_first_n
                 if limit is None or held < limit:
-                    self._black_holed[(service, order_id)] = held + 1
+                    self._black_holed[(service, order_key)] = held + 1
                     return Verdict(
                         FaultKind.BLACK_HOLE, performs_effect=faults.black_hole_performs_effect
                     )
         if faults.transient_rate > 0:
             # str seeds are hashed deterministically (unlike hash()), so runs reproduce.
-            rng = random.Random(f"{seed}|{service}|{order_id}|{ordinal}")
+            rng = random.Random(f"{seed}|{service}|{order_key}|{ordinal}")
             if rng.random() < faults.transient_rate:
                 status = rng.choice(faults.transient_statuses)
                 retry_after = faults.retry_after_s if status == 429 else None

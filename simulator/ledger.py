@@ -58,7 +58,7 @@ class SideEffect:
 
     service: str
     kind: str
-    order_id: str
+    order_key: str
     idempotency_key: str
     amount: str | None
     currency: str | None
@@ -71,7 +71,7 @@ class SideEffect:
         return {
             "service": self.service,
             "kind": self.kind,
-            "orderId": self.order_id,
+            "orderId": self.order_key,
             "idempotencyKey": self.idempotency_key,
             "amount": self.amount,
             "currency": self.currency,
@@ -86,7 +86,7 @@ class RequestCount:
     """How many requests the simulator received for one order, service and operation."""
 
     service: str
-    order_id: str
+    order_key: str
     operation: str
     count: int
 
@@ -113,7 +113,7 @@ def _effect_from_row(row: sqlite3.Row) -> SideEffect:
     return SideEffect(
         service=row["service"],
         kind=row["kind"],
-        order_id=row["order_id"],
+        order_key=row["order_id"],
         idempotency_key=row["idempotency_key"],
         amount=row["amount"],
         currency=row["currency"],
@@ -158,11 +158,11 @@ class Ledger(devsqlite.SharedConnection):
     # -- reading -------------------------------------------------------------------------
 
     def side_effects(
-        self, *, service: str | None = None, order_id: str | None = None, kind: str | None = None
+        self, *, service: str | None = None, order_key: str | None = None, kind: str | None = None
     ) -> list[SideEffect]:
         """Return side effects in the order performed, optionally filtered."""
         clauses, params = [], []
-        for column, value in (("service", service), ("order_id", order_id), ("kind", kind)):
+        for column, value in (("service", service), ("order_id", order_key), ("kind", kind)):
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(value)
@@ -186,7 +186,7 @@ class Ledger(devsqlite.SharedConnection):
         """Return every side effect grouped by OrderID, oldest first; orders with none absent."""
         grouped: dict[str, list[SideEffect]] = {}
         for effect in self.side_effects():
-            grouped.setdefault(effect.order_id, []).append(effect)
+            grouped.setdefault(effect.order_key, []).append(effect)
         return grouped
 
     def request_counts(self) -> list[RequestCount]:
@@ -197,10 +197,10 @@ class Ledger(devsqlite.SharedConnection):
             ).fetchall()
         return [RequestCount(r["service"], r["order_id"], r["operation"], r["count"]) for r in rows]
 
-    def request_count(self, service: str, order_id: str, operation: str | None = None) -> int:
-        """Return how many requests for ``order_id`` reached ``service``, whatever their answer."""
+    def request_count(self, service: str, order_key: str, operation: str | None = None) -> int:
+        """Return how many requests for ``order_key`` reached ``service``, whatever their answer."""
         sql = "SELECT COALESCE(SUM(count), 0) FROM requests WHERE service = ? AND order_id = ?"
-        params = [service, order_id]
+        params = [service, order_key]
         if operation is not None:
             sql += " AND operation = ?"
             params.append(operation)
@@ -209,17 +209,17 @@ class Ledger(devsqlite.SharedConnection):
 
     # -- writing (used by the simulator app) ---------------------------------------------
 
-    def record_request(self, service: str, order_id: str, operation: str) -> int:
+    def record_request(self, service: str, order_key: str, operation: str) -> int:
         """Count one received request; return its 1-based ordinal for its order and operation."""
         with self._lock, devsqlite.write(self._conn) as conn:
             conn.execute(
                 "INSERT INTO requests (service, order_id, operation, count) VALUES (?, ?, ?, 1)"
                 " ON CONFLICT (service, order_id, operation) DO UPDATE SET count = count + 1",
-                (service, order_id, operation),
+                (service, order_key, operation),
             )
             row = conn.execute(
                 "SELECT count FROM requests WHERE service = ? AND order_id = ? AND operation = ?",
-                (service, order_id, operation),
+                (service, order_key, operation),
             ).fetchone()
         return int(row[0])
 
@@ -267,7 +267,7 @@ class Ledger(devsqlite.SharedConnection):
                         "INSERT INTO side_effects (service, kind, order_id, idempotency_key,"
                         " amount, currency, resource_id, ref_id, at)"
                         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (e.service, e.kind, e.order_id, e.idempotency_key, e.amount,
+                        (e.service, e.kind, e.order_key, e.idempotency_key, e.amount,
                          e.currency, e.resource_id, e.ref_id, e.at.isoformat()),
                     )
                 conn.execute(
@@ -296,10 +296,10 @@ def void_key(conn: sqlite3.Connection, service: str, key: str, now: datetime) ->
             "that found nothing to undo; this request is not carried out"}), now.isoformat()))
 
 
-def effects_of(conn: sqlite3.Connection, service: str, order_id: str) -> list[SideEffect]:
+def effects_of(conn: sqlite3.Connection, service: str, order_key: str) -> list[SideEffect]:
     """Return one order's side effects at ``service``, oldest first, in ``conn``'s transaction."""
     rows = conn.execute(
         "SELECT * FROM side_effects WHERE service = ? AND order_id = ? ORDER BY id",
-        (service, order_id),
+        (service, order_key),
     ).fetchall()
     return [_effect_from_row(row) for row in rows]

@@ -25,7 +25,7 @@ class ChargeBody(BaseModel):
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
-    order_id: str = Field(alias="orderId", min_length=1, max_length=200)
+    order_key: str = Field(alias="orderId", min_length=1, max_length=200)
     amount: Decimal = Field(gt=0)
     currency: str = Field(pattern=r"^[A-Z]{3}$")
 
@@ -35,7 +35,7 @@ class RefundBody(BaseModel):
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
-    order_id: str = Field(alias="orderId", min_length=1, max_length=200)
+    order_key: str = Field(alias="orderId", min_length=1, max_length=200)
     charge_key: str | None = Field(None, alias="chargeKey", min_length=1, max_length=255)
 
 
@@ -44,7 +44,7 @@ class CancelBody(BaseModel):
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
-    order_id: str = Field(alias="orderId", min_length=1, max_length=200)
+    order_key: str = Field(alias="orderId", min_length=1, max_length=200)
     shipment_key: str | None = Field(None, alias="shipmentKey", min_length=1, max_length=255)
 
 
@@ -62,7 +62,7 @@ class ShipBody(BaseModel):
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
-    order_id: str = Field(alias="orderId", min_length=1, max_length=200)
+    order_key: str = Field(alias="orderId", min_length=1, max_length=200)
     lines: list[ShipmentLine] = Field(min_length=1)
     address: dict[str, Any] | None = None
 
@@ -73,7 +73,7 @@ class Call:
 
     service: str
     operation: str
-    order_id: str
+    order_key: str
     body: BaseModel
 
 
@@ -98,12 +98,12 @@ def charge(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Ans
     body = call.body
     payment_id = _resource_id("pay", call.service, key)
     effect = SideEffect(
-        call.service, "charge", call.order_id, key, str(body.amount), body.currency,
+        call.service, "charge", call.order_key, key, str(body.amount), body.currency,
         payment_id, None, now,
     )
     return Answer(
         201,
-        {"paymentId": payment_id, "orderId": call.order_id, "amount": str(body.amount),
+        {"paymentId": payment_id, "orderId": call.order_key, "amount": str(body.amount),
          "currency": body.currency, "status": "captured"},
         effect,
     )
@@ -113,7 +113,7 @@ def _undo_target(conn: sqlite3.Connection, call: Call, kind: str, undo_kind: str
                  forward_key: str | None, key_field: str, noun: str,
                  now: datetime) -> SideEffect | Answer:
     """Find the forward effect an undo applies to, or the 409 answer (voiding an unused key)."""
-    effects = effects_of(conn, call.service, call.order_id)
+    effects = effects_of(conn, call.service, call.order_key)
     undone = {e.ref_id for e in effects if e.kind == undo_kind}
     done = [e for e in effects if e.kind == kind
             and (forward_key is None or e.idempotency_key == forward_key)]
@@ -123,7 +123,7 @@ def _undo_target(conn: sqlite3.Connection, call: Call, kind: str, undo_kind: str
     if not done and forward_key is not None:
         void_key(conn, call.service, forward_key, now)
     return _error(409, ALREADY_UNDONE if done else NOTHING_TO_UNDO,
-                  f"{key_field}: no open {noun} of order {call.order_id!r} "
+                  f"{key_field}: no open {noun} of order {call.order_key!r} "
                   f"for key {forward_key!r}")
 
 
@@ -136,12 +136,12 @@ def refund(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Ans
         return target
     refund_id = _resource_id("re", call.service, key)
     effect = SideEffect(
-        call.service, "refund", call.order_id, key, target.amount, target.currency,
+        call.service, "refund", call.order_key, key, target.amount, target.currency,
         refund_id, target.resource_id, now,
     )
     return Answer(
         200,
-        {"refundId": refund_id, "paymentId": target.resource_id, "orderId": call.order_id,
+        {"refundId": refund_id, "paymentId": target.resource_id, "orderId": call.order_key,
          "amount": target.amount, "currency": target.currency, "status": "refunded"},
         effect,
     )
@@ -151,10 +151,10 @@ def ship(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Answe
     """Create a shipment; every distinct key ships again (a duplicate is visible)."""
     shipment_id = _resource_id("shp", call.service, key)
     effect = SideEffect(
-        call.service, "ship", call.order_id, key, None, None, shipment_id, None, now
+        call.service, "ship", call.order_key, key, None, None, shipment_id, None, now
     )
     return Answer(
-        201, {"shipmentId": shipment_id, "orderId": call.order_id, "status": "created"}, effect
+        201, {"shipmentId": shipment_id, "orderId": call.order_key, "status": "created"}, effect
     )
 
 
@@ -166,12 +166,12 @@ def cancel(conn: sqlite3.Connection, call: Call, key: str, now: datetime) -> Ans
     if isinstance(target, Answer):
         return target
     effect = SideEffect(
-        call.service, "cancel", call.order_id, key, None, None,
+        call.service, "cancel", call.order_key, key, None, None,
         _resource_id("cnl", call.service, key), target.resource_id, now,
     )
     return Answer(
         200,
-        {"shipmentId": target.resource_id, "orderId": call.order_id, "status": "cancelled"},
+        {"shipmentId": target.resource_id, "orderId": call.order_key, "status": "cancelled"},
         effect,
     )
 

@@ -23,7 +23,7 @@ def tell(record: StateRecord, status: StatusKind, reason: str | None,
          services: Services) -> bool:
     """Send ``record``'s final status under the ending attempt's id (S8); False if still pending."""
     return send_final_status(
-        services.stores.states, services.sender, record.order_id, record.status_queue,
+        services.stores.states, services.sender, record.order_key, record.status_queue,
         StatusMessage(order_id=record.submitted_order_id, status=status,
                       at=services.clock.now(), reason=reason),
         instance_id=str(record.locked_by), actor=Actor.SUPERVISOR)

@@ -81,7 +81,7 @@ def hold_back(record: StateRecord, services: Services, report: ScanReport) -> st
     """Hold back an attempt an open circuit refused, without counting a failure (A5, V2)."""
     now = services.clock.now()
     holds = record.circuit_holds + 1
-    until = now + circuit_hold_of(record.order_id, holds, services.settings)
+    until = now + circuit_hold_of(record.order_key, holds, services.settings)
     if record.process_state is ProcessState.COMPENSATING:
         changed = retry_compensation(record, record.compensation_failures, until,
                                      circuit_holds=holds)
@@ -89,20 +89,20 @@ def hold_back(record: StateRecord, services: Services, report: ScanReport) -> st
         changed = hold_back_attempt(record, holds, until)
     if not _write(changed, services, report):
         return None
-    report.held_back.append(record.order_id)
+    report.held_back.append(record.order_key)
     log.info("attempt %s ended on an open circuit without a call: held back until %s "
              "(circuit hold %d), not counted as a failure", record.locked_by,
              until.isoformat(), holds)
     return "held_back"
 
 
-def circuit_hold_of(order_id: str, holds: int, settings: Settings) -> timedelta:
+def circuit_hold_of(order_key: str, holds: int, settings: Settings) -> timedelta:
     """Hold-back of one order's refused attempt: half to all of ``settings.circuit_hold(holds)``.
 
     Spread per order so refused orders do not return together; growing with ``holds``, at
     most ``CIRCUIT_HOLD_MAX_S``; deterministic, so concurrent supervisors agree.
     """
-    spread = zlib.crc32(f"{order_id}:{holds}".encode()) / 0xFFFFFFFF
+    spread = zlib.crc32(f"{order_key}:{holds}".encode()) / 0xFFFFFFFF
     return settings.circuit_hold(holds) * (0.5 + 0.5 * spread)
 
 
@@ -119,20 +119,20 @@ def recover_attempt(record: StateRecord, services: Services, report: ScanReport)
         changed = retry_attempt(record, failures, now + hold)
     else:
         counted = record.model_copy(update={"failure_count": failures})
-        compensate = bool(pending_undos(services.stores.compensation.entries(record.order_id)))
+        compensate = bool(pending_undos(services.stores.compensation.entries(record.order_key)))
         changed = (hand_over(counted, reason, Actor.SUPERVISOR) if compensate else
                    fail_without_undo(counted, reason, Actor.SUPERVISOR, now + s.status_grace))
     if not _write(changed, services, report):
         return None
     if failures < s.MAX_FAILURES:
-        report.retried.append(record.order_id)
+        report.retried.append(record.order_key)
         return "retried"
-    report.gave_up.append(record.order_id)
+    report.gave_up.append(record.order_key)
     send_alert(services.sender, OperatorAlert(
-        kind="RetriesExhausted", order_id=record.order_id, instance_id=record.locked_by,
+        kind="RetriesExhausted", order_key=record.order_key, instance_id=record.locked_by,
         reason=reason, at=now), message_id=f"RetriesExhausted:{record.locked_by}")
     if compensate:
-        report.handed_over.append(record.order_id)
+        report.handed_over.append(record.order_key)
         return "handed_over"  # the compensation tells the client its outcome
     # The MessageId names the attempt: a resubmitted order that fails again is told again.
     tell(record, StatusKind.ORDER_FAILED, reason, services)
@@ -148,18 +148,18 @@ def recover_compensation(record: StateRecord, services: Services,
     if failures < s.MAX_COMPENSATION_FAILURES:
         if _write(retry_compensation(record, failures, now + s.retry_hold(failures)), services,
                   report):
-            report.compensation_retried.append(record.order_id)
+            report.compensation_retried.append(record.order_key)
             return "compensation_retried"
         return None
     if not _write(give_up_compensation(record, failures, now + s.status_grace), services,
                   report):
         return None
-    report.compensation_gave_up.append(record.order_id)
+    report.compensation_gave_up.append(record.order_key)
     reason = (f"{record.failure_reason or 'order failed'}; compensation attempt "
               f"{record.locked_by} missed CompleteBy; {failures} compensation failures reached "
               f"MAX_COMPENSATION_FAILURES={s.MAX_COMPENSATION_FAILURES}")
     send_alert(services.sender, OperatorAlert(
-        kind="CompensationFailed", order_id=record.order_id, instance_id=record.locked_by,
+        kind="CompensationFailed", order_key=record.order_key, instance_id=record.locked_by,
         reason=reason, at=now), message_id=f"CompensationFailed:{record.locked_by}")
     tell(record, StatusKind.COMPENSATION_FAILED, reason, services)
     return "compensation_gave_up"
@@ -172,7 +172,7 @@ def tell_client(record: StateRecord, services: Services, report: ScanReport) -> 
     or None if skipped.
     """
     if tell(record, FINAL_STATUS[record.process_state], record.failure_reason, services):
-        report.told.append(record.order_id)
+        report.told.append(record.order_key)
         return "told"
     later = services.clock.now() + services.settings.status_grace
     if not _write(status_unsent(record, later), services, report):
@@ -186,15 +186,15 @@ def recover_overdue(record: StateRecord, services: Services, report: ScanReport)
     outcome = recover(record, services, report)
     if outcome is None:
         return None
-    report.overdue.append(record.order_id)
+    report.overdue.append(record.order_key)
     late = _duration(now - record.complete_by) if record.complete_by else "long"
     window = services.settings.SUPERVISOR_SCAN_WINDOW_S
-    reason = (f"order {record.order_id}: CompleteBy of {record.locked_by} passed "
+    reason = (f"order {record.order_key}: CompleteBy of {record.locked_by} passed "
               f"{late} ago, longer than SUPERVISOR_SCAN_WINDOW_S={window:g} s "
               f"(the supervisor did not run or fell behind); recovered: {outcome}")
     log.warning("supervisor: %s", reason)
     send_alert(services.sender, OperatorAlert(
-        kind="OverdueOrder", order_id=record.order_id, instance_id=record.locked_by,
+        kind="OverdueOrder", order_key=record.order_key, instance_id=record.locked_by,
         reason=reason, at=now), message_id=f"OverdueOrder:{record.locked_by}")
     return outcome
 
@@ -264,8 +264,8 @@ def _sweep(pages: Iterator[ScanPage],
         for record in page.records[:budget]:
             report.expired += 1
             # A step of the order's trace, beside the attempt it recovers (X8).
-            with log_context(record.order_id, record.locked_by), \
-                    order_span("supervisor recovery", order_key=record.order_id,
+            with log_context(record.order_key, record.locked_by), \
+                    order_span("supervisor recovery", order_key=record.order_key,
                                instance_id=record.locked_by, parent=record.trace_parent,
                                links=[record.attempt_trace]) as span:
                 span.set_attribute(OPERATION, action(record, services, report) or "skipped")

@@ -152,7 +152,7 @@ def call_service(operation: str, key: str, body: dict[str, Any], deadline: float
     method, path = ENDPOINTS[operation]
     request = RemoteRequest(service=service, method=method, url=_app["sim_url"] + path,
                             idempotency_key=idempotency_key(key, operation), json=body,
-                            order_id=key)
+                            order_key=key)
     outcome = call_remote(_app["http"], request,
                           deadline=datetime.fromtimestamp(deadline, UTC),
                           max_attempts=int(SETTINGS["AGENT_MAX_ATTEMPTS"]),
@@ -207,9 +207,9 @@ def order_workflow(key: str, order_json: dict[str, Any], reply_to: str) -> str:
     """One order from submission to its final status (module docstring)."""
     submit(key, order_json, reply_to)
     order = Order.model_validate(order_json)
-    bodies = {"charge": ChargePayload(order_id=key, amount=order.total_price,
+    bodies = {"charge": ChargePayload(order_key=key, amount=order.total_price,
                                       currency=order.currency).to_payload(),
-              "ship": ShipPayload(order_id=key, lines=tuple(
+              "ship": ShipPayload(order_key=key, lines=tuple(
                   ReservedLine(sku=li.sku, quantity=li.quantity) for li in order.lines)
               ).to_payload()}
     requested: list[str] = []

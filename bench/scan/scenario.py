@@ -22,7 +22,7 @@ WINDOW = timedelta(hours=1)
 
 def record(i: int, now: datetime) -> StateRecord:
     slot = i % 100
-    order_id = f"BENCH-{i:07d}"
+    order_key = f"BENCH-{i:07d}"
     state, complete_by = ProcessState.PROCESSED, now - timedelta(minutes=2)
     if slot == 0:
         state = ProcessState.COMPENSATING if (i // 100) % 5 == 0 else ProcessState.PROCESSING
@@ -35,10 +35,10 @@ def record(i: int, now: datetime) -> StateRecord:
         state = ProcessState.ERROR
     locked = state in (ProcessState.PROCESSING, ProcessState.COMPENSATING)
     return StateRecord(
-        order_id=order_id,
+        order_key=order_key,
         reply_to="bench-replies",
         process_state=state,
-        locked_by=f"{order_id}:1" if locked else None,
+        locked_by=f"{order_key}:1" if locked else None,
         attempt=1 if locked else 0,
         complete_by=complete_by,
         created_at=now - timedelta(hours=2),
@@ -88,7 +88,7 @@ def scan(store: StateStore, now: datetime, page_size: int, repeats: int) -> Scan
         started = time.perf_counter()
         pages = list(iter_expired_pages(store, now, WINDOW, page_size))
         times.append((time.perf_counter() - started) * 1000)
-        ids = [r.order_id for page in pages for r in page.records]
+        ids = [r.order_key for page in pages for r in page.records]
         if len(ids) != len(set(ids)):
             raise AssertionError("a record was returned twice")
         result = ScanResult(

@@ -170,7 +170,7 @@ def ops_dashboard_resubmit(req: func.HttpRequest) -> func.HttpResponse:
         return problem_response(Problem(409, f"order {key}: its record kept changing under "
                                              "other writers; nothing was resubmitted, try "
                                              "again"))
-    answer = {"outcome": result.outcome.value, "orderId": result.order_id,
+    answer = {"outcome": result.outcome.value, "orderId": result.order_key,
               "state": result.state.value if result.state else None,
               "nextAttempt": result.next_attempt, "message": result.message}
     if result.outcome is not ResubmitOutcome.RESUBMITTED:

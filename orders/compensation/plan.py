@@ -54,7 +54,7 @@ def _unlogged_requests(entries: list[CompensationEntry]) -> list[CompensationEnt
         step = Step(operation)
         if step in logged or REQUESTED[step] in logged or UNDO_STEP[step] in logged:
             continue
-        key = idempotency_key(first.order_id, step.value)
+        key = idempotency_key(first.order_key, step.value)
         details = (ChargeRequestDetails(idempotency_key=key) if step is Step.CHARGE
                    else ShipRequestDetails(idempotency_key=key))
         last_seq += 1
@@ -113,24 +113,24 @@ def undo_request(instance_id: str, entry: CompensationEntry, deadline: datetime,
     if step not in REMOTE_UNDO:
         raise ValueError(f"details.step: {step.value} is undone locally, not by an agent")
     service, operation = REMOTE_UNDO[step]
-    order_id, details = entry.order_id, entry.details
+    order_key, details = entry.order_key, entry.details
     key = (getattr(details, "idempotency_key", None)
-           or idempotency_key(order_id, UNDOES[step].value))
+           or idempotency_key(order_key, UNDOES[step].value))
     payload: AgentPayload
     if step is Step.REFUND:
         paid = details if isinstance(details, PaymentDetails) else None
         payload = RefundPayload(
-            order_id=order_id, charge_key=key, payment_id=paid.payment_id if paid else None,
+            order_key=order_key, charge_key=key, payment_id=paid.payment_id if paid else None,
             amount=paid.amount if paid else None, currency=paid.currency if paid else None)
     else:
         shipped = details if isinstance(details, ShipmentDetails) else None
         payload = CancelShipmentPayload(
-            order_id=order_id, shipment_key=key,
+            order_key=order_key, shipment_key=key,
             shipment_id=shipped.shipment_id if shipped else None)
     return AgentRequest(
-        message_id=request_message_id(instance_id, operation), order_id=order_id,
+        message_id=request_message_id(instance_id, operation), order_key=order_key,
         instance_id=instance_id,
-        service=service, operation=operation, idempotency_key=idempotency_key(order_id, operation),
+        service=service, operation=operation, idempotency_key=idempotency_key(order_key, operation),
         complete_by=deadline, max_attempts=max_attempts, event_name=reply_event_name(operation),
         payload=payload.to_payload())
 

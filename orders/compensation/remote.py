@@ -20,13 +20,13 @@ from orders.names import WORKFLOW_REMOTE_STEPS
 
 
 def _charge(order: Order) -> AgentPayload:
-    return ChargePayload(order_id=order.order_id,
+    return ChargePayload(order_key=order.order_key,
                          amount=fixed_point(order.total_price),
                          currency=order.currency)
 
 
 def _ship(order: Order) -> AgentPayload:
-    return ShipPayload(order_id=order.order_id, lines=tuple(
+    return ShipPayload(order_key=order.order_key, lines=tuple(
         ReservedLine(sku=li.sku, quantity=li.quantity) for li in order.lines))
 
 
@@ -64,9 +64,9 @@ class RemoteStep:
         """Build the agent request (MessageId ``<instanceId>:<op>``, key ``<OrderID>:<op>``)."""
         op = self.operation
         return AgentRequest(
-            message_id=request_message_id(instance_id, op), order_id=order.order_id,
+            message_id=request_message_id(instance_id, op), order_key=order.order_key,
             instance_id=instance_id, service=self.service, operation=op,
-            idempotency_key=idempotency_key(order.order_id, op), complete_by=deadline,
+            idempotency_key=idempotency_key(order.order_key, op), complete_by=deadline,
             max_attempts=max_attempts, event_name=reply_event_name(op),
             payload=PAYLOADS[op](order).to_payload())
 

@@ -21,7 +21,7 @@ def claim_attempt(record: StateRecord, complete_by: datetime, version: int) -> S
     """Claim a Pending record for its next attempt (S3); ``version`` is for a first one (X6)."""
     attempt = record.attempt + 1
     return apply("claim_attempt", record, Actor.STARTER,
-                 locked_by=attempt_instance_id(record.order_id, attempt), attempt=attempt,
+                 locked_by=attempt_instance_id(record.order_key, attempt), attempt=attempt,
                  not_before=None, complete_by=complete_by,
                  workflow_version=record.workflow_version if record.attempt else version)
 
@@ -72,7 +72,7 @@ def claim_compensation(record: StateRecord, complete_by: datetime) -> StateRecor
     """Claim a handed-over record for the next compensation attempt (S9)."""
     attempt = record.compensation_attempt + 1
     return apply("claim_compensation", record, Actor.STARTER,
-                 locked_by=compensation_instance_id(record.order_id, attempt),
+                 locked_by=compensation_instance_id(record.order_key, attempt),
                  compensation_attempt=attempt, not_before=None, complete_by=complete_by)
 
 

@@ -17,7 +17,7 @@ class FencedError(OrderServiceError):
     """LockedBy no longer names this instance: the attempt was superseded (permanent)."""
 
 
-def fenced_update(states: StateStore, order_id: str, instance_id: str,
+def fenced_update(states: StateStore, order_key: str, instance_id: str,
                   change: Callable[[StateRecord], StateRecord]) -> StateRecord:
     """Write ``change(record)`` with the read ETag if LockedBy is still ``instance_id``.
 
@@ -25,10 +25,10 @@ def fenced_update(states: StateStore, order_id: str, instance_id: str,
     IllegalTransitionError; PreconditionFailedError past :data:`MAX_ETAG_RETRIES` ETag changes.
     """
     for _ in range(MAX_ETAG_RETRIES):
-        record = states.get(order_id)
+        record = states.get(order_key)
         if record is None or record.locked_by != instance_id:
             holder = record.locked_by if record else "no record"
-            raise FencedError(f"order {order_id}: LockedBy is {holder!r}, not {instance_id!r}")
+            raise FencedError(f"order {order_key}: LockedBy is {holder!r}, not {instance_id!r}")
         try:
             changed = change(record)
         except IllegalTransitionError as exc:
@@ -37,26 +37,26 @@ def fenced_update(states: StateStore, order_id: str, instance_id: str,
             return states.replace(changed)
         except PreconditionFailedError:
             continue
-    raise PreconditionFailedError(f"order {order_id}: ETag kept changing; gave up after "
+    raise PreconditionFailedError(f"order {order_key}: ETag kept changing; gave up after "
                                   f"{MAX_ETAG_RETRIES} tries")
 
 
-def fenced_or_none(states: StateStore, order_id: str, instance_id: str,
+def fenced_or_none(states: StateStore, order_key: str, instance_id: str,
                    change: Callable[[StateRecord], StateRecord]) -> StateRecord | None:
     """Apply ``change`` as :func:`fenced_update` does, but return None when fenced."""
     try:
-        return fenced_update(states, order_id, instance_id, change)
+        return fenced_update(states, order_key, instance_id, change)
     except FencedError:
         return None
 
 
-def fenced_finish(states: StateStore, order_id: str, instance_id: str,
+def fenced_finish(states: StateStore, order_key: str, instance_id: str,
                   change: Callable[[StateRecord], StateRecord],
                   final: ProcessState) -> bool:
     """Write an attempt's ``final`` state; True if fenced (a rerun finding its own is not, X7)."""
-    if fenced_or_none(states, order_id, instance_id, change) is not None:
+    if fenced_or_none(states, order_key, instance_id, change) is not None:
         return False
-    record = states.get(order_id)
+    record = states.get(order_key)
     mine = (record is not None and record.locked_by == instance_id
             and record.process_state is final)
     return not mine

@@ -74,14 +74,14 @@ def client_order_id(key: str) -> str:
     return split_order_key(key)[1]
 
 
-def attempt_instance_id(order_id: str, attempt: int) -> str:
+def attempt_instance_id(order_key: str, attempt: int) -> str:
     """Return attempt ``attempt``'s instance id; ValueError if ``attempt`` < 1 or D2 broken."""
-    return _numbered(f"{order_id}:", attempt)
+    return _numbered(f"{order_key}:", attempt)
 
 
-def compensation_instance_id(order_id: str, attempt: int) -> str:
+def compensation_instance_id(order_key: str, attempt: int) -> str:
     """Return compensation attempt ``attempt``'s instance id; ValueError as above."""
-    return _numbered(f"{order_id}:comp:", attempt)
+    return _numbered(f"{order_key}:comp:", attempt)
 
 
 def split_instance_id(instance_id: str) -> tuple[str, int] | None:
@@ -105,15 +105,15 @@ def _numbered(prefix: str, attempt: int) -> str:
     return check_instance_id(f"{prefix}{attempt}")
 
 
-def idempotency_key(order_id: str, operation: str) -> str:
+def idempotency_key(order_key: str, operation: str) -> str:
     """Return one operation's key, the same in every retry and attempt (A2); ValueError if bad."""
-    if not order_id:
-        raise ValueError("order_id: must not be empty")
+    if not order_key:
+        raise ValueError("order_key: must not be empty")
     if not operation:
         raise ValueError("operation: must not be empty")
-    key = f"{order_id}:{operation}"
+    key = f"{order_key}:{operation}"
     if len(key) > MAX_KEY_LENGTH:
-        raise ValueError(f"order_id/operation: idempotency key longer than {MAX_KEY_LENGTH} "
+        raise ValueError(f"order_key/operation: idempotency key longer than {MAX_KEY_LENGTH} "
                          "characters")
     return key
 

@@ -78,10 +78,10 @@ def apply(name: str, record: StateRecord, actor: Actor, **changes: Any) -> State
         raise IllegalTransitionError(f"{name}: processState is set by the transition only")
     if record.process_state not in transition.source:
         raise IllegalTransitionError(
-            f"order {record.order_id}: {name} needs ProcessState "
+            f"order {record.order_key}: {name} needs ProcessState "
             f"{' or '.join(sorted(s.value for s in transition.source))}, "
             f"not {record.process_state.value}")
     if actor not in transition.actors:
-        raise IllegalTransitionError(f"order {record.order_id}: {actor.value} may not {name}")
+        raise IllegalTransitionError(f"order {record.order_key}: {actor.value} may not {name}")
     target = transition.target or record.process_state
     return record.model_copy(update={"process_state": target, **changes})

@@ -58,7 +58,7 @@ class AgentPayload(StepContract):
 class ChargePayload(AgentPayload):
     """``charge``: take the order's total (``POST /payments``)."""
 
-    order_id: OrderKey
+    order_key: OrderKey = Field(alias="orderId")
     amount: Decimal = Field(gt=0, allow_inf_nan=False)
     currency: Currency
 
@@ -66,7 +66,7 @@ class ChargePayload(AgentPayload):
 class ShipPayload(AgentPayload):
     """``ship``: create the shipment of the order's lines (``POST /shipments``)."""
 
-    order_id: OrderKey
+    order_key: OrderKey = Field(alias="orderId")
     lines: tuple[ReservedLine, ...] = Field(min_length=1, max_length=1000)
 
 
@@ -78,7 +78,7 @@ class RefundPayload(AgentPayload):
 
     OMIT_IF_NONE = frozenset({"charge_key", "payment_id", "amount", "currency"})
 
-    order_id: OrderKey
+    order_key: OrderKey = Field(alias="orderId")
     charge_key: Key | None = None
     payment_id: Id | None = None
     amount: Decimal | None = Field(default=None, ge=0, allow_inf_nan=False)
@@ -90,7 +90,7 @@ class CancelShipmentPayload(AgentPayload):
 
     OMIT_IF_NONE = frozenset({"shipment_key", "shipment_id"})
 
-    order_id: OrderKey
+    order_key: OrderKey = Field(alias="orderId")
     shipment_key: Key | None = None
     shipment_id: Id | None = None
 

@@ -38,7 +38,7 @@ class OrderWorkflowInput(StepContract):
 
     OMIT_IF_NONE = frozenset({"attempt", "trace_parent"})
 
-    order_id: OrderKey
+    order_key: OrderKey = Field(alias="orderId")
     attempt: int | None = Field(default=None, ge=1)
     workflow_version: int = FIRST_WORKFLOW_VERSION
     deadline_s: float = Field(gt=0)
@@ -68,7 +68,7 @@ class BeginAttemptResult(BeginResult):
 class ReserveInventoryInput(StepContract):
     """Input of ``reserve_inventory``: the order's lines as the order database holds them."""
 
-    order_id: OrderKey
+    order_key: OrderKey = Field(alias="orderId")
     lines: tuple[OrderLine, ...] = Field(min_length=1, max_length=1000)
 
 

@@ -218,7 +218,7 @@ class CompensationEntry(Contract):
         ``retain_until``, or anything that looks like card data.
     """
 
-    order_id: OrderKey
+    order_key: OrderKey = Field(alias="orderId")
     details: StepDetails
     seq: int | None = Field(default=None, ge=1)
     instance_id: InstanceId
@@ -250,11 +250,11 @@ class CompensationEntry(Contract):
         return UNDOES.get(self.step)
 
     @classmethod
-    def new(cls, order_id: str, details: Any, *, instance_id: str, workflow_version: int,
+    def new(cls, order_key: str, details: Any, *, instance_id: str, workflow_version: int,
             now: datetime) -> CompensationEntry:
         """Build an entry (``seq`` None), deriving classification and retention from the details."""
         shell = cls.model_validate({
-            "orderId": order_id, "details": details, "instanceId": instance_id,
+            "orderId": order_key, "details": details, "instanceId": instance_id,
             "workflowVersion": workflow_version, "classification": Classification.RESTRICTED,
             "retentionDays": 1, "recordedAt": now, "retainUntil": now + timedelta(days=1)})
         level = shell.details.classification()
@@ -265,4 +265,4 @@ class CompensationEntry(Contract):
 
     def same_step(self, other: CompensationEntry) -> bool:
         """Tell whether ``other`` records the same step of the same order with equal details."""
-        return (self.order_id, self.details) == (other.order_id, other.details)
+        return (self.order_key, self.details) == (other.order_key, other.details)

@@ -27,7 +27,7 @@ class CompensationWorkflowInput(StepContract):
 
     OMIT_IF_NONE = frozenset({"trace_parent"})
 
-    order_id: OrderKey
+    order_key: OrderKey = Field(alias="orderId")
     workflow_version: int = Field(ge=1)
     deadline_s: float = Field(gt=0)
     agent_max_attempts: int = Field(ge=1, le=100)
@@ -43,7 +43,7 @@ class RecordStepInput(StepContract):
 
     OMIT_IF_NONE = frozenset({"outcome"})
 
-    order_id: OrderKey
+    order_key: OrderKey = Field(alias="orderId")
     instance_id: InstanceId
     workflow_version: int = Field(ge=1)
     step: Step
@@ -105,7 +105,7 @@ PENDING_UNDOS_RESULT: TypeAdapter[list[CompensationEntry]] = TypeAdapter(
 class ReleaseInventoryInput(StepContract):
     """Input of ``release_inventory``; releasing twice releases once (X7)."""
 
-    order_id: OrderKey
+    order_key: OrderKey = Field(alias="orderId")
     reservation_id: str = Field(min_length=1, max_length=128)
 
 

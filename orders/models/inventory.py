@@ -58,9 +58,9 @@ class OutOfStock(Contract):
                 f"{self.requested}, available {self.available}")
 
 
-def hold_key(order_id: str, line: int) -> str:
+def hold_key(order_key: str, line: int) -> str:
     """Return ``<order key>#<line index>``, the line index counted from 0."""
-    return f"{order_id}#{line}"
+    return f"{order_key}#{line}"
 
 
 def split_hold_key(key: str) -> tuple[str, int]:
@@ -71,7 +71,7 @@ def split_hold_key(key: str) -> tuple[str, int]:
     ValueError
         If ``key`` does not end in ``#<line index>``.
     """
-    order_id, sep, line = key.rpartition("#")
-    if not sep or not order_id or not line.isdigit():
+    order_key, sep, line = key.rpartition("#")
+    if not sep or not order_key or not line.isdigit():
         raise ValueError(f"hold key: must be '<order key>#<line index>'; got {key!r}")
-    return order_id, int(line)
+    return order_key, int(line)

@@ -83,10 +83,10 @@ class SubmitOrder(Versioned):
 
     @model_validator(mode="after")
     def _order_id_is_the_clients_own(self) -> SubmitOrder:
-        if ORDER_KEY_SEPARATOR in self.order.order_id:
+        if ORDER_KEY_SEPARATOR in self.order.order_key:
             raise ValueError(f"order.orderId: must be 1 to {ORDER_ID_MAX_LENGTH} characters "
                              f"from A-Z a-z 0-9 . _ - (the client's own OrderID); got "
-                             f"{self.order.order_id!r}")
+                             f"{self.order.order_key!r}")
         return self
 
     @model_validator(mode="after")
@@ -105,7 +105,7 @@ class AgentRequest(Versioned):
     """
 
     message_id: str = Field(min_length=1, max_length=128)
-    order_id: OrderKey
+    order_key: OrderKey = Field(alias="orderId")
     instance_id: InstanceId
     service: Service
     operation: Operation
@@ -135,7 +135,7 @@ class AgentReply(Versioned):
     """
 
     message_id: str = Field(min_length=1, max_length=160)
-    order_id: OrderKey
+    order_key: OrderKey = Field(alias="orderId")
     instance_id: InstanceId
     operation: Operation
     event_name: str = Field(min_length=1, max_length=128)
@@ -191,6 +191,6 @@ class OperatorAlert(Versioned):
     kind: AlertKind
     reason: str
     at: UtcDatetime
-    order_id: str | None = None
+    order_key: str | None = Field(default=None, alias="orderId")
     instance_id: str | None = None
     client_id: str | None = None

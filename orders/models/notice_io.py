@@ -18,7 +18,7 @@ class PublishStatusInput(StepContract):
 
     OMIT_IF_NONE = frozenset({"instance_id", "reason"})
 
-    order_id: OrderKey
+    order_key: OrderKey = Field(alias="orderId")
     instance_id: InstanceId | None = None
     reply_to: QueueName
     status: StatusKind
@@ -29,6 +29,6 @@ class AlertOperatorInput(StepContract):
     """Input of ``alert_operator``; MessageId ``<kind>:<instanceId>``, one per attempt and kind."""
 
     kind: AlertKind
-    order_id: str | None = None
+    order_key: str | None = Field(default=None, alias="orderId")
     instance_id: str | None = None
     reason: str = Field(min_length=1)

@@ -58,7 +58,7 @@ class Order(Contract):
         Naming the field and rule, e.g. a ``total_price`` that does not match the lines.
     """
 
-    order_id: OrderKey
+    order_key: OrderKey = Field(alias="orderId")
     # Classified fields are withheld from views unless details are asked for (X10).
     customer_id: Annotated[CustomerId, Classified(Classification.CONFIDENTIAL)]
     currency: Annotated[Currency, Classified(Classification.RESTRICTED)]

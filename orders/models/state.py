@@ -75,7 +75,7 @@ class StateRecord(Contract):
         On a broken field rule, or if ProcessState and LockedBy disagree (S2, S3, V2).
     """
 
-    order_id: OrderKey
+    order_key: OrderKey = Field(alias="orderId")
     client_id: ClientId | None = None
     client_order_id: OrderId | None = None
     process_state: ProcessState = ProcessState.PENDING
@@ -112,15 +112,15 @@ class StateRecord(Contract):
     @model_validator(mode="after")
     def _key_matches_client(self) -> StateRecord:
         if self.client_id is None and self.client_order_id is None:
-            if ORDER_KEY_SEPARATOR in self.order_id:
-                raise ValueError(f"clientId: required with the order key {self.order_id!r} "
+            if ORDER_KEY_SEPARATOR in self.order_key:
+                raise ValueError(f"clientId: required with the order key {self.order_key!r} "
                                  "(a record without one is a legacy record, keyed on its "
                                  "plain OrderID)")
             return self
         expected = f"{self.client_id}{ORDER_KEY_SEPARATOR}{self.client_order_id}"
-        if self.order_id != expected:
+        if self.order_key != expected:
             raise ValueError(f"orderId: must be the order key '<clientId>~<clientOrderId>' = "
-                             f"{expected!r}; got {self.order_id!r}")
+                             f"{expected!r}; got {self.order_key!r}")
         return self
 
     @property
@@ -133,7 +133,7 @@ class StateRecord(Contract):
     @property
     def submitted_order_id(self) -> str:
         """The OrderID the client knows the order by (S8)."""
-        return self.client_order_id or self.order_id
+        return self.client_order_id or self.order_key
 
     @model_validator(mode="after")
     def _lock_matches_state(self) -> StateRecord:
@@ -151,11 +151,11 @@ class StateRecord(Contract):
 
     @classmethod
     def new(
-        cls, order_id: str, reply_to: str, now: datetime, *, workflow_version: int = 1
+        cls, order_key: str, reply_to: str, now: datetime, *, workflow_version: int = 1
     ) -> StateRecord:
         """Build a record's first version: Pending, unlocked, no attempts, no ETag (S2)."""
         return cls(
-            order_id=order_id,
+            order_key=order_key,
             reply_to=reply_to,
             workflow_version=workflow_version,
             created_at=now,
@@ -164,4 +164,4 @@ class StateRecord(Contract):
 
     def same_submission(self, other: StateRecord) -> bool:
         """Tell whether ``other`` is the same submission: equal key and status queue (S1)."""
-        return (self.order_id, self.status_queue) == (other.order_id, other.status_queue)
+        return (self.order_key, self.status_queue) == (other.order_key, other.status_queue)

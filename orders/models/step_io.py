@@ -16,7 +16,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import ConfigDict, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from orders.models._types import Contract, InstanceId, OrderKey, QueueName, UtcDatetime
 
@@ -41,7 +47,7 @@ class StepContract(Contract):
 class OwnedRecordInput(StepContract):
     """Input of an activity that writes the state record, fenced on LockedBy (S4)."""
 
-    order_id: OrderKey
+    order_key: OrderKey = Field(alias="orderId")
     instance_id: InstanceId
 
 

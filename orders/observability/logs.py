@@ -25,13 +25,13 @@ UNKNOWN = "-"
 class LogIds:
     """The ids one log line is about; None when unknown."""
 
-    order_id: str | None = None
+    order_key: str | None = None
     instance_id: str | None = None
     attempt: int | None = None
 
     def text(self) -> str:
         """Render as ``order=<id> instance=<id> attempt=<n>``."""
-        return (f"order={self.order_id or UNKNOWN} instance={self.instance_id or UNKNOWN} "
+        return (f"order={self.order_key or UNKNOWN} instance={self.instance_id or UNKNOWN} "
                 f"attempt={self.attempt if self.attempt is not None else UNKNOWN}")
 
 
@@ -41,15 +41,15 @@ _install_lock = threading.Lock()
 _installed = False
 
 
-def ids_for(order_id: str | None = None, instance_id: str | None = None,
+def ids_for(order_key: str | None = None, instance_id: str | None = None,
             attempt: int | None = None) -> LogIds:
     """Build :class:`LogIds`, filling OrderID and attempt from an ``<OrderID>:<n>`` instance id."""
-    if instance_id and (order_id is None or attempt is None):
+    if instance_id and (order_key is None or attempt is None):
         head, sep, tail = instance_id.rpartition(":")
         if sep and tail.isdigit():
-            order_id = order_id or head
+            order_key = order_key or head
             attempt = attempt if attempt is not None else int(tail)
-    return LogIds(order_id, instance_id, attempt)
+    return LogIds(order_key, instance_id, attempt)
 
 
 def current_ids() -> LogIds:
@@ -58,11 +58,11 @@ def current_ids() -> LogIds:
 
 
 @contextmanager
-def log_context(order_id: str | None = None, instance_id: str | None = None,
+def log_context(order_key: str | None = None, instance_id: str | None = None,
                 attempt: int | None = None) -> Iterator[LogIds]:
     """Attach the ids to every record logged inside the block; values not given are inherited."""
     outer = _current.get()
-    own = ids_for(order_id, instance_id, attempt)
+    own = ids_for(order_key, instance_id, attempt)
     ids = replace(outer, **{k: v for k, v in vars(own).items() if v is not None})
     token = _current.set(ids)
     try:
@@ -82,7 +82,7 @@ def install_log_record_factory() -> None:
         def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
             record = previous(*args, **kwargs)
             ids = _current.get()
-            record.order_id = ids.order_id or UNKNOWN
+            record.order_id = ids.order_key or UNKNOWN  # the custom dimension keeps its name
             record.instance_id = ids.instance_id or UNKNOWN
             record.attempt = ids.attempt if ids.attempt is not None else UNKNOWN
             record.log_ids = ids.text()
@@ -104,7 +104,7 @@ class OrderLogger(logging.LoggerAdapter[logging.Logger]):
         if not self.isEnabledFor(level):
             return
         kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 1
-        with log_context(self.ids.order_id, self.ids.instance_id, self.ids.attempt):
+        with log_context(self.ids.order_key, self.ids.instance_id, self.ids.attempt):
             msg, kwargs = self.process(msg, kwargs)
             self.logger.log(level, msg, *args, **kwargs)
 
@@ -127,13 +127,13 @@ class ReplaySafeLogger(OrderLogger):
         return self.logger.isEnabledFor(level)
 
 
-def order_logger(logger: logging.Logger, order_id: str | None = None,
+def order_logger(logger: logging.Logger, order_key: str | None = None,
                  instance_id: str | None = None, attempt: int | None = None) -> OrderLogger:
     """Return ``logger`` bound to one order (and attempt) for code outside orchestrators."""
-    return OrderLogger(logger, ids_for(order_id, instance_id, attempt))
+    return OrderLogger(logger, ids_for(order_key, instance_id, attempt))
 
 
 def replay_safe_logger(context: Any, logger: logging.Logger,
-                       order_id: str | None = None) -> ReplaySafeLogger:
+                       order_key: str | None = None) -> ReplaySafeLogger:
     """Return a logger for orchestrator code: ids from ``context``, silent during replay (D4)."""
-    return ReplaySafeLogger(logger, context, ids_for(order_id, context.instance_id))
+    return ReplaySafeLogger(logger, context, ids_for(order_key, context.instance_id))

@@ -77,10 +77,10 @@ def container(db: DatabaseProxy, name: str, *, create_if_missing: bool = False,
     return db.get_container_client(name)
 
 
-def to_document(model: BaseModel, order_id: str) -> dict[str, Any]:
-    """Return the camelCase JSON document of ``model`` with ``id`` = ``order_id``, no ETag field."""
+def to_document(model: BaseModel, order_key: str) -> dict[str, Any]:
+    """Return the camelCase JSON document of ``model``, ``id`` = ``order_key``, no ETag field."""
     document = model.model_dump(mode="json", by_alias=True, exclude={"etag"})
-    document["id"] = order_id
+    document["id"] = order_key
     return document
 
 

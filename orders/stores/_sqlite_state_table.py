@@ -106,18 +106,20 @@ BY_STATE_SQL = (
 
 def to_row(record: StateRecord) -> dict[str, Any]:
     row = record.model_dump(mode="json", by_alias=False)
+    row["order_id"] = row.pop("order_key")  # the column keeps its stored name
     row["not_before"] = row["not_before"] or NO_HOLD
     return row
 
 
 def from_row(row: Any) -> StateRecord:
     data = dict(row)
+    data["order_key"] = data.pop("order_id")
     data["not_before"] = data["not_before"] or None
     return StateRecord.model_validate(data)
 
 
-def encode_token(state: ProcessState, complete_by: str, order_id: str) -> str:
-    raw = json.dumps({"s": state.value, "c": complete_by, "o": order_id}).encode()
+def encode_token(state: ProcessState, complete_by: str, order_key: str) -> str:
+    raw = json.dumps({"s": state.value, "c": complete_by, "o": order_key}).encode()
     return base64.urlsafe_b64encode(raw).decode("ascii")
 
 

@@ -30,7 +30,7 @@ _SECONDS_PER_DAY = 86_400
 
 def _document(entry: CompensationEntry) -> dict[str, Any]:
     document = entry.model_dump(mode="json")
-    document["id"] = f"{entry.order_id}:{entry.step.value}"
+    document["id"] = f"{entry.order_key}:{entry.step.value}"
     document["ttl"] = entry.retention_days * _SECONDS_PER_DAY
     return document
 
@@ -46,26 +46,26 @@ class CosmosCompensationLog(CosmosAdapter):
 
     def record(self, entry: CompensationEntry) -> Created[CompensationEntry]:
         """See :meth:`orders.stores.ports.CompensationLog.record`."""
-        logged = self.entries(entry.order_id)
+        logged = self.entries(entry.order_key)
         existing = next((e for e in logged if e.step is entry.step), None)
         if existing is None:
             seq = max((e.seq or 0 for e in logged), default=0) + 1
             stored = entry.model_copy(update={"seq": seq})
-            what = f"log {entry.step.value} of order {entry.order_id!r}"
+            what = f"log {entry.step.value} of order {entry.order_key!r}"
             if create_document(self._container, _document(stored), what) is not None:
                 return Created(stored, created=True)
             # 409: written meanwhile; compare below
             existing = still_there(self._read(entry), what, "entry")
         return keep_step(existing, entry)
 
-    def entries(self, order_id: str) -> list[CompensationEntry]:
+    def entries(self, order_key: str) -> list[CompensationEntry]:
         """Return the order's entries in ``seq`` order (one single-partition query)."""
-        with translated(f"read compensation log of {order_id!r}"):
+        with translated(f"read compensation log of {order_key!r}"):
             documents = list(self._container.query_items(
                 # The WHERE clause repeats the partition key: the local test server ignores
                 # the partition_key argument (see orders.stores.cosmos_state).
                 "SELECT * FROM c WHERE c.orderId = @pk",
-                parameters=[{"name": "@pk", "value": order_id}], partition_key=order_id))
+                parameters=[{"name": "@pk", "value": order_key}], partition_key=order_key))
         found = [_entry(document) for document in documents]
         return sorted(found, key=lambda e: (e.seq or 0, e.recorded_at))
 
@@ -91,6 +91,6 @@ class CosmosCompensationLog(CosmosAdapter):
         return deleted
 
     def _read(self, entry: CompensationEntry) -> CompensationEntry | None:
-        document = read_document(self._container, f"{entry.order_id}:{entry.step.value}",
-                                 entry.order_id, f"read compensation entry of {entry.order_id!r}")
+        document = read_document(self._container, f"{entry.order_key}:{entry.step.value}",
+                                 entry.order_key, f"read compensation entry of {entry.order_key!r}")
         return None if document is None else _entry(document)

@@ -20,17 +20,17 @@ class CosmosOrderStore(CosmosAdapter):
 
     def create_if_absent(self, order: Order) -> Created[Order]:
         """See :meth:`orders.stores.ports.OrderStore.create_if_absent`."""
-        what = f"create order {order.order_id!r}"
-        if create_document(self._container, to_document(order, order.order_id),
+        what = f"create order {order.order_key!r}"
+        if create_document(self._container, to_document(order, order.order_key),
                            what) is not None:
             return Created(order, created=True)
         # 409: the id exists; compare
-        return keep_order(still_there(self.get(order.order_id), what, "order"), order)
+        return keep_order(still_there(self.get(order.order_key), what, "order"), order)
 
-    def get(self, order_id: str) -> Order | None:
+    def get(self, order_key: str) -> Order | None:
         """Return the order (a point read), or None."""
-        document = read_document(self._container, order_id, order_id,
-                                 f"read order {order_id!r}")
+        document = read_document(self._container, order_key, order_key,
+                                 f"read order {order_key!r}")
         if document is None:
             return None
         return Order.model_validate(from_document(document, with_etag=False))

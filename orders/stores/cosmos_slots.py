@@ -85,21 +85,21 @@ class ProcessingSlots:
         taken again: the caller writes the document either way, so a slot freed
         meanwhile makes that write fail instead of letting the claim through unslotted.
         """
-        mine = holders.get(record.order_id)
+        mine = holders.get(record.order_key)
         if mine is not None and mine["lockedBy"] == record.locked_by:
             return "take"
         if mine is not None:
             # An earlier attempt's slot: this claim replaces it only if the record is still
             # the version it read, on which no claim of another attempt can succeed.
-            current = self._get(record.order_id)
+            current = self._get(record.order_key)
             if current is None or current.etag != record.etag:
                 return "stale"
-            del holders[record.order_id]
+            del holders[record.order_key]
         if len(holders) >= limit:
             self.free_stale(holders)
         if len(holders) >= limit:
             return "full"
-        holders[record.order_id] = {"lockedBy": record.locked_by, "attempt": record.attempt}
+        holders[record.order_key] = {"lockedBy": record.locked_by, "attempt": record.attempt}
         return "take"
 
     def free_stale(self, holders: Holders) -> None:
@@ -110,13 +110,13 @@ class ProcessingSlots:
                                               "value": ProcessState.PROCESSING.value},
                                              {"name": "@slots", "value": SLOTS_ID}],
                 enable_cross_partition_query=True)}
-        for order_id, slot in list(holders.items()):
-            if (order_id, slot["lockedBy"]) not in running and self._stale(order_id, slot):
-                del holders[order_id]
+        for order_key, slot in list(holders.items()):
+            if (order_key, slot["lockedBy"]) not in running and self._stale(order_key, slot):
+                del holders[order_key]
 
-    def _stale(self, order_id: str, slot: dict[str, Any]) -> bool:
+    def _stale(self, order_key: str, slot: dict[str, Any]) -> bool:
         """Say whether ``slot`` can be freed, fencing off a claim of it still on its way."""
-        current = self._get(order_id)
+        current = self._get(order_key)
         if current is None:
             return True
         if current.process_state is ProcessState.PROCESSING:

@@ -91,28 +91,28 @@ class CosmosStateStore(CosmosAdapter, StateScans):
     def create_if_absent(self, record: StateRecord) -> Created[StateRecord]:
         """See :meth:`orders.stores.ports.StateStore.create_if_absent`."""
         stored = stamp(record, etag=None, now=self._clock.now())
-        what = f"create state record {record.order_id!r}"
-        document = create_document(self._container, to_document(stored, stored.order_id),
+        what = f"create state record {record.order_key!r}"
+        document = create_document(self._container, to_document(stored, stored.order_key),
                                    what)
         if document is not None:
             return Created(_record(document), created=True)
         # 409: the id exists; compare
-        return keep_record(still_there(self.get(record.order_id), what, "record"), record)
+        return keep_record(still_there(self.get(record.order_key), what, "record"), record)
 
-    def get(self, order_id: str) -> StateRecord | None:
+    def get(self, order_key: str) -> StateRecord | None:
         """Return the record with its ETag (a point read), or None."""
-        document = read_document(self._container, order_id, order_id,
-                                 f"read state record {order_id!r}")
+        document = read_document(self._container, order_key, order_key,
+                                 f"read state record {order_key!r}")
         return None if document is None else _record(document)
 
     def replace(self, record: StateRecord) -> StateRecord:
         """See :meth:`orders.stores.ports.StateStore.replace` (Cosmos DB answers 412 or 404)."""
         expected = require_etag(record)
         stored = stamp(record, etag=None, now=self._clock.now())
-        with translated(f"replace state record {record.order_id!r}"):
+        with translated(f"replace state record {record.order_key!r}"):
             document = self._container.replace_item(
-                item=record.order_id,
-                body=to_document(stored, stored.order_id),
+                item=record.order_key,
+                body=to_document(stored, stored.order_key),
                 etag=expected,
                 match_condition=MatchConditions.IfNotModified,
             )
@@ -134,7 +134,7 @@ class CosmosStateStore(CosmosAdapter, StateScans):
                 return None
             if outcome == "stale":
                 raise PreconditionFailedError(
-                    f"orderId {record.order_id!r}: the record changed since it was read")
+                    f"orderId {record.order_key!r}: the record changed since it was read")
             if self._slots.write(holders, etag):
                 return self.replace(record)
         return None  # the slots kept changing: the starter's next run claims it

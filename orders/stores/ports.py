@@ -93,7 +93,7 @@ class OrderStore(Protocol):
         """
         ...
 
-    def get(self, order_id: str) -> Order | None:
+    def get(self, order_key: str) -> Order | None:
         """Return the order, or None if there is none."""
         ...
 
@@ -118,7 +118,7 @@ class StateStore(Protocol):
         """
         ...
 
-    def get(self, order_id: str) -> StateRecord | None:
+    def get(self, order_key: str) -> StateRecord | None:
         """Return the record with its ETag, or None if there is none."""
         ...
 
@@ -294,7 +294,7 @@ class CompensationLog(Protocol):
         """
         ...
 
-    def entries(self, order_id: str) -> list[CompensationEntry]:
+    def entries(self, order_key: str) -> list[CompensationEntry]:
         """Return the order's entries in ``seq`` order (empty if none)."""
         ...
 

@@ -45,7 +45,7 @@ class SqliteCompensationLog(SqliteAdapter):
 
     def record(self, entry: CompensationEntry) -> Created[CompensationEntry]:
         """See :meth:`orders.stores.ports.CompensationLog.record`."""
-        row: dict[str, Any] = {"order_id": entry.order_id, "step": entry.step.value}
+        row: dict[str, Any] = {"order_id": entry.order_key, "step": entry.step.value}
         with self._db.use("query") as conn:
             with write(conn):
                 found = conn.execute(
@@ -54,7 +54,7 @@ class SqliteCompensationLog(SqliteAdapter):
                 if found is None:
                     seq = conn.execute(
                         "SELECT COALESCE(MAX(seq), 0) + 1 FROM compensation_log "
-                        "WHERE order_id = ?", (entry.order_id,)).fetchone()[0]
+                        "WHERE order_id = ?", (entry.order_key,)).fetchone()[0]
                     stored = entry.model_copy(update={"seq": seq})
                     self._db.count("write")
                     row.update(seq=seq, classification=stored.classification.value,
@@ -67,12 +67,12 @@ class SqliteCompensationLog(SqliteAdapter):
                     return Created(stored, created=True)
         return keep_step(_entry(found["body"]), entry)
 
-    def entries(self, order_id: str) -> list[CompensationEntry]:
+    def entries(self, order_key: str) -> list[CompensationEntry]:
         """Return the order's entries in ``seq`` order."""
         with self._db.use("query") as conn:
             rows = conn.execute(
                 "SELECT body FROM compensation_log WHERE order_id = ? ORDER BY seq",
-                (order_id,)).fetchall()
+                (order_key,)).fetchall()
         return [_entry(row["body"]) for row in rows]
 
     def purge_expired(self, now: datetime, limit: int) -> int:

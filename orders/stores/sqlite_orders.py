@@ -41,20 +41,20 @@ class SqliteOrderStore(SqliteAdapter):
                 cursor = conn.execute(
                     "INSERT INTO orders (order_id, document, stored_at) VALUES (?, ?, ?) "
                     "ON CONFLICT (order_id) DO NOTHING",
-                    (order.order_id, order.model_dump_json(), format_utc(self._clock.now())),
+                    (order.order_key, order.model_dump_json(), format_utc(self._clock.now())),
                 )
                 if cursor.rowcount == 1:
                     return Created(order, created=True)
                 self._db.count("point_read")
                 row = conn.execute(
-                    "SELECT document FROM orders WHERE order_id = ?", (order.order_id,)
+                    "SELECT document FROM orders WHERE order_id = ?", (order.order_key,)
                 ).fetchone()
         return keep_order(Order.model_validate_json(row["document"]), order)
 
-    def get(self, order_id: str) -> Order | None:
-        """Return the order stored under ``order_id``, or None."""
+    def get(self, order_key: str) -> Order | None:
+        """Return the order stored under ``order_key``, or None."""
         with self._db.use("point_read") as conn:
             row = conn.execute(
-                "SELECT document FROM orders WHERE order_id = ?", (order_id,)
+                "SELECT document FROM orders WHERE order_id = ?", (order_key,)
             ).fetchone()
         return None if row is None else Order.model_validate_json(row["document"])

@@ -98,16 +98,16 @@ class SqliteStateStore(SqliteAdapter, StateScans):
                 self._db.count("point_read")
                 existing = from_row(
                     conn.execute(
-                        "SELECT * FROM state_records WHERE order_id = ?", (record.order_id,)
+                        "SELECT * FROM state_records WHERE order_id = ?", (record.order_key,)
                     ).fetchone()
                 )
         return keep_record(existing, record)
 
-    def get(self, order_id: str) -> StateRecord | None:
+    def get(self, order_key: str) -> StateRecord | None:
         """Return the record with its ETag, or None."""
         with self._db.use("point_read") as conn:
             row = conn.execute(
-                "SELECT * FROM state_records WHERE order_id = ?", (order_id,)
+                "SELECT * FROM state_records WHERE order_id = ?", (order_key,)
             ).fetchone()
         return None if row is None else from_row(row)
 
@@ -131,7 +131,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
         with self._db.use("write") as conn:
             with write(conn):
                 found = conn.execute("SELECT etag, process_state FROM state_records"
-                                     " WHERE order_id = ?", (record.order_id,)).fetchone()
+                                     " WHERE order_id = ?", (record.order_key,)).fetchone()
                 if found is None or found["etag"] != expected:
                     exists = found is not None
                 elif limit is not None and found["process_state"] != "Processing" and (
@@ -143,9 +143,9 @@ class SqliteStateStore(SqliteAdapter, StateScans):
                         "WHERE order_id = :order_id AND etag = :expected_etag", row)
                     return stored
         if not exists:
-            raise NotFoundError(f"orderId {record.order_id!r}: no state record to replace")
+            raise NotFoundError(f"orderId {record.order_key!r}: no state record to replace")
         raise PreconditionFailedError(
-            f"orderId {record.order_id!r}: ETag {expected!r} is stale; another writer "
+            f"orderId {record.order_key!r}: ETag {expected!r} is stale; another writer "
             "changed the record (re-read it)"
         )
 

@@ -31,7 +31,7 @@ def steps_logged(stores):
 
 def test_begin_attempt_returns_the_order_when_asked(services, stores, clock):
     record_in(stores.states, clock)
-    order = Order(order_id="ORD-1", customer_id="C-1", currency="USD", total_price=Decimal(20),
+    order = Order(order_key="ORD-1", customer_id="C-1", currency="USD", total_price=Decimal(20),
                   lines=[OrderLine(sku="SKU-A", quantity=2, unit_price=Decimal(10))],
                   created_at=datetime(2029, 12, 31, tzinfo=UTC))
     stores.orders.create_if_absent(order)

@@ -53,7 +53,7 @@ def services(tmp_path, content: bytes, calls: list):
 def test_an_answer_that_is_not_strict_json_still_gives_a_sendable_reply(tmp_path, content):
     calls = []
     svc = services(tmp_path, content, calls)
-    request = AgentRequest(message_id="O-1:1:charge", order_id="O-1", instance_id="O-1:1",
+    request = AgentRequest(message_id="O-1:1:charge", order_key="O-1", instance_id="O-1:1",
                            service="payment", operation="charge",
                            idempotency_key="O-1:charge",
                            complete_by=svc.clock.now() + timedelta(minutes=1), max_attempts=3,
@@ -68,7 +68,7 @@ def test_an_answer_that_is_not_strict_json_still_gives_a_sendable_reply(tmp_path
 def test_a_strict_json_answer_is_the_replys_result(tmp_path):
     calls = []
     svc = services(tmp_path, b'{"paymentId": "P-1", "fee": 0.5}', calls)
-    request = AgentRequest(message_id="O-2:1:charge", order_id="O-2", instance_id="O-2:1",
+    request = AgentRequest(message_id="O-2:1:charge", order_key="O-2", instance_id="O-2:1",
                            service="payment", operation="charge",
                            idempotency_key="O-2:charge",
                            complete_by=svc.clock.now() + timedelta(minutes=1), max_attempts=3,

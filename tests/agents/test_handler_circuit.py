@@ -31,12 +31,12 @@ def make_services(tmp_path, clock, remote):
                     breakers=breakers, http=remote.client(), settler=None)
 
 
-def request(clock, order_id="ORD-1"):
-    return AgentRequest(message_id=f"{order_id}:1:charge", order_id=order_id,
-                        instance_id=f"{order_id}:1", service="payment", operation="charge",
-                        idempotency_key=f"{order_id}:charge",
+def request(clock, order_key="ORD-1"):
+    return AgentRequest(message_id=f"{order_key}:1:charge", order_key=order_key,
+                        instance_id=f"{order_key}:1", service="payment", operation="charge",
+                        idempotency_key=f"{order_key}:charge",
                         complete_by=clock.now() + timedelta(seconds=30), max_attempts=4,
-                        event_name="charge-reply", payload={"orderId": order_id})
+                        event_name="charge-reply", payload={"orderId": order_key})
 
 
 def open_circuit(services, clock):

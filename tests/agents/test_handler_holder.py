@@ -45,7 +45,7 @@ def services(tmp_path, clock, remote):
 
 
 def request(clock, instance_id, operation="charge"):
-    return AgentRequest(message_id=f"{instance_id}:{operation}:forged", order_id=K,
+    return AgentRequest(message_id=f"{instance_id}:{operation}:forged", order_key=K,
                         instance_id=instance_id, service="payment", operation=operation,
                         idempotency_key=f"{K}:{operation}:forged",
                         complete_by=clock.now() + timedelta(seconds=30), max_attempts=3,
@@ -57,7 +57,7 @@ def assert_not_called(reply, remote, sent, *parts):
     assert (reply.outcome, reply.attempts, reply.circuit_open, reply.status_code) == (
         AgentOutcome.TRANSIENT_FAILURE, 0, False, None)
     assert reply.message_id == reply_message_id(sent.message_id)
-    assert (reply.order_id, reply.instance_id) == (K, sent.instance_id)
+    assert (reply.order_key, reply.instance_id) == (K, sent.instance_id)
     for part in parts:
         assert part in reply.reason
 

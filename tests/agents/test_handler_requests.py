@@ -14,12 +14,12 @@ SETTINGS = Settings(DEVHOST_DATA_DIR=".", PAYMENT_API_URL="http://pay.test/v1/",
                     SHIPPING_API_URL="http://ship.test")
 
 
-def request(order_id, operation, service):
-    return AgentRequest(message_id=f"{order_id}:1:{operation}", order_id=order_id,
-                        instance_id=f"{order_id}:1", service=service, operation=operation,
-                        idempotency_key=f"{order_id}:{operation}",
+def request(order_key, operation, service):
+    return AgentRequest(message_id=f"{order_key}:1:{operation}", order_key=order_key,
+                        instance_id=f"{order_key}:1", service=service, operation=operation,
+                        idempotency_key=f"{order_key}:{operation}",
                         complete_by=datetime(2030, 1, 1, tzinfo=UTC), max_attempts=2,
-                        event_name=f"{operation}-reply", payload={"orderId": order_id})
+                        event_name=f"{operation}-reply", payload={"orderId": order_key})
 
 
 @pytest.mark.parametrize(("operation", "service", "expected"), [
@@ -28,9 +28,9 @@ def request(order_id, operation, service):
     ("ship", "shipping", "http://ship.test/shipments"),
     ("cancel_shipment", "shipping", "http://ship.test/shipments/cancellations"),
 ])
-@pytest.mark.parametrize("order_id", ["..a", "a..b", "a.", "-", "ORD-1"])
-def test_no_identifier_ever_reaches_the_url(operation, service, expected, order_id):
-    url = service_url(SimpleNamespace(settings=SETTINGS), request(order_id, operation, service))
+@pytest.mark.parametrize("order_key", ["..a", "a..b", "a.", "-", "ORD-1"])
+def test_no_identifier_ever_reaches_the_url(operation, service, expected, order_key):
+    url = service_url(SimpleNamespace(settings=SETTINGS), request(order_key, operation, service))
     assert url == expected
 
 

@@ -22,7 +22,7 @@ BACKOFF = BackoffPolicy(initial=timedelta(seconds=1), maximum=timedelta(seconds=
 REQUEST = RemoteRequest(
     service="payment", method="POST", url="/payments",
     idempotency_key=idempotency_key("order-1", "charge"),
-    json={"orderId": "order-1", "amount": "10.00", "currency": "EUR"}, order_id="order-1",
+    json={"orderId": "order-1", "amount": "10.00", "currency": "EUR"}, order_key="order-1",
 )
 
 

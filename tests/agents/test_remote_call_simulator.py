@@ -52,7 +52,7 @@ def test_one_side_effect_per_order_under_30_percent_transient_faults(tmp_path):
                  {"orderId": order, "lines": [{"sku": "SKU-1", "quantity": 1}]}),
             ]:
                 request = RemoteRequest(
-                    service=service, method="POST", url=url, json=body, order_id=order,
+                    service=service, method="POST", url=url, json=body, order_key=order,
                     idempotency_key=idempotency_key(order, step),
                 )
                 outcomes[(service, order)] = call_remote(
@@ -69,7 +69,7 @@ def test_one_side_effect_per_order_under_30_percent_transient_faults(tmp_path):
         for (service, order), outcome in outcomes.items():
             assert ledger.request_count(service, order) == outcome.attempts
         for order in LOST_ANSWERS:
-            [charge] = ledger.side_effects(service="payment", order_id=order)
+            [charge] = ledger.side_effects(service="payment", order_key=order)
             assert outcomes[("payment", order)].body["paymentId"] == charge.resource_id
             assert outcomes[("payment", order)].attempts >= 2
     retried = sum(o.attempts - 1 for o in outcomes.values())

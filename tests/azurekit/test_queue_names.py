@@ -19,7 +19,7 @@ def test_names_the_rule_refuses(name):
 
 def test_a_contract_and_the_catalogue_refuse_the_same_name():
     with pytest.raises(ValueError, match="(?s)reply_to.*must be a Service Bus queue name"):
-        PublishStatusInput(order_id="ORD-1", reply_to="bad-", status="OrderCompleted")
+        PublishStatusInput(order_key="ORD-1", reply_to="bad-", status="OrderCompleted")
     queues = {"defaults": {"lockDuration": "PT1M", "maxDeliveryCount": 5,
                            "requiresDuplicateDetection": True,
                            "duplicateDetectionHistoryTimeWindow": "PT10M",

@@ -79,7 +79,7 @@ def test_store_operations_are_counted_as_cosmos_db_would_see_them(tmp_path, monk
     order = make_order()
     store.create_if_absent(order)
     store.create_if_absent(order)  # exists: a write refused, then a point read to compare
-    assert store.get(order.order_id) == order
+    assert store.get(order.order_key) == order
     store.close()
     counts = _sqlite.operation_counts()
     assert counts is not None

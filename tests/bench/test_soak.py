@@ -18,7 +18,7 @@ START = datetime(2026, 12, 1, 23, 0, tzinfo=UTC)
 
 
 def _order(n: int) -> Order:
-    return Order(order_id=f"TPCH-{n}", customer_id="C", currency="USD",
+    return Order(order_key=f"TPCH-{n}", customer_id="C", currency="USD",
                  lines=[OrderLine(sku="S", quantity=1, unit_price=Decimal("10"))],
                  total_price=Decimal("10"), created_at=START)
 

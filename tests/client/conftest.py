@@ -43,7 +43,7 @@ def make_order():
 def _make_order(order_id: str, *, lines: int = 1, quantity: int = 2) -> Order:
     """A valid order: each line 2 x 10.00 with 10 % discount and 5 % tax (18.90)."""
     return Order(
-        order_id=order_id,
+        order_key=order_id,
         customer_id="CUST-1",
         currency="USD",
         lines=[{"sku": f"SKU-{i}", "quantity": quantity, "unit_price": Decimal("10.00"),

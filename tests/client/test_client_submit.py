@@ -168,7 +168,7 @@ def _small_order(i):
 
     from orders.models import Order
 
-    return Order(order_id=f"S-{i}", customer_id="c", currency="EUR",
+    return Order(order_key=f"S-{i}", customer_id="c", currency="EUR",
                  lines=[{"sku": "x", "quantity": 1, "unit_price": "1.00"}],
                  total_price="1.00", created_at=datetime(2030, 1, 1, tzinfo=UTC))
 
@@ -202,7 +202,7 @@ def test_cli_submit_tpch_sends_the_valid_first_orders(tmp_path, tpch_dir):
     data_dir = tmp_path / "data"
     shutil.copytree(tpch_dir, data_dir / "tpch" / "sf-0.01")  # reused, not regenerated
     invalid = []
-    expected = [o.order_id for o in tpch.load_orders(tpch_dir, 50, on_invalid=invalid.append)]
+    expected = [o.order_key for o in tpch.load_orders(tpch_dir, 50, on_invalid=invalid.append)]
     result = CliRunner().invoke(app, ["submit", "--client-id", "acme", "--limit", "50",
                                       "--data-dir", str(data_dir)], terminal_width=200)
     assert result.exit_code == 0, result.output

@@ -14,60 +14,60 @@ NOW = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
 PRICE = Price(Decimal("172.50"), "USD")
 
 
-def record(order_id: str, state: ProcessState) -> StateRecord:
-    owner = None if state is ProcessState.PENDING else f"{order_id}:1"
-    return StateRecord(order_id=order_id, process_state=state, locked_by=owner, attempt=1,
+def record(order_key: str, state: ProcessState) -> StateRecord:
+    owner = None if state is ProcessState.PENDING else f"{order_key}:1"
+    return StateRecord(order_key=order_key, process_state=state, locked_by=owner, attempt=1,
                        reply_to="replies-acme", created_at=NOW, updated_at=NOW)
 
 
-def effect(order_id: str, kind: str, amount: str | None = None, ref: str | None = None,
+def effect(order_key: str, kind: str, amount: str | None = None, ref: str | None = None,
            n: int = 1) -> SideEffect:
     service = "payment" if kind in ("charge", "refund") else "shipping"
-    return SideEffect(service, kind, order_id, f"{order_id}:{kind}:{n}", amount,
-                      "USD" if amount else None, f"{kind}_{order_id}_{n}", ref, NOW)
+    return SideEffect(service, kind, order_key, f"{order_key}:{kind}:{n}", amount,
+                      "USD" if amount else None, f"{kind}_{order_key}_{n}", ref, NOW)
 
 
-def charge(order_id: str, amount: str = "172.50", n: int = 1) -> SideEffect:
-    return effect(order_id, "charge", amount, n=n)
+def charge(order_key: str, amount: str = "172.50", n: int = 1) -> SideEffect:
+    return effect(order_key, "charge", amount, n=n)
 
 
-def refund(order_id: str, amount: str = "172.50") -> SideEffect:
-    return effect(order_id, "refund", amount, ref=f"charge_{order_id}_1")
+def refund(order_key: str, amount: str = "172.50") -> SideEffect:
+    return effect(order_key, "refund", amount, ref=f"charge_{order_key}_1")
 
 
-def ship(order_id: str) -> SideEffect:
-    return effect(order_id, "ship")
+def ship(order_key: str) -> SideEffect:
+    return effect(order_key, "ship")
 
 
-def cancel(order_id: str) -> SideEffect:
-    return effect(order_id, "cancel", ref=f"ship_{order_id}_1")
+def cancel(order_key: str) -> SideEffect:
+    return effect(order_key, "cancel", ref=f"ship_{order_key}_1")
 
 
-def logged(order_id: str, *steps: str) -> list[CompensationEntry]:
+def logged(order_key: str, *steps: str) -> list[CompensationEntry]:
     details = {
-        "reserve_inventory": {"step": "reserve_inventory", "reservationId": f"RES-{order_id}",
+        "reserve_inventory": {"step": "reserve_inventory", "reservationId": f"RES-{order_key}",
                               "lines": [{"sku": "SKU-A", "quantity": 2}]},
-        "charge": {"step": "charge", "paymentId": f"charge_{order_id}_1", "amount": "172.50",
+        "charge": {"step": "charge", "paymentId": f"charge_{order_key}_1", "amount": "172.50",
                    "currency": "USD"},
-        "release_inventory": {"step": "release_inventory", "reservationId": f"RES-{order_id}"},
-        "refund": {"step": "refund", "outcome": "Undone", "refundId": f"refund_{order_id}_1",
+        "release_inventory": {"step": "release_inventory", "reservationId": f"RES-{order_key}"},
+        "refund": {"step": "refund", "outcome": "Undone", "refundId": f"refund_{order_key}_1",
                    "amount": "172.50", "currency": "USD"},
     }
-    return [CompensationEntry.new(order_id, details[s], instance_id=f"{order_id}:1",
+    return [CompensationEntry.new(order_key, details[s], instance_id=f"{order_key}:1",
                                   workflow_version=1, now=NOW).model_copy(update={"seq": i})
             for i, s in enumerate(steps, start=1)]
 
 
-def alert(order_id: str, kind: str = "CompensationFailed") -> OperatorAlert:
-    return OperatorAlert(kind=kind, reason="refund refused", at=NOW, order_id=order_id,
-                         instance_id=f"{order_id}:comp:1")
+def alert(order_key: str, kind: str = "CompensationFailed") -> OperatorAlert:
+    return OperatorAlert(kind=kind, reason="refund refused", at=NOW, order_key=order_key,
+                         instance_id=f"{order_key}:comp:1")
 
 
 def run(states: dict[str, ProcessState], effects: list[SideEffect], entries=None,
         alerts=()):
     by_order: dict[str, list[SideEffect]] = {}
     for e in effects:
-        by_order.setdefault(e.order_id, []).append(e)
+        by_order.setdefault(e.order_key, []).append(e)
     return audit({o: record(o, s) for o, s in states.items()},
                  {o: PRICE for o in states}, entries or {}, alerts, by_order)
 
@@ -89,7 +89,7 @@ def test_processed_charged_twice_and_refunded_once_nets_one_charge_and_is_balanc
 def test_processed_charged_twice_is_unbalanced_with_the_ledger_in_the_reason():
     report = run({"A": ProcessState.PROCESSED}, [charge("A"), charge("A", n=2), ship("A")])
     (v,) = report.unbalanced
-    assert (v.order_id, v.state, v.balanced) == ("A", ProcessState.PROCESSED, False)
+    assert (v.order_key, v.state, v.balanced) == ("A", ProcessState.PROCESSED, False)
     assert v.reason == ("Processed wants net charges 1, ledger nets 2 [ledger: charges 2 "
                         "(345.00 USD), refunds 0 (0 USD), ships 1, cancels 0]")
 
@@ -181,7 +181,7 @@ def test_compensation_failed_named_in_a_compensation_failed_alert_is_balanced():
 def test_compensation_failed_without_its_alert_is_unbalanced():
     report = run({"A": ProcessState.COMPENSATION_FAILED, "B": ProcessState.COMPENSATION_FAILED},
                  [charge("A")], {}, [alert("B"), alert("A", kind="OrderError")])
-    assert [v.order_id for v in report.unbalanced] == ["A"]
+    assert [v.order_key for v in report.unbalanced] == ["A"]
     assert report.verdict("A").reason == (
         "CompensationFailed but no CompensationFailed operator alert names it [ledger: "
         "charges 1 (172.50 USD), refunds 0 (0 USD), ships 0, cancels 0]")
@@ -225,32 +225,32 @@ def test_audit_data_dir_reads_states_log_alerts_and_ledger(tmp_path):
     for order, state in ((kept, ProcessState.COMPENSATED),
                          (failed, ProcessState.COMPENSATION_FAILED)):
         stores.orders.create_if_absent(order)
-        new = stores.states.create_if_absent(StateRecord.new(order.order_id, "replies-acme",
+        new = stores.states.create_if_absent(StateRecord.new(order.order_key, "replies-acme",
                                                              NOW))
         stores.states.replace(new.record.model_copy(update={
-            "process_state": state, "locked_by": f"{order.order_id}:comp:1"}))
-    for entry in logged(kept.order_id, "reserve_inventory", "release_inventory"):
+            "process_state": state, "locked_by": f"{order.order_key}:comp:1"}))
+    for entry in logged(kept.order_key, "reserve_inventory", "release_inventory"):
         stores.compensation.record(entry.model_copy(update={"seq": None}))
     stores.close()
     sender = create_sender("local", data_dir=tmp_path)
-    send_alert(sender, alert(failed.order_id), message_id="CompensationFailed:x")
+    send_alert(sender, alert(failed.order_key), message_id="CompensationFailed:x")
     sender.close()
     with Ledger(tmp_path / "ledger.sqlite") as ledger:
         for order in (kept, failed):
-            effect = SideEffect("payment", "charge", order.order_id, f"{order.order_id}:charge",
-                                str(order.total_price), "USD", f"pay_{order.order_id}", None,
+            effect = SideEffect("payment", "charge", order.order_key, f"{order.order_key}:charge",
+                                str(order.total_price), "USD", f"pay_{order.order_key}", None,
                                 NOW)
             ledger.run_idempotent(service="payment", key=effect.idempotency_key,
                                   fingerprint="f", now=NOW,
                                   operation=lambda conn, e=effect: Answer(201, {}, e))
 
     report = audit_data_dir(tmp_path, tmp_path / "ledger.sqlite",
-                            [kept.order_id, failed.order_id])
+                            [kept.order_key, failed.order_key])
 
-    assert [(v.order_id, v.state, v.balanced) for v in report.verdicts] == [
-        (kept.order_id, ProcessState.COMPENSATED, False),
-        (failed.order_id, ProcessState.COMPENSATION_FAILED, True)]
-    assert report.verdict(kept.order_id).reason.startswith(
+    assert [(v.order_key, v.state, v.balanced) for v in report.verdicts] == [
+        (kept.order_key, ProcessState.COMPENSATED, False),
+        (failed.order_key, ProcessState.COMPENSATION_FAILED, True)]
+    assert report.verdict(kept.order_key).reason.startswith(
         f"charge kept: Compensated wants net charge 0, ledger nets 1 charge(s) of "
         f"{kept.total_price} USD")
 
@@ -259,12 +259,12 @@ def test_audit_data_dir_reads_states_log_alerts_and_ledger(tmp_path):
 
 def test_the_same_order_id_of_two_clients_is_audited_as_two_orders():
     a, b = "shop-a~TPCH-7", "shop-b~TPCH-7"
-    records = {k: StateRecord(order_id=k, client_id=k.split("~")[0], client_order_id="TPCH-7",
+    records = {k: StateRecord(order_key=k, client_id=k.split("~")[0], client_order_id="TPCH-7",
                               process_state=ProcessState.PROCESSED, locked_by=f"{k}:1",
                               attempt=1, reply_to=f"replies-{k.split('~')[0]}",
                               created_at=NOW, updated_at=NOW) for k in (a, b)}
     effects = {a: [charge(a), ship(a)], b: [ship(b)]}  # shop-b's order was never charged
     report = audit(records, {a: PRICE, b: PRICE}, {}, [], effects)
     assert report.verdict(a).balanced
-    assert [v.order_id for v in report.unbalanced] == [b]
+    assert [v.order_key for v in report.unbalanced] == [b]
     assert report.verdict(b).reason.startswith("Processed wants net charges 1, ledger nets 0")

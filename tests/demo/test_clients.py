@@ -14,7 +14,7 @@ NOW = datetime(2030, 1, 1, tzinfo=UTC)
 
 
 def order(n: int) -> Order:
-    return Order(order_id=f"TPCH-{n}", customer_id="C", currency="USD",
+    return Order(order_key=f"TPCH-{n}", customer_id="C", currency="USD",
                  lines=[OrderLine(sku="S", quantity=1, unit_price=Decimal("10"))],
                  total_price=Decimal("10"), created_at=NOW)
 
@@ -22,7 +22,7 @@ def order(n: int) -> Order:
 def test_two_clients_share_sixty_orders_six_order_ids_used_by_both():
     batches = split([order(n) for n in range(60)])
     assert [b.client_id for b in batches] == list(CLIENTS) == ["shop-a", "shop-b"]
-    a, b = ([o.order_id for o in batch.orders] for batch in batches)
+    a, b = ([o.order_key for o in batch.orders] for batch in batches)
     assert (len(a), len(b)) == (30, 30)
     assert set(a) & set(b) == {f"TPCH-{n}" for n in range(24, 30)}
     assert batches[1].keys[0] == "shop-b~TPCH-24" and batches[0].keys[24] == "shop-a~TPCH-24"
@@ -38,7 +38,7 @@ def test_every_order_is_submitted_once_in_all(n):
 def test_a_client_summary_counts_only_its_own_orders():
     def record(key, state):
         client, order_id = key.split("~")
-        return StateRecord(order_id=key, client_id=client, client_order_id=order_id,
+        return StateRecord(order_key=key, client_id=client, client_order_id=order_id,
                            process_state=state, locked_by=f"{key}:1", attempt=1,
                            reply_to=f"replies-{client}", created_at=NOW, updated_at=NOW)
 

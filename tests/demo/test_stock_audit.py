@@ -11,8 +11,8 @@ from orders.models.inventory import Hold, StockItem
 NOW = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
-def record(order_id, state, reason=None):
-    return StateRecord(order_id=order_id, process_state=state, locked_by=f"{order_id}:1",
+def record(order_key, state, reason=None):
+    return StateRecord(order_key=order_key, process_state=state, locked_by=f"{order_key}:1",
                        attempt=1, reply_to="replies-acme", created_at=NOW, updated_at=NOW,
                        failure_reason=reason)
 

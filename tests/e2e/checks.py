@@ -23,14 +23,14 @@ def assert_timer_won_and_late_reply_changed_nothing(system, instance_id: str, re
                                                     kind: str, seconds: float) -> None:
     """``instance_id`` ended timed out; ``seconds`` later its held payment request was
     redelivered and answered, and neither ``record`` nor the ``kind`` effect changed.
-    ``record.order_id`` is the order key, which the harness takes as it is.
+    ``record.order_key`` is the order key, which the harness takes as it is.
     """
     first = system.host.taskhub.get_instance(instance_id)
     assert first.runtime_status == "Completed" and '"timedOut"' in first.output
     system.run(seconds)
     assert system.engine.counts("payment-requests").active == 0
-    assert system.state(record.order_id) == record
-    assert len(system.effects(kind=kind, order_id=record.order_id)) == 1
+    assert system.state(record.order_key) == record
+    assert len(system.effects(kind=kind, order_id=record.order_key)) == 1
 
 
 def direct_counts(system) -> tuple[Counter, int]:
@@ -45,10 +45,10 @@ def direct_counts(system) -> tuple[Counter, int]:
     return Counter(dict(rows)), stuck
 
 
-def lose_order_row(system, order_id):
-    """Delete the order row of ``order_id`` (a key): every attempt then fails reading it."""
+def lose_order_row(system, order_key):
+    """Delete the order row of ``order_key`` (a key): every attempt then fails reading it."""
     with sqlite3.connect(system.host.data_dir / "orders.sqlite") as conn:
-        assert conn.execute("DELETE FROM orders WHERE order_id = ?", (order_id,)).rowcount == 1
+        assert conn.execute("DELETE FROM orders WHERE order_id = ?", (order_key,)).rowcount == 1
 
 
 async def not_started(client, services, record):

@@ -43,7 +43,7 @@ DEFAULT_CLIENT = "acme"
 
 def key(order: Order | str, client_id: str = DEFAULT_CLIENT) -> str:
     """The order key of ``order`` (an Order or an OrderID) submitted by ``client_id``."""
-    order_id = order if isinstance(order, str) else order.order_id
+    order_id = order if isinstance(order, str) else order.order_key
     return order_id if "~" in order_id else order_key(client_id, order_id)
 
 
@@ -54,7 +54,7 @@ def make_order(n: int, lines: int = 2) -> Order:
     total = sum(Decimal(li.quantity) * li.unit_price for li in order_lines)
     from datetime import UTC, datetime
 
-    return Order(order_id=f"ORD-{n:05d}", customer_id=f"CUST-{n % 7}", currency="USD",
+    return Order(order_key=f"ORD-{n:05d}", customer_id=f"CUST-{n % 7}", currency="USD",
                  lines=order_lines, total_price=total,
                  created_at=datetime(2029, 12, 31, tzinfo=UTC))
 
@@ -102,7 +102,7 @@ class System:
         """Send an order message to the client's own queue ``orders-<clientId>``."""
         msg = SubmitOrder(client_id=client_id, reply_to=f"replies-{client_id}", order=order)
         self.engine.send(f"orders-{client_id}", body or msg.model_dump_json(by_alias=True),
-                         message_id=message_id or order.order_id)
+                         message_id=message_id or order.order_key)
 
     @contextmanager
     def paused(self, queue: str) -> Iterator[None]:
@@ -144,7 +144,7 @@ class System:
                 client_id: str = DEFAULT_CLIENT) -> list:
         """Side effects in the simulator's ledger (of ``client_id``'s ``order_id``, if given)."""
         return self.ledger.side_effects(
-            kind=kind, order_id=None if order_id is None else key(order_id, client_id))
+            kind=kind, order_key=None if order_id is None else key(order_id, client_id))
 
 
 __all__ = ["ProcessState", "System", "key", "make_order"]

@@ -196,7 +196,7 @@ AGENT_REQUESTS = {
 @pytest.mark.parametrize("name", AGENT_REQUESTS)
 def test_bad_agent_request_is_dead_lettered_with_reason_on_first_delivery(system, name):
     dead_lettered_once(system, "payment-requests", AGENT_REQUESTS[name], f"request-{name}")
-    assert system.ledger.side_effects(order_id="ORD-00950") == []  # a legacy key
+    assert system.ledger.side_effects(order_key="ORD-00950") == []  # a legacy key
 
 
 def test_agent_request_naming_another_reply_queue_calls_nothing(system):
@@ -211,7 +211,7 @@ def test_agent_request_naming_another_reply_queue_calls_nothing(system):
     assert (dead.delivery_count, dead.dead_letter_reason) == (1, "ServiceMismatch")
     assert "replyTo: 'no-such-queue' is not the agents' reply queue" in \
         dead.dead_letter_error_description
-    assert system.ledger.side_effects(kind="charge", order_id="ORD-00951") == []
+    assert system.ledger.side_effects(kind="charge", order_key="ORD-00951") == []
 
 
 def agent_reply(**changes) -> dict:

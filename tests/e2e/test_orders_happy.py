@@ -10,12 +10,12 @@ def test_one_order_is_processed_and_client_told(make_system):
     order = make_order(1)
     system.submit(order)
     system.run(10)
-    record = system.state(order.order_id)
+    record = system.state(order.order_key)
     assert record.process_state == ProcessState.PROCESSED
     assert record.attempt == 1 and record.failure_count == 0
     statuses = [m["status"] for m in system.replies()]
     assert statuses == ["RequestReceived", "OrderCompleted"]
-    kinds = Counter(e.kind for e in system.effects(order_id=order.order_id))
+    kinds = Counter(e.kind for e in system.effects(order_id=order.order_key))
     assert kinds == {"charge": 1, "ship": 1}
 
 
@@ -25,8 +25,8 @@ def test_200_orders_all_processed_each_side_effect_exactly_once(make_system):
     for order in orders:
         system.submit(order)
     system.run(30)
-    assert system.states(o.order_id for o in orders) == {ProcessState.PROCESSED: 200}
-    counts = Counter((e.kind, e.order_id) for e in system.effects())
+    assert system.states(o.order_key for o in orders) == {ProcessState.PROCESSED: 200}
+    counts = Counter((e.kind, e.order_key) for e in system.effects())
     assert len(counts) == 400
     assert set(counts.values()) == {1}
 
@@ -42,6 +42,6 @@ def test_two_clients_each_reply_queue_holds_only_its_own_orders(make_system):
     system.run(20)
     acme = system.replies("acme")
     globex = system.replies("globex")
-    assert {m["orderId"] for m in acme} == {o.order_id for o in mine}
-    assert {m["orderId"] for m in globex} == {o.order_id for o in theirs}
+    assert {m["orderId"] for m in acme} == {o.order_key for o in mine}
+    assert {m["orderId"] for m in globex} == {o.order_key for o in theirs}
     assert len(acme) == 2 * len(mine) and len(globex) == 2 * len(theirs)

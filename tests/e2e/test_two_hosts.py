@@ -58,10 +58,10 @@ def test_two_hosts_300_orders_with_faults(tmp_path):
     from devhost.taskhub.store import TaskHub
 
     hub = TaskHub(tmp_path / "taskhub.sqlite", SystemClock())
-    for order_id, record in records.items():
-        attempts = [hub.get_instance(f"{order_id}:{n}") for n in range(1, record.attempt + 1)]
-        assert all(a is not None for a in attempts), order_id
-        assert hub.get_instance(f"{order_id}:{record.attempt + 1}") is None
+    for order_key, record in records.items():
+        attempts = [hub.get_instance(f"{order_key}:{n}") for n in range(1, record.attempt + 1)]
+        assert all(a is not None for a in attempts), order_key
+        assert hub.get_instance(f"{order_key}:{record.attempt + 1}") is None
         for a in attempts:
             started = [e for e in hub.get_history(a.instance_id) if e["EventType"] == 0]
             assert len(started) == 1, a.instance_id
@@ -69,7 +69,7 @@ def test_two_hosts_300_orders_with_faults(tmp_path):
         # except the last one, which gives up at MAX_FAILURES
         gave_up = record.failure_count == int(env["MAX_FAILURES"])
         expected = record.attempt if gave_up else record.attempt - 1
-        assert record.failure_count == expected, (order_id, record)
+        assert record.failure_count == expected, (order_key, record)
     with Ledger(tmp_path / "ledger.sqlite") as ledger:
         duplicates = {k: n for k, n in ledger.effect_counts().items() if n > 1}
     assert duplicates == {}

@@ -28,16 +28,16 @@ def test_list_by_state_pages_through_all_and_flags_more(seeded):
     records, more = list_by_state(states, ProcessState.ERROR, 3)
     assert len(records) == 3 and more
     records, more = list_by_state(states, ProcessState.ERROR, 5)
-    assert sorted(r.order_id for r in records) == [f"ERR-{n}" for n in range(5)] and not more
+    assert sorted(r.order_key for r in records) == [f"ERR-{n}" for n in range(5)] and not more
     records, more = list_by_state(states, ProcessState.COMPENSATION_FAILED, 50)
-    assert [r.order_id for r in records] == ["CF-1"] and not more
+    assert [r.order_key for r in records] == ["CF-1"] and not more
 
 
 def test_stuck_means_supervised_with_complete_by_passed_however_long_ago(seeded):
     clock, states = seeded
     records, more = list_stuck(states, clock.now(), 50)
     # ANCIENT expired five days ago: outside the supervisor's one-day window, still stuck.
-    assert sorted(r.order_id for r in records) == ["ANCIENT", "LATE-1", "LATE-2"]
+    assert sorted(r.order_key for r in records) == ["ANCIENT", "LATE-1", "LATE-2"]
     assert not more
     assert count_stuck(states, clock.now()) == (3, False)
     assert count_stuck(states, clock.now(), cap=2) == (2, True)
@@ -48,7 +48,7 @@ def test_the_cli_names_map_to_queries(seeded):
     clock, states = seeded
     assert set(LISTS) >= {"stuck", "error", "compensationfailed", "pending"}
     records, _ = LISTS["pending"](states, clock.now(), 10)
-    assert [r.order_id for r in records] == ["NEW"]
+    assert [r.order_key for r in records] == ["NEW"]
 
 
 def test_an_operator_lists_one_clients_orders(seeded):
@@ -58,9 +58,9 @@ def test_an_operator_lists_one_clients_orders(seeded):
         put(states, "LATE-9", ProcessState.PROCESSING, attempt=1, complete_in_s=-10,
             client_id=client_id)
     records, more = list_by_state(states, ProcessState.ERROR, 1, client="acme")
-    assert [(r.order_id, r.client_id, r.client_order_id) for r in records] == [
+    assert [(r.order_key, r.client_id, r.client_order_id) for r in records] == [
         ("acme~ERR-0", "acme", "ERR-0")] and not more
-    assert [r.order_id for r in LISTS["stuck"](states, clock.now(), 50, "globex")[0]] == [
+    assert [r.order_key for r in LISTS["stuck"](states, clock.now(), 50, "globex")[0]] == [
         "globex~LATE-9"]
     # Without a client: every client's and the legacy records of the shared-queue era.
     assert len(list_by_state(states, ProcessState.ERROR, 50)[0]) == 7

@@ -56,13 +56,13 @@ class RacingStore:
         self.states = states
         self.raced = False
 
-    def get(self, order_id):
-        return self.states.get(order_id)
+    def get(self, order_key):
+        return self.states.get(order_key)
 
     def replace(self, record):
         if not self.raced:
             self.raced = True
-            resubmit(self.states, record.order_id, operator="bob")
+            resubmit(self.states, record.order_key, operator="bob")
         return self.states.replace(record)
 
 
@@ -79,8 +79,8 @@ class AlwaysChanging:
     def __init__(self, states):
         self.states = states
 
-    def get(self, order_id):
-        return self.states.get(order_id)
+    def get(self, order_key):
+        return self.states.get(order_key)
 
     def replace(self, record):
         raise PreconditionFailedError("stale")

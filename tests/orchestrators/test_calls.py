@@ -39,7 +39,7 @@ def test_an_input_of_another_type_is_refused_before_anything_is_scheduled():
 
 def loaded_with_retry(context):
     order = yield from call(context, LOAD_ORDER, "ORD-1", retry=RETRY)
-    return order.order_id
+    return order.order_key
 
 
 def test_with_retry_options_the_call_schedules_the_retry_variant_with_the_same_input():

@@ -72,7 +72,7 @@ def test_a_redelivery_of_an_accepted_order_is_never_rejected(env):
     assert again == submission.Accepted("acme~ORD-00001", created=False)
     # Only the order row survived a crash between the two writes: also a redelivery.
     stores.orders.create_if_absent(make_order(5).model_copy(
-        update={"order_id": "acme~ORD-00005"}))
+        update={"order_key": "acme~ORD-00005"}))
     partial = submit(body(5), stores, sent, now, max_in_flight=1)
     assert partial == submission.Accepted("acme~ORD-00005", created=True)
     assert "Rejected" not in [s[1] for s in sent.statuses()]

@@ -12,8 +12,8 @@ from tests.support.durable_client import StartRecorder as DurableClient
 from tests.support.records import record_in
 
 
-def handed_over(stores, clock, order_id="ORD-1", **changes):
-    record = record_in(stores.states, clock, order_id=order_id)
+def handed_over(stores, clock, order_key="ORD-1", **changes):
+    record = record_in(stores.states, clock, order_key=order_key)
     handed = hand_over(record, "why", Actor.SUPERVISOR)
     return stores.states.replace(handed.model_copy(update=changes))
 
@@ -34,7 +34,7 @@ def test_claims_then_starts_the_next_compensation_attempt(services, stores, cloc
 
 def test_held_back_records_wait_and_pending_orders_are_not_touched(services, stores, clock):
     handed_over(stores, clock, not_before=clock.now() + timedelta(seconds=4))
-    record_in(stores.states, clock, ProcessState.PENDING, order_id="ORD-2")
+    record_in(stores.states, clock, ProcessState.PENDING, order_key="ORD-2")
     client = DurableClient()
     assert asyncio.run(start_compensations(client, services)).claimed == 0
     clock.advance(timedelta(seconds=4))

@@ -46,7 +46,7 @@ def start(server, instance_id):
 
 
 def reply_for(instance_id):
-    return AgentReply(message_id=f"{instance_id}:charge:reply", order_id="ORD-1",
+    return AgentReply(message_id=f"{instance_id}:charge:reply", order_key="ORD-1",
                       instance_id=instance_id, operation="charge", event_name="charge-reply",
                       outcome=AgentOutcome.SUCCEEDED, attempts=1, result={"chargeId": "C-1"})
 

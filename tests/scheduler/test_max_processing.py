@@ -33,7 +33,7 @@ def peak_of(path) -> int:
 def test_concurrent_submissions_and_starters_never_pass_max_processing(services, stores,
                                                                       clock, tmp_path):
     limited = with_settings(services, MAX_PROCESSING=3)
-    records = [record_in(stores.states, clock, ProcessState.PENDING, order_id=f"ORD-{n}")
+    records = [record_in(stores.states, clock, ProcessState.PENDING, order_key=f"ORD-{n}")
                for n in range(24)]
     with sqlite3.connect(tmp_path / "state.sqlite") as conn:
         conn.executescript(PEAK_TRIGGER)

@@ -41,7 +41,7 @@ def test_the_timer_and_a_submission_with_the_same_etag_start_one_attempt(service
 
 
 def test_nothing_is_claimed_while_max_processing_attempts_run(services, stores, clock):
-    record_in(stores.states, clock, ProcessState.PROCESSING, order_id="ORD-0")
+    record_in(stores.states, clock, ProcessState.PROCESSING, order_key="ORD-0")
     record = record_in(stores.states, clock, ProcessState.PENDING)
     client = StartRecorder()
     full = with_settings(services, MAX_PROCESSING=1)
@@ -59,9 +59,9 @@ def test_held_back_locked_or_unknown_version_records_are_left_to_the_timer(servi
     held = stores.states.replace(pending.model_copy(
         update={"not_before": clock.now() + timedelta(seconds=4)}))
     assert asyncio.run(start_submitted(client, services, held)).claimed == 0
-    running = record_in(stores.states, clock, ProcessState.PROCESSING, order_id="ORD-2")
+    running = record_in(stores.states, clock, ProcessState.PROCESSING, order_key="ORD-2")
     assert asyncio.run(start_submitted(client, services, running)).claimed == 0
-    fresh = record_in(stores.states, clock, ProcessState.PENDING, order_id="ORD-3")
+    fresh = record_in(stores.states, clock, ProcessState.PENDING, order_key="ORD-3")
     unknown = with_settings(services, WORKFLOW_VERSION=99)
     assert asyncio.run(start_submitted(client, unknown, fresh)).claimed == 0
     assert client.started == []

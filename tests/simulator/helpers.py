@@ -4,19 +4,20 @@ import httpx
 
 
 async def charge(
-    client: httpx.AsyncClient, order_id: str, key: str, amount: str = "10.00", currency: str = "EUR"
+    client: httpx.AsyncClient, order_key: str, key: str, amount: str = "10.00",
+    currency: str = "EUR",
 ) -> httpx.Response:
     return await client.post(
         "/payments",
-        json={"orderId": order_id, "amount": amount, "currency": currency},
+        json={"orderId": order_key, "amount": amount, "currency": currency},
         headers={"Idempotency-Key": key},
     )
 
 
-async def ship(client: httpx.AsyncClient, order_id: str, key: str) -> httpx.Response:
+async def ship(client: httpx.AsyncClient, order_key: str, key: str) -> httpx.Response:
     return await client.post(
         "/shipments",
-        json={"orderId": order_id, "lines": [{"sku": "SKU-1", "quantity": 2}],
+        json={"orderId": order_key, "lines": [{"sku": "SKU-1", "quantity": 2}],
               "address": {"line1": "Main St 1", "city": "Szeged", "country": "HU"}},
         headers={"Idempotency-Key": key},
     )

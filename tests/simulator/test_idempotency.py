@@ -24,7 +24,7 @@ async def test_charge_answers_201_and_records_one_side_effect(make_client, ledge
     assert "Idempotent-Replayed" not in response.headers
     with Ledger(ledger_path) as ledger:
         [effect] = ledger.side_effects()
-    assert (effect.service, effect.kind, effect.order_id) == ("payment", "charge", "order-1")
+    assert (effect.service, effect.kind, effect.order_key) == ("payment", "charge", "order-1")
     assert effect.idempotency_key == "order-1:charge"
     assert (effect.amount, effect.currency) == ("12.50", "EUR")
     assert effect.resource_id == body["paymentId"]
@@ -123,8 +123,8 @@ async def test_invalid_json_and_empty_shipment_lines_answer_400(make_client):
     assert no_lines.json()["message"].startswith("lines")
 
 
-async def undo(client, path, order_id, key, **body):
-    return await client.post(path, json={"orderId": order_id, **body},
+async def undo(client, path, order_key, key, **body):
+    return await client.post(path, json={"orderId": order_key, **body},
                              headers={"Idempotency-Key": key})
 
 

@@ -14,10 +14,10 @@ from .helpers import charge, ship
 pytestmark = pytest.mark.anyio
 
 
-async def undo(client, service, order_id, key):
+async def undo(client, service, order_key, key):
     path, field = {"payment": ("/payments/refunds", "chargeKey"),
                    "shipping": ("/shipments/cancellations", "shipmentKey")}[service]
-    response = await client.post(path, json={"orderId": order_id, field: key},
+    response = await client.post(path, json={"orderId": order_key, field: key},
                                  headers={"Idempotency-Key": f"{key}:undo"})
     assert response.status_code == 200, response.text
 
@@ -35,7 +35,7 @@ async def test_settled_effects_and_old_answers_go_open_effects_stay(
     with Ledger(ledger_path) as ledger:
         assert ledger.purge_before(clock.now() - timedelta(days=20)) == 0
         assert ledger.purge_before(clock.now() - timedelta(days=5)) > 0
-        assert [(e.order_id, e.kind) for e in ledger.side_effects()] == [
+        assert [(e.order_key, e.kind) for e in ledger.side_effects()] == [
             ("open", "charge"), ("new", "charge")]
         assert ledger.request_count("payment", "settled") == 0
         assert ledger.request_count("payment", "open") == 1

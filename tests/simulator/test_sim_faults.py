@@ -128,7 +128,7 @@ async def test_fail_forever_answers_503_on_every_request(make_client, ledger_pat
     assert (await charge(client, "order-2", "k-2")).status_code == 201
     with Ledger(ledger_path) as ledger:
         assert ledger.request_count("payment", "order-1") == 5
-        assert ledger.side_effects(order_id="order-1") == []
+        assert ledger.side_effects(order_key="order-1") == []
 
 
 def test_black_hole_first_n_counts_per_order_and_resets_when_knobs_change():

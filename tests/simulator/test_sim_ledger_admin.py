@@ -24,14 +24,14 @@ async def test_ledger_api_and_admin_endpoints_agree(make_client, ledger_path, cl
 
     with Ledger(ledger_path) as ledger:
         effects = ledger.side_effects()
-        assert [(e.service, e.kind, e.order_id) for e in effects] == [
+        assert [(e.service, e.kind, e.order_key) for e in effects] == [
             ("payment", "charge", "order-1"),
             ("shipping", "ship", "order-1"),
             ("payment", "charge", "order-2"),
         ]
         assert effects[1].at == clock.now()
         assert effects[0].at == clock.now() - timedelta(minutes=1)
-        assert ledger.side_effects(order_id="order-1", service="shipping")[0].idempotency_key == (
+        assert ledger.side_effects(order_key="order-1", service="shipping")[0].idempotency_key == (
             "order-1:ship"
         )
         assert set(ledger.effect_counts().values()) == {1}

@@ -22,12 +22,12 @@ def services(tmp_path, clock, stores, sender):
                     breakers=None, http=None, settler=None)
 
 
-def running(states, clock, order_id="ORD-1", attempt=1, deadline_s=30.0, **changes):
+def running(states, clock, order_key="ORD-1", attempt=1, deadline_s=30.0, **changes):
     """Store (or re-claim) the order's record as attempt ``attempt``, Processing."""
     now = clock.now()
-    record = states.get(order_id) or states.create_if_absent(
-        StateRecord.new(order_id, "replies-acme", now)).record
+    record = states.get(order_key) or states.create_if_absent(
+        StateRecord.new(order_key, "replies-acme", now)).record
     return states.replace(record.model_copy(update={
         "process_state": ProcessState.PROCESSING, "attempt": attempt,
-        "locked_by": f"{order_id}:{attempt}", "not_before": None,
+        "locked_by": f"{order_key}:{attempt}", "not_before": None,
         "complete_by": now + timedelta(seconds=deadline_s), **changes}))

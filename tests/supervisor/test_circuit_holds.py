@@ -12,8 +12,8 @@ from supervisor.supervisor import circuit_hold_of, supervise
 from tests.supervisor.conftest import running
 
 
-def refused(instance_id, order_id="ORD-1", circuit_open=True, attempts=0, operation="charge"):
-    return AgentReply(message_id=f"{instance_id}:{operation}:reply", order_id=order_id,
+def refused(instance_id, order_key="ORD-1", circuit_open=True, attempts=0, operation="charge"):
+    return AgentReply(message_id=f"{instance_id}:{operation}:reply", order_key=order_key,
                       instance_id=instance_id, operation=operation,
                       event_name=f"{operation}-reply",
                       outcome=AgentOutcome.TRANSIENT_FAILURE, attempts=attempts,
@@ -101,7 +101,7 @@ def test_an_attempt_refused_after_an_earlier_remote_step_is_not_marked(services,
     assert (report.held_back, report.retried) == ([], ["ORD-1"])
     assert stores.states.get("ORD-1").failure_count == 1
     # Version 2 ships first: refused there, the attempt called nothing and is held back.
-    running(stores.states, clock, order_id="ORD-2", workflow_version=2)
+    running(stores.states, clock, order_key="ORD-2", workflow_version=2)
     assert mark_circuit_refusal(stores.states, refused("ORD-2:1", "ORD-2", operation="ship"))
     assert not mark_circuit_refusal(stores.states, refused("ORD-2:1", "ORD-2"))
 

@@ -57,9 +57,9 @@ def test_a_resubmitted_order_that_fails_again_is_told_again(services, stores, cl
     assert len({m.message_id for m in sent}) == 2
 
 
-def compensating(stores, clock, failures=0, order_id="ORD-1"):
+def compensating(stores, clock, failures=0, order_key="ORD-1"):
     handed = stores.states.replace(hand_over(
-        record_in(stores.states, clock, order_id=order_id), "ship refused", Actor.SUPERVISOR))
+        record_in(stores.states, clock, order_key=order_key), "ship refused", Actor.SUPERVISOR))
     claimed = claim_compensation(handed, clock.now() + timedelta(seconds=20))
     return stores.states.replace(claimed.model_copy(update={"compensation_failures": failures}))
 
@@ -98,7 +98,7 @@ def test_stalled_compensation_fails_at_its_limit_with_alert_and_status(services,
 def test_waiting_or_running_compensations_are_left_alone(services, stores, clock):
     waiting = stores.states.replace(hand_over(record_in(stores.states, clock), "why",
                                               Actor.SUPERVISOR))
-    running = compensating(stores, clock, order_id="ORD-2")
+    running = compensating(stores, clock, order_key="ORD-2")
     expire(clock, 10)  # before the running attempt's CompleteBy
     assert supervise(services).expired == 0
     assert (stores.states.get("ORD-1"), stores.states.get("ORD-2")) == (waiting, running)

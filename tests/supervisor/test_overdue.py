@@ -14,9 +14,9 @@ from tests.supervisor.conftest import WINDOW_S, running
 WINDOW = timedelta(seconds=WINDOW_S)
 
 
-def stuck(states, clock, order_id, ago, **changes):
+def stuck(states, clock, order_key, ago, **changes):
     """A Processing record whose CompleteBy passed ``ago`` before now."""
-    return running(states, clock, order_id=order_id,
+    return running(states, clock, order_key=order_key,
                    deadline_s=-ago.total_seconds(), **changes)
 
 
@@ -56,8 +56,8 @@ def test_pass_reads_only_the_expired_rows_among_many_others(services, stores, cl
         stuck(stores.states, clock, f"RECENT-{n}", timedelta(minutes=n + 1))
     now = clock.now()
     for n in range(1500):
-        running(stores.states, clock, order_id=f"RUNNING-{n}")  # CompleteBy ahead
-        done = running(stores.states, clock, order_id=f"DONE-{n}", deadline_s=-2 * WINDOW_S)
+        running(stores.states, clock, order_key=f"RUNNING-{n}")  # CompleteBy ahead
+        done = running(stores.states, clock, order_key=f"DONE-{n}", deadline_s=-2 * WINDOW_S)
         stores.states.replace(done.model_copy(update={"process_state": ProcessState.PROCESSED,
                                                       "complete_by": None}))  # client told
         stores.states.create_if_absent(StateRecord.new(f"NEW-{n}", "replies-acme", now))

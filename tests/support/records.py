@@ -10,18 +10,18 @@ CHARGE = {"step": "charge", "paymentId": "pay_1", "amount": "20.00", "currency":
 SHIP = {"step": "ship", "shipmentId": "shp_1"}
 
 
-def entry(details, now, order_id="ORD-1", seq=None, instance_id="ORD-1:1"):
-    made = CompensationEntry.new(order_id, details, instance_id=instance_id,
+def entry(details, now, order_key="ORD-1", seq=None, instance_id="ORD-1:1"):
+    made = CompensationEntry.new(order_key, details, instance_id=instance_id,
                                  workflow_version=1, now=now)
     return made.model_copy(update={"seq": seq}) if seq else made
 
 
-def record_in(states, clock, state=ProcessState.PROCESSING, order_id="ORD-1", **changes):
+def record_in(states, clock, state=ProcessState.PROCESSING, order_key="ORD-1", **changes):
     """Create a record and move it to ``state`` (owned by attempt 1 where it needs an owner)."""
     now = clock.now()
-    record = states.create_if_absent(StateRecord.new(order_id, "replies-acme", now)).record
+    record = states.create_if_absent(StateRecord.new(order_key, "replies-acme", now)).record
     if state is ProcessState.PENDING:
         return record
-    update = {"process_state": state, "attempt": 1, "locked_by": f"{order_id}:1",
+    update = {"process_state": state, "attempt": 1, "locked_by": f"{order_key}:1",
               "complete_by": now + timedelta(seconds=30), **changes}
     return states.replace(record.model_copy(update=update))

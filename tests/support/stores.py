@@ -17,19 +17,20 @@ def put(states, order_id, state=ProcessState.PENDING, *, attempt=0, failures=0,
         complete_in_s=None, now=None, client_id=None, **extra):
     """Store a record in ``state``; a legacy one (plain OrderID) unless ``client_id``."""
     now = now or ManualClock().now()
-    first = StateRecord.new(order_id, "replies-acme", now)
+    key = order_id  # a legacy record's key is its OrderID
+    first = StateRecord.new(key, "replies-acme", now)
     if client_id is not None:
-        order_id = order_key(client_id, order_id)
-        first = first.model_copy(update={"order_id": order_id, "client_id": client_id,
-                                         "client_order_id": first.order_id,
+        key = order_key(client_id, order_id)
+        first = first.model_copy(update={"order_key": key, "client_id": client_id,
+                                         "client_order_id": first.order_key,
                                          "reply_to": f"replies-{client_id}"})
     record = states.create_if_absent(first).record
     if state is ProcessState.PENDING:
         return record
-    locked = f"{order_id}:{max(attempt, 1)}"
+    locked = f"{key}:{max(attempt, 1)}"
     update = {"process_state": state, "attempt": max(attempt, 1), "failure_count": failures,
               "locked_by": locked if state is not ProcessState.COMPENSATING else
-              f"{order_id}:comp:1",
+              f"{key}:comp:1",
               "complete_by": now + timedelta(seconds=complete_in_s)
               if complete_in_s is not None else None, **extra}
     return states.replace(record.model_copy(update=update))

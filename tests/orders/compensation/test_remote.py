@@ -9,7 +9,7 @@ from azurekit.services import UnknownServiceError
 from orders.compensation.remote import WORKFLOW_STEPS, RemoteStep
 from orders.models import Order, OrderLine, Step
 
-ORDER = Order(order_id="acme~ORD-1", customer_id="C-1", currency="EUR",
+ORDER = Order(order_key="acme~ORD-1", customer_id="C-1", currency="EUR",
               lines=(OrderLine(sku="SKU-1", quantity=2, unit_price=Decimal("5.00")),),
               total_price=Decimal("10.00"), created_at=datetime(2030, 1, 1, tzinfo=UTC))
 DEADLINE = datetime(2030, 1, 1, 0, 1, tzinfo=UTC)

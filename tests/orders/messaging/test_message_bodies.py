@@ -127,7 +127,7 @@ def submission_of(client_id: str):
 def keyed(body: bytes) -> tuple[SubmitOrder, str]:
     """The accepted message and the key its order is stored under (client acme's)."""
     parsed = wire.parse(body, SubmitOrder)
-    return parsed, order_key("acme", parsed.order.order_id)
+    return parsed, order_key("acme", parsed.order.order_key)
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +173,7 @@ def deliver(app, body: bytes):
         return svc.settler.dead[message_id]
     parsed, key = keyed(body)  # accepted: a valid SubmitOrder of client acme
     assert parsed.client_id == "acme" and parsed.reply_to == "replies-acme"
-    assert svc.stores.orders.get(key) == parsed.order.model_copy(update={"order_id": key})
+    assert svc.stores.orders.get(key) == parsed.order.model_copy(update={"order_key": key})
     assert svc.stores.states.get(key).reply_to == parsed.reply_to
     note("stored")
 

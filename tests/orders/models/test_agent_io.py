@@ -100,9 +100,9 @@ def test_the_queue_messages_tolerate_unknown_keys_by_design():
 def test_every_operation_has_a_payload_contract():
     assert set(PAYLOADS) == {"charge", "ship", "refund", "cancel_shipment"}
     with pytest.raises(ValidationError, match="amount"):
-        ChargePayload(order_id="ORD-1", amount="0", currency="USD")
+        ChargePayload(order_key="ORD-1", amount="0", currency="USD")
 
 
 def test_a_charge_amount_travels_as_a_string():
-    charge = ChargePayload(order_id="ORD-1", amount="19.90", currency="EUR")
+    charge = ChargePayload(order_key="ORD-1", amount="19.90", currency="EUR")
     assert charge.to_payload() == {"orderId": "ORD-1", "amount": "19.90", "currency": "EUR"}

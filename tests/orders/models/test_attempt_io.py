@@ -85,6 +85,6 @@ def test_finish_attempt_writes_only_processed():
 
 
 def test_complete_by_travels_as_fixed_width_utc():
-    begin = BeginAttemptInput(order_id="ORD-1", instance_id="ORD-1:1",
+    begin = BeginAttemptInput(order_key="ORD-1", instance_id="ORD-1:1",
                               complete_by=datetime(2030, 1, 1, 1, 0, 30, tzinfo=UTC))
     assert begin.model_dump(mode="json")["completeBy"] == "2030-01-01T01:00:30.000000Z"

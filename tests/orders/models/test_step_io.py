@@ -28,11 +28,11 @@ def test_every_omitted_key_is_an_optional_field_of_its_contract():
 
 
 def test_absent_keys_stay_absent_in_both_spellings():
-    status = PublishStatusInput(order_id="ORD-1", reply_to="replies-acme",
+    status = PublishStatusInput(order_key="ORD-1", reply_to="replies-acme",
                                 status="OrderCompleted")
     assert status.model_dump(mode="json") == {"orderId": "ORD-1", "replyTo": "replies-acme",
                                               "status": "OrderCompleted"}
-    assert status.model_dump(by_alias=False) == {"order_id": "ORD-1",
+    assert status.model_dump(by_alias=False) == {"order_key": "ORD-1",
                                                  "reply_to": "replies-acme",
                                                  "status": "OrderCompleted"}
     told = status.model_copy(update={"reason": "late"})

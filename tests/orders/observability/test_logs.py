@@ -29,7 +29,7 @@ def test_every_record_inside_a_context_carries_the_ids(caplog):
     caplog.set_level(logging.INFO, logger="orders")
     with log_context(instance_id="ORD-1:2"):
         log.info("inside")
-        with log_context(order_id="ORD-1", attempt=3):
+        with log_context(order_key="ORD-1", attempt=3):
             logging.getLogger("orders.other").info("nested")
     log.info("outside")
     inside, nested, outside = caplog.records
@@ -37,7 +37,7 @@ def test_every_record_inside_a_context_carries_the_ids(caplog):
     assert ids(nested) == ("ORD-1", "ORD-1:2", 3)
     assert ids(outside) == ("-", "-", "-")
     assert inside.log_ids == "order=ORD-1 instance=ORD-1:2 attempt=2"
-    assert current_ids().order_id is None
+    assert current_ids().order_key is None
 
 
 def test_text_format_shows_the_ids(caplog):

@@ -8,10 +8,10 @@ from decimal import Decimal
 from orders.models import Order, OrderLine, ProcessState, StateRecord
 
 
-def make_order(order_id: str = "ORD-1", **changes: object) -> Order:
+def make_order(order_key: str = "ORD-1", **changes: object) -> Order:
     # 2 * 10.00 * (1 + 0.05) * (1 - 0.10) = 18.90 and 1 * 5.00 = 5.00
     data: dict[str, object] = {
-        "order_id": order_id,
+        "order_key": order_key,
         "customer_id": "CUST-7",
         "currency": "EUR",
         "lines": (
@@ -32,7 +32,7 @@ def make_order(order_id: str = "ORD-1", **changes: object) -> Order:
 
 
 def make_record(
-    order_id: str,
+    order_key: str,
     now: datetime,
     state: ProcessState = ProcessState.PENDING,
     *,
@@ -44,10 +44,10 @@ def make_record(
 ) -> StateRecord:
     locked = state in (ProcessState.PROCESSING, ProcessState.COMPENSATING)
     return StateRecord(
-        order_id=order_id,
+        order_key=order_key,
         reply_to=reply_to,
         process_state=state,
-        locked_by=f"{order_id}:1" if locked else None,
+        locked_by=f"{order_key}:1" if locked else None,
         attempt=1 if locked else 0,
         complete_by=complete_by,
         not_before=not_before,

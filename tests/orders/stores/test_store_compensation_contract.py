@@ -8,8 +8,8 @@ from orders.models import CompensationEntry
 from orders.stores import ConflictError
 
 
-def entry(order_id, details, now, instance_id=None):
-    return CompensationEntry.new(order_id, details, instance_id=instance_id or f"{order_id}:1",
+def entry(order_key, details, now, instance_id=None):
+    return CompensationEntry.new(order_key, details, instance_id=instance_id or f"{order_key}:1",
                                  workflow_version=1, now=now)
 
 

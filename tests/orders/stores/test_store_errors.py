@@ -50,7 +50,7 @@ def test_sqlite_busy_is_a_retryable_transient_store_error(tmp_path):
     # Nothing was written, and the same call succeeds once the lock is free.
     assert store.get("ORD-BUSY") is None
     store.create_if_absent(make_record("ORD-BUSY", clock.now()))
-    assert store.get("ORD-BUSY").order_id == "ORD-BUSY"
+    assert store.get("ORD-BUSY").order_key == "ORD-BUSY"
     store.close()
 
 

@@ -57,18 +57,18 @@ def test_rounded_line_charge_is_accepted():
     assert order.computed_total == Decimal("10.154835")
 
 
-@pytest.mark.parametrize("order_id", ["ORD/1", "ORD:1", "ORD#1", "@ORD", "ORD 1", "", "A" * 65])
-def test_order_id_outside_allowed_characters_is_rejected(order_id):
+@pytest.mark.parametrize("order_key", ["ORD/1", "ORD:1", "ORD#1", "@ORD", "ORD 1", "", "A" * 65])
+def test_order_id_outside_allowed_characters_is_rejected(order_key):
     with pytest.raises(ValidationError) as info:
-        make_order(order_id)
-    assert "order_id" in str(info.value)
+        make_order(order_key)
+    assert "order_key" in str(info.value)
     assert "SPEC D2" in str(info.value)
 
 
 def test_longest_order_id_gives_valid_instance_id():
     order = make_order("a.B_c-9" + "Z" * 57)
-    assert len(order.order_id) == 64
-    assert check_instance_id(f"{order.order_id}:12345") == f"{order.order_id}:12345"
+    assert len(order.order_key) == 64
+    assert check_instance_id(f"{order.order_key}:12345") == f"{order.order_key}:12345"
 
 
 @pytest.mark.parametrize("bad", ["", "@x", "a/b", "a\\b", "a#b", "a?b", "a\x01b", "x" * 101])
@@ -151,7 +151,7 @@ def test_same_data_compares_amounts_by_value_and_times_by_instant():
 
 def test_models_are_immutable():
     with pytest.raises(ValidationError):
-        make_order().order_id = "OTHER"  # type: ignore[misc]
+        make_order().order_key = "OTHER"  # type: ignore[misc]
 
 
 def test_process_state_includes_compensation_states():
@@ -180,20 +180,20 @@ def test_new_state_record_follows_s2_first_write():
 def test_pending_record_must_not_be_locked():
     with pytest.raises(ValidationError, match="lockedBy: must be null while processState"):
         StateRecord(
-            order_id="O", reply_to="q", locked_by="O:1", created_at=NOW, updated_at=NOW
+            order_key="O", reply_to="q", locked_by="O:1", created_at=NOW, updated_at=NOW
         )
 
 
 def test_processing_record_must_name_its_instance():
     with pytest.raises(ValidationError, match="lockedBy: must name the owning"):
         StateRecord(
-            order_id="O", reply_to="q", process_state=ProcessState.PROCESSING,
+            order_key="O", reply_to="q", process_state=ProcessState.PROCESSING,
             created_at=NOW, updated_at=NOW,
         )
 
 
 def test_compensating_record_may_wait_unlocked_for_its_next_attempt():
-    waiting = StateRecord(order_id="O", reply_to="q", process_state=ProcessState.COMPENSATING,
+    waiting = StateRecord(order_key="O", reply_to="q", process_state=ProcessState.COMPENSATING,
                           created_at=NOW, updated_at=NOW)
     running = waiting.model_copy(update={"locked_by": "O:comp:1"})
     assert StateRecord.model_validate(running.model_dump(mode="json")) == running
@@ -238,38 +238,38 @@ def test_state_record_version_3_is_a_legacy_record_keyed_on_its_order_id():
                            process_state=ProcessState.PROCESSING, locked_by="ORD-1:2",
                            attempt=2)
     assert record.schema_version == STATE_SCHEMA_VERSION
-    assert (record.order_id, record.client_id, record.client_order_id) == ("ORD-1", None, None)
+    assert (record.order_key, record.client_id, record.client_order_id) == ("ORD-1", None, None)
     assert record.submitted_order_id == "ORD-1" and record.locked_by == "ORD-1:2"
 
 
 def test_state_record_version_4_is_read_without_a_trace_context():
     record = legacy_record(4, SINCE_4, process_state=ProcessState.PROCESSING,
                            locked_by="acme~ORD-1:1", client_id="acme", client_order_id="ORD-1",
-                           order_id="acme~ORD-1")
+                           order_key="acme~ORD-1")
     assert record.schema_version == STATE_SCHEMA_VERSION
     assert (record.trace_parent, record.attempt_trace) == (None, None)
     assert record.locked_by == "acme~ORD-1:1"
 
 
 def test_a_client_record_is_keyed_on_client_and_order_id():
-    record = StateRecord(order_id="acme~ORD-1", client_id="acme", client_order_id="ORD-1",
+    record = StateRecord(order_key="acme~ORD-1", client_id="acme", client_order_id="ORD-1",
                          reply_to="replies-acme", created_at=NOW, updated_at=NOW)
     assert StateRecord.model_validate(record.model_dump(mode="json")) == record
     assert record.model_dump(mode="json")["clientOrderId"] == "ORD-1"
     assert record.submitted_order_id == "ORD-1"
 
 
-@pytest.mark.parametrize(("order_id", "client_id", "client_order_id", "rule"), [
+@pytest.mark.parametrize(("order_key", "client_id", "client_order_id", "rule"), [
     ("globex~ORD-1", "acme", "ORD-1", "orderId: must be the order key"),
     ("acme~ORD-2", "acme", "ORD-1", "orderId: must be the order key"),
     ("acme~ORD-1", None, None, "clientId: required with the order key"),
     ("Acme~ORD-1", None, None, "client part of the order key"),
     ("acme~ORD~1", None, None, "client part of the order key"),
 ])
-def test_a_key_that_does_not_match_its_client_is_refused(order_id, client_id, client_order_id,
+def test_a_key_that_does_not_match_its_client_is_refused(order_key, client_id, client_order_id,
                                                          rule):
     with pytest.raises(ValidationError, match=rule):
-        StateRecord(order_id=order_id, client_id=client_id, client_order_id=client_order_id,
+        StateRecord(order_key=order_key, client_id=client_id, client_order_id=client_order_id,
                     reply_to="replies-acme", created_at=NOW, updated_at=NOW)
 
 

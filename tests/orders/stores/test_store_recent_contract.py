@@ -14,10 +14,10 @@ from orders.models import ProcessState
 from orders.stores.ports import StateChange
 
 
-def end_in(stores, clock, order_id, state, *, after_minutes=1.0):
+def end_in(stores, clock, order_key, state, *, after_minutes=1.0):
     """Advance the clock, then create a record and move it to ``state`` at that time."""
     clock.advance(minutes(after_minutes))
-    created = stores.states.create_if_absent(make_record(order_id, clock.now())).record
+    created = stores.states.create_if_absent(make_record(order_key, clock.now())).record
     return stores.states.replace(created.model_copy(update={"process_state": state}))
 
 
@@ -27,9 +27,9 @@ def test_find_recent_answers_one_state_latest_change_first_up_to_the_limit(store
     end_in(stores, clock, "FAILED-1", ProcessState.COMPENSATION_FAILED)
     end_in(stores, clock, "DONE-1", ProcessState.PROCESSED)
     recent = stores.states.find_recent(ProcessState.COMPENSATED, 3)
-    assert [r.order_id for r in recent] == ["COMP-4", "COMP-3", "COMP-2"]
+    assert [r.order_key for r in recent] == ["COMP-4", "COMP-3", "COMP-2"]
     assert recent[0] == stores.states.get("COMP-4")
-    assert [r.order_id for r in stores.states.find_recent(
+    assert [r.order_key for r in stores.states.find_recent(
         ProcessState.COMPENSATION_FAILED, 10)] == ["FAILED-1"]
     assert stores.states.find_recent(ProcessState.ERROR, 10) == []
 

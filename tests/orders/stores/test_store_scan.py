@@ -16,9 +16,10 @@ def seed(states, now):
     expired = []
     for i in range(9):
         state = ProcessState.COMPENSATING if i % 3 == 0 else ProcessState.PROCESSING
-        order_id = f"EXP-{i}"
-        states.create_if_absent(make_record(order_id, now, state, complete_by=now - minutes(i + 1)))
-        expired.append(order_id)
+        order_key = f"EXP-{i}"
+        states.create_if_absent(make_record(order_key, now, state,
+                                            complete_by=now - minutes(i + 1)))
+        expired.append(order_key)
     others = [
         make_record("DUE-LATER", now, ProcessState.PROCESSING, complete_by=now + minutes(1)),
         make_record("DUE-NOW", now, ProcessState.PROCESSING, complete_by=now),
@@ -38,7 +39,7 @@ def test_scan_returns_each_expired_record_exactly_once_in_pages_of_three(stores,
     expected = seed(stores.states, now)
     assert len(expected) == 10
     pages = list(iter_expired_pages(stores.states, now, WINDOW, page_size=3))
-    seen = Counter(r.order_id for page in pages for r in page.records)
+    seen = Counter(r.order_key for page in pages for r in page.records)
     assert seen == Counter(expected)
     assert all(len(page.records) <= 3 for page in pages)
     assert pages[-1].records == () or pages[-1].continuation is None
@@ -56,7 +57,7 @@ def test_scan_window_and_states_select_records(stores, clock):
     pages = iter_expired_pages(
         stores.states, now, minutes(3), page_size=10, states=(ProcessState.PROCESSING,)
     )
-    found = {r.order_id for page in pages for r in page.records}
+    found = {r.order_key for page in pages for r in page.records}
     # CompleteBy in [now - 3 min, now): EXP-0 (-1 min, Compensating) is excluded by state
     assert found == {"EXP-1", "EXP-2"}
 
@@ -68,7 +69,7 @@ def test_following_tokens_by_hand_ends(stores, clock):
     while True:
         page = stores.states.scan_expired(now, WINDOW, 4, continuation=token)
         calls += 1
-        collected += [r.order_id for r in page.records]
+        collected += [r.order_key for r in page.records]
         if not page.records or page.continuation is None:
             break
         token = page.continuation
@@ -81,10 +82,10 @@ def seed_overdue(states, now):
     overdue = []
     for i in range(7):
         state = ProcessState.COMPENSATING if i % 3 == 0 else ProcessState.PROCESSING
-        order_id = f"OLD-{i}"
-        states.create_if_absent(make_record(order_id, now, state,
+        order_key = f"OLD-{i}"
+        states.create_if_absent(make_record(order_key, now, state,
                                             complete_by=now - WINDOW - minutes(1 + i * 600)))
-        overdue.append(order_id)
+        overdue.append(order_key)
     waiting = make_record("WAITING-COMP", now, ProcessState.COMPENSATING)
     for record in [
         make_record("IN-WINDOW", now, ProcessState.PROCESSING, complete_by=now - minutes(5)),
@@ -102,7 +103,7 @@ def test_overdue_scan_returns_each_record_before_the_window_exactly_once(stores,
     now = clock.now()
     expected = seed_overdue(stores.states, now)
     pages = list(iter_expired_pages(stores.states, now, WINDOW, page_size=3, overdue=True))
-    seen = Counter(r.order_id for page in pages for r in page.records)
+    seen = Counter(r.order_key for page in pages for r in page.records)
     assert seen == Counter(expected)
     assert all(len(page.records) <= 3 for page in pages) and len(pages) <= 4
     for page in pages:
@@ -111,7 +112,7 @@ def test_overdue_scan_returns_each_record_before_the_window_exactly_once(stores,
         else:  # Cosmos DB: request units charged for the page
             assert page.request_charge > 0
     # The two scans split the expired records between them, without overlap.
-    in_window = {r.order_id for page in iter_expired_pages(stores.states, now, WINDOW, 10)
+    in_window = {r.order_key for page in iter_expired_pages(stores.states, now, WINDOW, 10)
                  for r in page.records}
     assert in_window == {"IN-WINDOW", "EDGE-OF-WINDOW"}
 
@@ -123,7 +124,7 @@ def test_overdue_scan_selects_states_and_follows_tokens_by_hand(stores, clock):
     for _ in range(10):
         page = stores.states.scan_overdue(now, WINDOW, 2, continuation=token,
                                           states=(ProcessState.PROCESSING,))
-        collected += [r.order_id for r in page.records]
+        collected += [r.order_key for r in page.records]
         if not page.records or page.continuation is None:
             break
         token = page.continuation

@@ -25,5 +25,5 @@ def test_a_snapshot_is_not_a_state_record(stores, clock):
     stores.states.save_snapshot("ops-summary", {"counts": {}})
     assert stores.states.count_by_state(None)[ProcessState.PENDING] == 1
     assert sum(stores.states.count_by_state(None).values()) == 1
-    assert [r.order_id for r in stores.states.find_by_state(ProcessState.PENDING, 10).records] == [
+    assert [r.order_key for r in stores.states.find_by_state(ProcessState.PENDING, 10).records] == [
         "ORD-1"]

@@ -12,14 +12,15 @@ from orders.models import ProcessState, StateRecord
 from orders.stores import PreconditionFailedError
 
 
-def pending(stores, clock, order_id):
-    return stores.states.create_if_absent(StateRecord.new(order_id, "client-a", clock.now())).record
+def pending(stores, clock, order_key):
+    record = StateRecord.new(order_key, "client-a", clock.now())
+    return stores.states.create_if_absent(record).record
 
 
 def claim(record, attempt=None):
     attempt = attempt or record.attempt + 1
     return record.model_copy(update={"process_state": ProcessState.PROCESSING,
-                                     "locked_by": f"{record.order_id}:{attempt}",
+                                     "locked_by": f"{record.order_key}:{attempt}",
                                      "attempt": attempt})
 
 
@@ -82,7 +83,7 @@ def test_concurrent_claims_from_several_clients_never_pass_the_limit(make_stores
         for record in records:  # each its own records: no lost races, only the limit
             barrier.wait()
             if stores.states.claim_within(claim(record), 3) is not None:
-                won.append(record.order_id)
+                won.append(record.order_key)
             seen.append(processing(stores))
 
     threads = [threading.Thread(target=run, args=(s, r)) for s, r in

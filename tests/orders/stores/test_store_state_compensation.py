@@ -15,16 +15,16 @@ def handed_over(record: StateRecord, **changes) -> StateRecord:
 def test_find_startable_compensating_returns_only_unlocked_handed_over_records(stores, clock):
     now = clock.now()
     states = stores.states
-    for order_id in ("C-1", "C-2", "C-3", "P-1"):
-        states.create_if_absent(StateRecord.new(order_id, "client-a", now))
-    for order_id, changes in (("C-1", {}), ("C-2", {"not_before": now + minutes(5)}),
+    for order_key in ("C-1", "C-2", "C-3", "P-1"):
+        states.create_if_absent(StateRecord.new(order_key, "client-a", now))
+    for order_key, changes in (("C-1", {}), ("C-2", {"not_before": now + minutes(5)}),
                               ("C-3", {"locked_by": "C-3:comp:1"})):
-        states.replace(handed_over(states.get(order_id), **changes))
+        states.replace(handed_over(states.get(order_key), **changes))
     found = states.find_startable(now, 10, ProcessState.COMPENSATING)
-    assert [r.order_id for r in found] == ["C-1"]
-    assert [r.order_id for r in states.find_startable(now, 10)] == ["P-1"]
+    assert [r.order_key for r in found] == ["C-1"]
+    assert [r.order_key for r in states.find_startable(now, 10)] == ["P-1"]
     later = states.find_startable(now + minutes(6), 10, ProcessState.COMPENSATING)
-    assert sorted(r.order_id for r in later) == ["C-1", "C-2"]
+    assert sorted(r.order_key for r in later) == ["C-1", "C-2"]
 
 
 def test_find_startable_refuses_other_states(stores, clock):
@@ -48,16 +48,16 @@ def test_find_by_state_pages_through_one_state(stores, clock):
     now = clock.now()
     states = stores.states
     failed = [f"F-{i}" for i in range(5)]
-    for order_id in failed:
-        record = states.create_if_absent(StateRecord.new(order_id, "client-a", now)).record
+    for order_key in failed:
+        record = states.create_if_absent(StateRecord.new(order_key, "client-a", now)).record
         states.replace(record.model_copy(update={
-            "process_state": ProcessState.COMPENSATION_FAILED, "locked_by": f"{order_id}:comp:1"}))
+            "process_state": ProcessState.COMPENSATION_FAILED, "locked_by": f"{order_key}:comp:1"}))
     states.create_if_absent(make_record("OTHER", now))
     seen, token, pages = [], None, 0
     while True:
         page = states.find_by_state(ProcessState.COMPENSATION_FAILED, 2, token)
         pages += 1
-        seen += [r.order_id for r in page.records]
+        seen += [r.order_key for r in page.records]
         token = page.continuation
         if not page.records or token is None:
             break

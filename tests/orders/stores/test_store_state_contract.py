@@ -110,17 +110,17 @@ def test_two_concurrent_claims_of_the_same_record_exactly_one_wins(make_stores, 
     starters = [make_stores(), make_stores()]  # two independent clients/connections
     winners = []
     for trial in range(100):
-        order_id = f"RACE-{trial}"
-        starters[0].states.create_if_absent(StateRecord.new(order_id, "client-a", clock.now()))
+        order_key = f"RACE-{trial}"
+        starters[0].states.create_if_absent(StateRecord.new(order_key, "client-a", clock.now()))
         barrier = threading.Barrier(2)
         results: list[object] = [None, None]
 
-        def run(slot: int, order_id: str = order_id, barrier=barrier, results=results) -> None:
+        def run(slot: int, order_key: str = order_key, barrier=barrier, results=results) -> None:
             store = starters[slot].states
-            seen = store.get(order_id)
+            seen = store.get(order_key)
             barrier.wait()
             try:
-                results[slot] = store.replace(claim(seen, f"{order_id}:1", 1))
+                results[slot] = store.replace(claim(seen, f"{order_key}:1", 1))
             except PreconditionFailedError as exc:
                 results[slot] = exc
 
@@ -132,7 +132,7 @@ def test_two_concurrent_claims_of_the_same_record_exactly_one_wins(make_stores, 
         won = [r for r in results if isinstance(r, StateRecord)]
         lost = [r for r in results if isinstance(r, PreconditionFailedError)]
         assert (len(won), len(lost)) == (1, 1), f"trial {trial}: {results}"
-        assert starters[1].states.get(order_id).etag == won[0].etag
+        assert starters[1].states.get(order_key).etag == won[0].etag
         winners.append(results.index(won[0]))
     assert len(winners) == 100
 
@@ -147,10 +147,10 @@ def test_find_startable_returns_pending_unlocked_records_whose_hold_has_passed(s
         make_record("RUNNING", now, ProcessState.PROCESSING, complete_by=now + minutes(5))
     )
     states.create_if_absent(make_record("FAILED", now, ProcessState.ERROR))
-    found = {r.order_id for r in states.find_startable(now, limit=10)}
+    found = {r.order_key for r in states.find_startable(now, limit=10)}
     assert found == {"FREE", "HELD-UNTIL-NOW"}
     later = clock.advance(minutes(60))
-    found = {r.order_id for r in states.find_startable(later, limit=10)}
+    found = {r.order_key for r in states.find_startable(later, limit=10)}
     assert found == {"FREE", "HELD-UNTIL-NOW", "HELD-1H"}
 
 
@@ -249,9 +249,9 @@ def test_find_startable_of_one_client_and_of_legacy_records(stores, clock):
     stores.states.create_if_absent(client_record("shop-a", "A1", now))
     stores.states.create_if_absent(client_record("shop-b", "B0", now))
     stores.states.create_if_absent(make_record("LEGACY", now))
-    of = lambda c: {r.order_id for r in stores.states.find_startable(now, 10, client_id=c)}  # noqa: E731
+    of = lambda c: {r.order_key for r in stores.states.find_startable(now, 10, client_id=c)}  # noqa: E731
     assert of("shop-a") == {"shop-a~A0", "shop-a~A1"}
     assert of("shop-b") == {"shop-b~B0"}
     assert of(None) == {"LEGACY"}
-    assert {r.order_id for r in stores.states.find_startable(now, 10)} == {
+    assert {r.order_key for r in stores.states.find_startable(now, 10)} == {
         "shop-a~A0", "shop-a~A1", "shop-b~B0", "LEGACY"}

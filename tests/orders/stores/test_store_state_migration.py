@@ -105,8 +105,8 @@ def test_version_3_file_gains_the_client_columns_and_keeps_its_legacy_keys(tmp_p
         store.replace(legacy.model_copy(update={"failure_count": 2}))
         assert store.get("ORD-1").failure_count == 2
         keyed = store.create_if_absent(legacy.model_copy(update={
-            "order_id": "acme~ORD-1", "client_id": "acme", "client_order_id": "ORD-1",
+            "order_key": "acme~ORD-1", "client_id": "acme", "client_order_id": "ORD-1",
             "process_state": ProcessState.PENDING, "locked_by": None, "etag": None})).record
-        assert store.get("acme~ORD-1") == keyed and store.get("ORD-1").order_id == "ORD-1"
+        assert store.get("acme~ORD-1") == keyed and store.get("ORD-1").order_key == "ORD-1"
     finally:
         store.close()
