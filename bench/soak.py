@@ -28,7 +28,7 @@ from rich.table import Table
 from demo import latency, processes
 from demo.clients import CLIENTS, ClientBatch, submit_all, watch_all
 from demo.resources import HostSampler
-from demo.run import DEMO_SETTINGS, REPO, load_stock, tpch_batches, tpch_dir
+from demo.stage import DEMO_SETTINGS, REPO, load_stock, tpch_batches, tpch_dir
 from orders.models import FINAL_STATES
 from orders.stores import create_stores
 

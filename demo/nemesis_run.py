@@ -16,10 +16,13 @@ from pathlib import Path
 
 import typer
 
+from client import tpch
 from demo import nemesis, processes
 from demo.clients import ClientBatch, split, submit_all
 from demo.faults import chaos_faults
 from demo.nemesis import Nemesis, Schedule
+from demo.outcome import report, watch
+from demo.stage import CHAOS_SETTINGS, DEMO_SETTINGS, REPO, console, load_stock, tpch_dir
 from demo.summary import Summary
 
 HORIZON_BASE_S = 20.0
@@ -33,9 +36,7 @@ def run_nemesis(seed: int, orders: int, data_root: Path, timeout_s: float,
 
     Exits 1 if the host or the simulator exited by itself (a crash) during the run.
     """
-    from demo import run as demo_run
-
-    say = demo_run.console.print
+    say = console.print
     data_dir, side = data_root / "demo", data_root / "demo-side"
     _fresh(data_dir)
     shutil.rmtree(side, ignore_errors=True)
@@ -44,20 +45,20 @@ def run_nemesis(seed: int, orders: int, data_root: Path, timeout_s: float,
     mounted = why_not is None
     say(f"demo: nemesis {seed}: data on a {fs_size_mb(orders)} MB tmpfs" if mounted else
         f"demo: nemesis {seed}: disk_full skipped: cannot mount a file system ({why_not})")
-    folder = demo_run.tpch_dir(orders, data_root)
-    batches = split(list(demo_run.tpch.load_orders(folder, orders)))
-    demo_run.load_stock(data_dir, folder, batches)
+    folder = tpch_dir(orders, data_root)
+    batches = split(list(tpch.load_orders(folder, orders)))
+    load_stock(data_dir, folder, batches)
     keys = [k for b in batches for k in b.keys]
     schedule = nemesis.plan(seed, keys, HORIZON_BASE_S + orders * HORIZON_PER_ORDER_S,
                             disk=mounted)
     base = chaos_faults(keys, seed=seed)
     sim, sim_url = processes.simulator(data_dir, base, files_dir=side)
     (data_dir / "ledger.sqlite").symlink_to(side / "ledger.sqlite")
-    settings = {**demo_run.DEMO_SETTINGS, **demo_run.CHAOS_SETTINGS,
+    settings = {**DEMO_SETTINGS, **CHAOS_SETTINGS,
                 **nemesis.clock_env(schedule), **processes.service_urls(sim_url),
                 "MAX_IN_FLIGHT": str(room * len(batches)),
                 "MAX_IN_FLIGHT_PER_CLIENT": str(room)}
-    host = processes.host(demo_run.REPO, data_dir, settings, log_dir=side)
+    host = processes.host(REPO, data_dir, settings, log_dir=side)
     sim.start()
     host.start()
     say(f"demo: nemesis {seed}: host and simulator up; logs in {side}")
@@ -76,7 +77,7 @@ def run_nemesis(seed: int, orders: int, data_root: Path, timeout_s: float,
     _print_schedule(schedule, chaos)
     if chaos.crashes:
         print(f"nemesis {seed}: crashes: {'; '.join(chaos.crashes)}", flush=True)
-        demo_run.console.print("[red]demo failed: a process of the run crashed by itself"
+        console.print("[red]demo failed: a process of the run crashed by itself"
                                "[/red]")
         raise typer.Exit(1)
     return summary
@@ -85,15 +86,13 @@ def run_nemesis(seed: int, orders: int, data_root: Path, timeout_s: float,
 def _run(chaos: Nemesis, data_dir: Path, batches: list[ClientBatch], timeout_s: float,
          started: float) -> Summary:
     """Submit, watch under the nemesis, heal, then report."""
-    from demo import run as demo_run
-
     began = datetime.now(UTC)
     chaos.start()
     submit_all(data_dir, batches)
-    heard = demo_run._watch(data_dir, batches, [], timeout_s)
+    heard = watch(data_dir, batches, [], timeout_s)
     chaos.finish()
     chaos.wait_healed(60)
-    summary = demo_run._report(data_dir, batches, heard, time.monotonic() - started)
+    summary = report(data_dir, batches, heard, time.monotonic() - started)
     gap, at = longest_stall(began, [s.enqueued_time for r in heard.values()
                                     for s in r.statuses.values() if s.enqueued_time])
     print(f"nemesis {chaos.schedule.seed}: longest stall: {gap:.1f}s with no final status "

@@ -63,7 +63,7 @@ from orders.models.compensation import ReservedLine
 QUEUE = "orders"
 TERMINAL = ("Processed", "Compensated", "Error")
 SETTINGS: dict[str, float] = {}
-"""The demo's settings (:data:`demo.run.DEMO_SETTINGS`), read by ``serve``."""
+"""The demo's settings (:data:`demo.stage.DEMO_SETTINGS`), read by ``serve``."""
 _app: dict[str, Any] = {}
 
 

@@ -30,7 +30,8 @@ from demo.clients import ClientBatch, offer_times
 from demo.faults import default_faults
 from demo.latency import Latency, latencies_ms
 from demo.resources import HostSampler
-from demo.run import DEMO_SETTINGS, REPO, run_metrics_host, tpch_batches
+from demo.run import run_metrics_host
+from demo.stage import DEMO_SETTINGS, REPO, tpch_batches
 from simulator.ledger import Ledger
 
 SETTINGS = {k: float(DEMO_SETTINGS[k]) for k in (

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from demo.run import REPO
+from demo.stage import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 ORDERS = 36

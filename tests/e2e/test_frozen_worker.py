@@ -19,7 +19,7 @@ import pytest
 from client.submit import submit_orders
 from demo import processes
 from demo.audit import audit_data_dir
-from demo.run import DEMO_SETTINGS, REPO
+from demo.stage import DEMO_SETTINGS, REPO
 from demo.summary import TERMINAL
 from devhost.run.host import free_port
 from orders.messaging import create_sender

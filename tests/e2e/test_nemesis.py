@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from demo.run import REPO
+from demo.stage import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 ORDERS = 300

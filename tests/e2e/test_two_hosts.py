@@ -12,7 +12,7 @@ import pytest
 
 from client.submit import submit_orders
 from demo import processes
-from demo.run import DEMO_SETTINGS, REPO
+from demo.stage import DEMO_SETTINGS, REPO
 from demo.summary import TERMINAL
 from orders.messaging import create_sender
 from orders.stores import create_stores
