@@ -9,7 +9,7 @@ into this same server.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 import azure.functions as func
@@ -20,8 +20,25 @@ from devhost.app import invoke
 from devhost.app.loader import FunctionDef
 from devhost.http_api import create_http_app
 
-if TYPE_CHECKING:
-    from devhost.run.host import LocalHost
+
+class HttpHost(Protocol):
+    """What the HTTP side needs of its host (:class:`devhost.run.host.LocalHost` is one)."""
+
+    @property
+    def taskhub(self) -> Any: ...  # noqa: D102
+
+    @property
+    def base_url(self) -> str: ...  # noqa: D102
+
+    @property
+    def index(self) -> Any: ...  # noqa: D102
+
+    @property
+    def config(self) -> Any: ...  # noqa: D102
+
+    def client_binding(self) -> Any: ...  # noqa: D102
+
+    def wake(self) -> None: ...  # noqa: D102
 
 
 class OutputBinding:
@@ -39,7 +56,7 @@ class OutputBinding:
         return self._value
 
 
-def build_http_app(host: LocalHost) -> Any:
+def build_http_app(host: HttpHost) -> Any:
     """Build the ASGI app served by :meth:`LocalHost.start_http`."""
 
     async def invoke_http(fdef: FunctionDef, request: Request) -> Response:
