@@ -28,7 +28,7 @@ from orders.circuit import BreakerRegistry
 from orders.models import ProcessState, StateRecord
 from orders.runtime import Services
 from orders.settings import Settings
-from orders.stores import create_stores
+from orders.stores import local_stores
 from orders.stores._sqlite_state_table import COLUMNS, to_row
 from sqlitekit import write
 
@@ -88,8 +88,7 @@ class CountingStates:
 
 def services_on(folder: Path, clock: ManualClock) -> Services:
     """Services over SQLite stores in ``folder`` (no queues: the overview notes their absence)."""
-    stores = create_stores("sqlite", orders_path=folder / "orders.sqlite",
-                           state_path=folder / "state.sqlite", clock=clock)
+    stores = local_stores(folder, clock)
     return Services(settings=Settings(DEVHOST_DATA_DIR=str(folder)), clock=clock,
                     stores=stores, sender=None, breakers=BreakerRegistry(clock=clock),  # type: ignore[arg-type]
                     http=None, settler=None)  # type: ignore[arg-type]

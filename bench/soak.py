@@ -30,7 +30,7 @@ from demo.clients import CLIENTS, ClientBatch, submit_all, watch_all
 from demo.resources import HostSampler
 from demo.stage import DEMO_SETTINGS, REPO, load_stock, tpch_batches, tpch_dir
 from orders.models import FINAL_STATES
-from orders.stores import create_stores
+from orders.stores import local_stores
 
 OUT = Path(__file__).parent / "soak.json"
 
@@ -65,12 +65,8 @@ class Submits:
 
 
 def _finished(data_dir: Path) -> int:
-    stores = create_stores("sqlite", orders_path=data_dir / "orders.sqlite",
-                           state_path=data_dir / "state.sqlite")
-    try:
+    with local_stores(data_dir) as stores:
         counts = stores.states.count_by_state(FINAL_STATES)
-    finally:
-        stores.close()
     return sum(counts.values())
 
 

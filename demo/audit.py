@@ -232,12 +232,11 @@ def audit_data_dir(data_dir: str | Path, ledger_path: str | Path,
         If a side effect is malformed.
     """
     from demo.stock_audit import held_by_order, out_of_stock_orders, stock_problems
-    from orders.stores import create_stores
+    from orders.stores import local_stores
     from sqlitebus import open_engine
 
     data_dir = Path(data_dir)
-    stores = create_stores("sqlite", orders_path=data_dir / "orders.sqlite",
-                           state_path=data_dir / "state.sqlite")
+    stores = local_stores(data_dir)
     records: dict[str, StateRecord] = {}
     prices: dict[str, Price] = {}
     entries: dict[str, list[CompensationEntry]] = {}

@@ -60,7 +60,7 @@ def load_stock(data_dir: Path, tpch_folder: Path, batches: list[ClientBatch], *,
     ``ample`` (a run without faults) each SKU also gets what all the orders ask of it, so
     no order runs out of stock: running out is one of the demo's faults.
     """
-    from orders.stores import create_stores
+    from orders.stores import local_stores
 
     wanted: dict[str, int] = {}
     for line in (line for b in batches for o in b.orders for line in o.lines):
@@ -68,12 +68,8 @@ def load_stock(data_dir: Path, tpch_folder: Path, batches: list[ClientBatch], *,
     stock = tpch.load_stock(tpch_folder, wanted)
     if ample:
         stock = {sku: stock.get(sku, 0) + units for sku, units in wanted.items()}
-    stores = create_stores("sqlite", orders_path=data_dir / "orders.sqlite",
-                           state_path=data_dir / "state.sqlite")
-    try:
+    with local_stores(data_dir) as stores:
         loaded = stores.inventory.load(stock)
-    finally:
-        stores.close()
     console.print(f"demo: stock of {loaded} SKUs loaded (TPC-H ps_availqty x "
                   f"{tpch.STOCK_SCALE:g})")
     return loaded

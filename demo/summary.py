@@ -15,7 +15,7 @@ from client.watch import WatchResult
 from demo.audit import AuditReport, Verdict, audit_data_dir
 from demo.latency import Latency
 from orders.models import ProcessState, StateRecord
-from orders.stores import create_stores
+from orders.stores import local_stores
 from simulator.ledger import Ledger
 
 TERMINAL = {ProcessState.PROCESSED, ProcessState.ERROR, ProcessState.COMPENSATED,
@@ -92,12 +92,8 @@ class Records:
 
 def read_records(data_dir: Path, keys: list[str]) -> Records:
     """Read the state records, the ledger's counts and the audit of ``keys``."""
-    stores = create_stores("sqlite", orders_path=data_dir / "orders.sqlite",
-                           state_path=data_dir / "state.sqlite")
-    try:
+    with local_stores(data_dir) as stores:
         states = {k: stores.states.get(k) for k in keys}
-    finally:
-        stores.close()
     with Ledger(data_dir / "ledger.sqlite") as ledger:
         counts = ledger.effect_counts()
     return Records(states, counts, audit_data_dir(data_dir, data_dir / "ledger.sqlite", keys))

@@ -8,7 +8,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,7 +19,7 @@ from orders.messaging import MessageSender, create_messaging
 from orders.messaging.depths import DepthReader
 from orders.messaging.settlement import MessageSettler
 from orders.settings import Settings, load_settings
-from orders.stores import Stores, create_stores
+from orders.stores import Stores, create_stores, local_stores
 
 
 @dataclass
@@ -67,9 +66,7 @@ def build_services(settings: Settings, clock: Clock | None = None) -> Services:
     clock = clock or (host.clock if host is not None else None) or SystemClock()
     credential = _credential(settings)
     if settings.STORE_BACKEND == "sqlite":
-        data = Path(settings.DEVHOST_DATA_DIR or ".data")
-        stores = create_stores("sqlite", orders_path=data / "orders.sqlite",
-                               state_path=data / "state.sqlite", clock=clock)
+        stores = local_stores(settings.DEVHOST_DATA_DIR or ".data", clock)
     else:
         stores = create_stores("cosmos", endpoint=settings.COSMOS_ENDPOINT,
                                database=settings.COSMOS_DATABASE, credential=credential,

@@ -10,7 +10,7 @@ from orders.stores.errors import (
     StoreError,
     TransientStoreError,
 )
-from orders.stores.factory import BACKENDS, Stores, create_stores
+from orders.stores.factory import BACKENDS, Stores, create_stores, local_stores
 from orders.stores.paging import iter_expired_pages
 from orders.stores.ports import (
     MAX_PAGE_SIZE,
@@ -39,4 +39,5 @@ __all__ = [
     "TransientStoreError",
     "create_stores",
     "iter_expired_pages",
+    "local_stores",
 ]

@@ -27,6 +27,12 @@ class Stores:
     inventory: InventoryStore
     release: Callable[[], None] | None = None
 
+    def __enter__(self) -> Stores:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
     def close(self) -> None:
         """Close the stores and what they share."""
         self.orders.close()
@@ -124,3 +130,14 @@ def _cosmos_stores(endpoint: str, database: str, credential: TokenCredential | s
                                                  partition_key_path=SKU_KEY)),
         release=client.close,
     )
+
+
+def local_stores(data_dir: str | Path, clock: Clock | None = None) -> Stores:
+    """Open the embedded (SQLite) stores of a local host's data folder.
+
+    The one place that names their files, ``orders.sqlite`` and ``state.sqlite`` (the state
+    file also holds the compensation log and the inventory).
+    """
+    data = Path(data_dir)
+    return create_stores("sqlite", orders_path=data / "orders.sqlite",
+                         state_path=data / "state.sqlite", clock=clock)
