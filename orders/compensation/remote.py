@@ -76,7 +76,6 @@ class RemoteStep:
             max_attempts=max_attempts, event_name=reply_event_name(op),
             payload=PAYLOADS[op](order).to_payload())
 
-
     def undo_request(self, instance_id: str, entry: CompensationEntry, deadline: datetime,
                      max_attempts: int) -> AgentRequest:
         """Build the request undoing this step from its log entry (stable ids, A2, A4).

@@ -1,9 +1,10 @@
 """The compensation log entry: what undoing one completed step needs (S9, X4, X10).
 
 Remote steps are logged *requested* before the request goes out and *completed* on the
-reply; every requested step is undone, confirmed or not (S9). Entries refuse unknown
-fields and anything like a card number. Classification and retention: docs/operations.md,
-"Compensation log: classification and retention".
+reply; every requested step is undone, confirmed or not (S9). The remote steps follow from
+``infra/services.json`` (:class:`Step`); their details are declared with the service's
+contracts. Entries refuse unknown fields and anything like a card number. Classification
+and retention: docs/operations.md, "Compensation log: classification and retention".
 """
 
 from __future__ import annotations
@@ -58,10 +59,14 @@ def _step_members() -> dict[str, str]:
     remote = remote_undos()
     values = [*LOCAL_UNDO, *remote, *LOCAL_UNDO.values(), *remote.values(),
               *(op + REQUESTED_SUFFIX for op in remote)]
+    twice = sorted({value for value in values if values.count(value) > 1})
+    if twice:
+        raise UnknownServiceError(f"compensation log steps {twice} named twice: an operation "
+                                  "of services.json is named as a local or *_requested step")
     return {value.upper(): value for value in values}
 
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # type checkers see the local steps; the remote ones follow at import
     class Step(StrEnum):
         """A logged step or its undo: the local ones, then one per remote step with an undo."""
 

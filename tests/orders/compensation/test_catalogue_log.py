@@ -146,3 +146,13 @@ def test_an_undo_payload_field_the_log_does_not_keep_is_an_error_naming_it(monke
     monkeypatch.setitem(agent_io.PAYLOADS, "refund", WiderRefund)
     with pytest.raises(UnknownServiceError, match=r"fields \['card_token'\] of undo 'refund'"):
         RemoteStep("payment", "charge")
+
+
+def test_an_operation_named_like_a_local_step_is_refused_naming_it(monkeypatch):
+    data = with_escrow().model_dump(by_alias=True)
+    data["services"]["escrow"]["operations"] = {
+        "release_inventory": {"path": "/deposits", "undo": "return_deposit"},
+        "return_deposit": {"path": "/deposits/returns", "undo": None}}
+    monkeypatch.setattr(log, "catalogue", lambda: parse_services(data))
+    with pytest.raises(UnknownServiceError, match=r"steps \['release_inventory'\] named twice"):
+        log._step_members()
