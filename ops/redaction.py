@@ -8,19 +8,18 @@ classification's name, wherever it sits, also inside a JSON string.
 from __future__ import annotations
 
 import json
-import typing
 from functools import cache
 from typing import Any
 
 from orders.models.classification import Classification, classified_fields
-from orders.models.compensation import StepDetails
+from orders.models.compensation import log_details_models
 from orders.models.order import Order, OrderLine
 
 
 @cache
 def _fields() -> dict[str, Classification]:
-    details = typing.get_args(typing.get_args(StepDetails)[0])
-    return classified_fields([*details, Order, OrderLine], Classification.CONFIDENTIAL)
+    return classified_fields([*log_details_models(), Order, OrderLine],
+                             Classification.CONFIDENTIAL)
 
 
 def withheld(level: Classification) -> str:

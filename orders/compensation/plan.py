@@ -11,18 +11,15 @@ from datetime import datetime
 from typing import Any
 
 from azurekit.services import catalogue
-from orders.lifecycle.ids import idempotency_key, reply_event_name, request_message_id
+from orders.compensation.remote import RemoteStep
+from orders.lifecycle.ids import idempotency_key
 from orders.models import CompensationEntry, Step, UndoOutcome
-from orders.models.agent_io import AgentPayload, CancelShipmentPayload, RefundPayload
 from orders.models.compensation import (
     REQUEST_OF,
     REQUESTED,
     UNDO_STEP,
     UNDOES,
-    ChargeRequestDetails,
-    PaymentDetails,
-    ShipmentDetails,
-    ShipRequestDetails,
+    details_model,
 )
 from orders.models.messages import AgentOutcome, AgentReply, AgentRequest, Operation, Service
 from orders.names import WORKFLOW_REMOTE_STEPS
@@ -54,9 +51,9 @@ def _unlogged_requests(entries: list[CompensationEntry]) -> list[CompensationEnt
         step = Step(operation)
         if step in logged or REQUESTED[step] in logged or UNDO_STEP[step] in logged:
             continue
-        key = idempotency_key(first.order_key, step.value)
-        details = (ChargeRequestDetails(idempotency_key=key) if step is Step.CHARGE
-                   else ShipRequestDetails(idempotency_key=key))
+        requested = REQUESTED[step].value
+        details = details_model(requested).model_validate({
+            "step": requested, "idempotencyKey": idempotency_key(first.order_key, step.value)})
         last_seq += 1
         made.append(first.model_copy(update={"details": details, "seq": last_seq}))
     return made
@@ -99,10 +96,7 @@ def undo_step(entry: CompensationEntry) -> Step:
 
 def undo_request(instance_id: str, entry: CompensationEntry, deadline: datetime,
                  max_attempts: int) -> AgentRequest:
-    """Build the agent request that undoes a remote step (stable ids, A2, A4).
-
-    The idempotency key ``<OrderID>:<operation>`` is the same in every compensation attempt, so
-    the service undoes once; the payload names the forward request by its key.
+    """Build the agent request that undoes a remote step (:meth:`RemoteStep.undo_request`).
 
     Raises
     ------
@@ -112,42 +106,29 @@ def undo_request(instance_id: str, entry: CompensationEntry, deadline: datetime,
     step = undo_step(entry)
     if step not in REMOTE_UNDO:
         raise ValueError(f"details.step: {step.value} is undone locally, not by an agent")
-    service, operation = REMOTE_UNDO[step]
-    order_key, details = entry.order_key, entry.details
-    key = (getattr(details, "idempotency_key", None)
-           or idempotency_key(order_key, UNDOES[step].value))
-    payload: AgentPayload
-    if step is Step.REFUND:
-        paid = details if isinstance(details, PaymentDetails) else None
-        payload = RefundPayload(
-            order_key=order_key, charge_key=key, payment_id=paid.payment_id if paid else None,
-            amount=paid.amount if paid else None, currency=paid.currency if paid else None)
-    else:
-        shipped = details if isinstance(details, ShipmentDetails) else None
-        payload = CancelShipmentPayload(
-            order_key=order_key, shipment_key=key,
-            shipment_id=shipped.shipment_id if shipped else None)
-    return AgentRequest(
-        message_id=request_message_id(instance_id, operation), order_key=order_key,
-        instance_id=instance_id,
-        service=service, operation=operation, idempotency_key=idempotency_key(order_key, operation),
-        complete_by=deadline, max_attempts=max_attempts, event_name=reply_event_name(operation),
-        payload=payload.to_payload())
+    service, _ = REMOTE_UNDO[step]
+    return RemoteStep(service, UNDOES[step].value).undo_request(
+        instance_id, entry, deadline, max_attempts)
 
 
 def request_details(request: AgentRequest) -> dict[str, Any] | None:
-    """Return the *requested* entry's details to log before sending; None for an undo."""
+    """Return the *requested* entry's details to log before sending; None for an undo.
+
+    The entry keeps the idempotency key and each other field of its details from the payload.
+    """
     if catalogue().undo_of(request.operation) is None:
         return None  # an undo, or a step nothing undoes: not logged before it is sent
-    step = Step(request.operation)
-    if step not in REQUESTED:
-        return None
-    details: dict[str, Any] = {"step": REQUESTED[step].value,
-                               "idempotencyKey": request.idempotency_key}
-    if step is Step.CHARGE:
-        details.update(amount=request.payload.get("amount"),
-                       currency=request.payload.get("currency"))
+    requested = REQUESTED[Step(request.operation)].value
+    details: dict[str, Any] = {"step": requested, "idempotencyKey": request.idempotency_key}
+    details.update({alias: request.payload.get(alias)
+                    for alias in _kept_fields(requested) if alias not in details})
     return details
+
+
+def _kept_fields(step: str) -> list[str]:
+    """Wire names of the fields a step's details keep, besides ``step`` and ``outcome``."""
+    return [info.alias or name for name, info in details_model(step).model_fields.items()
+            if name not in ("step", "outcome")]
 
 
 def nothing_to_undo(reply: AgentReply) -> bool:
@@ -165,6 +146,9 @@ def step_details(step: Step, result: dict[str, Any] | None,
                  outcome: UndoOutcome | None = None) -> dict[str, Any]:
     """Turn a step's result into its log entry's details, only the fields the undo needs.
 
+    Each field of the step's details class is taken from ``result`` by its wire name; an
+    undo also gets its ``outcome``, and *nothing to undo* keeps nothing else.
+
     Raises
     ------
     KeyError
@@ -172,24 +156,15 @@ def step_details(step: Step, result: dict[str, Any] | None,
     """
     got = result or {}
     details: dict[str, Any] = {"step": step.value}
-    if step is Step.RESERVE_INVENTORY:
-        details.update(reservationId=got["reservationId"], lines=got["lines"])
-    elif step is Step.CHARGE:
-        details.update(paymentId=got["paymentId"], amount=got["amount"],
-                       currency=got["currency"])
-    elif step is Step.SHIP:
-        details.update(shipmentId=got["shipmentId"])
-    elif step is Step.RELEASE_INVENTORY:
+    if step is Step.RELEASE_INVENTORY:
         details.update(reservationId=got["reservationId"],
                        outcome=(outcome or UndoOutcome.UNDONE).value)
         if got.get("released") is not None:
             details["released"] = got["released"]
-    else:
+        return details
+    if step in UNDOES:
         details["outcome"] = (outcome or UndoOutcome.UNDONE).value
-        if outcome is not UndoOutcome.NOTHING_TO_UNDO:
-            if step is Step.REFUND:
-                details.update(refundId=got["refundId"], amount=got["amount"],
-                               currency=got["currency"])
-            else:
-                details.update(shipmentId=got["shipmentId"])
+        if outcome is UndoOutcome.NOTHING_TO_UNDO:
+            return details
+    details.update({alias: got[alias] for alias in _kept_fields(step.value)})
     return details

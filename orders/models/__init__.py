@@ -4,6 +4,7 @@ Step contracts are one module per family on :mod:`orders.models.step_io`; each a
 name and contracts are declared once in :mod:`~orders.models.activities`.
 """
 
+from orders.models import agent_io as agent_io  # declares the remote steps' log details
 from orders.models._types import ORDER_ID_MAX_LENGTH, check_instance_id, format_utc
 from orders.models.classification import Classification
 from orders.models.compensation import (
@@ -11,6 +12,7 @@ from orders.models.compensation import (
     CompensationEntry,
     Step,
     UndoOutcome,
+    check_log_details,
 )
 from orders.models.order import (
     ORDER_SCHEMA_VERSION,
@@ -26,6 +28,8 @@ from orders.models.state import (
     ProcessState,
     StateRecord,
 )
+
+check_log_details()
 
 __all__ = [
     "COMPENSATION_SCHEMA_VERSION",

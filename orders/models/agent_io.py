@@ -1,7 +1,10 @@
 """Contracts of the agent messages as the workflows build and read them (A1-A4, S9).
 
 Adds ``send_agent_request``'s input (returns the MessageId as a JSON string) and the
-payload of each operation (:data:`PAYLOADS`), which the agent forwards unread.
+payload of each operation (:data:`PAYLOADS`), which the agent forwards unread, and what
+the compensation log keeps of each remote step with an undo (one ``LogDetails`` per step:
+the completed step, its *requested* entry, its undo; S9). An undo's payload is the
+completed step's details plus the forward key (:data:`ForwardKey`).
 ``AgentRequest``/``AgentReply`` ignore unknown keys, unlike step contracts: queue
 messages outlive their deployment and are read by both versions during a rollout, and a
 reply the handler accepted must not fail the orchestration. Payloads refuse unknown keys.
@@ -10,12 +13,22 @@ reply the handler accepted must not fail the orchestration. Payloads refuse unkn
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
 from orders.models._types import Currency, OrderKey
-from orders.models.compensation import Id, Key, ReservedLine
+from orders.models.classification import Classification, Classified
+from orders.models.compensation import (
+    Amount,
+    Id,
+    Key,
+    LogDetails,
+    MaybeAmount,
+    MaybeCurrency,
+    ReservedLine,
+    UndoOutcome,
+)
 from orders.models.compensation_io import ConfirmedStep
 from orders.models.messages import AgentRequest, Operation
 from orders.models.step_io import StepContract
@@ -47,6 +60,14 @@ class SendAgentRequestInput(AgentRequest, StepContract):
         return AgentRequest(**{name: getattr(self, name) for name in AgentRequest.model_fields})
 
 
+class ForwardKeyField:
+    """Marks the field of an undo's payload that names the forward request by its key."""
+
+
+ForwardKey = Annotated[Key | None, ForwardKeyField()]
+"""The forward request's idempotency key in an undo's payload (None in older requests)."""
+
+
 class AgentPayload(StepContract):
     """Base of the request payloads: the body of one call to a service."""
 
@@ -63,11 +84,43 @@ class ChargePayload(AgentPayload):
     currency: Currency
 
 
+class ChargeRequestDetails(LogDetails):
+    """A charge request is going out: what refunding it needs even if no answer comes."""
+
+    step: Literal["charge_requested"] = "charge_requested"
+    idempotency_key: Annotated[Key, Classified(Classification.INTERNAL)]
+    amount: MaybeAmount = None
+    currency: MaybeCurrency = None
+
+
+class PaymentDetails(LogDetails):
+    """After a successful charge: what a refund needs (no card data)."""
+
+    step: Literal["charge"] = "charge"
+    payment_id: Annotated[Id, Classified(Classification.RESTRICTED)]
+    amount: Annotated[Amount, Classified(Classification.RESTRICTED)]
+    currency: Annotated[Currency, Classified(Classification.RESTRICTED)]
+
+
 class ShipPayload(AgentPayload):
     """``ship``: create the shipment of the order's lines (``POST /shipments``)."""
 
     order_key: OrderKey = Field(alias="orderId")
     lines: tuple[ReservedLine, ...] = Field(min_length=1, max_length=1000)
+
+
+class ShipRequestDetails(LogDetails):
+    """A shipment request is going out: what cancelling it needs even if no answer comes."""
+
+    step: Literal["ship_requested"] = "ship_requested"
+    idempotency_key: Annotated[Key, Classified(Classification.INTERNAL)]
+
+
+class ShipmentDetails(LogDetails):
+    """After a successful shipment: what cancelling it needs."""
+
+    step: Literal["ship"] = "ship"
+    shipment_id: Annotated[Id, Classified(Classification.CONFIDENTIAL)]
 
 
 class RefundPayload(AgentPayload):
@@ -79,10 +132,20 @@ class RefundPayload(AgentPayload):
     OMIT_IF_NONE = frozenset({"charge_key", "payment_id", "amount", "currency"})
 
     order_key: OrderKey = Field(alias="orderId")
-    charge_key: Key | None = None
+    charge_key: ForwardKey = None
     payment_id: Id | None = None
     amount: Decimal | None = Field(default=None, ge=0, allow_inf_nan=False)
     currency: Currency | None = None
+
+
+class RefundDetails(LogDetails):
+    """Payment refunded, or nothing to refund."""
+
+    step: Literal["refund"] = "refund"
+    outcome: Annotated[UndoOutcome, Classified(Classification.INTERNAL)]
+    refund_id: Annotated[Id | None, Classified(Classification.RESTRICTED)] = None
+    amount: MaybeAmount = None
+    currency: MaybeCurrency = None
 
 
 class CancelShipmentPayload(AgentPayload):
@@ -91,8 +154,16 @@ class CancelShipmentPayload(AgentPayload):
     OMIT_IF_NONE = frozenset({"shipment_key", "shipment_id"})
 
     order_key: OrderKey = Field(alias="orderId")
-    shipment_key: Key | None = None
+    shipment_key: ForwardKey = None
     shipment_id: Id | None = None
+
+
+class CancellationDetails(LogDetails):
+    """Shipment cancelled, or nothing to cancel."""
+
+    step: Literal["cancel_shipment"] = "cancel_shipment"
+    outcome: Annotated[UndoOutcome, Classified(Classification.INTERNAL)]
+    shipment_id: Annotated[Id | None, Classified(Classification.CONFIDENTIAL)] = None
 
 
 PAYLOADS: dict[Operation, type[AgentPayload]] = {
@@ -106,8 +177,16 @@ __all__ = [
     "PAYLOADS",
     "AgentPayload",
     "CancelShipmentPayload",
+    "CancellationDetails",
     "ChargePayload",
+    "ChargeRequestDetails",
+    "ForwardKey",
+    "ForwardKeyField",
+    "PaymentDetails",
+    "RefundDetails",
     "RefundPayload",
     "SendAgentRequestInput",
     "ShipPayload",
+    "ShipRequestDetails",
+    "ShipmentDetails",
 ]

@@ -1,21 +1,31 @@
 """The compensation log entry: what undoing one completed step needs (S9, X4, X10).
 
 Remote steps are logged *requested* before the request goes out and *completed* on the
-reply; every requested step is undone, confirmed or not (S9). Entries refuse unknown
-fields and anything like a card number. Classification and retention: docs/operations.md,
-"Compensation log: classification and retention".
+reply; every requested step is undone, confirmed or not (S9). The remote steps follow from
+``infra/services.json`` (:class:`Step`); their details are declared with the service's
+contracts. Entries refuse unknown fields and anything like a card number. Classification
+and retention: docs/operations.md, "Compensation log: classification and retention".
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidationInfo,
+    model_validator,
+)
 
+from azurekit.services import UnknownServiceError, catalogue
 from orders.models._types import Contract, Currency, InstanceId, OrderKey, Sku, UtcDatetime
 from orders.models.classification import Classification, Classified
 
@@ -31,31 +41,51 @@ RETENTION: dict[Classification, timedelta] = {
 }
 
 
-class Step(StrEnum):
-    """A step of the order workflow that the log tracks, or the step that undoes one."""
+LOCAL_UNDO = {"reserve_inventory": "release_inventory"}
+"""The step done and undone here (inventory); every other logged step is remote."""
 
-    RESERVE_INVENTORY = "reserve_inventory"
-    CHARGE = "charge"
-    SHIP = "ship"
-    RELEASE_INVENTORY = "release_inventory"
-    REFUND = "refund"
-    CANCEL_SHIPMENT = "cancel_shipment"
-    CHARGE_REQUESTED = "charge_requested"
-    SHIP_REQUESTED = "ship_requested"
+REQUESTED_SUFFIX = "_requested"
+"""A remote step's *requested* log step is ``<operation>_requested``."""
+
+
+def remote_undos() -> dict[str, str]:
+    """Return forward operation -> its undo for every operation with one (services.json)."""
+    return {op: undo for spec in catalogue().services.values()
+            for op in spec.forward_operations
+            if (undo := spec.operations[op].undo) is not None}
+
+
+def _step_members() -> dict[str, str]:
+    remote = remote_undos()
+    values = [*LOCAL_UNDO, *remote, *LOCAL_UNDO.values(), *remote.values(),
+              *(op + REQUESTED_SUFFIX for op in remote)]
+    twice = sorted({value for value in values if values.count(value) > 1})
+    if twice:
+        raise UnknownServiceError(f"compensation log steps {twice} named twice: an operation "
+                                  "of services.json is named as a local or *_requested step")
+    return {value.upper(): value for value in values}
+
+
+if TYPE_CHECKING:  # type checkers see the local steps; the remote ones follow at import
+    class Step(StrEnum):
+        """A logged step or its undo: the local ones, then one per remote step with an undo."""
+
+        RESERVE_INVENTORY = "reserve_inventory"
+        RELEASE_INVENTORY = "release_inventory"
+else:
+    Step = StrEnum("Step", _step_members(), module=__name__)
+    Step.__doc__ = ("A logged step or its undo: reserve and release inventory, and for each "
+                    "operation of services.json with an undo, the operation, its undo and "
+                    "``<operation>_requested``.")
 
 
 UNDO_STEP: dict[Step, Step] = {
-    Step.RESERVE_INVENTORY: Step.RELEASE_INVENTORY,
-    Step.CHARGE: Step.REFUND,
-    Step.SHIP: Step.CANCEL_SHIPMENT,
-}
+    Step(step): Step(undo) for step, undo in {**LOCAL_UNDO, **remote_undos()}.items()}
 
 UNDOES: dict[Step, Step] = {undo: step for step, undo in UNDO_STEP.items()}
 
 REQUESTED: dict[Step, Step] = {
-    Step.CHARGE: Step.CHARGE_REQUESTED,
-    Step.SHIP: Step.SHIP_REQUESTED,
-}
+    Step(op): Step(op + REQUESTED_SUFFIX) for op in remote_undos()}
 
 REQUEST_OF: dict[Step, Step] = {requested: step for step, requested in REQUESTED.items()}
 
@@ -90,13 +120,34 @@ Key = Annotated[str, Field(min_length=1, max_length=255)]
 Amount = Annotated[Decimal, Field(ge=0, decimal_places=4, allow_inf_nan=False)]
 
 
-class _Details(Contract):
-    """Base of the per-step details: unknown fields are refused, card numbers too."""
+_DETAILS: dict[str, type[LogDetails]] = {}
+"""Details class of each step, by step value (filled as the classes are declared)."""
+
+
+class LogDetails(Contract):
+    """Base of the per-step details: unknown fields are refused, card numbers too.
+
+    A subclass with ``step: Literal["<step>"]`` is the details of that step; a remote step's
+    are declared with its service's contracts (:mod:`orders.models.agent_io`).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
+    step: str
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        step = cls.model_fields.get("step")
+        if step is None or not isinstance(step.default, str):
+            return
+        known = _DETAILS.setdefault(step.default, cls)
+        if known is not cls:
+            raise TypeError(f"{cls.__name__}: step {step.default!r} already has its details "
+                            f"class, {known.__name__}")
+
     @model_validator(mode="after")
-    def _no_card_numbers(self) -> _Details:
+    def _no_card_numbers(self) -> LogDetails:
         for name, info in type(self).model_fields.items():
             value = getattr(self, name)
             if isinstance(value, str) and looks_like_card_number(value):
@@ -129,7 +180,7 @@ class ReservedLine(Contract):
     quantity: int = Field(gt=0, le=1_000_000)
 
 
-class ReservationDetails(_Details):
+class ReservationDetails(LogDetails):
     """After reserve inventory: what release inventory needs."""
 
     step: Literal["reserve_inventory"] = "reserve_inventory"
@@ -138,39 +189,7 @@ class ReservationDetails(_Details):
                      Field(min_length=1, max_length=1000)]
 
 
-class PaymentDetails(_Details):
-    """After a successful charge: what a refund needs (no card data)."""
-
-    step: Literal["charge"] = "charge"
-    payment_id: Annotated[Id, Classified(Classification.RESTRICTED)]
-    amount: Annotated[Amount, Classified(Classification.RESTRICTED)]
-    currency: Annotated[Currency, Classified(Classification.RESTRICTED)]
-
-
-class ShipmentDetails(_Details):
-    """After a successful shipment: what cancelling it needs."""
-
-    step: Literal["ship"] = "ship"
-    shipment_id: Annotated[Id, Classified(Classification.CONFIDENTIAL)]
-
-
-class ChargeRequestDetails(_Details):
-    """A charge request is going out: what refunding it needs even if no answer comes."""
-
-    step: Literal["charge_requested"] = "charge_requested"
-    idempotency_key: Annotated[Key, Classified(Classification.INTERNAL)]
-    amount: MaybeAmount = None
-    currency: MaybeCurrency = None
-
-
-class ShipRequestDetails(_Details):
-    """A shipment request is going out: what cancelling it needs even if no answer comes."""
-
-    step: Literal["ship_requested"] = "ship_requested"
-    idempotency_key: Annotated[Key, Classified(Classification.INTERNAL)]
-
-
-class ReleaseDetails(_Details):
+class ReleaseDetails(LogDetails):
     """Inventory released; ``released`` empty if nothing was held, None in older entries."""
 
     step: Literal["release_inventory"] = "release_inventory"
@@ -180,30 +199,51 @@ class ReleaseDetails(_Details):
                         Field(max_length=1000)] = None
 
 
-class RefundDetails(_Details):
-    """Payment refunded, or nothing to refund."""
-
-    step: Literal["refund"] = "refund"
-    outcome: Annotated[UndoOutcome, Classified(Classification.INTERNAL)]
-    refund_id: Annotated[Id | None, Classified(Classification.RESTRICTED)] = None
-    amount: MaybeAmount = None
-    currency: MaybeCurrency = None
-
-
-class CancellationDetails(_Details):
-    """Shipment cancelled, or nothing to cancel."""
-
-    step: Literal["cancel_shipment"] = "cancel_shipment"
-    outcome: Annotated[UndoOutcome, Classified(Classification.INTERNAL)]
-    shipment_id: Annotated[Id | None, Classified(Classification.CONFIDENTIAL)] = None
+def details_model(step: str) -> type[LogDetails]:
+    """Return the details class of ``step``; :class:`UnknownServiceError` naming it if none."""
+    try:
+        return _DETAILS[step]
+    except KeyError:
+        raise UnknownServiceError(
+            f"details.step: {step!r} is not a step of the compensation log (known: "
+            f"{', '.join(_DETAILS)})") from None
 
 
-StepDetails = Annotated[
-    ReservationDetails | PaymentDetails | ShipmentDetails | ReleaseDetails | RefundDetails
-    | CancellationDetails | ChargeRequestDetails | ShipRequestDetails,
-    Field(discriminator="step"),
-]
-"""The details of one entry, told apart by their ``step``."""
+def log_details_models() -> tuple[type[LogDetails], ...]:
+    """Return every step's details class."""
+    return tuple(_DETAILS.values())
+
+
+def check_log_details(steps: Iterable[str] | None = None) -> None:
+    """Check each step (default: of :class:`Step`) has a details class and each class a step.
+
+    Raises
+    ------
+    UnknownServiceError
+        Naming the step without details, or the class whose step services.json lacks.
+    """
+    known = [str(step) for step in (Step if steps is None else steps)]
+    for step in known:
+        if step not in _DETAILS:
+            raise UnknownServiceError(
+                f"compensation log step {step!r} (infra/services.json) has no details "
+                "class: declare a LogDetails subclass with step Literal[...] in "
+                "orders/models/agent_io.py")
+    for value, model in _DETAILS.items():
+        if value not in known:
+            raise UnknownServiceError(
+                f"{model.__name__}: step {value!r} is no operation of infra/services.json "
+                "with an undo, nor its undo or *_requested step")
+
+
+def _details_of_step(value: Any, info: ValidationInfo) -> Any:
+    if isinstance(value, LogDetails) or not isinstance(value, dict):
+        return value
+    return details_model(str(value.get("step"))).model_validate(value, context=info.context)
+
+
+StepDetails = Annotated[SerializeAsAny[LogDetails], BeforeValidator(_details_of_step)]
+"""The details of one entry, of the class its ``step`` names."""
 
 
 class CompensationEntry(Contract):
