@@ -22,10 +22,10 @@ import struct
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from _typeshed import ReadableBuffer, WriteableBuffer
+Buffer = bytearray | memoryview | mmap.mmap
+"""A record's bytes: its own memory, or a shared-memory block mapped in."""
 
 _SEQ = struct.Struct("<Q")
 _VALUES = struct.Struct("<dd")
@@ -49,7 +49,7 @@ class HoldRecord:
         A shared block from :func:`attach`; default: this process's memory only.
     """
 
-    def __init__(self, buf: WriteableBuffer | None = None) -> None:
+    def __init__(self, buf: Buffer | None = None) -> None:
         self._buf = memoryview(buf if buf is not None else bytearray(RECORD_BYTES))
         self._guard = threading.Lock()
         self._held: dict[int, float] = {}
@@ -88,7 +88,7 @@ class HoldRecord:
         _SEQ.pack_into(self._buf, 0, self._seq)
 
 
-def read_buffer(buf: ReadableBuffer) -> tuple[float | None, float]:
+def read_buffer(buf: Buffer | bytes) -> tuple[float | None, float]:
     """Read a record: (monotonic time the oldest hold began or None, longest hold s)."""
     for _ in range(READ_ATTEMPTS):
         before, since, longest, after = _load(buf)
@@ -100,7 +100,7 @@ def read_buffer(buf: ReadableBuffer) -> tuple[float | None, float]:
     return NO_HOLD
 
 
-def _load(buf: ReadableBuffer) -> tuple[int, float, float, int]:
+def _load(buf: Buffer | bytes) -> tuple[int, float, float, int]:
     """One pass of the seqlock read: sequence, values, sequence again."""
     (before,) = _SEQ.unpack_from(buf)
     since, longest = _VALUES.unpack_from(buf, _SEQ.size)

@@ -10,7 +10,8 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def test_an_app_copy_of_a_host_package_is_named(tmp_path, caplog):
-    for package in ("clocks", "helpers"):
+    # An app-only name no other test imports (sys.modules is shared within a test worker).
+    for package in ("clocks", "shadow_test_app_only"):
         (tmp_path / package).mkdir()
         (tmp_path / package / "__init__.py").write_text("")
     with caplog.at_level(logging.WARNING, logger="devhost"):
