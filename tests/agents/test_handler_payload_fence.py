@@ -1,0 +1,43 @@
+"""The holder check covers the order the service acts on: the payload's, not only the envelope's.
+
+The services act on the payload's ``orderId`` (and the orchestration waits on ``eventName``), so a
+request whose envelope names an order its attempt holds but whose payload names another order, or
+whose reply event is another operation's, is refused at parse (S4, A1, A4).
+"""
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from agents.handler import SERVICE_MISMATCH, parse_request
+from orders.models import wire
+
+
+def body(**changes):
+    message = {"messageId": "ORD-A:1:charge", "orderId": "ORD-A", "instanceId": "ORD-A:1",
+               "service": "payment", "operation": "charge", "idempotencyKey": "ORD-A:charge",
+               "completeBy": (datetime.now(UTC) + timedelta(seconds=30)).isoformat(),
+               "maxAttempts": 3, "eventName": "charge-reply", "replyTo": "agent-replies",
+               "payload": {"orderId": "ORD-A", "amount": "12.50", "currency": "USD"}}
+    message.update(changes)
+    return json.dumps(message).encode()
+
+
+def test_the_orchestrations_own_request_parses():
+    assert parse_request(body(), "payment-requests").payload["orderId"] == "ORD-A"
+
+
+@pytest.mark.parametrize(("changes", "problem"), [
+    ({"payload": {"orderId": "ORD-B", "amount": "999", "currency": "USD"}},
+     "payload.orderId: 'ORD-B' is not the request's orderId 'ORD-A'"),
+    ({"payload": {"amount": "999", "currency": "USD"}},
+     "payload.orderId: None is not the request's orderId 'ORD-A'"),
+    ({"eventName": "ship-reply"},
+     "eventName: 'ship-reply' is not the reply event of charge ('charge-reply')"),
+])
+def test_a_request_whose_payload_or_event_is_not_its_orders_is_dead_lettered(changes, problem):
+    with pytest.raises(wire.InvalidMessage) as caught:
+        parse_request(body(**changes), "payment-requests")
+    assert caught.value.reason == SERVICE_MISMATCH
+    assert problem in str(caught.value)
