@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from agents.remote_call import OutcomeKind, RemoteRequest, call_remote
 from azurekit.services import catalogue
-from orders.lifecycle.ids import reply_event_name, reply_message_id
+from orders.lifecycle.ids import idempotency_key, reply_event_name, reply_message_id
 from orders.messaging import OutgoingMessage
 from orders.models import ProcessState, wire
 from orders.models.messages import AgentOutcome, AgentReply, AgentRequest
@@ -50,8 +50,9 @@ def parse_request(body: bytes, queue: str) -> AgentRequest:
     ------
     orders.models.wire.InvalidMessage
         For every form of bad body (prefixed "agent request"), and ``ServiceMismatch`` for
-        a service, operation or ``replyTo`` that is not the queue's, or a ``payload.orderId``
-        or ``eventName`` that is not the request's own; the caller dead-letters it.
+        a service, operation or ``replyTo`` that is not the queue's, or a ``payload.orderId``,
+        ``idempotencyKey`` or ``eventName`` that is not the request's own; the caller
+        dead-letters it.
     """
     request = wire.parse(body, AgentRequest, what="agent request")
     service = catalogue().service_of_queue(queue)
@@ -79,6 +80,11 @@ def _not_its_order(request: AgentRequest) -> list[str]:
     if named != request.order_key:
         problems.append(f"payload.orderId: {repr(named)[:66]} is not the request's orderId "
                         f"{request.order_key!r}")
+    key = idempotency_key(request.order_key, request.operation)
+    if request.idempotency_key != key:
+        problems.append(f"idempotencyKey: {request.idempotency_key[:64]!r} is not the key of "
+                        f"{request.operation} for the order ({key!r}, the same on every "
+                        "attempt: A2)")
     event = reply_event_name(request.operation)
     if request.event_name != event:
         problems.append(f"eventName: {request.event_name[:64]!r} is not the reply event of "

@@ -1,8 +1,9 @@
-"""The holder check covers the order the service acts on: the payload's, not only the envelope's.
+"""The holder check covers what the service acts on, not only the envelope's order.
 
-The services act on the payload's ``orderId`` (and the orchestration waits on ``eventName``), so a
-request whose envelope names an order its attempt holds but whose payload names another order, or
-whose reply event is another operation's, is refused at parse (S4, A1, A4).
+The services act on the payload's ``orderId`` and deduplicate by the idempotency key, and the
+orchestration waits on ``eventName``: a request naming the attempt that holds its order but
+another order in its payload, a fresh key (a second charge) or another operation's reply event
+is refused at parse (S4, A1, A2, A4).
 """
 
 import json
@@ -33,6 +34,9 @@ def test_the_orchestrations_own_request_parses():
      "payload.orderId: 'ORD-B' is not the request's orderId 'ORD-A'"),
     ({"payload": {"amount": "999", "currency": "USD"}},
      "payload.orderId: None is not the request's orderId 'ORD-A'"),
+    ({"idempotencyKey": "ORD-A:charge:again"},
+     "idempotencyKey: 'ORD-A:charge:again' is not the key of charge for the order "
+     "('ORD-A:charge'"),
     ({"eventName": "ship-reply"},
      "eventName: 'ship-reply' is not the reply event of charge ('charge-reply')"),
 ])
