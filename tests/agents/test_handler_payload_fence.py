@@ -45,3 +45,25 @@ def test_a_request_whose_payload_or_event_is_not_its_orders_is_dead_lettered(cha
         parse_request(body(**changes), "payment-requests")
     assert caught.value.reason == SERVICE_MISMATCH
     assert problem in str(caught.value)
+
+
+def refund(charge_key):
+    payload = {"orderId": "ORD-A", "chargeKey": charge_key}
+    return body(messageId="ORD-A:comp:1:refund", instanceId="ORD-A:comp:1", operation="refund",
+                idempotencyKey="ORD-A:refund", eventName="refund-reply",
+                payload={k: v for k, v in payload.items() if v is not None})
+
+
+@pytest.mark.parametrize("charge_key", ["ORD-A:charge", None])
+def test_an_undo_naming_its_own_orders_forward_request_or_none_parses(charge_key):
+    assert parse_request(refund(charge_key), "payment-requests").payload.get(
+        "chargeKey") == charge_key
+
+
+def test_an_undo_naming_another_orders_forward_request_is_dead_lettered():
+    # The service would void ORD-B's unused charge key under ORD-A's refund key (A2).
+    with pytest.raises(wire.InvalidMessage) as caught:
+        parse_request(refund("ORD-B:charge"), "payment-requests")
+    assert caught.value.reason == SERVICE_MISMATCH
+    assert ("payload.chargeKey: 'ORD-B:charge' is not the key of the order's charge "
+            "('ORD-A:charge')") in str(caught.value)
