@@ -12,9 +12,10 @@ from datetime import timedelta
 
 from agents.remote_call import OutcomeKind, RemoteRequest, call_remote
 from azurekit.services import catalogue
-from orders.lifecycle.ids import reply_message_id
+from orders.lifecycle.ids import idempotency_key, reply_event_name, reply_message_id
 from orders.messaging import OutgoingMessage
 from orders.models import ProcessState, wire
+from orders.models.agent_io import PAYLOADS, ForwardKeyField
 from orders.models.messages import AgentOutcome, AgentReply, AgentRequest
 from orders.names import AGENT_REPLIES_QUEUE, REQUEST_QUEUES
 from orders.observability.metrics import record_agent_call, record_circuit_state
@@ -50,7 +51,9 @@ def parse_request(body: bytes, queue: str) -> AgentRequest:
     ------
     orders.models.wire.InvalidMessage
         For every form of bad body (prefixed "agent request"), and ``ServiceMismatch`` for
-        a service, operation or ``replyTo`` that is not the queue's; the caller dead-letters it.
+        a service, operation or ``replyTo`` that is not the queue's, or a ``payload.orderId``,
+        ``idempotencyKey``, ``eventName`` or undo's forward key that is not the request's own;
+        the caller dead-letters it.
     """
     request = wire.parse(body, AgentRequest, what="agent request")
     service = catalogue().service_of_queue(queue)
@@ -61,6 +64,7 @@ def parse_request(body: bytes, queue: str) -> AgentRequest:
     elif request.operation not in OPERATIONS_OF_SERVICE[service]:
         problems.append(f"operation: {request.operation!r} is not an operation of the "
                         f"{service} service ({', '.join(sorted(OPERATIONS_OF_SERVICE[service]))})")
+    problems += _not_its_order(request)
     if request.reply_to.casefold() != AGENT_REPLIES_QUEUE:
         problems.append(f"replyTo: {request.reply_to[:64]!r} is not the agents' reply queue "
                         f"'{AGENT_REPLIES_QUEUE}'")
@@ -68,6 +72,38 @@ def parse_request(body: bytes, queue: str) -> AgentRequest:
         raise wire.InvalidMessage(SERVICE_MISMATCH, "agent request: " + "; ".join(problems)
                                   + "; the queue decides the service and the reply queue")
     return request
+
+
+FORWARD_KEY_FIELDS = {undo: info.alias or name for undo, model in PAYLOADS.items()
+                      for name, info in model.model_fields.items()
+                      if any(isinstance(meta, ForwardKeyField) for meta in info.metadata)}
+"""Wire name of the payload field by which each undo names its forward request's key."""
+
+
+def _not_its_order(request: AgentRequest) -> list[str]:
+    """Name what routes the call or its reply away from the envelope's order and operation."""
+    problems = []
+    named = request.payload.get("orderId")
+    if named != request.order_key:
+        problems.append(f"payload.orderId: {repr(named)[:66]} is not the request's orderId "
+                        f"{request.order_key!r}")
+    key = idempotency_key(request.order_key, request.operation)
+    if request.idempotency_key != key:
+        problems.append(f"idempotencyKey: {request.idempotency_key[:64]!r} is not the key of "
+                        f"{request.operation} for the order ({key!r}, the same on every "
+                        "attempt: A2)")
+    forward = catalogue().undoes(request.operation)
+    field = FORWARD_KEY_FIELDS.get(request.operation)
+    named_key = request.payload.get(field) if field is not None else None
+    if forward is not None and named_key is not None and named_key != idempotency_key(
+            request.order_key, forward):
+        problems.append(f"payload.{field}: {repr(named_key)[:66]} is not the key of the "
+                        f"order's {forward} ({idempotency_key(request.order_key, forward)!r})")
+    event = reply_event_name(request.operation)
+    if request.event_name != event:
+        problems.append(f"eventName: {request.event_name[:64]!r} is not the reply event of "
+                        f"{request.operation} ({event!r})")
+    return problems
 
 
 def service_url(services: Services, request: AgentRequest) -> str:

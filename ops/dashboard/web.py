@@ -60,9 +60,13 @@ def query(req: func.HttpRequest,
     ------
     Problem
         400 naming an unknown parameter, one given twice (``req.params`` keeps only one of
-        them, so the URL is read) or a value its parser refused.
+        them, so the URL is read) or a value its parser refused; 400 for a query that is not
+        percent-encoded UTF-8.
     """
-    pairs = parse_qsl(urlsplit(req.url).query, keep_blank_values=True)
+    try:
+        pairs = parse_qsl(urlsplit(req.url).query, keep_blank_values=True, errors="strict")
+    except UnicodeDecodeError:
+        raise Problem(400, "the query is not percent-encoded UTF-8") from None
     parsed: dict[str, Any] = {}
     for name, value in pairs or req.params.items():
         if name in ALWAYS_ALLOWED:

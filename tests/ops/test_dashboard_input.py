@@ -55,3 +55,12 @@ def test_a_strict_json_object_is_returned_as_sent() -> None:
     body = b'{"client": "acme", "orderId": "ORD-1", "reason": "caf\\u00e9"}'
     assert json_body(request("http://h/api", body=body)) == {
         "client": "acme", "orderId": "ORD-1", "reason": "caf\u00e9"}
+
+
+@pytest.mark.parametrize("url", ["http://h/api?orderId=ORD-%FF", "http://h/api?order%C3Id=ORD-1"])
+def test_a_query_that_is_not_percent_encoded_utf8_is_refused_not_replaced(url: str) -> None:
+    # Decoded leniently, %FF became U+FFFD: a lookup of some other text than the one sent.
+    with pytest.raises(Problem) as refused:
+        query(request(url, params={"orderId": "ORD-\ufffd"}), PARSERS)
+    assert refused.value.status == 400
+    assert "not percent-encoded UTF-8" in refused.value.reason
