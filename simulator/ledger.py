@@ -29,6 +29,7 @@ CREATE TABLE IF NOT EXISTS side_effects (
     at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS side_effects_order ON side_effects (service, order_id);
+CREATE INDEX IF NOT EXISTS side_effects_ref ON side_effects (service, ref_id);
 CREATE TABLE IF NOT EXISTS idempotency (
     service TEXT NOT NULL,
     idempotency_key TEXT NOT NULL,
@@ -123,6 +124,23 @@ def _effect_from_row(row: sqlite3.Row) -> SideEffect:
     )
 
 
+PURGE_SETTLED = (
+    "SELECT f.id, u.id FROM side_effects AS f JOIN side_effects AS u "
+    "ON u.service = f.service AND u.ref_id = f.resource_id "
+    "WHERE f.kind IN ('charge', 'ship') AND f.at < ? AND u.at < ?")
+"""Effects and their undo, both older than the cutoff (each undo found by index)."""
+
+PURGE_REQUESTS = (
+    "DELETE FROM requests WHERE NOT EXISTS (SELECT 1 FROM side_effects AS e "
+    "WHERE e.service = requests.service AND e.order_id = requests.order_id)"
+    " AND NOT EXISTS (SELECT 1 FROM idempotency AS i WHERE i.service = requests.service"
+    " AND i.idempotency_key >= requests.order_id || ':'"
+    " AND i.idempotency_key < requests.order_id || ';')")
+"""Request counts of orders with no effect and no stored answer left. The answers of an
+order are its keys ``<order key>:...``: a range of the primary key (':' + 1 is ';'), so
+each request row costs one index search, not a scan of every answer."""
+
+
 class Ledger(devsqlite.SharedConnection):
     """Read (and, for the simulator itself, write) the ledger file; thread-safe."""
 
@@ -137,22 +155,12 @@ class Ledger(devsqlite.SharedConnection):
         """Apply the retention before ``cutoff`` (timezone-aware); return the rows deleted."""
         at = cutoff.isoformat()
         with self._lock, devsqlite.write(self._conn):
-            settled = self._conn.execute(
-                "SELECT f.id, u.id FROM side_effects AS f JOIN side_effects AS u "
-                "ON u.service = f.service AND u.ref_id = f.resource_id "
-                "WHERE f.kind IN ('charge', 'ship') AND f.at < ? AND u.at < ?",
-                (at, at)).fetchall()
+            settled = self._conn.execute(PURGE_SETTLED, (at, at)).fetchall()
             ids = [(row_id,) for pair in settled for row_id in pair]
             deleted = self._conn.executemany("DELETE FROM side_effects WHERE id = ?",
                                              ids).rowcount
             deleted += self._conn.execute("DELETE FROM idempotency WHERE at < ?", (at,)).rowcount
-            deleted += self._conn.execute(
-                "DELETE FROM requests WHERE NOT EXISTS (SELECT 1 FROM side_effects AS e "
-                "WHERE e.service = requests.service AND e.order_id = requests.order_id)"
-                " AND NOT EXISTS (SELECT 1 FROM idempotency AS i WHERE i.service = "
-                "requests.service AND substr(i.idempotency_key, 1, "
-                "length(requests.order_id) + 1) = requests.order_id || ':')"
-            ).rowcount
+            deleted += self._conn.execute(PURGE_REQUESTS).rowcount
         return deleted
 
     # -- reading -------------------------------------------------------------------------
