@@ -8,6 +8,7 @@ whole ``%Setting%`` hub name resolved (the extension's ``ResolveAppSettingOption
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from dataclasses import dataclass
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from devhost.app.load_errors import AppLoadError, describe_json_error
+
+log = logging.getLogger("devhost")
 
 HOST_JSON = "host.json"
 DEFAULT_HUB_NAME = "TestHubName"
@@ -117,6 +120,10 @@ def read_host_json(app_dir: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
+        # Core Tools' `func start` refuses a folder without one ("Unable to find project
+        # root"); the local host runs on the defaults, and says so (L1).
+        log.warning("no %s in %s: Azure Functions Core Tools would not start this app; "
+                    "running with the defaults", HOST_JSON, app_dir)
         return {}
     except (OSError, UnicodeError) as exc:
         raise AppLoadError(f"{HOST_JSON}: cannot be read ({exc})") from exc

@@ -37,7 +37,10 @@ if TYPE_CHECKING:
 
 app = typer.Typer(help="Run Azure Functions apps with Durable Functions on one machine.",
                   no_args_is_help=True, add_completion=False)
-console = Console()
+PIPED_WIDTH = 200
+"""Columns of the tables when written to a pipe or file and ``COLUMNS`` is unset."""
+console = Console(width=PIPED_WIDTH if not sys.stdout.isatty() and not os.environ.get("COLUMNS")
+                  else None)
 
 START_RETRY_S = 1.0
 """Pause between start-up attempts while the data disk is full."""

@@ -46,6 +46,38 @@ def test_the_host_reaches_exactly_its_packages_and_never_the_app():
     assert reached == HOST_PACKAGES
 
 
+def test_the_wheel_declares_every_distribution_its_packages_import():
+    # The install test puts the venv's site-packages on the path, so an undeclared import
+    # (httpx, pydantic) would pass there and fail a user's fresh install.
+    import importlib.util
+    import tomllib
+    from importlib.metadata import distributions
+
+    from packaging.requirements import Requirement
+
+    declared = {Requirement(r).name.lower() for r in tomllib.loads(
+        (REPO / "packaging" / "devhost" / "pyproject.toml").read_text())["project"]["dependencies"]}
+    owner = {str(Path(d.locate_file(f)).resolve()): d.metadata["Name"].lower()
+             for d in distributions() for f in d.files or ()}
+    imported = {name for package in HOST_PACKAGES for path in modules(package)
+                for name in imported_modules(path)
+                if name.split(".")[0] not in HOST_PACKAGES | set(sys.stdlib_module_names)
+                and name != "__future__"}
+    needed: dict[str, str] = {}
+    for name in sorted(imported):
+        parts = name.split(".")
+        for end in range(len(parts), 0, -1):  # "azure" alone is a namespace of many
+            try:  # "from m import Name" reads as m.Name
+                spec = importlib.util.find_spec(".".join(parts[:end]))
+            except ModuleNotFoundError:
+                continue
+            if spec is not None and spec.origin not in (None, "namespace"):
+                needed[name] = owner.get(str(Path(spec.origin).resolve()), "?")
+                break
+    missing = {name: dist for name, dist in needed.items() if dist not in declared}
+    assert missing == {}, "imported by the host, not declared by its wheel"
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
     out = tmp_path_factory.mktemp("wheel")

@@ -1,6 +1,7 @@
 """The app is found, checked and loaded as the Python worker and the Functions host do."""
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -240,3 +241,11 @@ def test_an_unbound_context_parameter_receives_the_invocation_context(tmp_path, 
         assert httpx.get(f"{host.base_url}/api/whoami").text == "whoami 36"
     finally:
         host.stop()
+
+
+def test_an_app_without_host_json_runs_on_the_defaults_and_is_warned_about(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="devhost"):
+        config = load_host_config(tmp_path, environ={})
+    assert config.durable.hub_name == "TestHubName"
+    assert f"no host.json in {tmp_path}: Azure Functions Core Tools would not start this " \
+           "app; running with the defaults" in caplog.text
