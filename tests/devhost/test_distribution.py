@@ -8,7 +8,6 @@ install is out of sight and the host can only use what the wheel holds.
 
 import os
 import queue
-import shutil
 import socket
 import subprocess
 import sys
@@ -21,12 +20,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.devhost.apps import MY_APP, write_app
 from tests.test_structure import REPO, imported_modules, modules
 
 HOST_PACKAGES = {"devhost", "sqlitebus", "sqlitekit", "clocks", "azurekit"}
 """What the local host imports of this repository, transitively, and so what the wheel holds."""
 
-HELLO_APP = Path(__file__).parent / "fixtures" / "hello_app"
 START_TIMEOUT_S = 20.0
 RUN_TIMEOUT_S = 20.0
 POLL_S = 0.05
@@ -158,7 +157,7 @@ def read_until(process, text, timeout_s):
 
 def test_the_installed_host_runs_a_hello_world_app_through_the_http_api(installed, tmp_path):
     target, env = installed
-    app_dir = shutil.copytree(HELLO_APP, tmp_path / "hello_app")
+    app_dir = write_app(tmp_path / "hello_app", {"function_app.py": MY_APP})
     port = free_port()
     host = subprocess.Popen(
         [sys._base_executable, "-m", "devhost", "start", "--app-dir", str(app_dir),
