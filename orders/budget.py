@@ -28,7 +28,7 @@ from orders.queues import QueueLimits
 
 COMPENSATING_OPERATIONS: dict[str, tuple[str, ...]] = {
     name: spec.undo_operations for name, spec in catalogue().services.items()}
-"""Operations that undo the forward ones (SPEC S9), by service (``infra/services.json``)."""
+"""Operations that undo the forward ones (S9), by service (``infra/services.json``)."""
 
 ORCHESTRATOR_RETRY_FACTOR = 1
 """Times an orchestrator may re-run a step that sends an agent request: no retry policy is
@@ -84,7 +84,7 @@ def refusal_made_no_call(record: StateRecord, operation: str) -> bool:
         For an order attempt, True if ``operation`` is the first remote step of the
         record's workflow version (only a local reservation came before it). For a
         compensation attempt, always True: each undo it completed is logged and never
-        requested again, so the next attempt repeats no call (SPEC S9).
+        requested again, so the next attempt repeats no call (S9).
     """
     if record.process_state is ProcessState.COMPENSATING:
         return True
@@ -105,12 +105,12 @@ def max_calls_per_service(settings: Any, queues: Mapping[str, QueueLimits]) -> d
         max_calls(s) = R_orch * A_agent * D(q(s))
                        * (MAX_FAILURES * F(s) + C_comp * K(s))
 
-    where ``A_agent = AGENT_MAX_ATTEMPTS`` (HTTP calls per delivery of one request, SPEC
+    where ``A_agent = AGENT_MAX_ATTEMPTS`` (HTTP calls per delivery of one request,
     A1), ``D = maxDeliveryCount`` of the request queue (each delivery may run the agent's
     retry loop again before Service Bus dead-letters the request), ``R_orch`` =
     :data:`ORCHESTRATOR_RETRY_FACTOR`, ``MAX_FAILURES`` = attempts the supervisor allows
     (attempt ``n`` fails -> FailureCount ``n``; at MAX_FAILURES the order goes to Error, so
-    there are at most MAX_FAILURES attempts, SPEC V2), ``F(s)`` = forward operations on
+    there are at most MAX_FAILURES attempts, V2), ``F(s)`` = forward operations on
     ``s`` per attempt (one request each, :func:`forward_operations`), ``C_comp`` =
     ``MAX_COMPENSATION_FAILURES`` (0 if the setting does not exist) and ``K(s)`` =
     compensating operations on ``s``.
@@ -120,7 +120,7 @@ def max_calls_per_service(settings: Any, queues: Mapping[str, QueueLimits]) -> d
     call, the reply handler marks the attempt only if that request was its first remote
     call (:func:`refusal_made_no_call`), and the supervisor holds such an attempt back
     without counting it against MAX_FAILURES (or MAX_COMPENSATION_FAILURES), so however
-    many there are, whatever the outage, they add no call to any service (SPEC A5, V2). An
+    many there are, whatever the outage, they add no call to any service (A5, V2). An
     attempt refused at a later step (it charged, then the shipping circuit refused the
     shipment) did call, and a new attempt would call again, so it counts as usual. A
     redelivered request refused by the circuit is not marked (its earlier delivery may have
@@ -129,7 +129,7 @@ def max_calls_per_service(settings: Any, queues: Mapping[str, QueueLimits]) -> d
     two lets Service Bus redeliver a request already answered "refused"; those calls are
     outside the formula (at most ``A_agent * (D - 1)`` for each request so redelivered).
 
-    The bound holds per submission: an operator's resubmission (SPEC S7) resets
+    The bound holds per submission: an operator's resubmission (S7) resets
     FailureCount and grants one more budget. It assumes duplicate detection on the request
     queues (checked by :func:`check_budget`), so re-running ``send_agent_request`` inside
     one attempt sends no second request.
@@ -191,7 +191,7 @@ def check_budget(settings: Any, queues: Mapping[str, QueueLimits]) -> dict[str, 
         if limits is not None and not limits.requires_duplicate_detection:
             raise BudgetError(f"queues.{queue}.requiresDuplicateDetection: must be true, or a "
                               "resent agent request is delivered twice and the retry budget "
-                              "is unbounded (SPEC A4, X2)")
+                              "is unbounded (A4, X2)")
     calls = max_calls_per_service(settings, queues)
     budget = settings.RETRY_BUDGET_CALLS_PER_SERVICE
     over = {s: n for s, n in calls.items() if n > budget}
@@ -202,5 +202,5 @@ def check_budget(settings: Any, queues: Mapping[str, QueueLimits]) -> dict[str, 
             f"({detail}); lower AGENT_MAX_ATTEMPTS ({settings.AGENT_MAX_ATTEMPTS}), "
             f"MAX_FAILURES ({settings.MAX_FAILURES}), {COMPENSATION_ATTEMPTS_SETTING} "
             f"({_compensation_attempts(settings)}) or the request queues' maxDeliveryCount, "
-            "or raise the budget (SPEC X2)")
+            "or raise the budget (X2)")
     return calls

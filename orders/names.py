@@ -10,7 +10,7 @@ from azurekit.services import UnknownServiceError, catalogue
 ORDER_WORKFLOW = "order_workflow"
 """The orchestrator that processes one attempt of one order."""
 COMPENSATION_WORKFLOW = "compensation_workflow"
-"""The orchestrator that undoes an order's completed steps, one attempt (SPEC S9)."""
+"""The orchestrator that undoes an order's completed steps, one attempt (S9)."""
 
 ORDERS_QUEUE = "orders"
 AGENT_REPLIES_QUEUE = "agent-replies"
@@ -23,7 +23,7 @@ WORKFLOW_REMOTE_STEPS: dict[int, tuple[tuple[str, str], ...]] = {
     4: (("shipping", "ship"), ("payment", "charge")),
 }
 """The remote steps (service, operation) of each registered workflow version, in order
-(SPEC X6): versions 1 and 3 charge then ship, versions 2 and 4 ("charge on dispatch") ship
+(X6): versions 1 and 3 charge then ship, versions 2 and 4 ("charge on dispatch") ship
 then charge; 3 and 4 run the steps of 1 and 2 in fewer activities. Each names a forward
 operation of ``infra/services.json`` (checked at import). The workflow, the retry budget
 and compensation read them from here."""
@@ -41,7 +41,7 @@ def _check_steps() -> None:
 _check_steps()
 
 REQUEST_QUEUES = {name: spec.request_queue for name, spec in catalogue().services.items()}
-"""Request queue of each agent (one agent per remote service, SPEC A1; services.json)."""
+"""Request queue of each agent (one agent per remote service, A1; services.json)."""
 
 SERVICEBUS_CONNECTION = "SERVICEBUS"
 """Connection setting prefix of every Service Bus binding (identity-based:

@@ -56,7 +56,7 @@ def client_mismatch(parsed: SubmitOrder, client_id: str) -> str | None:
     if not problems:
         return None
     return ("; ".join(problems) + "; a client submits only its own orders and hears only on "
-            "its own reply queue (SPEC S8, X10); nothing was stored")
+            "its own reply queue (S8, X10); nothing was stored")
 
 
 def collapsed_alert_id(kind: str, source: str, now: datetime) -> str:
@@ -94,7 +94,7 @@ def refuse_shared_queue(body: bytes, message_id: str | None, sender: MessageSend
         readable = f"; the body is not readable either ({exc.reason})"
     why = (f"message {str(message_id)[:_SHOWN]!r}: the shared queue '{ORDERS_QUEUE}' accepts "
            f"no orders: each client submits to its own queue "
-           f"'{submit_queue('<clientId>')}', which names the client (SPEC X10); nothing was "
+           f"'{submit_queue('<clientId>')}', which names the client (X10); nothing was "
            f"stored; the client that sent it must resend it to its own queue, since nothing "
            f"here proves who sent it{readable}")
     alert_client_caused(sender, USE_CLIENT_QUEUE, ORDERS_QUEUE, ORDERS_QUEUE, why, now)

@@ -76,7 +76,7 @@ def mark_circuit_refusal(states: StateStore, reply: AgentReply) -> bool:
         fenced_update(states, reply.order_key, iid, mark)
     except CalledBefore as exc:
         log.info("open-circuit reply of %s not marked: %s; the attempt counts as a "
-                 "failure (SPEC X2)", iid, exc)
+                 "failure (X2)", iid, exc)
         return False
     except FencedError as exc:
         log.info("open-circuit reply of %s not marked: %s", iid, exc)

@@ -234,7 +234,7 @@ class LocalHost:
                                                          self.episode_batch, pool.room())
             except Exception as exc:  # noqa: BLE001 - nothing of the round was written
                 # Its episodes and finished activities run again once their leases
-                # expire (activities are idempotent, SPEC X7).
+                # expire (activities are idempotent, X7).
                 self._log_failure(exc, "work round failed")
                 pending, claimed = [], []
             pool.submit(claimed)

@@ -62,7 +62,7 @@ def _order_id(value: str) -> str:
     if not _ORDER_ID_RE.fullmatch(value):
         raise ValueError(
             f"must be 1 to {ORDER_ID_MAX_LENGTH} characters from A-Z a-z 0-9 . _ - "
-            f"(it becomes part of the orchestration instance id, SPEC D2); got {value!r}"
+            f"(it becomes part of the orchestration instance id, D2); got {value!r}"
         )
     if not value.strip("."):
         # RFC 3986 dot segments: a client or proxy may remove them from a path.
@@ -115,7 +115,7 @@ def check_instance_id(value: str) -> str:
     """Check an orchestration instance id (LockedBy) against D2; raise ValueError if broken."""
     problem = instance_id_rule_broken(value)
     if problem is not None:
-        raise ValueError(f"{problem} (SPEC D2)")
+        raise ValueError(f"{problem} (D2)")
     return value
 
 

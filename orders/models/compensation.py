@@ -152,7 +152,7 @@ class LogDetails(Contract):
             value = getattr(self, name)
             if isinstance(value, str) and looks_like_card_number(value):
                 raise ValueError(f"{info.alias or name}: looks like a card number; the "
-                                 "compensation log must never hold card data (SPEC X10)")
+                                 "compensation log must never hold card data (X10)")
         return self
 
     def classification(self) -> Classification:
@@ -274,7 +274,7 @@ class CompensationEntry(Contract):
         least = self.details.classification()
         if self.classification.rank < least.rank:
             raise ValueError(f"classification: must be at least {least.value}, the most "
-                             f"sensitive of its fields (SPEC S9); got {self.classification.value}")
+                             f"sensitive of its fields (S9); got {self.classification.value}")
         if self.retain_until != self.recorded_at + timedelta(days=self.retention_days):
             raise ValueError("retainUntil: must equal recordedAt + retentionDays")
         return self

@@ -139,13 +139,13 @@ class StateRecord(Contract):
     def _lock_matches_state(self) -> StateRecord:
         if self.process_state is ProcessState.PENDING and self.locked_by is not None:
             raise ValueError(
-                "lockedBy: must be null while processState is Pending (SPEC S2, V2); "
+                "lockedBy: must be null while processState is Pending (S2, V2); "
                 f"got {self.locked_by!r}"
             )
         if self.process_state in _LOCKED_STATES and self.locked_by is None:
             raise ValueError(
                 f"lockedBy: must name the owning orchestration instance while processState "
-                f"is {self.process_state.value} (SPEC S3)"
+                f"is {self.process_state.value} (S3)"
             )
         return self
 

@@ -29,7 +29,7 @@ def require_etag(record: StateRecord) -> str:
     if record.etag is None:
         raise ValueError(
             "record.etag: must be the ETag read from the store; a conditional write "
-            "needs it (SPEC S3, S4)"
+            "needs it (S3, S4)"
         )
     return record.etag
 
@@ -40,21 +40,21 @@ def keep_record(existing: StateRecord, record: StateRecord) -> Created[StateReco
     return _keep(existing, existing.same_submission(record),
                  f"orderId {record.order_key!r}: a state record of another submission "
                  f"(replyTo {existing.reply_to!r}) already exists; nothing was overwritten "
-                 "(SPEC S1)")
+                 "(S1)")
 
 
 def keep_order(existing: Order, order: Order) -> Created[Order]:
     """Accept ``existing`` if it holds the same data as ``order``; else raise ConflictError."""
     return _keep(existing, existing.same_data(order),
                  f"orderId {order.order_key!r}: a different order is already stored under "
-                 "this OrderID; nothing was overwritten (SPEC S1)")
+                 "this OrderID; nothing was overwritten (S1)")
 
 
 def keep_step(existing: CompensationEntry, entry: CompensationEntry) -> Created[CompensationEntry]:
     """Accept ``existing`` if it logs the same step as ``entry``; else raise ConflictError."""
     return _keep(existing, existing.same_step(entry),
                  f"orderId {entry.order_key!r}: step {entry.step.value} is logged with other "
-                 "details; nothing was overwritten (SPEC S9)")
+                 "details; nothing was overwritten (S9)")
 
 
 def _keep(existing: T, same: bool, conflict: str) -> Created[T]:

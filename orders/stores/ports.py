@@ -142,7 +142,7 @@ class StateStore(Protocol):
         """Write a starter's claim as :meth:`replace` does, unless ``limit`` attempts run.
 
         The check and the write are one step, so claims made at once never leave more than
-        ``limit`` records Processing (MAX_PROCESSING, SPEC S3). SQLite counts Processing
+        ``limit`` records Processing (MAX_PROCESSING, S3). SQLite counts Processing
         inside the claim's transaction; Cosmos DB, which has no transaction across
         partitions, takes a slot in an ETag-fenced slots document first.
 

@@ -1,4 +1,4 @@
-"""Compensation activities with real SQLite stores: idempotent, fenced (SPEC S4, S9, X7)."""
+"""Compensation activities with real SQLite stores: idempotent, fenced (S4, S9, X7)."""
 
 from datetime import timedelta
 

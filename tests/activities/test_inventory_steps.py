@@ -1,4 +1,4 @@
-"""Reserve and release inventory with real SQLite stores (SPEC S4, S9, X6, X7).
+"""Reserve and release inventory with real SQLite stores (S4, S9, X6, X7).
 
 The crash test SIGKILLs a real process between the two line writes of one reservation.
 """
@@ -86,7 +86,7 @@ def test_a_late_rerun_after_release_reserves_nothing_again(services, stores, clo
 def test_an_old_version_in_flight_order_compensates_without_inventing_stock(services,
                                                                           stores, clock):
     # Reserved under the versions before the inventory was real: its log entry says
-    # RES-ORD-1 but the stock holds nothing for it (SPEC X6).
+    # RES-ORD-1 but the stock holds nothing for it (X6).
     record_in(stores.states, clock, state=ProcessState.COMPENSATING, locked_by="ORD-1:c1")
     stores.inventory.load({"SKU-A": 10})
     stores.compensation.record(entry(RESERVE, clock.now()))

@@ -1,5 +1,5 @@
 """The activities of workflow versions 3 and 4: each merged part as the separate step did it,
-in the same order, idempotent on rerun (SPEC X6, X7, S8, S9)."""
+in the same order, idempotent on rerun (X6, X7, S8, S9)."""
 
 from datetime import UTC, datetime
 from decimal import Decimal

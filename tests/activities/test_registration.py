@@ -1,4 +1,4 @@
-"""Every declared activity is registered once, under its name and binding (SPEC X6).
+"""Every declared activity is registered once, under its name and binding (X6).
 
 The names and bindings below are literal: in-flight histories schedule activities by these
 names, and the Functions host binds each function's input by its parameter's name.

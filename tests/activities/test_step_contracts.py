@@ -1,4 +1,4 @@
-"""The activities at their boundary: contracts in, contracts out (SPEC S4, S8, S9, X6, X7)."""
+"""The activities at their boundary: contracts in, contracts out (S4, S8, S9, X6, X7)."""
 
 import pytest
 from pydantic import ValidationError
@@ -45,7 +45,7 @@ def test_reserve_inventory_keeps_sku_and_quantity(services, stores, clock):
 
 def test_a_send_input_without_workflow_version_logs_the_records_version(services, stores,
                                                                         clock, sender):
-    # Inputs recorded before requests were logged carry no workflowVersion (SPEC X6).
+    # Inputs recorded before requests were logged carry no workflowVersion (X6).
     record_in(stores.states, clock, workflow_version=2)
     assert steps.send_agent_request(REQUEST, services) == "ORD-1:1:charge"
     (requested,) = stores.compensation.entries("ORD-1")
@@ -63,7 +63,7 @@ def test_the_send_input_names_its_version_and_it_stays_off_the_queue(services, s
 
 @pytest.mark.parametrize(("instance", "message_id"), [
     ("ORD-1:2", "ORD-1:OrderFailed:ORD-1:2"),
-    (None, "ORD-1:OrderFailed"),  # the form recorded before instanceId was sent (SPEC X6)
+    (None, "ORD-1:OrderFailed"),  # the form recorded before instanceId was sent (X6)
 ])
 def test_publish_status_dedupes_per_attempt(services, sender, instance, message_id):
     data = {"orderId": "ORD-1", "replyTo": "replies-acme", "status": "OrderFailed",

@@ -1,6 +1,6 @@
 """call_remote against the real simulator (uvicorn on a loopback port): with 30 % transient
-faults and lost answers, every order's side effect happens exactly once (SPEC A2, X7) and
-the simulator saw exactly the calls the agent reports (SPEC X2)."""
+faults and lost answers, every order's side effect happens exactly once (A2, X7) and
+the simulator saw exactly the calls the agent reports (X2)."""
 
 from datetime import timedelta
 

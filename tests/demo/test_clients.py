@@ -1,4 +1,4 @@
-"""The demo's clients share the orders, a tenth of the OrderIDs used by both (SPEC X10)."""
+"""The demo's clients share the orders, a tenth of the OrderIDs used by both (X10)."""
 
 from datetime import UTC, datetime
 from decimal import Decimal

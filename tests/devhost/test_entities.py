@@ -1,4 +1,4 @@
-"""Durable entities (SPEC D10) through the SDK's own entity handler, in drain mode."""
+"""Durable entities (D10) through the SDK's own entity handler, in drain mode."""
 
 import json
 from pathlib import Path

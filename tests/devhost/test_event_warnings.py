@@ -1,4 +1,4 @@
-"""SPEC L1: the SDK's external-event surprises are warned about, never changed (drain mode)."""
+"""L1: the SDK's external-event surprises are warned about, never changed (drain mode)."""
 
 import json
 import logging

@@ -1,4 +1,4 @@
-"""SPEC L2: a timer function runs once at a time across host processes (drain mode)."""
+"""L2: a timer function runs once at a time across host processes (drain mode)."""
 
 from datetime import UTC, datetime, timedelta
 

@@ -1,4 +1,4 @@
-"""SPEC L2 with real processes: ``devhost start --workers 2`` never overlaps a timer's runs."""
+"""L2 with real processes: ``devhost start --workers 2`` never overlaps a timer's runs."""
 
 import json
 import os

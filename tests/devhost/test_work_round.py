@@ -132,7 +132,7 @@ def test_pool_hands_back_an_activity_whose_runner_crashed_as_a_host_failure(host
     pool.submit(activities)
     assert ran.wait(30)
     pool.shutdown()
-    assert pool.take_finished() == []  # not a completion: the host counts it (SPEC L3)
+    assert pool.take_finished() == []  # not a completion: the host counts it (L3)
     assert pool.take_failed() == [(activities[0], "RuntimeError: host bug")]
     assert pool.take_failed() == []
     assert pool.room() == ActivityPool.MAX_CLAIMED_PER_THREAD  # and no longer counted

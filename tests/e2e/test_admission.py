@@ -1,4 +1,4 @@
-"""Admission control under a downstream outage: a bounded backlog, nothing lost (SPEC X3).
+"""Admission control under a downstream outage: a bounded backlog, nothing lost (X3).
 
 Shipping is down (simulator outage) while orders keep arriving. Submission admits new
 orders only while Pending + Processing + Compensating stay below MAX_IN_FLIGHT; the rest

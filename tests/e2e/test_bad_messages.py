@@ -177,7 +177,7 @@ AGENT_REQUESTS = {
         completeBy="9999-12-31T23:59:59-05:00")).encode(), "SchemaViolation",
         "agent request: completeBy: Value error, must lie between years 1 and 9999"),
     "top-level-array": (b"[]", "SchemaViolation", "agent request: body: Input should be"),
-    # The queue decides the service, its operations and the reply queue (SPEC A1, A4).
+    # The queue decides the service, its operations and the reply queue (A1, A4).
     "other-service": (json.dumps(agent_request(service="shipping", operation="ship")).encode(),
                       "ServiceMismatch", "agent request: service: 'shipping' is not the "
                                          "service of queue 'payment-requests' ('payment')"),

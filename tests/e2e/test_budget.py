@@ -1,4 +1,4 @@
-"""The retry budget holds end to end: calls to a service that never heals (SPEC X2, X1).
+"""The retry budget holds end to end: calls to a service that never heals (X2, X1).
 
 The simulator's ledger counts every request the payment service received for the order;
 it never exceeds :func:`max_calls_per_service`. The second test also makes the agent fail

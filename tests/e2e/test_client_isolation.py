@@ -1,4 +1,4 @@
-"""A client can act only as itself (SPEC S8, X10): the attacks of the shared-queue era fail.
+"""A client can act only as itself (S8, X10): the attacks of the shared-queue era fail.
 
 Each client sends to its own queue ``orders-<clientId>``, the only one its identity may
 send to; the service takes the client from the queue, never from the body, and scopes

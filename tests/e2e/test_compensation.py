@@ -1,4 +1,4 @@
-"""Compensation end to end (SPEC S9): undo in reverse order, failures, stalls, give-ups."""
+"""Compensation end to end (S9): undo in reverse order, failures, stalls, give-ups."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""The operator dashboard in a real browser, during a small run (SPEC S7, X8).
+"""The operator dashboard in a real browser, during a small run (S7, X8).
 
 Headless Chromium (the system's package, driven by Playwright) loads the page the app
 serves under the local host. The run: one order recovered by the supervisor (its payment
@@ -127,7 +127,7 @@ def test_dashboard_shows_the_stores_figures_histories_and_resubmits(make_system,
         page.screenshot(path=str(tmp_path / "dashboard-order.png"), full_page=True)
 
         go(page, f"order?client=acme&orderId={hostile.order_key}")
-        # Customer data is withheld unless details are asked for (SPEC X10) ...
+        # Customer data is withheld unless details are asked for (X10) ...
         assert cells(page.locator('#order tr[data-field="customerId"]'))[1] == "<Confidential>"
         go(page, f"order?client=acme&orderId={hostile.order_key}&details=true")
         # ... and then shown as text, never as markup.

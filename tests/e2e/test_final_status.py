@@ -1,4 +1,4 @@
-"""A client is always told its order's final status, even when the send fails (SPEC S8).
+"""A client is always told its order's final status, even when the send fails (S8).
 
 The reply queue refuses the first sends of the final status with a transient error (the
 broker busy after the client's own retries). The order still ends as it should, the

@@ -1,4 +1,4 @@
-"""Operator actions against the running system (SPEC S7, X8, D5).
+"""Operator actions against the running system (S7, X8, D5).
 
 An order whose order row is lost fails every attempt and ends in Error; the operator finds
 it with the CLI, reads each attempt's history over the Durable HTTP API, restores the row

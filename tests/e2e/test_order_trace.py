@@ -1,4 +1,4 @@
-"""One order, one trace (SPEC X8): the spans of every step, across attempts, in the store.
+"""One order, one trace (X8): the spans of every step, across attempts, in the store.
 
 Orders run through the real app under the local host; the spans reach the local trace store
 (``traces.sqlite`` in the data folder) through the batch span processor and are read back

@@ -36,7 +36,7 @@ def test_remote_never_answering_one_order_is_given_up_and_compensated_with_one_a
     for order in [doomed, *others]:
         system.submit(order)
     system.run(200)
-    # Given up at MAX_FAILURES; the reservation was undone (SPEC S9), so: Compensated.
+    # Given up at MAX_FAILURES; the reservation was undone (S9), so: Compensated.
     assert system.state(doomed.order_key).process_state == ProcessState.COMPENSATED
     assert system.state(doomed.order_key).failure_count == 3
     assert system.states(o.order_key for o in others) == {ProcessState.PROCESSED: 10}
@@ -51,7 +51,7 @@ def test_remote_never_answering_one_order_is_given_up_and_compensated_with_one_a
 def test_permanent_decline_alerts_compensates_and_tells_client(make_system):
     system, declined = declined_order(make_system, 13, 10)
     record = system.state(declined.order_key)
-    # The reservation made before the charge is released (SPEC S9), so: Compensated.
+    # The reservation made before the charge is released (S9), so: Compensated.
     assert record.process_state == ProcessState.COMPENSATED and record.failure_count == 0
     alerts = system.alerts()
     assert alerts[0]["kind"] == "OrderError" and "card declined" in alerts[0]["reason"]

@@ -5,7 +5,7 @@ Processing with a CompleteBy far older than SUPERVISOR_SCAN_WINDOW_S (the superv
 not running). The running system's supervisor finds it anyway, recovers it like any
 expired attempt, tells operators, and the next attempt completes the order. The record
 is a legacy one, keyed on its plain OrderID with no client (from before client queues):
-legacy records are recovered like any other (SPEC X6).
+legacy records are recovered like any other (X6).
 """
 
 from datetime import timedelta

@@ -1,4 +1,4 @@
-"""Two host processes share one task hub, queues and stores (SPEC V4, issue 4).
+"""Two host processes share one task hub, queues and stores (V4, issue 4).
 
 Two starters, two supervisors and two of each agent work on 300 orders with faults, on the
 real clock. Every attempt must be started once, every recovery made once, every order end

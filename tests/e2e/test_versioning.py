@@ -1,4 +1,4 @@
-"""Workflow versioning end to end (SPEC X6): orders finish under the version they started."""
+"""Workflow versioning end to end (X6): orders finish under the version they started."""
 
 import json
 from datetime import timedelta
@@ -57,7 +57,7 @@ def test_each_attempt_runs_under_its_order_s_orchestration_version(make_system):
 
 def test_an_attempt_started_without_a_version_runs_the_version_of_its_input(make_system):
     # Attempts started before orchestration versions were set carry only the input's
-    # workflowVersion; the dispatcher falls back to it (SPEC X6). Such an order is also
+    # workflowVersion; the dispatcher falls back to it (X6). Such an order is also
     # from before client queues: a legacy record, keyed on its plain OrderID, no clientId.
     system = make_system()
     order = make_order(55)

@@ -1,5 +1,5 @@
 """Workflow versions 3 and 4 end to end: version 1's and 2's effects, in the same order, from
-five activities per fault-free attempt instead of ten (SPEC X6, S8, S9)."""
+five activities per fault-free attempt instead of ten (X6, S8, S9)."""
 
 from collections import Counter
 

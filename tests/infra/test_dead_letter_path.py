@@ -122,7 +122,7 @@ def test_messages_without_an_id_never_share_one(sent):
 
 
 def test_a_failed_forward_raises_so_the_host_abandons_the_message(monkeypatch):
-    """Never dropped (SPEC S1): the invocation fails and Service Bus redelivers."""
+    """Never dropped (S1): the invocation fails and Service Bus redelivers."""
     from azure.servicebus.exceptions import ServiceBusConnectionError
 
     def unreachable(self, message, timeout=None, last_exception=None):

@@ -52,7 +52,7 @@ def test_task_hub_name_is_valid_for_the_azure_storage_provider():
 
 
 def test_no_host_retry_policy_multiplies_the_budget():
-    # SPEC X2: the Functions retry policy ("retry") would re-run failed triggers on top of
+    # X2: the Functions retry policy ("retry") would re-run failed triggers on top of
     # Service Bus redelivery; the budget in orders/budget.py assumes it is not used.
     assert "retry" not in host()
     assert "retry" not in json.dumps(host()["extensions"]["durableTask"]).lower()
@@ -66,7 +66,7 @@ def test_service_bus_trigger_settings():
 
 
 def test_one_agent_invocation_fits_in_the_lock_renewal_and_the_timeout():
-    # An agent starts no call after CompleteBy (SPEC A3), so one delivery lasts at most the
+    # An agent starts no call after CompleteBy (A3), so one delivery lasts at most the
     # deadline plus one call timeout. Past maxAutoLockRenewalDuration the lock would lapse
     # and the request be delivered again while still running; past functionTimeout the host
     # would kill it. Either would spend a delivery of the budget for nothing.

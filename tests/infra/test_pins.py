@@ -5,7 +5,7 @@ App installs ``requirements.txt``; the Functions host picks the newest extension
 ``host.json``'s range. The code reads private members of the Durable Functions client and
 orchestration context (``scheduler/durable_client.py``, ``ops/instance_pages.py``), so
 azure-functions-durable is pinned exactly, to the version the tests ran with; orchestration
-versioning (``defaultVersion`` in host.json, SPEC X6) needs azure-functions-durable 1.5.0 or
+versioning (``defaultVersion`` in host.json, X6) needs azure-functions-durable 1.5.0 or
 later and an extension bundle with Durable Functions versioning, 4.30.0 or later (docs/
 deploy.md, table "host.json").
 """

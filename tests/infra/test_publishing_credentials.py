@@ -3,7 +3,7 @@
 App Service keeps a user name and password per app for FTP and the SCM (Kudu) site unless
 ``basicPublishingCredentialsPolicies/ftp`` and ``/scm`` say ``allow: false`` (Learn:
 "Disable basic authentication in App Service deployments"). Nothing here uses them: Core
-Tools publishes to Flex Consumption with the signed-in account (SPEC X10: no secrets).
+Tools publishes to Flex Consumption with the signed-in account (X10: no secrets).
 """
 
 from tests.infra.checks import INFRA, scopes

@@ -100,7 +100,7 @@ def test_bicep_values_pass_the_settings_rules():
 
 def test_bicep_values_pass_the_start_up_retry_budget_check():
     # The deployed app runs orders.startup.on_start -> check_budget with the deployed
-    # queues.json; a deployment that fails it would refuse every message (SPEC X2).
+    # queues.json; a deployment that fails it would refuse every message (X2).
     from orders.budget import check_budget
     from orders.queues import load_queue_limits
 

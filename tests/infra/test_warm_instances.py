@@ -4,7 +4,7 @@ Flex Consumption scales per function group; the Durable Functions triggers (orch
 activity, entity) form the group ``durable``, and ``alwaysReady`` with that name keeps
 instances provisioned for it (Learn: "Flex Consumption plan hosting", always ready
 instances; "Create and manage function apps in the Flex Consumption plan"). A cold start
-would otherwise be spent from an attempt's CompleteBy (SPEC V5).
+would otherwise be spent from an attempt's CompleteBy (V5).
 """
 
 from tests.infra.checks import INFRA, scopes

@@ -1,4 +1,4 @@
-"""The metrics the running app emits: snapshot gauges, submissions, agent calls (SPEC X8)."""
+"""The metrics the running app emits: snapshot gauges, submissions, agent calls (X8)."""
 
 from tests.e2e.harness import make_order
 

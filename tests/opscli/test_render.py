@@ -1,4 +1,4 @@
-"""The operator CLI's tables put first what an operator reads first (SPEC S9, D5)."""
+"""The operator CLI's tables put first what an operator reads first (S9, D5)."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""Recorded orchestration histories for pure replay tests, without a host (SPEC D3, D4).
+"""Recorded orchestration histories for pure replay tests, without a host (D3, D4).
 
 :class:`History` writes the events the Durable extension records for an instance, episode
 by episode, in the JSON shape the extension sends the Python SDK (``EventType`` numbers and

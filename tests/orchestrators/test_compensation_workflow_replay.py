@@ -1,4 +1,4 @@
-"""The compensation workflow replayed over recorded histories, without a host (SPEC S9, D4).
+"""The compensation workflow replayed over recorded histories, without a host (S9, D4).
 
 Like :mod:`tests.orchestrators.test_order_workflow_replay`: literal wire forms in, the
 scheduled actions and the output checked.
@@ -162,7 +162,7 @@ def test_nothing_logged_is_compensated_at_once():
 
 
 def test_an_entry_logged_before_requests_were_logged_is_undone_by_its_stable_key():
-    # SPEC X6: a schema-1 log names no idempotency key; the refund names the charge by
+    # X6: a schema-1 log names no idempotency key; the refund names the charge by
     # <OrderID>:charge, the key it was sent with.
     old = entry(CHARGE, LOGGED, seq=1).model_copy(update={"schema_version": 1})
     h = begun([old.model_dump(mode="json")])

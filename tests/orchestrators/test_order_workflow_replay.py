@@ -1,4 +1,4 @@
-"""The order workflow replayed over recorded histories, without a host (SPEC S4-S7, X6, D4).
+"""The order workflow replayed over recorded histories, without a host (S4-S7, X6, D4).
 
 Each test writes the history an attempt would have recorded, in the wire form the activities
 and agents produce, hands it to the SDK's orchestrator entry point and checks what the
@@ -260,7 +260,7 @@ def test_version_2_ships_before_it_charges():
 
 
 def test_an_input_recorded_before_versions_runs_version_1():
-    # SPEC X6: attempts started before workflowVersion existed replay as version 1.
+    # X6: attempts started before workflowVersion existed replay as version 1.
     old = {"orderId": "ORD-1", "deadlineS": 30.0, "agentMaxAttempts": 4}
     h = started(old)
     answered(h, "charge", reply("charge", result=PAID))
@@ -270,7 +270,7 @@ def test_an_input_recorded_before_versions_runs_version_1():
 
 
 def test_a_reply_recorded_before_circuit_and_error_codes_existed_still_loads():
-    # An AgentReply raised before circuitOpen, retryAt and errorCode were added (SPEC X6).
+    # An AgentReply raised before circuitOpen, retryAt and errorCode were added (X6).
     old = reply("charge", result=PAID)
     for key in ("circuitOpen", "retryAt", "errorCode"):
         del old[key]
@@ -290,7 +290,7 @@ def test_an_unknown_version_alerts_an_operator_and_touches_nothing():
 
 
 def test_a_failed_activity_fails_the_attempt():
-    # SPEC D9: load_order raised (a broken dual write); the instance ends Failed and the
+    # D9: load_order raised (a broken dual write); the instance ends Failed and the
     # supervisor recovers the record once CompleteBy has passed.
     h = History(names.ORDER_WORKFLOW, IID, INPUT)
     h.activity(BEGIN_ATTEMPT.name, {"fenced": False, "replyTo": "replies-acme"})
@@ -301,7 +301,7 @@ def test_a_failed_activity_fails_the_attempt():
 
 
 def test_a_traced_attempt_wraps_every_activity_input_in_its_trace_context():
-    # SPEC X8, D4: no span in orchestrator code; the attempt's traceparent (from the
+    # X8, D4: no span in orchestrator code; the attempt's traceparent (from the
     # input) goes with each activity's input, the same on every replay.
     parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
     history = started({**INPUT, "traceParent": parent})

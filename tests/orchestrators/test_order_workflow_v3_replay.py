@@ -1,5 +1,5 @@
 """Versions 3 and 4 replayed over recorded histories: version 1's and 2's steps in fewer
-activities, the same effects in the same order (SPEC X6, S4-S9; docs/performance.md)."""
+activities, the same effects in the same order (X6, S4-S9; docs/performance.md)."""
 
 from datetime import timedelta
 

@@ -1,4 +1,4 @@
-"""The order's lifecycle: the transition table, its changes and its ids (SPEC S2-S9, V2, D2)."""
+"""The order's lifecycle: the transition table, its changes and its ids (S2-S9, V2, D2)."""
 
 from datetime import timedelta
 from itertools import product
@@ -39,11 +39,11 @@ EXPECTED = {
     (P.COMPENSATING, P.COMPENSATING), (P.COMPENSATING, P.COMPENSATED),
     (P.COMPENSATING, P.COMPENSATION_FAILED),
     (P.ERROR, P.PENDING),
-    # Noting that the client was told the final status, or is still to be (SPEC S8).
+    # Noting that the client was told the final status, or is still to be (S8).
     (P.PROCESSED, P.PROCESSED), (P.ERROR, P.ERROR), (P.COMPENSATED, P.COMPENSATED),
     (P.COMPENSATION_FAILED, P.COMPENSATION_FAILED),
 }
-"""Every (from, to) pair of ProcessState an order may take, and no other (SPEC S2, S9)."""
+"""Every (from, to) pair of ProcessState an order may take, and no other (S2, S9)."""
 
 
 def valid(record: StateRecord) -> StateRecord:
@@ -215,7 +215,7 @@ def test_every_id_fits_at_the_longest_client_id_and_order_id():
     assert len(key) == 85
     attempt = ids.attempt_instance_id(key, 999_999_999)
     compensation = ids.compensation_instance_id(key, 999_999_999)
-    assert len(compensation) == 100 and len(attempt) < 100  # SPEC D2
+    assert len(compensation) == 100 and len(attempt) < 100  # D2
     request = ids.request_message_id(compensation, "cancel_shipment")
     fields = AgentRequest.model_fields
     assert len(request) <= fields["message_id"].metadata[1].max_length == 128

@@ -1,4 +1,4 @@
-"""Admission control of the submission function, on SQLite stores (SPEC X3)."""
+"""Admission control of the submission function, on SQLite stores (X3)."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""The compensation starter: claim, then start, one attempt per claim (SPEC S3, S9, V4)."""
+"""The compensation starter: claim, then start, one attempt per claim (S3, S9, V4)."""
 
 import asyncio
 from datetime import timedelta

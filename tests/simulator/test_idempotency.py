@@ -153,7 +153,7 @@ async def test_refund_flow(make_client, ledger_path):
 
 
 async def test_refund_without_charge_key_refunds_the_latest_open_charge(make_client, ledger_path):
-    # Requests of callers that predate chargeKey still work (SPEC X6).
+    # Requests of callers that predate chargeKey still work (X6).
     client = make_client()
     paid = (await charge(client, "order-1", "c-1", amount="12.00")).json()
     refund = await undo(client, "/payments/refunds", "order-1", "r-1")

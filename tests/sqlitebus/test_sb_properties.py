@@ -26,7 +26,7 @@ def test_repository_queues_file_declares_the_app_queues():
     for props in [*catalog.queues.values(), catalog.reply_queue_properties]:
         assert timedelta(seconds=5) <= props.lock_duration <= timedelta(minutes=5)
         assert props.max_delivery_count >= 1
-        # SPEC A4: replies and requests rely on duplicate detection.
+        # A4: replies and requests rely on duplicate detection.
         assert props.requires_duplicate_detection is True
     assert catalog.reply_queue_name("shop-1") == "replies-shop-1"
     assert catalog.resolve("replies-shop-1") == catalog.reply_queue_properties

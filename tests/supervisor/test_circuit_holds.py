@@ -93,7 +93,7 @@ def test_an_attempt_refused_after_an_earlier_remote_step_is_not_marked(services,
                                                                         clock):
     # Version 1 charges, then ships: refused at the shipment, the attempt had charged, and
     # a new attempt would charge again. Held back uncounted, a long shipping outage would
-    # charge without end; counted, the retry budget holds (SPEC X2).
+    # charge without end; counted, the retry budget holds (X2).
     running(stores.states, clock, workflow_version=1)
     assert not mark_circuit_refusal(stores.states, refused("ORD-1:1", operation="ship"))
     expire(clock)

@@ -1,4 +1,4 @@
-"""The supervisor's part in compensation: hand over, resume, give up (SPEC V2, V3, S9)."""
+"""The supervisor's part in compensation: hand over, resume, give up (V2, V3, S9)."""
 
 from datetime import timedelta
 

@@ -1,4 +1,4 @@
-"""The supervisor tells a client the final status a failed send left pending (SPEC S8).
+"""The supervisor tells a client the final status a failed send left pending (S8).
 
 A final state is written with CompleteBy set, the deadline of telling the client; the
 sender clears it once the status went out. A record in a final state whose CompleteBy

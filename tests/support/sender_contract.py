@@ -1,7 +1,7 @@
 """What every :class:`~orders.messaging.MessageSender` adapter must do, whichever broker.
 
 The local host's sender (over the Service Bus stand-in engine) and the Azure sender (over
-the real SDK and AMQP) must behave alike (SPEC L1: the local host answers as Azure does).
+the real SDK and AMQP) must behave alike (L1: the local host answers as Azure does).
 A test module subclasses :class:`SenderContract` in a class named ``Test...`` and gives it
 a ``bed`` fixture: a :class:`SenderBed` on its broker. The adapter's own cases (its error
 mapping, its connection handling) stay in that module.
@@ -79,7 +79,7 @@ class SenderContract:
         assert message.content_type == "application/json"
 
     def test_a_resend_with_the_same_message_id_is_dropped(self, bed: SenderBed) -> None:
-        # An activity re-run resends its agent request with the same MessageId (SPEC A4, X2).
+        # An activity re-run resends its agent request with the same MessageId (A4, X2).
         for _ in range(3):
             bed.sender.send(bed.queue, OutgoingMessage({"orderId": "o-2"},
                                                        message_id="o-2/ship/1"))

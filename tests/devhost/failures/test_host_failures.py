@@ -1,4 +1,4 @@
-"""SPEC L3: work that fails because of the host itself never loops; it ends as on Azure."""
+"""L3: work that fails because of the host itself never loops; it ends as on Azure."""
 
 import json
 import logging

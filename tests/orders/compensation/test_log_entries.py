@@ -1,4 +1,4 @@
-"""The compensation log entry: classification, retention, no card data (SPEC S9, X10)."""
+"""The compensation log entry: classification, retention, no card data (S9, X10)."""
 
 from datetime import UTC, datetime, timedelta
 

@@ -1,4 +1,4 @@
-"""Undo planning: what may have happened, reverse order, agent requests (SPEC S9, A2, X6)."""
+"""Undo planning: what may have happened, reverse order, agent requests (S9, A2, X6)."""
 
 from datetime import UTC, datetime, timedelta
 
@@ -138,7 +138,7 @@ def legacy(details, seq, version=1):
 ])
 def test_an_order_logged_before_requests_were_logged_probes_every_remote_step(version,
                                                                               expected):
-    # SPEC X6: its log cannot tell whether a request went out, so every remote step of its
+    # X6: its log cannot tell whether a request went out, so every remote step of its
     # workflow version is undone; the service answers nothing_to_undo where none happened.
     pending = pending_undos([legacy(RESERVE, 1, version)])
     assert [e.step for e in pending] == expected

@@ -1,4 +1,4 @@
-"""Agent messages as the workflows build and read them (SPEC A1-A4, S9, X6)."""
+"""Agent messages as the workflows build and read them (A1-A4, S9, X6)."""
 
 import pytest
 from pydantic import ValidationError
@@ -56,7 +56,7 @@ def test_the_send_input_wraps_the_request_and_unwraps_it_unchanged():
 
 
 def test_a_send_input_recorded_before_requests_were_logged_still_loads():
-    # SPEC X6: without workflowVersion the activity reads it from the state record.
+    # X6: without workflowVersion the activity reads it from the state record.
     assert SendAgentRequestInput.model_validate(REQUEST).workflow_version is None
 
 

@@ -1,4 +1,4 @@
-"""Contracts of the order workflow (SPEC S5-S7, X6): wire forms, old forms, misspelt keys."""
+"""Contracts of the order workflow (S5-S7, X6): wire forms, old forms, misspelt keys."""
 
 from datetime import UTC, datetime
 

@@ -1,4 +1,4 @@
-"""Contracts of the compensation workflow and log (SPEC S9, X6): wire forms, old forms."""
+"""Contracts of the compensation workflow and log (S9, X6): wire forms, old forms."""
 
 from datetime import UTC, datetime
 
@@ -78,7 +78,7 @@ def test_a_forward_step_is_recorded_without_an_outcome_key():
 
 
 def test_an_entry_logged_before_requests_were_logged_still_loads():
-    # SPEC X6: compensation schema 1 entries (no *_requested steps) are still in logs.
+    # X6: compensation schema 1 entries (no *_requested steps) are still in logs.
     old = entry(RESERVE, NOW, seq=1).model_copy(update={"schema_version": 1})
     (loaded,) = PENDING_UNDOS_RESULT.validate_python([old.model_dump(mode="json")])
     assert loaded.schema_version == 1 and loaded.details.reservation_id == "RES-ORD-1"

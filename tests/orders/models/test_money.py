@@ -1,4 +1,4 @@
-"""Amount rules of a submission: the currency's minor unit and MAX_ORDER_AMOUNT (SPEC S1)."""
+"""Amount rules of a submission: the currency's minor unit and MAX_ORDER_AMOUNT (S1)."""
 
 from decimal import Decimal
 
@@ -42,7 +42,7 @@ def test_a_total_finer_than_the_minor_unit_names_the_field_and_rule(total, curre
 
 def test_submit_order_refuses_it_but_a_stored_order_still_loads():
     order = priced("12.345", "USD")
-    # An order stored before the rule existed must still load and finish (SPEC X6).
+    # An order stored before the rule existed must still load and finish (X6).
     assert Order.model_validate(order.model_dump(mode="json")) == order
     with pytest.raises(ValidationError, match=r"order\.totalPrice: at most 2 decimal places"):
         SubmitOrder(client_id="acme", reply_to="replies-acme", order=order)

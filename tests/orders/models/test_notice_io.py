@@ -1,4 +1,4 @@
-"""Contracts of the notifying activities (SPEC S7, S8, X6): wire forms, old forms."""
+"""Contracts of the notifying activities (S7, S8, X6): wire forms, old forms."""
 
 import pytest
 from pydantic import ValidationError
@@ -24,7 +24,7 @@ test_each_contract_round_trips_its_wire_form, test_a_misspelt_key_is_refused = (
 
 
 def test_a_status_recorded_before_instance_ids_still_loads():
-    # The failure path published without instanceId before it was added (SPEC X6).
+    # The failure path published without instanceId before it was added (X6).
     old = {"orderId": "ORD-1", "replyTo": "replies-acme", "status": "OrderFailed",
            "reason": "charge failed permanently: declined"}
     loaded = PublishStatusInput.model_validate(old)

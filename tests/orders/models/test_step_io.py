@@ -1,4 +1,4 @@
-"""The base of the step contracts (SPEC X6): unknown keys refused, absent keys left out."""
+"""The base of the step contracts (X6): unknown keys refused, absent keys left out."""
 
 import orders.models.agent_io
 import orders.models.attempt_io

@@ -1,4 +1,4 @@
-"""Metrics never reach the console: a test session ends with its summary (SPEC X8).
+"""Metrics never reach the console: a test session ends with its summary (X8).
 
 The exporter used to print to the ``sys.stdout`` of the moment it was built; under pytest
 that is the capture of a test, and what the exporter's thread wrote there later was printed

@@ -1,4 +1,4 @@
-"""Spans, trace context and the local trace store (SPEC X8)."""
+"""Spans, trace context and the local trace store (X8)."""
 
 from datetime import timedelta
 

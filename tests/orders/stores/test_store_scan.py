@@ -1,4 +1,4 @@
-"""The supervisor's scan (SPEC V1): bounded window, bounded pages, continuation tokens."""
+"""The supervisor's scan (V1): bounded window, bounded pages, continuation tokens."""
 
 from collections import Counter
 
