@@ -34,6 +34,12 @@ because the machine was saturated."""
 
 SEEDED = 100_000
 
+COUNT_ORDERS = 200
+"""Orders of each run of the count cut (the workflow version 1 baseline and today's)."""
+
+BASELINE_VERSION = "1"
+"""The workflow version the cut in durable actions per order is measured against."""
+
 SUMMARY = re.compile(r"^summary: (.*)$", re.MULTILINE)
 
 
@@ -151,7 +157,7 @@ def section(n: int, log: Callable[[str], None], seeded: int = SEEDED,
     traced = run(n, False, data_root=data_root, env={"TRACE_SAMPLE_RATIO": "1"})
     log(f"orders traced {traced['orders_per_s']:.1f}/s, untraced "
         f"{untraced['orders_per_s']:.1f}/s")
-    return {"n": n, "rate": RATE, "runs": runs,
+    return {"n": n, "rate": RATE, "runs": runs, "count_cut": count_cut(log, data_root),
             "growth": {"instances": seeded, "empty": empty, "seeded": full,
                        "ratio": full["orders_per_s"] / empty["orders_per_s"]},
             "tracing": {"on": traced, "off": untraced,
@@ -168,3 +174,25 @@ def cost_section(n: int, log: Callable[[str], None],
         log(f"cost {host['faults']}: ${usd:.4f} per 1,000 orders")
         runs.append({**_labels(faults, COST_RATE), "host": host})
     return {"n": n, "runs": runs}
+
+
+def count_cut(log: Callable[[str], None], data_root: Path = DATA_ROOT,
+              n: int = COUNT_ORDERS) -> dict[str, Any]:
+    """What a fault-free order costs on workflow version 1 and on the app's default version.
+
+    Both runs at :data:`COST_RATE` (a rate the host keeps up with, so no attempt is retried
+    for missing its CompleteBy). Returns ``baseline`` and ``current``, each a run's
+    ``per_order`` costs (:func:`bench.costs.per_order`) and ``processed`` attempt profile.
+    """
+    def measured(env: dict[str, str] | None) -> dict[str, Any]:
+        host = run(n, False, data_root=data_root, rate=COST_RATE, env=env)
+        profile = host["cost"]["counts"]["attempts"].get("order_workflow:processed", {})
+        return {"per_order": host["cost"]["per_order"], "processed": profile,
+                "outcomes": {k: host.get(k) for k in ("processed", "error", "recovered")}}
+
+    baseline = measured({"WORKFLOW_VERSION": BASELINE_VERSION})
+    current = measured(None)
+    log(f"count cut: {baseline['per_order']['taskhub']['dts_actions']:.1f} -> "
+        f"{current['per_order']['taskhub']['dts_actions']:.1f} DTS actions per order")
+    return {"n": n, "rate": COST_RATE, "baseline_version": BASELINE_VERSION,
+            "baseline": baseline, "current": current}

@@ -18,7 +18,7 @@ GOAL_FACTOR = 4.0
 """Chain-5 goal (issue 29): local host instances/s at least this times the better peer's."""
 
 GOALS = {"orders_per_s": 60.0, "ratio_to_peer": 2.0, "cpu_ms_per_order": 20.0,
-         "p99_ms": 300.0, "growth": 0.8, "rss_mib": 256.0}
+         "p99_ms": 300.0, "growth": 0.8, "rss_mib": 256.0, "count_cut": 0.30}
 """The order pipeline's goals (issue 29), checked in the orders section."""
 
 PEER_NAMES = {"dbos": "DBOS Transact", "durabletask": "Durable Task SDK (in-memory backend)"}
@@ -174,7 +174,18 @@ def orders_comparison(section: dict[str, Any]) -> dict[str, Any]:
         f"large hub >= {GOALS['growth']:g} of the empty hub's orders/s":
             out["growth"] >= GOALS["growth"],
         f"peak RSS < {GOALS['rss_mib']:g} MiB": out["peak_rss_mib"] < GOALS["rss_mib"]}
+    if "count_cut" in section:
+        out["action_cut"] = action_cut(section["count_cut"])
+        out["goals"][f"durable actions per fault-free order cut >= {GOALS['count_cut']:.0%} "
+                     f"against workflow version {section['count_cut']['baseline_version']}"] = (
+            out["action_cut"] >= GOALS["count_cut"])
     return out
+
+
+def action_cut(cut: dict[str, Any]) -> float:
+    """The share of Durable Task Scheduler actions per order the current version saves."""
+    before = cut["baseline"]["per_order"]["taskhub"]["dts_actions"]
+    return 1 - cut["current"]["per_order"]["taskhub"]["dts_actions"] / before
 
 
 def _orders(section: dict[str, Any]) -> list[str]:
@@ -207,6 +218,7 @@ def _orders(section: dict[str, Any]) -> list[str]:
               f"**{cmp_['growth']:.2f}**; peak RSS {growth['seeded']['host']['peak_rss_mib']:.0f}"
               f" vs {growth['empty']['host']['peak_rss_mib']:.0f} MiB.",
               *_tracing(section.get("tracing")),
+              *_count_cut(section.get("count_cut")),
               f"- Peak RSS of the host processes with all {section['n']} orders in flight "
               f"(no faults, full speed): {cmp_['peak_rss_mib']:.0f} MiB; at "
               f"{section['rate']:g}/s, peak in the first fifth of the run "
@@ -215,6 +227,29 @@ def _orders(section: dict[str, Any]) -> list[str]:
                   f"{name}: **{'met' if met else 'not met'}**"
                   for name, met in cmp_["goals"].items()) + ".", ""]
     return lines
+
+
+CUT_ROWS = (("taskhub", "dts_actions", "Durable Task Scheduler actions"),
+            ("taskhub", "episodes", "episodes"), ("taskhub", "activities", "activities"),
+            ("servicebus", "operations", "Service Bus operations"),
+            ("stores", "ru", "Cosmos DB RU (estimated)"))
+
+
+def _count_cut(cut: dict[str, Any] | None) -> list[str]:
+    """The per-order counts of the baseline version against today's (issue 29: -30%)."""
+    if not cut:
+        return []
+    base, now = cut["baseline"], cut["current"]
+    rows = [f"| {label} | {base['per_order'][g][k]:.2f} | {now['per_order'][g][k]:.2f} | "
+            f"{now['per_order'][g][k] / base['per_order'][g][k] - 1:+.0%} |"
+            for g, k, label in CUT_ROWS]
+    usd = base["per_order"]["usd_per_1000"]["total"], now["per_order"]["usd_per_1000"]["total"]
+    return ["", f"What a fault-free order costs, workflow version {cut['baseline_version']} "
+            f"against the app's default ({cut['n']} orders each at {cut['rate']:g}/s; one "
+            f"processed attempt: {base['processed'].get('dts_actions', 0):.0f} against "
+            f"{now['processed'].get('dts_actions', 0):.0f} actions):", "",
+            "| per order | baseline | now | change |", "|---|---:|---:|---:|", *rows,
+            f"| $ per 1,000 orders | {usd[0]:.4f} | {usd[1]:.4f} | {usd[1] / usd[0] - 1:+.0%} |"]
 
 
 def _tracing(tracing: dict[str, Any] | None) -> list[str]:

@@ -328,3 +328,28 @@ def test_bench_rejects_a_non_positive_count(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         bench_main.main()
     assert "--n: must be at least 1" in capsys.readouterr().err
+
+
+def _cut_run(actions: float, episodes: float, bus: float, ru: float, usd: float) -> dict:
+    return {"per_order": {"taskhub": {"dts_actions": actions, "episodes": episodes,
+                                      "activities": actions / 3},
+                          "servicebus": {"operations": bus}, "stores": {"ru": ru},
+                          "usd_per_1000": {"total": usd}},
+            "processed": {"dts_actions": actions - 1}, "outcomes": {"processed": 200}}
+
+
+@pytest.mark.parametrize(("now", "verdict", "change"), [(15.6, "met", "-40%"),
+                                                        (18.5, "not met", "-29%")])
+def test_the_cut_in_durable_actions_is_a_goal_against_workflow_version_1(now, verdict, change):
+    results = _results(host=120.0, dbos=20.0, durabletask=30.0)
+    results["orders"]["count_cut"] = {
+        "n": 200, "rate": 10.0, "baseline_version": "1",
+        "baseline": _cut_run(26.0, 13.0, 21.0, 145.0, 0.128),
+        "current": _cut_run(now, 8.0, 21.0, 147.0, 0.098)}
+    text = report.render(results)
+    assert (f"durable actions per fault-free order cut >= 30% against workflow version 1: "
+            f"**{verdict}**") in text
+    assert f"| Durable Task Scheduler actions | 26.00 | {now:.2f} | {change} |" in text
+    assert "| Service Bus operations | 21.00 | 21.00 | +0% |" in text
+    assert "| $ per 1,000 orders | 0.1280 | 0.0980 | -23% |" in text
+    assert "one processed attempt: 25 against" in text
