@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from client.receivers import AzureReplyReceiver, LocalReplyReceiver
 
 app = typer.Typer(help="Client application: submit orders and watch their status.",
-                  no_args_is_help=True, add_completion=False)
+                  no_args_is_help=True, add_completion=False,
+                  rich_markup_mode=None)  # plain help: rich cuts long option names at 80 columns
 console = Console()
 
 

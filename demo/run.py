@@ -176,6 +176,13 @@ def run_metrics_host(usage: HostUsage, orders: int) -> dict[str, Any]:
             "rss_mib_by_fifth": fifths, "samples": n}
 
 
+def cli() -> typer.Typer:
+    """Return the ``python -m demo`` command, with plain help (rich cuts long option names)."""
+    app = typer.Typer(add_completion=False, rich_markup_mode=None)
+    app.command()(run)
+    return app
+
+
 def main() -> None:
     """Entry point of ``python -m demo``."""
-    typer.run(run)
+    cli()()

@@ -32,7 +32,8 @@ from orders.queues import load_queue_limits
 from orders.settings import Settings, SettingsError, read_settings
 
 app = typer.Typer(help="Operator actions: find, inspect and resubmit orders.",
-                  no_args_is_help=True, add_completion=False)
+                  no_args_is_help=True, add_completion=False,
+                  rich_markup_mode=None)  # plain help: rich cuts long option names at 80 columns
 PIPED_WIDTH = 200
 """Columns of a table written to a pipe or file when ``COLUMNS`` is unset (no cut step names)."""
 

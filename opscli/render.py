@@ -141,8 +141,8 @@ def report_tables(report: dict[str, Any]) -> RenderableType:
     """Render one order: state record, order, compensation log, attempts and histories."""
     parts: list[RenderableType] = []
     record = Table(title="State record", show_header=False)
-    for key, value in (report["record"] or {}).items():
-        record.add_row(key, _short(value))
+    for key, value in (report["record"] or {}).items():  # whole, wrapped: one order's reason
+        record.add_row(key, _short(value, limit=len(str(value)) + 1))
     parts.append(record)
     order = report["order"] or {}
     summary = Table(title="Order", show_header=False)

@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from sqlitebus import ServiceBusEngine
 
 app = typer.Typer(help="Run Azure Functions apps with Durable Functions on one machine.",
-                  no_args_is_help=True, add_completion=False)
+                  no_args_is_help=True, add_completion=False,
+                  rich_markup_mode=None)  # plain help: rich cuts long option names at 80 columns
 PIPED_WIDTH = 200
 """Columns of the tables when written to a pipe or file and ``COLUMNS`` is unset."""
 console = Console(width=PIPED_WIDTH if not sys.stdout.isatty() and not os.environ.get("COLUMNS")

@@ -4,7 +4,7 @@ import json
 
 from rich.console import Console
 
-from opscli.render import business_input, compensation_table, history_table
+from opscli.render import business_input, compensation_table, history_table, report_tables
 
 TRACE = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
@@ -52,3 +52,12 @@ def test_history_inputs_show_the_business_input_not_the_trace_envelope():
     text = rendered(history_table(status), width=200)
     assert '{"orderId": "acme~ORD-1", "attempt": 1}' in text
     assert "traceParent" not in text
+
+
+def test_one_orders_state_record_shows_a_long_failure_reason_whole():
+    reason = ("payment charge: remote answered 503 five times; the supervisor gave the attempt "
+              "up after CompleteBy 2030-01-01T00:00:10Z and started compensation (S5) END")
+    report = {"record": {"processState": "Error", "failureReason": reason}, "order": None,
+              "compensation": [], "attempts": []}
+    text = " ".join(rendered(report_tables(report), width=60).replace("│", " ").split())
+    assert "up after CompleteBy" in text and "(S5) END" in text and "…" not in text
