@@ -16,7 +16,7 @@ from typing import Any
 from azurekit.client_ids import check_client_id, is_client_id
 from azurekit.durations import parse_duration
 from azurekit.errors import RetryFlagError
-from azurekit.files import read_json_file
+from azurekit.files import default_file, read_json_file
 
 APP_QUEUES_FILE = Path("infra") / "queues.json"
 """Where an app keeps its queue catalogue, under its folder (this one's Bicep reads it too)."""
@@ -170,7 +170,8 @@ def load_queue_catalog(path: str | Path | None = None) -> QueueCatalog:
         If the file is missing, is not JSON, or breaks a rule; the message names the file
         and the field (for example ``queues.orders.lockDuration``).
     """
-    path = Path(path) if path is not None else DEFAULT_QUEUES_FILE
+    path = (Path(path) if path is not None
+            else default_file(DEFAULT_QUEUES_FILE, QueuePropertiesError, "queue properties"))
     data = read_json_file(path, QueuePropertiesError, "queue properties")
     return parse_queue_catalog(data, source=path.name)
 

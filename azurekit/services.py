@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from azurekit.files import read_json_file
+from azurekit.files import default_file, read_json_file
 
 DEFAULT_SERVICES_FILE = Path(__file__).resolve().parents[1] / "infra" / "services.json"
 
@@ -167,7 +167,8 @@ def load_services(path: str | Path | None = None) -> ServiceCatalogue:
     ServiceCatalogueError
         If the file is missing, not JSON or breaks a rule; the message names the field.
     """
-    path = Path(path) if path is not None else DEFAULT_SERVICES_FILE
+    path = (Path(path) if path is not None
+            else default_file(DEFAULT_SERVICES_FILE, ServiceCatalogueError, "services"))
     data = read_json_file(path, ServiceCatalogueError, "services")
     return parse_services(data, source=path.name)
 

@@ -1,6 +1,7 @@
 """The service catalogue: what infra/services.json declares, and what it refuses."""
 
 import copy
+import importlib
 import json
 
 import pytest
@@ -75,3 +76,20 @@ def test_a_shared_url_setting_or_unknown_key_is_refused():
 def test_a_missing_file_names_it(tmp_path):
     with pytest.raises(ServiceCatalogueError, match="nope.json: cannot read"):
         load_services(tmp_path / "nope.json")
+
+
+@pytest.mark.parametrize(("module", "constant", "load", "error"), [
+    ("azurekit.services", "DEFAULT_SERVICES_FILE", "load_services", "ServiceCatalogueError"),
+    ("azurekit.queues", "DEFAULT_QUEUES_FILE", "load_queue_catalog", "QueuePropertiesError")])
+def test_an_install_without_the_catalogue_says_to_pass_the_apps_file(
+        tmp_path, monkeypatch, module, constant, load, error):
+    mod = importlib.import_module(module)
+    name = getattr(mod, constant).name
+    monkeypatch.setattr(mod, constant, tmp_path / "infra" / name)  # as in a wheel's install
+    with pytest.raises(getattr(mod, error), match=f"pass the app's own infra/{name}"):
+        getattr(mod, load)()
+    own = tmp_path / name
+    own.write_text("{}")
+    with pytest.raises(getattr(mod, error)) as refused:  # an explicit path is still read
+        getattr(mod, load)(own)
+    assert "beside this installation" not in str(refused.value)
