@@ -87,7 +87,7 @@ def test_backlog_stays_bounded_during_an_outage(make_system, monkeypatch):
     run_outage(make_system, monkeypatch, orders=200, limit=30, wave=20)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(expected_s=30)
 @pytest.mark.timeout(900)  # about 200 s on a laptop: every write is fsynced (synchronous=FULL)
 def test_backlog_stays_bounded_during_an_outage_at_scale(make_system, monkeypatch):
     run_outage(make_system, monkeypatch, orders=2000, limit=300, wave=200)

@@ -18,7 +18,7 @@ import pytest
 
 from demo.stage import REPO
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow(expected_s=90), pytest.mark.timeout(600)]
 ORDERS = 300
 SEED = 2
 

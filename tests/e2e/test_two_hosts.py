@@ -19,7 +19,7 @@ from orders.stores import create_stores
 from simulator.ledger import Ledger
 from tests.e2e.harness import key, make_order
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(expected_s=20)
 
 
 def test_two_hosts_300_orders_with_faults(tmp_path):
