@@ -4,6 +4,8 @@ Test folders mirror the packages they test; what several of them need lives here
 :mod:`tests.support`.
 """
 
+import os
+
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
@@ -18,6 +20,33 @@ from orders.settings import Settings
 from orders.stores import _sqlite as sqlite_adapters
 from orders.stores import create_stores
 from tests.support.fakes import RecordingSender
+
+WORKERS_PER_CPU = 2
+"""The suite mostly waits (subprocesses, sockets, timers): two xdist workers per CPU."""
+SLOW_DEFAULT_S = 5.0
+"""Expected seconds of a ``slow`` test that names none (``pytest.mark.slow(expected_s=...)``)."""
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """Workers for ``-n logical``/``-n auto`` (addopts): ``WORKERS_PER_CPU`` per CPU."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    return WORKERS_PER_CPU * len(os.sched_getaffinity(0))
+
+
+def expected_s(item: pytest.Item) -> float:
+    """The seconds ``item`` is expected to take: 0 unless it is marked ``slow``."""
+    mark = item.get_closest_marker("slow")
+    return 0.0 if mark is None else float(mark.kwargs.get("expected_s", SLOW_DEFAULT_S))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run the longest tests first, so no long test starts when the others are done.
+
+    xdist hands work out in this order; a stable sort keeps the rest as collected (every
+    worker sorts the same collection alike, as xdist requires).
+    """
+    items.sort(key=lambda item: -expected_s(item))
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,7 @@ in a string.
 """
 
 import ast
+import functools
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,6 +31,16 @@ MAX_MODULE_LINES = 400
 module is as long as its idea and prose never counts against it."""
 MAX_FUNCTION_LINES = 80
 _DOTTED_WORKSHOP_NAME = re.compile(rf"^(?:{'|'.join(WORKSHOP)})(?:\.[a-z_][a-z0-9_]*)+$")
+
+
+def walked(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of the module at ``path`` (``ast.walk``), once per process and version."""
+    return _walk(path, path.stat().st_mtime_ns)
+
+
+@functools.cache
+def _walk(path: Path, mtime_ns: int) -> tuple[ast.AST, ...]:
+    return tuple(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
 
 
 def modules(*packages: str) -> Iterator[Path]:
@@ -52,7 +63,7 @@ def imported_modules(path: Path) -> Iterator[str]:
     """
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in walked(path):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -76,14 +87,13 @@ def _is_import_call(func: ast.expr) -> bool:
 
 def strings(path: Path) -> Iterator[str]:
     """The string constants of ``path`` that are not docstrings."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
     docstrings = set()
-    for node in ast.walk(tree):
+    for node in walked(path):
         body = getattr(node, "body", None)
         if isinstance(body, list):
             docstrings.update(id(stmt.value) for stmt in body if isinstance(stmt, ast.Expr)
                               and isinstance(stmt.value, ast.Constant))
-    for node in ast.walk(tree):
+    for node in walked(path):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) \
                 and id(node) not in docstrings:
             yield node.value
@@ -169,7 +179,7 @@ SOURCE = (*DEPLOYED_MODULES, *sorted(LAYER), *WORKSHOP)
 
 
 def assigned_names(path: Path) -> Iterator[str]:
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in walked(path):
         targets = node.targets if isinstance(node, ast.Assign) else \
             [node.target] if isinstance(node, ast.AnnAssign) else []
         yield from (t.id for t in targets if isinstance(t, ast.Name))
@@ -178,12 +188,12 @@ def assigned_names(path: Path) -> Iterator[str]:
 def _builds_queues_json_path(path: Path) -> bool:
     return any(isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
                and isinstance(node.right, ast.Constant) and node.right.value == "queues.json"
-               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+               for node in walked(path))
 
 
 def _checks_instance_ids(path: Path) -> bool:
     """A function named for instance ids that tests characters or bounds the length."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in walked(path):
         if isinstance(node, ast.FunctionDef) and "instance_id" in node.name:
             inner = {n.value for n in ast.walk(node) if isinstance(n, ast.Constant)}
             if "Cc" in inner or {32, 127} <= inner:

@@ -116,6 +116,7 @@ def test_orders_summary_line_is_parsed_into_numbers():
         orders.parse_summary("demo failed\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("version", "episodes", "actions"), [(1, 13, 25), (3, 8, 15)])
 def test_orders_tiny_fault_free_run_at_a_fixed_rate_measures_latency_and_host(
         tmp_path, version, episodes, actions):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -16,9 +17,17 @@ TPCH_SCALE_FACTOR = 0.01
 
 
 @pytest.fixture(scope="session")
-def tpch_dir(tmp_path_factory):
-    """orders.csv and lineitem.csv at scale factor 0.01 (15,000 orders), generated once."""
-    return tpch.generate(TPCH_SCALE_FACTOR, tmp_path_factory.mktemp("tpch"))
+def tpch_dir(tmp_path_factory, worker_id):
+    """orders.csv and lineitem.csv at scale factor 0.01 (15,000 orders), generated once.
+
+    Once for the whole run: xdist workers share their base temp folder's parent, the first
+    generates under the lock and the others find the files (``generate`` then skips).
+    """
+    root = tmp_path_factory.getbasetemp()
+    root = root if worker_id == "master" else root.parent
+    with open(root / "tpch.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return tpch.generate(TPCH_SCALE_FACTOR, root / "tpch")
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 
 from devhost.run.host import free_port
 
-pytestmark = [pytest.mark.slow,
+pytestmark = [pytest.mark.slow(expected_s=13),
               pytest.mark.skipif(os.name != "posix", reason="worker processes need fd passing")]
 
 APP = '''

@@ -87,10 +87,10 @@ def test_backlog_stays_bounded_during_an_outage(make_system, monkeypatch):
     run_outage(make_system, monkeypatch, orders=200, limit=30, wave=20)
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(900)  # about 200 s on a laptop: every write is fsynced (synchronous=FULL)
+@pytest.mark.slow(expected_s=15)
+@pytest.mark.timeout(900)
 def test_backlog_stays_bounded_during_an_outage_at_scale(make_system, monkeypatch):
-    run_outage(make_system, monkeypatch, orders=2000, limit=300, wave=200)
+    run_outage(make_system, monkeypatch, orders=1000, limit=150, wave=100)
 
 
 def test_redelivery_of_an_accepted_order_is_not_rejected_at_the_limit(make_system):

@@ -11,6 +11,8 @@ black-holed orders use up their own attempts and are failed.
 import logging
 from collections import Counter
 
+import pytest
+
 from tests.e2e.harness import ProcessState, key, make_order
 
 HEALTHY = 100
@@ -18,6 +20,7 @@ BLACK_HOLED = 5
 FAILED = {ProcessState.COMPENSATED, ProcessState.COMPENSATION_FAILED, ProcessState.ERROR}
 
 
+@pytest.mark.slow(expected_s=15)
 def test_black_holed_orders_open_the_circuit_but_healthy_orders_all_complete(make_system,
                                                                             caplog):
     caplog.set_level(logging.WARNING, logger="orders.agents.circuit")

@@ -16,6 +16,8 @@ order by client and OrderID, or says there is none.
 
 from datetime import timedelta
 
+import pytest
+
 from ops.history import fetch_status
 from ops.summary import SNAPSHOT, build_summary
 from orders.models import StateRecord
@@ -113,6 +115,7 @@ def check_recovered_detail(page, system, recovered) -> None:
     assert "OrderCompleted" in sent and "RequestReceived" in sent
 
 
+@pytest.mark.slow
 def test_dashboard_shows_the_stores_figures_histories_and_resubmits(make_system, tmp_path,
                                                                    monkeypatch):
     system, recovered, failing, hostile = run_small_system(make_system, monkeypatch)

@@ -8,7 +8,7 @@ import pytest
 
 from demo.stage import REPO
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.slow(expected_s=25), pytest.mark.timeout(900)]
 
 
 def test_demo_with_host_killed_midway_ends_all_terminal_without_duplicates(tmp_path):

@@ -19,7 +19,7 @@ import pytest
 
 from demo.stage import REPO
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.slow(expected_s=45), pytest.mark.timeout(300)]
 ORDERS = 36
 
 

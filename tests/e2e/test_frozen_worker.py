@@ -28,7 +28,7 @@ from simulator.ledger import Ledger
 from sqlitekit import read_hold
 from tests.e2e.harness import key, make_order
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(400),
+pytestmark = [pytest.mark.slow(expected_s=15), pytest.mark.timeout(400),
               pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")]
 
 LIMIT_S = 3.0

@@ -2,6 +2,8 @@
 
 from collections import Counter
 
+import pytest
+
 from tests.e2e.harness import ProcessState, make_order
 
 
@@ -19,6 +21,7 @@ def test_one_order_is_processed_and_client_told(make_system):
     assert kinds == {"charge": 1, "ship": 1}
 
 
+@pytest.mark.slow(expected_s=8)
 def test_200_orders_all_processed_each_side_effect_exactly_once(make_system):
     system = make_system()
     orders = [make_order(n) for n in range(200)]

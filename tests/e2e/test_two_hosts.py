@@ -1,6 +1,6 @@
 """Two host processes share one task hub, queues and stores (V4, issue 4).
 
-Two starters, two supervisors and two of each agent work on 300 orders with faults, on the
+Two starters, two supervisors and two of each agent work on 150 orders with faults, on the
 real clock. Every attempt must be started once, every recovery made once, every order end
 terminal, and no side effect happen twice.
 """
@@ -19,14 +19,14 @@ from orders.stores import create_stores
 from simulator.ledger import Ledger
 from tests.e2e.harness import key, make_order
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(expected_s=15)
 
 
-def test_two_hosts_300_orders_with_faults(tmp_path):
-    orders = [make_order(n) for n in range(300)]
+def test_two_hosts_150_orders_with_faults(tmp_path):
+    orders = [make_order(n) for n in range(150)]
     faults = {"seed": 3, "all": {"transient_rate": 0.1},
               "payment": {"transient_rate": 0.1,
-                          "black_hole_order_ids": [key(o, "pair") for o in orders[::40]],
+                          "black_hole_order_ids": [key(o, "pair") for o in orders[::20]],
                           "black_hole_first_n": 1, "black_hole_performs_effect": True}}
     sim, url = processes.simulator(tmp_path, faults)
     env = {**DEMO_SETTINGS, "PAYMENT_API_URL": url, "SHIPPING_API_URL": url,

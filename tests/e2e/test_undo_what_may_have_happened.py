@@ -32,6 +32,7 @@ def statuses(system, order_id):
             if m["orderId"] == order_id]
 
 
+@pytest.mark.slow(expected_s=8)
 def test_charges_performed_but_never_answered_are_refunded(make_system):
     doomed = [make_order(n) for n in range(100, 105)]
     healthy = [make_order(n) for n in range(110, 115)]
@@ -86,6 +87,7 @@ def test_a_shipment_performed_but_never_answered_is_cancelled_and_the_charge_ref
     assert steps[-3:] == ["cancel_shipment", "refund", "release_inventory"]
 
 
+@pytest.mark.slow(expected_s=6)
 def test_an_undo_that_is_never_answered_ends_compensation_failed_with_an_alert(make_system):
     order = make_order(122)
     system = make_system(faults={"payment": {
