@@ -97,6 +97,10 @@ class EngineBase(SharedConnection):
             sent = self._sent.setdefault(name, threading.Condition(self._sent_lock))
             return sent.wait_for(lambda: self._send_marks.get(name, 0) != mark, timeout_s)
 
+    def wake_receiver(self, queue: str) -> None:
+        """Wake one receiver of this instance waiting in :meth:`wait_for_send` on ``queue``."""
+        self._made_receivable(queue.lower(), 1)
+
     def _made_receivable(self, name: str, count: int) -> None:
         # One waiter per message: the others would find nothing to receive.
         if count:
