@@ -94,7 +94,9 @@ class EngineBase(SharedConnection):
         """
         name = queue.lower()
         with self._sent_lock:
-            sent = self._sent.setdefault(name, threading.Condition(self._sent_lock))
+            sent = self._sent.get(name)
+            if sent is None:  # not setdefault: a Condition is costly to make on every wait
+                sent = self._sent[name] = threading.Condition(self._sent_lock)
             return sent.wait_for(lambda: self._send_marks.get(name, 0) != mark, timeout_s)
 
     def wake_receiver(self, queue: str) -> None:
