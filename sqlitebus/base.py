@@ -94,8 +94,14 @@ class EngineBase(SharedConnection):
         """
         name = queue.lower()
         with self._sent_lock:
-            sent = self._sent.setdefault(name, threading.Condition(self._sent_lock))
+            sent = self._sent.get(name)
+            if sent is None:  # not setdefault: a Condition is costly to make on every wait
+                sent = self._sent[name] = threading.Condition(self._sent_lock)
             return sent.wait_for(lambda: self._send_marks.get(name, 0) != mark, timeout_s)
+
+    def wake_receiver(self, queue: str) -> None:
+        """Wake one receiver of this instance waiting in :meth:`wait_for_send` on ``queue``."""
+        self._made_receivable(queue.lower(), 1)
 
     def _made_receivable(self, name: str, count: int) -> None:
         # One waiter per message: the others would find nothing to receive.

@@ -99,16 +99,19 @@ def count_operation(conn: sqlite3.Connection, queue: str, operation: str, n: int
         )
 
 
+_ONE_US = timedelta(microseconds=1)
+
+
 def to_us(when: datetime) -> int:
     """Convert an aware datetime to epoch microseconds."""
-    return (when - EPOCH) // timedelta(microseconds=1)
+    return (when - EPOCH) // _ONE_US
 
 
 def from_us(us: int) -> datetime:
     """Convert epoch microseconds to a UTC datetime."""
-    return EPOCH + timedelta(microseconds=us)
+    return EPOCH + _ONE_US * us
 
 
 def span_us(delta: timedelta) -> int:
     """Convert a duration to integer microseconds."""
-    return delta // timedelta(microseconds=1)
+    return delta // _ONE_US

@@ -14,8 +14,6 @@ import errno
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Self
 
@@ -143,21 +141,51 @@ class SharedConnection:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-@contextmanager
-def write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """Run the block as one IMMEDIATE transaction: write lock at BEGIN, so no upgrade deadlock."""
-    lock = getattr(conn, "write_lock", None)
-    with lock if lock is not None else threading.Lock():
-        conn.execute("BEGIN IMMEDIATE")
+class _Transaction:
+    """The context manager :func:`write` returns (a class: cheaper than a generator's)."""
+
+    __slots__ = ("_conn", "_lock")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        lock = getattr(conn, "write_lock", None)
+        self._lock: WriteLock | threading.Lock = lock if lock is not None else threading.Lock()
+
+    def __enter__(self) -> sqlite3.Connection:
+        self._lock.__enter__()
         try:
-            yield conn
-            conn.execute("COMMIT")
+            self._conn.execute("BEGIN IMMEDIATE")
         except BaseException:
-            # SQLITE_FULL, SQLITE_IOERR (and others) roll the transaction back themselves:
-            # a ROLLBACK then would raise "no transaction is active" over their error.
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            self._lock.__exit__(None, None, None)
             raise
+        return self._conn
+
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        conn = self._conn
+        try:
+            if exc_type is None:
+                conn.execute("COMMIT")
+                return
+        except BaseException:
+            _roll_back(conn)
+            raise
+        else:
+            _roll_back(conn)
+        finally:
+            self._lock.__exit__(None, None, None)
+
+
+def _roll_back(conn: sqlite3.Connection) -> None:
+    """Roll back what is still open of a transaction that failed."""
+    # SQLITE_FULL, SQLITE_IOERR (and others) roll the transaction back themselves:
+    # a ROLLBACK then would raise "no transaction is active" over their error.
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
+def write(conn: sqlite3.Connection) -> _Transaction:
+    """Run the block as one IMMEDIATE transaction: write lock at BEGIN, so no upgrade deadlock."""
+    return _Transaction(conn)
 
 
 _BUSY_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})

@@ -29,6 +29,7 @@ Buffer = bytearray | memoryview | mmap.mmap
 
 _SEQ = struct.Struct("<Q")
 _VALUES = struct.Struct("<dd")
+_pack_seq, _pack_values = _SEQ.pack_into, _VALUES.pack_into
 RECORD_BYTES = _SEQ.size + _VALUES.size
 READ_ATTEMPTS = 1000
 """Reads of a record being written before it reads as no hold (the next check reads again)."""
@@ -65,27 +66,35 @@ class HoldRecord:
     def taken(self, key: int) -> None:
         """Note that the lock ``key`` is held from now."""
         with self._guard:
-            self._held[key] = time.monotonic()
-            self._write()
+            held = self._held
+            held[key] = time.monotonic()
+            # Insertion order is time order (a lock is never taken twice before a release).
+            self._write(next(iter(held.values())))
 
     def released(self, key: int) -> None:
         """Note that the lock ``key`` is free again."""
         with self._guard:
-            since = self._held.pop(key, None)
+            held = self._held
+            since = held.pop(key, None)
             if since is not None:
-                self._longest_s = max(self._longest_s, time.monotonic() - since)
-            self._write()
+                hold_s = time.monotonic() - since
+                if hold_s > self._longest_s:
+                    self._longest_s = hold_s
+            self._write(next(iter(held.values()), 0.0))
 
     def read(self) -> tuple[float | None, float]:
         """Read the record as another process does (see :func:`read_buffer`)."""
         return read_buffer(self._buf)
 
-    def _write(self) -> None:
-        oldest = min(self._held.values(), default=0.0)
-        _SEQ.pack_into(self._buf, 0, self._seq + 1)
-        _VALUES.pack_into(self._buf, _SEQ.size, oldest, self._longest_s)
-        self._seq += 2
-        _SEQ.pack_into(self._buf, 0, self._seq)
+    def _write(self, oldest: float | None = None) -> None:
+        """Publish ``oldest`` (default: from the holds) under the seqlock."""
+        if oldest is None:
+            oldest = min(self._held.values(), default=0.0)
+        buf, seq = self._buf, self._seq
+        _pack_seq(buf, 0, seq + 1)
+        _pack_values(buf, _SEQ.size, oldest, self._longest_s)
+        self._seq = seq = seq + 2
+        _pack_seq(buf, 0, seq)
 
 
 def read_buffer(buf: Buffer | bytes) -> tuple[float | None, float]:

@@ -120,6 +120,7 @@ class LocalHost:
         self._stop_deadline = 0.0  # monotonic time by which stop() wants the loops done
         self._threads: list[threading.Thread] = []
         self._server: Any = None
+        self._binding: str | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def sleep(self, seconds: float) -> None:
@@ -138,8 +139,10 @@ class LocalHost:
         from devhost.run.http_host import build_http_app
 
         app = build_http_app(self)
+        # httptools: the C parser (h11, uvicorn's pure-Python one, parses at several times the
+        # CPU per request the durable clients' calls make).
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                lifespan="off")
+                                lifespan="off", http="httptools")
         self._server = uvicorn.Server(config)
         thread = threading.Thread(target=self._server.run, name="devhost-http", daemon=True)
         thread.start()
@@ -200,10 +203,12 @@ class LocalHost:
 
     def client_binding(self) -> str:
         """Return the ``durableClient`` binding JSON, as the Functions host passes it."""
-        from devhost.http_api import client_binding_json
-
         self.start_http()
-        return client_binding_json(self.taskhub.name, self.base_url)
+        if self._binding is None:  # the same for every call: hub and URL are fixed
+            from devhost.http_api import client_binding_json
+
+            self._binding = client_binding_json(self.taskhub.name, self.base_url)
+        return self._binding
 
     # ------------------------------------------------------------------ loops
     def _idle(self, delay: float) -> float:

@@ -10,6 +10,8 @@ deliveries, dead-lettered as ``LocalHostError`` (L3, :mod:`devhost.failures.host
 from __future__ import annotations
 
 import logging
+import threading
+import weakref
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -46,6 +48,41 @@ def to_function_message(m: ReceivedMessage) -> func.ServiceBusMessage:
         dead_letter_error_description=m.dead_letter_error_description,
         trigger_metadata={"MessageId": m.message_id, "DeliveryCount": m.delivery_count,
                           "LockToken": m.lock_token, "EntityPath": m.entity_path})
+
+
+PEER_WAIT_S = 1.0
+"""Longest idle wait of a queue's poller while another of this process polls for the queue."""
+
+
+class _Scout:
+    """Which idle poller of a queue in this process polls; the others wait to be woken."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._poller: object | None = None
+
+    def claim(self, poller: object) -> bool:
+        """Make ``poller`` the scout unless another is; True if it is the scout."""
+        with self._lock:
+            if self._poller is None:
+                self._poller = poller
+            return self._poller is poller
+
+    def release(self, poller: object) -> None:
+        """Stop ``poller`` being the scout (it got work), if it was."""
+        with self._lock:
+            if self._poller is poller:
+                self._poller = None
+
+
+_scouts: weakref.WeakKeyDictionary[ServiceBusEngine, dict[str, _Scout]] = \
+    weakref.WeakKeyDictionary()
+_scouts_guard = threading.Lock()
+
+
+def _scout_of(engine: ServiceBusEngine, queue: str) -> _Scout:
+    with _scouts_guard:
+        return _scouts.setdefault(engine, {}).setdefault(queue.lower(), _Scout())
 
 
 class ServiceBusTriggerPoller:
@@ -86,9 +123,16 @@ class ServiceBusTriggerPoller:
         self.lock_duration = props.lock_duration if props else timedelta(seconds=30)
         self.max_delivery_count = props.max_delivery_count if props else 10
         self._mark = 0
+        self._scout = _scout_of(engine, self.queue)
 
     def idle_wait(self, timeout_s: float) -> None:
-        """Wait for a send of this process or ``timeout_s`` (other processes' sends: next poll)."""
+        """Wait for a send of this process or ``timeout_s`` (other processes' sends: next poll).
+
+        One idle poller of the queue (the scout) polls so; the others wait up to
+        :data:`PEER_WAIT_S`, woken by a send of this process or by a poller that received.
+        """
+        if not self._scout.claim(self):
+            timeout_s = max(timeout_s, PEER_WAIT_S)
         self.engine.wait_for_send(self.queue, self._mark, timeout_s)
 
     def next_due(self) -> datetime | None:
@@ -99,6 +143,9 @@ class ServiceBusTriggerPoller:
         """Receive a batch and run the function for each message; return how many ran."""
         self._mark = self.engine.send_mark(self.queue)
         messages = self.engine.receive(self.queue, self.batch_size, lock_owner=self.owner)
+        if messages:  # busy now: an idle peer polls, for what else is queued
+            self._scout.release(self)
+            self.engine.wake_receiver(self.queue)
         for m in messages:
             try:
                 self._handle(m)

@@ -108,3 +108,51 @@ def test_slow_handlers_never_lose_the_lock_of_messages_waiting_their_turn(full_h
     assert sorted(appmod.HANDLED) == [f"slow-{n}" for n in range(5)]
     counts = full_host.engine.counts("orders")
     assert counts.active == 0 and counts.dead_letter == 0
+
+
+def _queue_pollers(host, queue):
+    from devhost.triggers.servicebus import ServiceBusTriggerPoller
+
+    return [p for p in host.pollers
+            if isinstance(p, ServiceBusTriggerPoller) and p.queue == queue]
+
+
+def test_one_idle_poller_of_a_queue_polls_and_the_others_wait_for_a_wake(full_host,
+                                                                         monkeypatch):
+    from devhost.triggers import servicebus
+
+    scout, peer = _queue_pollers(full_host, "orders")[:2]
+    waits = []
+    monkeypatch.setattr(full_host.engine, "wait_for_send",
+                        lambda queue, mark, timeout_s: waits.append(timeout_s))
+    assert scout.poll_once() == peer.poll_once() == 0
+    scout.idle_wait(0.004)
+    peer.idle_wait(0.004)
+    scout.idle_wait(0.008)
+    assert waits == [0.004, servicebus.PEER_WAIT_S, 0.008]
+    full_host.engine.send("orders", json.dumps({"id": "scouted", "name": "S"}),
+                          message_id="s1")
+    assert scout.poll_once() == 1  # busy: no longer the scout
+    assert peer.poll_once() == 0
+    peer.idle_wait(0.004)
+    scout.idle_wait(0.004)
+    assert waits[3:] == [0.004, servicebus.PEER_WAIT_S]
+
+
+def test_a_poller_that_receives_wakes_a_waiting_peer(full_host, monkeypatch):
+    import threading
+
+    from devhost.triggers import servicebus
+
+    monkeypatch.setattr(servicebus, "PEER_WAIT_S", 120.0)
+    scout, peer = _queue_pollers(full_host, "orders")[:2]
+    assert scout.poll_once() == peer.poll_once() == 0
+    scout.idle_wait(0.0)
+    full_host.engine.send("orders", json.dumps({"id": "woken", "name": "W"}),
+                          message_id="w1")
+    waiting = threading.Thread(target=peer.idle_wait, args=(0.0,))
+    peer._mark = full_host.engine.send_mark("orders")  # as if it polled after the send
+    waiting.start()
+    assert scout.poll_once() == 1
+    waiting.join(timeout=30)
+    assert not waiting.is_alive(), "the receive woke the peer before its 120 s wait"
