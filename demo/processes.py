@@ -45,8 +45,11 @@ class Process:
         self.exited_at_start = False
         """Whether the last :meth:`start` failed because the process exited by itself."""
 
-    def start(self, timeout_s: float = 60.0, *, wait: bool = True) -> None:
+    def start(self, timeout_s: float = 120.0, *, wait: bool = True) -> None:
         """Start the process and wait until it answers HTTP (unless ``wait`` is False).
+
+        A process that exits ends the wait at once; ``timeout_s`` bounds only one that hangs
+        (long, for a machine loaded by other work).
 
         Raises
         ------
