@@ -21,6 +21,8 @@ def instance_id_rule_broken(value: object) -> str | None:
     for ch in FORBIDDEN_CHARACTERS:
         if ch in value:
             return f"must not contain {ch!r}; forbidden characters are / \\ # ?"
+    if value.isascii() and value.isprintable():  # U+0020-U+007E: no control character
+        return None
     for pos, ch in enumerate(value):
         if unicodedata.category(ch) == "Cc":
             return f"must not contain control characters (U+{ord(ch):04X} at position {pos})"

@@ -10,6 +10,7 @@ starter writes ``traceParent``.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Generator
 from typing import Any, TypeVar
 
@@ -44,7 +45,20 @@ def call(context: df.DurableOrchestrationContext, activity: Activity[In, Out], i
 
 
 def trace_parent(context: df.DurableOrchestrationContext) -> str | None:
-    """Return the attempt's ``traceparent`` from the orchestration input, if it has one."""
+    """Return the attempt's ``traceparent`` from the orchestration input, if it has one.
+
+    Read once per replay: the input cannot change during one, and decoding it per call cost
+    more than the call itself.
+    """
+    try:
+        return _TRACE_PARENTS[context]
+    except KeyError:
+        pass
     started = context.get_input()
     value = started.get(TRACE_PARENT_KEY) if isinstance(started, dict) else None
-    return value if isinstance(value, str) else None
+    found = value if isinstance(value, str) else None
+    _TRACE_PARENTS[context] = found
+    return found
+
+
+_TRACE_PARENTS: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()

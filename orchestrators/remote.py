@@ -9,7 +9,7 @@ from typing import Any
 from azure.durable_functions import DurableOrchestrationContext
 
 from orchestrators.calls import call
-from orders.models.activities import SEND_AGENT_REQUEST
+from orders.models.activities import RESULTS, SEND_AGENT_REQUEST
 from orders.models.agent_io import SendAgentRequestInput
 from orders.models.compensation_io import ConfirmedStep
 from orders.models.messages import AgentReply, AgentRequest
@@ -55,5 +55,5 @@ def read_reply(result: Any) -> AgentReply:
         If the result is not an agent reply.
     """
     if isinstance(result, str):
-        return AgentReply.model_validate_json(result)
+        return RESULTS.get((AgentReply, result), lambda: AgentReply.model_validate_json(result))
     return AgentReply.model_validate(result)

@@ -7,6 +7,7 @@ aiohttp session is bound to it; so do we (:func:`run`), warning of blocking (:mo
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import threading
 from collections.abc import Coroutine
@@ -67,17 +68,32 @@ def call(func: Any, kwargs: dict[str, Any]) -> Any:
 
     An unpassed ``context`` parameter gets an ``azure.functions.Context``; FunctionExit as above.
     """
-    params = inspect.signature(func).parameters
-    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+    try:
+        params, takes_any, is_async = _cached_shape(func)
+    except TypeError:  # an unhashable callable object
+        params, takes_any, is_async = _shape(func)
+    if not takes_any:
         kwargs = {k: v for k, v in kwargs.items() if k in params}
     if CONTEXT_PARAM in params and CONTEXT_PARAM not in kwargs:
         kwargs = {**kwargs, CONTEXT_PARAM: LocalContext(func)}
-    if inspect.iscoroutinefunction(func):
+    if is_async:
         return run(_guarded(func(**kwargs), func))
     result = call_guarded(func, **kwargs)
     if inspect.isawaitable(result):
         return run(_guarded(result, func))
     return result
+
+
+def _shape(func: Any) -> tuple[frozenset[str], bool, bool]:
+    """Return a function's parameter names, whether it takes ``**kwargs``, whether async."""
+    params = inspect.signature(func).parameters
+    return (frozenset(params),
+            any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()),
+            inspect.iscoroutinefunction(func))
+
+
+_cached_shape = functools.lru_cache(maxsize=1024)(_shape)
+"""The signature is read per call otherwise (a profile's 1.2% of the host's CPU)."""
 
 
 def close_sdk_session(timeout_s: float = 2.0) -> None:

@@ -8,6 +8,7 @@ falls back to dateutil otherwise: same instants and ``str()`` (which ``new_uuid`
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from datetime import UTC, datetime
@@ -19,9 +20,16 @@ _HOST_FORM = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z\Z")
 
 def parse_timestamp(text: str) -> datetime:
     """Parse a history timestamp as the SDK does (aware UTC for the host's form), quickly."""
+    parsed = _host_form(text)
+    return parsed if parsed is not None else dateutil_parse(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _host_form(text: str) -> datetime | None:
+    """Parse the host's form, else None; memoised, as every replay reads the same history."""
     if _HOST_FORM.match(text):
         return datetime.fromisoformat(text[:-1]).replace(tzinfo=UTC)
-    return dateutil_parse(text)
+    return None
 
 
 def install() -> None:

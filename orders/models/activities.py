@@ -33,6 +33,7 @@ from orders.models.compensation_io import (
     ReleaseInventoryInput,
     ReleaseInventoryResult,
 )
+from orders.models.memo import ParseMemo, value_key
 from orders.models.notice_io import AlertOperatorInput, PublishStatusInput
 from orders.models.order import Order
 from orders.models.step_io import FencedResult
@@ -69,6 +70,11 @@ class Activity(Generic[In, Out]):
         ActivityResultError
             Naming the activity, each field at fault and its rule.
         """
+        if not isinstance(raw, dict | list | str):
+            return self._validate(raw)
+        return RESULTS.get((self, value_key(raw)), lambda: self._validate(raw))
+
+    def _validate(self, raw: Any) -> Out:
         try:
             return self.result.validate_python(raw)
         except ValidationError as exc:
@@ -76,6 +82,10 @@ class Activity(Generic[In, Out]):
                                  for e in exc.errors())
             raise ActivityResultError(f"activity {self.name}: its result breaks its contract "
                                       f"{exc.title}: {problems}") from exc
+
+
+RESULTS = ParseMemo()
+"""Results read by every replay of every orchestrator in this process (:mod:`.memo`)."""
 
 
 def _declare(name: str, input_: type[In], result: type[Out] | TypeAdapter[Out],

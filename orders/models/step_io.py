@@ -14,34 +14,52 @@ the keys old code did.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, ClassVar, Literal
 
-from pydantic import (
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    model_serializer,
-    model_validator,
-)
+from pydantic import ConfigDict, Field, model_validator
+from pydantic.fields import FieldInfo
 
 from orders.models._types import Contract, InstanceId, OrderKey, QueueName, UtcDatetime
 
 
 class StepContract(Contract):
-    """A contract between workflow steps: camelCase JSON, unknown keys refused."""
+    """A contract between workflow steps: camelCase JSON, unknown keys refused.
+
+    Each ``OMIT_IF_NONE`` field is declared in the class naming it, defaulting to None.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset()
 
-    @model_serializer(mode="wrap")
-    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)  # pydantic types the handler's result as Any
-        for name in self.OMIT_IF_NONE:
-            if getattr(self, name) is None:
-                data.pop(type(self).model_fields[name].alias or name, None)
-                data.pop(name, None)
-        return data
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Before pydantic reads the fields: pydantic's own exclude_if leaves these out, where
+        # a wrap serializer called back into Python for every model dumped (five times slower).
+        super().__init_subclass__(**kwargs)
+        for name in cls.__dict__.get("OMIT_IF_NONE", ()):
+            setattr(cls, name, _omitted_if_none(cls, name, cls.__dict__.get(name, _UNSET)))
+
+
+_UNSET = object()
+
+
+def _is_none(value: Any) -> bool:
+    return value is None
+
+
+def _omitted_if_none(cls: type, name: str, default: Any) -> Any:
+    """Return the field ``name`` of ``cls`` (default None) with ``exclude_if`` None."""
+    if isinstance(default, FieldInfo) and default.default is None:
+        info = copy.copy(default)  # keeps its constraints (metadata) and other settings
+        info.metadata = list(default.metadata)
+        info.exclude_if = _is_none
+        info._attributes_set = {**default._attributes_set, "exclude_if": _is_none}
+        return info
+    if default is None:
+        return Field(None, exclude_if=_is_none)
+    raise TypeError(f"{cls.__name__}.{name}: an OMIT_IF_NONE field is declared in the class "
+                    "naming it, with the default None")
 
 
 class OwnedRecordInput(StepContract):

@@ -1,8 +1,10 @@
 """One word per concept: a key is ``order_key`` in Python and ``orderId`` on the wire (X6)."""
 
 import importlib
+import json
 import pkgutil
 import typing
+from decimal import Decimal
 
 import pytest
 from pydantic import ValidationError
@@ -12,6 +14,7 @@ from orders.models import StateRecord
 from orders.models._types import WIRE, Contract, OrderId, OrderKey
 from orders.models.messages import AgentRequest, OperatorAlert
 from orders.models.order import Order
+from orders.models.wire import InvalidMessage, validate
 from orders.stores._sqlite_state_table import from_row, to_row
 
 KEY = "acme~ORD-1"
@@ -108,3 +111,13 @@ def test_the_sqlite_row_keeps_the_key_in_its_order_id_column():
     row = to_row(record)
     assert (row["order_id"], "order_key" in row) == (KEY, False)
     assert from_row(row) == record
+
+
+def test_a_contract_nested_in_a_tuple_refuses_python_names_on_the_wire_only():
+    order = json.loads(ORDER)
+    order["lines"] = [order["lines"][0], {**order["lines"][0], "unit_price": "10.00"}]
+    order["totalPrice"] = "40.00"
+    with pytest.raises(InvalidMessage, match=r"^SchemaViolation: lines\.1: unknown field\(s\) "
+                                             r"'unit_price': the contract accepts only "):
+        validate(order, Order)
+    assert Order.model_validate(order).lines[1].unit_price == Decimal("10.00")

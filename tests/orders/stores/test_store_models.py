@@ -4,6 +4,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import ValidationError
 from store_builders import make_order
 
@@ -290,6 +292,18 @@ def test_format_utc_is_fixed_width_and_sorts_like_time():
     assert format_utc(early) < format_utc(late)
     with pytest.raises(ValueError, match="timezone-aware"):
         format_utc(datetime(2030, 1, 1))
+
+
+@given(st.datetimes(timezones=st.sampled_from([UTC, timezone(timedelta(hours=-9, minutes=-30)),
+                                               timezone(timedelta(hours=14))])))
+def test_format_utc_writes_what_strftime_writes_for_every_year(when):
+    try:
+        expected = when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    except OverflowError:
+        with pytest.raises(ValueError, match="between years 1 and 9999"):
+            format_utc(when)
+        return
+    assert format_utc(when) == expected
 
 
 def test_zero_total_order_is_refused_naming_total_price():
