@@ -72,8 +72,9 @@ def deploy_python() -> Path:
             uv = find_uv_bin()
             subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(home)],
                            check=True, timeout=120)
-            subprocess.run([uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(python), "-r",
-                            str(REPO / "requirements.txt")], check=True, timeout=600)
+            subprocess.run([uv, "pip", "install", "--quiet", "--compile-bytecode", "--python",
+                            str(python), "-r", str(REPO / "requirements.txt")],
+                           check=True, timeout=600)
             (home / ".installed").touch()
     return python
 
