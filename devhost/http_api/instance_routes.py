@@ -82,30 +82,24 @@ async def _purge(ctx: ApiContext, request: Request) -> Response:
 
 async def _raise_event(ctx: ApiContext, request: Request) -> Response:
     check_task_hub(request.query_params, ctx.taskhub.name)
-    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    body = await request.body()
-    # One trip to the thread pool; the checks keep their order (404, 410, then the body).
-    return await ctx.call(_raise_checked, ctx, request.path_params["instance_id"],
-                          request.path_params["event_name"], media_type, body)
-
-
-def _raise_checked(ctx: ApiContext, instance_id: str, event_name: str, media_type: str,
-                   body: bytes) -> Response:
-    """Check and queue a raised event (blocking: runs in the thread pool)."""
-    record = ctx.taskhub.get_instance(instance_id)
+    instance_id = request.path_params["instance_id"]
+    record = await ctx.call(ctx.taskhub.get_instance, instance_id)
     if record is None:
         return _empty(404)
     if record.runtime_status in TERMINAL_STATUSES:
         return _empty(410)
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type != "application/json":
         text = "Only application/json request content is supported"
         raise BadRequest(text, summary=text)
+    body = await request.body()
     if not body.strip():  # ConvertToJToken("") is a JsonReaderException on Azure
         raise BadRequest("the request body is empty", summary="Invalid JSON content")
     data = body_as_json_payload(body)
-    _warn_event_text(event_name, data)
+    _warn_event_text(request.path_params["event_name"], data)
     # raise_event re-checks existence and state in its own transaction.
-    ctx.taskhub.raise_event(instance_id, event_name, data)
+    await ctx.call(ctx.taskhub.raise_event, instance_id,
+                   request.path_params["event_name"], data)
     return Response(status_code=202)
 
 
