@@ -139,10 +139,8 @@ class LocalHost:
         from devhost.run.http_host import build_http_app
 
         app = build_http_app(self)
-        # httptools: the C parser (h11, uvicorn's pure-Python one, parses at several times the
-        # CPU per request the durable clients' calls make).
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                lifespan="off", http="httptools")
+                                lifespan="off")
         self._server = uvicorn.Server(config)
         thread = threading.Thread(target=self._server.run, name="devhost-http", daemon=True)
         thread.start()
