@@ -81,6 +81,8 @@ async def _purge(ctx: ApiContext, request: Request) -> Response:
 
 
 async def _raise_event(ctx: ApiContext, request: Request) -> Response:
+    # HttpApiHandler.HandleRaiseEventRequestAsync (Durable Functions extension): the
+    # instance is looked up, 404/410 answered, before the body is read.
     check_task_hub(request.query_params, ctx.taskhub.name)
     instance_id = request.path_params["instance_id"]
     record = await ctx.call(ctx.taskhub.get_instance, instance_id)

@@ -30,6 +30,11 @@ from devhost.workers.dispatch import DurableWorker
 log = logging.getLogger("devhost")
 
 
+HTTP_SERVER_OPTIONS: dict[str, Any] = {"log_level": "warning", "lifespan": "off", "http": "h11"}
+"""uvicorn's settings of the Durable HTTP API: h11 whatever else is installed, since uvicorn
+bounds a request's head (16 KiB) only there, as Kestrel does (32 KiB, else 431)."""
+
+
 class Poller(Protocol):
     """A trigger source the host polls (Service Bus queues, timer triggers)."""
 
@@ -139,8 +144,7 @@ class LocalHost:
         from devhost.run.http_host import build_http_app
 
         app = build_http_app(self)
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                lifespan="off")
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, **HTTP_SERVER_OPTIONS)
         self._server = uvicorn.Server(config)
         thread = threading.Thread(target=self._server.run, name="devhost-http", daemon=True)
         thread.start()

@@ -13,6 +13,7 @@ from azure.durable_functions import DurableOrchestrationClient
 from clocks import ManualClock
 from devhost.app import invoke
 from devhost.http_api import client_binding_json, create_http_app
+from devhost.run.host import HTTP_SERVER_OPTIONS
 from devhost.taskhub.events import EventType, event
 from devhost.taskhub.store import EpisodeCommit, TaskHub
 
@@ -50,8 +51,7 @@ class Listener:
         sock.listen(128)
         self.base_url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         self.app = None
-        config = uvicorn.Config(self._asgi, log_level="warning", lifespan="off",
-                                interface="asgi3")
+        config = uvicorn.Config(self._asgi, interface="asgi3", **HTTP_SERVER_OPTIONS)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
                                         daemon=True)
