@@ -55,5 +55,6 @@ def read_reply(result: Any) -> AgentReply:
         If the result is not an agent reply.
     """
     if isinstance(result, str):
-        return RESULTS.get((AgentReply, result), lambda: AgentReply.model_validate_json(result))
+        return RESULTS.get((AgentReply, result), lambda: AgentReply.model_validate_json(result),
+                           weight=len(result))
     return AgentReply.model_validate(result)

@@ -72,7 +72,8 @@ class Activity(Generic[In, Out]):
         """
         if not isinstance(raw, dict | list | str):
             return self._validate(raw)
-        return RESULTS.get((self, value_key(raw)), lambda: self._validate(raw))
+        key = value_key(raw)
+        return RESULTS.get((self, key), lambda: self._validate(raw), weight=len(key))
 
     def _validate(self, raw: Any) -> Out:
         try:

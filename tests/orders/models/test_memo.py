@@ -39,8 +39,40 @@ def test_a_mutable_result_is_never_shared():
 
 
 def test_the_reply_text_read_again_is_the_same_reply():
-    text = json.dumps(reply("charge", result={"chargeId": "c-1"}))
+    text = json.dumps(reply("charge", result=None))
     assert read_reply(text) is read_reply(text)
+
+
+def test_a_reply_holding_a_dict_is_read_anew_so_no_replay_sees_anothers_change():
+    text = json.dumps(reply("charge", result={"chargeId": "c-1", "lines": [1]}))
+    first = read_reply(text)
+    first.result["lines"].append(2)  # a slip in orchestrator code, in one replay
+    again = read_reply(text)
+    assert again is not first and again.result == {"chargeId": "c-1", "lines": [1]}
+
+
+def test_a_result_over_the_item_bound_is_parsed_every_time_and_never_kept():
+    memo = ParseMemo(max_item_bytes=10)
+    calls: list[str] = []
+    for _ in range(2):
+        memo.get("big", lambda: calls.append("big") or "B", weight=11)
+        memo.get("small", lambda: calls.append("small") or "S", weight=10)
+    assert calls == ["big", "small", "big"]
+
+
+def test_the_memo_keeps_no_more_than_its_bytes_evicting_the_least_recent():
+    memo = ParseMemo(size=100, max_bytes=10, max_item_bytes=10)
+    calls: list[str] = []
+    for text in ("a", "b", "c", "a"):  # 4 + 4 + 4 bytes: "c" evicts "a"
+        memo.get(text, lambda t=text: calls.append(t) or t.upper(), weight=4)
+    assert calls == ["a", "b", "c", "a"]
+
+
+def test_the_largest_order_is_not_kept():
+    lines = [{"sku": f"SKU-{n:05d}", "quantity": 1, "unitPrice": "1.00", "discount": "0.00",
+              "tax": "0.00"} for n in range(1000)]
+    big = {**ORDER, "lines": lines, "totalPrice": "1000.00"}
+    assert LOAD_ORDER.read_result(big) is not LOAD_ORDER.read_result(big)
 
 
 def test_the_memo_keeps_the_most_recently_used_results_only():
