@@ -249,7 +249,8 @@ def _count_cut(cut: dict[str, Any] | None) -> list[str]:
             f"processed attempt: {base['processed'].get('dts_actions', 0):.0f} against "
             f"{now['processed'].get('dts_actions', 0):.0f} actions):", "",
             "| per order | baseline | now | change |", "|---|---:|---:|---:|", *rows,
-            f"| $ per 1,000 orders | {usd[0]:.4f} | {usd[1]:.4f} | {usd[1] / usd[0] - 1:+.0%} |"]
+            f"| $ per 1,000 orders | {usd[0]:.4f} | {usd[1]:.4f} | {usd[1] / usd[0] - 1:+.0%} |",
+            ""]
 
 
 def _tracing(tracing: dict[str, Any] | None) -> list[str]:
