@@ -17,11 +17,12 @@ MAX_CELL = 80
 """Longest input/result text shown in a history cell."""
 
 
-def _short(value: Any, limit: int = MAX_CELL) -> str:
+def _short(value: Any, limit: int | None = MAX_CELL) -> str:
+    """Return ``value`` as cell text, cut to ``limit`` characters (None: whole)."""
     if value is None:
         return ""
     text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return escape(text if len(text) <= limit else text[: limit - 1] + "…")
+    return escape(text if limit is None or len(text) <= limit else text[: limit - 1] + "…")
 
 
 def summary_tables(summary: dict[str, Any]) -> RenderableType:
@@ -142,7 +143,7 @@ def report_tables(report: dict[str, Any]) -> RenderableType:
     parts: list[RenderableType] = []
     record = Table(title="State record", show_header=False)
     for key, value in (report["record"] or {}).items():  # whole, wrapped: one order's reason
-        record.add_row(key, _short(value, limit=len(str(value)) + 1))
+        record.add_row(key, _short(value, limit=None))
     parts.append(record)
     order = report["order"] or {}
     summary = Table(title="Order", show_header=False)

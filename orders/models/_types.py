@@ -149,10 +149,10 @@ class Contract(BaseModel):
     Under the :data:`WIRE` context, read through ``model_validate``/``model_validate_json``
     (as :func:`orders.models.wire.validate` does; a ``TypeAdapter`` does not check), a
     contract, and every one nested in it, accepts its wire names only and refuses any other
-    key by name, so ``client_id`` beside ``clientId`` cannot
-    be read differently by different readers (S8, X10). That check runs in a validator of
-    its own (:func:`_wire_validator`): as a callback in every model's own schema it cost
-    every validation, wire or not (a quarter of a seven-model result's).
+    key by name, so ``client_id`` beside ``clientId`` cannot be read differently by
+    different readers (S8, X10). That check runs in a validator of its own
+    (:func:`_wire_validator`): as a callback in every model's own schema it cost every
+    validation, wire or not (a quarter of a seven-model result's).
     """
 
     model_config = ConfigDict(
