@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,18 +36,21 @@ class Process:
     env : dict
         Extra environment variables.
     ready_url : str
-        Polled until it answers (any status) before :meth:`start` returns.
+        Polled until it answers before :meth:`start` returns.
+    ready : callable, optional
+        Whether an answer of ``ready_url`` says ready; default: any answer does.
     """
 
     def __init__(self, name: str, args: list[str], log: Path, env: dict[str, str],
-                 ready_url: str) -> None:
+                 ready_url: str, ready: Callable[[httpx.Response], bool] | None = None) -> None:
         self.name, self.args, self.log, self.env, self.ready_url = name, args, log, env, ready_url
+        self.ready = ready or (lambda _answer: True)
         self.proc: subprocess.Popen[bytes] | None = None
         self.exited_at_start = False
         """Whether the last :meth:`start` failed because the process exited by itself."""
 
     def start(self, timeout_s: float = 120.0, *, wait: bool = True) -> None:
-        """Start the process and wait until it answers HTTP (unless ``wait`` is False).
+        """Start the process and wait until it answers ready (unless ``wait`` is False).
 
         A process that exits ends the wait at once; ``timeout_s`` bounds only one that hangs
         (long, for a machine loaded by other work).
@@ -69,10 +73,11 @@ class Process:
                 self.exited_at_start = True
                 break
             try:
-                httpx.get(self.ready_url, timeout=1.0)
-                return
+                if self.ready(httpx.get(self.ready_url, timeout=1.0)):
+                    return
             except httpx.HTTPError:
-                time.sleep(0.1)
+                pass
+            time.sleep(0.1)
         tail = self.log.read_text(errors="replace")[-3000:]
         self.stop()
         raise RuntimeError(f"{self.name} did not start; last log lines:\n{tail}")
@@ -139,11 +144,26 @@ def service_urls(simulator_url: str) -> dict[str, str]:
 
 def host(app_dir: Path, data_dir: Path, env: dict[str, str],
          log_dir: Path | None = None) -> Process:
-    """Prepare the local host running ``function_app.py`` (its log in ``log_dir``)."""
+    """Prepare the local host running ``function_app.py`` (its log in ``log_dir``).
+
+    Ready once ``/admin/host/status`` says ``Running``: every host process serves, so the
+    first orders do not meet worker processes still starting.
+    """
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     return Process("local host", ["devhost", "start", "--app-dir", str(app_dir), "--data-dir",
                                   str(data_dir), "--port", str(port),
                                   "--orchestration-lease-s", "5", "--activity-lease-s", "10"],
-                   (log_dir or data_dir) / "host.log", env,
-                   f"{url}/runtime/webhooks/durabletask/instances?top=1")
+                   (log_dir or data_dir) / "host.log", env, f"{url}/admin/host/status",
+                   ready=host_running)
+
+
+def host_running(answer: httpx.Response) -> bool:
+    """Whether a ``/admin/host/status`` answer says ``Running`` (the Functions host's states)."""
+    if answer.status_code != 200:
+        return False
+    try:
+        body = answer.json()
+    except ValueError:  # not JSON: something else answers on that port
+        return False
+    return isinstance(body, dict) and body.get("state") == "Running"

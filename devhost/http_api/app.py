@@ -8,6 +8,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
+from devhost.http_api.admin_routes import admin_routes
 from devhost.http_api.app_routes import InvokeHttp, http_trigger_routes
 from devhost.http_api.context import ApiContext
 from devhost.http_api.entity_routes import entity_routes
@@ -23,26 +24,29 @@ from devhost.taskhub.store import TaskHub, TaskHubError
 
 def create_http_app(taskhub: TaskHub, *, base_url: str, http_functions: Iterable[Any] = (),
                     invoke_http: InvokeHttp | None = None,
-                    on_start_instance: Callable[[str], None] | None = None,
+                    on_instance_work: Callable[[str], None] | None = None,
                     orchestrator_names: Collection[str] | None = None,
                     entity_names: Collection[str] | None = None,
-                    replace_running: bool = False) -> Starlette:
+                    replace_running: bool = False,
+                    host_state: Callable[[], str] = lambda: "Running") -> Starlette:
     """Build the host's ASGI app; management URLs use ``base_url`` (absolute http(s)).
 
     ``invoke_http`` (``async (function_def, request) -> Response``) is required with
-    ``http_functions``; ``on_start_instance(id)`` runs on the event loop after a start or restart
-    and must not block; ``orchestrator_names``/``entity_names`` (None: any) refuse others with
-    400; ``replace_running`` is ``overridableExistingInstanceStates: AnyState`` (else 500).
-    Raises ValueError for a bad ``base_url``, a missing ``invoke_http`` or a malformed route.
+    ``http_functions``; ``on_instance_work(id)`` runs on the event loop after a change that
+    gives an instance work (a start, restart, rewind, event, terminate, suspend, resume, entity
+    signal) and must not block; ``orchestrator_names``/``entity_names`` (None: any) refuse
+    others with 400; ``replace_running`` is ``overridableExistingInstanceStates: AnyState``
+    (else 500). Raises ValueError for a bad ``base_url``, a missing ``invoke_http`` or a
+    malformed route.
     """
     base_url = check_base_url(base_url)
     functions = list(http_functions)
     if functions and invoke_http is None:
         raise ValueError("invoke_http: required when http_functions is not empty")
-    ctx = ApiContext(taskhub, base_url, orchestrator_names, on_start_instance,
+    ctx = ApiContext(taskhub, base_url, orchestrator_names, on_instance_work,
                      replace_running)
     routes = [*start_routes(ctx), *query_routes(ctx), *instance_routes(ctx),
-              *entity_routes(ctx, entity_names)]
+              *entity_routes(ctx, entity_names), *admin_routes(host_state)]
     if functions and invoke_http is not None:  # not None whenever there are functions
         routes += http_trigger_routes(functions, invoke_http)
     # A request not addressed to the host, or a cross-site change, is refused (403);

@@ -35,7 +35,7 @@ class ApiContext:
     taskhub: TaskHub
     base_url: str
     orchestrator_names: Collection[str] | None = None
-    on_start_instance: Callable[[str], None] | None = None
+    on_instance_work: Callable[[str], None] | None = None
     replace_running: bool = False
     _pool: ThreadPoolExecutor = field(
         init=False, repr=False, compare=False,
@@ -72,8 +72,12 @@ class ApiContext:
         """Create an instance of a stored input, call the hook; InstanceExistsError (500)."""
         await self.call(self.taskhub.create_instance, name, instance_id, input_json,
                         version=version, stored=True, replace_running=self.replace_running)
-        if self.on_start_instance is not None:
-            self.on_start_instance(instance_id)
+        self.work_for(instance_id)
+
+    def work_for(self, instance_id: str) -> None:
+        """Call the ``on_instance_work`` hook: the instance has new work (a work loop may sleep)."""
+        if self.on_instance_work is not None:
+            self.on_instance_work(instance_id)
 
     def check_status_response(self, instance_id: str) -> JSONResponse:
         """Return the documented HTTP 202 answer with the instance's management URLs."""

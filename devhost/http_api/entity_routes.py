@@ -85,8 +85,7 @@ def entity_routes(ctx: ApiContext, entity_names: Collection[str] | None) -> list
         media_type = request.headers.get("content-type", "").split(";")[0].strip()
         input_text = operation_input(await request.body(), media_type)
         await ctx.call(ctx.taskhub.signal_entity, name, key, operation, input_text)
-        if ctx.on_start_instance is not None:
-            ctx.on_start_instance(scheduler_id(name, key))
+        ctx.work_for(scheduler_id(name, key))
         return Response(status_code=202)
 
     async def list_entities(request: Request) -> Response:

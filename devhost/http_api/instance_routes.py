@@ -102,6 +102,7 @@ async def _raise_event(ctx: ApiContext, request: Request) -> Response:
     # raise_event re-checks existence and state in its own transaction.
     await ctx.call(ctx.taskhub.raise_event, instance_id,
                    request.path_params["event_name"], data)
+    ctx.work_for(instance_id)
     return Response(status_code=202)
 
 
@@ -137,8 +138,7 @@ async def _operation(ctx: ApiContext, request: Request) -> Response:
             return _refused("The rewind operation is only supported on failed "
                             "orchestration instances.")
         await ctx.call(ctx.taskhub.rewind, instance_id, reason)
-        if ctx.on_start_instance is not None:
-            ctx.on_start_instance(instance_id)
+        ctx.work_for(instance_id)
         return Response(status_code=202)
     if status in TERMINAL_STATUSES:
         return _empty(410)
@@ -151,6 +151,7 @@ async def _operation(ctx: ApiContext, request: Request) -> Response:
     actions = {"terminate": ctx.taskhub.terminate, "suspend": ctx.taskhub.suspend,
                "resume": ctx.taskhub.resume}
     await ctx.call(actions[op], instance_id, reason)
+    ctx.work_for(instance_id)
     return Response(status_code=202)
 
 

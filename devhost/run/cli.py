@@ -129,7 +129,7 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     try:
-        host.start()
+        host.start(running=False)  # Running once the workers serve too (admin/host/status)
     except RuntimeError as exc:  # the port was taken between the check and the bind
         log.debug("HTTP server failed", exc_info=True)
         typer.echo(f"devhost: {exc}; is port {port} in use? Choose another with --port",
@@ -147,6 +147,7 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
         typer.echo(f"devhost: {exc}", err=True)
         raise typer.Exit(1) from None
     if ready:
+        host.mark_running()
         _print_ready(host, data_dir, workers)
     while not stop.wait(0.5):
         children.end_stalled(lock_hold_limit_s)

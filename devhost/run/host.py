@@ -126,6 +126,8 @@ class LocalHost:
         self._threads: list[threading.Thread] = []
         self._server: Any = None
         self._binding: str | None = None
+        self.state = "Default"
+        """The ``ScriptHostState`` name ``/admin/host/status`` answers (see :meth:`start`)."""
 
     # ------------------------------------------------------------------ lifecycle
     def sleep(self, seconds: float) -> None:
@@ -156,13 +158,26 @@ class LocalHost:
             if time.monotonic() > deadline or not thread.is_alive():
                 raise RuntimeError(f"HTTP server did not start on {self.base_url}")
             time.sleep(0.01)
+        if self.state == "Default":
+            self.state = "Initialized"
 
-    def start(self) -> None:
-        """Start the HTTP server and the background work loops."""
+    def start(self, *, running: bool = True) -> None:
+        """Start the HTTP server and the background work loops.
+
+        ``running`` False leaves :attr:`state` ``Initialized`` until :meth:`mark_running`:
+        ``devhost start`` says ``Running`` only once its worker processes serve too.
+        """
         self.start_http()
         self._spawn("devhost-work", self._work_loop)
         for n, poller in enumerate(self.pollers):
             self._spawn(f"devhost-poller-{n}", self._poller_loop, poller)
+        if running:
+            self.mark_running()
+
+    def mark_running(self) -> None:
+        """Say ``Running``: every process of the host serves (``ScriptHostState.Running``)."""
+        if self.state not in ("Stopping", "Stopped"):
+            self.state = "Running"
 
     def _spawn(self, name: str, target: Callable[..., None], *args: Any) -> None:
         def run() -> None:
@@ -181,6 +196,7 @@ class LocalHost:
         """Stop loops and HTTP, letting work finish within ``timeout_s`` (then leases expire)."""
         deadline = time.monotonic() + timeout_s
         self._stop_deadline = deadline
+        self.state = "Stopping"
         self._stop.set()
         self.wake()
         if self._server is not None:
@@ -189,6 +205,7 @@ class LocalHost:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
         self._threads.clear()
         self._server = None
+        self.state = "Stopped"
         invoke.close_sdk_session()
 
     def wake(self) -> None:

@@ -36,6 +36,9 @@ class HttpHost(Protocol):
     @property
     def config(self) -> Any: ...  # noqa: D102
 
+    @property
+    def state(self) -> str: ...  # noqa: D102
+
     def client_binding(self) -> Any: ...  # noqa: D102
 
     def wake(self) -> None: ...  # noqa: D102
@@ -83,7 +86,8 @@ def build_http_app(host: HttpHost) -> Any:
 
     return create_http_app(host.taskhub, base_url=host.base_url,
                            http_functions=host.index.http, invoke_http=invoke_http,
-                           on_start_instance=lambda _id: host.wake(),
+                           on_instance_work=lambda _id: host.wake(),
                            orchestrator_names=list(host.index.orchestrators),
                            entity_names=list(host.index.entities),
-                           replace_running=host.config.durable.overridable_states == "AnyState")
+                           replace_running=host.config.durable.overridable_states == "AnyState",
+                           host_state=lambda: host.state)

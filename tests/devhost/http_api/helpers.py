@@ -25,7 +25,8 @@ class Server:
     base_url: str
     taskhub: TaskHub
     clock: ManualClock
-    started: list[str] = field(default_factory=list)
+    woken: list[str] = field(default_factory=list)
+    """Instances the API said have new work (its ``on_instance_work`` hook), in order."""
 
     @property
     def api(self) -> str:
@@ -64,11 +65,11 @@ class Listener:
         server = Server(self.base_url, taskhub, clock)
 
         def hook(instance_id: str) -> None:
-            server.started.append(instance_id)
+            server.woken.append(instance_id)
             if on_start is not None:
                 on_start(instance_id)
 
-        self.app = create_http_app(taskhub, base_url=self.base_url, on_start_instance=hook,
+        self.app = create_http_app(taskhub, base_url=self.base_url, on_instance_work=hook,
                                    **kwargs)
         return server
 

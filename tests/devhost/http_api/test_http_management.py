@@ -43,6 +43,8 @@ def test_documented_raise_event_is_202_and_queues_the_value(server, http):
     response = http.post(f"{server.api}/instances/e-2/raiseEvent/Reply", json=[1, "two"])
     assert response.status_code == 202
     assert json.loads(queued_events(server.taskhub, "e-2")[-1]["Input"]) == [1, "two"]
+    # The event is work for the instance: the work loop is told at once, not at its next poll.
+    assert server.woken == ["e-2", "e-2"]  # the start, then the event
 
 
 def test_raise_event_on_unknown_instance_is_404(server, http):
@@ -59,8 +61,9 @@ def test_raise_event_on_completed_instance_is_410_and_queues_nothing(server, clo
     assert response.status_code == 410
     with pytest.raises(Exception, match="is gone"):
         run(server.client().raise_event("e-3", "Reply", 1))
-    # Nothing became visible work for any worker.
+    # Nothing became visible work for any worker, and no work loop was told of any.
     assert server.taskhub.claim_orchestrations("probe", timedelta(minutes=1)) == []
+    assert server.woken == ["e-3"]  # its start only
 
 
 @pytest.mark.parametrize(("content", "content_type", "message"), [
@@ -77,6 +80,7 @@ def test_raise_event_with_a_body_that_is_not_json_is_400(server, content, conten
     assert response.json()["Message"] == message
     assert [e["EventType"] for e in queued_events(server.taskhub, "e-4")] == \
         [EventType.ExecutionStarted]
+    assert server.woken == ["e-4"]
 
 
 # ----------------------------------------------------------------------- terminate etc.
@@ -84,12 +88,14 @@ def test_sdk_terminate_suspend_resume_queue_control_events(server, clock):
     start(server, "c-1")
     client = server.client()
     run(client.suspend("c-1", "maintenance window"))
+    assert server.woken == ["c-1", "c-1"]  # each control event is work for the instance
     [suspended] = queued_events(server.taskhub, "c-1")[1:]
     assert (suspended["EventType"], suspended["Reason"]) == \
         (EventType.ExecutionSuspended, "maintenance window")
     set_running_status(server.taskhub, clock, "c-1", "Suspended")
     run(client.resume("c-1", "window over"))
     run(client.terminate("c-1", "operator said so"))
+    assert server.woken == ["c-1"] * 4
     events = queued_events(server.taskhub, "c-1")
     assert [e["EventType"] for e in events] == [EventType.ExecutionResumed,
                                                EventType.ExecutionTerminated]
@@ -166,6 +172,7 @@ def test_rewind_answers_as_the_extension(server, clock, http):
     assert_empty(http.post(f"{server.api}/instances/r-1/rewind?reason=retry"), 410)
     with pytest.raises(Exception, match="only supported on failed orchestration instances"):
         run(client.rewind("r-1", "retry"))
+    assert server.woken == ["r-1"]  # its start: a refused rewind is no work
 
 
 # ----------------------------------------------------------------------------- restart
@@ -180,7 +187,7 @@ def test_restart_with_new_id_starts_a_copy(server, clock, http):
     assert (copy.name, copy.runtime_status, copy.input) == \
         ("Hello", "Pending", server.taskhub.get_instance("rs-1").input)
     assert server.taskhub.get_instance("rs-1").runtime_status == "Completed"
-    assert server.started == ["rs-1", new_id]
+    assert server.woken == ["rs-1", new_id]
 
 
 def test_sdk_restart_with_same_id_replaces_the_ended_instance(server, clock):

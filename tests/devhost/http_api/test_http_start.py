@@ -26,7 +26,7 @@ def test_sdk_start_new_generates_a_uuid_hex_id_and_stores_the_input(server):
     started = queued_events(server.taskhub, instance_id)[0]
     assert started["Name"] == "Hello"
     assert started["Input"] == record.input
-    assert server.started == [instance_id]
+    assert server.woken == [instance_id]
 
 
 def test_status_input_of_an_sdk_start_is_the_json_text_as_on_azure(server):
@@ -73,7 +73,7 @@ def test_sdk_start_new_with_invalid_id_is_refused_and_nothing_is_written(server,
     with pytest.raises(Exception, match="instanceId"):
         run(server.client().start_new("Hello", bad, {"x": 1}))
     assert server.taskhub.query() == ([], None)
-    assert server.started == []
+    assert server.woken == []
 
 
 @pytest.mark.parametrize("bad", INVALID_IDS)
@@ -84,7 +84,7 @@ def test_http_start_with_invalid_id_is_400_naming_the_field(server, bad, http):
     body = response.json()
     assert body["ExceptionMessage"].startswith("instanceId: ")
     assert server.taskhub.query() == ([], None)
-    assert server.started == []
+    assert server.woken == []
 
 
 def test_http_start_returns_the_documented_check_status_payload(server, http):
@@ -135,7 +135,7 @@ def test_start_with_existing_running_id_is_500_as_the_extension_and_keeps_the_or
     with pytest.raises(Exception, match="already exists"):
         run(client.start_new("Hello", "dup", {"v": 3}))
     assert json.loads(json.loads(server.taskhub.get_instance("dup").input)) == {"v": 1}
-    assert server.started == ["dup"]
+    assert server.woken == ["dup"]
 
 
 def test_start_with_existing_running_id_replaces_it_with_any_state_overridable(
