@@ -15,6 +15,7 @@ from sqlitebus.errors import MessageLockLostError, MessagingEntityNotFoundError
 from sqlitebus.models import DEAD_LETTER_SUFFIX
 from sqlitebus.schema import ensure_schema, from_us, to_us
 from sqlitekit import SharedConnection, write
+from sqlitekit.doorbell import Doorbell
 
 _DECLARED_CLIENTS_DDL = ("CREATE TABLE IF NOT EXISTS declared "
                          "(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -40,8 +41,9 @@ class EngineBase(SharedConnection):
         self._catalog = catalog if catalog is not None else load_queue_catalog()
         self._clock = clock if clock is not None else SystemClock()
         super().__init__(path)
-        # Sends and abandons of this process wake this process's receivers at once
-        # (`wait_for_send`); receivers in other processes find them by polling.
+        # Sends and abandons wake waiting receivers at once (`wait_for_send`): this process's
+        # directly, other processes' through the file's doorbell, else at their next poll.
+        self._doorbell = Doorbell(path, self._rung)
         self._sent_lock = threading.Lock()
         self._sent: dict[str, threading.Condition] = {}
         self._send_marks: dict[str, int] = {}
@@ -88,10 +90,12 @@ class EngineBase(SharedConnection):
             return self._send_marks.get(queue.lower(), 0)
 
     def wait_for_send(self, queue: str, mark: int, timeout_s: float) -> bool:
-        """Wait up to ``timeout_s`` for this instance to make a message receivable after ``mark``.
+        """Wait up to ``timeout_s`` for a message of ``queue`` made receivable after ``mark``.
 
-        Sends of other processes are found by the next poll, as a Functions host's receive loop.
+        By this instance, or by another that rang the file's doorbell (this instance listens
+        from its first wait on; :mod:`sqlitekit.doorbell`); else the caller's next poll finds it.
         """
+        self.listen()
         name = queue.lower()
         with self._sent_lock:
             sent = self._sent.get(name)
@@ -99,11 +103,29 @@ class EngineBase(SharedConnection):
                 sent = self._sent[name] = threading.Condition(self._sent_lock)
             return sent.wait_for(lambda: self._send_marks.get(name, 0) != mark, timeout_s)
 
+    def listen(self) -> None:
+        """Hear other processes' sends from now on (idempotent; the first wait does it too)."""
+        self._doorbell.listen()
+
     def wake_receiver(self, queue: str) -> None:
         """Wake one receiver of this instance waiting in :meth:`wait_for_send` on ``queue``."""
-        self._made_receivable(queue.lower(), 1)
+        self._wake_local(queue.lower(), 1)
+
+    def close(self) -> None:
+        """Stop listening to the doorbell and close the connection (see SharedConnection)."""
+        self._doorbell.close()
+        super().close()
 
     def _made_receivable(self, name: str, count: int) -> None:
+        """After the commit that made ``count`` messages of ``name`` receivable: wake waiters."""
+        if count:
+            self._wake_local(name, count)
+            self._doorbell.ring(name)
+
+    def _rung(self, name: str) -> None:
+        self._wake_local(name, 1)
+
+    def _wake_local(self, name: str, count: int) -> None:
         # One waiter per message: the others would find nothing to receive.
         if count:
             with self._sent_lock:

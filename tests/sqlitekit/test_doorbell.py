@@ -1,0 +1,130 @@
+"""The doorbell: another listener of the same file is woken at once, and only by others.
+
+Every wait below is bounded by a timeout far longer than a ring takes (a missing ring fails
+the test after it); nothing sleeps and hopes.
+"""
+
+import logging
+import queue
+import threading
+
+import pytest
+
+from sqlitekit import doorbell
+from sqlitekit.doorbell import Doorbell
+
+pytestmark = pytest.mark.skipif(not doorbell.SUPPORTED, reason="Linux only (the module says)")
+
+RING_S = 10.0
+"""Bound on a ring's arrival; it takes well under a millisecond."""
+
+
+def listener(path):
+    heard = queue.Queue()
+    bell = Doorbell(path, heard.put)
+    bell.listen()
+    return bell, heard
+
+
+@pytest.fixture
+def db(tmp_path):
+    return tmp_path / "bus.sqlite"
+
+
+@pytest.fixture
+def ringer(db):
+    """A doorbell of ``db`` that rings without listening."""
+    bell = Doorbell(db, lambda _channel: None)
+    yield bell
+    bell.close()
+
+
+def test_a_ring_reaches_every_other_listener_of_the_file_with_its_channel(db, ringer):
+    (a, heard_a), (b, heard_b) = listener(db), listener(db)
+    try:
+        ringer.ring("orders-shop-a")
+        assert heard_a.get(timeout=RING_S) == "orders-shop-a"
+        assert heard_b.get(timeout=RING_S) == "orders-shop-a"
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_listener_is_not_rung_by_its_own_ring_nor_by_another_file(db, tmp_path):
+    other = tmp_path / "other.sqlite"
+    (a, heard_a), (b, heard_b) = listener(db), listener(other)
+    try:
+        a.ring("work")  # to the listeners of db but a: none
+        b.ring("work")  # to the listeners of other but b: none
+        probe, heard_probe = listener(db)
+        probe.ring("done")  # rings arrive in order: a hears this one, nothing before it
+        assert heard_a.get(timeout=RING_S) == "done"
+        assert heard_probe.empty() and heard_b.empty()
+        probe.close()
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_dead_listeners_entry_is_removed_by_the_next_ring(db, ringer):
+    a, heard = listener(db)
+    ghost = db.with_name("bus.sqlite.doorbell") / "999999999-0"  # no socket behind it
+    ghost.touch()
+    try:
+        ringer.ring("work")
+        assert heard.get(timeout=RING_S) == "work"
+        assert not ghost.exists()
+    finally:
+        a.close()
+
+
+def test_close_unregisters_and_a_closed_listener_hears_nothing(db, ringer):
+    a, heard = listener(db)
+    registry = db.with_name("bus.sqlite.doorbell")
+    assert len(list(registry.iterdir())) == 1
+    a.close()
+    a.close()  # idempotent
+    assert list(registry.iterdir()) == []
+    ringer.ring("work")  # no one left to ring: no error
+    assert heard.empty()
+
+
+def test_a_channel_too_long_to_carry_is_not_rung_and_does_not_raise(db, ringer):
+    a, heard = listener(db)
+    try:
+        ringer.ring("q" * (doorbell.MAX_CHANNEL_BYTES + 1))
+        ringer.ring("short")
+        assert heard.get(timeout=RING_S) == "short"
+    finally:
+        a.close()
+
+
+def test_a_callback_that_raises_is_logged_and_the_doorbell_keeps_ringing(db, ringer, caplog):
+    heard = queue.Queue()
+
+    def fussy(channel):
+        if channel == "bad":
+            raise RuntimeError("waiter bug")
+        heard.put(channel)
+
+    a = Doorbell(db, fussy)
+    a.listen()
+    try:
+        with caplog.at_level(logging.ERROR, logger="sqlitekit.doorbell"):
+            ringer.ring("bad")
+            ringer.ring("good")
+            assert heard.get(timeout=RING_S) == "good"
+        assert any("doorbell callback failed" in r.getMessage() for r in caplog.records)
+    finally:
+        a.close()
+
+
+def test_where_unsupported_listen_and_ring_do_nothing(db, monkeypatch):
+    monkeypatch.setattr(doorbell, "SUPPORTED", False)
+    heard = threading.Event()
+    bell = Doorbell(db, lambda _channel: heard.set())
+    bell.listen()
+    bell.ring("work")
+    bell.close()
+    assert not db.with_name("bus.sqlite.doorbell").exists()
+    assert not heard.is_set()
