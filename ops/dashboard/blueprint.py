@@ -13,6 +13,7 @@ from typing import Any
 import azure.durable_functions as df
 import azure.functions as func
 
+from azurekit.client_ids import check_client_id
 from ops.dashboard.detail import DetailRequestError, order_detail, resolve_key, status_json
 from ops.dashboard.overview import build_overview
 from ops.dashboard.web import (
@@ -45,7 +46,8 @@ DEFAULT_LIMIT = 50
 MAX_LIMIT = 1000
 RESUBMIT_STATUS = {ResubmitOutcome.RESUBMITTED: 200, ResubmitOutcome.NOT_IN_ERROR: 409,
                    ResubmitOutcome.NOT_FOUND: 404}
-ORDER_PARAMS = {"client": text_up_to(40), "orderId": text_up_to(200), "details": boolean}
+ORDER_PARAMS = {"client": check_client_id, "orderId": text_up_to(200), "details": boolean}
+"""``client`` is checked by the one client-id rule (S8) the whole app uses."""
 
 
 @bp.route(route="ops/dashboard", methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)

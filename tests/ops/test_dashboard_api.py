@@ -57,6 +57,13 @@ def test_overview_takes_a_limit_and_refuses_a_key_in_the_url(system):
 @pytest.mark.parametrize("params, status, says", [
     ({}, 400, "'orderId' is required"),
     ({"orderId": "ORD-00001", "client": "no such client!"}, 400, "client"),
+    # One rule for every form of a bad client id: the client-id rule's own words, whatever
+    # the length (the parameter had a 40-character limit of its own before the rule).
+    ({"orderId": "ORD-00001", "client": ""}, 400, "'client': must be 1 to 20 lower-case"),
+    ({"orderId": "ORD-00001", "client": "a" * 21}, 400, "'client': must be 1 to 20 lower-case"),
+    ({"orderId": "ORD-00001", "client": "a" * 41}, 400, "'client': must be 1 to 20 lower-case"),
+    ({"orderId": "ORD-00001", "client": "a~b"}, 400, "'client': must be 1 to 20 lower-case"),
+    ({"orderId": "ORD-00001", "client": "Acme"}, 400, "'client': must be 1 to 20 lower-case"),
     ({"orderId": "<script>", "client": "acme"}, 400, "characters from A-Z"),
     ({"orderId": "ORD-00001", "client": "acme", "x": "1"}, 400, "unknown query parameter"),
     ({"orderId": "ORD-99999", "client": "acme"}, 404, "no order acme~ORD-99999"),
