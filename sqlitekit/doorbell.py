@@ -16,6 +16,7 @@ waiters find other processes' work by polling, as before.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import logging
@@ -110,15 +111,20 @@ class Doorbell:
         data = channel.encode()
         if not SUPPORTED or len(data) > MAX_CHANNEL_BYTES:
             return
-        peers = self._current_peers()
-        if not peers:
+        try:  # the registry unreadable (not a folder, its name too long), no socket left
+            peers = self._current_peers()
+            if not peers:
+                return
+            sender = self._sender or self._open_sender()
+        except OSError as exc:
+            log.debug("doorbell of %s not rung (%s)", self._registry.parent, exc)
             return
-        sender = self._sender or self._open_sender()
         for name, address in peers:
             try:
                 sender.sendto(data, address)
             except ConnectionRefusedError:  # no one binds it: the listener died
-                (self._registry / name).unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    (self._registry / name).unlink(missing_ok=True)
             except OSError:  # a full buffer (it is busy anyway), or gone: the poll finds it
                 pass
 
@@ -153,7 +159,8 @@ class Doorbell:
             name, listener, self._name, self._listener = self._name, self._listener, None, None
             sender, self._sender = self._sender, None
         if name is not None:
-            (self._registry / name).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # the registry is gone or no folder any more
+                (self._registry / name).unlink(missing_ok=True)
         if listener is not None:
             try:  # wake the receiving thread, which sees it is closed
                 listener.sendto(b"", self._address(name or ""))

@@ -128,3 +128,36 @@ def test_where_unsupported_listen_and_ring_do_nothing(db, monkeypatch):
     bell.close()
     assert not db.with_name("bus.sqlite.doorbell").exists()
     assert not heard.is_set()
+
+
+def test_a_ring_never_raises_when_the_registry_cannot_be_read(db, ringer):
+    # ring runs after the commit of a send: an error there would fail a send that was made
+    # (and a retry would send it twice). Here the registry is a file, not a folder.
+    a, heard = listener(db)
+    registry = db.with_name("bus.sqlite.doorbell")
+    a.close()
+    registry.rmdir()
+    registry.write_text("not a folder")
+    ringer.ring("work")  # no error
+    assert heard.empty()
+
+
+def test_a_listener_whose_registry_was_replaced_by_a_file_closes_without_error(db):
+    a, _heard = listener(db)
+    registry = db.with_name("bus.sqlite.doorbell")
+    for entry in registry.iterdir():
+        entry.unlink()
+    registry.rmdir()
+    registry.write_text("not a folder")
+    a.close()  # no error: the engine's close goes on to close its connection
+
+
+def test_a_ring_never_raises_when_the_registry_name_is_too_long(tmp_path):
+    # A file name SQLite takes (its "-journal" fits) whose ".doorbell" sibling is too long.
+    db = tmp_path / ("b" * (255 - len(".doorbell") + 1))
+    bell = Doorbell(db, lambda _channel: None)
+    try:
+        bell.listen()  # logged, not raised (as before)
+        bell.ring("work")  # no error
+    finally:
+        bell.close()
