@@ -25,6 +25,7 @@ import socket
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,6 +43,20 @@ REREAD_PEERS_S = 1.0
 (two listeners registering within one tick of the file system's clock)."""
 
 _serial = itertools.count()
+
+_bells: weakref.WeakSet[Doorbell] = weakref.WeakSet()
+"""Every doorbell of this process, for :func:`_after_fork_in_child`."""
+
+
+def _after_fork_in_child() -> None:
+    """In a child of ``fork``: its doorbells are copies of its parent's, not listeners.
+
+    The copy's name is the parent's, so the child's rings skipped the parent, its close
+    unregistered the parent and its listen did nothing; without the parent's thread nothing
+    hears the copied socket either. Each is made a doorbell that does not listen yet.
+    """
+    for bell in list(_bells):
+        bell._forget_parent()
 
 
 class Doorbell:
@@ -64,6 +79,17 @@ class Doorbell:
         self._peers: list[tuple[str, bytes]] = []
         self._peers_mtime = -1
         self._peers_read_at = 0.0
+        _bells.add(self)
+
+    def _forget_parent(self) -> None:
+        # Only the forking thread runs in the child: the lock may be held by a thread left in
+        # the parent, so it is made anew; the sockets closed here are this process's copies.
+        self._lock = threading.Lock()
+        for sock in (self._listener, self._sender):
+            if sock is not None:
+                sock.close()
+        self._name = self._listener = self._sender = None
+        self._peers, self._peers_mtime = [], -1
 
     def _address(self, name: str) -> bytes:
         return self._prefix + name.encode()
@@ -169,3 +195,7 @@ class Doorbell:
             listener.close()
         if sender is not None:
             sender.close()
+
+
+if SUPPORTED:
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -5,6 +5,7 @@ the test after it); nothing sleeps and hopes.
 """
 
 import logging
+import os
 import queue
 import threading
 
@@ -161,3 +162,30 @@ def test_a_ring_never_raises_when_the_registry_name_is_too_long(tmp_path):
         bell.ring("work")  # no error
     finally:
         bell.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_is_a_listener_of_its_own_not_its_parents_copy(db):
+    # A child of fork (multiprocessing's default on Linux) holds a copy of its parent's
+    # doorbell: its rings must reach the parent, its close must not unregister the parent,
+    # and its listen must register the child.
+    a, heard = listener(db)
+    registry = db.with_name("bus.sqlite.doorbell")
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: report through the exit code, never return into pytest
+            code = 1
+            try:
+                a.ring("from-child")
+                a.listen()
+                code = 0 if len(list(registry.iterdir())) == 2 else 2
+                a.close()
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert heard.get(timeout=RING_S) == "from-child"
+        assert len(list(registry.iterdir())) == 1  # the parent's entry stays
+        assert heard.empty()
+    finally:
+        a.close()
