@@ -79,6 +79,7 @@ class Doorbell:
         self._peers: list[tuple[str, bytes]] = []
         self._peers_mtime = -1
         self._peers_read_at = 0.0
+        self._closed = False
         _bells.add(self)
 
     def _forget_parent(self) -> None:
@@ -95,11 +96,11 @@ class Doorbell:
         return self._prefix + name.encode()
 
     def listen(self) -> None:
-        """Start being rung (idempotent); a failure to bind or register is logged, not raised."""
+        """Start being rung (idempotent, and not after close); failures are logged, not raised."""
         if not SUPPORTED:
             return
         with self._lock:
-            if self._name is not None:
+            if self._name is not None or self._closed:
                 return
             name = f"{os.getpid()}-{next(_serial)}"
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -180,8 +181,12 @@ class Doorbell:
         return self._peers
 
     def close(self) -> None:
-        """Stop listening and unregister (idempotent); rings already sent are lost."""
+        """Stop listening and unregister for good (idempotent); rings already sent are lost.
+
+        A later :meth:`listen` does nothing (the owner is closed).
+        """
         with self._lock:
+            self._closed = True
             name, listener, self._name, self._listener = self._name, self._listener, None, None
             sender, self._sender = self._sender, None
         if name is not None:

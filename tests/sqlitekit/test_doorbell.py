@@ -189,3 +189,14 @@ def test_a_forked_child_is_a_listener_of_its_own_not_its_parents_copy(db):
         assert heard.empty()
     finally:
         a.close()
+
+
+def test_a_closed_doorbell_stays_closed_a_later_listen_registers_nothing(db):
+    # An engine's close closes its doorbell; a receiver thread still in its loop waits once
+    # more (wait_for_send listens first), which must not register the closed engine again:
+    # its entry would be rung for ever and its thread keep the engine alive.
+    a, _heard = listener(db)
+    registry = db.with_name("bus.sqlite.doorbell")
+    a.close()
+    a.listen()
+    assert list(registry.iterdir()) == []
