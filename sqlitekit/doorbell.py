@@ -2,25 +2,29 @@
 
 A process that waits for work in a shared file (a queue's receivers) *listens*: it binds a
 Unix datagram socket and registers it in ``<database>.doorbell/``, one empty file per
-listener. A process that committed work *rings*: one datagram naming the channel (a queue)
-to every other listener. A listener's thread hands the channel to its callback, which wakes
-that process's waiters; so work made in one process is seen by another in well under a
-millisecond instead of at its next poll. The poll stays, as the safety net: a datagram may be
-dropped (a full socket buffer), a listener may have died, and a message becomes receivable
-without any send when its schedule or its lock runs out.
+listener named as its socket (a random part makes the name unique on the machine), so a
+ringer finds the socket from the entry alone, whatever path it opened the file by (the
+folder mounted twice). A process that committed work *rings*: one datagram naming the
+channel (a queue) to every other listener. A listener's thread hands the channel to its
+callback, which wakes that process's waiters; so work made in one process is seen by another
+in well under a millisecond instead of at its next poll. The poll stays, as the safety net:
+a datagram may be dropped (a full socket buffer), a listener may have died, and a message
+becomes receivable without any send when its schedule or its lock runs out.
 
 Linux only (the socket names are in the abstract namespace, so no path length limit and
 nothing left on disk but the registry file); elsewhere :class:`Doorbell` does nothing and
-waiters find other processes' work by polling, as before.
+waiters find other processes' work by polling, as before. That namespace is the network
+namespace's: processes in two of them (containers without the host's network) sharing the
+file cannot ring each other, and find each other's work by polling.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import itertools
 import logging
 import os
+import secrets
 import socket
 import sys
 import threading
@@ -43,6 +47,9 @@ REREAD_PEERS_S = 1.0
 (two listeners registering within one tick of the file system's clock)."""
 
 _serial = itertools.count()
+
+_ADDRESS_PREFIX = b"\0sqlitekit-doorbell-"
+"""A listener's socket address: this, then its registry entry's name."""
 
 _bells: weakref.WeakSet[Doorbell] = weakref.WeakSet()
 """Every doorbell of this process, for :func:`_after_fork_in_child`."""
@@ -69,8 +76,6 @@ class Doorbell:
     def __init__(self, path: str | Path, on_ring: Callable[[str], None]) -> None:
         resolved = Path(path).resolve()
         self._registry = resolved.with_name(resolved.name + ".doorbell")
-        self._prefix = b"\0sqlitekit-doorbell-" + hashlib.sha256(
-            str(resolved).encode()).hexdigest()[:24].encode() + b"-"
         self._on_ring = on_ring
         self._lock = threading.Lock()
         self._name: str | None = None  # this listener's registry entry, once listening
@@ -92,8 +97,11 @@ class Doorbell:
         self._name = self._listener = self._sender = None
         self._peers, self._peers_mtime = [], -1
 
-    def _address(self, name: str) -> bytes:
-        return self._prefix + name.encode()
+    @staticmethod
+    def _address(name: str) -> bytes:
+        # From the entry's name alone: not from this process's path to the file, which
+        # another process (another mount of the folder) may name otherwise.
+        return _ADDRESS_PREFIX + name.encode()
 
     def listen(self) -> None:
         """Start being rung (idempotent, and not after close); failures are logged, not raised."""
@@ -102,7 +110,7 @@ class Doorbell:
         with self._lock:
             if self._name is not None or self._closed:
                 return
-            name = f"{os.getpid()}-{next(_serial)}"
+            name = f"{os.getpid()}-{next(_serial)}-{secrets.token_hex(8)}"
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
             try:
                 listener.bind(self._address(name))

@@ -7,7 +7,11 @@ the test after it); nothing sleeps and hopes.
 import logging
 import os
 import queue
+import shutil
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -200,3 +204,38 @@ def test_a_closed_doorbell_stays_closed_a_later_listen_registers_nothing(db):
     a.close()
     a.listen()
     assert list(registry.iterdir()) == []
+
+
+RING_BY_ALIAS = r"""
+import sys
+from sqlitekit.doorbell import Doorbell
+Doorbell(sys.argv[1], lambda _channel: None).ring("by-alias")
+"""
+
+
+def test_a_ringer_that_reaches_the_file_by_another_mount_of_its_folder_rings_the_listener(
+        db, tmp_path):
+    # The same folder mounted twice (a container's volume, a bind mount): each process
+    # names the file by its own path. A listener must be found from its registry entry, or
+    # the ringer hears "refused", takes the listener for dead and unregisters it.
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare(1) to bind-mount in a mount namespace of its own")
+    alias = tmp_path / "alias"
+    alias.mkdir()
+    a, heard = listener(db)
+    registry = db.with_name("bus.sqlite.doorbell")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(Path(doorbell.__file__).resolve().parents[1]),
+                      os.environ.get("PYTHONPATH")]))}
+    try:
+        script = (f"mount --bind '{db.parent}' '{alias}' || exit 77; "
+                  f"exec '{sys.executable}' -c \"$0\" '{alias / db.name}'")
+        done = subprocess.run(["unshare", "--mount", "sh", "-c", script, RING_BY_ALIAS],
+                              env=env, capture_output=True, text=True, timeout=60)
+        if done.returncode == 77 or done.stderr.startswith("unshare:"):
+            pytest.skip(f"no mount namespace here: {done.stderr.strip()[:200]}")
+        assert done.returncode == 0, done.stderr
+        assert heard.get(timeout=RING_S) == "by-alias"
+        assert len(list(registry.iterdir())) == 1
+    finally:
+        a.close()
