@@ -58,7 +58,8 @@ class Process:
         Raises
         ------
         RuntimeError
-            If it exits or does not answer within ``timeout_s``, with its log's tail.
+            If it exits or is not ready within ``timeout_s``: which, its last answer, its
+            log's tail.
         """
         out = self.log.open("ab")
         self.proc = subprocess.Popen([sys.executable, "-m", *self.args], stdout=out,
@@ -68,19 +69,25 @@ class Process:
             return
         self.exited_at_start = False
         deadline = time.monotonic() + timeout_s
+        why = f"no answer of {self.ready_url} in {timeout_s:g} s"
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 self.exited_at_start = True
+                why = f"it exited (code {self.proc.returncode})"
                 break
             try:
-                if self.ready(httpx.get(self.ready_url, timeout=1.0)):
+                answer = httpx.get(self.ready_url, timeout=1.0)
+                if self.ready(answer):
                     return
+                # Answers, but not ready (a host still Initialized): say so if time runs out.
+                why = (f"not ready in {timeout_s:g} s; {self.ready_url} last answered "
+                       f"{answer.status_code} {answer.text[:200]!r}")
             except httpx.HTTPError:
                 pass
             time.sleep(0.1)
         tail = self.log.read_text(errors="replace")[-3000:]
         self.stop()
-        raise RuntimeError(f"{self.name} did not start; last log lines:\n{tail}")
+        raise RuntimeError(f"{self.name} did not start ({why}); last log lines:\n{tail}")
 
     def kill(self) -> None:
         """SIGKILL: no clean-up of any kind (the crash the host must survive)."""

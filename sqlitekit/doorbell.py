@@ -2,28 +2,34 @@
 
 A process that waits for work in a shared file (a queue's receivers) *listens*: it binds a
 Unix datagram socket and registers it in ``<database>.doorbell/``, one empty file per
-listener. A process that committed work *rings*: one datagram naming the channel (a queue)
-to every other listener. A listener's thread hands the channel to its callback, which wakes
-that process's waiters; so work made in one process is seen by another in well under a
-millisecond instead of at its next poll. The poll stays, as the safety net: a datagram may be
-dropped (a full socket buffer), a listener may have died, and a message becomes receivable
-without any send when its schedule or its lock runs out.
+listener named as its socket (a random part makes the name unique on the machine), so a
+ringer finds the socket from the entry alone, whatever path it opened the file by (the
+folder mounted twice). A process that committed work *rings*: one datagram naming the
+channel (a queue) to every other listener. A listener's thread hands the channel to its
+callback, which wakes that process's waiters; so work made in one process is seen by another
+in well under a millisecond instead of at its next poll. The poll stays, as the safety net:
+a datagram may be dropped (a full socket buffer), a listener may have died, and a message
+becomes receivable without any send when its schedule or its lock runs out.
 
 Linux only (the socket names are in the abstract namespace, so no path length limit and
 nothing left on disk but the registry file); elsewhere :class:`Doorbell` does nothing and
-waiters find other processes' work by polling, as before.
+waiters find other processes' work by polling, as before. That namespace is the network
+namespace's: processes in two of them (containers without the host's network) sharing the
+file cannot ring each other, and find each other's work by polling.
 """
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import itertools
 import logging
 import os
+import secrets
 import socket
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,6 +48,23 @@ REREAD_PEERS_S = 1.0
 
 _serial = itertools.count()
 
+_ADDRESS_PREFIX = b"\0sqlitekit-doorbell-"
+"""A listener's socket address: this, then its registry entry's name."""
+
+_bells: weakref.WeakSet[Doorbell] = weakref.WeakSet()
+"""Every doorbell of this process, for :func:`_after_fork_in_child`."""
+
+
+def _after_fork_in_child() -> None:
+    """In a child of ``fork``: its doorbells are copies of its parent's, not listeners.
+
+    The copy's name is the parent's, so the child's rings skipped the parent, its close
+    unregistered the parent and its listen did nothing; without the parent's thread nothing
+    hears the copied socket either. Each is made a doorbell that does not listen yet.
+    """
+    for bell in list(_bells):
+        bell._forget_parent()
+
 
 class Doorbell:
     """The doorbell of one database file (see the module docstring).
@@ -53,8 +76,6 @@ class Doorbell:
     def __init__(self, path: str | Path, on_ring: Callable[[str], None]) -> None:
         resolved = Path(path).resolve()
         self._registry = resolved.with_name(resolved.name + ".doorbell")
-        self._prefix = b"\0sqlitekit-doorbell-" + hashlib.sha256(
-            str(resolved).encode()).hexdigest()[:24].encode() + b"-"
         self._on_ring = on_ring
         self._lock = threading.Lock()
         self._name: str | None = None  # this listener's registry entry, once listening
@@ -63,18 +84,33 @@ class Doorbell:
         self._peers: list[tuple[str, bytes]] = []
         self._peers_mtime = -1
         self._peers_read_at = 0.0
+        self._closed = False
+        _bells.add(self)
 
-    def _address(self, name: str) -> bytes:
-        return self._prefix + name.encode()
+    def _forget_parent(self) -> None:
+        # Only the forking thread runs in the child: the lock may be held by a thread left in
+        # the parent, so it is made anew; the sockets closed here are this process's copies.
+        self._lock = threading.Lock()
+        for sock in (self._listener, self._sender):
+            if sock is not None:
+                sock.close()
+        self._name = self._listener = self._sender = None
+        self._peers, self._peers_mtime = [], -1
+
+    @staticmethod
+    def _address(name: str) -> bytes:
+        # From the entry's name alone: not from this process's path to the file, which
+        # another process (another mount of the folder) may name otherwise.
+        return _ADDRESS_PREFIX + name.encode()
 
     def listen(self) -> None:
-        """Start being rung (idempotent); a failure to bind or register is logged, not raised."""
+        """Start being rung (idempotent, and not after close); failures are logged, not raised."""
         if not SUPPORTED:
             return
         with self._lock:
-            if self._name is not None:
+            if self._name is not None or self._closed:
                 return
-            name = f"{os.getpid()}-{next(_serial)}"
+            name = f"{os.getpid()}-{next(_serial)}-{secrets.token_hex(8)}"
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
             try:
                 listener.bind(self._address(name))
@@ -110,15 +146,20 @@ class Doorbell:
         data = channel.encode()
         if not SUPPORTED or len(data) > MAX_CHANNEL_BYTES:
             return
-        peers = self._current_peers()
-        if not peers:
+        try:  # the registry unreadable (not a folder, its name too long), no socket left
+            peers = self._current_peers()
+            if not peers:
+                return
+            sender = self._sender or self._open_sender()
+        except OSError as exc:
+            log.debug("doorbell of %s not rung (%s)", self._registry.parent, exc)
             return
-        sender = self._sender or self._open_sender()
         for name, address in peers:
             try:
                 sender.sendto(data, address)
             except ConnectionRefusedError:  # no one binds it: the listener died
-                (self._registry / name).unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    (self._registry / name).unlink(missing_ok=True)
             except OSError:  # a full buffer (it is busy anyway), or gone: the poll finds it
                 pass
 
@@ -148,12 +189,17 @@ class Doorbell:
         return self._peers
 
     def close(self) -> None:
-        """Stop listening and unregister (idempotent); rings already sent are lost."""
+        """Stop listening and unregister for good (idempotent); rings already sent are lost.
+
+        A later :meth:`listen` does nothing (the owner is closed).
+        """
         with self._lock:
+            self._closed = True
             name, listener, self._name, self._listener = self._name, self._listener, None, None
             sender, self._sender = self._sender, None
         if name is not None:
-            (self._registry / name).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # the registry is gone or no folder any more
+                (self._registry / name).unlink(missing_ok=True)
         if listener is not None:
             try:  # wake the receiving thread, which sees it is closed
                 listener.sendto(b"", self._address(name or ""))
@@ -162,3 +208,7 @@ class Doorbell:
             listener.close()
         if sender is not None:
             sender.close()
+
+
+if SUPPORTED:
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -1,9 +1,13 @@
 """The demo's readiness probe of the local host: ready only once the host says Running."""
 
+import json
+import time
+
 import httpx
 import pytest
 
-from demo.processes import host_running
+from demo.processes import Process, host_running
+from devhost.run.host import free_port
 
 URL = "http://127.0.0.1:7071/admin/host/status"
 
@@ -25,3 +29,21 @@ def test_an_answer_that_is_not_json_is_not_ready():
     answer = httpx.Response(200, text="<html>another server</html>",
                             request=httpx.Request("GET", URL))
     assert host_running(answer) is False
+
+
+def test_a_host_that_never_says_running_fails_its_start_in_time_saying_what_it_answered(
+        tmp_path):
+    # A stand-in host that answers Initialized for ever (workers that never come up).
+    root = tmp_path / "www"
+    (root / "admin" / "host").mkdir(parents=True)
+    (root / "admin" / "host" / "status").write_text(json.dumps({"state": "Initialized"}))
+    port = free_port()
+    proc = Process("local host", ["http.server", "--bind", "127.0.0.1", str(port),
+                                  "--directory", str(root)], tmp_path / "host.log", {},
+                   f"http://127.0.0.1:{port}/admin/host/status", ready=host_running)
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="Initialized") as caught:
+        proc.start(timeout_s=3)
+    assert time.monotonic() - started < 30
+    assert "did not start" in str(caught.value)
+    assert proc.proc is not None and proc.proc.poll() is not None  # stopped

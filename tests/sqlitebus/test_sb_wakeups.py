@@ -92,3 +92,11 @@ def test_a_duplicate_send_wakes_no_one(tmp_path, catalog, clock, engine):
         assert other.wait_for_send("work", mark, 0.2) is False
     finally:
         other.close()
+
+
+def test_a_send_whose_doorbell_cannot_be_rung_returns_and_is_sent_once(engine):
+    # The ring follows the commit: it must not turn a made send into an error.
+    registry = engine.path.with_name(engine.path.name + ".doorbell")
+    registry.write_text("not a folder")
+    assert engine.send_many("work", [NewMessage("hello", message_id="m-1")]) == [True]
+    assert len(engine.receive("work", 10, "test")) == 1

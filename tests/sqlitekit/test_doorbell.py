@@ -5,8 +5,13 @@ the test after it); nothing sleeps and hopes.
 """
 
 import logging
+import os
 import queue
+import shutil
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -128,3 +133,109 @@ def test_where_unsupported_listen_and_ring_do_nothing(db, monkeypatch):
     bell.close()
     assert not db.with_name("bus.sqlite.doorbell").exists()
     assert not heard.is_set()
+
+
+def test_a_ring_never_raises_when_the_registry_cannot_be_read(db, ringer):
+    # ring runs after the commit of a send: an error there would fail a send that was made
+    # (and a retry would send it twice). Here the registry is a file, not a folder.
+    a, heard = listener(db)
+    registry = db.with_name("bus.sqlite.doorbell")
+    a.close()
+    registry.rmdir()
+    registry.write_text("not a folder")
+    ringer.ring("work")  # no error
+    assert heard.empty()
+
+
+def test_a_listener_whose_registry_was_replaced_by_a_file_closes_without_error(db):
+    a, _heard = listener(db)
+    registry = db.with_name("bus.sqlite.doorbell")
+    for entry in registry.iterdir():
+        entry.unlink()
+    registry.rmdir()
+    registry.write_text("not a folder")
+    a.close()  # no error: the engine's close goes on to close its connection
+
+
+def test_a_ring_never_raises_when_the_registry_name_is_too_long(tmp_path):
+    # A file name SQLite takes (its "-journal" fits) whose ".doorbell" sibling is too long.
+    db = tmp_path / ("b" * (255 - len(".doorbell") + 1))
+    bell = Doorbell(db, lambda _channel: None)
+    try:
+        bell.listen()  # logged, not raised (as before)
+        bell.ring("work")  # no error
+    finally:
+        bell.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_is_a_listener_of_its_own_not_its_parents_copy(db):
+    # A child of fork (multiprocessing's default on Linux) holds a copy of its parent's
+    # doorbell: its rings must reach the parent, its close must not unregister the parent,
+    # and its listen must register the child.
+    a, heard = listener(db)
+    registry = db.with_name("bus.sqlite.doorbell")
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: report through the exit code, never return into pytest
+            code = 1
+            try:
+                a.ring("from-child")
+                a.listen()
+                code = 0 if len(list(registry.iterdir())) == 2 else 2
+                a.close()
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert heard.get(timeout=RING_S) == "from-child"
+        assert len(list(registry.iterdir())) == 1  # the parent's entry stays
+        assert heard.empty()
+    finally:
+        a.close()
+
+
+def test_a_closed_doorbell_stays_closed_a_later_listen_registers_nothing(db):
+    # An engine's close closes its doorbell; a receiver thread still in its loop waits once
+    # more (wait_for_send listens first), which must not register the closed engine again:
+    # its entry would be rung for ever and its thread keep the engine alive.
+    a, _heard = listener(db)
+    registry = db.with_name("bus.sqlite.doorbell")
+    a.close()
+    a.listen()
+    assert list(registry.iterdir()) == []
+
+
+RING_BY_ALIAS = r"""
+import sys
+from sqlitekit.doorbell import Doorbell
+Doorbell(sys.argv[1], lambda _channel: None).ring("by-alias")
+"""
+
+
+def test_a_ringer_that_reaches_the_file_by_another_mount_of_its_folder_rings_the_listener(
+        db, tmp_path):
+    # The same folder mounted twice (a container's volume, a bind mount): each process
+    # names the file by its own path. A listener must be found from its registry entry, or
+    # the ringer hears "refused", takes the listener for dead and unregisters it.
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare(1) to bind-mount in a mount namespace of its own")
+    alias = tmp_path / "alias"
+    alias.mkdir()
+    a, heard = listener(db)
+    registry = db.with_name("bus.sqlite.doorbell")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(Path(doorbell.__file__).resolve().parents[1]),
+                      os.environ.get("PYTHONPATH")]))}
+    try:
+        script = (f"mount --bind '{db.parent}' '{alias}' || exit 77; "
+                  f"exec '{sys.executable}' -c \"$0\" '{alias / db.name}'")
+        done = subprocess.run(["unshare", "--mount", "sh", "-c", script, RING_BY_ALIAS],
+                              env=env, capture_output=True, text=True, timeout=60)
+        if done.returncode == 77 or done.stderr.startswith("unshare:"):
+            pytest.skip(f"no mount namespace here: {done.stderr.strip()[:200]}")
+        assert done.returncode == 0, done.stderr
+        assert heard.get(timeout=RING_S) == "by-alias"
+        assert len(list(registry.iterdir())) == 1
+    finally:
+        a.close()
