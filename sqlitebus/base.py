@@ -123,7 +123,11 @@ class EngineBase(SharedConnection):
             self._doorbell.ring(name)
 
     def _rung(self, name: str) -> None:
-        self._wake_local(name, 1)
+        # Any local process can send to the socket: only a queue of the catalogue counts (a
+        # mark is kept per queue, so a stray name would grow it). Not only the queues waited
+        # for now: a ring between a receiver's send_mark and its wait must not be lost.
+        if self._catalog.resolve(name) is not None:
+            self._wake_local(name, 1)
 
     def _wake_local(self, name: str, count: int) -> None:
         # One waiter per message: the others would find nothing to receive.

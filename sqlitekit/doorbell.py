@@ -134,7 +134,7 @@ class Doorbell:
             if self._name is None:
                 return
             try:
-                self._on_ring(data.decode())
+                self._on_ring(data.decode(errors="replace"))  # from any local process
             except Exception:  # noqa: BLE001 - a waiter's bug must not stop the doorbell
                 log.exception("doorbell callback failed")
 

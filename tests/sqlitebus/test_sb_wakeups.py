@@ -100,3 +100,23 @@ def test_a_send_whose_doorbell_cannot_be_rung_returns_and_is_sent_once(engine):
     registry.write_text("not a folder")
     assert engine.send_many("work", [NewMessage("hello", message_id="m-1")]) == [True]
     assert len(engine.receive("work", 10, "test")) == 1
+
+
+def test_a_stray_datagram_naming_no_waited_queue_wakes_and_keeps_nothing(
+        tmp_path, catalog, clock, engine):
+    other = ServiceBusEngine(engine.path, catalog=catalog, clock=clock)
+    other.listen()
+    try:
+        other._rung("no-such-queue")  # what the doorbell thread does for any datagram
+        other._rung("\ufffd\ufffd")  # undecodable bytes, replaced
+        assert other._send_marks == {}
+        mark = other.send_mark("work")
+        waiter = threading.Thread(target=lambda: results.append(
+            other.wait_for_send("work", mark, WAIT_S)))
+        results: list[bool] = []
+        waiter.start()
+        engine.send_many("work", [NewMessage("hello", message_id="m-1")])
+        waiter.join(WAIT_S + 10)
+        assert results == [True]
+    finally:
+        other.close()
