@@ -287,8 +287,9 @@ class LocalHost:
             log.error(what, exc_info=exc)
 
     def _poller_loop(self, poller: Poller) -> None:
-        # A poller that can be woken (a queue's, by a send of this process) waits on that;
-        # the growing delay stays the bound, for work that comes from other processes.
+        # A poller that can be woken (a queue's, by a send of any process: sqlitebus's
+        # doorbell) waits on that; the growing delay stays the bound, for what no send
+        # announces (a schedule or a lock running out, a dropped ring, no doorbell).
         idle_wait = getattr(poller, "idle_wait", None)
         delay = 0.001
         while not self._stop.is_set():

@@ -126,10 +126,10 @@ class ServiceBusTriggerPoller:
         self._scout = _scout_of(engine, self.queue)
 
     def idle_wait(self, timeout_s: float) -> None:
-        """Wait for a send of this process or ``timeout_s`` (other processes' sends: next poll).
+        """Wait for a send to the queue (of any process: the engine's doorbell) or ``timeout_s``.
 
         One idle poller of the queue (the scout) polls so; the others wait up to
-        :data:`PEER_WAIT_S`, woken by a send of this process or by a poller that received.
+        :data:`PEER_WAIT_S`, woken by a send or by a poller that received.
         """
         if not self._scout.claim(self):
             timeout_s = max(timeout_s, PEER_WAIT_S)
