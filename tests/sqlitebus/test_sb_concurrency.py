@@ -6,18 +6,16 @@ transaction that must give every message to exactly one of them.
 """
 
 import json
-import os
 import subprocess
 import sys
 import threading
 from collections import Counter
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
-import devhost
 from sqlitebus import NewMessage, ServiceBusEngine
+from tests.support.child_env import with_repo_on_path
 
 TOTAL = 500
 BATCH = 5
@@ -58,9 +56,7 @@ def _fill(engine, count=TOTAL):
 
 
 def _spawn(engine, queues_file, clock, mode, batch):
-    env = dict(os.environ)
-    repo_root = str(Path(devhost.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [repo_root, env.get("PYTHONPATH")]))
+    env = with_repo_on_path()
     args = [str(engine.path), str(queues_file), clock.now().isoformat(), mode, str(batch)]
     return subprocess.Popen(
         [sys.executable, "-c", WORKER, *args],

@@ -4,17 +4,15 @@
 wake takes, so a True proves the wake and a missing wake fails the test when it runs out.
 """
 
-import os
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
 
-import devhost
 from sqlitebus import NewMessage, ServiceBusEngine
 from sqlitekit import doorbell
+from tests.support.child_env import with_repo_on_path
 
 pytestmark = pytest.mark.skipif(not doorbell.SUPPORTED, reason="the doorbell is Linux only")
 
@@ -36,12 +34,9 @@ print(len(engine.receive(queue, 1, "waiter")), flush=True)
 
 
 def _waiter(engine, queues_file, queue):
-    env = dict(os.environ)
-    repo_root = str(Path(devhost.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [repo_root, env.get("PYTHONPATH")]))
     return subprocess.Popen(
         [sys.executable, "-c", WAITER, str(engine.path), str(queues_file), queue, str(WAIT_S)],
-        stdout=subprocess.PIPE, text=True, env=env)
+        stdout=subprocess.PIPE, text=True, env=with_repo_on_path())
 
 
 def test_a_send_of_another_process_wakes_a_waiting_receiver_which_gets_the_message(

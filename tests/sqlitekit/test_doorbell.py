@@ -11,12 +11,12 @@ import shutil
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
 
 from sqlitekit import doorbell
 from sqlitekit.doorbell import Doorbell
+from tests.support.child_env import with_repo_on_path
 
 pytestmark = pytest.mark.skipif(not doorbell.SUPPORTED, reason="Linux only (the module says)")
 
@@ -224,9 +224,7 @@ def test_a_ringer_that_reaches_the_file_by_another_mount_of_its_folder_rings_the
     alias.mkdir()
     a, heard = listener(db)
     registry = db.with_name("bus.sqlite.doorbell")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        filter(None, [str(Path(doorbell.__file__).resolve().parents[1]),
-                      os.environ.get("PYTHONPATH")]))}
+    env = with_repo_on_path()
     try:
         script = (f"mount --bind '{db.parent}' '{alias}' || exit 77; "
                   f"exec '{sys.executable}' -c \"$0\" '{alias / db.name}'")
