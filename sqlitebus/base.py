@@ -123,10 +123,11 @@ class EngineBase(SharedConnection):
             self._doorbell.ring(name)
 
     def _rung(self, name: str) -> None:
-        # Any local process can send to the socket: only a queue of the catalogue counts (a
-        # mark is kept per queue, so a stray name would grow it). Not only the queues waited
-        # for now: a ring between a receiver's send_mark and its wait must not be lost.
-        if self._catalog.resolve(name) is not None:
+        # Any local process can send to the socket: only a queue this instance has declared
+        # or used counts (a mark is kept per queue, so stray names would grow them; a reply
+        # queue pattern admits any client). Not only the queues waited for now: a receiver
+        # receives before it waits, so a ring between its send_mark and its wait is kept.
+        if name in self._registered:
             self._wake_local(name, 1)
 
     def _wake_local(self, name: str, count: int) -> None:

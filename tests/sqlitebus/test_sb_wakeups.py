@@ -103,6 +103,7 @@ def test_a_stray_datagram_naming_no_waited_queue_wakes_and_keeps_nothing(
     other.listen()
     try:
         other._rung("no-such-queue")  # what the doorbell thread does for any datagram
+        other._rung("replies-stranger")  # a name the reply queue pattern admits, never used
         other._rung("\ufffd\ufffd")  # undecodable bytes, replaced
         assert other._send_marks == {}
         mark = other.send_mark("work")
