@@ -66,13 +66,23 @@ def log_step(services: Services, order_key: str, instance_id: str, workflow_vers
              step: Step, result: dict[str, Any] | None,
              outcome: UndoOutcome | None = None) -> tuple[int, bool]:
     """Write a step's log entry (idempotent on OrderID + step); return its seq and created."""
-    details = step_details(step, result, outcome)
-    entry = CompensationEntry.new(order_key, details, instance_id=instance_id,
-                                  workflow_version=workflow_version, now=services.clock.now())
-    stored = services.stores.compensation.record(entry)
+    stored = services.stores.compensation.record(step_entry(
+        services, order_key, instance_id, workflow_version, step, result, outcome))
     seq = stored.record.seq
     assert seq is not None, "the log numbers every entry it stores"
     return seq, stored.created
+
+
+def step_entry(services: Services, order_key: str, instance_id: str, workflow_version: int,
+               step: Step, result: dict[str, Any] | None,
+               outcome: UndoOutcome | None = None) -> CompensationEntry:
+    """Build a step's log entry from its result (:func:`step_details`), not yet written.
+
+    Raises KeyError or ValidationError as :func:`record_step`.
+    """
+    return CompensationEntry.new(order_key, step_details(step, result, outcome),
+                                 instance_id=instance_id, workflow_version=workflow_version,
+                                 now=services.clock.now())
 
 
 @implements(FAIL_ORDER)

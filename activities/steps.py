@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from activities.compensation_steps import log_step
+from activities.compensation_steps import log_step, step_entry
 from activities.declared import implements
 from orders.compensation.plan import request_details
 from orders.lifecycle.changes import complete, set_deadline
@@ -37,7 +37,7 @@ from orders.models.attempt_io import (
 )
 from orders.models.compensation import ReservedLine, Step
 from orders.models.inventory import OutOfStock, hold_key
-from orders.models.messages import OperatorAlert, StatusKind, StatusMessage
+from orders.models.messages import AgentRequest, OperatorAlert, StatusKind, StatusMessage
 from orders.models.notice_io import AlertOperatorInput, PublishStatusInput
 from orders.names import REQUEST_QUEUES
 from orders.notify import send_alert, send_final_status, send_status
@@ -89,8 +89,9 @@ def reserve_inventory(data: dict[str, Any], services: Services) -> dict[str, Any
     lines = tuple(ReservedLine(sku=line.sku, quantity=line.quantity) for line in step.lines)
     result = ReserveInventoryResult(reservation_id=f"RES-{step.order_key}", lines=lines)
     instance_id, version = _reserving_attempt(step, services)
+    answer = result.model_dump(mode="json")  # once: the entry's details and the answer
     services.stores.compensation.record(CompensationEntry.new(
-        step.order_key, {"step": Step.RESERVE_INVENTORY.value, **result.model_dump(mode="json")},
+        step.order_key, {"step": Step.RESERVE_INVENTORY.value, **answer},
         instance_id=instance_id, workflow_version=version, now=services.clock.now()))
     wanted = [(line.sku, hold_key(step.order_key, index), line.quantity)
               for index, line in enumerate(step.lines)]
@@ -100,11 +101,11 @@ def reserve_inventory(data: dict[str, Any], services: Services) -> dict[str, Any
             missing = OutOfStock(sku=line.sku, line=index, requested=line.quantity,
                                  available=got.available)
             metrics.record_out_of_stock()
-            return result.model_copy(update={"out_of_stock": missing}).model_dump(mode="json")
+            return {**answer, "outOfStock": missing.model_dump(mode="json")}
         if got.outcome is Reserved.RELEASED:
             raise ValueError(f"lines[{index}]: the reservation of order {step.order_key} was "
                              "released by its compensation; it is not reserved again")
-    return result.model_dump(mode="json")
+    return answer
 
 
 def _reserving_attempt(step: ReserveInventoryInput, services: Services) -> tuple[str, int]:
@@ -114,31 +115,40 @@ def _reserving_attempt(step: ReserveInventoryInput, services: Services) -> tuple
     return record.locked_by, record.workflow_version
 
 
+_INPUT_ONLY = set(SendAgentRequestInput.model_fields) - set(AgentRequest.model_fields)
+"""Fields of ``SendAgentRequestInput`` that are not the request's: left out of the body."""
+
+
 @implements(SEND_AGENT_REQUEST)
 def send_agent_request(data: dict[str, Any], services: Services) -> str:
     """Log a remote forward step as *requested*, then send it to its agent (S9, A1, A4).
 
-    A ``confirmed`` previous step (versions 3, 4) is logged first, as ``record_step`` does.
-    Returns the MessageId. Raises ConflictError if logged with another key or amount.
+    A ``confirmed`` previous step (versions 3, 4) is logged first, as ``record_step`` does,
+    in the same write as the *requested* entry (``record_all``). Returns the MessageId.
+    Raises ConflictError if logged with another key or amount.
     """
     step = SendAgentRequestInput.model_validate(data)
-    request = step.request()
+    request = step  # an AgentRequest; its body leaves the input's own fields out (below)
     details = request_details(request)
+    entries = []
     if step.confirmed is not None:
         if step.workflow_version is None:
             raise ValueError("workflowVersion: required with confirmed")
-        log_step(services, request.order_key, request.instance_id, step.workflow_version,
-                 step.confirmed.step, step.confirmed.result)
+        entries.append(step_entry(services, request.order_key, request.instance_id,
+                                  step.workflow_version, step.confirmed.step,
+                                  step.confirmed.result))
     if details is not None:
         version = step.workflow_version
         if version is None:
             record = services.stores.states.get(request.order_key)
             version = record.workflow_version if record is not None else 1
-        services.stores.compensation.record(CompensationEntry.new(
+        entries.append(CompensationEntry.new(
             request.order_key, details, instance_id=request.instance_id,
             workflow_version=version, now=services.clock.now()))
+    # One write: the confirmed entry before the requested one, both before the send.
+    services.stores.compensation.record_all(entries)
     services.sender.send(REQUEST_QUEUES[request.service], OutgoingMessage(
-        body=request.model_dump(mode="json"), message_id=request.message_id,
+        body=step.model_dump(mode="json", exclude=_INPUT_ONLY), message_id=request.message_id,
         application_properties={"orderId": request.order_key,
                                 "operation": request.operation}))
     return request.message_id

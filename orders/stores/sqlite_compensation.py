@@ -7,13 +7,15 @@ unique per order even with several writers.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from orders.models import CompensationEntry, format_utc
 from orders.stores._records import keep_step
 from orders.stores._sqlite import SqliteAdapter
-from orders.stores.ports import Created, check_count, check_now
+from orders.stores.errors import ConflictError
+from orders.stores.ports import Created, check_count, check_now, check_one_order
 from sqlitekit import write
 
 _SCHEMA = (
@@ -45,27 +47,53 @@ class SqliteCompensationLog(SqliteAdapter):
 
     def record(self, entry: CompensationEntry) -> Created[CompensationEntry]:
         """See :meth:`orders.stores.ports.CompensationLog.record`."""
-        row: dict[str, Any] = {"order_id": entry.order_key, "step": entry.step.value}
-        with self._db.use("query") as conn:
-            with write(conn):
-                found = conn.execute(
-                    "SELECT body FROM compensation_log WHERE order_id = :order_id "
-                    "AND step = :step", row).fetchone()
-                if found is None:
-                    seq = conn.execute(
-                        "SELECT COALESCE(MAX(seq), 0) + 1 FROM compensation_log "
-                        "WHERE order_id = ?", (entry.order_key,)).fetchone()[0]
-                    stored = entry.model_copy(update={"seq": seq})
-                    self._db.count("write")
-                    row.update(seq=seq, classification=stored.classification.value,
-                               retain_until=format_utc(stored.retain_until),
-                               body=stored.model_dump_json())
-                    conn.execute(
-                        "INSERT INTO compensation_log (order_id, step, seq, classification, "
-                        "retain_until, body) VALUES (:order_id, :step, :seq, :classification, "
-                        ":retain_until, :body)", row)
-                    return Created(stored, created=True)
-        return keep_step(_entry(found["body"]), entry)
+        return self.record_all([entry])[0]
+
+    def record_all(self, entries: Sequence[CompensationEntry]
+                   ) -> list[Created[CompensationEntry]]:
+        """See :meth:`orders.stores.ports.CompensationLog.record_all`: one write transaction.
+
+        The documents are dumped before the write lock is taken; under it only ``seq`` is set.
+        """
+        check_one_order(entries)
+        if not entries:
+            return []
+        documents = [entry.model_dump(mode="json", by_alias=True) for entry in entries]
+        done: list[Created[CompensationEntry]] = []
+        conflict: ConflictError | None = None
+        with self._db.use("query") as conn, write(conn):
+            order_key = entries[0].order_key
+            logged = {row["step"]: row for row in conn.execute(
+                "SELECT step, body FROM compensation_log WHERE order_id = ?", (order_key,))}
+            seq = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM compensation_log "
+                               "WHERE order_id = ?", (order_key,)).fetchone()[0]
+            for entry, document in zip(entries, documents, strict=True):
+                found = logged.get(entry.step.value)
+                if found is not None:
+                    try:
+                        done.append(keep_step(_entry(found["body"]), entry))
+                    except ConflictError as exc:
+                        conflict = exc  # the entries before it stay written (as record's)
+                        break
+                    continue
+                seq += 1
+                done.append(Created(self._insert(conn, entry, document, seq), created=True))
+        if conflict is not None:
+            raise conflict
+        return done
+
+    def _insert(self, conn: Any, entry: CompensationEntry, document: dict[str, Any],
+                seq: int) -> CompensationEntry:
+        """Insert one entry numbered ``seq``; return it as stored."""
+        self._db.count("write")
+        document["seq"] = seq
+        stored = entry.model_copy(update={"seq": seq})
+        conn.execute(
+            "INSERT INTO compensation_log (order_id, step, seq, classification, retain_until, "
+            "body) VALUES (?, ?, ?, ?, ?, ?)",
+            (entry.order_key, entry.step.value, seq, entry.classification.value,
+             document["retainUntil"], json.dumps(document, separators=(",", ":"))))
+        return stored
 
     def entries(self, order_key: str) -> list[CompensationEntry]:
         """Return the order's entries in ``seq`` order."""

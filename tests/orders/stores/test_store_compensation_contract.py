@@ -86,3 +86,53 @@ def test_purge_deletes_only_entries_past_their_retention(stores, clock):
     assert [e.step.value for e in log.entries("ORD-8")] == ["charge"]
     with pytest.raises(ValueError, match="limit"):
         log.purge_expired(clock.now(), 0)
+
+
+def test_record_all_writes_the_entries_in_order_after_those_logged(stores, clock):
+    log = stores.compensation
+    log.record(entry("ORD-20", RESERVE, clock.now()))
+    got = log.record_all([entry("ORD-20", CHARGE, clock.now()), entry("ORD-20", SHIP, clock.now())])
+    assert [(c.created, c.record.seq, c.record.step.value) for c in got] == [
+        (True, 2, "charge"), (True, 3, "ship")]
+    assert [(e.seq, e.step.value) for e in log.entries("ORD-20")] == [
+        (1, "reserve_inventory"), (2, "charge"), (3, "ship")]
+    assert log.entries("ORD-20")[1:] == [c.record for c in got]
+
+
+def test_record_all_again_or_in_part_again_stores_each_step_once(stores, clock):
+    log = stores.compensation
+    first = log.record_all([entry("ORD-21", CHARGE, clock.now())])
+    clock.advance(timedelta(minutes=1))
+    again = log.record_all([entry("ORD-21", CHARGE, clock.now(), "ORD-21:2"),
+                            entry("ORD-21", SHIP, clock.now(), "ORD-21:2")])
+    assert [c.created for c in again] == [False, True]
+    assert again[0].record == first[0].record and again[1].record.seq == 2
+    assert log.record_all([entry("ORD-21", CHARGE, clock.now()),
+                           entry("ORD-21", SHIP, clock.now())]) == [
+        type(c)(c.record, created=False) for c in again]
+    assert len(log.entries("ORD-21")) == 2
+
+
+def test_record_all_keeps_what_precedes_a_conflict_and_writes_nothing_after(stores, clock):
+    log = stores.compensation
+    log.record(entry("ORD-22", CHARGE, clock.now()))
+    other = {**CHARGE, "paymentId": "pay_other"}
+    with pytest.raises(ConflictError, match="charge"):
+        log.record_all([entry("ORD-22", RESERVE, clock.now()), entry("ORD-22", other, clock.now()),
+                        entry("ORD-22", SHIP, clock.now())])
+    assert [(e.seq, e.step.value) for e in log.entries("ORD-22")] == [
+        (1, "charge"), (2, "reserve_inventory")]
+    assert log.entries("ORD-22")[0].details.payment_id == "pay_1"
+
+
+@pytest.mark.parametrize(("second", "message"), [
+    (lambda now: entry("ORD-24", SHIP, now), "another order"),
+    (lambda now: entry("ORD-23", CHARGE, now, "ORD-23:2"), "charge is given twice"),
+])
+def test_record_all_refuses_two_orders_or_a_step_twice_before_writing(stores, clock, second,
+                                                                      message):
+    with pytest.raises(ValueError, match=message):
+        stores.compensation.record_all([entry("ORD-23", CHARGE, clock.now()),
+                                        second(clock.now())])
+    assert stores.compensation.entries("ORD-23") == []
+    assert stores.compensation.record_all([]) == []

@@ -141,3 +141,31 @@ def test_unreadable_file_raises_store_error(tmp_path):
 def test_factory_names_missing_settings(backend, settings, message):
     with pytest.raises(ValueError, match=message):
         create_stores(backend, **settings)
+
+
+def test_record_all_is_one_transaction_a_crash_in_it_leaves_no_entry(tmp_path, monkeypatch):
+    from orders.models import CompensationEntry
+    from orders.stores.sqlite_compensation import SqliteCompensationLog
+    from tests.support.records import CHARGE, SHIP
+
+    clock = ManualClock()
+    log = SqliteCompensationLog(tmp_path / "state.sqlite")
+    entries = [CompensationEntry.new("ORD-1", details, instance_id="ORD-1:1",
+                                     workflow_version=3, now=clock.now())
+               for details in ({**CHARGE, "step": "charge"}, SHIP)]
+    inserted = SqliteCompensationLog._insert
+    calls = []
+
+    def crash_on_second(self, conn, *args):
+        calls.append(args)
+        if len(calls) == 2:
+            raise StoreError("the process died here")
+        return inserted(self, conn, *args)
+
+    monkeypatch.setattr(SqliteCompensationLog, "_insert", crash_on_second)
+    with pytest.raises(StoreError, match="died"):
+        log.record_all(entries)
+    assert log.entries("ORD-1") == []  # the first insert was rolled back with it
+    monkeypatch.setattr(SqliteCompensationLog, "_insert", inserted)
+    assert [(c.created, c.record.seq) for c in log.record_all(entries)] == [(True, 1), (True, 2)]
+    log.close()
