@@ -20,8 +20,9 @@ deploys, :mod:`azurekit.queues`) and all time from an injected clock.
   number; names are case-insensitive; an unknown queue raises
   ``MessagingEntityNotFoundError``; send batches are atomic; 256 KB per message.
 
-Each operation is one IMMEDIATE transaction, so processes share the file and a killed
-receiver loses nothing. Broker rules apply when a receive reaches a message (or
+Each operation runs in an IMMEDIATE transaction, alone or with other threads' operations of
+the process (group commit, :mod:`sqlitekit.group_commit`), so processes share the file and
+a killed receiver loses nothing. Broker rules apply when a receive reaches a message (or
 :meth:`ServiceBusEngine.sweep`, for truthful counts of unread queues), not on a timer.
 Not emulated: sessions (stored only), topics, receive-and-delete, deferral, forwarding,
 cross-entity transactions, partitioning, quotas, Azure's waiting receive (the host polls);

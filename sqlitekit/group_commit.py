@@ -19,8 +19,8 @@ Each caller sees what it would have seen with a transaction of its own, in queue
   twice;
 - a caller returns only once its operation is committed (or has failed).
 
-Pattern: the leader/follower group commit of database logs (the queued writers of
-PostgreSQL's WAL insertion and of SQLite's own WAL writers' callers).
+Pattern: the leader/follower group commit of write-ahead logs (PostgreSQL flushes the WAL
+of every backend waiting to commit in one fsync).
 """
 
 from __future__ import annotations
