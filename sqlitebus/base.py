@@ -16,6 +16,7 @@ from sqlitebus.models import DEAD_LETTER_SUFFIX
 from sqlitebus.schema import ensure_schema, from_us, to_us
 from sqlitekit import SharedConnection, write
 from sqlitekit.doorbell import Doorbell
+from sqlitekit.group_commit import GroupCommit
 
 _DECLARED_CLIENTS_DDL = ("CREATE TABLE IF NOT EXISTS declared "
                          "(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -48,6 +49,9 @@ class EngineBase(SharedConnection):
         self._sent: dict[str, threading.Condition] = {}
         self._send_marks: dict[str, int] = {}
         self._registered: set[str] = set(self._catalog.queues)
+        # Every message operation writes through it: under load one transaction serves
+        # several threads' sends, receives and settlements (sqlitekit.group_commit).
+        self._group = GroupCommit(self._conn, self._lock)
         ensure_schema(self._conn)
         with self._lock, write(self._conn):
             now = self._now_us()
@@ -164,11 +168,12 @@ class EngineBase(SharedConnection):
         return name, dead_letter, props
 
     def _register(self, conn: sqlite3.Connection, name: str, now: int) -> None:
+        # Inside the operation's transaction; the caller notes the name in _registered only
+        # once it committed (a rolled-back batch runs the operation again, see GroupCommit).
         if name not in self._registered:  # declared queues were registered at open
             conn.execute(
                 "INSERT OR IGNORE INTO queues (name, created_us) VALUES (?, ?)", (name, now)
             )
-            self._registered.add(name)
 
     def _known_names(self) -> list[str]:
         with self._lock:

@@ -20,8 +20,9 @@ deploys, :mod:`azurekit.queues`) and all time from an injected clock.
   number; names are case-insensitive; an unknown queue raises
   ``MessagingEntityNotFoundError``; send batches are atomic; 256 KB per message.
 
-Each operation is one IMMEDIATE transaction, so processes share the file and a killed
-receiver loses nothing. Broker rules apply when a receive reaches a message (or
+Each operation runs in an IMMEDIATE transaction, alone or with other threads' operations of
+the process (group commit, :mod:`sqlitekit.group_commit`), so processes share the file and
+a killed receiver loses nothing. Broker rules apply when a receive reaches a message (or
 :meth:`ServiceBusEngine.sweep`, for truthful counts of unread queues), not on a timer.
 Not emulated: sessions (stored only), topics, receive-and-delete, deferral, forwarding,
 cross-entity transactions, partitioning, quotas, Azure's waiting receive (the host polls);
@@ -35,10 +36,11 @@ import sqlite3
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from azurekit.queues import QueueCatalog
+from azurekit.queues import QueueCatalog, QueueProperties
 from clocks import Clock
 from sqlitebus import rows
 from sqlitebus.base import FILE_NAME
@@ -118,28 +120,8 @@ class ServiceBusEngine(Settlement):
         for index, message in enumerate(batch):
             if not isinstance(message, NewMessage):
                 raise ValueError(f"messages[{index}]: must be a NewMessage")
-        accepted: list[bool] = []
-        with self._lock, write(self._conn) as conn:
-            now = self._now_us()
-            self._register(conn, name, now)
-            dedup = props.requires_duplicate_detection
-            if dedup:
-                horizon = now - span_us(props.duplicate_detection_history_time_window)
-                conn.execute(
-                    "DELETE FROM duplicate_history WHERE queue = ? AND first_sent_us <= ?",
-                    (name, horizon),
-                )
-            for message in batch:
-                message_id = message.message_id
-                assert message_id is not None, "NewMessage fills in a MessageId"
-                if dedup and not self._remember(conn, name, message_id, now):
-                    logger.debug("duplicate dropped: queue=%s id=%s", name, message.message_id)
-                    accepted.append(False)
-                    continue
-                rows.insert(conn, name, message, props, now)
-                accepted.append(True)
-            count_operation(conn, name, "send_calls")
-            count_operation(conn, name, "sent", sum(accepted))
+        accepted = self._group.run(partial(self._insert, name, props, batch))
+        self._registered.add(name)
         self._made_receivable(name, sum(accepted))
         return accepted
 
@@ -159,31 +141,11 @@ class ServiceBusEngine(Settlement):
         """
         _check_max_count(max_count)
         name, dead_letter, props = self._entity(queue, dead_letter)
-        received: list[ReceivedMessage] = []
         if name in self._registered and not self._any_candidate(name, dead_letter):
-            return received
-        with self._lock, write(self._conn) as conn:
-            now = self._now_us()
-            self._register(conn, name, now)
-            locked_until = min(now + span_us(props.lock_duration), MAX_US)
-            while len(received) < max_count:
-                candidates = conn.execute(
-                    _CANDIDATES, (name, int(dead_letter), now, now, max_count - len(received))
-                ).fetchall()
-                if not candidates:
-                    break
-                for row in candidates:
-                    if not dead_letter and rows.apply_broker_rules(conn, name, row, props, now):
-                        continue
-                    locked = conn.execute(
-                        "UPDATE messages SET delivery_count = delivery_count + 1,"
-                        " lock_token = ?, locked_until_us = ?, locked_by = ?"
-                        " WHERE seq = ? RETURNING *",
-                        (str(uuid.uuid4()), locked_until, lock_owner, row["seq"]),
-                    ).fetchone()
-                    received.append(rows.to_message(locked, with_lock=True))
-            count_operation(conn, _counted(name, dead_letter), "receive_calls")
-            count_operation(conn, _counted(name, dead_letter), "delivered", len(received))
+            return []
+        received = self._group.run(
+            partial(self._lock_next, name, props, max_count, lock_owner, dead_letter))
+        self._registered.add(name)
         return received
 
     def peek(
@@ -266,6 +228,60 @@ class ServiceBusEngine(Settlement):
         return None if row[0] is None else from_us(row[0])
 
     # -- internals -------------------------------------------------------------------
+
+    def _insert(self, name: str, props: QueueProperties, batch: list[NewMessage],
+                conn: sqlite3.Connection) -> list[bool]:
+        """Insert a send's messages: one operation of a group commit (sqlitekit.group_commit)."""
+        now = self._now_us()
+        self._register(conn, name, now)
+        dedup = props.requires_duplicate_detection
+        if dedup:
+            horizon = now - span_us(props.duplicate_detection_history_time_window)
+            conn.execute(
+                "DELETE FROM duplicate_history WHERE queue = ? AND first_sent_us <= ?",
+                (name, horizon),
+            )
+        accepted: list[bool] = []
+        for message in batch:
+            message_id = message.message_id
+            assert message_id is not None, "NewMessage fills in a MessageId"
+            if dedup and not self._remember(conn, name, message_id, now):
+                logger.debug("duplicate dropped: queue=%s id=%s", name, message.message_id)
+                accepted.append(False)
+                continue
+            rows.insert(conn, name, message, props, now)
+            accepted.append(True)
+        count_operation(conn, name, "send_calls")
+        count_operation(conn, name, "sent", sum(accepted))
+        return accepted
+
+    def _lock_next(self, name: str, props: QueueProperties, max_count: int,
+                   lock_owner: str | None, dead_letter: bool,
+                   conn: sqlite3.Connection) -> list[ReceivedMessage]:
+        """Lock the messages of a receive: one operation of a group commit."""
+        now = self._now_us()
+        self._register(conn, name, now)
+        locked_until = min(now + span_us(props.lock_duration), MAX_US)
+        found: list[ReceivedMessage] = []
+        while len(found) < max_count:
+            candidates = conn.execute(
+                _CANDIDATES, (name, int(dead_letter), now, now, max_count - len(found))
+            ).fetchall()
+            if not candidates:
+                break
+            for row in candidates:
+                if not dead_letter and rows.apply_broker_rules(conn, name, row, props, now):
+                    continue
+                locked = conn.execute(
+                    "UPDATE messages SET delivery_count = delivery_count + 1,"
+                    " lock_token = ?, locked_until_us = ?, locked_by = ?"
+                    " WHERE seq = ? RETURNING *",
+                    (str(uuid.uuid4()), locked_until, lock_owner, row["seq"]),
+                ).fetchone()
+                found.append(rows.to_message(locked, with_lock=True))
+        count_operation(conn, _counted(name, dead_letter), "receive_calls")
+        count_operation(conn, _counted(name, dead_letter), "delivered", len(found))
+        return found
 
     def _any_candidate(self, name: str, dead_letter: bool) -> bool:
         # A message becoming receivable after this read is found by the next receive, as

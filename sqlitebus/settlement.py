@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import datetime
+from functools import partial
 
 from sqlitebus import rows
 from sqlitebus.base import EngineBase
 from sqlitebus.errors import ServiceBusError
 from sqlitebus.models import DEAD_LETTER_SUFFIX
 from sqlitebus.schema import MAX_US, count_operation, from_us, span_us
-from sqlitekit import write
 
 
 def _count(conn: sqlite3.Connection, row: sqlite3.Row, operation: str) -> None:
@@ -26,31 +26,37 @@ class Settlement(EngineBase):
 
         Raises MessageLockLostError if the lock expired, was superseded or was settled.
         """
-        with self._lock, write(self._conn) as conn:
-            row = self._held(conn, queue, lock_token)
-            conn.execute("DELETE FROM messages WHERE seq = ?", (row["seq"],))
-            _count(conn, row, "completes")
+        self._group.run(partial(self._complete, queue, lock_token))
+
+    def _complete(self, queue: str, lock_token: str, conn: sqlite3.Connection) -> None:
+        row = self._held(conn, queue, lock_token)
+        conn.execute("DELETE FROM messages WHERE seq = ?", (row["seq"],))
+        _count(conn, row, "completes")
 
     def abandon(self, queue: str, lock_token: str) -> None:
         """Release the lock at once (delivery count kept), as :meth:`complete` takes and raises.
 
         A message that used up ``maxDeliveryCount`` is dead-lettered right away.
         """
-        with self._lock, write(self._conn) as conn:
-            row = self._held(conn, queue, lock_token)
-            _count(conn, row, "abandons")
-            name, dead_letter, props = self._entity(queue, False)
-            released = dead_letter or not rows.apply_broker_rules(
-                conn, name, row, props, self._now_us(), check_expiry=False
-            )
-            if released:
-                conn.execute(
-                    "UPDATE messages SET lock_token = NULL, locked_until_us = NULL,"
-                    " locked_by = NULL WHERE seq = ?",
-                    (row["seq"],),
-                )
+        name, dead_letter, _ = self._entity(queue, False)
+        released = self._group.run(partial(self._abandon, queue, lock_token))
         if released and not dead_letter:
             self._made_receivable(name, 1)
+
+    def _abandon(self, queue: str, lock_token: str, conn: sqlite3.Connection) -> bool:
+        row = self._held(conn, queue, lock_token)
+        _count(conn, row, "abandons")
+        name, dead_letter, props = self._entity(queue, False)
+        released = dead_letter or not rows.apply_broker_rules(
+            conn, name, row, props, self._now_us(), check_expiry=False
+        )
+        if released:
+            conn.execute(
+                "UPDATE messages SET lock_token = NULL, locked_until_us = NULL,"
+                " locked_by = NULL WHERE seq = ?",
+                (row["seq"],),
+            )
+        return released
 
     def dead_letter(
         self,
@@ -67,24 +73,27 @@ class Settlement(EngineBase):
         for field, value in (("reason", reason), ("description", description)):
             if value is not None and not isinstance(value, str):
                 raise ValueError(f"{field}: must be a string or None, got {value!r}")
-        with self._lock, write(self._conn) as conn:
-            row = self._held(conn, queue, lock_token)
-            if row["dead_letter"]:
-                raise ServiceBusError(
-                    f"queue: {queue!r} is a dead-letter subqueue; its messages cannot be "
-                    "dead-lettered again (complete or abandon them)"
-                )
-            rows.move_to_dead_letter(conn, row["queue"], row["seq"], reason, description)
-            _count(conn, row, "dead_letters")
+        self._group.run(partial(self._dead_letter, queue, lock_token, reason, description))
+
+    def _dead_letter(self, queue: str, lock_token: str, reason: str | None,
+                     description: str | None, conn: sqlite3.Connection) -> None:
+        row = self._held(conn, queue, lock_token)
+        if row["dead_letter"]:
+            raise ServiceBusError(
+                f"queue: {queue!r} is a dead-letter subqueue; its messages cannot be "
+                "dead-lettered again (complete or abandon them)"
+            )
+        rows.move_to_dead_letter(conn, row["queue"], row["seq"], reason, description)
+        _count(conn, row, "dead_letters")
 
     def renew_lock(self, queue: str, lock_token: str) -> datetime:
         """Extend a held lock to ``now + lockDuration`` (same token, or MessageLockLostError)."""
-        with self._lock, write(self._conn) as conn:
-            row = self._held(conn, queue, lock_token)
-            _count(conn, row, "lock_renewals")
-            _, _, props = self._entity(queue, False)
-            until = min(self._now_us() + span_us(props.lock_duration), MAX_US)
-            conn.execute(
-                "UPDATE messages SET locked_until_us = ? WHERE seq = ?", (until, row["seq"])
-            )
-        return from_us(until)
+        return from_us(self._group.run(partial(self._renew, queue, lock_token)))
+
+    def _renew(self, queue: str, lock_token: str, conn: sqlite3.Connection) -> int:
+        row = self._held(conn, queue, lock_token)
+        _count(conn, row, "lock_renewals")
+        _, _, props = self._entity(queue, False)
+        until = min(self._now_us() + span_us(props.lock_duration), MAX_US)
+        conn.execute("UPDATE messages SET locked_until_us = ? WHERE seq = ?", (until, row["seq"]))
+        return until
