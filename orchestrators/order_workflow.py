@@ -18,8 +18,8 @@ from typing import Any
 
 from azure.durable_functions import DurableOrchestrationContext
 
-from orchestrators.calls import call
-from orchestrators.remote import remote_step
+from orchestrators.calls import call, call_built
+from orchestrators.remote import Confirmed, confirmed_step, forward_step, remote_step
 from orders.compensation.remote import WORKFLOW_STEPS, RemoteStep
 from orders.lifecycle.ids import workflow_version_of
 from orders.models import Order, Step
@@ -45,7 +45,8 @@ from orders.models.attempt_io import (
     ReserveInventoryResult,
     UnknownWorkflowVersion,
 )
-from orders.models.compensation_io import ConfirmedStep, FailOrderInput, RecordStepInput
+from orders.models.compensation_io import FailOrderInput, RecordStepInput
+from orders.models.memo import Same
 from orders.models.messages import (
     AgentOutcome,
     AgentReply,
@@ -150,35 +151,40 @@ def run_merged(context: DurableOrchestrationContext, data: OrderWorkflowInput,
     """Run one attempt as :func:`run_steps` does, in fewer activities (versions 3, 4, X6).
 
     Each confirmed step is logged by the next activity (``send_agent_request``, or
-    ``finish_attempt``, which also tells the client).
+    ``finish_attempt``, which also tells the client). Every replay builds the same inputs
+    again, so each input built from the attempt's own values is built once per process
+    (:func:`~orchestrators.calls.call_built`).
     """
     order_key, iid, version = data.order_key, context.instance_id, data.workflow_version
     deadline = context.current_utc_datetime + timedelta(seconds=data.deadline_s)
-    begun = yield from call(context, BEGIN_ATTEMPT, BeginAttemptInput(
-        order_key=order_key, instance_id=iid, complete_by=deadline, load_order=True))
+    begun = yield from call_built(
+        context, BEGIN_ATTEMPT, (order_key, iid, deadline, True),
+        lambda: BeginAttemptInput(order_key=order_key, instance_id=iid, complete_by=deadline,
+                                  load_order=True))
     if begun.fenced:
         return Superseded()
     if begun.order is None:
         raise ActivityResultError(f"activity {BEGIN_ATTEMPT.name}: order: required when "
                                   "loadOrder was asked and the attempt owns the record")
     reply_to, order = str(begun.reply_to), begun.order
-    reservation = yield from call(context, RESERVE_INVENTORY, ReserveInventoryInput(
-        order_key=order_key, lines=order.lines))
+    reservation = yield from call_built(
+        context, RESERVE_INVENTORY, (order_key, Same(order)),
+        lambda: ReserveInventoryInput(order_key=order_key, lines=order.lines))
     if reservation.out_of_stock is not None:
         return (yield from fail(context, order_key, reply_to, RESERVE_INVENTORY.name,
                                 reservation.out_of_stock.reason()))
-    confirmed: ConfirmedStep | None = None
+    confirmed: Confirmed | None = None
     for step in remote_steps:
-        request = step.request(iid, order, deadline, data.agent_max_attempts)
-        reply = yield from remote_step(context, request, deadline, version, confirmed)
+        reply = yield from forward_step(context, step, order, deadline,
+                                        data.agent_max_attempts, version, confirmed)
         if reply is None or reply.outcome is AgentOutcome.TRANSIENT_FAILURE:
             return left_for_supervisor(context, order_key, step.operation, reply)
         if reply.outcome is AgentOutcome.PERMANENT_FAILURE:
             return (yield from fail(context, order_key, reply_to, step.operation, reply.reason))
-        confirmed = (None if step.log_step is None
-                     else ConfirmedStep(step=step.log_step, result=reply.result))
+        confirmed = None if step.log_step is None else (step.log_step, reply.result)
     done = yield from call(context, FINISH_ATTEMPT, FinishAttemptInput(
-        order_key=order_key, instance_id=iid, state="Processed", confirmed=confirmed,
+        order_key=order_key, instance_id=iid, state="Processed",
+        confirmed=confirmed_step(confirmed),
         workflow_version=version if confirmed is not None else None, reply_to=reply_to))
     return Superseded() if done.fenced else Processed()
 

@@ -8,11 +8,18 @@ from typing import Any
 
 from azure.durable_functions import DurableOrchestrationContext
 
-from orchestrators.calls import call
+from orchestrators.calls import call, call_built
+from orders.compensation.remote import RemoteStep
+from orders.lifecycle.ids import reply_event_name
+from orders.models import Order, Step
 from orders.models.activities import RESULTS, SEND_AGENT_REQUEST
 from orders.models.agent_io import SendAgentRequestInput
 from orders.models.compensation_io import ConfirmedStep
+from orders.models.memo import Same, value_key
 from orders.models.messages import AgentReply, AgentRequest
+
+Confirmed = tuple[Step, dict[str, Any] | None]
+"""A confirmed step's log entry as its parts: the step and the agent's result."""
 
 
 def remote_step(context: DurableOrchestrationContext, request: AgentRequest, deadline: datetime,
@@ -32,7 +39,54 @@ def remote_step(context: DurableOrchestrationContext, request: AgentRequest, dea
     """
     yield from call(context, SEND_AGENT_REQUEST,
                     SendAgentRequestInput.of(request, workflow_version, confirmed))
-    reply = context.wait_for_external_event(request.event_name)
+    return (yield from await_reply(context, request.event_name, deadline))
+
+
+def forward_step(context: DurableOrchestrationContext, step: RemoteStep, order: Order,
+                 deadline: datetime, max_attempts: int, workflow_version: int,
+                 confirmed: Confirmed | None) -> Generator[Any, Any, AgentReply | None]:
+    """Run :func:`remote_step` of ``step.request(...)``, the send's input built once per value.
+
+    The same as ``remote_step(context, step.request(context.instance_id, order, deadline,
+    max_attempts), deadline, workflow_version, ConfirmedStep(...))``: the input scheduled is
+    byte-identical, but a replay that has built it before reads its text
+    (:func:`~orchestrators.calls.call_built`; ``order``, frozen, by identity, the confirmed
+    result by :func:`~orders.models.memo.value_key`).
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If the request breaks its contract, or the raised event is not an agent reply.
+    """
+    iid = context.instance_id
+    key = (step, iid, Same(order), deadline, max_attempts, workflow_version,
+           None if confirmed is None else (confirmed[0], value_key(confirmed[1])))
+
+    def build() -> SendAgentRequestInput:
+        return SendAgentRequestInput.of(step.request(iid, order, deadline, max_attempts),
+                                        workflow_version, confirmed_step(confirmed))
+
+    yield from call_built(context, SEND_AGENT_REQUEST, key, build)
+    return (yield from await_reply(context, reply_event_name(step.operation), deadline))
+
+
+def confirmed_step(confirmed: Confirmed | None) -> ConfirmedStep | None:
+    """Return the log entry of a confirmed step from its parts (None: nothing confirmed)."""
+    return None if confirmed is None else ConfirmedStep(step=confirmed[0], result=confirmed[1])
+
+
+def await_reply(context: DurableOrchestrationContext, event_name: str, deadline: datetime,
+                ) -> Generator[Any, Any, AgentReply | None]:
+    """Race the reply event ``event_name`` against a timer at ``deadline`` (S6).
+
+    Returns the reply, or None if the timer fired first.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If the raised event is not an agent reply (the instance then fails).
+    """
+    reply = context.wait_for_external_event(event_name)
     timer = context.create_timer(deadline)
     winner = yield context.task_any([reply, timer])
     if winner == reply:

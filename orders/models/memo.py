@@ -48,6 +48,29 @@ def value_key(value: Any) -> bytes:
     return pickle.dumps(value, protocol=5)
 
 
+class Same:
+    """A memo key part equal only to a key part of the very same object (kept alive by it).
+
+    For an object too costly to compare or encode by value (an order of many lines, whose
+    ``Decimal`` amounts compare equal across spellings that dump differently): the same
+    object serves every replay while :data:`~orders.models.activities.RESULTS` keeps it, and
+    another equal one only misses. Only for an object that cannot change (:func:`immutable`;
+    a frozen contract of immutable fields by its type), else one replay's change would
+    reach the next (D4).
+    """
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Same) and other.obj is self.obj
+
+
 class ParseMemo:
     """Least-recently-used memo of immutable parse results, bounded in count and in size.
 
@@ -63,14 +86,21 @@ class ParseMemo:
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable, parse: Callable[[], T], weight: int = 0) -> T:
-        """Return the memoised result for ``key``, else ``parse()`` (kept if immutable)."""
+    def get(self, key: Hashable, parse: Callable[[], T],
+            weight: int | Callable[[T], int] = 0) -> T:
+        """Return the memoised result for ``key``, else ``parse()`` (kept if immutable).
+
+        ``weight`` may be a function of the result, for a result whose size only it tells
+        (an input's JSON text).
+        """
         with self._lock:
             hit = self._items.get(key, _MISSING)
             if hit is not _MISSING:
                 self._items.move_to_end(key)
                 return hit[0]  # type: ignore[no-any-return,index]
         value = parse()
+        if callable(weight):
+            weight = weight(value)
         if weight <= self.max_item_bytes and immutable(value):
             with self._lock:
                 if key not in self._items:
