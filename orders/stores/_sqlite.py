@@ -1,7 +1,8 @@
 """What the SQLite adapters share: one guarded connection and error translation.
 
 A lock serialises this process's threads on the connection (one transaction at a time);
-other processes serialise on SQLite's write lock (``BEGIN IMMEDIATE``).
+other processes serialise on SQLite's write lock (``BEGIN IMMEDIATE``). The hot writes go
+through :meth:`Database.transact`, where concurrent threads' writes share a transaction.
 """
 
 from __future__ import annotations
@@ -14,13 +15,17 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
+from typing import TypeVar
 
 from orders.stores.errors import StoreError, TransientStoreError
 from sqlitekit import connect, is_busy, write
+from sqlitekit.group_commit import GroupCommit
+
+T = TypeVar("T")
 
 COUNTS_DIR_ENV = "STORE_OPERATION_COUNTS_DIR"
 """Folder for this process's store operation counts (benchmark cost per order); unset: none."""
@@ -123,6 +128,9 @@ class Database:
         except sqlite3.Error as exc:
             error = TransientStoreError if is_busy(exc) else StoreError
             raise error(f"{self.path.name}: cannot open: {exc}") from exc
+        # The hot writes (state records, log entries, reservations) of concurrent activities
+        # share transactions under load (sqlitekit.group_commit).
+        self._group = GroupCommit(self.conn, self.lock)
 
     def count(self, kind: str, n: int = 1) -> None:
         """Count ``n`` store operations of ``kind`` (when counting is on)."""
@@ -149,6 +157,27 @@ class Database:
                 if is_busy(exc):
                     raise TransientStoreError(f"{self.path.name}: {exc}") from exc
                 raise StoreError(f"{self.path.name}: {exc}") from exc
+
+    def transact(self, op: Callable[[sqlite3.Connection], T], kind: str | None = None) -> T:
+        """Run ``op(conn)`` in a write transaction, maybe with other threads' (group commit).
+
+        Counts one ``kind`` as :meth:`use`. ``op`` may run twice (its batch rolled back, see
+        :mod:`sqlitekit.group_commit`): it must keep no effect outside the connection, so
+        operation counts that depend on its outcome are counted by the caller after it.
+
+        Raises
+        ------
+        TransientStoreError, StoreError
+            As :meth:`use`; any other error of ``op`` as it raised it.
+        """
+        if kind is not None:
+            self.count(kind)
+        try:
+            return self._group.run(op)
+        except sqlite3.Error as exc:
+            if is_busy(exc):
+                raise TransientStoreError(f"{self.path.name}: {exc}") from exc
+            raise StoreError(f"{self.path.name}: {exc}") from exc
 
     def close(self) -> None:
         """Close the connection."""

@@ -7,8 +7,10 @@ unique per order even with several writers.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from orders.models import CompensationEntry, format_utc
@@ -59,41 +61,11 @@ class SqliteCompensationLog(SqliteAdapter):
         if not entries:
             return []
         documents = [entry.model_dump(mode="json", by_alias=True) for entry in entries]
-        done: list[Created[CompensationEntry]] = []
-        conflict: ConflictError | None = None
-        with self._db.use("query") as conn, write(conn):
-            order_key = entries[0].order_key
-            logged = {row["step"]: row for row in conn.execute(
-                "SELECT step, body FROM compensation_log WHERE order_id = ?", (order_key,))}
-            seq = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM compensation_log "
-                               "WHERE order_id = ?", (order_key,)).fetchone()[0]
-            for entry, document in zip(entries, documents, strict=True):
-                found = logged.get(entry.step.value)
-                if found is not None:
-                    try:
-                        done.append(keep_step(_entry(found["body"]), entry))
-                    except ConflictError as exc:
-                        conflict = exc  # the entries before it stay written (as record's)
-                        break
-                    continue
-                seq += 1
-                done.append(Created(self._insert(conn, entry, document, seq), created=True))
+        done, conflict = self._db.transact(partial(_record_in, entries, documents), "query")
+        self._db.count("write", sum(c.created for c in done))
         if conflict is not None:
             raise conflict
         return done
-
-    def _insert(self, conn: Any, entry: CompensationEntry, document: dict[str, Any],
-                seq: int) -> CompensationEntry:
-        """Insert one entry numbered ``seq``; return it as stored."""
-        self._db.count("write")
-        document["seq"] = seq
-        stored = entry.model_copy(update={"seq": seq})
-        conn.execute(
-            "INSERT INTO compensation_log (order_id, step, seq, classification, retain_until, "
-            "body) VALUES (?, ?, ?, ?, ?, ?)",
-            (entry.order_key, entry.step.value, seq, entry.classification.value,
-             document["retainUntil"], json.dumps(document, separators=(",", ":"))))
-        return stored
 
     def entries(self, order_key: str) -> list[CompensationEntry]:
         """Return the order's entries in ``seq`` order."""
@@ -114,3 +86,41 @@ class SqliteCompensationLog(SqliteAdapter):
                 (format_utc(now), limit))
             self._db.count("write", cursor.rowcount)
             return cursor.rowcount
+
+
+def _record_in(entries: Sequence[CompensationEntry], documents: list[dict[str, Any]],
+               conn: sqlite3.Connection
+               ) -> tuple[list[Created[CompensationEntry]], ConflictError | None]:
+    """``record_all``'s transaction: what each entry became, and the conflict that stopped it.
+
+    The entries before a conflicting one stay written (as ``record``'s one by one would).
+    """
+    order_key = entries[0].order_key
+    logged = {row["step"]: row for row in conn.execute(
+        "SELECT step, body FROM compensation_log WHERE order_id = ?", (order_key,))}
+    seq = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM compensation_log "
+                       "WHERE order_id = ?", (order_key,)).fetchone()[0]
+    done: list[Created[CompensationEntry]] = []
+    for entry, document in zip(entries, documents, strict=True):
+        found = logged.get(entry.step.value)
+        if found is not None:
+            try:
+                done.append(keep_step(_entry(found["body"]), entry))
+            except ConflictError as exc:
+                return done, exc
+            continue
+        seq += 1
+        done.append(Created(_insert(conn, entry, document, seq), created=True))
+    return done, None
+
+
+def _insert(conn: sqlite3.Connection, entry: CompensationEntry, document: dict[str, Any],
+            seq: int) -> CompensationEntry:
+    """Insert one entry numbered ``seq``; return it as stored."""
+    document["seq"] = seq
+    conn.execute(
+        "INSERT INTO compensation_log (order_id, step, seq, classification, retain_until, "
+        "body) VALUES (?, ?, ?, ?, ?, ?)",
+        (entry.order_key, entry.step.value, seq, entry.classification.value,
+         document["retainUntil"], json.dumps(document, separators=(",", ":"))))
+    return entry.model_copy(update={"seq": seq})

@@ -6,8 +6,10 @@ so processes race on conditional updates exactly as they do on Cosmos DB.
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -83,19 +85,25 @@ class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
         """
         for _, _, quantity in lines:
             check_quantity(quantity)
-        results = []
-        with self._db.use() as conn, write(conn):
-            for sku, key, quantity in lines:
-                # Cosmos DB: a point read and a conditional replace per line (its SKU item).
-                self._db.count("point_read")
-                got, new = decide(_item(conn, sku), key, quantity)
-                if new is not None:
-                    self._db.count("write")
-                    self._write_line(conn, new)
-                results.append(got)
-                if got.outcome in STOPS:
-                    break
+        results, written = self._db.transact(partial(self._reserve_in, lines))
+        # Cosmos DB: a point read and a conditional replace per line (its SKU item).
+        self._db.count("point_read", len(results))
+        self._db.count("write", written)
         return results
+
+    def _reserve_in(self, lines: Sequence[tuple[str, str, int]],
+                    conn: sqlite3.Connection) -> tuple[list[LineReservation], int]:
+        """``reserve_lines``'s transaction: each line's outcome, and how many items changed."""
+        results, written = [], 0
+        for sku, key, quantity in lines:
+            got, new = decide(_item(conn, sku), key, quantity)
+            if new is not None:
+                written += 1
+                self._write_line(conn, new)
+            results.append(got)
+            if got.outcome in STOPS:
+                break
+        return results, written
 
     @staticmethod
     def _write_line(conn: Any, item: StockItem) -> None:

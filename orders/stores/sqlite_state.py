@@ -20,6 +20,7 @@ import sqlite3
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -85,22 +86,12 @@ class SqliteStateStore(SqliteAdapter, StateScans):
         """See :meth:`orders.stores.ports.StateStore.create_if_absent`."""
         stored = stamp(record, etag=str(uuid.uuid4()), now=self._clock.now())
         row = to_row(stored)
-        with self._db.use("write") as conn:
-            with write(conn):
-                cursor = conn.execute(
-                    f"INSERT INTO state_records ({', '.join(COLUMNS)}) "
-                    f"VALUES ({', '.join(':' + c for c in COLUMNS)}) "
-                    "ON CONFLICT (order_id) DO NOTHING",
-                    row,
-                )
-                if cursor.rowcount == 1:
-                    return Created(stored, created=True)
-                self._db.count("point_read")
-                existing = from_row(
-                    conn.execute(
-                        "SELECT * FROM state_records WHERE order_id = ?", (record.order_key,)
-                    ).fetchone()
-                )
+        created, existing = self._db.transact(partial(_insert_record, row, record.order_key),
+                                               "write")
+        if created:
+            return Created(stored, created=True)
+        self._db.count("point_read")
+        assert existing is not None, "a conflicting insert means the record exists"
         return keep_record(existing, record)
 
     def get(self, order_key: str) -> StateRecord | None:
@@ -127,22 +118,12 @@ class SqliteStateStore(SqliteAdapter, StateScans):
         stored = stamp(record, etag=str(uuid.uuid4()), now=self._clock.now())
         row = to_row(stored)
         row["expected_etag"] = expected
-        updated = [c for c in COLUMNS if c not in ("order_id", "created_at")]
-        with self._db.use("write") as conn:
-            with write(conn):
-                found = conn.execute("SELECT etag, process_state FROM state_records"
-                                     " WHERE order_id = ?", (record.order_key,)).fetchone()
-                if found is None or found["etag"] != expected:
-                    exists = found is not None
-                elif limit is not None and found["process_state"] != "Processing" and (
-                        conn.execute(PROCESSING_COUNT_SQL).fetchone()[0] >= limit):
-                    return None
-                else:
-                    conn.execute(
-                        f"UPDATE state_records SET {', '.join(f'{c} = :{c}' for c in updated)} "
-                        "WHERE order_id = :order_id AND etag = :expected_etag", row)
-                    return stored
-        if not exists:
+        outcome = self._db.transact(partial(_update_if_current, row, limit), "write")
+        if outcome == "written":
+            return stored
+        if outcome == "full":
+            return None
+        if outcome == "missing":
             raise NotFoundError(f"orderId {record.order_key!r}: no state record to replace")
         raise PreconditionFailedError(
             f"orderId {record.order_key!r}: ETag {expected!r} is stale; another writer "
@@ -291,3 +272,35 @@ class SqliteStateStore(SqliteAdapter, StateScans):
                     ("changes", CHANGES_SQL, ("Processed", "", 1)),
                 )
             }
+
+
+_UPDATED = [c for c in COLUMNS if c not in ("order_id", "created_at")]
+_UPDATE_SQL = (f"UPDATE state_records SET {', '.join(f'{c} = :{c}' for c in _UPDATED)} "
+               "WHERE order_id = :order_id AND etag = :expected_etag")
+_INSERT_SQL = (f"INSERT INTO state_records ({', '.join(COLUMNS)}) "
+               f"VALUES ({', '.join(':' + c for c in COLUMNS)}) ON CONFLICT (order_id) DO NOTHING")
+
+
+def _insert_record(row: dict[str, Any], order_key: str,
+                   conn: sqlite3.Connection) -> tuple[bool, StateRecord | None]:
+    """Insert the record unless its order has one: (True, None), else (False, the stored one)."""
+    if conn.execute(_INSERT_SQL, row).rowcount == 1:
+        return True, None
+    found = conn.execute("SELECT * FROM state_records WHERE order_id = ?", (order_key,))
+    return False, from_row(found.fetchone())
+
+
+def _update_if_current(row: dict[str, Any], limit: int | None,
+                       conn: sqlite3.Connection) -> str:
+    """Replace the record if its ETag is current: "written", "full", "stale" or "missing"."""
+    found = conn.execute("SELECT etag, process_state FROM state_records WHERE order_id = ?",
+                         (row["order_id"],)).fetchone()
+    if found is None:
+        return "missing"
+    if found["etag"] != row["expected_etag"]:
+        return "stale"
+    if limit is not None and found["process_state"] != "Processing" and (
+            conn.execute(PROCESSING_COUNT_SQL).fetchone()[0] >= limit):
+        return "full"
+    conn.execute(_UPDATE_SQL, row)
+    return "written"

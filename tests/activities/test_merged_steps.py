@@ -124,39 +124,31 @@ def test_finish_refuses_an_entry_without_its_workflow_version(services, stores, 
     assert stores.states.get("ORD-1").process_state is ProcessState.PROCESSING
 
 
-def test_send_logs_both_entries_in_one_write_transaction(services, stores, clock, sender,
-                                                         monkeypatch):
-    import orders.stores.sqlite_compensation as sqlite_log
-
+def test_send_logs_both_entries_in_one_write_transaction(services, stores, clock, sender):
     record_in(stores.states, clock, workflow_version=3)
-    opened, write = [], sqlite_log.write
-
-    def counted(conn):
-        opened.append(conn)
-        return write(conn)
-
-    monkeypatch.setattr(sqlite_log, "write", counted)
+    log_writes = stores.compensation._db._group
+    before = log_writes.transactions
     steps.send_agent_request({**SHIP_REQUEST, "workflowVersion": 3,
                               "confirmed": {"step": "charge", "result": PAID}}, services)
-    assert len(opened) == 1
+    assert log_writes.transactions == before + 1
     assert steps_logged(stores) == [("charge", "ORD-1:1", 3), ("ship_requested", "ORD-1:1", 3)]
 
 
 def test_a_crash_between_the_two_entries_leaves_the_log_as_before_and_sends_nothing(
         services, stores, clock, sender, monkeypatch):
+    import orders.stores.sqlite_compensation as sqlite_log
     from orders.compensation.plan import pending_undos
-    from orders.stores.sqlite_compensation import SqliteCompensationLog
 
     record_in(stores.states, clock, workflow_version=3)
     steps.send_agent_request({**REQUEST, "workflowVersion": 3}, services)  # charge requested
-    inserted = SqliteCompensationLog._insert
+    inserted = sqlite_log._insert
 
-    def crash_on_ship(self, conn, entry, *args):
+    def crash_on_ship(conn, entry, *args):
         if entry.step.value == "ship_requested":
             raise RuntimeError("the worker died here")
-        return inserted(self, conn, entry, *args)
+        return inserted(conn, entry, *args)
 
-    monkeypatch.setattr(SqliteCompensationLog, "_insert", crash_on_ship)
+    monkeypatch.setattr(sqlite_log, "_insert", crash_on_ship)
     data = {**SHIP_REQUEST, "workflowVersion": 3, "confirmed": {"step": "charge", "result": PAID}}
     with pytest.raises(RuntimeError, match="died"):
         steps.send_agent_request(data, services)
@@ -165,7 +157,7 @@ def test_a_crash_between_the_two_entries_leaves_the_log_as_before_and_sends_noth
     assert [e.step.value for e in pending_undos(stores.compensation.entries("ORD-1"))] == [
         "charge_requested"]
     assert [m.message_id for _, m in sender.sent] == ["ORD-1:1:charge"]
-    monkeypatch.setattr(SqliteCompensationLog, "_insert", inserted)
+    monkeypatch.setattr(sqlite_log, "_insert", inserted)
     steps.send_agent_request(data, services)  # the activity's retry
     assert steps_logged(stores)[1:] == [("charge", "ORD-1:1", 3), ("ship_requested", "ORD-1:1", 3)]
     assert [m.message_id for _, m in sender.sent] == ["ORD-1:1:charge", "ORD-1:1:ship"]

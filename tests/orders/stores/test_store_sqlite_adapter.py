@@ -144,6 +144,7 @@ def test_factory_names_missing_settings(backend, settings, message):
 
 
 def test_record_all_is_one_transaction_a_crash_in_it_leaves_no_entry(tmp_path, monkeypatch):
+    import orders.stores.sqlite_compensation as sqlite_log
     from orders.models import CompensationEntry
     from orders.stores.sqlite_compensation import SqliteCompensationLog
     from tests.support.records import CHARGE, SHIP
@@ -153,19 +154,41 @@ def test_record_all_is_one_transaction_a_crash_in_it_leaves_no_entry(tmp_path, m
     entries = [CompensationEntry.new("ORD-1", details, instance_id="ORD-1:1",
                                      workflow_version=3, now=clock.now())
                for details in ({**CHARGE, "step": "charge"}, SHIP)]
-    inserted = SqliteCompensationLog._insert
+    inserted = sqlite_log._insert
     calls = []
 
-    def crash_on_second(self, conn, *args):
+    def crash_on_second(conn, *args):
         calls.append(args)
         if len(calls) == 2:
             raise StoreError("the process died here")
-        return inserted(self, conn, *args)
+        return inserted(conn, *args)
 
-    monkeypatch.setattr(SqliteCompensationLog, "_insert", crash_on_second)
+    monkeypatch.setattr(sqlite_log, "_insert", crash_on_second)
     with pytest.raises(StoreError, match="died"):
         log.record_all(entries)
     assert log.entries("ORD-1") == []  # the first insert was rolled back with it
-    monkeypatch.setattr(SqliteCompensationLog, "_insert", inserted)
+    monkeypatch.setattr(sqlite_log, "_insert", inserted)
     assert [(c.created, c.record.seq) for c in log.record_all(entries)] == [(True, 1), (True, 2)]
     log.close()
+
+
+def test_two_replaces_with_one_etag_in_one_batch_the_second_is_refused(tmp_path):
+    # Group commit (sqlitekit.group_commit): both conditional replaces run in one
+    # transaction, in queue order; the second sees the first's new ETag, as it would alone.
+    from clocks import ManualClock
+    from orders.models import StateRecord
+    from orders.stores.errors import PreconditionFailedError
+    from orders.stores.sqlite_state import SqliteStateStore
+    from tests.support.batches import Batch
+
+    clock = ManualClock()
+    store = SqliteStateStore(tmp_path / "state.sqlite", clock=clock)
+    created = store.create_if_absent(StateRecord.new("O-1", "replies-acme", clock.now())).record
+    first = created.model_copy(update={"failure_count": 1})
+    second = created.model_copy(update={"failure_count": 2})
+    results = Batch(store._db._group).calls([
+        lambda: store.replace(first), lambda: store.replace(second)])
+    assert results[0].failure_count == 1
+    assert isinstance(results[1], PreconditionFailedError)
+    assert store.get("O-1").failure_count == 1
+    store.close()
