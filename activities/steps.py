@@ -37,7 +37,7 @@ from orders.models.attempt_io import (
 )
 from orders.models.compensation import ReservedLine, Step
 from orders.models.inventory import OutOfStock, hold_key
-from orders.models.messages import AgentRequest, OperatorAlert, StatusKind, StatusMessage
+from orders.models.messages import OperatorAlert, StatusKind, StatusMessage
 from orders.models.notice_io import AlertOperatorInput, PublishStatusInput
 from orders.names import REQUEST_QUEUES
 from orders.notify import send_alert, send_final_status, send_status
@@ -115,10 +115,6 @@ def _reserving_attempt(step: ReserveInventoryInput, services: Services) -> tuple
     return record.locked_by, record.workflow_version
 
 
-_INPUT_ONLY = set(SendAgentRequestInput.model_fields) - set(AgentRequest.model_fields)
-"""Fields of ``SendAgentRequestInput`` that are not the request's: left out of the body."""
-
-
 @implements(SEND_AGENT_REQUEST)
 def send_agent_request(data: dict[str, Any], services: Services) -> str:
     """Log a remote forward step as *requested*, then send it to its agent (S9, A1, A4).
@@ -127,18 +123,17 @@ def send_agent_request(data: dict[str, Any], services: Services) -> str:
     in the same write as the *requested* entry (``record_all``). Returns the MessageId.
     Raises ConflictError if logged with another key or amount.
     """
-    step = SendAgentRequestInput.model_validate(data)
-    request = step  # an AgentRequest; its body leaves the input's own fields out (below)
+    request = SendAgentRequestInput.model_validate(data)  # an AgentRequest and more
     details = request_details(request)
     entries = []
-    if step.confirmed is not None:
-        if step.workflow_version is None:
+    if request.confirmed is not None:
+        if request.workflow_version is None:
             raise ValueError("workflowVersion: required with confirmed")
         entries.append(step_entry(services, request.order_key, request.instance_id,
-                                  step.workflow_version, step.confirmed.step,
-                                  step.confirmed.result))
+                                  request.workflow_version, request.confirmed.step,
+                                  request.confirmed.result))
     if details is not None:
-        version = step.workflow_version
+        version = request.workflow_version
         if version is None:
             record = services.stores.states.get(request.order_key)
             version = record.workflow_version if record is not None else 1
@@ -148,7 +143,7 @@ def send_agent_request(data: dict[str, Any], services: Services) -> str:
     # One write: the confirmed entry before the requested one, both before the send.
     services.stores.compensation.record_all(entries)
     services.sender.send(REQUEST_QUEUES[request.service], OutgoingMessage(
-        body=step.model_dump(mode="json", exclude=_INPUT_ONLY), message_id=request.message_id,
+        body=request.queue_body(), message_id=request.message_id,
         application_properties={"orderId": request.order_key,
                                 "operation": request.operation}))
     return request.message_id

@@ -59,6 +59,14 @@ class SendAgentRequestInput(AgentRequest, StepContract):
         """Return the request as it goes on the queue (without ``workflowVersion``)."""
         return AgentRequest(**{name: getattr(self, name) for name in AgentRequest.model_fields})
 
+    def queue_body(self) -> dict[str, Any]:
+        """Return ``request()``'s JSON form, dumped from this input without building it."""
+        return self.model_dump(mode="json", exclude=_INPUT_ONLY)
+
+
+_INPUT_ONLY = set(SendAgentRequestInput.model_fields) - set(AgentRequest.model_fields)
+"""Fields of ``SendAgentRequestInput`` that are not the request's: left out of the body."""
+
 
 class ForwardKeyField:
     """Marks the field of an undo's payload that names the forward request by its key."""

@@ -53,6 +53,16 @@ def test_the_send_input_wraps_the_request_and_unwraps_it_unchanged():
     assert sent.model_dump(mode="json") == {**REQUEST, "workflowVersion": 1}
     assert sent.request() == request
     assert sent.request().model_dump(mode="json") == REQUEST  # no workflowVersion on the queue
+    assert sent.queue_body() == REQUEST
+
+
+def test_the_queue_body_leaves_out_the_confirmed_step_too():
+    from orders.models.compensation import Step
+    from orders.models.compensation_io import ConfirmedStep
+
+    request = AgentRequest.model_validate(REQUEST)
+    sent = SendAgentRequestInput.of(request, 3, ConfirmedStep(step=Step.CHARGE, result={"a": 1}))
+    assert sent.queue_body() == sent.request().model_dump(mode="json") == REQUEST
 
 
 def test_a_send_input_recorded_before_requests_were_logged_still_loads():
