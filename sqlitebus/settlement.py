@@ -6,6 +6,7 @@ import sqlite3
 from datetime import datetime
 from functools import partial
 
+from azurekit.queues import QueueProperties
 from sqlitebus import rows
 from sqlitebus.base import EngineBase
 from sqlitebus.errors import ServiceBusError
@@ -38,15 +39,17 @@ class Settlement(EngineBase):
 
         A message that used up ``maxDeliveryCount`` is dead-lettered right away.
         """
-        name, dead_letter, _ = self._entity(queue, False)
-        released = self._group.run(partial(self._abandon, queue, lock_token))
+        entity = self._entity(queue, False)
+        released = self._group.run(partial(self._abandon, queue, lock_token, entity))
+        name, dead_letter, _ = entity
         if released and not dead_letter:
             self._made_receivable(name, 1)
 
-    def _abandon(self, queue: str, lock_token: str, conn: sqlite3.Connection) -> bool:
+    def _abandon(self, queue: str, lock_token: str,
+                 entity: tuple[str, bool, QueueProperties], conn: sqlite3.Connection) -> bool:
         row = self._held(conn, queue, lock_token)
         _count(conn, row, "abandons")
-        name, dead_letter, props = self._entity(queue, False)
+        name, dead_letter, props = entity
         released = dead_letter or not rows.apply_broker_rules(
             conn, name, row, props, self._now_us(), check_expiry=False
         )
