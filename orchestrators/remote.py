@@ -10,7 +10,6 @@ from azure.durable_functions import DurableOrchestrationContext
 
 from orchestrators.calls import call, call_built
 from orders.compensation.remote import RemoteStep
-from orders.lifecycle.ids import reply_event_name
 from orders.models import Order, Step
 from orders.models.activities import RESULTS, SEND_AGENT_REQUEST
 from orders.models.agent_io import SendAgentRequestInput
@@ -67,7 +66,7 @@ def forward_step(context: DurableOrchestrationContext, step: RemoteStep, order: 
                                         workflow_version, confirmed_step(confirmed))
 
     yield from call_built(context, SEND_AGENT_REQUEST, key, build)
-    return (yield from await_reply(context, reply_event_name(step.operation), deadline))
+    return (yield from await_reply(context, step.reply_event, deadline))
 
 
 def confirmed_step(confirmed: Confirmed | None) -> ConfirmedStep | None:

@@ -65,6 +65,11 @@ class RemoteStep:
         """The compensation log step of this step when it completes; None: not logged."""
         return Step(self.operation) if self.undo is not None else None
 
+    @property
+    def reply_event(self) -> str:
+        """The external event the agent's reply to this step is raised as (A4)."""
+        return reply_event_name(self.operation)
+
     def request(self, instance_id: str, order: Order, deadline: datetime,
                 max_attempts: int) -> AgentRequest:
         """Build the agent request (MessageId ``<instanceId>:<op>``, key ``<OrderID>:<op>``)."""
@@ -73,7 +78,7 @@ class RemoteStep:
             message_id=request_message_id(instance_id, op), order_key=order.order_key,
             instance_id=instance_id, service=self.service, operation=op,
             idempotency_key=idempotency_key(order.order_key, op), complete_by=deadline,
-            max_attempts=max_attempts, event_name=reply_event_name(op),
+            max_attempts=max_attempts, event_name=self.reply_event,
             payload=PAYLOADS[op](order).to_payload())
 
     def undo_request(self, instance_id: str, entry: CompensationEntry, deadline: datetime,
