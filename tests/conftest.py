@@ -50,6 +50,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
+def environment_as_it_was():
+    """Give every test the process environment the suite started with.
+
+    Loading an app puts its ``local.settings.json`` Values into ``os.environ`` (only where
+    unset, as the Functions host does), and some tests set a setting directly; without
+    this a later test in the same worker would read them, and an app setting the test
+    wrote into a host's settings file would lose to the leaked one.
+    """
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@pytest.fixture(autouse=True)
 def no_tracer_left_behind(monkeypatch):
     """Give every test the process's tracing as a fresh process has it: none installed.
 

@@ -146,6 +146,10 @@ class LocalHost:
         from devhost.run.http_host import build_http_app
 
         app = build_http_app(self)
+        # The functions are indexed (ScriptHostState.Initialized) before the server listens,
+        # so the first status answer is never the constructor's Default.
+        if self.state == "Default":
+            self.state = "Initialized"
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, **HTTP_SERVER_OPTIONS)
         self._server = uvicorn.Server(config)
         thread = threading.Thread(target=self._server.run, name="devhost-http", daemon=True)
@@ -158,8 +162,6 @@ class LocalHost:
             if time.monotonic() > deadline or not thread.is_alive():
                 raise RuntimeError(f"HTTP server did not start on {self.base_url}")
             time.sleep(0.01)
-        if self.state == "Default":
-            self.state = "Initialized"
 
     def start(self, *, running: bool = True) -> None:
         """Start the HTTP server and the background work loops.

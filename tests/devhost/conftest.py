@@ -1,5 +1,4 @@
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,15 +13,6 @@ SAMPLE_APP = Path(__file__).parent / "sample_app"
 @pytest.fixture
 def clock():
     return ManualClock(datetime(2030, 1, 1, tzinfo=UTC))
-
-
-@pytest.fixture
-def restore_environ():
-    """local.settings.json Values go into os.environ: keep each test's to itself."""
-    saved = dict(os.environ)
-    yield
-    os.environ.clear()
-    os.environ.update(saved)
 
 
 @pytest.fixture

@@ -51,7 +51,7 @@ def test_get_entities_by_name_lists_them_as_the_extension(tmp_path, clock):
 
 
 def test_only_the_configured_clients_have_queues_as_a_deployment_creates_them(
-        tmp_path, clock, restore_environ, monkeypatch):
+        tmp_path, clock, monkeypatch):
     # Bicep creates orders-<clientId> and replies-<clientId> for the clients of its
     # clients parameter (ORDER_CLIENTS): a send to any other client's queue fails with
     # entity not found instead of waiting in a queue nobody reads.

@@ -47,7 +47,6 @@ async def start(req: func.HttpRequest, client):
 '''
 
 
-pytestmark = pytest.mark.usefixtures("restore_environ")
 
 
 def durable(**settings):

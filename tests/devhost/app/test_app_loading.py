@@ -14,8 +14,6 @@ from devhost.app.loader import AppLoadError, load_app
 from devhost.run.host import LocalHost
 from tests.devhost.apps import MY_APP, write_app
 
-pytestmark = pytest.mark.usefixtures("restore_environ")
-
 
 def start_error(app_dir, *extra):
     """Run ``devhost start`` on a broken app: (exit code, stderr lines)."""

@@ -46,6 +46,25 @@ def test_an_in_process_host_is_initialized_while_serving_http_then_running_then_
     assert host.state == "Stopped"
 
 
+def test_the_host_is_initialized_before_its_server_can_answer_a_status_poll(
+        tmp_path, monkeypatch):
+    import uvicorn
+
+    app_dir = write_app(tmp_path / "app", {"function_app.py": MY_APP})
+    host = LocalHost(app_dir, tmp_path / "data")
+    when_serving = []
+    serve = uvicorn.Server.run
+
+    def run(server, *args, **kwargs):
+        when_serving.append(host.state)
+        return serve(server, *args, **kwargs)
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    with host:
+        assert status(host.base_url)["state"] == "Initialized"
+    assert when_serving == ["Initialized"]
+
+
 def test_a_host_started_not_running_says_running_only_when_marked_and_never_after_a_stop(
         tmp_path):
     app_dir = write_app(tmp_path / "app", {"function_app.py": MY_APP})

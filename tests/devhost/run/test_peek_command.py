@@ -14,8 +14,7 @@ from sqlitebus import open_engine
 REPO = Path(__file__).resolve().parents[3]
 
 
-def test_peek_shows_whole_bodies_and_the_dead_letter_description(tmp_path, monkeypatch,
-                                                                restore_environ):
+def test_peek_shows_whole_bodies_and_the_dead_letter_description(tmp_path, monkeypatch):
     monkeypatch.setattr(cli, "console", Console(width=400))
     body = json.dumps({"schemaVersion": 1, "clientId": "acme", "replyTo": "replies-acme",
                        "order": {"orderId": "ORD-1", "customerId": "C-1", "lines": []}})
@@ -36,8 +35,7 @@ def test_peek_shows_whole_bodies_and_the_dead_letter_description(tmp_path, monke
     assert body[:19] + "…" in cut.output and body not in cut.output
 
 
-def test_queues_of_an_app_without_a_catalogue_are_those_its_host_made(tmp_path, monkeypatch,
-                                                                      restore_environ):
+def test_queues_of_an_app_without_a_catalogue_are_those_its_host_made(tmp_path, monkeypatch):
     monkeypatch.setattr(cli, "console", Console(width=200))
     app_dir = tmp_path / "app"
     app_dir.mkdir()
