@@ -6,6 +6,7 @@ and returns its result contract's JSON form; tests may call them directly.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from activities.compensation_steps import log_step, step_entry
@@ -16,7 +17,7 @@ from orders.lifecycle.fencing import FencedError, fenced_finish, fenced_or_none
 from orders.lifecycle.ids import client_order_id
 from orders.lifecycle.transitions import Actor
 from orders.messaging import OutgoingMessage
-from orders.models import CompensationEntry, Order, ProcessState
+from orders.models import CompensationEntry, Order, OrderLine, ProcessState
 from orders.models.activities import (
     ALERT_OPERATOR,
     BEGIN_ATTEMPT,
@@ -50,17 +51,24 @@ from orders.stores.inventory import Reserved
 def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Set CompleteBy of the attempt if it still owns the record (S4, S5).
 
-    With ``loadOrder`` (versions 3, 4) and not fenced, the result holds the order, read
-    after the write (LookupError as ``load_order``).
+    Not fenced: with ``loadOrder`` (versions 3 to 6) the result holds the order, read after
+    the write (LookupError as ``load_order``); with ``reserve`` (versions 5, 6) also the
+    reservation of its lines, made as ``reserve_inventory`` makes it.
     """
     step = BeginAttemptInput.model_validate(data)
     record = fenced_or_none(services.stores.states, step.order_key, step.instance_id,
                             lambda r: set_deadline(r, step.complete_by, Actor.ORDER_WORKFLOW))
     if record is None:
         return BeginAttemptResult(fenced=True).model_dump(mode="json")
-    order = _order(step.order_key, services) if step.load_order else None
-    return BeginAttemptResult(fenced=False, reply_to=record.status_queue,
-                              order=order).model_dump(mode="json")
+    answer = {"fenced": False, "replyTo": record.status_queue}
+    if step.load_order:
+        order = _order(step.order_key, services)
+        answer["order"] = order.model_dump(mode="json")
+        if step.reserve:
+            answer["reservation"] = _reserve(step.order_key, order.lines, services,
+                                             instance_id=step.instance_id,
+                                             version=record.workflow_version)
+    return answer
 
 
 @implements(LOAD_ORDER)
@@ -81,45 +89,50 @@ def _order(order_key: str, services: Services) -> Order:
 def reserve_inventory(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Reserve the order's lines in the local inventory (X7); see docs/inventory.md.
 
-    Logs the reserve entry first, so compensation releases whatever is left held; a rerun
-    reserves only lines without a hold. Raises LookupError if no attempt owns the record,
-    ValueError if compensation already released a line, TransientStoreError if contended.
+    Raises LookupError if no attempt owns the record; the rest as :func:`_reserve`.
     """
     step = ReserveInventoryInput.model_validate(data)
-    lines = tuple(ReservedLine(sku=line.sku, quantity=line.quantity) for line in step.lines)
-    result = ReserveInventoryResult(reservation_id=f"RES-{step.order_key}", lines=lines)
-    instance_id, version = _reserving_attempt(step, services)
+    record = services.stores.states.get(step.order_key)
+    if record is None or record.locked_by is None:
+        raise LookupError(f"orderId: no attempt owns order {step.order_key}; nothing reserved")
+    return _reserve(step.order_key, step.lines, services, instance_id=record.locked_by,
+                    version=record.workflow_version)
+
+
+def _reserve(order_key: str, lines: Sequence[OrderLine], services: Services, *,
+             instance_id: str, version: int) -> dict[str, Any]:
+    """Log the reserve entry of the attempt, then reserve ``lines``; the result's JSON form.
+
+    The entry comes first, so compensation releases whatever is left held; a rerun reserves
+    only lines without a hold. Raises ValueError if compensation already released a line,
+    TransientStoreError if contended.
+    """
+    reserved = tuple(ReservedLine(sku=line.sku, quantity=line.quantity) for line in lines)
+    result = ReserveInventoryResult(reservation_id=f"RES-{order_key}", lines=reserved)
     answer = result.model_dump(mode="json")  # once: the entry's details and the answer
     services.stores.compensation.record(CompensationEntry.new(
-        step.order_key, {"step": Step.RESERVE_INVENTORY.value, **answer},
+        order_key, {"step": Step.RESERVE_INVENTORY.value, **answer},
         instance_id=instance_id, workflow_version=version, now=services.clock.now()))
-    wanted = [(line.sku, hold_key(step.order_key, index), line.quantity)
-              for index, line in enumerate(step.lines)]
+    wanted = [(line.sku, hold_key(order_key, index), line.quantity)
+              for index, line in enumerate(lines)]
     for index, got in enumerate(services.stores.inventory.reserve_lines(wanted)):
-        line = step.lines[index]
+        line = lines[index]
         if got.outcome is Reserved.OUT_OF_STOCK:
             missing = OutOfStock(sku=line.sku, line=index, requested=line.quantity,
                                  available=got.available)
             metrics.record_out_of_stock()
             return {**answer, "outOfStock": missing.model_dump(mode="json")}
         if got.outcome is Reserved.RELEASED:
-            raise ValueError(f"lines[{index}]: the reservation of order {step.order_key} was "
+            raise ValueError(f"lines[{index}]: the reservation of order {order_key} was "
                              "released by its compensation; it is not reserved again")
     return answer
-
-
-def _reserving_attempt(step: ReserveInventoryInput, services: Services) -> tuple[str, int]:
-    record = services.stores.states.get(step.order_key)
-    if record is None or record.locked_by is None:
-        raise LookupError(f"orderId: no attempt owns order {step.order_key}; nothing reserved")
-    return record.locked_by, record.workflow_version
 
 
 @implements(SEND_AGENT_REQUEST)
 def send_agent_request(data: dict[str, Any], services: Services) -> str:
     """Log a remote forward step as *requested*, then send it to its agent (S9, A1, A4).
 
-    A ``confirmed`` previous step (versions 3, 4) is logged first, as ``record_step`` does,
+    A ``confirmed`` previous step (versions 3 to 6) is logged first, as ``record_step`` does,
     in the same write as the *requested* entry (``record_all``). Returns the MessageId.
     Raises ConflictError if logged with another key or amount.
     """
@@ -153,7 +166,7 @@ def send_agent_request(data: dict[str, Any], services: Services) -> str:
 def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Set Processed if the attempt still owns the record (S4, S6); a rerun is not fenced.
 
-    Versions 3, 4: ``confirmed`` (the last step) is logged first, fenced or not; with
+    Versions 3 to 6: ``confirmed`` (the last step) is logged first, fenced or not; with
     ``replyTo`` and not fenced, "OrderCompleted" is then sent as ``publish_status`` does.
     """
     step = FinishAttemptInput.model_validate(data)

@@ -2,11 +2,12 @@
 
 Versions 1 (reserve, charge, ship) and 2 ("charge on dispatch": reserve, ship, charge) run
 each step as its own activities (:func:`run_steps`); 3 and 4 run the same effects in the
-same order in 5 activities instead of 10 (:func:`run_merged`). Which version an attempt
-runs, what each outcome does to the record and why a version is frozen once orders run
-under it: docs/pipeline.md, "The order workflow". Each remote step races the agent's reply
-against a durable timer at CompleteBy (:mod:`orchestrators.remote`). Deterministic:
-context time only, no I/O, settings in the input; logs only when not replaying (D4).
+same order in 5 activities instead of 10, and 5 and 6 in 4 (:func:`run_merged`). Which
+version an attempt runs, what each outcome does to the record and why a version is frozen
+once orders run under it: docs/pipeline.md, "The order workflow". Each remote step races
+the agent's reply against a durable timer at CompleteBy (:mod:`orchestrators.remote`).
+Deterministic: context time only, no I/O, settings in the input; logs only when not
+replaying (D4).
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ REMOTE_STEPS: RemoteSteps = WORKFLOW_STEPS[1]
 REMOTE_STEPS_V2: RemoteSteps = WORKFLOW_STEPS[2]
 REMOTE_STEPS_V3: RemoteSteps = WORKFLOW_STEPS[3]
 REMOTE_STEPS_V4: RemoteSteps = WORKFLOW_STEPS[4]
+REMOTE_STEPS_V5: RemoteSteps = WORKFLOW_STEPS[5]
+REMOTE_STEPS_V6: RemoteSteps = WORKFLOW_STEPS[6]
 
 Attempt = Generator[Any, Any, AttemptOutcome]
 """An attempt's generator: yields the SDK's tasks, returns the attempt's outcome."""
@@ -147,29 +150,34 @@ def run_v2(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> At
 
 
 def run_merged(context: DurableOrchestrationContext, data: OrderWorkflowInput,
-               remote_steps: RemoteSteps) -> Attempt:
-    """Run one attempt as :func:`run_steps` does, in fewer activities (versions 3, 4, X6).
+               remote_steps: RemoteSteps, *, begin_reserves: bool = False) -> Attempt:
+    """Run one attempt as :func:`run_steps` does, in fewer activities (versions 3 to 6, X6).
 
     Each confirmed step is logged by the next activity (``send_agent_request``, or
-    ``finish_attempt``, which also tells the client). Every replay builds the same inputs
+    ``finish_attempt``, which also tells the client); with ``begin_reserves`` (versions 5,
+    6) ``begin_attempt`` also reserves the lines. Every replay builds the same inputs
     again, so each input built from the attempt's own values is built once per process
     (:func:`~orchestrators.calls.call_built`).
     """
     order_key, iid, version = data.order_key, context.instance_id, data.workflow_version
     deadline = context.current_utc_datetime + timedelta(seconds=data.deadline_s)
+    reserve = True if begin_reserves else None
     begun = yield from call_built(
-        context, BEGIN_ATTEMPT, (order_key, iid, deadline, True),
+        context, BEGIN_ATTEMPT, (order_key, iid, deadline, True, reserve),
         lambda: BeginAttemptInput(order_key=order_key, instance_id=iid, complete_by=deadline,
-                                  load_order=True))
+                                  load_order=True, reserve=reserve))
     if begun.fenced:
         return Superseded()
-    if begun.order is None:
-        raise ActivityResultError(f"activity {BEGIN_ATTEMPT.name}: order: required when "
-                                  "loadOrder was asked and the attempt owns the record")
+    if begun.order is None or (begin_reserves and begun.reservation is None):
+        missing = "order" if begun.order is None else "reservation"
+        raise ActivityResultError(f"activity {BEGIN_ATTEMPT.name}: {missing}: required when "
+                                  "asked and the attempt owns the record")
     reply_to, order = str(begun.reply_to), begun.order
-    reservation = yield from call_built(
-        context, RESERVE_INVENTORY, (order_key, Same(order)),
-        lambda: ReserveInventoryInput(order_key=order_key, lines=order.lines))
+    reservation = begun.reservation if begin_reserves else None
+    if reservation is None:
+        reservation = yield from call_built(
+            context, RESERVE_INVENTORY, (order_key, Same(order)),
+            lambda: ReserveInventoryInput(order_key=order_key, lines=order.lines))
     if reservation.out_of_stock is not None:
         return (yield from fail(context, order_key, reply_to, RESERVE_INVENTORY.name,
                                 reservation.out_of_stock.reason()))
@@ -209,6 +217,16 @@ def run_v4(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> At
     return (yield from run_merged(context, data, REMOTE_STEPS_V4))
 
 
+def run_v5(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> Attempt:
+    """Version 5: version 3 with the reservation made by ``begin_attempt`` (4 activities)."""
+    return (yield from run_merged(context, data, REMOTE_STEPS_V5, begin_reserves=True))
+
+
+def run_v6(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> Attempt:
+    """Version 6: version 4 with the reservation made by ``begin_attempt`` (4 activities)."""
+    return (yield from run_merged(context, data, REMOTE_STEPS_V6, begin_reserves=True))
+
+
 def fail(context: DurableOrchestrationContext, order_key: str, reply_to: str, operation: str,
          reason: str | None) -> Attempt:
     """Non-transient failure: alert, then compensation or Error (S7, S9).
@@ -233,7 +251,7 @@ def fail(context: DurableOrchestrationContext, order_key: str, reply_to: str, op
 
 
 WORKFLOWS: dict[int, Callable[[DurableOrchestrationContext, OrderWorkflowInput], Attempt]] = {
-    1: run_v1, 2: run_v2, 3: run_v3, 4: run_v4}
+    1: run_v1, 2: run_v2, 3: run_v3, 4: run_v4, 5: run_v5, 6: run_v6}
 """Workflow versions still registered; an order runs the version it started with (X6)."""
 
 

@@ -28,7 +28,7 @@ def remote_step(context: DurableOrchestrationContext, request: AgentRequest, dea
 
     ``workflow_version`` goes into the *requested* log entry the send activity writes before
     a forward request goes out (None for an undo); ``confirmed`` is the previous step's entry,
-    written first (versions 3, 4). Returns the reply, or None if the timer fired first (a
+    written first (versions 3 to 6). Returns the reply, or None if the timer fired first (a
     late reply is then ignored).
 
     Raises

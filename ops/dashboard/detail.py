@@ -73,7 +73,7 @@ def sent_by_attempts(attempts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Return the status messages the attempts' histories show sent (S8).
 
     A completed ``publish_status``, or an unfenced ``finish_attempt`` given a ``replyTo``
-    (workflow versions 3 and 4: "OrderCompleted").
+    (workflow versions 3 to 6: "OrderCompleted").
     """
     sent = []
     for attempt in attempts:

@@ -39,7 +39,7 @@ class SendAgentRequestInput(AgentRequest, StepContract):
 
     ``workflow_version`` is for the *requested* log entry (S9, X6); absent for undos and in
     older inputs, when the activity reads it from the state record. ``confirmed``
-    (versions 3, 4): the previous step's entry, logged first.
+    (versions 3 to 6): the previous step's entry, logged first.
     """
 
     model_config = ConfigDict(extra="forbid")

@@ -46,25 +46,6 @@ class OrderWorkflowInput(StepContract):
     trace_parent: str | None = Field(default=None, max_length=55)
 
 
-class BeginAttemptInput(BeginInput):
-    """Input of ``begin_attempt``: set CompleteBy while the attempt owns the record (S4, S5).
-
-    ``load_order`` (versions 3, 4): also read the order, as ``load_order`` does.
-    """
-
-    OMIT_IF_NONE = frozenset({"load_order"})
-
-    load_order: bool | None = None
-
-
-class BeginAttemptResult(BeginResult):
-    """Result of ``begin_attempt``; ``order`` when the input asked and it owns the record."""
-
-    OMIT_IF_NONE = frozenset({"order"})
-
-    order: Order | None = None
-
-
 class ReserveInventoryInput(StepContract):
     """Input of ``reserve_inventory``: the order's lines as the order database holds them."""
 
@@ -86,10 +67,39 @@ class ReserveInventoryResult(StepContract):
     out_of_stock: OutOfStock | None = None
 
 
+class BeginAttemptInput(BeginInput):
+    """Input of ``begin_attempt``: set CompleteBy while the attempt owns the record (S4, S5).
+
+    ``load_order`` (versions 3 to 6): also read the order, as ``load_order`` does;
+    ``reserve`` (versions 5, 6; needs ``load_order``): then reserve its lines, as
+    ``reserve_inventory`` does.
+    """
+
+    OMIT_IF_NONE = frozenset({"load_order", "reserve"})
+
+    load_order: bool | None = None
+    reserve: bool | None = None
+
+    @model_validator(mode="after")
+    def _reserve_needs_the_order(self) -> BeginAttemptInput:
+        if self.reserve and not self.load_order:
+            raise ValueError("reserve: needs loadOrder, since the lines reserved are the order's")
+        return self
+
+
+class BeginAttemptResult(BeginResult):
+    """Result of ``begin_attempt``; ``order`` and ``reservation`` when asked and not fenced."""
+
+    OMIT_IF_NONE = frozenset({"order", "reservation"})
+
+    order: Order | None = None
+    reservation: ReserveInventoryResult | None = None
+
+
 class FinishAttemptInput(OwnedRecordInput):
     """Input of ``finish_attempt``: set Processed while owning the record (S4, S6); never Error.
 
-    Versions 3, 4: ``confirmed`` is the last step's entry (logged first, fenced or not,
+    Versions 3 to 6: ``confirmed`` is the last step's entry (logged first, fenced or not,
     with ``workflow_version``); ``reply_to`` is told "OrderCompleted" unless fenced.
     """
 

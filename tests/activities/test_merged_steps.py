@@ -1,4 +1,4 @@
-"""The activities of workflow versions 3 and 4: each merged part as the separate step did it,
+"""The activities of workflow versions 3 to 6: each merged part as the separate step did it,
 in the same order, idempotent on rerun (X6, X7, S8, S9)."""
 
 from datetime import UTC, datetime
@@ -51,6 +51,67 @@ def test_begin_attempt_fails_naming_a_missing_order(services, stores, clock):
     with pytest.raises(LookupError, match="no order ORD-1"):
         steps.begin_attempt({"orderId": "ORD-1", "instanceId": "ORD-1:1", "loadOrder": True,
                              "completeBy": "2030-01-01T00:00:30.000000Z"}, services)
+
+
+def two_line_order(stores):
+    order = Order(order_key="ORD-1", customer_id="C-1", currency="USD",
+                  total_price=Decimal(50), created_at=datetime(2029, 12, 31, tzinfo=UTC),
+                  lines=[OrderLine(sku="P1-S1", quantity=3, unit_price=Decimal(10)),
+                         OrderLine(sku="P2-S2", quantity=5, unit_price=Decimal(4))])
+    stores.orders.create_if_absent(order)
+    return order
+
+
+BEGIN_AND_RESERVE = {"orderId": "ORD-1", "instanceId": "ORD-1:1", "loadOrder": True,
+                     "reserve": True, "completeBy": "2030-01-01T00:00:30.000000Z"}
+RESERVED = {"reservationId": "RES-ORD-1", "lines": [{"sku": "P1-S1", "quantity": 3},
+                                                     {"sku": "P2-S2", "quantity": 5}]}
+
+
+def test_begin_attempt_reserves_the_lines_of_the_order_it_read_once_across_reruns(
+        services, stores, clock):
+    record_in(stores.states, clock, workflow_version=5)
+    order = two_line_order(stores)
+    stores.inventory.load({"P1-S1": 10, "P2-S2": 10})
+    first = steps.begin_attempt(BEGIN_AND_RESERVE, services)
+    again = steps.begin_attempt(BEGIN_AND_RESERVE, services)  # a rerun (X7)
+    assert first == again
+    assert Order.model_validate(first["order"]) == order
+    assert first["reservation"] == RESERVED
+    assert [stores.inventory.get(sku).available for sku in ("P1-S1", "P2-S2")] == [7, 5]
+    # The reserve entry is the separate activity's: logged once, by this attempt's version.
+    assert steps_logged(stores) == [("reserve_inventory", "ORD-1:1", 5)]
+    assert stores.states.get("ORD-1").complete_by.isoformat() == "2030-01-01T00:00:30+00:00"
+
+
+def test_begin_attempt_reports_out_of_stock_as_reserve_inventory_does(services, stores,
+                                                                      clock):
+    record_in(stores.states, clock, workflow_version=5)
+    two_line_order(stores)
+    stores.inventory.load({"P1-S1": 10, "P2-S2": 4})
+    got = steps.begin_attempt(BEGIN_AND_RESERVE, services)
+    assert got["reservation"]["outOfStock"] == {
+        "sku": "P2-S2", "line": 1, "requested": 5, "available": 4}
+    assert [stores.inventory.get(sku).available for sku in ("P1-S1", "P2-S2")] == [7, 4]
+    assert steps_logged(stores) == [("reserve_inventory", "ORD-1:1", 5)]  # line 1 to release
+
+
+def test_a_fenced_begin_attempt_reads_and_reserves_nothing(services, stores, clock):
+    record_in(stores.states, clock, locked_by="ORD-1:2")  # a newer attempt owns it
+    two_line_order(stores)
+    stores.inventory.load({"P1-S1": 10, "P2-S2": 10})
+    assert steps.begin_attempt(BEGIN_AND_RESERVE, services) == {"fenced": True,
+                                                                "replyTo": None}
+    assert [stores.inventory.get(sku).available for sku in ("P1-S1", "P2-S2")] == [10, 10]
+    assert stores.compensation.entries("ORD-1") == []
+
+
+def test_reserve_without_load_order_is_refused_before_any_write(services, stores, clock):
+    record_in(stores.states, clock)
+    before = stores.states.get("ORD-1")
+    with pytest.raises(ValidationError, match="reserve: needs loadOrder"):
+        steps.begin_attempt({**BEGIN_AND_RESERVE, "loadOrder": None}, services)
+    assert stores.states.get("ORD-1") == before
 
 
 def test_send_logs_the_previous_step_then_its_own_request_then_sends(services, stores,

@@ -1,5 +1,6 @@
 """Workflow versions 3 and 4 end to end: version 1's and 2's effects, in the same order, from
-five activities per fault-free attempt instead of ten (X6, S8, S9)."""
+five activities per fault-free attempt instead of ten (X6, S8, S9). Versions 5 and 6:
+tests/e2e/test_workflow_v5.py."""
 
 from collections import Counter
 
@@ -30,8 +31,11 @@ def stock_for(system, *orders, units=10):
         {line.sku: units for order in orders for line in order.lines})
 
 
+V3 = {"WORKFLOW_VERSION": "3"}
+
+
 def test_a_new_order_runs_version_3_in_five_activities(make_system):
-    system = make_system()  # WORKFLOW_VERSION as the app ships it
+    system = make_system(settings=V3)
     order = make_order(81)
     stock_for(system, order)
     system.submit(order)
@@ -54,7 +58,8 @@ def test_a_new_order_runs_version_3_in_five_activities(make_system):
 
 def test_a_version_3_order_declined_after_the_charge_is_refunded_and_released(make_system):
     order = make_order(82)
-    system = make_system(faults={"shipping": {"decline": {key(order): SHIP_DECLINE}}})
+    system = make_system(faults={"shipping": {"decline": {key(order): SHIP_DECLINE}}},
+                         settings=V3)
     stock_for(system, order)
     system.submit(order)
     system.run(30)
@@ -94,7 +99,7 @@ def test_a_version_4_order_whose_charge_is_declined_cancels_its_shipment(make_sy
 
 def test_a_status_send_failing_inside_finish_attempt_is_resent_by_the_supervisor(
         make_system, monkeypatch):
-    system = make_system()
+    system = make_system(settings=V3)
     order = make_order(84)
     refused = refuse_final_statuses(system, monkeypatch, 1)
     system.submit(order)

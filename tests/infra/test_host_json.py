@@ -45,6 +45,16 @@ def test_version_and_extension_bundle():
                                        "version": "[4.30.0, 5.0.0)"}
 
 
+def test_default_version_is_the_newest_workflow_version_the_code_registers():
+    # A lower defaultVersion makes workers reject (versionFailureStrategy Reject) the
+    # attempts of the newest version; a higher one lets them take versions they lack (X6).
+    from orchestrators.order_workflow import WORKFLOWS
+
+    durable = host()["extensions"]["durableTask"]
+    assert durable["defaultVersion"] == f"{max(WORKFLOWS)}.0"
+    assert Settings.model_fields["WORKFLOW_VERSION"].default in WORKFLOWS
+
+
 def test_task_hub_name_is_valid_for_the_azure_storage_provider():
     # Azure Storage provider: 3-45 alphanumeric characters, starting with a letter.
     hub = host()["extensions"]["durableTask"]["hubName"]
