@@ -201,27 +201,35 @@ def test_a_permanent_failure_fails_the_order_and_alerts_an_operator(state, told)
                                "step": "charge", "reason": "card declined"}
 
 
+OUT_OF_STOCK = {**RESERVATION, "outOfStock": {
+    "sku": "SKU-A", "line": 0, "requested": 2, "available": 1}}
+"""A reservation result whose only line was short."""
+
+
+def failed_for_stock(h):
+    """Record an out-of-stock attempt's fail_order and alert; return the actions expected."""
+    h.activity(FAIL_ORDER.name, {"fenced": False, "state": "Compensating"})
+    h.activity(ALERT_OPERATOR.name, None)
+    why = ("reserve_inventory failed permanently: out of stock: SKU SKU-A (line 1) "
+           "requested 2, available 1")
+    return [("call", FAIL_ORDER.name, {"orderId": "ORD-1", "instanceId": IID,
+                                       "reason": f"attempt {IID}: {why}"}),
+            ("call", ALERT_OPERATOR.name, {"kind": "OrderError", "orderId": "ORD-1",
+                                           "instanceId": IID, "reason": why})]
+
+
 @pytest.mark.parametrize("version", [1, 2])
 def test_out_of_stock_fails_the_order_before_any_remote_step(version):
     h = History(names.ORDER_WORKFLOW, IID, {**INPUT, "workflowVersion": version})
     h.activity(BEGIN_ATTEMPT.name, {"fenced": False, "replyTo": "replies-acme"})
     h.activity(LOAD_ORDER.name, ORDER)
-    h.activity(RESERVE_INVENTORY.name, {**RESERVATION, "outOfStock": {
-        "sku": "SKU-A", "line": 0, "requested": 2, "available": 1}})
-    h.activity(FAIL_ORDER.name, {"fenced": False, "state": "Compensating"})
-    h.activity(ALERT_OPERATOR.name, None)
+    h.activity(RESERVE_INVENTORY.name, OUT_OF_STOCK)
+    expected = failed_for_stock(h)
     decision = replay(order_workflow, h)
-    why = ("reserve_inventory failed permanently: out of stock: SKU SKU-A (line 1) "
-           "requested 2, available 1")
-    assert decision.actions == [
-        BEGIN, LOAD, RESERVE,
-        ("call", FAIL_ORDER.name, {"orderId": "ORD-1", "instanceId": IID,
-                                   "reason": f"attempt {IID}: {why}"}),
-        ("call", ALERT_OPERATOR.name, {"kind": "OrderError", "orderId": "ORD-1",
-                                       "instanceId": IID, "reason": why})]
+    assert decision.actions == [BEGIN, LOAD, RESERVE, *expected]
     assert decision.output == {"outcome": "compensating", "step": "reserve_inventory",
-                               "reason": why.removeprefix(
-                                   "reserve_inventory failed permanently: ")}
+                               "reason": "out of stock: SKU SKU-A (line 1) requested 2, "
+                                         "available 1"}
 
 
 def test_a_superseded_attempt_schedules_nothing_after_begin_attempt():

@@ -5,22 +5,18 @@ import pytest
 
 from orchestrators.order_workflow import order_workflow
 from orders import names
-from orders.models.activities import (
-    ALERT_OPERATOR,
-    BEGIN_ATTEMPT,
-    FAIL_ORDER,
-    FINISH_ATTEMPT,
-    RESERVE_INVENTORY,
-)
+from orders.models.activities import BEGIN_ATTEMPT, FINISH_ATTEMPT, RESERVE_INVENTORY
 from tests.orchestrators.history import History, replay
 from tests.orchestrators.test_order_workflow_replay import (
     DEADLINE,
     IID,
     INPUT,
     ORDER,
+    OUT_OF_STOCK,
     PAID,
     RESERVATION,
     SHIPPED,
+    failed_for_stock,
     race,
     reply,
     send,
@@ -45,49 +41,31 @@ def begun(version, result=BEGUN):
     return h
 
 
-def test_version_5_schedules_four_activities_and_ends_processed():
-    h = begun(5)
-    answered(h, "charge", reply("charge", result=PAID))
-    answered(h, "ship", reply("ship", result=SHIPPED))
+@pytest.mark.parametrize("version, first, second", [
+    (5, ("charge", PAID), ("ship", SHIPPED)), (6, ("ship", SHIPPED), ("charge", PAID))])
+def test_versions_5_and_6_schedule_four_activities_and_end_processed(version, first,
+                                                                     second):
+    h = begun(version)
+    for operation, result in (first, second):
+        answered(h, operation, reply(operation, result=result))
     h.activity(FINISH_ATTEMPT.name, {"fenced": False})
     decision = replay(order_workflow, h)
     assert decision.actions == [
-        BEGIN, send("charge", 5), race("charge", cancelled=True),
-        send_after("ship", 5, "charge", PAID), race("ship", cancelled=True),
-        finish(5, "ship", SHIPPED)]
+        BEGIN, send(first[0], version), race(first[0], cancelled=True),
+        send_after(second[0], version, *first), race(second[0], cancelled=True),
+        finish(version, *second)]
     assert decision.done and decision.output == {"outcome": "processed"}
     # One start, 4 activities (x2), 2 events, 2 timers: 13 DTS actions in 7 episodes.
     assert (len(decision.calls), episodes(h)) == (4, 7)
     assert RESERVE_INVENTORY.name not in decision.calls
 
 
-def test_version_6_ships_first_after_the_reserving_begin():
-    h = begun(6)
-    answered(h, "ship", reply("ship", result=SHIPPED))
-    answered(h, "charge", reply("charge", result=PAID))
-    h.activity(FINISH_ATTEMPT.name, {"fenced": False})
-    decision = replay(order_workflow, h)
-    assert decision.actions == [
-        BEGIN, send("ship", 6), race("ship", cancelled=True),
-        send_after("charge", 6, "ship", SHIPPED), race("charge", cancelled=True),
-        finish(6, "charge", PAID)]
-
-
 @pytest.mark.parametrize("version", [5, 6])
 def test_out_of_stock_in_begin_attempt_fails_the_order_before_any_remote_step(version):
-    h = begun(version, {**BEGUN, "reservation": {**RESERVATION, "outOfStock": {
-        "sku": "SKU-A", "line": 0, "requested": 2, "available": 1}}})
-    h.activity(FAIL_ORDER.name, {"fenced": False, "state": "Compensating"})
-    h.activity(ALERT_OPERATOR.name, None)
+    h = begun(version, {**BEGUN, "reservation": OUT_OF_STOCK})
+    expected = failed_for_stock(h)
     decision = replay(order_workflow, h)
-    why = ("reserve_inventory failed permanently: out of stock: SKU SKU-A (line 1) "
-           "requested 2, available 1")
-    assert decision.actions == [
-        BEGIN,
-        ("call", FAIL_ORDER.name, {"orderId": "ORD-1", "instanceId": IID,
-                                   "reason": f"attempt {IID}: {why}"}),
-        ("call", ALERT_OPERATOR.name, {"kind": "OrderError", "orderId": "ORD-1",
-                                       "instanceId": IID, "reason": why})]
+    assert decision.actions == [BEGIN, *expected]
     assert decision.output["outcome"] == "compensating"
 
 

@@ -1,8 +1,10 @@
-"""Workflow versions 3 and 4 end to end: version 1's and 2's effects, in the same order, from
-five activities per fault-free attempt instead of ten (X6, S8, S9). Versions 5 and 6:
-tests/e2e/test_workflow_v5.py."""
+"""Workflow versions 3 to 6 end to end: version 1's and 2's effects, in the same order, from
+five activities per fault-free attempt instead of ten (3, 4), or four, the reservation made
+by the first (5, 6; X6, S8, S9)."""
 
 from collections import Counter
+
+import pytest
 
 from tests.e2e.harness import ProcessState, key, make_order
 from tests.e2e.test_final_status import refuse_final_statuses
@@ -32,22 +34,28 @@ def stock_for(system, *orders, units=10):
 
 
 V3 = {"WORKFLOW_VERSION": "3"}
+FOUR = [name for name in MERGED if name != "reserve_inventory"]
 
 
-def test_a_new_order_runs_version_3_in_five_activities(make_system):
-    system = make_system(settings=V3)
+@pytest.mark.parametrize("version, scheduled", [(3, MERGED), (5, FOUR)])
+def test_a_new_order_runs_version_3_in_five_activities_and_5_in_four(make_system, version,
+                                                                     scheduled):
+    # Version 5 is the one the app ships (WORKFLOW_VERSION): begin_attempt also reserves.
+    system = make_system(settings={"WORKFLOW_VERSION": str(version)})
     order = make_order(81)
     stock_for(system, order)
     system.submit(order)
     system.run(10)
     record = system.state(order.order_key)
-    assert (record.process_state, record.workflow_version) == (ProcessState.PROCESSED, 3)
+    assert (record.process_state, record.workflow_version) == (ProcessState.PROCESSED,
+                                                               version)
     assert record.complete_by is None  # the final status was sent and noted
     attempt = system.host.taskhub.get_instance(f"{key(order)}:1")
-    assert attempt.version == "3.0" and activities(system, attempt.instance_id) == MERGED
+    assert attempt.version == f"{version}.0"
+    assert activities(system, attempt.instance_id) == scheduled
     # The log is version 1's, entry for entry.
-    assert logged(system, order) == [("reserve_inventory", 3), ("charge_requested", 3),
-                                     ("charge", 3), ("ship_requested", 3), ("ship", 3)]
+    assert logged(system, order) == [(step, version) for step in (
+        "reserve_inventory", "charge_requested", "charge", "ship_requested", "ship")]
     assert statuses(system, order) == ["RequestReceived", "OrderCompleted"]
     assert Counter(e.kind for e in system.effects(order_id=order.order_key)) == {
         "charge": 1, "ship": 1}
@@ -81,20 +89,27 @@ def test_a_version_3_order_declined_after_the_charge_is_refunded_and_released(ma
     assert statuses(system, order) == ["RequestReceived", "Compensated"]
 
 
-def test_a_version_4_order_whose_charge_is_declined_cancels_its_shipment(make_system):
+@pytest.mark.parametrize("version", [4, 6])
+def test_a_version_4_or_6_order_whose_charge_is_declined_cancels_its_shipment(make_system,
+                                                                            version):
     order = make_order(83)
     system = make_system(faults={"payment": {"decline": {key(order): {
-        "status": 402, "reason": "card_declined"}}}}, settings={"WORKFLOW_VERSION": "4"})
+        "status": 402, "reason": "card_declined"}}}},
+        settings={"WORKFLOW_VERSION": str(version)})
     stock_for(system, order)
     system.submit(order)
     system.run(30)
     record = system.state(order.order_key)
-    assert (record.process_state, record.workflow_version) == (ProcessState.COMPENSATED, 4)
+    assert (record.process_state, record.workflow_version) == (ProcessState.COMPENSATED,
+                                                               version)
     assert [step for step, _ in logged(system, order)] == [
         "reserve_inventory", "ship_requested", "ship", "charge_requested", "refund",
         "cancel_shipment", "release_inventory"]
     assert [e.kind for e in system.effects(order_id=order.order_key)] == ["ship", "cancel"]
-    assert all(item.balanced for item in system.services.stores.inventory.items())
+    inventory = system.services.stores.inventory
+    assert [inventory.get(line.sku).available for line in order.lines] == [10, 10]
+    assert all(item.balanced for item in inventory.items())
+    assert statuses(system, order) == ["RequestReceived", "Compensated"]
 
 
 def test_a_status_send_failing_inside_finish_attempt_is_resent_by_the_supervisor(
