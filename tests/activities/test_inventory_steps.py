@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from activities import compensation_steps, steps
-from orders.models import ProcessState, Step
+from orders.models import Order, ProcessState, Step
 from orders.models.inventory import Hold
 from tests.support.records import RESERVE, entry, record_in
 
@@ -106,7 +106,7 @@ CRASH_AFTER_FIRST_LINE = textwrap.dedent("""
     from orders.stores.sqlite_inventory import SqliteInventoryStore
     from activities import steps
 
-    data, order, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+    data, given, mode, activity = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     if mode == "per_line":  # one conditional write per line, as on Cosmos DB
         SqliteInventoryStore.reserve_lines = ConditionalInventory.reserve_lines
         real = SqliteInventoryStore.reserve
@@ -126,7 +126,7 @@ CRASH_AFTER_FIRST_LINE = textwrap.dedent("""
                            state_path=f"{data}/state.sqlite")
     services = Services(settings=Settings(DEVHOST_DATA_DIR=data), clock=ManualClock(),
                         stores=stores, sender=None, breakers=None, http=None, settler=None)
-    steps.reserve_inventory(__import__("json").loads(order), services)
+    getattr(steps, activity)(__import__("json").loads(given), services)
 """)
 
 TAKEN_BY_THE_CRASH = {"per_line": (7, 10), "batched": (10, 10)}
@@ -134,23 +134,34 @@ TAKEN_BY_THE_CRASH = {"per_line": (7, 10), "batched": (10, 10)}
 of the transaction was."""
 
 
-def crash_after_first_line(stores, clock, tmp_path, mode):
+RESERVING = {"reserve_inventory": TWO_LINES, "begin_attempt": {
+    "orderId": "ORD-1", "instanceId": "ORD-1:1", "completeBy": "2030-01-01T00:00:30.000000Z",
+    "loadOrder": True, "reserve": True}}
+"""The input of each activity that reserves: its own, and the first of versions 5 and 6."""
+
+
+def crash_after_first_line(stores, clock, tmp_path, mode, activity="reserve_inventory"):
     record_in(stores.states, clock)
+    stores.orders.create_if_absent(Order.model_validate({
+        **TWO_LINES, "customerId": "C-1", "currency": "USD", "totalPrice": "8.00",
+        "createdAt": "2029-12-31T00:00:00Z"}))
     stores.inventory.load({"P1-S1": 10, "P2-S2": 10})
     crashed = subprocess.run([sys.executable, "-c", CRASH_AFTER_FIRST_LINE, str(tmp_path),
-                              json.dumps(TWO_LINES), mode], capture_output=True, text=True,
-                             timeout=60, env={**os.environ, "PYTHONPATH": os.getcwd()})
+                              json.dumps(RESERVING[activity]), mode, activity],
+                             capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "PYTHONPATH": os.getcwd()})
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr
     assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == TAKEN_BY_THE_CRASH[mode]
     assert [e.step for e in stores.compensation.entries("ORD-1")] == [Step.RESERVE_INVENTORY]
 
 
+@pytest.mark.parametrize("activity", sorted(RESERVING))
 @pytest.mark.parametrize("mode", sorted(TAKEN_BY_THE_CRASH))
 def test_a_sigkill_between_the_writes_of_one_reservation_recovers_by_a_rerun(
-        services, stores, clock, tmp_path, mode):
-    crash_after_first_line(stores, clock, tmp_path, mode)
+        services, stores, clock, tmp_path, mode, activity):
+    crash_after_first_line(stores, clock, tmp_path, mode, activity)
     # The activity runs again (redelivery, or the supervisor's next attempt).
-    steps.reserve_inventory(TWO_LINES, services)
+    getattr(steps, activity)(RESERVING[activity], services)
     assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == (7, 5)
     assert all(i.balanced for i in stores.inventory.items())
 
