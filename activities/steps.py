@@ -60,14 +60,13 @@ def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
                             lambda r: set_deadline(r, step.complete_by, Actor.ORDER_WORKFLOW))
     if record is None:
         return BeginAttemptResult(fenced=True).model_dump(mode="json")
-    answer = {"fenced": False, "replyTo": record.status_queue}
-    if step.load_order:
-        order = _order(step.order_key, services)
-        answer["order"] = order.model_dump(mode="json")
-        if step.reserve:
-            answer["reservation"] = _reserve(step.order_key, order.lines, services,
-                                             instance_id=step.instance_id,
-                                             version=record.workflow_version)
+    order = _order(step.order_key, services) if step.load_order else None
+    answer = BeginAttemptResult(fenced=False, reply_to=record.status_queue,
+                                order=order).model_dump(mode="json")
+    if order is not None and step.reserve:  # the reserve contract's JSON form, built once
+        answer["reservation"] = _reserve(step.order_key, order.lines, services,
+                                         instance_id=step.instance_id,
+                                         version=record.workflow_version)
     return answer
 
 
