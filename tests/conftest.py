@@ -5,6 +5,7 @@ Test folders mirror the packages they test; what several of them need lives here
 """
 
 import os
+from contextlib import contextmanager
 
 import pytest
 from opentelemetry import trace
@@ -49,20 +50,41 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: -expected_s(item))
 
 
+@contextmanager
+def _environment_kept():
+    """Put ``os.environ`` back as it was on entry, whatever the body set or removed."""
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        if os.environ != saved:
+            os.environ.clear()
+            os.environ.update(saved)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def module_environment_as_it_was():
+    """Give every module the process environment the one before it started with.
+
+    A module-scoped fixture that loads an app (or sets a setting) runs before any test's
+    own snapshot below, so without this its ``local.settings.json`` Values (the repository's
+    ``ORDER_CLIENTS`` "me", say) stayed in ``os.environ`` for every later module of the worker.
+    """
+    with _environment_kept():
+        yield
+
+
 @pytest.fixture(autouse=True)
 def environment_as_it_was():
-    """Give every test the process environment the suite started with.
+    """Give every test the process environment it started with.
 
     Loading an app puts its ``local.settings.json`` Values into ``os.environ`` (only where
     unset, as the Functions host does), and some tests set a setting directly; without
     this a later test in the same worker would read them, and an app setting the test
     wrote into a host's settings file would lose to the leaked one.
     """
-    saved = dict(os.environ)
-    yield
-    if os.environ != saved:
-        os.environ.clear()
-        os.environ.update(saved)
+    with _environment_kept():
+        yield
 
 
 @pytest.fixture(autouse=True)
