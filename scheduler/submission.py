@@ -110,7 +110,7 @@ def admit(stores: Stores, order_key: str, client_id: str, quota: Quota) -> str |
                 f"(Pending, Processing, Compensating), its quota "
                 f"MAX_IN_FLIGHT_PER_CLIENT={quota.per_client}; nothing was stored, submit the "
                 "order again later with a new MessageId")
-    in_flight = sum(stores.states.count_by_state(IN_FLIGHT_STATES).values())
+    in_flight = stores.states.count_in(IN_FLIGHT_STATES)
     record_backlog(in_flight, quota.max_in_flight)
     if in_flight >= quota.max_in_flight:
         return ("admission control: the service is at capacity (MAX_IN_FLIGHT); nothing was "

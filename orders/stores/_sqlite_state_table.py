@@ -80,10 +80,21 @@ STARTABLE_OF_CLIENT_SQL = (
     "SELECT * FROM state_records WHERE client_id IS ? AND process_state = ? "
     "AND locked_by IS NULL AND not_before <= ? ORDER BY not_before LIMIT ?"
 )
-COUNT_OF_CLIENT_SQL = (
-    "SELECT COUNT(*) FROM (SELECT 1 FROM state_records WHERE client_id = ? "
-    "AND process_state = ? LIMIT ?)"
-)
+def count_of_client_sql(states: int) -> str:
+    """One bounded COUNT of a client's records in ``states`` states, on ix_state_client.
+
+    Parameters: the client id, the ``states`` state names, the limit.
+    """
+    return ("SELECT COUNT(*) FROM (SELECT 1 FROM state_records WHERE client_id = ? "
+            f"AND process_state IN ({', '.join('?' * states)}) LIMIT ?)")
+
+
+def count_in_sql(states: int) -> str:
+    """One COUNT of the records in ``states`` states, on the process_state index."""
+    return ("SELECT COUNT(*) FROM state_records "
+            f"WHERE process_state IN ({', '.join('?' * states)})")
+
+
 EXPIRED_SQL = (
     "SELECT * FROM state_records WHERE process_state = ? AND complete_by >= ? "
     "AND complete_by < ? AND (complete_by, order_id) > (?, ?) "

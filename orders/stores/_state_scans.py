@@ -44,6 +44,10 @@ class StateScans:
             raise ValueError(f"limit: must be 1 to {MAX_COUNT_LIMIT}; got {limit}")
         return self._count_of_client(client_id, check_states(states), limit)
 
+    def count_in(self, states: Iterable[ProcessState]) -> int:
+        """See :meth:`orders.stores.ports.StateStore.count_in`."""
+        return self._count_in(check_states(states))
+
     def scan_expired(self, now: datetime, window: timedelta, page_size: int,
                      continuation: str | None = None,
                      states: tuple[ProcessState, ...] = SUPERVISED_STATES) -> ScanPage:
@@ -85,6 +89,9 @@ class StateScans:
 
     def _count_of_client(self, client_id: str, states: tuple[ProcessState, ...],
                          limit: int) -> int:
+        raise NotImplementedError
+
+    def _count_in(self, states: tuple[ProcessState, ...]) -> int:
         raise NotImplementedError
 
     def _recent(self, state: ProcessState, limit: int) -> list[StateRecord]:

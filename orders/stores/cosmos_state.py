@@ -60,9 +60,10 @@ _STARTABLE_OF_CLIENT_SQL = _STARTABLE_SQL + " AND c.clientId = @client"
 _STARTABLE_OF_NO_CLIENT_SQL = _STARTABLE_SQL + " AND IS_NULL(c.clientId)"
 # TOP bounds what the per-client count reads (X3): at most @limit index entries.
 _OF_CLIENT_SQL = ("SELECT TOP @limit VALUE 1 FROM c WHERE c.clientId = @client "
-                  "AND c.processState = @state")
+                  "AND c.processState IN ({states})")
 _BY_STATE_SQL = "SELECT * FROM c WHERE c.processState = @state"
 _COUNT_SQL = "SELECT VALUE COUNT(1) FROM c WHERE c.processState = @state"
+_COUNT_IN_SQL = "SELECT VALUE COUNT(1) FROM c WHERE c.processState IN ({states})"
 # Bounded newest-first reads for the dashboard (S7, X8): TOP with ORDER BY, one
 # query each; the SDK merges the partitions' ordered answers. The indexing policy
 # (infra/app/cosmos.bicep) includes /updatedAt/? and (processState, updatedAt DESC).
@@ -70,6 +71,13 @@ _RECENT_SQL = ("SELECT TOP @limit * FROM c WHERE c.processState = @state "
                "ORDER BY c.updatedAt DESC")
 _CHANGES_SQL = ("SELECT TOP @limit c.processState, c.createdAt, c.updatedAt FROM c "
                 "WHERE c.updatedAt >= @since ORDER BY c.updatedAt DESC")
+
+
+def _state_parameters(states: tuple[ProcessState, ...]) -> tuple[str, list[dict[str, Any]]]:
+    """Return ``"@s0, @s1, ..."`` for an ``IN (...)`` and the query parameters naming them."""
+    names = [f"@s{i}" for i in range(len(states))]
+    return ", ".join(names), [{"name": n, "value": s.value}
+                              for n, s in zip(names, states, strict=True)]
 
 
 def _record(document: dict[str, Any]) -> StateRecord:
@@ -155,19 +163,23 @@ class CosmosStateStore(CosmosAdapter, StateScans):
 
     def _count_of_client(self, client_id: str, states: tuple[ProcessState, ...],
                          limit: int) -> int:
-        total = 0
-        for state in states:
-            if total >= limit:
-                break
-            with translated(f"count {state.value} of client {client_id}"):
-                found = self._container.query_items(
-                    _OF_CLIENT_SQL,
-                    parameters=[{"name": "@limit", "value": limit - total},
-                                {"name": "@client", "value": client_id},
-                                {"name": "@state", "value": state.value}],
-                    enable_cross_partition_query=True)
-                total += sum(1 for _ in found)
-        return min(total, limit)
+        names, parameters = _state_parameters(states)
+        with translated(f"count {', '.join(s.value for s in states)} of client {client_id}"):
+            found = self._container.query_items(
+                _OF_CLIENT_SQL.format(states=names),
+                parameters=[{"name": "@limit", "value": limit},
+                            {"name": "@client", "value": client_id}, *parameters],
+                enable_cross_partition_query=True)
+            return min(sum(1 for _ in found), limit)
+
+    def _count_in(self, states: tuple[ProcessState, ...]) -> int:
+        names, parameters = _state_parameters(states)
+        with translated(f"count {', '.join(s.value for s in states)}"):
+            values = self._container.query_items(
+                _COUNT_IN_SQL.format(states=names), parameters=parameters,
+                enable_cross_partition_query=True)
+            # SELECT VALUE COUNT(1) yields numbers; the SDK types every item as a document.
+            return int(sum(cast(Iterable[int], values)))
 
     def find_by_state(
         self, state: ProcessState, page_size: int, continuation: str | None = None
@@ -209,9 +221,8 @@ class CosmosStateStore(CosmosAdapter, StateScans):
         if low is not None:
             condition = "c.completeBy >= @low AND " + condition
             bounds = {"@low": format_utc(low), **bounds}
-        names = [f"@s{i}" for i in range(len(states))]
-        sql = f"SELECT * FROM c WHERE c.processState IN ({', '.join(names)}) AND {condition}"
-        parameters = [{"name": n, "value": s.value} for n, s in zip(names, states, strict=True)]
+        names, parameters = _state_parameters(states)
+        sql = f"SELECT * FROM c WHERE c.processState IN ({names}) AND {condition}"
         parameters += [{"name": name, "value": value} for name, value in bounds.items()]
         documents, token, charge = self._page(sql, parameters, page_size, continuation)
         return ScanPage(

@@ -229,6 +229,16 @@ class StateStore(Protocol):
         """Count records per ProcessState, all states if ``states`` is None (X3)."""
         ...
 
+    def count_in(self, states: Iterable[ProcessState]) -> int:
+        """Count the records in any of ``states`` (admission control's total, X3): one query.
+
+        Raises
+        ------
+        ValueError
+            If ``states`` is empty or holds something other than a ProcessState.
+        """
+        ...
+
     def save_snapshot(self, name: str, body: dict[str, Any]) -> None:
         """Store ``body`` (JSON-ready) as snapshot ``name``, replacing the last one.
 
@@ -268,8 +278,8 @@ class StateStore(Protocol):
     ) -> int:
         """Count one client's records in ``states``, reading at most ``limit`` (1..10000).
 
-        The per-client quota's count (X3, S8): bounded and index-served, so its cost does not grow
-        with a client's backlog. Returns ``limit`` if there are at least that many.
+        The per-client quota's count (X3, S8): one query, bounded and index-served, so its cost
+        does not grow with a client's backlog. Returns ``limit`` if there are at least that many.
         """
         ...
 

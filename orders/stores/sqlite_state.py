@@ -33,13 +33,14 @@ from orders.stores._sqlite_state_table import (
     BY_STATE_SQL,
     CHANGES_SQL,
     COLUMNS,
-    COUNT_OF_CLIENT_SQL,
     EXPIRED_SQL,
     NO_DEADLINE,
     RECENT_SQL,
     SCHEMA,
     STARTABLE_OF_CLIENT_SQL,
     STARTABLE_SQL,
+    count_in_sql,
+    count_of_client_sql,
     decode_token,
     encode_token,
     from_row,
@@ -144,16 +145,17 @@ class SqliteStateStore(SqliteAdapter, StateScans):
 
     def _count_of_client(self, client_id: str, states: tuple[ProcessState, ...],
                          limit: int) -> int:
-        # One bounded COUNT per state on ix_state_client: reads at most ``limit`` entries.
-        total = 0
-        with self._db.use() as conn:
-            for state in states:
-                if total >= limit:
-                    break
-                self._db.count("query")
-                total += conn.execute(COUNT_OF_CLIENT_SQL,
-                                      (client_id, state.value, limit - total)).fetchone()[0]
-        return min(total, limit)
+        # One bounded COUNT on ix_state_client: reads at most ``limit`` entries.
+        with self._db.use("query") as conn:
+            found: int = conn.execute(count_of_client_sql(len(states)),
+                                      (client_id, *(s.value for s in states), limit)).fetchone()[0]
+        return found
+
+    def _count_in(self, states: tuple[ProcessState, ...]) -> int:
+        with self._db.use("query") as conn:
+            found: int = conn.execute(count_in_sql(len(states)),
+                                      [s.value for s in states]).fetchone()[0]
+        return found
 
     def find_by_state(
         self, state: ProcessState, page_size: int, continuation: str | None = None

@@ -121,3 +121,32 @@ def test_orders_of_a_client_that_ended_free_its_quota(env):
     stores.states.replace(done.model_copy(update={"process_state": ProcessState.ERROR}))
     assert isinstance(submit(body(3), stores, sent, now, max_in_flight=10, per_client=2),
                       submission.Accepted)
+
+
+def test_admission_reads_its_two_counts_in_one_query_each(tmp_path, monkeypatch):
+    # A store query is a cross-partition query on Cosmos DB, billed per request: the
+    # client's quota and the in-flight total over three states were six (one per state).
+    import atexit
+    import json
+
+    from orders.stores import _sqlite
+
+    monkeypatch.setenv(_sqlite.COUNTS_DIR_ENV, str(tmp_path / "ops"))
+    monkeypatch.setattr(_sqlite, "_counts", None)
+    stores, sent = sqlite_stores(tmp_path), Sent()
+    for n, state in enumerate([ProcessState.PENDING, ProcessState.PROCESSING,
+                               ProcessState.COMPENSATING]):
+        put(stores.states, f"OLD-{n}", state, client_id="acme")
+    now = ManualClock().now()
+    refused = submit(body(1), stores, sent, now, max_in_flight=10, per_client=3)
+    assert isinstance(refused, submission.AdmissionRefused)  # the client's 3 counted
+    admitted = submit(body(2, "shop-b"), stores, sent, now, client_id="shop-b",
+                      max_in_flight=10, per_client=3)
+    assert isinstance(admitted, submission.Accepted)
+    stores.close()
+    counts = _sqlite.operation_counts()
+    assert counts is not None
+    atexit.unregister(counts.write)  # tmp_path is gone by then
+    counts.write()
+    queries = json.loads(counts.path.read_text())["counts"]["state"]["query"]
+    assert queries == 1 + 2  # the refused: its quota; the admitted: its quota and the total

@@ -181,9 +181,27 @@ def test_count_by_state_counts_every_state(stores, clock):
     }
 
 
+def test_count_in_is_the_total_of_the_records_in_any_of_the_states(stores, clock):
+    now = clock.now()
+    layout = {ProcessState.PENDING: 3, ProcessState.PROCESSING: 2,
+              ProcessState.COMPENSATING: 1, ProcessState.PROCESSED: 4}
+    for state, n in layout.items():
+        for i in range(n):
+            stores.states.create_if_absent(make_record(f"{state.value}-{i}", now, state))
+    in_flight = [ProcessState.PENDING, ProcessState.PROCESSING, ProcessState.COMPENSATING]
+    assert stores.states.count_in(in_flight) == 6
+    assert stores.states.count_in(in_flight) == sum(
+        stores.states.count_by_state(in_flight).values())
+    assert stores.states.count_in([ProcessState.PROCESSED, ProcessState.PROCESSED]) == 4
+    assert stores.states.count_in([ProcessState.ERROR]) == 0
+    assert stores.states.count_in(ProcessState) == 10
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
+        (lambda s, now: s.count_in([]), "states"),
+        (lambda s, now: s.count_in(["Pending"]), "states"),
         (lambda s, now: s.find_startable(now.replace(tzinfo=None), 1), "now"),
         (lambda s, now: s.find_startable(now, 0), "limit"),
         (lambda s, now: s.find_startable(now, 1001), "limit"),
@@ -232,6 +250,17 @@ def test_count_of_client_counts_only_that_clients_records_in_the_states(stores, 
     assert stores.states.count_of_client("shop-b", in_flight, limit=100) == 1
     assert stores.states.count_of_client("shop-c", in_flight, limit=100) == 0
     assert stores.states.count_of_client("shop-a", [ProcessState.PROCESSED], limit=100) == 1
+
+
+def test_count_of_client_stops_at_its_limit_across_its_states(stores, clock):
+    now = clock.now()
+    for n, state in enumerate([ProcessState.PENDING] * 3 + [ProcessState.PROCESSING] * 3):
+        stores.states.create_if_absent(client_record("shop-a", f"A{n}", now, state,
+                                                     complete_by=now + minutes(5)))
+    both = [ProcessState.PENDING, ProcessState.PROCESSING]
+    assert stores.states.count_of_client("shop-a", both, limit=4) == 4
+    assert stores.states.count_of_client("shop-a", both, limit=6) == 6
+    assert stores.states.count_of_client("shop-a", both, limit=100) == 6
 
 
 def test_count_of_client_stops_at_its_limit(stores, clock):
