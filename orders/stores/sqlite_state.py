@@ -257,9 +257,10 @@ class SqliteStateStore(SqliteAdapter, StateScans):
     def query_plans(self) -> dict[str, list[str]]:
         """Return SQLite's EXPLAIN QUERY PLAN lines per query.
 
-        Keys ``startable``, ``expired``, ``overdue``, ``recent``, ``changes``; a ``SEARCH ... USING
-        INDEX`` line shows the query reads an index range.
+        Keys ``startable``, ``expired``, ``overdue``, ``recent``, ``changes``, ``count_of_client``,
+        ``count_in``; a ``SEARCH ... USING INDEX`` line shows the query reads an index range.
         """
+        in_flight = ("Pending", "Processing", "Compensating")
         with self._db.use() as conn:
             return {
                 name: [
@@ -272,6 +273,8 @@ class SqliteStateStore(SqliteAdapter, StateScans):
                     ("overdue", EXPIRED_SQL, ("Processing", NO_DEADLINE, "", "", "", 1)),
                     ("recent", RECENT_SQL, ("Compensated", 1)),
                     ("changes", CHANGES_SQL, ("Processed", "", 1)),
+                    ("count_of_client", count_of_client_sql(3), ("acme", *in_flight, 1)),
+                    ("count_in", count_in_sql(3), in_flight),
                 )
             }
 

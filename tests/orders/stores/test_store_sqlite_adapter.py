@@ -37,6 +37,18 @@ def test_the_dashboards_newest_first_reads_search_one_index_range(store):
         "(process_state=? AND updated_at>?)"]
 
 
+def test_admissions_counts_read_an_index_range_per_state_in_one_query(store):
+    plans = store.query_plans()
+    # The IN list becomes one equality search per state on the index: no table scan.
+    assert plans["count_of_client"] == [
+        "CO-ROUTINE (subquery-1)",
+        "SEARCH state_records USING COVERING INDEX ix_state_client "
+        "(client_id=? AND process_state=?)",
+        "SCAN (subquery-1)"]
+    assert plans["count_in"] == [
+        "SEARCH state_records USING COVERING INDEX ix_state_by_state (process_state=?)"]
+
+
 def test_scan_reads_the_expired_rows_not_the_table(store):
     now = ManualClock().now()
     for i in range(300):
