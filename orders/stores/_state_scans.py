@@ -20,6 +20,7 @@ from orders.stores.ports import (
     check_count,
     check_now,
     check_startable,
+    check_state_list,
     check_states,
     check_window,
 )
@@ -40,13 +41,16 @@ class StateScans:
     def count_of_client(self, client_id: str, states: Iterable[ProcessState],
                         limit: int) -> int:
         """See :meth:`orders.stores.ports.StateStore.count_of_client`."""
-        if not 1 <= limit <= MAX_COUNT_LIMIT:
-            raise ValueError(f"limit: must be 1 to {MAX_COUNT_LIMIT}; got {limit}")
-        return self._count_of_client(client_id, check_states(states), limit)
+        if not isinstance(client_id, str) or not client_id:
+            # A legacy record has no client: SQLite's = never matches NULL, Cosmos DB's
+            # matches null, so None would count differently on the two backends.
+            raise ValueError(f"client_id: must be a non-empty string; got {client_id!r}")
+        check_count("limit", limit, MAX_COUNT_LIMIT)
+        return self._count_of_client(client_id, check_state_list(states), limit)
 
     def count_in(self, states: Iterable[ProcessState]) -> int:
         """See :meth:`orders.stores.ports.StateStore.count_in`."""
-        return self._count_in(check_states(states))
+        return self._count_in(check_state_list(states))
 
     def scan_expired(self, now: datetime, window: timedelta, page_size: int,
                      continuation: str | None = None,
@@ -68,11 +72,7 @@ class StateScans:
     def changes_since(self, since: datetime, limit: int) -> list[StateChange]:
         """See :meth:`orders.stores.ports.StateStore.changes_since`."""
         check_now(since)
-        if isinstance(limit, bool) or not isinstance(limit, int) or \
-                not 1 <= limit <= MAX_CHANGES_LIMIT:
-            raise ValueError(f"limit: must be an int from 1 to {MAX_CHANGES_LIMIT}; "
-                             f"got {limit!r}")
-        return self._changes_since(since, limit)
+        return self._changes_since(since, check_count("limit", limit, MAX_CHANGES_LIMIT))
 
     def _scan_window(self, now: datetime, window: timedelta, page_size: int,
                      continuation: str | None, states: tuple[ProcessState, ...], *,

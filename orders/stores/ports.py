@@ -235,7 +235,7 @@ class StateStore(Protocol):
         Raises
         ------
         ValueError
-            If ``states`` is empty or holds something other than a ProcessState.
+            If ``states`` is None, empty, or holds something other than a ProcessState.
         """
         ...
 
@@ -280,6 +280,12 @@ class StateStore(Protocol):
 
         The per-client quota's count (X3, S8): one query, bounded and index-served, so its cost
         does not grow with a client's backlog. Returns ``limit`` if there are at least that many.
+
+        Raises
+        ------
+        ValueError
+            Naming ``client_id`` (not a non-empty string), ``states`` (None, empty, or not
+            ProcessStates) or ``limit`` (not an int from 1 to 10000).
         """
         ...
 
@@ -400,10 +406,10 @@ def check_now(now: datetime) -> datetime:
     return now
 
 
-def check_count(name: str, value: int) -> int:
-    """Return a row count if it is an int in 1..MAX_PAGE_SIZE, else raise ValueError."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PAGE_SIZE:
-        raise ValueError(f"{name}: must be an int from 1 to {MAX_PAGE_SIZE}; got {value!r}")
+def check_count(name: str, value: int, most: int = MAX_PAGE_SIZE) -> int:
+    """Return a row count if it is an int in 1..``most``, else raise ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        raise ValueError(f"{name}: must be an int from 1 to {most}; got {value!r}")
     return value
 
 
@@ -418,6 +424,17 @@ def check_states(states: Iterable[ProcessState] | None) -> tuple[ProcessState, .
     """Return ``states`` as a tuple, duplicates dropped (None: all); ValueError if empty or bad."""
     if states is None:
         return tuple(ProcessState)
+    return check_state_list(states)
+
+
+def check_state_list(states: Iterable[ProcessState]) -> tuple[ProcessState, ...]:
+    """Return ``states`` as a tuple, duplicates dropped; ValueError unless it names one or more.
+
+    None is refused here: where a count sums states, "all of them" would count finished
+    orders as in flight (X3), so a caller must name them.
+    """
+    if states is None or isinstance(states, str | bytes) or not isinstance(states, Iterable):
+        raise ValueError(f"states: must be an iterable of ProcessState; got {states!r}")
     result: list[ProcessState] = []
     for state in states:
         if not isinstance(state, ProcessState):
