@@ -188,6 +188,16 @@ def action_cut(cut: dict[str, Any]) -> float:
     return 1 - cut["current"]["per_order"]["taskhub"]["dts_actions"] / before
 
 
+def _pairs(growth: dict[str, Any]) -> str:
+    """Say how the large hub's ratio was taken: one pair, or the median of several."""
+    pairs = growth.get("pairs")
+    if not pairs or len(pairs) == 1:
+        return "back to back"
+    ratios = ", ".join(f"{p['ratio']:.2f}" for p in pairs)
+    return (f"the median of {len(pairs)} interleaved pairs, empty then seeded; "
+            f"ratios {ratios}")
+
+
 def _orders(section: dict[str, Any]) -> list[str]:
     cmp_ = orders_comparison(section)
     growth = section["growth"]
@@ -214,7 +224,7 @@ def _orders(section: dict[str, Any]) -> list[str]:
               f"p50_ms={cmp_['p50_ms']:.0f} p99_ms={cmp_['p99_ms']:.0f}.",
               f"- Task hub holding {growth['instances']:,} completed instances: "
               f"{growth['seeded']['orders_per_s']:.1f} orders/s vs "
-              f"{growth['empty']['orders_per_s']:.1f} on an empty hub (back to back): "
+              f"{growth['empty']['orders_per_s']:.1f} on an empty hub ({_pairs(growth)}): "
               f"**{cmp_['growth']:.2f}**; peak RSS {growth['seeded']['host']['peak_rss_mib']:.0f}"
               f" vs {growth['empty']['host']['peak_rss_mib']:.0f} MiB.",
               *_tracing(section.get("tracing")),

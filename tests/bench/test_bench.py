@@ -282,6 +282,29 @@ def test_report_goal_is_met_at_four_times_the_better_peer():
     assert "Note:" not in text
 
 
+def test_the_large_hub_is_compared_in_interleaved_pairs_and_judged_by_the_median(
+        monkeypatch, tmp_path):
+    called = []
+
+    def fake_run(n, faults, *, data_root, task_hub_from=None, **kwargs):
+        called.append("seeded" if task_hub_from else "empty")
+        rate = {2: 50.0, 4: 30.0, 6: 44.0}.get(len(called), 40.0)  # the seeded runs
+        return _run("none", "full speed", rate, 1.0)
+
+    monkeypatch.setattr(orders, "run", fake_run)
+    growth = orders._growth_pairs(1000, tmp_path / "hub.sqlite", 100_000, tmp_path,
+                                  lambda line: None)
+    assert called == ["empty", "seeded"] * orders.GROWTH_PAIRS
+    assert [round(p["ratio"], 2) for p in growth["pairs"]] == [1.25, 0.75, 1.1]
+    assert growth["ratio"] == 1.1 and growth["seeded"]["orders_per_s"] == 44.0
+    results = _results(host=120.0, dbos=20.0, durabletask=30.0)
+    results["orders"]["growth"] = {"instances": 100_000, **growth}
+    text = report.render(results)
+    assert ("44.0 orders/s vs 40.0 on an empty hub (the median of 3 interleaved pairs, "
+            "empty then seeded; ratios 1.25, 0.75, 1.10): **1.10**") in text
+    assert "large hub >= 0.8 of the empty hub's orders/s: **met**" in text
+
+
 def test_report_cpu_goal_is_not_met_above_20_ms_per_order():
     results = _results(host=120.0, dbos=20.0, durabletask=30.0)
     for run in results["orders"]["runs"]:
