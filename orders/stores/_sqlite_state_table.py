@@ -80,6 +80,8 @@ STARTABLE_OF_CLIENT_SQL = (
     "SELECT * FROM state_records WHERE client_id IS ? AND process_state = ? "
     "AND locked_by IS NULL AND not_before <= ? ORDER BY not_before LIMIT ?"
 )
+
+
 def count_of_client_sql(states: int) -> str:
     """One bounded COUNT of a client's records in ``states`` states, on ix_state_client.
 
