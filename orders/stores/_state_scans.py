@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
+from azurekit.client_ids import check_client_id
 from orders.models import SUPERVISED_STATES, ProcessState, StateRecord
 from orders.stores.ports import (
     ANY_CLIENT,
@@ -41,10 +42,10 @@ class StateScans:
     def count_of_client(self, client_id: str, states: Iterable[ProcessState],
                         limit: int) -> int:
         """See :meth:`orders.stores.ports.StateStore.count_of_client`."""
-        if not isinstance(client_id, str) or not client_id:
-            # A legacy record has no client: SQLite's = never matches NULL, Cosmos DB's
-            # matches null, so None would count differently on the two backends.
-            raise ValueError(f"client_id: must be a non-empty string; got {client_id!r}")
+        try:  # the one client-id rule; None (a legacy record's) would count differently on
+            check_client_id(client_id)  # the backends: SQLite's = never matches NULL
+        except ValueError as exc:
+            raise ValueError(f"client_id: {exc}") from None
         check_count("limit", limit, MAX_COUNT_LIMIT)
         return self._count_of_client(client_id, check_state_list(states), limit)
 

@@ -284,8 +284,9 @@ class StateStore(Protocol):
         Raises
         ------
         ValueError
-            Naming ``client_id`` (not a non-empty string), ``states`` (None, empty, or not
-            ProcessStates) or ``limit`` (not an int from 1 to 10000).
+            Naming ``client_id`` (not a client id by the one rule, ``azurekit.client_ids``),
+            ``states`` (None, empty, or not ProcessStates) or ``limit`` (not an int from 1
+            to 10000).
         """
         ...
 

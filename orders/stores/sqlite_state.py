@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from clocks import Clock, SystemClock
-from orders.models import ProcessState, StateRecord, format_utc
+from orders.models import IN_FLIGHT_STATES, ProcessState, StateRecord, format_utc
 from orders.stores._records import keep_record, require_etag, stamp
 from orders.stores._sqlite import SqliteAdapter
 from orders.stores._sqlite_state_table import (
@@ -260,7 +260,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
         Keys ``startable``, ``expired``, ``overdue``, ``recent``, ``changes``, ``count_of_client``,
         ``count_in``; a ``SEARCH ... USING INDEX`` line shows the query reads an index range.
         """
-        in_flight = ("Pending", "Processing", "Compensating")
+        in_flight = tuple(s.value for s in IN_FLIGHT_STATES)
         with self._db.use() as conn:
             return {
                 name: [

@@ -210,6 +210,8 @@ def test_count_in_is_the_total_of_the_records_in_any_of_the_states(stores, clock
         (lambda s, now: s.count_of_client("acme", None, 5), "states"),
         (lambda s, now: s.count_of_client(None, [ProcessState.PENDING], 5), "client_id"),
         (lambda s, now: s.count_of_client("", [ProcessState.PENDING], 5), "client_id"),
+        (lambda s, now: s.count_of_client("Acme", [ProcessState.PENDING], 5), "client_id"),
+        (lambda s, now: s.count_of_client("a" * 21, [ProcessState.PENDING], 5), "client_id"),
         (lambda s, now: s.count_of_client("acme", [ProcessState.PENDING], True), "limit"),
         (lambda s, now: s.count_of_client("acme", [ProcessState.PENDING], 2.5), "limit"),
         (lambda s, now: s.count_of_client("acme", [ProcessState.PENDING], None), "limit"),
