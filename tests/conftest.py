@@ -64,7 +64,7 @@ def _environment_kept():
 
 @pytest.fixture(autouse=True, scope="module")
 def module_environment_as_it_was():
-    """Give every module the process environment the one before it started with.
+    """Give every module the process environment the module before it started with.
 
     A module-scoped fixture that loads an app (or sets a setting) runs before any test's
     own snapshot below, so without this its ``local.settings.json`` Values (the repository's

@@ -1,4 +1,3 @@
-import atexit
 import json
 import sqlite3
 
@@ -6,11 +5,11 @@ import pytest
 
 from bench import cost_report, costs, prices
 from devhost.taskhub.schema import SCHEMA
-from orders.stores import _sqlite
 from orders.stores.sqlite_orders import SqliteOrderStore
 from simulator.ledger import Ledger
 from sqlitebus.engine import ServiceBusEngine
 from tests.orders.stores.store_builders import make_order
+from tests.support.stores import count_store_operations, counted_store_operations
 
 # One fault-free order of workflow version 1 as the task hub records it: 13 episodes, 10
 # activities, 2 timers (cancelled when the reply won), 2 replies raised as events.
@@ -73,19 +72,14 @@ def test_servicebus_operations_are_counted_per_queue_in_the_bus_file(tmp_path):
 
 
 def test_store_operations_are_counted_as_cosmos_db_would_see_them(tmp_path, monkeypatch):
-    monkeypatch.setenv(_sqlite.COUNTS_DIR_ENV, str(tmp_path / "ops"))
-    monkeypatch.setattr(_sqlite, "_counts", None)
+    count_store_operations(tmp_path, monkeypatch)
     store = SqliteOrderStore(tmp_path / "orders.sqlite")
     order = make_order()
     store.create_if_absent(order)
     store.create_if_absent(order)  # exists: a write refused, then a point read to compare
     assert store.get(order.order_key) == order
     store.close()
-    counts = _sqlite.operation_counts()
-    assert counts is not None
-    atexit.unregister(counts.write)  # tmp_path is gone by then
-    counts.write()
-    doc = json.loads(counts.path.read_text())
+    doc = counted_store_operations()
     assert doc["counts"] == {"orders": {"point_read": 2, "write": 2}}
     assert doc["callers"] == {"other": {"orders.point_read": 2, "orders.write": 2}}
 

@@ -7,7 +7,12 @@ from orders.models import ProcessState
 from orders.models.messages import SubmitOrder
 from scheduler import submission
 from tests.e2e.harness import make_order
-from tests.support.stores import put, sqlite_stores
+from tests.support.stores import (
+    count_store_operations,
+    counted_store_operations,
+    put,
+    sqlite_stores,
+)
 
 
 class Sent:
@@ -126,13 +131,7 @@ def test_orders_of_a_client_that_ended_free_its_quota(env):
 def test_admission_reads_its_two_counts_in_one_query_each(tmp_path, monkeypatch):
     # A store query is a cross-partition query on Cosmos DB, billed per request: the
     # client's quota and the in-flight total over three states were six (one per state).
-    import atexit
-    import json
-
-    from orders.stores import _sqlite
-
-    monkeypatch.setenv(_sqlite.COUNTS_DIR_ENV, str(tmp_path / "ops"))
-    monkeypatch.setattr(_sqlite, "_counts", None)
+    count_store_operations(tmp_path, monkeypatch)
     stores, sent = sqlite_stores(tmp_path), Sent()
     for n, state in enumerate([ProcessState.PENDING, ProcessState.PROCESSING,
                                ProcessState.COMPENSATING]):
@@ -144,9 +143,5 @@ def test_admission_reads_its_two_counts_in_one_query_each(tmp_path, monkeypatch)
                       max_in_flight=10, per_client=3)
     assert isinstance(admitted, submission.Accepted)
     stores.close()
-    counts = _sqlite.operation_counts()
-    assert counts is not None
-    atexit.unregister(counts.write)  # tmp_path is gone by then
-    counts.write()
-    queries = json.loads(counts.path.read_text())["counts"]["state"]["query"]
+    queries = counted_store_operations()["counts"]["state"]["query"]
     assert queries == 1 + 2  # the refused: its quota; the admitted: its quota and the total

@@ -1,11 +1,13 @@
 """SQLite stores with records in chosen states, for the ops unit tests."""
 
+import atexit
+import json
 from datetime import timedelta
 
 from clocks import ManualClock
 from orders.lifecycle.ids import order_key
 from orders.models import ProcessState, StateRecord
-from orders.stores import create_stores
+from orders.stores import _sqlite, create_stores
 
 
 def sqlite_stores(tmp_path, clock=None):
@@ -34,3 +36,18 @@ def put(states, order_id, state=ProcessState.PENDING, *, attempt=0, failures=0,
               "complete_by": now + timedelta(seconds=complete_in_s)
               if complete_in_s is not None else None, **extra}
     return states.replace(record.model_copy(update=update))
+
+
+def count_store_operations(tmp_path, monkeypatch) -> None:
+    """Count this process's store operations from now on (as the benchmark's runs do)."""
+    monkeypatch.setenv(_sqlite.COUNTS_DIR_ENV, str(tmp_path / "ops"))
+    monkeypatch.setattr(_sqlite, "_counts", None)
+
+
+def counted_store_operations() -> dict:
+    """Write and return the counts since :func:`count_store_operations`: ``counts``, ``callers``."""
+    counts = _sqlite.operation_counts()
+    assert counts is not None, "count_store_operations was not called"
+    atexit.unregister(counts.write)  # its folder, a test's tmp_path, is gone by exit
+    counts.write()
+    return json.loads(counts.path.read_text())
