@@ -12,6 +12,7 @@ from typing import Any
 from activities.compensation_steps import log_step, step_entry
 from activities.declared import implements
 from orders.compensation.plan import request_details
+from orders.compensation.remote import RemoteStep
 from orders.lifecycle.changes import complete, set_deadline
 from orders.lifecycle.fencing import FencedError, fenced_finish, fenced_or_none
 from orders.lifecycle.ids import client_order_id
@@ -51,9 +52,12 @@ from orders.stores.inventory import Reserved
 def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Set CompleteBy of the attempt if it still owns the record (S4, S5).
 
-    Not fenced: with ``loadOrder`` (versions 3 to 6) the result holds the order, read after
-    the write (LookupError as ``load_order``); with ``reserve`` (versions 5, 6) also the
-    reservation of its lines, made as ``reserve_inventory`` makes it.
+    Not fenced: with ``loadOrder`` (versions 3 to 8) the result holds the order, read after
+    the write (LookupError as ``load_order``); with ``reserve`` (versions 5 to 8) also the
+    reservation of its lines, made as ``reserve_inventory`` makes it; with ``sendFirst``
+    (versions 7, 8) and every line held, the first remote step is then logged as
+    *requested* and sent as ``send_agent_request`` does, its MessageId in ``sent``. Each
+    part is idempotent, so a rerun repeats none of its effects (X7).
     """
     step = BeginAttemptInput.model_validate(data)
     record = fenced_or_none(services.stores.states, step.order_key, step.instance_id,
@@ -63,10 +67,18 @@ def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     order = _order(step.order_key, services) if step.load_order else None
     answer = BeginAttemptResult(fenced=False, reply_to=record.status_queue,
                                 order=order).model_dump(mode="json")
-    if order is not None and step.reserve:  # the reserve contract's JSON form, built once
-        answer["reservation"] = _reserve(step.order_key, order.lines, services,
-                                         instance_id=step.instance_id,
-                                         version=record.workflow_version)
+    if order is None or not step.reserve:
+        return answer
+    # The reserve contract's JSON form, built once.
+    reservation = _reserve(step.order_key, order.lines, services,
+                           instance_id=step.instance_id, version=record.workflow_version)
+    answer["reservation"] = reservation
+    first = step.send_first
+    if first is not None and "outOfStock" not in reservation:
+        request = RemoteStep(first.service, first.operation).request(
+            step.instance_id, order, step.complete_by, first.max_attempts)
+        answer["sent"] = _log_and_send(services, SendAgentRequestInput.of(
+            request, record.workflow_version))
     return answer
 
 
@@ -131,11 +143,18 @@ def _reserve(order_key: str, lines: Sequence[OrderLine], services: Services, *,
 def send_agent_request(data: dict[str, Any], services: Services) -> str:
     """Log a remote forward step as *requested*, then send it to its agent (S9, A1, A4).
 
-    A ``confirmed`` previous step (versions 3 to 6) is logged first, as ``record_step`` does,
+    A ``confirmed`` previous step (versions 3 to 8) is logged first, as ``record_step`` does,
     in the same write as the *requested* entry (``record_all``). Returns the MessageId.
     Raises ConflictError if logged with another key or amount.
     """
-    request = SendAgentRequestInput.model_validate(data)  # an AgentRequest and more
+    return _log_and_send(services, SendAgentRequestInput.model_validate(data))
+
+
+def _log_and_send(services: Services, request: SendAgentRequestInput) -> str:
+    """Log ``request`` (and its ``confirmed`` step) as :func:`send_agent_request` says, send it.
+
+    Returns the MessageId; ConflictError if logged with another key or amount.
+    """
     details = request_details(request)
     entries = []
     if request.confirmed is not None:
@@ -165,7 +184,7 @@ def send_agent_request(data: dict[str, Any], services: Services) -> str:
 def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Set Processed if the attempt still owns the record (S4, S6); a rerun is not fenced.
 
-    Versions 3 to 6: ``confirmed`` (the last step) is logged first, fenced or not; with
+    Versions 3 to 8: ``confirmed`` (the last step) is logged first, fenced or not; with
     ``replyTo`` and not fenced, "OrderCompleted" is then sent as ``publish_status`` does.
     """
     step = FinishAttemptInput.model_validate(data)

@@ -2,10 +2,11 @@
 
 Versions 1 (reserve, charge, ship) and 2 ("charge on dispatch": reserve, ship, charge) run
 each step as its own activities (:func:`run_steps`); 3 and 4 run the same effects in the
-same order in 5 activities instead of 10, and 5 and 6 in 4 (:func:`run_merged`). Which
-version an attempt runs, what each outcome does to the record and why a version is frozen
-once orders run under it: docs/pipeline.md, "The order workflow". Each remote step races
-the agent's reply against a durable timer at CompleteBy (:mod:`orchestrators.remote`).
+same order in 5 activities instead of 10, 5 and 6 in 4, and 7 and 8 in 3 with one durable
+timer per attempt (:func:`run_merged`). Which version an attempt runs, what each outcome
+does to the record and why a version is frozen once orders run under it:
+docs/pipeline.md, "The order workflow". Each remote step races the agent's reply against a
+durable timer at CompleteBy (:mod:`orchestrators.remote`).
 Deterministic: context time only, no I/O, settings in the input; logs only when not
 replaying (D4).
 """
@@ -20,7 +21,15 @@ from typing import Any
 from azure.durable_functions import DurableOrchestrationContext
 
 from orchestrators.calls import call, call_built
-from orchestrators.remote import Confirmed, confirmed_step, forward_step, remote_step
+from orchestrators.remote import (
+    Confirmed,
+    await_reply,
+    close_deadline,
+    confirmed_step,
+    forward_step,
+    open_deadline,
+    remote_step,
+)
 from orders.compensation.remote import WORKFLOW_STEPS, RemoteStep
 from orders.lifecycle.ids import workflow_version_of
 from orders.models import Order, Step
@@ -38,8 +47,10 @@ from orders.models.activities import (
 from orders.models.attempt_io import (
     AttemptOutcome,
     BeginAttemptInput,
+    BeginAttemptResult,
     Failed,
     FinishAttemptInput,
+    FirstRequest,
     OrderWorkflowInput,
     Processed,
     ReserveInventoryInput,
@@ -70,6 +81,8 @@ REMOTE_STEPS_V3: RemoteSteps = WORKFLOW_STEPS[3]
 REMOTE_STEPS_V4: RemoteSteps = WORKFLOW_STEPS[4]
 REMOTE_STEPS_V5: RemoteSteps = WORKFLOW_STEPS[5]
 REMOTE_STEPS_V6: RemoteSteps = WORKFLOW_STEPS[6]
+REMOTE_STEPS_V7: RemoteSteps = WORKFLOW_STEPS[7]
+REMOTE_STEPS_V8: RemoteSteps = WORKFLOW_STEPS[8]
 
 Attempt = Generator[Any, Any, AttemptOutcome]
 """An attempt's generator: yields the SDK's tasks, returns the attempt's outcome."""
@@ -150,29 +163,25 @@ def run_v2(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> At
 
 
 def run_merged(context: DurableOrchestrationContext, data: OrderWorkflowInput,
-               remote_steps: RemoteSteps, *, begin_reserves: bool = False) -> Attempt:
-    """Run one attempt as :func:`run_steps` does, in fewer activities (versions 3 to 6, X6).
+               remote_steps: RemoteSteps, *, begin_reserves: bool = False,
+               begin_sends: bool = False) -> Attempt:
+    """Run one attempt as :func:`run_steps` does, in fewer activities (versions 3 to 8, X6).
 
     Each confirmed step is logged by the next activity (``send_agent_request``, or
-    ``finish_attempt``, which also tells the client); with ``begin_reserves`` (versions 5,
-    6) ``begin_attempt`` also reserves the lines. Every replay builds the same inputs
-    again, so each input built from the attempt's own values is built once per process
-    (:func:`~orchestrators.calls.call_built`).
+    ``finish_attempt``, which also tells the client); with ``begin_reserves`` (versions 5
+    to 8) ``begin_attempt`` also reserves the lines, and with ``begin_sends`` (versions 7,
+    8) also sends the first remote step, every reply then raced against one timer at
+    CompleteBy. Every replay builds the same inputs again, so each input built from the
+    attempt's own values is built once per process (:func:`~orchestrators.calls.call_built`).
     """
     order_key, iid, version = data.order_key, context.instance_id, data.workflow_version
     deadline = context.current_utc_datetime + timedelta(seconds=data.deadline_s)
-    reserve = True if begin_reserves else None
-    begun = yield from call_built(
-        context, BEGIN_ATTEMPT, (order_key, iid, deadline, True, reserve),
-        lambda: BeginAttemptInput(order_key=order_key, instance_id=iid, complete_by=deadline,
-                                  load_order=True, reserve=reserve))
+    first = remote_steps[0] if begin_sends else None
+    begun = yield from begin(context, data, deadline, begin_reserves, first)
     if begun.fenced:
         return Superseded()
-    if begun.order is None or (begin_reserves and begun.reservation is None):
-        missing = "order" if begun.order is None else "reservation"
-        raise ActivityResultError(f"activity {BEGIN_ATTEMPT.name}: {missing}: required when "
-                                  "asked and the attempt owns the record")
     reply_to, order = str(begun.reply_to), begun.order
+    assert order is not None, "begin checks it"
     reservation = begun.reservation if begin_reserves else None
     if reservation is None:
         reservation = yield from call_built(
@@ -181,20 +190,58 @@ def run_merged(context: DurableOrchestrationContext, data: OrderWorkflowInput,
     if reservation.out_of_stock is not None:
         return (yield from fail(context, order_key, reply_to, RESERVE_INVENTORY.name,
                                 reservation.out_of_stock.reason()))
+    timer = open_deadline(context, deadline) if begin_sends else None
     confirmed: Confirmed | None = None
     for step in remote_steps:
-        reply = yield from forward_step(context, step, order, deadline,
-                                        data.agent_max_attempts, version, confirmed)
+        if step is first:  # sent by begin_attempt
+            reply = yield from await_reply(context, step.reply_event, deadline, timer)
+        else:
+            reply = yield from forward_step(context, step, order, deadline,
+                                            data.agent_max_attempts, version, confirmed, timer)
+        if reply is not None:
+            close_deadline(timer if reply.outcome is not AgentOutcome.SUCCEEDED else None)
         if reply is None or reply.outcome is AgentOutcome.TRANSIENT_FAILURE:
             return left_for_supervisor(context, order_key, step.operation, reply)
         if reply.outcome is AgentOutcome.PERMANENT_FAILURE:
             return (yield from fail(context, order_key, reply_to, step.operation, reply.reason))
         confirmed = None if step.log_step is None else (step.log_step, reply.result)
+    close_deadline(timer)
     done = yield from call(context, FINISH_ATTEMPT, FinishAttemptInput(
         order_key=order_key, instance_id=iid, state="Processed",
         confirmed=confirmed_step(confirmed),
         workflow_version=version if confirmed is not None else None, reply_to=reply_to))
     return Superseded() if done.fenced else Processed()
+
+
+def begin(context: DurableOrchestrationContext, data: OrderWorkflowInput, deadline: datetime,
+          reserve: bool, first: RemoteStep | None) -> Generator[Any, Any, BeginAttemptResult]:
+    """Schedule ``begin_attempt`` of a merged version: load the order, maybe reserve and send.
+
+    Raises
+    ------
+    ActivityResultError
+        If the attempt owns the record but the result lacks what was asked: the order, the
+        reservation, or the first request's MessageId with every line held.
+    """
+    order_key, iid = data.order_key, context.instance_id
+    most = data.agent_max_attempts
+    begun = yield from call_built(
+        context, BEGIN_ATTEMPT, (order_key, iid, deadline, True, reserve or None, first, most),
+        lambda: BeginAttemptInput(
+            order_key=order_key, instance_id=iid, complete_by=deadline, load_order=True,
+            reserve=True if reserve else None,
+            send_first=None if first is None else FirstRequest(
+                service=first.service, operation=first.operation, max_attempts=most)))
+    if begun.fenced:
+        return begun
+    held = begun.reservation is not None and begun.reservation.out_of_stock is None
+    missing = ("order" if begun.order is None else
+               "reservation" if reserve and begun.reservation is None else
+               "sent" if first is not None and held and begun.sent is None else None)
+    if missing is not None:
+        raise ActivityResultError(f"activity {BEGIN_ATTEMPT.name}: {missing}: required when "
+                                  "asked and the attempt owns the record")
+    return begun
 
 
 def left_for_supervisor(context: DurableOrchestrationContext, order_key: str, operation: str,
@@ -227,6 +274,18 @@ def run_v6(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> At
     return (yield from run_merged(context, data, REMOTE_STEPS_V6, begin_reserves=True))
 
 
+def run_v7(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> Attempt:
+    """Version 7: version 5 with the charge sent by ``begin_attempt`` (3 activities, 1 timer)."""
+    return (yield from run_merged(context, data, REMOTE_STEPS_V7, begin_reserves=True,
+                                  begin_sends=True))
+
+
+def run_v8(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> Attempt:
+    """Version 8: version 6 with the shipment sent by ``begin_attempt`` (3 activities, 1 timer)."""
+    return (yield from run_merged(context, data, REMOTE_STEPS_V8, begin_reserves=True,
+                                  begin_sends=True))
+
+
 def fail(context: DurableOrchestrationContext, order_key: str, reply_to: str, operation: str,
          reason: str | None) -> Attempt:
     """Non-transient failure: alert, then compensation or Error (S7, S9).
@@ -251,7 +310,7 @@ def fail(context: DurableOrchestrationContext, order_key: str, reply_to: str, op
 
 
 WORKFLOWS: dict[int, Callable[[DurableOrchestrationContext, OrderWorkflowInput], Attempt]] = {
-    1: run_v1, 2: run_v2, 3: run_v3, 4: run_v4, 5: run_v5, 6: run_v6}
+    1: run_v1, 2: run_v2, 3: run_v3, 4: run_v4, 5: run_v5, 6: run_v6, 7: run_v7, 8: run_v8}
 """Workflow versions still registered; an order runs the version it started with (X6)."""
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from azure.durable_functions import DurableOrchestrationContext
+from azure.durable_functions.models.Task import TimerTask
 
 from orchestrators.calls import call, call_built
 from orders.compensation.remote import RemoteStep
@@ -43,14 +44,16 @@ def remote_step(context: DurableOrchestrationContext, request: AgentRequest, dea
 
 def forward_step(context: DurableOrchestrationContext, step: RemoteStep, order: Order,
                  deadline: datetime, max_attempts: int, workflow_version: int,
-                 confirmed: Confirmed | None) -> Generator[Any, Any, AgentReply | None]:
+                 confirmed: Confirmed | None, timer: TimerTask | None = None,
+                 ) -> Generator[Any, Any, AgentReply | None]:
     """Run :func:`remote_step` of ``step.request(...)``, the send's input built once per value.
 
     The same as ``remote_step(context, step.request(context.instance_id, order, deadline,
     max_attempts), deadline, workflow_version, ConfirmedStep(...))``: the input scheduled is
     byte-identical, but a replay that has built it before reads its text
     (:func:`~orchestrators.calls.call_built`; ``order``, frozen, by identity, the confirmed
-    result by :func:`~orders.models.memo.value_key`).
+    result by :func:`~orders.models.memo.value_key`). ``timer``: the attempt's one timer at
+    CompleteBy, as :func:`await_reply` takes it.
 
     Raises
     ------
@@ -66,7 +69,7 @@ def forward_step(context: DurableOrchestrationContext, step: RemoteStep, order: 
                                         workflow_version, confirmed_step(confirmed))
 
     yield from call_built(context, SEND_AGENT_REQUEST, key, build)
-    return (yield from await_reply(context, step.reply_event, deadline))
+    return (yield from await_reply(context, step.reply_event, deadline, timer))
 
 
 def confirmed_step(confirmed: Confirmed | None) -> ConfirmedStep | None:
@@ -75,9 +78,15 @@ def confirmed_step(confirmed: Confirmed | None) -> ConfirmedStep | None:
 
 
 def await_reply(context: DurableOrchestrationContext, event_name: str, deadline: datetime,
-                ) -> Generator[Any, Any, AgentReply | None]:
+                timer: TimerTask | None = None) -> Generator[Any, Any, AgentReply | None]:
     """Race the reply event ``event_name`` against a timer at ``deadline`` (S6).
 
+    Without ``timer`` (versions 1 to 6) each wait creates its own timer and cancels it when
+    the reply wins. With it (versions 7, 8: one durable timer at CompleteBy for the whole
+    attempt, created by the orchestrator, :func:`open_deadline`) the pending timer joins
+    this race too: the SDK's ``task_any`` adopts a task it has scheduled before without
+    scheduling it again (``CompoundTask`` in ``azure/durable_functions/models/Task.py``), and
+    a timer that already fired wins at once. The caller cancels it (:func:`close_deadline`).
     Returns the reply, or None if the timer fired first.
 
     Raises
@@ -86,12 +95,33 @@ def await_reply(context: DurableOrchestrationContext, event_name: str, deadline:
         If the raised event is not an agent reply (the instance then fails).
     """
     reply = context.wait_for_external_event(event_name)
-    timer = context.create_timer(deadline)
-    winner = yield context.task_any([reply, timer])
+    own = timer is None
+    race_timer = open_deadline(context, deadline) if timer is None else timer
+    winner = yield context.task_any([reply, race_timer])
     if winner == reply:
-        timer.cancel()  # type: ignore[attr-defined]  # a TimerTask, annotated TaskBase
+        if own:
+            close_deadline(race_timer)
         return read_reply(reply.result)
     return None
+
+
+def open_deadline(context: DurableOrchestrationContext, deadline: datetime) -> TimerTask:
+    """Create the attempt's one durable timer at CompleteBy (versions 7, 8).
+
+    It is scheduled when first raced (:func:`await_reply`).
+    """
+    return cast(TimerTask, context.create_timer(deadline))
+
+
+def close_deadline(timer: TimerTask | None) -> None:
+    """Cancel the attempt's timer unless it fired (or there is none).
+
+    Called when the attempt goes on without a reply to race, or ends. The local host then
+    deletes the timer's message; on Azure the Durable Task Framework lets it fire into the
+    instance, which ignores it.
+    """
+    if timer is not None and not timer.is_completed:
+        timer.cancel()  # type: ignore[no-untyped-call]  # the SDK's method, unannotated
 
 
 def read_reply(result: Any) -> AgentReply:

@@ -23,12 +23,15 @@ WORKFLOW_REMOTE_STEPS: dict[int, tuple[tuple[str, str], ...]] = {
     4: (("shipping", "ship"), ("payment", "charge")),
     5: (("payment", "charge"), ("shipping", "ship")),
     6: (("shipping", "ship"), ("payment", "charge")),
+    7: (("payment", "charge"), ("shipping", "ship")),
+    8: (("shipping", "ship"), ("payment", "charge")),
 }
 """The remote steps (service, operation) of each registered workflow version, in order
-(X6): versions 1, 3 and 5 charge then ship, versions 2, 4 and 6 ("charge on dispatch")
-ship then charge; 3 and 4 run the steps of 1 and 2 in fewer activities, 5 and 6 in fewer
-still. Each names a forward operation of ``infra/services.json`` (checked at import). The
-workflow, the retry budget and compensation read them from here."""
+(X6): odd versions charge then ship, even versions ("charge on dispatch") ship then
+charge; 3 and 4 run the steps of 1 and 2 in fewer activities, 5 and 6 in fewer still, and
+7 and 8 in fewer again with one durable timer per attempt. Each names a forward operation
+of ``infra/services.json`` (checked at import). The workflow, the retry budget and
+compensation read them from here."""
 
 
 def _check_steps() -> None:

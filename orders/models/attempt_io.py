@@ -11,10 +11,12 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, TypeAdapter, model_validator
 
+from azurekit.services import catalogue
 from orders.models._types import OrderKey, QueueName
 from orders.models.compensation import ReservedLine
 from orders.models.compensation_io import ConfirmedStep
 from orders.models.inventory import OutOfStock
+from orders.models.messages import Operation, Service
 from orders.models.order import Order, OrderLine
 from orders.models.step_io import (
     BeginInput,
@@ -67,39 +69,70 @@ class ReserveInventoryResult(StepContract):
     out_of_stock: OutOfStock | None = None
 
 
+class FirstRequest(StepContract):
+    """The first remote step of an attempt, which ``begin_attempt`` sends (versions 7, 8).
+
+    The request is built from the order the activity reads, as the orchestrator builds the
+    later ones (:meth:`orders.compensation.remote.RemoteStep.request`), with
+    ``max_attempts`` (the request's share of the X2 budget) and CompleteBy as its deadline.
+    """
+
+    service: Service
+    operation: Operation
+    max_attempts: int = Field(ge=1, le=100)
+
+    @model_validator(mode="after")
+    def _a_forward_operation_of_the_service(self) -> FirstRequest:
+        if self.operation not in catalogue().service(self.service).forward_operations:
+            raise ValueError(f"sendFirst.operation: {self.operation!r} is not a forward "
+                             f"operation of the {self.service} service in services.json")
+        return self
+
+
 class BeginAttemptInput(BeginInput):
     """Input of ``begin_attempt``: set CompleteBy while the attempt owns the record (S4, S5).
 
-    ``load_order`` (versions 3 to 6): also read the order, as ``load_order`` does;
-    ``reserve`` (versions 5, 6; needs ``load_order``): then reserve its lines, as
-    ``reserve_inventory`` does.
+    ``load_order`` (versions 3 to 8): also read the order, as ``load_order`` does;
+    ``reserve`` (versions 5 to 8; needs ``load_order``): then reserve its lines, as
+    ``reserve_inventory`` does; ``send_first`` (versions 7, 8; needs ``reserve``): then,
+    if every line is held, log the first remote step as *requested* and send it, as
+    ``send_agent_request`` does.
     """
 
-    OMIT_IF_NONE = frozenset({"load_order", "reserve"})
+    OMIT_IF_NONE = frozenset({"load_order", "reserve", "send_first"})
 
     load_order: bool | None = None
     reserve: bool | None = None
+    send_first: FirstRequest | None = None
 
     @model_validator(mode="after")
     def _reserve_needs_the_order(self) -> BeginAttemptInput:
         if self.reserve and not self.load_order:
             raise ValueError("reserve: needs loadOrder, since the lines reserved are the order's")
+        if self.send_first is not None and not self.reserve:
+            raise ValueError("sendFirst: needs reserve, since a request goes out only once "
+                             "every line is held")
         return self
 
 
 class BeginAttemptResult(BeginResult):
-    """Result of ``begin_attempt``; ``order`` and ``reservation`` when asked and not fenced."""
+    """Result of ``begin_attempt``; ``order`` and ``reservation`` when asked and not fenced.
 
-    OMIT_IF_NONE = frozenset({"order", "reservation"})
+    ``sent``: the MessageId of the first remote step's request, when asked and every line
+    was held.
+    """
+
+    OMIT_IF_NONE = frozenset({"order", "reservation", "sent"})
 
     order: Order | None = None
     reservation: ReserveInventoryResult | None = None
+    sent: str | None = Field(default=None, min_length=1, max_length=128)
 
 
 class FinishAttemptInput(OwnedRecordInput):
     """Input of ``finish_attempt``: set Processed while owning the record (S4, S6); never Error.
 
-    Versions 3 to 6: ``confirmed`` is the last step's entry (logged first, fenced or not,
+    Versions 3 to 8: ``confirmed`` is the last step's entry (logged first, fenced or not,
     with ``workflow_version``); ``reply_to`` is told "OrderCompleted" unless fenced.
     """
 
@@ -153,6 +186,7 @@ __all__ = [
     "Failed",
     "FencedResult",
     "FinishAttemptInput",
+    "FirstRequest",
     "OrderWorkflowInput",
     "Processed",
     "ReserveInventoryInput",

@@ -222,3 +222,73 @@ def test_a_crash_between_the_two_entries_leaves_the_log_as_before_and_sends_noth
     steps.send_agent_request(data, services)  # the activity's retry
     assert steps_logged(stores)[1:] == [("charge", "ORD-1:1", 3), ("ship_requested", "ORD-1:1", 3)]
     assert [m.message_id for _, m in sender.sent] == ["ORD-1:1:charge", "ORD-1:1:ship"]
+
+
+BEGIN_RESERVE_AND_SEND = {**BEGIN_AND_RESERVE, "sendFirst": {
+    "service": "payment", "operation": "charge", "maxAttempts": 3}}
+CHARGE_REQUEST = {
+    "schemaVersion": 1, "messageId": "ORD-1:1:charge", "orderId": "ORD-1",
+    "instanceId": "ORD-1:1", "service": "payment", "operation": "charge",
+    "idempotencyKey": "ORD-1:charge", "completeBy": "2030-01-01T00:00:30.000000Z",
+    "maxAttempts": 3, "eventName": "charge-reply", "replyTo": "agent-replies",
+    "payload": {"orderId": "ORD-1", "amount": "50", "currency": "USD"}}
+
+
+def test_begin_attempt_sends_the_first_request_after_the_reservation_across_reruns(
+        services, stores, clock, sender):
+    record_in(stores.states, clock, workflow_version=7)
+    two_line_order(stores)
+    stores.inventory.load({"P1-S1": 10, "P2-S2": 10})
+    first = steps.begin_attempt(BEGIN_RESERVE_AND_SEND, services)
+    again = steps.begin_attempt(BEGIN_RESERVE_AND_SEND, services)  # a rerun (X7)
+    assert first == again
+    assert (first["reservation"], first["sent"]) == (RESERVED, "ORD-1:1:charge")
+    # The log as versions 5's activities leave it: reserve, then the request, both once.
+    assert steps_logged(stores) == [("reserve_inventory", "ORD-1:1", 7),
+                                    ("charge_requested", "ORD-1:1", 7)]
+    requested = stores.compensation.entries("ORD-1")[1].details
+    assert (requested.idempotency_key, requested.amount) == ("ORD-1:charge", Decimal("50.00"))
+    # The request send_agent_request would send; the rerun's copy is dropped by duplicate
+    # detection (one MessageId).
+    assert [queue for queue, _ in sender.sent] == ["payment-requests"] * 2
+    assert sender.bodies("payment-requests") == [CHARGE_REQUEST] * 2
+    assert [stores.inventory.get(sku).available for sku in ("P1-S1", "P2-S2")] == [7, 5]
+
+
+def test_begin_attempt_sends_nothing_for_an_order_out_of_stock(services, stores, clock,
+                                                               sender):
+    record_in(stores.states, clock, workflow_version=7)
+    two_line_order(stores)
+    stores.inventory.load({"P1-S1": 10, "P2-S2": 4})
+    got = steps.begin_attempt(BEGIN_RESERVE_AND_SEND, services)
+    assert got["reservation"]["outOfStock"]["sku"] == "P2-S2" and "sent" not in got
+    assert steps_logged(stores) == [("reserve_inventory", "ORD-1:1", 7)]
+    assert sender.sent == []
+
+
+def test_a_fenced_begin_attempt_sends_nothing(services, stores, clock, sender):
+    record_in(stores.states, clock, locked_by="ORD-1:2")
+    two_line_order(stores)
+    assert steps.begin_attempt(BEGIN_RESERVE_AND_SEND, services) == {"fenced": True,
+                                                                     "replyTo": None}
+    assert stores.compensation.entries("ORD-1") == [] and sender.sent == []
+
+
+@pytest.mark.parametrize("change, rule", [
+    ({"reserve": None}, "sendFirst: needs reserve"),
+    ({"sendFirst": {"service": "payment", "operation": "refund", "maxAttempts": 3}},
+     "refund"),
+    ({"sendFirst": {"service": "payment", "operation": "charge", "maxAttempts": 0}},
+     "maxAttempts"),
+    ({"sendFirst": {"service": "billing", "operation": "charge", "maxAttempts": 3}},
+     "billing"),
+])
+def test_a_bad_first_request_is_refused_before_any_write(services, stores, clock, sender,
+                                                         change, rule):
+    record_in(stores.states, clock)
+    two_line_order(stores)
+    before = stores.states.get("ORD-1")
+    with pytest.raises(ValueError, match=rule):
+        steps.begin_attempt({**BEGIN_RESERVE_AND_SEND, **change}, services)
+    assert stores.states.get("ORD-1") == before
+    assert stores.compensation.entries("ORD-1") == [] and sender.sent == []

@@ -1,6 +1,7 @@
-"""Workflow versions 3 to 6 end to end: version 1's and 2's effects, in the same order, from
+"""Workflow versions 3 to 8 end to end: version 1's and 2's effects, in the same order, from
 five activities per fault-free attempt instead of ten (3, 4), or four, the reservation made
-by the first (5, 6; X6, S8, S9)."""
+by the first (5, 6), or three, the first request sent by the first too, with one durable timer
+per attempt (7, 8; X6, S8, S9)."""
 
 from collections import Counter
 
@@ -35,12 +36,19 @@ def stock_for(system, *orders, units=10):
 
 V3 = {"WORKFLOW_VERSION": "3"}
 FOUR = [name for name in MERGED if name != "reserve_inventory"]
+THREE = ["begin_attempt", "send_agent_request", "finish_attempt"]
 
 
-@pytest.mark.parametrize("version, scheduled", [(3, MERGED), (5, FOUR)])
-def test_a_new_order_runs_version_3_in_five_activities_and_5_in_four(make_system, version,
-                                                                     scheduled):
-    # Version 5 is the one the app ships (WORKFLOW_VERSION): begin_attempt also reserves.
+def timers(system, instance_id):
+    return sum(e["EventType"] == 10 for e in system.host.taskhub.get_history(instance_id))
+
+
+@pytest.mark.parametrize("version, scheduled, timers_created", [
+    (3, MERGED, 2), (5, FOUR, 2), (7, THREE, 1)])
+def test_a_new_order_runs_version_3_in_five_activities_5_in_four_and_7_in_three(
+        make_system, version, scheduled, timers_created):
+    # Version 7 is the one the app ships (WORKFLOW_VERSION): begin_attempt also reserves
+    # and sends the charge request.
     system = make_system(settings={"WORKFLOW_VERSION": str(version)})
     order = make_order(81)
     stock_for(system, order)
@@ -53,6 +61,7 @@ def test_a_new_order_runs_version_3_in_five_activities_and_5_in_four(make_system
     attempt = system.host.taskhub.get_instance(f"{key(order)}:1")
     assert attempt.version == f"{version}.0"
     assert activities(system, attempt.instance_id) == scheduled
+    assert timers(system, attempt.instance_id) == timers_created
     # The log is version 1's, entry for entry.
     assert logged(system, order) == [(step, version) for step in (
         "reserve_inventory", "charge_requested", "charge", "ship_requested", "ship")]
@@ -89,9 +98,9 @@ def test_a_version_3_order_declined_after_the_charge_is_refunded_and_released(ma
     assert statuses(system, order) == ["RequestReceived", "Compensated"]
 
 
-@pytest.mark.parametrize("version", [4, 6])
-def test_a_version_4_or_6_order_whose_charge_is_declined_cancels_its_shipment(make_system,
-                                                                            version):
+@pytest.mark.parametrize("version", [4, 6, 8])
+def test_a_version_4_6_or_8_order_whose_charge_is_declined_cancels_its_shipment(
+        make_system, version):
     order = make_order(83)
     system = make_system(faults={"payment": {"decline": {key(order): {
         "status": 402, "reason": "card_declined"}}}},

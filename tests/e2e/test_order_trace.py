@@ -53,8 +53,9 @@ def test_retries_are_child_spans_and_a_compensated_order_is_one_trace(make_syste
     # The payment service continued the trace of the try that reached it, at the path the
     # harness gives payment (each service its own prefix) and the catalogue gives charge.
     assert [s.name for s in children(spans, tries[1])] == ["POST /payment/payments"]
+    # The charge is the first remote step: version 7's begin_attempt sends it.
     [send] = [s for s in spans if s.span_id == agent.parent_id]
-    assert send.name == "activity send_agent_request"
+    assert send.name == "activity begin_attempt"
 
     spans = order_spans(tmp_path, declined)
     assert len({s.trace_id for s in spans}) == 1
@@ -64,8 +65,8 @@ def test_retries_are_child_spans_and_a_compensated_order_is_one_trace(make_syste
     assert [s.name for s in starts] == ["starter: claim and start",
                                         "compensation starter: claim and start"]
     forward = [s.attributes[OPERATION] for s in children(spans, starts[0])]
-    assert forward == ["begin_attempt", "send_agent_request", "send_agent_request",
-                       "fail_order", "alert_operator"]  # version 5: begin also reserves
+    # Version 7: begin also reserves and sends the charge.
+    assert forward == ["begin_attempt", "send_agent_request", "fail_order", "alert_operator"]
     undo = [s.attributes[OPERATION] for s in children(spans, starts[1])]
     assert undo[:2] == ["begin_compensation", "pending_undos"]
     assert undo[-2:] == ["finish_compensation", "publish_status"]

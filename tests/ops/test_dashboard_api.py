@@ -82,8 +82,8 @@ def test_order_detail_is_keyed_by_client_and_order_id(system):
     (attempt,) = by_client["attempts"]
     assert attempt["status"]["runtimeStatus"] == "Completed"
     names = [row["name"] for row in attempt["timeline"] if row["type"] == "TaskCompleted"]
-    assert names == ["begin_attempt", "send_agent_request", "send_agent_request",
-                     "finish_attempt"]  # version 5: begin reserves, finish tells the client
+    # Version 7: begin reserves and sends the charge, finish tells the client.
+    assert names == ["begin_attempt", "send_agent_request", "finish_attempt"]
     assert [m["status"] for m in by_client["sentByAttempts"]] == ["OrderCompleted"]
     assert [m["body"]["status"] for m in by_client["queued"]] == ["RequestReceived",
                                                                   "OrderCompleted"]

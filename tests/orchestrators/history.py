@@ -139,6 +139,12 @@ class History:
         self._add(Event.TASK_SCHEDULED, task_id, Name=name, Version="")
         return task_id
 
+    def completed(self, task_id: int, result: Any, *, after: float = 1.0) -> None:
+        """Record the result of an activity scheduled earlier (:meth:`scheduled`), in a new
+        episode."""
+        self._episode(self.now + timedelta(seconds=after))
+        self._add(Event.TASK_COMPLETED, TaskScheduledId=task_id, Result=json.dumps(result))
+
     def timer(self, fire_at: datetime) -> int:
         """Record a durable timer created in this episode; returns its sequence number."""
         timer_id = self._take_id()

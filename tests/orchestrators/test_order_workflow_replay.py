@@ -293,7 +293,7 @@ def test_an_unknown_version_alerts_an_operator_and_touches_nothing():
     decision = replay(order_workflow, h)
     assert decision.actions == [("call", ALERT_OPERATOR.name, {
         "kind": "UnknownWorkflowVersion", "orderId": "ORD-1", "instanceId": IID,
-        "reason": "workflow version 9 is not registered; known: [1, 2, 3, 4, 5, 6]"})]
+        "reason": "workflow version 9 is not registered; known: [1, 2, 3, 4, 5, 6, 7, 8]"})]
     assert decision.output == {"outcome": "unknownWorkflowVersion"}
 
 
