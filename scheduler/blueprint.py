@@ -16,7 +16,7 @@ from opentelemetry.trace import SpanKind
 from orders import names
 from orders.compensation.plan import outcome_label
 from orders.durable_blueprint import DurableBlueprint
-from orders.models import wire
+from orders.models import StateRecord, wire
 from orders.models.messages import submit_queue
 from orders.observability.logs import log_context
 from orders.observability.metrics import record_submission
@@ -53,18 +53,38 @@ def _register_submission(blueprint: DurableBlueprint, client_id: str) -> None:
     @blueprint.durable_client_input(client_name="client")
     async def submit_order(msg: func.ServiceBusMessage,
                            client: df.DurableOrchestrationClient) -> None:
-        accepted = await asyncio.to_thread(_submit, client_id, queue, msg)
-        if accepted is None or accepted.record is None:
+        # One trip off the event loop for the store calls of the submission and of the
+        # starter's checks; each trip is two thread hand-offs (docs/performance.md).
+        accepted = await asyncio.to_thread(_submit_and_check, client_id, queue, msg)
+        if accepted is None:
             return
         try:
             # Claimed now, not at the next STARTER_SCHEDULE occurrence (S3).
-            await starter.start_submitted(client, services(), accepted.record)
+            await starter.start_claimable(client, services(), accepted)
         except Exception:  # noqa: BLE001 - stored and Pending: the timer's starter claims it
             log.exception("order %s stored; starting it now failed, the starter's next run "
                           "claims it", accepted.order_key)
 
     submit_order.__doc__ = (f"Submission of client {client_id!r}, queue {queue!r}, then the "
                             "starter's claim of the new order (S1, S3, X10).")
+
+
+def _submit_and_check(client_id: str, queue: str,
+                      msg: func.ServiceBusMessage) -> StateRecord | None:
+    """Store a submitted order (:func:`_submit`); its record if it may start now.
+
+    A failure of the starter's checks is logged and leaves the stored order Pending for the
+    timer's starter.
+    """
+    accepted = _submit(client_id, queue, msg)
+    if accepted is None or accepted.record is None:
+        return None
+    try:
+        return accepted.record if starter.may_start_now(services(), accepted.record) else None
+    except Exception:  # noqa: BLE001 - stored and Pending: the timer's starter claims it
+        log.exception("order %s stored; checking whether it may start now failed, the "
+                      "starter's next run claims it", accepted.order_key)
+        return None
 
 
 def _submit(client_id: str, queue: str,
@@ -128,8 +148,9 @@ async def route_agent_reply(msg: func.ServiceBusMessage,
             order_span("reply routing", order_key=reply.order_key, instance_id=reply.instance_id,
                        operation=reply.operation, kind=SpanKind.CONSUMER,
                        parent=traceparent_of(msg.application_properties)) as span:
-        svc = await asyncio.to_thread(services)
-        # The store client is synchronous: off the worker's event loop (Azure parity).
-        await asyncio.to_thread(replies.mark_circuit_refusal, svc.stores.states, reply)
+        if reply.circuit_open:  # only then is there a store write (A5)
+            # The store client is synchronous: off the worker's event loop (Azure parity).
+            await asyncio.to_thread(
+                lambda: replies.mark_circuit_refusal(services().stores.states, reply))
         delivered = await replies.route_reply(client, reply)
         span.set_attribute("orders.outcome", outcome_label(reply) if delivered else "late")

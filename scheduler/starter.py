@@ -125,14 +125,39 @@ async def run_starter(client: Any, services: Services) -> StartReport:
 
 
 async def start_submitted(client: Any, services: Services, record: StateRecord) -> StartReport:
-    """Start the order a submission has just stored, if it may start now (S3)."""
-    now = services.clock.now()
-    if (record.process_state is not ProcessState.PENDING or record.locked_by is not None
-            or (record.not_before is not None and record.not_before > now)
-            or services.settings.WORKFLOW_VERSION not in WORKFLOWS
-            or await _room(services) <= 0
-            or not await asyncio.to_thread(_within_share, services, record.client_id)):
+    """Start the order a submission has just stored, if it may start now (S3).
+
+    :func:`may_start_now` then :func:`start_claimable`; a caller already off the event loop
+    runs the first there, with its own store calls.
+    """
+    if not await asyncio.to_thread(may_start_now, services, record):
         return StartReport(0, 0, 0)
+    return await start_claimable(client, services, record)
+
+
+def may_start_now(services: Services, record: StateRecord) -> bool:
+    """Say whether a submission's order may be claimed now (S3, X3); reads the state store.
+
+    Pending, unclaimed and not held back, with a registered ``WORKFLOW_VERSION``, room under
+    ``MAX_PROCESSING`` and its client within its fair share; otherwise the timer's
+    :func:`run_starter` claims it later. Synchronous, as the store client is: call it off
+    the event loop.
+    """
+    now = services.clock.now()
+    return not (record.process_state is not ProcessState.PENDING
+                or record.locked_by is not None
+                or (record.not_before is not None and record.not_before > now)
+                or services.settings.WORKFLOW_VERSION not in WORKFLOWS
+                or _room_now(services) <= 0
+                or not _within_share(services, record.client_id))
+
+
+async def start_claimable(client: Any, services: Services, record: StateRecord) -> StartReport:
+    """Claim ``record`` (with its ETag, within ``MAX_PROCESSING``) and start its attempt (S3).
+
+    For a record :func:`may_start_now` said may start; the claim itself still refuses a
+    full window or a record another starter claimed first.
+    """
     return await _claim_and_start_orders(client, services, [record])
 
 
@@ -183,8 +208,12 @@ def fair_startable(services: Services, room: int) -> list[StateRecord]:
 
 async def _room(services: Services) -> int:
     """Return how many more attempts MAX_PROCESSING lets the starter claim now."""
-    counts = await asyncio.to_thread(services.stores.states.count_by_state,
-                                     [ProcessState.PROCESSING])
+    return await asyncio.to_thread(_room_now, services)
+
+
+def _room_now(services: Services) -> int:
+    """:func:`_room`, synchronous (a store read)."""
+    counts = services.stores.states.count_by_state([ProcessState.PROCESSING])
     return services.settings.MAX_PROCESSING - counts.get(ProcessState.PROCESSING, 0)
 
 

@@ -5,7 +5,6 @@ from collections import Counter
 
 from orders.models import format_utc
 from scheduler import starter
-from scheduler.starter import StartReport
 from tests.e2e.harness import key, make_order
 
 
@@ -51,15 +50,15 @@ def lose_order_row(system, order_key):
         assert conn.execute("DELETE FROM orders WHERE order_id = ?", (order_key,)).rowcount == 1
 
 
-async def not_started(client, services, record):
+def not_started(services, record):
     """A submission that stores its order but stops before starting it (the timer starts it)."""
-    return StartReport(0, 0, 0)
+    return False
 
 
 def submit_unstarted(system, monkeypatch, orders):
     """Submit ``orders`` and run 0.5 s: stored, not started (the starter has not run yet)."""
     with monkeypatch.context() as patched:
-        patched.setattr(starter, "start_submitted", not_started)
+        patched.setattr(starter, "may_start_now", not_started)
         for order in orders:
             system.submit(order)
         system.run(0.5)
