@@ -193,11 +193,16 @@ def run_merged(context: DurableOrchestrationContext, data: OrderWorkflowInput,
     timer = open_deadline(context, deadline) if begin_sends else None
     confirmed: Confirmed | None = None
     for step in remote_steps:
-        if step is first:  # sent by begin_attempt
-            reply = yield from await_reply(context, step.reply_event, deadline, timer)
-        else:
-            reply = yield from forward_step(context, step, order, deadline,
-                                            data.agent_max_attempts, version, confirmed, timer)
+        try:
+            if step is first:  # sent by begin_attempt
+                reply = yield from await_reply(context, step.reply_event, deadline, timer)
+            else:
+                reply = yield from forward_step(context, step, order, deadline,
+                                                data.agent_max_attempts, version, confirmed,
+                                                timer)
+        except Exception:  # a failed send or a broken reply fails the instance: no timer left
+            close_deadline(timer)
+            raise
         if reply is not None:
             close_deadline(timer if reply.outcome is not AgentOutcome.SUCCEEDED else None)
         if reply is None or reply.outcome is AgentOutcome.TRANSIENT_FAILURE:

@@ -79,7 +79,8 @@ class FirstRequest(StepContract):
 
     service: Service
     operation: Operation
-    max_attempts: int = Field(ge=1, le=100)
+    max_attempts: int = Field(ge=1, le=100, strict=True)
+    """Strict: ``true``, ``"3"`` or ``3.0`` is refused, not read as 1 or 3."""
 
     @model_validator(mode="after")
     def _a_forward_operation_of_the_service(self) -> FirstRequest:

@@ -282,6 +282,8 @@ def test_a_fenced_begin_attempt_sends_nothing(services, stores, clock, sender):
      "maxAttempts"),
     ({"sendFirst": {"service": "billing", "operation": "charge", "maxAttempts": 3}},
      "billing"),
+    *[({"sendFirst": {"service": "payment", "operation": "charge", "maxAttempts": bad}},
+       "maxAttempts") for bad in (True, "3", 3.0)],
 ])
 def test_a_bad_first_request_is_refused_before_any_write(services, stores, clock, sender,
                                                          change, rule):

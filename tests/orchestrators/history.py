@@ -233,6 +233,29 @@ def replay(orchestrator: Callable[[Any], Any], history: History) -> Decision:
         As the SDK raises it when the orchestrator fails (message, then the state JSON
         after ``$OutOfProcData$``).
     """
-    state = json.loads(df.Orchestrator.create(orchestrator)(history.context()))
+    return _decision(json.loads(df.Orchestrator.create(orchestrator)(history.context())))
+
+
+def replay_failing(orchestrator: Callable[[Any], Any], history: History,
+                   ) -> tuple[str, Decision]:
+    """Replay a history the orchestrator fails on; return the error and what it decided.
+
+    The SDK raises the orchestrator's error with the state it returns to the host after
+    ``$OutOfProcData$``: the actions of the failing episode are in it, as on Azure.
+
+    Raises
+    ------
+    AssertionError
+        If the orchestrator does not fail.
+    """
+    try:
+        df.Orchestrator.create(orchestrator)(history.context())
+    except Exception as exc:  # noqa: BLE001 - the failure is what is read
+        message, _, state = str(exc).partition("$OutOfProcData$:")
+        return message, _decision(json.loads(state))
+    raise AssertionError("the orchestrator did not fail")
+
+
+def _decision(state: dict[str, Any]) -> Decision:
     actions = [_action(raw) for episode in state["actions"] for raw in episode]
     return Decision(actions=actions, done=state["isDone"], output=state.get("output"))

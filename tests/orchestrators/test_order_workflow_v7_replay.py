@@ -14,7 +14,7 @@ from orders.models.activities import (
     FINISH_ATTEMPT,
     SEND_AGENT_REQUEST,
 )
-from tests.orchestrators.history import T0, History, replay
+from tests.orchestrators.history import T0, History, replay, replay_failing
 from tests.orchestrators.test_order_workflow_replay import (
     DEADLINE,
     IID,
@@ -178,3 +178,22 @@ def test_a_superseded_version_7_attempt_stops_after_begin_attempt():
     h.activity(BEGIN_ATTEMPT.name, {"fenced": True, "replyTo": None})
     decision = replay(order_workflow, h)
     assert decision.actions == [begin(7)] and decision.output == {"outcome": "superseded"}
+
+
+def test_a_failed_send_of_the_second_step_cancels_the_timer_as_the_instance_fails():
+    h = begun(7)
+    h.timer(AT_DEADLINE)
+    h.raised("charge-reply", reply("charge", result=PAID))
+    h.failed_activity(SEND_AGENT_REQUEST.name, "MessagingUnavailableError", "bus down")
+    error, decision = replay_failing(order_workflow, h)
+    assert "bus down" in error
+    assert decision.actions[1] == race("charge", timer=True)  # cancelled: none left pending
+
+
+def test_a_broken_first_reply_cancels_the_timer_as_the_instance_fails():
+    h = begun(7)
+    h.timer(AT_DEADLINE)
+    h.raised("charge-reply", {"not": "a reply"})
+    error, decision = replay_failing(order_workflow, h)
+    assert "validation error" in error.lower()
+    assert decision.actions == [begin(7), race("charge", timer=True)]
