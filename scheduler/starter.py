@@ -3,8 +3,8 @@
 Protocol and fair shares: docs/pipeline.md, step 2, and docs/operations.md, "Admission
 control (X3) and fair shares between clients". A crash between claim and start leaves the
 claim's CompleteBy (now + START_GRACE_S) to expire; the supervisor returns the record to
-Pending (V2). The timer's :func:`run_starter` is the safety net for everything the
-submission's :func:`start_submitted` does not claim.
+Pending (V2). The timer's :func:`run_starter` is the safety net for everything a
+submission does not claim (:func:`may_start_now`, then :func:`start_claimable`).
 """
 
 from __future__ import annotations
@@ -122,17 +122,6 @@ async def run_starter(client: Any, services: Services) -> StartReport:
         records = [r for r in records if r.attempt > 0]
         await asyncio.to_thread(_alert_unknown_version, services)
     return await _claim_and_start_orders(client, services, records)
-
-
-async def start_submitted(client: Any, services: Services, record: StateRecord) -> StartReport:
-    """Start the order a submission has just stored, if it may start now (S3).
-
-    :func:`may_start_now` then :func:`start_claimable`; a caller already off the event loop
-    runs the first there, with its own store calls.
-    """
-    if not await asyncio.to_thread(may_start_now, services, record):
-        return StartReport(0, 0, 0)
-    return await start_claimable(client, services, record)
 
 
 def may_start_now(services: Services, record: StateRecord) -> bool:

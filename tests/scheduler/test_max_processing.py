@@ -5,8 +5,8 @@ import sqlite3
 import threading
 
 from orders.models import ProcessState
-from scheduler.starter import run_starter, start_submitted
-from tests.support.durable_client import StartRecorder
+from scheduler.starter import run_starter
+from tests.support.durable_client import StartRecorder, start_submitted
 from tests.support.records import record_in
 
 PEAK_TRIGGER = """

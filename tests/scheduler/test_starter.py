@@ -5,8 +5,8 @@ from datetime import timedelta
 
 from orders.models import ProcessState
 from orders.names import ORDER_WORKFLOW
-from scheduler.starter import run_starter, start_submitted
-from tests.support.durable_client import StartRecorder
+from scheduler.starter import run_starter
+from tests.support.durable_client import StartRecorder, start_submitted
 from tests.support.records import record_in
 
 
