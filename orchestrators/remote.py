@@ -95,11 +95,10 @@ def await_reply(context: DurableOrchestrationContext, event_name: str, deadline:
         If the raised event is not an agent reply (the instance then fails).
     """
     reply = context.wait_for_external_event(event_name)
-    own = timer is None
     race_timer = open_deadline(context, deadline) if timer is None else timer
     winner = yield context.task_any([reply, race_timer])
     if winner == reply:
-        if own:
+        if timer is None:  # this race's own timer
             close_deadline(race_timer)
         return read_reply(reply.result)
     return None
