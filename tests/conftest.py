@@ -5,6 +5,7 @@ Test folders mirror the packages they test; what several of them need lives here
 """
 
 import os
+import warnings
 from contextlib import contextmanager
 
 import pytest
@@ -33,6 +34,21 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None  # xdist's own hook reads it
     return WORKERS_PER_CPU * len(os.sched_getaffinity(0))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Hide urllib3's warning for the local Cosmos DB server's requests, in every thread.
+
+    The server's certificate is self-signed and the test client skips verification on
+    purpose. azure-cosmos also sends health checks from its own thread pool after a test has
+    ended, outside any test's warning filters, so the filter is the process's own, set before
+    collection (pytest restores the filters it finds around each test). Requests to any
+    other host still warn.
+    """
+    from urllib3.exceptions import InsecureRequestWarning
+
+    local = r"Unverified HTTPS request is being made to host '127\.0\.0\.1'"
+    warnings.filterwarnings("ignore", message=local, category=InsecureRequestWarning)
 
 
 def expected_s(item: pytest.Item) -> float:

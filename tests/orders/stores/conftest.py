@@ -20,17 +20,6 @@ from orders.stores._cosmos import open_client, open_database
 from tests.support.cosmos_server import EMULATOR_KEY, LocalCosmosServer, LocalCosmosUnavailable
 
 ROOT = Path(__file__).resolve().parents[2]
-HERE = Path(__file__).resolve().parent
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # The local server's certificate is self-signed and the test client skips verification
-    # on purpose; hide urllib3's warning about it, for this folder's tests only.
-    for item in items:
-        if HERE in Path(str(item.path)).resolve().parents:
-            item.add_marker(
-                pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
-            )
 
 
 @pytest.fixture(scope="session")
