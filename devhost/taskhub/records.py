@@ -87,6 +87,8 @@ class InstanceRecord:
     parent_task_id: int | None
     version: str | None
     replay_state: dict[str, Any]
+    replay_state_json: str | None = None
+    """``replay_state`` as stored, for an episode's own copy (None in hand-built records)."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> InstanceRecord:
@@ -99,7 +101,7 @@ class InstanceRecord:
             execution_id=row["execution_id"], parent_instance_id=row["parent_instance_id"],
             parent_execution_id=row["parent_execution_id"],
             parent_task_id=row["parent_task_id"], version=row["version"],
-            replay_state=json.loads(row["replay_state"]),
+            replay_state=json.loads(row["replay_state"]), replay_state_json=row["replay_state"],
         )
 
 
