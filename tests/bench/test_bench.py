@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
 import sys
+import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -27,6 +30,25 @@ def test_host_chain5_on_two_host_processes_completes_every_instance():
     # run_once_processes checks every instance's output.
     result = chain5.run_once_processes(20, workers=2)
     assert result["instances_per_s"] == pytest.approx(20 / result["seconds"])
+
+
+def test_host_chain5_on_host_processes_is_timed_to_the_last_completion(monkeypatch):
+    # The host's stop takes an hour by the benchmark's clock: none of it is the chain's.
+    offset = [0.0]
+
+    class SlowToStop(subprocess.Popen):
+        def wait(self, timeout=None):
+            if timeout is not None:  # run_once_processes's wait for the stopped host
+                offset[0] += 3600.0
+            return super().wait(timeout)
+
+    clock = SimpleNamespace(perf_counter=lambda: time.perf_counter() + offset[0],
+                            sleep=time.sleep)
+    monkeypatch.setattr(chain5, "time", clock)
+    monkeypatch.setattr(chain5.subprocess, "Popen", SlowToStop)
+    result = chain5.run_once_processes(10, workers=1)
+    assert offset[0] == 3600.0
+    assert 0 < result["seconds"] < 600
 
 
 @pytest.mark.parametrize("peer", ["dbos", "durabletask"])
@@ -97,6 +119,24 @@ def test_fanout_tiny_run_sums_every_result():
     result = fanout.run_once(5)
     assert result["seconds"] > 0
     assert result["episodes"] >= 2  # one to schedule, at least one to collect
+
+
+def test_fanout_is_timed_to_its_completion(monkeypatch):
+    # The host's stop takes an hour by the benchmark's clock: none of it is the fan-out's.
+    offset = [0.0]
+
+    class SlowToStop(fanout.LocalHost):
+        def stop(self, *args, **kwargs):
+            offset[0] += 3600.0
+            return super().stop(*args, **kwargs)
+
+    clock = SimpleNamespace(perf_counter=lambda: time.perf_counter() + offset[0],
+                            sleep=time.sleep)
+    monkeypatch.setattr(fanout, "time", clock)
+    monkeypatch.setattr(fanout, "LocalHost", SlowToStop)
+    result = fanout.run_once(5)
+    assert offset[0] == 3600.0
+    assert 0 < result["seconds"] < 600
 
 
 def test_replay_cost_is_timed_for_each_history_length():
