@@ -15,25 +15,31 @@ from datetime import datetime
 
 from dateutil.parser import parse as dateutil_parse
 
-_HOST_FORM = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z\Z")
+_HOST_FORM = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z\Z", re.ASCII)
 
 
-@functools.lru_cache(maxsize=8192)
 def parse_timestamp(text: str) -> datetime:
     """Parse a history timestamp as the SDK does (aware UTC for the host's form), quickly.
-
-    Memoised, both forms: every replay reads the same history, and the SDK calls this once
-    per event (the wrapper is C, so a repeated timestamp costs no Python frame).
 
     Raises
     ------
     ValueError, OverflowError
         As ``dateutil.parser.parse`` does, for a text that is neither form.
     """
+    parsed = _host_form(text)
+    return parsed if parsed is not None else dateutil_parse(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _host_form(text: str) -> datetime | None:
+    """Parse the host's form, else None; memoised, as every replay reads the same history.
+
+    Only the host's form is kept: it names its instant whole, where dateutil fills a
+    shorter text's missing fields from today's date.
+    """
     if _HOST_FORM.match(text):
-        # Python 3.11's fromisoformat reads the "Z" as UTC itself.
-        return datetime.fromisoformat(text)
-    return dateutil_parse(text)
+        return datetime.fromisoformat(text)  # Python 3.11 reads the "Z" as UTC itself
+    return None
 
 
 def install() -> None:
