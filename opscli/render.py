@@ -10,6 +10,7 @@ from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
 
+from orders.lifecycle.ids import split_order_key
 from orders.models import StateRecord
 from orders.observability.tracing import unwrap_input
 
@@ -75,9 +76,24 @@ def alerts_table(alerts: list[dict[str, Any]]) -> Table:
     for column in ("At", "Kind", "Client", "Order", "Reason"):
         table.add_column(column)
     for a in alerts:
-        table.add_row(str(a.get("at", "")), str(a.get("kind", "")), str(a.get("clientId") or ""),
+        table.add_row(str(a.get("at", "")), str(a.get("kind", "")), _alert_client(a),
                       str(a.get("orderId") or ""), _short(a.get("reason"), 200))
     return table
+
+
+def _alert_client(alert: dict[str, Any]) -> str:
+    """Return the alert's client: its ``clientId``, else the client of its order key.
+
+    An order's alerts carry the order key, whose client part the host set from the queue
+    the order came on (S8); ``clientId`` is only on alerts about a client's own traffic.
+    """
+    if alert.get("clientId"):
+        return str(alert["clientId"])
+    try:
+        client, _ = split_order_key(str(alert.get("orderId") or ""))
+    except ValueError:  # no order key (or a foreign text): nothing to show
+        return ""
+    return client or ""
 
 
 COMPENSATION_COLUMNS = ("step", "outcome", "seq", "recordedAt", "instanceId",

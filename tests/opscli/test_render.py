@@ -1,10 +1,18 @@
 """The operator CLI's tables put first what an operator reads first (S9, D5)."""
 
 import json
+from datetime import UTC, datetime
 
 from rich.console import Console
 
-from opscli.render import business_input, compensation_table, history_table, report_tables
+from opscli.render import (
+    alerts_table,
+    business_input,
+    compensation_table,
+    history_table,
+    report_tables,
+)
+from orders.models.messages import OperatorAlert
 
 TRACE = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
@@ -61,3 +69,16 @@ def test_one_orders_state_record_shows_a_long_failure_reason_whole():
               "compensation": [], "attempts": []}
     text = " ".join(rendered(report_tables(report), width=60).replace("│", " ").split())
     assert "up after CompleteBy" in text and "(S5) END" in text and "…" not in text
+
+
+def test_an_order_alert_names_the_client_its_order_key_holds():
+    at = datetime(2030, 1, 1, tzinfo=UTC)
+    alerts = [json.loads(OperatorAlert(**fields).model_dump_json(by_alias=True)) for fields in (
+        {"kind": "OrderError", "reason": "payment declined", "at": at,
+         "order_key": "shop-a~TPCH-163", "instance_id": "shop-a~TPCH-163:1"},
+        {"kind": "UseClientQueue", "reason": "sent to the shared queue", "at": at,
+         "client_id": "shop-b"},
+        {"kind": "UnknownWorkflowVersion", "reason": "version 99", "at": at})]
+    table = alerts_table(alerts)
+    client = next(c for c in table.columns if c.header == "Client")
+    assert list(client.cells) == ["shop-a", "shop-b", ""]
