@@ -6,12 +6,13 @@ import os
 import shutil
 from pathlib import Path
 
-from rich.console import Console
-
 from client import tpch
 from demo.clients import CLIENTS, ClientBatch, split
+from opscli.cli import out
 
-console = Console()
+console = out()
+"""As wide as the terminal, or as the operator CLI's tables when piped: a log keeps each
+line, the dashboard's URL among them, whole."""
 REPO = Path(__file__).resolve().parents[1]
 DEMO_SETTINGS = {
     "ORDER_DEADLINE_S": "10", "START_GRACE_S": "20", "RETRY_HOLD_BASE_S": "1",
