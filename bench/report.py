@@ -151,7 +151,7 @@ def orders_comparison(section: dict[str, Any]) -> dict[str, Any]:
         (peak RSS MiB in the first and last fifth of the fixed-rate run) and ``goals``
         (name -> met).
     """
-    runs = {(r["faults"], r["offered"]): r for r in section["runs"]}
+    runs = runs_of(section)
     full = runs[("none", "full speed")]
     steady = runs[("none", f"{section['rate']:g}/s")]
     lat, peer_lat = steady["host"].get("latency") or {}, steady["peer"].get("latency") or {}
@@ -188,6 +188,21 @@ def action_cut(cut: dict[str, Any]) -> float:
     return 1 - cut["current"]["per_order"]["taskhub"]["dts_actions"] / before
 
 
+def runs_of(section: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """The orders section's runs by ``(faults, offered)``."""
+    return {(r["faults"], r["offered"]): r for r in section["runs"]}
+
+
+def _peer_pairs(run: dict[str, Any]) -> str:
+    """Say how the ratio to the peer was taken: one pair, or the median of several."""
+    pairs = run.get("pairs")
+    if not pairs or len(pairs) == 1:
+        return "one pair, host then peer"
+    ratios = ", ".join(f"{p['ratio']:.2f}" for p in pairs)
+    return (f"the median of {len(pairs)} interleaved pairs, host then peer; "
+            f"ratios {ratios}; the table's rows are the median pair's")
+
+
 def _pairs(growth: dict[str, Any]) -> str:
     """Say how the large hub's ratio was taken: one pair, or the median of several."""
     pairs = growth.get("pairs")
@@ -217,7 +232,8 @@ def _orders(section: dict[str, Any]) -> list[str]:
     config = section["runs"][0]["peer"].get("config", {})
     lines += ["", "DBOS configuration: " + "; ".join(f"{k}: {v}" for k, v in config.items()),
               "", f"orders ratio to peer: {cmp_['ratio_to_peer']:.2f}", "",
-              f"- Local host / DBOS orders/s (no faults, full speed): "
+              f"- Local host / DBOS orders/s (no faults, full speed; "
+              f"{_peer_pairs(runs_of(section)[('none', 'full speed')])}): "
               f"{cmp_['ratio_to_peer']:.2f}; p50 latency local host / DBOS (no faults, "
               f"{section['rate']:g}/s): {cmp_['p50_ratio_to_peer']:.2f}.",
               f"- Local host at {section['rate']:g} orders/s offered, no faults: "

@@ -346,6 +346,38 @@ def test_the_large_hub_is_compared_in_interleaved_pairs_and_judged_by_the_median
     assert "large hub >= 0.8 of the empty hub's orders/s: **met**" in text
 
 
+def test_the_ratio_to_the_peer_is_taken_in_interleaved_pairs_and_judged_by_the_median(
+        monkeypatch, tmp_path):
+    called = []
+    host_rates, peer_rates = iter([30.0, 33.0, 29.0]), iter([25.0, 22.0, 31.0])
+
+    def fake_run(n, faults, *, data_root, **kwargs):
+        called.append("host")
+        (data_root / "demo").mkdir(parents=True, exist_ok=True)
+        (data_root / "demo" / "taskhub.sqlite").write_text(f"hub {len(called)}")
+        return _run("none", "full speed", next(host_rates), 9000.0)
+
+    def fake_peer(n, faults, rate, data_root):
+        called.append("peer")
+        return _run("none", "full speed", next(peer_rates), 9000.0)
+
+    monkeypatch.setattr(orders, "run", fake_run)
+    monkeypatch.setattr(orders, "run_peer", fake_peer)
+    template = tmp_path / "template.sqlite"
+    full = orders._peer_pairs(1000, tmp_path, template, lambda line: None)
+    assert called == ["host", "peer"] * orders.PEER_PAIRS
+    assert template.read_text() == "hub 1"  # the first host run's hub seeds the large one
+    assert [round(p["ratio"], 2) for p in full["pairs"]] == [1.2, 1.5, 0.94]
+    assert (full["host"]["orders_per_s"], full["peer"]["orders_per_s"]) == (30.0, 25.0)
+    results = _results(host=120.0, dbos=20.0, durabletask=30.0)
+    results["orders"]["runs"][0] = full
+    text = report.render(results)
+    assert "\norders ratio to peer: 1.20\n" in text
+    assert ("(no faults, full speed; the median of 3 interleaved pairs, host then peer; ratios "
+            "1.20, 1.50, 0.94; the table's rows are the median pair's): 1.20;") in text
+    assert ">= 2 x the peer's orders/s: **not met**" in text
+
+
 def test_report_cpu_goal_is_not_met_above_20_ms_per_order():
     results = _results(host=120.0, dbos=20.0, durabletask=30.0)
     for run in results["orders"]["runs"]:
