@@ -193,29 +193,25 @@ def runs_of(section: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     return {(r["faults"], r["offered"]): r for r in section["runs"]}
 
 
-def _peer_pairs(run: dict[str, Any]) -> str:
-    """Say how the ratio to the peer was taken: one pair, or the median of several."""
-    pairs = run.get("pairs")
-    if not pairs or len(pairs) == 1:
-        return "one pair, host then peer"
-    ratios = ", ".join(f"{p['ratio']:.2f}" for p in pairs)
-    return (f"the median of {len(pairs)} interleaved pairs, host then peer; "
-            f"ratios {ratios}; the table's rows are the median pair's")
+def _pairs(measured: dict[str, Any], order: str, single: str, tail: str = "") -> str:
+    """Say how a ratio was taken: ``single`` for one pair, else the median of the pairs.
 
-
-def _pairs(growth: dict[str, Any]) -> str:
-    """Say how the large hub's ratio was taken: one pair, or the median of several."""
-    pairs = growth.get("pairs")
+    ``measured`` holds the pairs under ``pairs``, each with its ``ratio``; ``order`` says
+    which run of a pair came first.
+    """
+    pairs = measured.get("pairs")
     if not pairs or len(pairs) == 1:
-        return "back to back"
+        return single
     ratios = ", ".join(f"{p['ratio']:.2f}" for p in pairs)
-    return (f"the median of {len(pairs)} interleaved pairs, empty then seeded; "
-            f"ratios {ratios}")
+    return f"the median of {len(pairs)} interleaved pairs, {order}; ratios {ratios}{tail}"
 
 
 def _orders(section: dict[str, Any]) -> list[str]:
     cmp_ = orders_comparison(section)
     growth = section["growth"]
+    peer_pairs = _pairs(runs_of(section)[("none", "full speed")], "host then peer",
+                        "one pair, host then peer", "; the table's rows are the median pair's")
+    hub_pairs = _pairs(growth, "empty then seeded", "back to back")
     lines = [f"## 4. Orders (end to end, {section['n']} TPC-H orders per run)", "",
              "The demo's pipeline (`demo/`, two clients) on the local host, and the same "
              "pipeline on DBOS Transact (`bench/peers/dbos_orders.py`: same orders, simulator, "
@@ -233,14 +229,14 @@ def _orders(section: dict[str, Any]) -> list[str]:
     lines += ["", "DBOS configuration: " + "; ".join(f"{k}: {v}" for k, v in config.items()),
               "", f"orders ratio to peer: {cmp_['ratio_to_peer']:.2f}", "",
               f"- Local host / DBOS orders/s (no faults, full speed; "
-              f"{_peer_pairs(runs_of(section)[('none', 'full speed')])}): "
+              f"{peer_pairs}): "
               f"{cmp_['ratio_to_peer']:.2f}; p50 latency local host / DBOS (no faults, "
               f"{section['rate']:g}/s): {cmp_['p50_ratio_to_peer']:.2f}.",
               f"- Local host at {section['rate']:g} orders/s offered, no faults: "
               f"p50_ms={cmp_['p50_ms']:.0f} p99_ms={cmp_['p99_ms']:.0f}.",
               f"- Task hub holding {growth['instances']:,} completed instances: "
               f"{growth['seeded']['orders_per_s']:.1f} orders/s vs "
-              f"{growth['empty']['orders_per_s']:.1f} on an empty hub ({_pairs(growth)}): "
+              f"{growth['empty']['orders_per_s']:.1f} on an empty hub ({hub_pairs}): "
               f"**{cmp_['growth']:.2f}**; peak RSS {growth['seeded']['host']['peak_rss_mib']:.0f}"
               f" vs {growth['empty']['host']['peak_rss_mib']:.0f} MiB.",
               *_tracing(section.get("tracing")),
