@@ -375,6 +375,40 @@ def peek(queue: str, data_dir: Path = DATA_DIR, app_dir: Path = APP_DIR,
         console.print("\n".join(lines), soft_wrap=True, markup=False, highlight=False)
 
 
+@app.command()
+def replay(histories: Path | None = typer.Argument(
+               None, help="A history JSON file (the Durable HTTP API's status with "
+                          "showHistory=true&showHistoryOutput=true) or a folder of them."),
+           app_dir: Path = typer.Option(Path("."), "--app-dir",
+                                        help="The app's folder, whose current code replays."),
+           data_dir: Path | None = typer.Option(
+               None, "--data-dir", help="Replay every in-flight instance of this folder's "
+                                        "task hub instead of files.")) -> None:
+    """Replay recorded histories against the app's current code: exit 0 clean, 1 diverged.
+
+    Each instance is reported on one line: the same decisions, or the first event where the
+    code decides otherwise with DTFx's non-determinism text. Bad input (no app, an app that
+    fails to load, a file that is not a history) is one line on stderr and exit 2.
+    """
+    from devhost.replay.check import run_replay
+    from devhost.replay.history import HistoryFormatError
+
+    if (histories is None) == (data_dir is None):
+        typer.echo("devhost: replay: give one history file or folder, or --data-dir", err=True)
+        raise typer.Exit(2)
+    try:
+        results = run_replay(app_dir, histories, data_dir)
+    except HistoryFormatError as exc:
+        typer.echo(f"devhost: replay: {exc}", err=True)
+        raise typer.Exit(2) from None
+    for result in results:
+        console.print(result.line(), soft_wrap=True, markup=False, highlight=False)
+    diverged = sum(not r.clean for r in results)
+    console.print(f"devhost: replayed {len(results)} instance{'' if len(results) == 1 else 's'}"
+                  f", {diverged} diverged", markup=False, highlight=False)
+    raise typer.Exit(1 if diverged else 0)
+
+
 def main() -> None:
     """Run the CLI."""
     app()

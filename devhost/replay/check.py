@@ -1,0 +1,176 @@
+"""Replay recorded histories through the SDK against the app's current code (D4).
+
+Each history runs through the app's orchestrator handler as the host runs an episode
+(:mod:`devhost.orchestration.episode`: the same context JSON, the same SDK call); the
+actions it answers are checked against the recorded tasks with the host's replay checks
+(:mod:`devhost.orchestration.nondeterminism`, DTFx's texts), so a change that would fail an
+instance in flight after a deploy is found before it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from devhost.app import invoke
+from devhost.app.loader import AppIndex, find_function
+from devhost.http_api.history_view import history_events_json
+from devhost.orchestration.actions import HTTP_ACTIVITY, ActionType, flatten, takes_sequence_number
+from devhost.orchestration.nondeterminism import NonDeterminismError, check_action, check_missing
+from devhost.orchestration.sdk_errors import sdk_failure
+from devhost.replay.history import HistoryFormatError, RecordedHistory, ScheduledTask, parse_history
+
+IN_FLIGHT = ["Pending", "Running", "Suspended"]
+"""Runtime statuses of the instances a deploy would meet mid-flight."""
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """What replaying one instance's history against the current code found.
+
+    ``position`` is the index in ``historyEvents`` of the first event the new code decides
+    otherwise (None when clean); ``message`` is DTFx's non-determinism text or the failure.
+    """
+
+    source: str
+    instance_id: str
+    name: str
+    clean: bool
+    position: int | None = None
+    event: str | None = None
+    message: str = ""
+
+    def line(self) -> str:
+        """Return the one-line report of this instance."""
+        who = f"{self.source}: {self.name} '{self.instance_id}'"
+        if self.clean:
+            return f"{who}: same decisions"
+        where = (f" at historyEvents[{self.position}] ({self.event})"
+                 if self.position is not None else "")
+        return f"{who}: diverges{where}: {self.message}"
+
+
+def context_json(history: RecordedHistory) -> str:
+    """Build the orchestration trigger's context JSON for a full replay of ``history``."""
+    return json.dumps({"history": history.events, "input": history.input,
+                       "instanceId": history.instance_id, "isReplaying": True,
+                       "parentInstanceId": None, "upperSchemaVersion": 1})
+
+
+def replay_history(index: AppIndex, history: RecordedHistory, source: str = "") -> ReplayResult:
+    """Replay ``history`` through the app's orchestrator and compare its decisions."""
+    found = ReplayResult(source, history.instance_id, history.name, True)
+    fdef = find_function(index.orchestrators, history.name)
+    if fdef is None:
+        return _diverged(found, None, f"the app has no orchestrator '{history.name}'")
+    try:
+        state = json.loads(invoke.call_guarded(fdef.func, context_json(history)))
+        error = None
+    except Exception as exc:  # noqa: BLE001 - the SDK reports an orchestrator's failure so
+        failure = sdk_failure(exc)
+        state, error = failure.state, failure.message
+    numbered = [_named(a) for a in flatten(state) if takes_sequence_number(a)]
+    for i, task in enumerate(history.scheduled):
+        try:
+            if i < len(numbered):
+                check_action(task.seq, (task.kind, task.name), numbered[i], dict)
+            else:
+                check_missing(task.seq, (task.kind, task.name), dict)
+        except NonDeterminismError as exc:
+            return _diverged(found, task, str(exc))
+    if error is not None and not history.failed:
+        return _diverged(found, None, f"the orchestrator fails on replay: {error}")
+    return found
+
+
+def _named(action: dict[str, Any]) -> dict[str, Any]:
+    """Name a ``call_http`` action as its scheduling event names it (the built-in activity)."""
+    if ActionType(action["actionType"]) == ActionType.CallHttp:
+        return dict(action, functionName=HTTP_ACTIVITY)
+    return action
+
+
+def _diverged(found: ReplayResult, task: ScheduledTask | None, message: str) -> ReplayResult:
+    return ReplayResult(found.source, found.instance_id, found.name, False,
+                        None if task is None else task.position,
+                        None if task is None else f"{task.event_type} {task.name or ''}".strip(),
+                        message)
+
+
+def histories_in(path: Path) -> Iterator[tuple[str, RecordedHistory]]:
+    """Yield (file name, history) of a history file or of every ``*.json`` in a folder.
+
+    Raises
+    ------
+    HistoryFormatError
+        Naming the file, if a file is missing, not JSON, or not a history.
+    """
+    if not path.exists():
+        raise HistoryFormatError(f"{path}: no such file or folder")
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    if not files:
+        raise HistoryFormatError(f"{path}: the folder holds no .json history file")
+    for file in files:
+        try:
+            doc = json.loads(file.read_text(encoding="utf-8-sig"))
+            yield str(file), parse_history(doc)
+        except (ValueError, UnicodeDecodeError) as exc:
+            what = str(exc) if isinstance(exc, HistoryFormatError) else f"not JSON ({exc})"
+            raise HistoryFormatError(f"{file}: {what}") from None
+
+
+def histories_in_taskhub(data_dir: Path) -> Iterator[tuple[str, RecordedHistory]]:
+    """Yield (task hub path, history) of every in-flight instance of a local task hub.
+
+    Raises
+    ------
+    HistoryFormatError
+        If ``data_dir`` holds no task hub.
+    """
+    from devhost.run.clock import SystemClock
+    from devhost.taskhub.store import TaskHub
+
+    path = data_dir / "taskhub.sqlite"
+    if not path.is_file():
+        raise HistoryFormatError(f"{data_dir}: no task hub (taskhub.sqlite) in this folder")
+    hub = TaskHub(path, SystemClock())
+    token: str | None = None
+    while True:
+        page, token = hub.query(statuses=IN_FLIGHT, top=1000, continuation=token)
+        for inst in page:
+            events = history_events_json(hub.get_history(inst.instance_id), show_output=True)
+            if events:
+                yield str(path), parse_history({"name": inst.name,
+                                                "instanceId": inst.instance_id,
+                                                "historyEvents": events})
+        if token is None:
+            return
+
+
+def run_replay(app_dir: Path, histories: Path | None = None,
+               data_dir: Path | None = None) -> list[ReplayResult]:
+    """Load the app and replay the histories of a file or folder, or of a task hub.
+
+    Raises
+    ------
+    HistoryFormatError
+        For bad input, with one line: no app, an app that fails to load, a history file
+        that is not a history, no task hub.
+    """
+    from devhost.app.load_errors import AppLoadError
+    from devhost.app.loader import load_app
+
+    app_dir = Path(app_dir)
+    if not (app_dir / "host.json").is_file():
+        raise HistoryFormatError(f"{app_dir}: no app here (no host.json); point --app-dir at "
+                                 "the app's folder")
+    try:
+        _, index = load_app(app_dir)
+    except AppLoadError as exc:
+        raise HistoryFormatError(f"the app fails to load: {exc}") from None
+    found = (list(histories_in(histories)) if histories is not None
+             else list(histories_in_taskhub(data_dir or Path(".data"))))
+    return [replay_history(index, history, source) for source, history in found]

@@ -1,0 +1,207 @@
+"""An instance's history as the Durable HTTP API shows it, turned back into replayable events.
+
+``GET .../instances/{id}?showHistory=true&showHistoryOutput=true`` answers ``historyEvents``
+in the extension's documented form (``docs/fidelity.md``; the local host's own is
+:func:`devhost.http_api.history_view.history_events_json`): type names, no episode markers,
+no ``EventId``/``TaskScheduledId``/``TimerId``, each ``TaskScheduled`` and
+``SubOrchestrationInstanceCreated`` folded into its completion (``FunctionName``,
+``ScheduledTime``). This module rebuilds what the SDK replays from: the events in the
+extension's wire shape, with the sequence numbers DTFx gave each scheduled task (in the
+order they were scheduled, the order of their scheduling times) and an
+``OrchestratorStarted`` before each batch of new events, dated as that batch.
+
+Limits (docs/testing.md): tasks scheduled at the very same instant keep the order of their
+completions; a ``call_*_with_retry`` that retried shows its attempts as separate tasks.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from devhost.orchestration.actions import HTTP_ACTIVITY, ActionType
+from devhost.taskhub.events import EventType, parse_time
+
+
+class HistoryFormatError(ValueError):
+    """The document is not an instance's history as the Durable HTTP API returns it."""
+
+
+@dataclass(frozen=True)
+class ScheduledTask:
+    """One task the recorded execution scheduled: its sequence number, kind and name.
+
+    ``position`` is the index in ``historyEvents`` of the event that shows it (its
+    completion when folded into one).
+    """
+
+    seq: int
+    kind: ActionType
+    name: str | None
+    position: int
+    event_type: str
+    fire_at: str | None = None
+
+
+@dataclass
+class RecordedHistory:
+    """One instance's recorded history, ready to replay."""
+
+    instance_id: str
+    name: str
+    input: Any
+    version: str | None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    scheduled: list[ScheduledTask] = field(default_factory=list)
+    failed: bool = False
+
+
+_COMPLETIONS = {"TaskCompleted": EventType.TaskCompleted, "TaskFailed": EventType.TaskFailed,
+                "SubOrchestrationInstanceCompleted": EventType.SubOrchestrationInstanceCompleted,
+                "SubOrchestrationInstanceFailed": EventType.SubOrchestrationInstanceFailed}
+_SUB = ("SubOrchestrationInstanceCompleted", "SubOrchestrationInstanceFailed",
+        "SubOrchestrationInstanceCreated")
+_INCOMING = ("TaskCompleted", "TaskFailed", "SubOrchestrationInstanceCompleted",
+             "SubOrchestrationInstanceFailed", "TimerFired", "EventRaised", "ExecutionStarted",
+             "ExecutionTerminated", "ExecutionSuspended", "ExecutionResumed")
+
+
+def _text(value: Any) -> str | None:
+    """Return the stored JSON text of a value the API showed parsed."""
+    return None if value is None else json.dumps(value)
+
+
+def _events_of(doc: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    if not isinstance(doc, dict) or not isinstance(doc.get("historyEvents"), list):
+        raise HistoryFormatError("not an instance history: expected the Durable HTTP API's "
+                                 "status JSON with historyEvents (showHistory=true"
+                                 "&showHistoryOutput=true)")
+    events = doc["historyEvents"]
+    bad = next((i for i, e in enumerate(events)
+                if not isinstance(e, dict) or not isinstance(e.get("EventType"), str)
+                or e["EventType"] not in EventType.__members__), None)
+    if bad is not None:
+        raise HistoryFormatError(f"historyEvents[{bad}]: not a history event (EventType must "
+                                 "be a DTFx event type name)")
+    if not events or events[0]["EventType"] != "ExecutionStarted":
+        raise HistoryFormatError("historyEvents[0]: must be ExecutionStarted")
+    return doc, events
+
+
+def _scheduling(position: int, ev: dict[str, Any]) -> tuple[str, ActionType, str | None] | None:
+    """Return (time, kind, name) of the task ``ev`` shows scheduled, or None."""
+    kind = ev["EventType"]
+    if kind in _COMPLETIONS or kind in ("TaskScheduled", "SubOrchestrationInstanceCreated"):
+        name = ev.get("FunctionName") or ev.get("Name")
+        if kind in _SUB:
+            action = ActionType.CallSubOrchestrator
+        else:
+            action = ActionType.CallHttp if name == HTTP_ACTIVITY else ActionType.CallActivity
+        return ev.get("ScheduledTime") or ev.get("Timestamp") or "", action, name
+    if kind == "TimerCreated":
+        return ev.get("Timestamp") or "", ActionType.CreateTimer, None
+    if kind == "EventSent":
+        return ev.get("Timestamp") or "", ActionType.SignalEntity, ev.get("Name")
+    return None
+
+
+def _sort_time(text: str) -> str:
+    """Return a sortable UTC text of a history time ('' sorts first)."""
+    try:
+        return parse_time(text).isoformat() if text else ""
+    except ValueError:
+        raise HistoryFormatError(f"not a history time: {text!r}") from None
+
+
+def number_tasks(events: list[dict[str, Any]]) -> list[ScheduledTask]:
+    """Give each scheduled task DTFx's sequence number: its rank by scheduling time.
+
+    Equal times keep the order of the events that show them.
+    """
+    found = [(position, s) for position, ev in enumerate(events)
+             if (s := _scheduling(position, ev)) is not None]
+    found.sort(key=lambda item: _sort_time(item[1][0]))
+    return [ScheduledTask(seq, kind, name, position, events[position]["EventType"],
+                          events[position].get("FireAt"))
+            for seq, (position, (_, kind, name)) in enumerate(found)]
+
+
+def parse_history(doc: Any) -> RecordedHistory:
+    """Rebuild the replayable history of one instance from its status JSON.
+
+    Raises
+    ------
+    HistoryFormatError
+        If ``doc`` is not a status JSON with ``historyEvents`` starting at ExecutionStarted.
+    """
+    doc, events = _events_of(doc)
+    started = events[0]
+    tasks = number_tasks(events)
+    by_position = {t.position: t for t in tasks}
+    timers = [t for t in tasks if t.kind == ActionType.CreateTimer]
+    history = RecordedHistory(
+        instance_id=str(doc.get("instanceId") or ""),
+        name=str(doc.get("name") or started.get("FunctionName") or ""),
+        input=started.get("Input"), version=started.get("Version"),
+        failed=any(e["EventType"] == "ExecutionFailed" for e in events), scheduled=tasks)
+    previous_incoming = False
+    for position, ev in enumerate(events):
+        kind = ev["EventType"]
+        stamp = ev.get("Timestamp") or started.get("Timestamp") or ""
+        incoming = kind in _INCOMING
+        if incoming and not previous_incoming:
+            history.events.append(_wire(EventType.OrchestratorStarted, stamp))
+        previous_incoming = incoming
+        task = by_position.get(position)
+        history.events.extend(_rebuilt(ev, task, timers))
+    return history
+
+
+def _wire(kind: EventType, stamp: str, event_id: int = -1, **fields: Any) -> dict[str, Any]:
+    return {"EventType": int(kind), "EventId": event_id, "IsPlayed": True, "Timestamp": stamp,
+            **fields}
+
+
+def _rebuilt(ev: dict[str, Any], task: ScheduledTask | None,
+             timers: list[ScheduledTask]) -> list[dict[str, Any]]:
+    """Return the wire events one ``historyEvents`` entry stands for."""
+    kind, stamp = ev["EventType"], ev.get("Timestamp") or ""
+    if kind in _COMPLETIONS and task is not None:
+        scheduled_kind = (EventType.SubOrchestrationInstanceCreated if kind in _SUB
+                          else EventType.TaskScheduled)
+        scheduled = _wire(scheduled_kind, ev.get("ScheduledTime") or stamp, task.seq,
+                          Name=task.name, Input=_text(ev.get("Input")))
+        fields = {k: v for k, v in ev.items()
+                  if k not in ("EventType", "Timestamp", "FunctionName", "ScheduledTime",
+                               "Input")}
+        if "Result" in fields:
+            fields["Result"] = _text(fields["Result"])
+        return [scheduled, _wire(_COMPLETIONS[kind], stamp, TaskScheduledId=task.seq,
+                                 **fields)]
+    fields = {k: v for k, v in ev.items() if k not in ("EventType", "Timestamp")}
+    if kind == "ExecutionStarted":
+        fields["Name"] = fields.pop("FunctionName", None)
+        fields["Input"] = _text(fields.get("Input"))
+    elif kind in ("EventRaised", "EventSent", "TaskScheduled", "SubOrchestrationInstanceCreated"):
+        fields["Input"] = _text(fields.get("Input"))
+        if "FunctionName" in fields:
+            fields["Name"] = fields.pop("FunctionName")
+    elif kind == "ExecutionCompleted":
+        fields["Result"] = _text(fields.get("Result"))
+    elif kind == "TimerFired":
+        timer = next((t for t in timers if _same_time(t.fire_at, ev.get("FireAt"))), None)
+        if timer is not None:
+            fields["TimerId"] = timer.seq
+            timers.remove(timer)
+    event_id = task.seq if task is not None else -1
+    return [_wire(EventType[kind], stamp, event_id, **fields)]
+
+
+def _same_time(a: str | None, b: str | None) -> bool:
+    if not a or not b:
+        return False
+    try:
+        return parse_time(a) == parse_time(b)
+    except ValueError:
+        return a == b
