@@ -183,6 +183,7 @@ def _rebuilt(ev: dict[str, Any], task: ScheduledTask | None,
     if kind == "ExecutionStarted":
         fields["Name"] = fields.pop("FunctionName", None)
         fields["Input"] = _text(fields.get("Input"))
+        fields.setdefault("Version", "")  # the SDK reads it; the API may leave it out
     elif kind in ("EventRaised", "EventSent", "TaskScheduled", "SubOrchestrationInstanceCreated"):
         fields["Input"] = _text(fields.get("Input"))
         if "FunctionName" in fields:

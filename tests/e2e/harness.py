@@ -19,7 +19,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from azurekit.services import catalogue
-from devhost.run.runtime import build_host
+from devhost.testing import DurableHost
 from orders import runtime
 from orders.lifecycle.ids import order_key
 from orders.models import Order, OrderLine, ProcessState
@@ -60,7 +60,11 @@ def make_order(n: int, lines: int = 2) -> Order:
 
 
 class System:
-    """The app under the local host plus the simulator, with one ManualClock."""
+    """The app under the local host plus the simulator, with one ManualClock.
+
+    The host is :class:`devhost.testing.DurableHost`, as a user's ``durable_host`` fixture
+    gives it (``self.durable``: start, status, history, mocks).
+    """
 
     def __init__(self, tmp_path: Path, clock, monkeypatch, faults: dict | None = None,
                  settings: dict | None = None, service_paths: dict | None = None) -> None:
@@ -79,14 +83,16 @@ class System:
             monkeypatch.setenv(key, value)
         load_settings.cache_clear()
         runtime.use(None)
-        self.host = build_host(REPO, tmp_path / "data", clock=clock)
-        self.host.start_http()
+        # The public test bench of durable-devhost (docs/testing.md), so every e2e run
+        # exercises it.
+        self.durable = DurableHost(REPO, tmp_path / "data", clock=clock)
+        self.host = self.durable.host
         self.engine = self.host.engine
         self.ledger = Ledger(self.ledger_path)
 
     def close(self) -> None:
         """Stop the host and the simulator."""
-        self.host.stop()
+        self.durable.close()
         runtime.use(None)
         load_settings.cache_clear()
         self.ledger.close()
