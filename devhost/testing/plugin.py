@@ -25,6 +25,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(OPTION, help_text, default=None)
 
 
+FIXTURES = ("durable_host", "durable_host_factory")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Import the host and the SDK once, at collection, if a collected test uses the fixture.
+
+    Importing them (``azure.durable_functions`` brings aiohttp) takes a second or more once
+    per process; done here, it is the session's start-up, not the first test's time.
+    """
+    if any(name in FIXTURES for item in session.items
+           for name in getattr(item, "fixturenames", ())):
+        import azure.durable_functions  # noqa: F401
+
+        import devhost.run.runtime  # noqa: F401
+        import devhost.testing.host  # noqa: F401
+
+
 @pytest.fixture
 def durable_app_dir(request: pytest.FixtureRequest) -> Path:
     """Return the app folder the ``durable_host`` fixture loads (see the module's rules).

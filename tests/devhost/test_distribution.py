@@ -8,6 +8,7 @@ install is out of sight and the host can only use what the wheel holds.
 
 import os
 import queue
+import shutil
 import socket
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import threading
 import time
 import zipfile
 from pathlib import Path
+from xml.etree import ElementTree
 
 import httpx
 import pytest
@@ -182,3 +184,64 @@ def test_the_installed_host_runs_a_hello_world_app_through_the_http_api(installe
             host.wait(timeout=30)
         finally:
             host.kill()
+
+
+USER_TESTS = Path(__file__).parent / "testing" / "approval_app"
+"""The approval app and its user's test file (docs/testing.md's example)."""
+
+WRONG_EXPECTATION = '''
+from datetime import timedelta
+
+
+def test_expects_approval_without_an_answer(durable_host):
+    instance_id = durable_host.start("approval", {"approver": "ana", "amount": 1200})
+    durable_host.advance(timedelta(days=3))
+    assert durable_host.status(instance_id)["output"] == "approved"
+'''
+
+
+def fresh_venv(wheel, folder):
+    """A new virtual environment with the wheel and its dependencies, as a user installs it.
+
+    uv installs offline, pinned to the versions this environment holds (its cache has them),
+    compiling the bytecode as pip does.
+    """
+    uv = Path(sys.executable).parent / "uv"
+    subprocess.run([uv, "venv", "-q", "--python", sys._base_executable, folder / "venv"],
+                   check=True, capture_output=True, timeout=120)
+    frozen = subprocess.run([uv, "pip", "freeze", "--python", sys.executable], check=True,
+                            capture_output=True, text=True, timeout=120).stdout
+    pins = folder / "constraints.txt"
+    pins.write_text("".join(line + "\n" for line in frozen.splitlines()
+                            if not line.startswith("-e") and "sas-orders" not in line))
+    python = folder / "venv" / "bin" / "python"
+    subprocess.run([uv, "pip", "install", "-q", "--offline", "--compile-bytecode",
+                    "--constraint", pins,
+                    "--python", python, wheel], check=True, capture_output=True, timeout=300)
+    return python
+
+
+@pytest.mark.slow(expected_s=25)
+def test_a_user_tests_a_three_day_workflow_with_the_installed_plugin_alone(wheel, tmp_path):
+    python = fresh_venv(wheel, tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("function_app.py", "host.json", "test_approval.py"):
+        shutil.copy(USER_TESTS / name, project / name)
+    (project / "test_wrong.py").write_text(WRONG_EXPECTATION)
+    (project / "pytest.ini").write_text("[pytest]\ndurable_app_dir = .\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
+           and not k.startswith(("DEVHOST_", "PYTEST_"))}
+    run = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "--junitxml", "report.xml"], cwd=project, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stdout + run.stderr  # the wrong expectation alone fails
+    times = {case.get("name"): (float(case.get("time")), case.find("failure") is not None)
+             for case in ElementTree.parse(project / "report.xml").iter("testcase")}
+    seconds, failed = times["test_no_answer_within_three_days_escalates"]
+    assert not failed and seconds < 2.0, times
+    assert [name for name, (_, f) in times.items() if f] == [
+        "test_expects_approval_without_an_answer"]
+    assert "AssertionError: assert 'escalated' == 'approved'" in run.stdout, run.stdout
+    assert "durable-devhost" not in run.stderr
