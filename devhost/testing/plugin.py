@@ -80,8 +80,9 @@ def durable_host_factory(tmp_path: Path) -> Iterator[Callable[..., Any]]:
     def make(app_dir: str | Path, **options: Any) -> DurableHost:
         try:
             host = DurableHost(app_dir, tmp_path / f"devhost-{len(hosts)}", **options)
-        except AppLoadError as exc:
-            pytest.fail(f"durable_host: the app fails to load: {exc}", pytrace=False)
+        except AppLoadError as exc:  # its one line, without the loader's traceback
+            raise pytest.fail.Exception(f"durable_host: the app fails to load: {exc}",
+                                        pytrace=False) from None
         hosts.append(host)
         return host
 
