@@ -73,17 +73,46 @@ def replay_history(index: AppIndex, history: RecordedHistory, source: str = "") 
         failure = sdk_failure(exc)
         state, error = failure.state, failure.message
     numbered = [_named(a) for a in flatten(state) if takes_sequence_number(a)]
-    for i, task in enumerate(history.scheduled):
+    tasks = history.scheduled
+    i = 0
+    for action in numbered:
+        if i == len(tasks):
+            break  # new decisions past the history: what the instance does next
         try:
-            if i < len(numbered):
-                check_action(task.seq, (task.kind, task.name), numbered[i], dict)
-            else:
-                check_missing(task.seq, (task.kind, task.name), dict)
+            check_action(tasks[i].seq, (tasks[i].kind, tasks[i].name), action, dict)
         except NonDeterminismError as exc:
-            return _diverged(found, task, str(exc))
+            return _diverged(found, tasks[i], str(exc))
+        i = _past_retries(tasks, i) if ActionType(action["actionType"]) in RETRYING else i + 1
+    if i < len(tasks):
+        try:
+            check_missing(tasks[i].seq, (tasks[i].kind, tasks[i].name), dict)
+        except NonDeterminismError as exc:
+            return _diverged(found, tasks[i], str(exc))
     if error is not None and not history.failed:
         return _diverged(found, None, f"the orchestrator fails on replay: {error}")
     return found
+
+
+RETRYING = (ActionType.CallActivityWithRetry, ActionType.CallSubOrchestratorWithRetry)
+"""Actions the SDK answers once for every attempt DTFx's retry interceptor schedules."""
+
+
+def _past_retries(tasks: list[ScheduledTask], i: int) -> int:
+    """Return the index of the first task after the attempts of the retried call at ``i``.
+
+    A failed attempt is followed by its retry timer (a task of its own, even after the last
+    attempt) and then, unless that was the last, by the next attempt of the same name
+    (:mod:`devhost.orchestration.episode`, as DTFx's ``RetryInterceptor``).
+    """
+    while (tasks[i].event_type.endswith("Failed") and i + 1 < len(tasks)
+           and tasks[i + 1].kind == ActionType.CreateTimer):
+        i += 1  # the retry timer
+        if i + 1 < len(tasks) and tasks[i + 1].name == tasks[i - 1].name \
+                and tasks[i + 1].kind == tasks[i - 1].kind:
+            i += 1  # the next attempt
+        else:
+            break
+    return i + 1
 
 
 def _named(action: dict[str, Any]) -> dict[str, Any]:
