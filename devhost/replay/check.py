@@ -159,7 +159,7 @@ def histories_in_taskhub(data_dir: Path) -> Iterator[tuple[str, RecordedHistory]
     HistoryFormatError
         If ``data_dir`` holds no task hub.
     """
-    from devhost.run.clock import SystemClock
+    from clocks import SystemClock
     from devhost.taskhub.store import TaskHub
 
     path = data_dir / "taskhub.sqlite"
