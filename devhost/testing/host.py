@@ -201,7 +201,7 @@ class DurableHost:
                 found = answer(request) if callable(answer) else answer
                 return {"statusCode": 200, "headers": {}, "content": None, **found}
 
-            activities.call_http = call_http  # type: ignore[assignment]
+            activities.call_http = call_http
         self._http_mocks[url] = response
 
     # ------------------------------------------------------------------ replay
