@@ -117,3 +117,15 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, case, expected):
     assert result.exit_code == 2
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(expected.format(tmp=tmp_path)), lines
+
+
+def test_a_history_with_azure_s_timestamps_replays_as_the_host_s(recorded):
+    # Azure writes seven fractional digits, and each event its own instant.
+    doc = json.loads(recorded.read_text())
+    for n, event in enumerate(doc["historyEvents"]):
+        for field in ("Timestamp", "ScheduledTime"):
+            if field in event:
+                event[field] = event[field][:20] + f"{n:07d}Z"
+    recorded.write_text(json.dumps(doc))
+    result = run(recorded, "--app-dir", APP)
+    assert result.exit_code == 0, result.stdout
