@@ -31,13 +31,16 @@ FIXTURES = ("durable_host", "durable_host_factory")
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Import the host and the SDK once, at collection, if a collected test uses the fixture.
 
-    Importing them (``azure.durable_functions`` brings aiohttp) takes a second or more once
-    per process; done here, it is the session's start-up, not the first test's time.
+    Importing them (``azure.durable_functions`` brings aiohttp; the HTTP API uvicorn and
+    starlette) takes a second or more once per process; done here, it is the session's
+    start-up, not the first test's time.
     """
     if any(name in FIXTURES for item in session.items
            for name in getattr(item, "fixturenames", ())):
         import azure.durable_functions  # noqa: F401
+        import uvicorn  # noqa: F401
 
+        import devhost.run.http_host  # noqa: F401
         import devhost.run.runtime  # noqa: F401
         import devhost.testing.host  # noqa: F401
 
