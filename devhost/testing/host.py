@@ -100,7 +100,12 @@ class DurableHost:
         return str(response.json()["id"])
 
     def raise_event(self, instance_id: str, event: str, data: Any = None) -> None:
-        """Raise external event ``event`` with ``data`` on an instance (HTTP 202 expected)."""
+        """Raise external event ``event`` with ``data`` on an instance (HTTP 202 expected).
+
+        ``data`` is the JSON body, as a plain HTTP client sends it: the orchestrator's
+        ``wait_for_external_event`` gets that value (the SDK's own ``raise_event`` sends its
+        JSON text instead, which the orchestrator gets as a string, as on Azure).
+        """
         response = self._http.post(
             f"{WEBHOOK}/instances/{quote(instance_id, safe='')}/raiseEvent/"
             f"{quote(event, safe='')}", content=json.dumps(data),
@@ -108,10 +113,15 @@ class DurableHost:
         _raise_for(response)
 
     def signal_entity(self, entity: str, key: str, operation: str, input: Any = None) -> None:
-        """Signal operation ``operation`` of entity ``entity@key`` with ``input``."""
+        """Signal operation ``operation`` of entity ``entity@key`` with ``input``.
+
+        The body is ``json.dumps(input)`` as a JSON string, as the SDK's ``signal_entity``
+        sends it: the entity's ``get_input()`` reads that form only (docs/fidelity.md).
+        """
+        body = b"" if input is None else json.dumps(json.dumps(input))
         response = self._http.post(
             f"{WEBHOOK}/entities/{quote(entity, safe='')}/{quote(key, safe='')}",
-            params={"op": operation}, content=b"" if input is None else json.dumps(input),
+            params={"op": operation}, content=body,
             headers={"Content-Type": "application/json"})
         _raise_for(response)
 

@@ -100,3 +100,9 @@ def counter(context: df.DurableEntityContext):
         total += context.get_input()
     context.set_state(total)
     context.set_result(total)
+
+
+@app.service_bus_queue_trigger(arg_name="msg", queue_name="jobs", connection="ServiceBus")
+@app.durable_client_input(client_name="client")
+async def job_received(msg, client) -> None:
+    await client.start_new("activities", msg.message_id)
