@@ -17,11 +17,16 @@ from typing import Any
 
 from devhost.app import invoke
 from devhost.app.loader import AppIndex, find_function
-from devhost.http_api.history_view import history_events_json
 from devhost.orchestration.actions import HTTP_ACTIVITY, ActionType, flatten, takes_sequence_number
 from devhost.orchestration.nondeterminism import NonDeterminismError, check_action, check_missing
 from devhost.orchestration.sdk_errors import sdk_failure
-from devhost.replay.history import HistoryFormatError, RecordedHistory, ScheduledTask, parse_history
+from devhost.replay.history import (
+    HistoryFormatError,
+    RecordedHistory,
+    ScheduledTask,
+    parse_history,
+    stored_history,
+)
 
 IN_FLIGHT = ["Pending", "Running", "Suspended"]
 """Runtime statuses of the instances a deploy would meet mid-flight."""
@@ -42,13 +47,14 @@ class ReplayResult:
     position: int | None = None
     event: str | None = None
     message: str = ""
+    where: str = "historyEvents[{}]"
 
     def line(self) -> str:
         """Return the one-line report of this instance."""
         who = f"{self.source}: {self.name} '{self.instance_id}'"
         if self.clean:
             return f"{who}: same decisions"
-        where = (f" at historyEvents[{self.position}] ({self.event})"
+        where = (f" at {self.where.format(self.position)} ({self.event})"
                  if self.position is not None else "")
         return f"{who}: diverges{where}: {self.message}"
 
@@ -62,7 +68,8 @@ def context_json(history: RecordedHistory) -> str:
 
 def replay_history(index: AppIndex, history: RecordedHistory, source: str = "") -> ReplayResult:
     """Replay ``history`` through the app's orchestrator and compare its decisions."""
-    found = ReplayResult(source, history.instance_id, history.name, True)
+    found = ReplayResult(source, history.instance_id, history.name, True,
+                         where=history.where)
     fdef = find_function(index.orchestrators, history.name)
     if fdef is None:
         return _diverged(found, None, f"the app has no orchestrator '{history.name}'")
@@ -104,7 +111,7 @@ def _past_retries(tasks: list[ScheduledTask], i: int) -> int:
     attempt) and then, unless that was the last, by the next attempt of the same name
     (:mod:`devhost.orchestration.episode`, as DTFx's ``RetryInterceptor``).
     """
-    while (tasks[i].event_type.endswith("Failed") and i + 1 < len(tasks)
+    while (tasks[i].failed and i + 1 < len(tasks)
            and tasks[i + 1].kind == ActionType.CreateTimer):
         i += 1  # the retry timer
         if i + 1 < len(tasks) and tasks[i + 1].name == tasks[i - 1].name \
@@ -126,7 +133,7 @@ def _diverged(found: ReplayResult, task: ScheduledTask | None, message: str) -> 
     return ReplayResult(found.source, found.instance_id, found.name, False,
                         None if task is None else task.position,
                         None if task is None else f"{task.event_type} {task.name or ''}".strip(),
-                        message)
+                        message, found.where)
 
 
 def histories_in(path: Path) -> Iterator[tuple[str, RecordedHistory]]:
@@ -170,11 +177,9 @@ def histories_in_taskhub(data_dir: Path) -> Iterator[tuple[str, RecordedHistory]
     while True:
         page, token = hub.query(statuses=IN_FLIGHT, top=1000, continuation=token)
         for inst in page:
-            events = history_events_json(hub.get_history(inst.instance_id), show_output=True)
+            events = hub.get_history(inst.instance_id)
             if events:
-                yield str(path), parse_history({"name": inst.name,
-                                                "instanceId": inst.instance_id,
-                                                "historyEvents": events})
+                yield str(path), stored_history(inst.instance_id, inst.name, events)
         if token is None:
             return
 

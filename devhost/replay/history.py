@@ -42,6 +42,8 @@ class ScheduledTask:
     position: int
     event_type: str
     fire_at: str | None = None
+    failed: bool = False
+    """The task failed (a retried call's attempt that is followed by a retry timer)."""
 
 
 @dataclass
@@ -55,6 +57,8 @@ class RecordedHistory:
     events: list[dict[str, Any]] = field(default_factory=list)
     scheduled: list[ScheduledTask] = field(default_factory=list)
     failed: bool = False
+    where: str = "historyEvents[{}]"
+    """How a report names a task's ``position`` (a format with one field)."""
 
 
 _COMPLETIONS = {"TaskCompleted": EventType.TaskCompleted, "TaskFailed": EventType.TaskFailed,
@@ -89,7 +93,7 @@ def _events_of(doc: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return doc, events
 
 
-def _scheduling(position: int, ev: dict[str, Any]) -> tuple[str, ActionType, str | None] | None:
+def _scheduling(ev: dict[str, Any]) -> tuple[str, ActionType, str | None] | None:
     """Return (time, kind, name) of the task ``ev`` shows scheduled, or None."""
     kind = ev["EventType"]
     if kind in _COMPLETIONS or kind in ("TaskScheduled", "SubOrchestrationInstanceCreated"):
@@ -109,7 +113,7 @@ def _scheduling(position: int, ev: dict[str, Any]) -> tuple[str, ActionType, str
 def _sort_time(text: str) -> str:
     """Return a sortable UTC text of a history time ('' sorts first)."""
     try:
-        return parse_time(text).isoformat() if text else ""
+        return parse_time(text).isoformat(timespec="microseconds") if text else ""
     except ValueError:
         raise HistoryFormatError(f"not a history time: {text!r}") from None
 
@@ -120,10 +124,11 @@ def number_tasks(events: list[dict[str, Any]]) -> list[ScheduledTask]:
     Equal times keep the order of the events that show them.
     """
     found = [(position, s) for position, ev in enumerate(events)
-             if (s := _scheduling(position, ev)) is not None]
+             if (s := _scheduling(ev)) is not None]
     found.sort(key=lambda item: _sort_time(item[1][0]))
     return [ScheduledTask(seq, kind, name, position, events[position]["EventType"],
-                          events[position].get("FireAt"))
+                          events[position].get("FireAt"),
+                          events[position]["EventType"].endswith("Failed"))
             for seq, (position, (_, kind, name)) in enumerate(found)]
 
 
@@ -206,3 +211,37 @@ def _same_time(a: str | None, b: str | None) -> bool:
         return parse_time(a) == parse_time(b)
     except ValueError:
         return a == b
+
+
+_STORED_SCHEDULING = {EventType.TaskScheduled: ActionType.CallActivity,
+                      EventType.TimerCreated: ActionType.CreateTimer,
+                      EventType.SubOrchestrationInstanceCreated: ActionType.CallSubOrchestrator,
+                      EventType.EventSent: ActionType.SignalEntity}
+
+
+def stored_history(instance_id: str, name: str, events: list[dict[str, Any]]) -> RecordedHistory:
+    """Return the replayable history of a local task hub's instance from its stored events.
+
+    The stored events carry DTFx's task numbers (``EventId``), so nothing is rebuilt; a
+    task's ``position`` is its row in ``devhost history``.
+    """
+    from devhost.taskhub.inputs import json_value
+
+    started = next((e for e in events if e["EventType"] == EventType.ExecutionStarted), {})
+    failed = {e.get("TaskScheduledId") for e in events
+              if e["EventType"] in (EventType.TaskFailed, EventType.SubOrchestrationInstanceFailed)}
+    tasks = []
+    for position, ev in enumerate(events):
+        kind = _STORED_SCHEDULING.get(EventType(ev["EventType"]))
+        if kind is not None:
+            if kind == ActionType.CallActivity and ev.get("Name") == HTTP_ACTIVITY:
+                kind = ActionType.CallHttp
+            seq = int(ev["EventId"])
+            tasks.append(ScheduledTask(seq, kind, ev.get("Name"), position,
+                                       EventType(ev["EventType"]).name, ev.get("FireAt"),
+                                       seq in failed))
+    return RecordedHistory(
+        instance_id=instance_id, name=name, input=json_value(started.get("Input")),
+        version=started.get("Version"), events=[dict(e, IsPlayed=True) for e in events],
+        scheduled=sorted(tasks, key=lambda t: t.seq), where="row {} of devhost history",
+        failed=any(e["EventType"] == EventType.ExecutionFailed for e in events))

@@ -84,6 +84,25 @@ def test_every_in_flight_instance_of_a_task_hub_replays(durable_host_factory, tm
     assert sorted(line.split("'")[1] for line in result.stdout.splitlines()[:-1]) == waiting
 
 
+def test_a_task_hub_s_instance_diverges_at_its_row_of_devhost_history(
+        durable_host_factory, tmp_path):
+    host = durable_host_factory(APP)
+    host.start("approval", REQUEST, instance_id="waiting")
+    host.run_until_idle()
+    folder = changed_app(tmp_path, NOTIFY, PAUSE_FIRST)
+    result = run("--data-dir", host.host.data_dir, "--app-dir", folder)
+    assert result.exit_code == 1, result.stdout
+    assert "approval 'waiting': diverges at row 2 of devhost history (TaskScheduled " \
+           "notify_approver): Non-Deterministic workflow detected: A previous execution of " \
+           "this orchestration scheduled an activity task with sequence number 0 named " \
+           "'notify_approver', but the current orchestration replay instead produced a " \
+           "CreateTimerOrchestratorAction action" in result.stdout
+    history = CliRunner().invoke(app, ["history", "waiting", "--data-dir",
+                                       str(host.host.data_dir)])
+    row = next(line for line in history.stdout.splitlines() if "│ 2 " in line)
+    assert "│ TaskSchedul" in row and "│ notify_appr" in row  # the table cuts long cells
+
+
 @pytest.mark.parametrize(("case", "expected"), [
     ("no app", "devhost: replay: {tmp}: no app here (no host.json); point --app-dir at the "
                "app's folder"),
