@@ -38,12 +38,13 @@ _DOTNET_ACTION = {
 }
 """The DTFx action class an SDK action becomes, as named in DTFx's messages."""
 
-_FAMILY = {
+FAMILY = {
     ActionType.CallActivity: "activity", ActionType.CallActivityWithRetry: "activity",
     ActionType.CallHttp: "activity", ActionType.CreateTimer: "timer",
     ActionType.CallSubOrchestrator: "sub", ActionType.CallSubOrchestratorWithRetry: "sub",
     ActionType.CallEntity: "event", ActionType.SignalEntity: "event",
 }
+"""The kind of task an action schedules, as DTFx compares them on replay."""
 
 
 class NonDeterminismError(Exception):
@@ -67,7 +68,7 @@ def check_action(seq: int, was: tuple[int, str | None], now: dict[str, Any],
     was_kind, was_name = ActionType(was[0]), was[1]
     now_kind = ActionType(now["actionType"])
     now_name = now.get("functionName")
-    family, now_family = _FAMILY.get(was_kind), _FAMILY.get(now_kind)
+    family, now_family = FAMILY.get(was_kind), FAMILY.get(now_kind)
     if family == now_family and (family in ("timer", "event") or _same(was_name, now_name)):
         return
     other = _DOTNET_ACTION.get(now_kind, now_kind.name)
@@ -105,7 +106,7 @@ def check_action(seq: int, was: tuple[int, str | None], now: dict[str, Any],
 def check_missing(seq: int, was: tuple[int, str | None], scheduled: Scheduled) -> None:
     """Raise :class:`NonDeterminismError` for a scheduled task this replay did not produce."""
     was_kind, was_name = ActionType(was[0]), was[1]
-    family = _FAMILY.get(was_kind)
+    family = FAMILY.get(was_kind)
     if family == "activity":
         text = (f"A previous execution of this orchestration scheduled an activity task with "
                 f"sequence ID {seq} and name '{was_name}' (version ''), but the current "

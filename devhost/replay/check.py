@@ -18,7 +18,12 @@ from typing import Any
 from devhost.app import invoke
 from devhost.app.loader import AppIndex, find_function
 from devhost.orchestration.actions import HTTP_ACTIVITY, ActionType, flatten, takes_sequence_number
-from devhost.orchestration.nondeterminism import NonDeterminismError, check_action, check_missing
+from devhost.orchestration.nondeterminism import (
+    FAMILY,
+    NonDeterminismError,
+    check_action,
+    check_missing,
+)
 from devhost.orchestration.sdk_errors import sdk_failure
 from devhost.replay.history import (
     HistoryFormatError,
@@ -67,19 +72,41 @@ def context_json(history: RecordedHistory) -> str:
 
 
 def replay_history(index: AppIndex, history: RecordedHistory, source: str = "") -> ReplayResult:
-    """Replay ``history`` through the app's orchestrator and compare its decisions."""
+    """Replay ``history`` through the app's orchestrator and compare its decisions.
+
+    A history whose tasks of one instant could be numbered otherwise (:attr:`ties`) and
+    that diverges is numbered again in the order the code decided, and replayed once more.
+    """
     found = ReplayResult(source, history.instance_id, history.name, True,
                          where=history.where)
     fdef = find_function(index.orchestrators, history.name)
     if fdef is None:
         return _diverged(found, None, f"the app has no orchestrator '{history.name}'")
+    numbered, error = _decisions(fdef.func, history)
+    result = _compare(found, history, numbered, error)
+    if result.clean or not history.ties or history.doc is None:
+        return result
+    again = parse_history(history.doc, [(FAMILY.get(ActionType(a["actionType"])),
+                                         a.get("functionName")) for a in numbered])
+    numbered, error = _decisions(fdef.func, again)
+    return _compare(found, again, numbered, error)
+
+
+def _decisions(handler: Any, history: RecordedHistory) -> tuple[list[dict[str, Any]],
+                                                                 str | None]:
+    """Return the numbered actions the code answers to ``history``, and its failure."""
     try:
-        state = json.loads(invoke.call_guarded(fdef.func, context_json(history)))
+        state = json.loads(invoke.call_guarded(handler, context_json(history)))
         error = None
     except Exception as exc:  # noqa: BLE001 - the SDK reports an orchestrator's failure so
         failure = sdk_failure(exc)
         state, error = failure.state, failure.message
-    numbered = [_named(a) for a in flatten(state) if takes_sequence_number(a)]
+    return [_named(a) for a in flatten(state) if takes_sequence_number(a)], error
+
+
+def _compare(found: ReplayResult, history: RecordedHistory, numbered: list[dict[str, Any]],
+             error: str | None) -> ReplayResult:
+    """Check the code's decisions against the recorded tasks (DTFx's replay checks)."""
     tasks = history.scheduled
     i = 0
     for action in numbered:

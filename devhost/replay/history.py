@@ -10,17 +10,22 @@ extension's wire shape, with the sequence numbers DTFx gave each scheduled task 
 order they were scheduled, the order of their scheduling times) and an
 ``OrchestratorStarted`` before each batch of new events, dated as that batch.
 
-Limits (docs/testing.md): tasks scheduled at the very same instant keep the order of their
-completions; a ``call_*_with_retry`` that retried shows its attempts as separate tasks.
+Tasks scheduled at the very same instant (the local host stamps a whole episode with one
+time) cannot be told apart by time: they keep the order the history shows them in, or the
+order the code decides them where the history leaves it open (docs/testing.md). A
+``call_*_with_retry`` that retried shows its attempts and retry timers as tasks of their
+own (:mod:`.check` reads them as one decision).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from devhost.orchestration.actions import HTTP_ACTIVITY, ActionType
+from devhost.orchestration.nondeterminism import FAMILY
 from devhost.taskhub.events import EventType, parse_time
 
 
@@ -59,6 +64,10 @@ class RecordedHistory:
     failed: bool = False
     where: str = "historyEvents[{}]"
     """How a report names a task's ``position`` (a format with one field)."""
+    doc: Any = None
+    """The status JSON it was rebuilt from (None: a task hub's stored events)."""
+    ties: bool = False
+    """Tasks of different kinds or names were scheduled at the same instant."""
 
 
 _COMPLETIONS = {"TaskCompleted": EventType.TaskCompleted, "TaskFailed": EventType.TaskFailed,
@@ -118,22 +127,81 @@ def _sort_time(text: str) -> str:
         raise HistoryFormatError(f"not a history time: {text!r}") from None
 
 
-def number_tasks(events: list[dict[str, Any]]) -> list[ScheduledTask]:
+Decision = tuple[str | None, str | None]
+"""A scheduled task as replay compares it: its kind (:data:`FAMILY`) and name."""
+
+
+def _same_decision(kind: ActionType, name: str | None, wanted: Decision) -> bool:
+    family, wanted_name = wanted
+    return FAMILY.get(kind) == family and (
+        family in ("timer", "event") or (name or "").lower() == (wanted_name or "").lower())
+
+
+def _must_precede(a: Any, b: Any, events: list[dict[str, Any]]) -> bool:
+    """Tell whether task ``a`` was surely scheduled before ``b`` (both of one instant).
+
+    Events the API shows where they happened keep their order, and a task completed before
+    another is shown was scheduled before it; only a task whose completion is shown after
+    an event shown in place (a timer created, say) may have been scheduled either side of it.
+    """
+    if a[0] >= b[0]:
+        return False
+    return not (events[a[0]]["EventType"] not in _COMPLETIONS
+                and events[b[0]]["EventType"] in _COMPLETIONS)
+
+
+def _as_decided(group: list[Any], wanted: list[Decision],
+                events: list[dict[str, Any]]) -> list[Any]:
+    """Order tasks of one instant as ``wanted`` (the code's decisions) has them.
+
+    Only where the history leaves that order open (:func:`_must_precede`).
+    """
+    rest, ordered = list(group), []
+    for decision in wanted + [(None, None)] * len(group):
+        free = [item for item in rest
+                if not any(_must_precede(other, item, events) for other in rest)]
+        if not free:
+            break
+        match = next((item for item in free
+                      if _same_decision(item[1][1], item[1][2], decision)), free[0])
+        rest.remove(match)
+        ordered.append(match)
+    return ordered + rest
+
+
+def number_tasks(events: list[dict[str, Any]], preferred: list[Decision] | None = None
+                 ) -> tuple[list[ScheduledTask], bool]:
     """Give each scheduled task DTFx's sequence number: its rank by scheduling time.
 
-    Equal times keep the order of the events that show them.
+    Tasks scheduled at the same instant (the local host stamps a whole episode with one)
+    keep the order of the events that show them, or, given ``preferred`` (the decisions a
+    replay made, in order), that order where the history leaves it open. Also returns
+    whether such ties of different tasks exist.
     """
     found = [(position, s) for position, ev in enumerate(events)
              if (s := _scheduling(ev)) is not None]
     found.sort(key=lambda item: _sort_time(item[1][0]))
+    ordered: list[Any] = []
+    ties = False
+    for _, run in itertools.groupby(found, key=lambda item: _sort_time(item[1][0])):
+        group = list(run)
+        if len({(FAMILY.get(k), n) for _, (_, k, n) in group}) > 1:
+            ties = True
+            if preferred:
+                group = _as_decided(group, preferred[len(ordered):len(ordered) + len(group)],
+                                    events)
+        ordered += group
     return [ScheduledTask(seq, kind, name, position, events[position]["EventType"],
                           events[position].get("FireAt"),
                           events[position]["EventType"].endswith("Failed"))
-            for seq, (position, (_, kind, name)) in enumerate(found)]
+            for seq, (position, (_, kind, name)) in enumerate(ordered)], ties
 
 
-def parse_history(doc: Any) -> RecordedHistory:
+def parse_history(doc: Any, preferred: list[Decision] | None = None) -> RecordedHistory:
     """Rebuild the replayable history of one instance from its status JSON.
+
+    ``preferred``: the decisions of a first replay, to number tasks of one instant by
+    (:func:`number_tasks`).
 
     Raises
     ------
@@ -142,14 +210,15 @@ def parse_history(doc: Any) -> RecordedHistory:
     """
     doc, events = _events_of(doc)
     started = events[0]
-    tasks = number_tasks(events)
+    tasks, ties = number_tasks(events, preferred)
     by_position = {t.position: t for t in tasks}
     timers = [t for t in tasks if t.kind == ActionType.CreateTimer]
     history = RecordedHistory(
         instance_id=str(doc.get("instanceId") or ""),
         name=str(doc.get("name") or started.get("FunctionName") or ""),
         input=started.get("Input"), version=started.get("Version"),
-        failed=any(e["EventType"] == "ExecutionFailed" for e in events), scheduled=tasks)
+        failed=any(e["EventType"] == "ExecutionFailed" for e in events), scheduled=tasks,
+        doc=doc, ties=ties)
     previous_incoming = False
     for position, ev in enumerate(events):
         kind = ev["EventType"]

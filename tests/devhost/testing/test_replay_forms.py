@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from devhost.run.cli import app
 
 APP = Path(__file__).parent / "forms_app"
-FORMS = ["activities", "fan_out", "timers", "events", "sub_orchestrations", "entities",
+FORMS = ["activities", "fan_out", "timers", "timeouts", "events", "sub_orchestrations", "entities",
          "http_calls", "retries"]
 PATHS = ["file", "folder", "task hub", "plugin"]
 
@@ -40,6 +40,7 @@ def test_a_history_in_flight_replays_clean_on_its_own_code(durable_host_factory,
     doc = record(host, form)
     kinds = {e["EventType"] for e in doc["historyEvents"]}
     assert {"activities": "TaskCompleted", "fan_out": "TaskCompleted", "timers": "TimerFired",
+            "timeouts": "TimerCreated",
             "events": "EventRaised", "sub_orchestrations": "SubOrchestrationInstanceCompleted",
             "entities": "EventSent", "http_calls": "TaskCompleted",
             "retries": "TaskFailed"}[form] in kinds

@@ -38,6 +38,19 @@ def timers(context: df.DurableOrchestrationContext):
 
 
 @app.orchestration_trigger(context_name="context")
+def timeouts(context: df.DurableOrchestrationContext):
+    from datetime import timedelta
+
+    work = context.call_activity("echo", "work")
+    timeout = context.create_timer(context.current_utc_datetime + timedelta(hours=1))
+    winner = yield context.task_any([work, timeout])
+    if winner == work:
+        timeout.cancel()
+    yield context.call_activity("echo", "after")
+    yield from finish(context)
+
+
+@app.orchestration_trigger(context_name="context")
 def events(context: df.DurableOrchestrationContext):
     value = yield context.wait_for_external_event("go")
     yield context.call_activity("echo", str(value))
