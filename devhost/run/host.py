@@ -7,6 +7,7 @@ idle (:meth:`LocalHost.run_until_idle`, for tests with an injected clock).
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import threading
 import time
@@ -16,7 +17,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from devhost.app import invoke
-from devhost.app.host_config import HostConfig, check_hub_name, load_host_config
+from devhost.app.backends import backend_of
+from devhost.app.host_config import HostConfig, load_host_config
 from devhost.app.loader import AppIndex, AppLoadError, load_app
 from devhost.entities.worker import EntityWorker
 from devhost.failures.disk_gate import CHECK_EVERY_S, DiskGate
@@ -97,7 +99,9 @@ class LocalHost:
         self.app, self.index = app or load_app(self.app_dir)
         self.config: HostConfig = load_host_config(self.app_dir)
         durable = self.config.durable
-        check_hub_name(hub_name or durable.hub_name)
+        self.backend = backend_of(self.config, os.environ)
+        """The storage backend the app's settings select: its limits apply here."""
+        self.backend.check_hub_name(hub_name or durable.hub_name)
         check_client_hubs(self.index, hub_name or durable.hub_name)
         self.taskhub = TaskHub(self.data_dir / "taskhub.sqlite", self.clock,
                                name=hub_name or durable.hub_name,
@@ -106,7 +110,7 @@ class LocalHost:
                                     orchestration_lease=orchestration_lease,
                                     activity_lease=activity_lease,
                                     versioning=Versioning.from_settings(durable),
-                                    host_retries=host_retries)
+                                    host_retries=host_retries, backend=self.backend)
         self.activity_workers = activity_workers
         self.episode_batch = episode_batch
         self.pollers: list[Poller] = []
