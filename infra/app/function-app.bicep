@@ -141,8 +141,8 @@ resource siteSettings 'Microsoft.Web/sites/config@2024-04-01' = {
 // the signed-in principal (X-MS-CLIENT-PRINCIPAL*) and sets WEBSITE_AUTH_ENABLED, and
 // ops/access.py takes the operator from it only; resubmitting needs the app role
 // Orders.Operator (docs/deploy.md, "Operators: Entra ID sign-in"). Service Bus and timer
-// triggers are not HTTP and are not affected. The Durable Functions HTTP API keeps its
-// system key.
+// triggers are not HTTP and are not affected. The Durable Functions HTTP API and the
+// host's admin API keep their keys.
 resource authentication 'Microsoft.Web/sites/config@2024-04-01' = if (!empty(operatorsAppClientId)) {
   parent: functionApp
   name: 'authsettingsV2'
@@ -154,8 +154,13 @@ resource authentication 'Microsoft.Web/sites/config@2024-04-01' = if (!empty(ope
       requireAuthentication: true
       unauthenticatedClientAction: 'RedirectToLoginPage'
       redirectToProvider: 'azureactivedirectory'
+      // Left to their system and master keys, which the host still requires: the Durable
+      // Functions HTTP API, and the host's admin API (whether Easy Auth's sign-in covers
+      // /admin is decided in closed-source platform code; excluding it keeps the key the
+      // only gate, as without Easy Auth; docs/deploy.md, "After deploying").
       excludedPaths: [
         '/runtime/webhooks/durabletask/*'
+        '/admin/*'
       ]
     }
     httpSettings: {
