@@ -1,8 +1,11 @@
 // The order-processing app in one resource group: a Function App on Flex Consumption
 // (Python 3.11) with a user-assigned managed identity, its host storage, monitoring, the
 // Service Bus namespace with every queue of infra/queues.json plus, per client, a private
-// reply queue and its own submit queue, and the Cosmos DB order database and state store. Identity only: no key,
-// SAS or connection string is created, read or output (SPEC X10).
+// reply queue and its own submit queue, and the Cosmos DB order database and state store;
+// with durableBackend = 'DurableTaskScheduler', a Durable Task Scheduler and task hub in place
+// of the storage account's task hub. Identity only: no key, SAS or connection string is
+// created, read or output (SPEC X10). Every deployment passes main.parameters.json and the
+// environment's own parameters file: a setting changed by hand is reset by the next one.
 //
 // Deploy: see docs/deploy.md ("Deploy to Azure").
 targetScope = 'resourceGroup'
