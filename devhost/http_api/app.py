@@ -8,6 +8,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
+from devhost.app.backends import Backend
 from devhost.http_api.admin_routes import admin_routes
 from devhost.http_api.app_routes import InvokeHttp, http_trigger_routes
 from devhost.http_api.context import ApiContext
@@ -28,7 +29,8 @@ def create_http_app(taskhub: TaskHub, *, base_url: str, http_functions: Iterable
                     orchestrator_names: Collection[str] | None = None,
                     entity_names: Collection[str] | None = None,
                     replace_running: bool = False,
-                    host_state: Callable[[], str] = lambda: "Running") -> Starlette:
+                    host_state: Callable[[], str] = lambda: "Running",
+                    backend: Backend | None = None) -> Starlette:
     """Build the host's ASGI app; management URLs use ``base_url`` (absolute http(s)).
 
     ``invoke_http`` (``async (function_def, request) -> Response``) is required with
@@ -37,14 +39,15 @@ def create_http_app(taskhub: TaskHub, *, base_url: str, http_functions: Iterable
     signal) and must not block; ``orchestrator_names``/``entity_names`` (None: any) refuse
     others with 400; ``replace_running`` is ``overridableExistingInstanceStates: AnyState``
     (else 500). Raises ValueError for a bad ``base_url``, a missing ``invoke_http`` or a
-    malformed route.
+    malformed route. ``backend`` (default Azure Storage) refuses an input or event over its
+    payload limit with 400 (:mod:`devhost.app.backends`).
     """
     base_url = check_base_url(base_url)
     functions = list(http_functions)
     if functions and invoke_http is None:
         raise ValueError("invoke_http: required when http_functions is not empty")
     ctx = ApiContext(taskhub, base_url, orchestrator_names, on_instance_work,
-                     replace_running)
+                     replace_running, backend or Backend())
     routes = [*start_routes(ctx), *query_routes(ctx), *instance_routes(ctx),
               *entity_routes(ctx, entity_names), *admin_routes(host_state)]
     if functions and invoke_http is not None:  # not None whenever there are functions

@@ -39,6 +39,9 @@ class HttpHost(Protocol):
     @property
     def state(self) -> str: ...  # noqa: D102
 
+    @property
+    def backend(self) -> Any: ...  # noqa: D102
+
     def client_binding(self) -> Any: ...  # noqa: D102
 
     def wake(self) -> None: ...  # noqa: D102
@@ -90,4 +93,4 @@ def build_http_app(host: HttpHost) -> Any:
                            orchestrator_names=list(host.index.orchestrators),
                            entity_names=list(host.index.entities),
                            replace_running=host.config.durable.overridable_states == "AnyState",
-                           host_state=lambda: host.state)
+                           host_state=lambda: host.state, backend=host.backend)
