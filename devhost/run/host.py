@@ -7,6 +7,7 @@ idle (:meth:`LocalHost.run_until_idle`, for tests with an injected clock).
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import threading
 import time
@@ -15,6 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
+from azurekit.app_settings import HOST_URL_FILE
 from devhost.app import invoke
 from devhost.app.host_config import HostConfig, check_hub_name, load_host_config
 from devhost.app.loader import AppIndex, AppLoadError, load_app
@@ -66,6 +68,22 @@ def free_port() -> int:
 
 HTTP_START_TIMEOUT_S = 120.0
 """Longest wait for the HTTP server to listen, unless its thread ends first (a bind failure)."""
+
+
+def record_host_url(data_dir: Path, base_url: str) -> None:
+    """Write ``base_url`` to ``host-url`` in ``data_dir``, so tools find the host's port.
+
+    Written to a temporary file and renamed, as :func:`record_app_settings`; a failure to
+    write it is logged, not raised (the host serves without it).
+    """
+    target = data_dir / HOST_URL_FILE
+    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(base_url + "\n", encoding="utf-8")
+        temporary.replace(target)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        log.warning("cannot record the host's URL in %s: %s", target, exc)
 
 
 class LocalHost:
@@ -162,6 +180,7 @@ class LocalHost:
             if time.monotonic() > deadline or not thread.is_alive():
                 raise RuntimeError(f"HTTP server did not start on {self.base_url}")
             time.sleep(0.01)
+        record_host_url(self.data_dir, self.base_url)
 
     def start(self, *, running: bool = True) -> None:
         """Start the HTTP server and the background work loops.
