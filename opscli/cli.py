@@ -20,6 +20,7 @@ import typer
 from rich.console import Console
 
 from azurekit.app_settings import APP_SETTINGS_FILE, HOST_URL_FILE
+from devhost.run.plain_help import plain_help
 from ops.history import fetch_status
 from ops.order_report import order_report
 from ops.queries import LISTS, check_limit
@@ -354,3 +355,6 @@ def budget(ctx: typer.Context) -> None:
                       f"(budget {settings.RETRY_BUDGET_CALLS_PER_SERVICE}: {state})")
     if any(n > settings.RETRY_BUDGET_CALLS_PER_SERVICE for n in calls.values()):
         raise typer.Exit(1)
+
+
+plain_help(app)  # after every command is registered

@@ -21,6 +21,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from devhost.run.plain_help import plain_help
 from devhost.run.worker_processes import (
     LOCK_HOLD_LIMIT_S,
     WorkerProcesses,
@@ -102,7 +103,8 @@ def default_workers() -> int:
 def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
                                        help="The app's folder: host.json, and "
                                             "function_app.py or the v1 function folders."),
-          port: int = typer.Option(7071, "--port", help="HTTP port on 127.0.0.1."),
+          port: int = typer.Option(7071, "--port", min=1, max=65535,
+                                    help="HTTP port on 127.0.0.1."),
           data_dir: Path = DATA_DIR,
           activity_workers: int = typer.Option(4, "--activity-workers", min=1),
           orchestration_lease_s: float = typer.Option(30.0, "--orchestration-lease-s", min=0.1),
@@ -359,7 +361,13 @@ def peek(queue: str, data_dir: Path = DATA_DIR, app_dir: Path = APP_DIR,
     count and enqueued time, then for a dead-lettered one its ``DeadLetterReason`` and
     ``DeadLetterErrorDescription``, then its body (never wrapped, so it can be copied).
     """
-    messages = _open_queues(data_dir, app_dir).peek(queue, count, dead_letter=dead_letter)
+    from sqlitebus import MessagingEntityNotFoundError
+
+    try:
+        messages = _open_queues(data_dir, app_dir).peek(queue, count, dead_letter=dead_letter)
+    except MessagingEntityNotFoundError as exc:
+        typer.echo(f"devhost: {exc}", err=True)
+        raise typer.Exit(2) from None
     where = f"{queue}/$deadletterqueue" if dead_letter else queue
     console.print(f"{where}: {len(messages)} message{'' if len(messages) == 1 else 's'}"
                   f"{' (first ' + str(count) + ')' if len(messages) == count else ''}",
@@ -378,3 +386,6 @@ def peek(queue: str, data_dir: Path = DATA_DIR, app_dir: Path = APP_DIR,
 def main() -> None:
     """Run the CLI."""
     app()
+
+
+plain_help(app)  # after every command is registered
