@@ -103,8 +103,8 @@ def default_workers() -> int:
 def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
                                        help="The app's folder: host.json, and "
                                             "function_app.py or the v1 function folders."),
-          port: int = typer.Option(7071, "--port", min=1, max=65535,
-                                    help="HTTP port on 127.0.0.1."),
+          port: int = typer.Option(7071, "--port",
+                                   help="HTTP port on 127.0.0.1 (0: any free one)."),
           data_dir: Path = DATA_DIR,
           activity_workers: int = typer.Option(4, "--activity-workers", min=1),
           orchestration_lease_s: float = typer.Option(30.0, "--orchestration-lease-s", min=0.1),
@@ -119,6 +119,10 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
                    "this long: a frozen worker then stalls the others no longer."),
           log_level: str = LOG_LEVEL) -> None:
     """Start the host: HTTP API, orchestrations, entities, activities, timer and queue triggers."""
+    if not 0 <= port <= 65535:
+        typer.echo(f"devhost: --port {port}: a TCP port is 0 to 65535 (0: any free one)",
+                   err=True)
+        raise typer.Exit(2)
     workers = workers or default_workers()
     _configure_logging(log_level)
     _refuse_taken_port(port)

@@ -35,6 +35,13 @@ def test_a_taken_port_is_refused_in_one_line_naming_the_port_and_the_flag(tmp_pa
     assert "--port" in line
 
 
+def test_a_port_out_of_range_is_refused_in_one_line(tmp_path):
+    done = run_start("--app-dir", str(REPO), "--data-dir", str(tmp_path / "data"),
+                     "--port", "99999")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == "devhost: --port 99999: a TCP port is 0 to 65535 (0: any free one)\n"
+
+
 def test_a_setting_over_the_retry_budget_is_refused_at_start_in_one_line(tmp_path):
     done = run_start("--app-dir", str(REPO), "--data-dir", str(tmp_path / "data"),
                      "--port", "0", env={"MAX_FAILURES": "50"})
