@@ -25,6 +25,7 @@ from devhost.failures.disk_gate import CHECK_EVERY_S, DiskGate
 from devhost.failures.host_failures import HostRetryPolicy
 from devhost.orchestration.versioning import Versioning
 from devhost.run.clock import Clock, ManualClock, SystemClock
+from devhost.run.worker_processes import STOP_WAIT_S
 from devhost.taskhub.store import TaskHub
 from devhost.workers.activity_pool import ActivityPool
 from devhost.workers.dispatch import DurableWorker
@@ -213,7 +214,7 @@ class LocalHost:
         thread.start()
         self._threads.append(thread)
 
-    def stop(self, timeout_s: float = 10.0) -> None:
+    def stop(self, timeout_s: float = STOP_WAIT_S) -> None:
         """Stop loops and HTTP, letting work finish within ``timeout_s`` (then leases expire)."""
         deadline = time.monotonic() + timeout_s
         self._stop_deadline = deadline

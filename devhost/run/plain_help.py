@@ -33,7 +33,8 @@ def plain(text: str) -> str:
 
 def plain_help(app: typer.Typer) -> typer.Typer:
     """Set the help of ``app``'s callback and commands to their plain docstrings; return it."""
-    infos = [*app.registered_commands]
+    infos: list[typer.models.CommandInfo | typer.models.TyperInfo] = [
+        *app.registered_commands]
     if app.registered_callback is not None:
         infos.append(app.registered_callback)
     for info in infos:
