@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
+from azurekit.app_settings import HOST_URL_FILE
 from devhost.app import invoke
 from devhost.app.backends import backend_of
 from devhost.app.host_config import HostConfig, load_host_config
@@ -25,6 +26,7 @@ from devhost.failures.disk_gate import CHECK_EVERY_S, DiskGate
 from devhost.failures.host_failures import HostRetryPolicy
 from devhost.orchestration.versioning import Versioning
 from devhost.run.clock import Clock, ManualClock, SystemClock
+from devhost.run.worker_processes import STOP_WAIT_S
 from devhost.taskhub.store import TaskHub
 from devhost.workers.activity_pool import ActivityPool
 from devhost.workers.dispatch import DurableWorker
@@ -68,6 +70,22 @@ def free_port() -> int:
 
 HTTP_START_TIMEOUT_S = 120.0
 """Longest wait for the HTTP server to listen, unless its thread ends first (a bind failure)."""
+
+
+def record_host_url(data_dir: Path, base_url: str) -> None:
+    """Write ``base_url`` to ``host-url`` in ``data_dir``, so tools find the host's port.
+
+    Written to a temporary file and renamed, as :func:`record_app_settings`; a failure to
+    write it is logged, not raised (the host serves without it).
+    """
+    target = data_dir / HOST_URL_FILE
+    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(base_url + "\n", encoding="utf-8")
+        temporary.replace(target)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        log.warning("cannot record the host's URL in %s: %s", target, exc)
 
 
 class LocalHost:
@@ -166,6 +184,7 @@ class LocalHost:
             if time.monotonic() > deadline or not thread.is_alive():
                 raise RuntimeError(f"HTTP server did not start on {self.base_url}")
             time.sleep(0.01)
+        record_host_url(self.data_dir, self.base_url)
 
     def start(self, *, running: bool = True) -> None:
         """Start the HTTP server and the background work loops.
@@ -198,7 +217,7 @@ class LocalHost:
         thread.start()
         self._threads.append(thread)
 
-    def stop(self, timeout_s: float = 10.0) -> None:
+    def stop(self, timeout_s: float = STOP_WAIT_S) -> None:
         """Stop loops and HTTP, letting work finish within ``timeout_s`` (then leases expire)."""
         deadline = time.monotonic() + timeout_s
         self._stop_deadline = deadline

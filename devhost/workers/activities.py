@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
@@ -22,6 +23,7 @@ from azure.functions.durable_functions import ActivityTriggerConverter
 
 from devhost.app import invoke
 from devhost.app.backends import Backend, PayloadTooLarge
+from devhost.app.executions import log_failed
 from devhost.app.loader import FunctionDef, find_function
 from devhost.failures.failure_texts import (
     ACTIVITY_FAILED,
@@ -57,6 +59,7 @@ def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
         What the activity raised when it says the disk is full (:func:`sqlitekit.is_disk_full`):
         the host's failure, retried, not the app's.
     """
+    started_s = time.monotonic()
     try:
         if item.name == HTTP_ACTIVITY:
             response = call_http(json.loads(item.input or "{}"))
@@ -80,6 +83,8 @@ def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
     except Exception as exc:  # noqa: BLE001 - every failure becomes TaskFailed ...
         if is_disk_full(exc):  # ... but the host's full disk: a host failure (retried)
             raise
+        if item.name != HTTP_ACTIVITY:
+            log_failed(item.name, started_s, exc)
         reason, details = activity_failure(item.name, exc)
         return event(EventType.TaskFailed, now(), TaskScheduledId=item.task_id,
                      Reason=reason, Details=details)
