@@ -160,3 +160,47 @@ def all_fails_early_caught(context: df.DurableOrchestrationContext):
     except Exception:  # noqa: BLE001 - the except branch's next call is what is tested
         return (yield context.call_activity("hello", "after"))
     return "no failure"
+
+
+# ------------------------------- the payload matrix (tests/devhost/test_payload_matrix.py)
+@app.activity_trigger(input_name="value")
+def echo_value(value):
+    return value
+
+
+@app.orchestration_trigger(context_name="context")
+def payload_echo(context: df.DurableOrchestrationContext):
+    return context.get_input()
+
+
+@app.orchestration_trigger(context_name="context")
+def payload_paths(context: df.DurableOrchestrationContext):
+    value = context.get_input()
+    activity = yield context.call_activity("echo_value", value)
+    child = yield context.call_sub_orchestrator("payload_echo", value)
+    entity = yield context.call_entity(df.EntityId("payload_box", context.instance_id), "set",
+                                       value)
+    context.set_custom_status(value)
+    return {"input": value, "activity": activity, "child": child, "entity": entity}
+
+
+@app.orchestration_trigger(context_name="context")
+def payload_generations(context: df.DurableOrchestrationContext):
+    got = context.get_input()
+    if isinstance(got, dict) and set(got) == {"then"}:
+        context.continue_as_new(got["then"])
+        return None
+    return got
+
+
+@app.orchestration_trigger(context_name="context")
+def payload_two_waits(context: df.DurableOrchestrationContext):
+    yield context.wait_for_external_event("first")
+    return (yield context.wait_for_external_event("value"))
+
+
+@app.entity_trigger(context_name="context")
+def payload_box(context: df.DurableEntityContext):
+    if context.operation_name == "set":
+        context.set_state(context.get_input())
+    context.set_result(context.get_state())
