@@ -260,10 +260,11 @@ class Episode(EpisodeEndings):
             self.state["hold_warned"] = True
             ending = "fails" if error is not None else "ends"
             log.warning("instance '%s': the orchestrator returned, but the instance stays "
-                        "Running until %s ends: on Azure an instance %s only when none of "
-                        "its tasks is open (DTFx TaskOrchestrationExecutor); cancel a timer "
-                        "the code no longer needs (task.cancel())", self.inst.instance_id,
-                        holds, ending)
+                        "Running while %s is open: on Azure an instance %s only when none "
+                        "of its tasks is open (the extension's shim awaits every action in "
+                        "order, DTFx's executor counts open tasks); cancel a timer the code "
+                        "no longer needs (task.cancel())", self.inst.instance_id, holds,
+                        ending)
 
     def _apply_actions(self, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         numbered = [a for a in actions if takes_sequence_number(a)]

@@ -105,3 +105,22 @@ def test_the_open_task_is_named_once_in_a_warning(fhost, caplog, name):
     warnings = [r.getMessage() for r in caplog.records if "stays Running" in r.getMessage()]
     assert len(warnings) == 1
     assert "sub-orchestration 'waiter'" in warnings[0]
+
+
+def test_a_timer_raced_again_is_left_out_of_the_second_race_which_then_waits(fhost, clock,
+                                                                               caplog):
+    # The SDK's CompoundTask leaves an already scheduled child out of the WhenAny action, so
+    # the shim's second Task.WhenAny holds only the wait for "b": when the timer fires the
+    # code returns, yet the awaited WhenAny stays open until "b" arrives.
+    caplog.set_level(logging.WARNING, logger=SHIM_LOG)
+    iid = start(fhost, "one_timer_two_races")
+    fhost.run_until_idle()
+    fhost.taskhub.raise_event(iid, "a", json.dumps(1))
+    fhost.run_until_idle()
+    clock.advance(timedelta(hours=1))
+    fhost.run_until_idle()
+    assert status(fhost, iid) == "Running"
+    assert "stays Running while external event 'b' is open" in caplog.text
+    fhost.taskhub.raise_event(iid, "b", json.dumps(2))
+    fhost.run_until_idle()
+    assert result(fhost, iid) == ("Completed", "deadline")

@@ -204,3 +204,12 @@ def payload_box(context: df.DurableEntityContext):
     if context.operation_name == "set":
         context.set_state(context.get_input())
     context.set_result(context.get_state())
+
+
+@app.orchestration_trigger(context_name="context")
+def one_timer_two_races(context: df.DurableOrchestrationContext):
+    """One deadline timer raced twice: the SDK leaves it out of the second ``task_any``."""
+    deadline = context.create_timer(context.current_utc_datetime + timedelta(hours=1))
+    yield context.task_any([context.wait_for_external_event("a"), deadline])
+    second = yield context.task_any([context.wait_for_external_event("b"), deadline])
+    return "deadline" if second == deadline else "b"
