@@ -5,9 +5,10 @@ Python worker 4.34.0, ``azure-functions`` as ``requirements.txt`` installs it):
 
 - Request: azure-functions-host ``src/WebJobs.Script.Grpc/MessageExtensions/
   GrpcMessageConversionExtensions.cs`` (``ToRpcHttp``). Each query key and header is one
-  ASP.NET ``StringValues``, so repeated ones arrive joined with ``,``; a query value that is
-  empty is dropped (the Python worker does not declare ``UseNullableValueDictionaryForHttp``),
-  an empty header is kept (nor ``IgnoreEmptyValuedRpcHttpHeaders``); header names lower case.
+  ASP.NET ``StringValues`` (names compare ignoring case), so repeated ones arrive joined
+  with ``,``; a query value that is empty is dropped (the Python worker does not declare
+  ``UseNullableValueDictionaryForHttp``), an empty header is kept (nor
+  ``IgnoreEmptyValuedRpcHttpHeaders``); header names lower case.
 - Answer: azure-functions-python-worker ``azure_functions_worker/dispatcher.py``
   (``_handle__invocation_request``: the ``$return`` value always goes through
   ``bindings.to_outgoing_proto``) and ``bindings/meta.py`` (``get_datum``: a type the binding
@@ -35,9 +36,13 @@ TEXT_PLAIN = "text/plain; charset=utf-8"
 
 
 def _joined(pairs: Iterable[tuple[str, str]], *, drop_empty: bool) -> dict[str, str]:
+    # ASP.NET's query and header collections ignore the case of names: the first spelling
+    # names the joined values.
+    names: dict[str, str] = {}
     grouped: dict[str, list[str]] = {}
     for key, value in pairs:
-        grouped.setdefault(key, []).append(value)
+        name = names.setdefault(key.lower(), key)
+        grouped.setdefault(name, []).append(value)
     joined = {key: ",".join(values) for key, values in grouped.items()}
     return {k: v for k, v in joined.items() if v or not drop_empty}
 

@@ -1,7 +1,9 @@
 """One orchestrator episode: history in, SDK replay, actions out, one commit.
 
 Builds the context JSON the Functions host sends, calls the SDK's own orchestrator handler
-and turns the actions into an :class:`~devhost.taskhub.store.EpisodeCommit`.
+and turns the actions into an :class:`~devhost.taskhub.store.EpisodeCommit`. Which actions
+are scheduled and whether a returned orchestrator's instance ends is :mod:`.shim`'s answer
+(the extension's shim and DTFx's executor), never decided here.
 
 Sequence numbers: a ``call_*_with_retry`` takes one for its retry timer when an attempt
 fails and one for the next attempt when it fires (as DTFx's retry interceptor), while the
