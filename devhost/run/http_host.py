@@ -2,7 +2,8 @@
 
 An app HTTP function is invoked as the Python worker would: with an
 ``azure.functions.HttpRequest`` (method, url, headers, query, route params, body) and, if it
-declares one, the durable client binding; its ``HttpResponse`` becomes the HTTP answer.
+declares one, the durable client binding; its return value becomes the HTTP answer as the
+worker and the Functions host convert it (:mod:`devhost.app.http_convert`).
 The function runs in a worker thread so that a durable client inside it can call back
 into this same server.
 """
