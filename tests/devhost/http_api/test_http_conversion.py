@@ -34,6 +34,8 @@ APP = textwrap.dedent('''
 
     @app.route(route="value/{kind}", methods=["GET"])
     def value(req: func.HttpRequest):
+        if req.route_params["kind"] == "raise":
+            raise ValueError("the function failed")
         return {"str": "plain text", "none": None, "bytes": b"raw", "dict": {"a": 1},
                 "int": 5, "list": [1]}[req.route_params["kind"]]
 
@@ -74,6 +76,7 @@ def served(tmp_path_factory):
     ("dict", 500, b"", None),
     ("int", 500, b"", None),
     ("list", 500, b"", None),
+    ("raise", 500, b"", None),
 ])
 def test_return_values_encode_as_the_worker_encodes_them(served, kind, status, body,
                                                           content_type):
