@@ -25,8 +25,8 @@ did not cancel until it fires, and an uncaught ``task_all`` failure fails the in
 when every sibling has ended (azure-functions-durable-python #354, #573; extension #653).
 
 The completions an episode needs are kept in the replay state (``finished`` task numbers,
-``raised`` event counts by name, ``entity_ids`` request id per entity call), so no episode
-parses the stored history.
+``raised`` event counts by name in lower case, ``entity_ids`` request id per entity call),
+so no episode parses the stored history.
 """
 
 from __future__ import annotations
@@ -62,7 +62,10 @@ def record_events(state: dict[str, Any], events: Iterable[dict[str, Any]]) -> No
             if task_id is not None and task_id not in finished:
                 finished.append(task_id)
         elif kind == EventType.EventRaised:
-            raised[ev["Name"]] = raised.get(ev["Name"], 0) + 1
+            # The extension's buffered and pending events are keyed ignoring case
+            # (DurableOrchestrationContext, StringComparer.OrdinalIgnoreCase).
+            name = str(ev["Name"]).lower()
+            raised[name] = raised.get(name, 0) + 1
 
 
 def rebuild(state: dict[str, Any], stored_texts: Iterable[str]) -> None:
@@ -132,9 +135,9 @@ class _Walk:
         self.outcome.invoked.append(action)
         if kind == ActionType.WaitForExternalEvent:
             name = action["externalEventName"]
-            nth = self.waits.get(name, 0)
-            self.waits[name] = nth + 1
-            return self.raised.get(name, 0) > nth, f"external event '{name}'"
+            nth = self.waits.get(name.lower(), 0)
+            self.waits[name.lower()] = nth + 1
+            return self.raised.get(name.lower(), 0) > nth, f"external event '{name}'"
         index = self.index
         self.index += 1
         seq = self.known[index][0] if index < len(self.known) else None
@@ -156,7 +159,7 @@ class _Walk:
             return str(index) not in self.retries  # succeeded, exhausted or never scheduled
         if kind == ActionType.CallEntity:
             request_id = self.entity_ids.get(str(seq))
-            return request_id is not None and self.raised.get(request_id, 0) > 0
+            return request_id is not None and self.raised.get(request_id.lower(), 0) > 0
         return seq in self.finished
 
 
