@@ -221,7 +221,7 @@ def _print_ready(host: LocalHost, data_dir: Path, workers: int) -> None:
     The URLs are listed as ``func start`` lists them (``name: [GET] http://...``), so a
     page such as a dashboard is one click away.
     """
-    from devhost.http_api.app_routes import ROUTE_PREFIX, trigger_methods
+    from devhost.http_api.app_routes import trigger_methods
 
     console.print(f"devhost: listening on {host.base_url} (task hub {host.taskhub.name}, "
                   f"data in {data_dir}, {workers} process{'es' if workers > 1 else ''})",
@@ -229,11 +229,12 @@ def _print_ready(host: LocalHost, data_dir: Path, workers: int) -> None:
     functions = sorted(f.name for f in host.index.all_functions())
     console.print(f"devhost: {len(functions)} functions: {', '.join(functions)}",
                   soft_wrap=True)
+    prefix = f"/{host.config.route_prefix}" if host.config.route_prefix else ""
     for fdef in sorted(host.index.http, key=lambda f: f.trigger.get("route") or f.name):
         methods = ",".join(trigger_methods(fdef.trigger))
         route = (fdef.trigger.get("route") or fdef.name).strip("/")
         console.print(f"devhost: {fdef.name}: [{methods}] "
-                      f"{host.base_url}/{ROUTE_PREFIX}/{route}", soft_wrap=True, markup=False,
+                      f"{host.base_url}{prefix}/{route}", soft_wrap=True, markup=False,
                       highlight=False)
     console.print("devhost: Ctrl-C stops the host", soft_wrap=True)
 
