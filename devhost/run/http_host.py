@@ -10,7 +10,7 @@ into this same server.
 
 from __future__ import annotations
 
-import logging
+import time
 from typing import Any, Protocol
 
 import anyio
@@ -19,11 +19,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from devhost.app import invoke
+from devhost.app.executions import log_failed
 from devhost.app.http_convert import http_answer, request_headers, request_params
 from devhost.app.loader import FunctionDef
 from devhost.http_api import create_http_app
-
-log = logging.getLogger(__name__)
 
 
 class HttpHost(Protocol):
@@ -82,10 +81,11 @@ def build_http_app(host: HttpHost) -> Any:
         out = OutputBinding() if fdef.output_param else None
         if fdef.output_param:
             kwargs[fdef.output_param] = out
+        started_s = time.monotonic()
         try:
             result = await anyio.to_thread.run_sync(invoke.call, fdef.func, kwargs)
-        except Exception:  # noqa: BLE001 - the function failed: the host answers 500, empty
-            log.exception("Executed 'Functions.%s' (Failed)", fdef.name)
+        except Exception as exc:  # noqa: BLE001 - the function failed: the host answers 500
+            log_failed(fdef.name, started_s, exc)  # one line, as Core Tools prints it
             return Response(status_code=500)
         if out is not None:  # a v1 output binding other than $return: no return value
             result = out.get()

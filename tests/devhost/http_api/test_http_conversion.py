@@ -10,6 +10,8 @@ the invocation of anything else fails: 500), ``HttpOptions.RoutePrefix``, the ho
 """
 
 import json
+import logging
+import re
 import textwrap
 
 import httpx
@@ -84,6 +86,17 @@ def test_return_values_encode_as_the_worker_encodes_them(served, kind, status, b
     assert (response.status_code, response.content) == (status, body)
     if content_type is not None:
         assert response.headers["content-type"] == content_type
+
+
+def test_a_raising_http_function_logs_one_execution_line_as_core_tools_does(served, caplog):
+    with caplog.at_level(logging.DEBUG, logger="devhost.functions"):
+        assert served.get("/api/value/raise").status_code == 500
+    errors = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(errors) == 1 and errors[0].name == "devhost.functions"
+    assert re.fullmatch(r"Executed 'Functions\.value' \(Failed, Id=[0-9a-f-]{36}, "
+                        r"Duration=\d+ms\): ValueError: the function failed",
+                        errors[0].getMessage())
+    assert "Traceback" not in errors[0].getMessage() and errors[0].exc_info is None
 
 
 def test_http_response_mimetype_becomes_the_content_type(served):
