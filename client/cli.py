@@ -27,6 +27,7 @@ from client import jsonl, tpch
 from client.rejects import InvalidOrder
 from client.submit import MAX_RESEND, reply_queue_for, submit_orders, submit_queue_for
 from client.watch import PeekingReceiver, WatchProgress, WatchResult, watch
+from devhost.run.plain_help import plain_help
 from orders.messaging import MessagingError, OutgoingMessage, create_sender
 from orders.models import Order, format_utc
 
@@ -328,3 +329,6 @@ def _receiver(backend: Backend, namespace: str | None, data_dir: Path,
         return AzureReplyReceiver(namespace, queue)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--namespace") from None
+
+
+plain_help(app)  # after every command is registered

@@ -33,6 +33,7 @@ from demo.stage import (
     tpch_dir,
 )
 from demo.summary import Summary
+from devhost.run.plain_help import plain_help
 
 CHAOS_HOST_KILLS = (0.25, 0.6)
 """Fractions of terminal orders at which a chaos run SIGKILLs the host (unless --kill-at)."""
@@ -180,7 +181,7 @@ def cli() -> typer.Typer:
     """Return the ``python -m demo`` command, with plain help (rich cuts long option names)."""
     app = typer.Typer(add_completion=False, rich_markup_mode=None)
     app.command()(run)
-    return app
+    return plain_help(app)
 
 
 def main() -> None:

@@ -1,8 +1,11 @@
 // The order-processing app in one resource group: a Function App on Flex Consumption
 // (Python 3.11) with a user-assigned managed identity, its host storage, monitoring, the
 // Service Bus namespace with every queue of infra/queues.json plus, per client, a private
-// reply queue and its own submit queue, and the Cosmos DB order database and state store. Identity only: no key,
-// SAS or connection string is created, read or output (SPEC X10).
+// reply queue and its own submit queue, and the Cosmos DB order database and state store;
+// with durableBackend = 'DurableTaskScheduler', a Durable Task Scheduler and task hub in place
+// of the storage account's task hub. Identity only: no key, SAS or connection string is
+// created, read or output (SPEC X10). Every deployment passes main.parameters.json and the
+// environment's own parameters file: a setting changed by hand is reset by the next one.
 //
 // Deploy: see docs/deploy.md ("Deploy to Azure").
 targetScope = 'resourceGroup'
@@ -63,11 +66,32 @@ param retentionSchedule string = '0 7 * * * *'
 @description('Also give the app\'s identity Azure Service Bus Data Owner (Manage) on the queues it does not trigger on (it always has it on its trigger queues, for scale-out), so the ops summary can read every dead-letter depth; off by default (least privilege: the depth then shows as unavailable and the DeadletteredMessages metric is the place to alert).')
 param appReadsDeadLetterDepth bool = false
 
-@description('App settings that override the defaults below (string values), e.g. {"MAX_FAILURES": "5"}.')
+@description('The app\'s tuning settings (orders/settings.py; names and rules in docs/deploy.md, "App settings"), string values, e.g. {"MAX_FAILURES": "3", "WORKFLOW_VERSION": "7", ...}. No default: infra/main.parameters.json holds them, so every deployment (the first, a redeploy, an onboarding) writes the same values, and a value changed there survives the next one. Never change one with az functionapp config appsettings set: the next deployment puts the file\'s value back.')
+param orderSettings object
+
+@description('App settings that override everything above (string values), for a setting the parameters do not cover. Keep them in the parameters file too.')
 param appSettingOverrides object = {}
 
-@description('Flex Consumption: most instances the app scales out to.')
+@description('Durable Functions storage backend: AzureStorage (the host storage account\'s queues, tables and blobs) or DurableTaskScheduler (a managed scheduler and task hub). Switching moves no running instance: drain first (docs/deploy.md, "Durable backend").')
+@allowed([
+  'AzureStorage'
+  'DurableTaskScheduler'
+])
+param durableBackend string = 'AzureStorage'
+
+@description('Durable Task Scheduler SKU when durableBackend is DurableTaskScheduler: Consumption or Dedicated.')
+@allowed([
+  'Consumption'
+  'Dedicated'
+])
+param durableTaskSchedulerSku string = 'Consumption'
+
+@description('Capacity units of the Dedicated Durable Task Scheduler SKU.')
 @minValue(1)
+param durableTaskSchedulerCapacity int = 1
+
+@description('Flex Consumption: most instances the app scales out to, counted per scale group (the http group, the durable group and each other trigger\'s own group each scale to it). 40 to 1000: Learn\'s pages disagree on values below 40, so the lowest every version accepts is the floor (docs/deploy.md, "Scale-out").')
+@minValue(40)
 @maxValue(1000)
 param maximumInstanceCount int = 40
 
@@ -78,6 +102,11 @@ param instanceMemoryMB int = 2048
 @minValue(0)
 @maxValue(10)
 param durableAlwaysReadyCount int = 1
+
+@description('Flex Consumption: always-ready instances of each scale group an order\'s deadline waits on besides durable: every agent\'s Service Bus trigger and the reply router (each trigger is its own group, function:<name>). Billed while idle; 0 turns them off (a first message may then wait for a cold start, docs/deploy.md, "Warm instances").')
+@minValue(0)
+@maxValue(10)
+param deadlineAlwaysReadyCount int = 1
 
 @description('Cosmos DB serverless (dev, bursty load) instead of provisioned autoscale throughput.')
 param cosmosServerless bool = true
@@ -94,6 +123,15 @@ var deploymentContainerName = 'app-package'
 var cosmosDatabaseName = 'orders'
 // The ORDER_CLIENTS app setting: one submission trigger per client (scheduler/blueprint.py).
 var clientIds = [for client in clients: toLower(client.clientId)]
+// One host.json for both backends: the task hub is the one it names.
+var taskHubName = loadJsonContent('../host.json').extensions.durableTask.hubName
+// The Service Bus triggers an order's CompleteBy waits on, as Flex Consumption names their
+// scale groups: each agent (<service>_agent, agents/blueprint.py) and the reply router.
+var agentGroups = [for service in objectKeys(loadJsonContent('services.json').services): concat('function:', service, '_agent')]
+var deadlineGroups = concat(agentGroups, [
+  'function:route_agent_reply'
+])
+var useScheduler = (durableBackend == 'DurableTaskScheduler')
 
 // ---------------------------------------------------------------- identity and hosting
 
@@ -211,6 +249,23 @@ module cosmosDb './app/cosmos.bicep' = {
   }
 }
 
+// The Durable Task Scheduler backend, only when chosen (durableBackend).
+module durableTaskScheduler './app/durable-task-scheduler.bicep' = if (useScheduler) {
+  name: 'orders-durableTaskScheduler'
+  params: {
+    name: 'dts-orders-${resourceToken}'
+    location: location
+    tags: tags
+    skuName: durableTaskSchedulerSku
+    dedicatedCapacity: durableTaskSchedulerCapacity
+    taskHubName: taskHubName
+    appPrincipalId: identity.outputs.principalId
+    appClientId: identity.outputs.clientId
+    operatorPrincipalId: operatorPrincipalId
+    operatorPrincipalType: operatorPrincipalType
+  }
+}
+
 // ---------------------------------------------------------------- the app
 
 module functionApp './app/function-app.bicep' = {
@@ -228,10 +283,15 @@ module functionApp './app/function-app.bicep' = {
     maximumInstanceCount: maximumInstanceCount
     instanceMemoryMB: instanceMemoryMB
     durableAlwaysReadyCount: durableAlwaysReadyCount
+    deadlineAlwaysReadyCount: deadlineAlwaysReadyCount
+    deadlineGroups: deadlineGroups
     operatorsAppClientId: operatorsAppClientId
     // Every setting orders/settings.py and the function metadata read (same names as in
     // local.settings.json; tests/infra checks both). The host's own settings
     // (AzureWebJobsStorage__*, APPLICATIONINSIGHTS_*) are added in app/function-app.bicep.
+    // Then, when durableBackend chooses it, the Durable Task Scheduler's; then the tuning
+    // (deadlines, batches, retry budget, workflow version, thread pool: the parameters
+    // file's orderSettings); then one URL setting per remote service; then any overrides.
     appSettings: union({
       // Backends: the Azure adapters.
       STORE_BACKEND: 'cosmos'
@@ -254,50 +314,13 @@ module functionApp './app/function-app.bicep' = {
       SUPERVISOR_SCHEDULE: supervisorSchedule
       OPS_SNAPSHOT_SCHEDULE: opsSnapshotSchedule
       RETENTION_SCHEDULE: retentionSchedule
-      RETENTION_PURGE_BATCH: '500'
-      RETENTION_DAYS: '30'
-      // Deadlines, batches and admission control (seconds; rules in orders/settings.py).
-      ORDER_DEADLINE_S: '120'
-      START_GRACE_S: '300'
-      COMPENSATION_DEADLINE_S: '120'
-      STARTER_BATCH: '50'
-      MAX_PROCESSING: '200'
-      MAX_IN_FLIGHT: '1000'
-      MAX_IN_FLIGHT_PER_CLIENT: '500'
-      // Largest totalPrice / unitPrice a submission may carry (orders/settings.py).
-      MAX_ORDER_AMOUNT: '1000000'
-      SUPERVISOR_SCAN_WINDOW_S: '86400'
-      SUPERVISOR_PAGE_SIZE: '100'
-      SUPERVISOR_MAX_RECORDS: '1000'
-      WORKFLOW_VERSION: '1'
-      // Retry budget (SPEC X2, orders/budget.py): calls per order and service are at most
-      // AGENT_MAX_ATTEMPTS x maxDeliveryCount of the request queue (queues.json)
-      // x (MAX_FAILURES + MAX_COMPENSATION_FAILURES) = 4 x 5 x (3 + 3) = 120; the app
-      // refuses to start if this exceeds RETRY_BUDGET_CALLS_PER_SERVICE.
-      MAX_FAILURES: '3'
-      MAX_COMPENSATION_FAILURES: '3'
-      AGENT_MAX_ATTEMPTS: '4'
-      RETRY_BUDGET_CALLS_PER_SERVICE: '120'
-      RETRY_HOLD_BASE_S: '30'
-      AGENT_CALL_TIMEOUT_S: '10'
-      CIRCUIT_FAILURE_THRESHOLD: '5'
-      CIRCUIT_COOL_DOWN_S: '30'
-      // Longest hold-back of an attempt refused by an open circuit (no call made, not counted
-      // against MAX_FAILURES): CIRCUIT_COOL_DOWN_S doubling per refusal, capped here.
-      CIRCUIT_HOLD_MAX_S: '600'
-      // Metrics export interval; APPLICATIONINSIGHTS_CONNECTION_STRING is set with the host's settings.
-      METRICS_EXPORT_INTERVAL_S: '60'
-      // Share of orders traced to Application Insights (0 to 1; a whole order is in or out).
-      TRACE_SAMPLE_RATIO: '0.1'
-      // The Python worker runs every synchronous function (agents, activities, orchestrator
-      // replays) on one thread pool; left unset it has the ThreadPoolExecutor default,
-      // min(32, CPUs + 4), five threads on one vCPU. Sized so that both agents can each
-      // hold maxConcurrentCalls messages in remote calls while activities and orchestrators
-      // still run: 2 x 16 + 10 + 10 + 12 spare for timers, submissions and the ops routes
-      // (host.json; rule in docs/deploy.md, "Concurrency"; tests/infra/test_concurrency.py).
-      PYTHON_THREADPOOL_THREAD_COUNT: '64'
-      // Remote services the agents call: one URL setting per service (services.json).
-    }, serviceUrls, appSettingOverrides)
+    }, useScheduler ? {
+      // The host's storage provider, chosen by app settings so one host.json serves both
+      // backends (AzureFunctionsJobHost__ overrides; docs/deploy.md, "Durable backend").
+      AzureFunctionsJobHost__extensions__durableTask__storageProvider__type: 'azureManaged'
+      AzureFunctionsJobHost__extensions__durableTask__storageProvider__connectionStringName: 'DURABLE_TASK_SCHEDULER_CONNECTION_STRING'
+      DURABLE_TASK_SCHEDULER_CONNECTION_STRING: durableTaskScheduler.outputs.connectionString
+    } : {}, orderSettings, serviceUrls, appSettingOverrides)
   }
 }
 

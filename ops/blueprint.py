@@ -3,7 +3,6 @@
 See docs/operations.md, "``api/ops/summary``" and "Retention: what is deleted, and when".
 """
 
-import asyncio
 import json
 import logging
 
@@ -16,6 +15,7 @@ from ops.retention import purge_compensation_log, purge_instances
 from ops.summary import SNAPSHOT, build_summary, record_summary
 from orders.durable_blueprint import DurableBlueprint
 from orders.runtime import services
+from orders.threads import off_loop
 
 log = logging.getLogger("orders.ops")
 bp = DurableBlueprint()
@@ -66,7 +66,7 @@ def ops_snapshot(timer: func.TimerRequest) -> None:
 @bp.durable_client_input(client_name="client")
 async def retention_purge(timer: func.TimerRequest, client: df.DurableOrchestrationClient) -> None:
     """Delete compensation log entries and ended instances past their retention (S9, X10)."""
-    svc = await asyncio.to_thread(services)
-    await asyncio.to_thread(purge_compensation_log, svc)
+    svc = await off_loop(services)
+    await off_loop(purge_compensation_log, svc)
     await purge_instances(client, svc.clock.now(), svc.settings.RETENTION_DAYS,
                           svc.stores.states)

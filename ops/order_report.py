@@ -73,6 +73,7 @@ def order_report(services: Any, order_key: str, history: HistoryReader | None = 
         "record": record.model_dump(mode="json") if record is not None else None,
         "order": (None if order is None else order.model_dump(mode="json") if details
                   else redact(order.model_dump(mode="json"))),
+        "lineCount": None if order is None else len(order.lines),
         "compensation": compensation_entries(services, order_key, details=details),
         "reservation": reservation_of(services, order_key),
         "attempts": attempts,

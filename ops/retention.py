@@ -5,7 +5,6 @@ See docs/operations.md, "Retention: what is deleted, and when".
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -18,6 +17,7 @@ from orders.lifecycle.ids import order_key_of_instance
 from orders.models import ProcessState
 from orders.runtime import Services
 from orders.stores import StateStore
+from orders.threads import off_loop
 
 log = logging.getLogger("orders.ops")
 
@@ -95,7 +95,7 @@ async def purge_instances(client: Any, now: datetime, retention_days: float,
         for instance_id in page:
             key = order_key_of_instance(instance_id)
             if states is not None and key not in finished:
-                finished[key] = await asyncio.to_thread(_finished, states, key)
+                finished[key] = await off_loop(_finished, states, key)
             if states is None or finished[key]:
                 chosen.append(instance_id)
             else:

@@ -58,23 +58,37 @@ SNAPSHOT = "ops-summary"
 """Name of the summary snapshot in the state store (``ops_snapshot`` saves it)."""
 
 SNAPSHOT_MAX_AGE = timedelta(seconds=90)
-"""Oldest snapshot the dashboard shows; older or missing, it builds and saves a new one."""
+"""Oldest snapshot whose final-state counts the dashboard shows; older, it builds a new one."""
 
 
 def current_summary(services: Any) -> dict[str, Any]:
-    """Return the saved summary if it is at most :data:`SNAPSHOT_MAX_AGE` old, else a new one.
+    """Return the summary with its in-flight figures read now and its final counts saved.
 
-    The counts by state are the summary's one read that grows with the store; served from
-    the snapshot, a dashboard call costs a point read for them whatever the store holds.
+    The figures the dashboard shows beside its tables (the in-flight states' counts,
+    ``inFlight``, ``stuck``, circuits) are read at the moment of the call, so a count
+    cannot disagree with the list under it. Those reads are bounded by ``MAX_IN_FLIGHT``
+    whatever the store holds. The final states' counts grow with the store: they come
+    from the saved snapshot while it is at most :data:`SNAPSHOT_MAX_AGE` old (else one
+    is built and saved), and ``finalCountsAt`` says when they were read (X8).
     """
     states = services.stores.states
     saved = states.load_snapshot(SNAPSHOT)
-    if saved is not None and (services.clock.now() - datetime.fromisoformat(saved["at"])
-                              <= SNAPSHOT_MAX_AGE):
-        return dict(saved)
-    summary = build_summary(services)
-    states.save_snapshot(SNAPSHOT, summary)
-    return summary
+    now = services.clock.now()
+    if saved is None or now - datetime.fromisoformat(saved["at"]) > SNAPSHOT_MAX_AGE:
+        summary = build_summary(services)
+        states.save_snapshot(SNAPSHOT, summary)
+        return {**summary, "finalCountsAt": summary["at"]}
+    live = states.count_by_state(IN_FLIGHT_STATES)
+    counts = {**saved["counts"], **{state.value: live.get(state, 0) for state in live}}
+    in_flight = sum(live.values())
+    stuck, truncated = count_stuck(states, now)
+    limit = services.settings.MAX_IN_FLIGHT
+    return {**saved, "at": format_utc(now), "finalCountsAt": saved["at"], "counts": counts,
+            "total": sum(counts.values()), "inFlight": in_flight,
+            "inFlightUtilization": round(in_flight / limit, 4), "maxInFlight": limit,
+            "stuck": stuck, "stuckTruncated": truncated,
+            "circuits": {name: state.value
+                         for name, state in services.breakers.states().items()}}
 
 
 def record_summary(summary: dict[str, Any]) -> None:

@@ -1,5 +1,7 @@
 """Run the operator CLI: ``python -m opscli --help``."""
 
-from opscli.cli import app
+import sys
 
-app()
+from opscli.cli import app, hoist_data_dir
+
+app(args=hoist_data_dir(sys.argv[1:]), prog_name="python -m opscli")

@@ -19,7 +19,8 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from azurekit.app_settings import APP_SETTINGS_FILE
+from azurekit.app_settings import APP_SETTINGS_FILE, HOST_URL_FILE
+from devhost.run.plain_help import plain_help
 from ops.history import fetch_status
 from ops.order_report import order_report
 from ops.queries import LISTS, check_limit
@@ -131,7 +132,43 @@ def opened(ctx: typer.Context) -> Iterator[Any]:
 @app.callback()
 def main(ctx: typer.Context, data_dir: Path | None = DATA_DIR) -> None:
     """Operator actions on the order service; settings come from the environment."""
+    if data_dir is not None and not data_dir.is_dir():
+        typer.echo(f"opscli: --data-dir {data_dir}: no such folder (give the folder the "
+                   f"local host runs with, as 'devhost start --data-dir' took it)", err=True)
+        raise typer.Exit(2)
     ctx.obj = data_dir
+
+
+def hoist_data_dir(argv: list[str]) -> list[str]:
+    """Return ``argv`` with ``--data-dir`` moved before the command, wherever it was given.
+
+    ``devhost`` takes ``--data-dir`` after its command; ``opscli`` takes it in either place.
+    """
+    front: list[str] = []
+    rest: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        if arg == "--data-dir":
+            front += [arg, next(args, "")]
+        elif arg.startswith("--data-dir="):
+            front.append(arg)
+        else:
+            rest.append(arg)
+    return front + rest
+
+
+DEFAULT_HOST_URL = "http://127.0.0.1:7071"
+"""Core Tools' default address, where no local host recorded its own."""
+
+
+def history_url(data_dir: Path | None) -> str:
+    """Return the URL the local host of ``data_dir`` serves on, else :data:`DEFAULT_HOST_URL`."""
+    try:
+        recorded = (data_dir or Path(".data")).joinpath(HOST_URL_FILE).read_text(
+            encoding="utf-8").strip()
+    except OSError:
+        return DEFAULT_HOST_URL
+    return recorded or DEFAULT_HOST_URL
 
 
 @app.command()
@@ -168,9 +205,10 @@ def list_orders(ctx: typer.Context,
 
 @app.command()
 def show(ctx: typer.Context, order_id: str, client: str | None = CLIENT,
-         host_url: str = typer.Option("http://127.0.0.1:7071", "--host-url",
-                                      envvar="DURABLE_HOST_URL",
-                                      help="Functions host root for the Durable HTTP API."),
+         host_url: str | None = typer.Option(
+             None, "--host-url", envvar="DURABLE_HOST_URL",
+             help="Functions host root for the Durable HTTP API; default: the local host's "
+                  "own (recorded in its data folder), else http://127.0.0.1:7071."),
          code: str | None = typer.Option(None, "--code", envvar="DURABLE_SYSTEM_KEY",
                                          help="durabletask_extension system key (Azure)."),
          history: bool = typer.Option(True, "--history/--no-history",
@@ -179,14 +217,23 @@ def show(ctx: typer.Context, order_id: str, client: str | None = CLIENT,
                                       "details (classified customer/payment data)."),
          as_json: bool = AS_JSON) -> None:
     """Show one order: state record, order, compensation log, attempts with histories."""
-    reader = partial(fetch_status, host_url, code=code) if history else None
+    url = host_url or history_url(ctx.obj)
+    reader = partial(fetch_status, url, code=code) if history else None
     key = order_key_of(order_id, client)
     with opened(ctx) as svc:
         report = order_report(svc, key, reader, details=details)
     if report is None:
-        out().print(f"[red]order {key}: no state record and no order[/red]")
+        hint = "" if client or "~" in order_id else (
+            f" (an OrderID alone is not a key: name its client, 'show {order_id} "
+            f"--client ID', or give the key 'ID~{order_id}')")
+        typer.echo(f"opscli: order {key}: no state record and no order{hint}", err=True)
         raise typer.Exit(1)
     emit(report) if as_json else out().print(report_tables(report))
+    unread = [a for a in report["attempts"] if a["error"] is not None]
+    if unread and len(unread) == len(report["attempts"]):
+        typer.echo(f"opscli: no history could be read from {url} (is the host running? "
+                   f"--host-url names another): {unread[0]['error']}", err=True)
+        raise typer.Exit(3)
 
 
 @app.command("resubmit")
@@ -308,3 +355,6 @@ def budget(ctx: typer.Context) -> None:
                       f"(budget {settings.RETRY_BUDGET_CALLS_PER_SERVICE}: {state})")
     if any(n > settings.RETRY_BUDGET_CALLS_PER_SERVICE for n in calls.values()):
         raise typer.Exit(1)
+
+
+plain_help(app)  # after every command is registered

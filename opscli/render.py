@@ -165,7 +165,8 @@ def report_tables(report: dict[str, Any]) -> RenderableType:
     summary = Table(title="Order", show_header=False)
     for key in ("orderId", "customerId", "currency", "totalPrice", "createdAt"):
         summary.add_row(key, _short(order.get(key)))
-    summary.add_row("lines", str(len(order.get("lines") or [])))
+    # The count, not len(order["lines"]): withheld lines are the text "<Confidential>".
+    summary.add_row("lines", _short(report.get("lineCount")))
     parts.append(summary)
     if report["compensation"] is None:
         parts.append("[dim]compensation log: not available in this deployment[/dim]")

@@ -5,7 +5,6 @@ passes ``ORDER_CLIENTS`` to :func:`client_submissions` at its import, so every i
 the app sees the current setting; changing it restarts the app on Azure (docs/deploy.md).
 """
 
-import asyncio
 import logging
 from collections.abc import Sequence
 
@@ -23,6 +22,7 @@ from orders.observability.metrics import record_submission
 from orders.observability.tracing import order_span, traceparent_of
 from orders.runtime import services
 from orders.settle import dead_letter
+from orders.threads import off_loop
 from scheduler import replies, starter, submission
 from scheduler.compensation_starter import start_compensations
 from scheduler.identity import USE_CLIENT_QUEUE, refuse_shared_queue
@@ -55,7 +55,7 @@ def _register_submission(blueprint: DurableBlueprint, client_id: str) -> None:
                            client: df.DurableOrchestrationClient) -> None:
         # One trip off the event loop for the store calls of the submission and of the
         # starter's checks; each trip is two thread hand-offs (docs/performance.md).
-        accepted = await asyncio.to_thread(_submit_and_check, client_id, queue, msg)
+        accepted = await off_loop(_submit_and_check, client_id, queue, msg)
         if accepted is None:
             return
         try:
@@ -127,7 +127,7 @@ def legacy_orders_queue(msg: func.ServiceBusMessage) -> None:
 @bp.durable_client_input(client_name="client")
 async def start_orders(timer: func.TimerRequest, client: df.DurableOrchestrationClient) -> None:
     """Claim Pending records and start their attempts (S3), then handed-over compensations (S9)."""
-    svc = await asyncio.to_thread(services)
+    svc = await off_loop(services)
     await starter.run_starter(client, svc)
     await start_compensations(client, svc)
 
@@ -141,7 +141,7 @@ async def route_agent_reply(msg: func.ServiceBusMessage,
     try:
         reply = replies.parse_reply(msg.get_body())
     except wire.InvalidMessage as exc:
-        await asyncio.to_thread(dead_letter, names.AGENT_REPLIES_QUEUE, msg, exc.reason,
+        await off_loop(dead_letter, names.AGENT_REPLIES_QUEUE, msg, exc.reason,
                                 exc.description)
         return
     with log_context(reply.order_key, reply.instance_id), \
@@ -150,7 +150,7 @@ async def route_agent_reply(msg: func.ServiceBusMessage,
                        parent=traceparent_of(msg.application_properties)) as span:
         if reply.circuit_open:  # only then is there a store write (A5)
             # The store client is synchronous: off the worker's event loop (Azure parity).
-            await asyncio.to_thread(
+            await off_loop(
                 lambda: replies.mark_circuit_refusal(services().stores.states, reply))
         delivered = await replies.route_reply(client, reply)
         span.set_attribute("orders.outcome", outcome_label(reply) if delivered else "late")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
@@ -11,6 +10,7 @@ from orders.models import ProcessState, StateRecord
 from orders.names import COMPENSATION_WORKFLOW
 from orders.runtime import Services
 from orders.settings import Settings
+from orders.threads import off_loop
 from scheduler.starter import StartReport, claim_and_start, traced
 
 log = logging.getLogger("orders.compensation")
@@ -26,7 +26,7 @@ def compensation_input(record: StateRecord, settings: Settings) -> dict[str, Any
 async def start_compensations(client: Any, services: Services) -> StartReport:
     """Claim handed-over records and start one compensation attempt per claim."""
     states, s, now = services.stores.states, services.settings, services.clock.now()
-    records = await asyncio.to_thread(states.find_startable, now, s.STARTER_BATCH,
+    records = await off_loop(states.find_startable, now, s.STARTER_BATCH,
                                       ProcessState.COMPENSATING)
     return await claim_and_start(client, states, records,
                                  lambda r: claim_compensation(r, now + s.start_grace),

@@ -9,7 +9,6 @@ submission does not claim (:func:`may_start_now`, then :func:`start_claimable`).
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 import logging
 from collections.abc import Callable, Iterable
@@ -28,6 +27,7 @@ from orders.runtime import Services
 from orders.stores import StateStore
 from orders.stores.errors import PreconditionFailedError
 from orders.stores.ports import MAX_COUNT_LIMIT
+from orders.threads import off_loop
 
 log = logging.getLogger("orders.starter")
 
@@ -95,7 +95,7 @@ async def _claim_and_start_one(client: Any,
     here = current_traceparent()
     try:
         # The store client is synchronous: off the worker's event loop (Azure parity).
-        mine = await asyncio.to_thread(write, claim(record).model_copy(update={
+        mine = await off_loop(write, claim(record).model_copy(update={
             "trace_parent": record.trace_parent or here, "attempt_trace": here}))
     except PreconditionFailedError:
         return "lost_race"  # another starter claimed it first (S3, V4)
@@ -117,10 +117,10 @@ async def run_starter(client: Any, services: Services) -> StartReport:
     room = min(services.settings.STARTER_BATCH, await _room(services))
     if room <= 0:
         return StartReport(0, 0, 0)
-    records = await asyncio.to_thread(fair_startable, services, room)
+    records = await off_loop(fair_startable, services, room)
     if services.settings.WORKFLOW_VERSION not in WORKFLOWS:
         records = [r for r in records if r.attempt > 0]
-        await asyncio.to_thread(_alert_unknown_version, services)
+        await off_loop(_alert_unknown_version, services)
     return await _claim_and_start_orders(client, services, records)
 
 
@@ -197,7 +197,7 @@ def fair_startable(services: Services, room: int) -> list[StateRecord]:
 
 async def _room(services: Services) -> int:
     """Return how many more attempts MAX_PROCESSING lets the starter claim now."""
-    return await asyncio.to_thread(_room_now, services)
+    return await off_loop(_room_now, services)
 
 
 def _room_now(services: Services) -> int:

@@ -1,5 +1,7 @@
 """Every command line's help names each option whole, also on an 80-column terminal."""
 
+import re
+
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -30,3 +32,18 @@ def test_help_names_every_option_whole_at_80_columns(name):
         missing = [o for o in options if o not in result.output]
         assert not missing, f"{name} {' '.join(args)}: {missing} cut in\n{result.output}"
     assert checked >= 3
+
+
+MARKUP = re.compile(r"``|:(func|data|class|meth|mod|attr):`|\b[SAVXDLC]\d{1,2}\b")
+"""reStructuredText roles and literals, and the requirement ids of docs/requirements.md."""
+
+
+@pytest.mark.parametrize("name", sorted(APPS))
+def test_help_shows_no_markup_and_no_requirement_ids(name):
+    runner, found = CliRunner(), []
+    for args, _ in [([], None), *_commands(APPS[name])]:
+        result = runner.invoke(APPS[name], [*args, "--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, result.output
+        found += [f"{' '.join([name, *args])}: {line.strip()}"
+                  for line in result.output.splitlines() if MARKUP.search(line)]
+    assert not found, "\n".join(found)

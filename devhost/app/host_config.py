@@ -64,6 +64,17 @@ class HostConfig:
     values: dict[str, Any]
     durable: DurableSettings
 
+    @property
+    def route_prefix(self) -> str:
+        """Return ``extensions.http.routePrefix`` without slashes (default ``api``; may be empty).
+
+        The Functions host's ``HttpOptions.RoutePrefix`` (azure-functions-host
+        ``src/WebJobs.Script/Config/HttpOptions``): an empty string puts the app's HTTP functions
+        at the root.
+        """
+        prefix = self.get("extensions", "http", "routePrefix", default="api")
+        return prefix.strip("/") if isinstance(prefix, str) else "api"
+
     def get(self, *path: str, default: Any = None) -> Any:
         """Return the value at ``path`` (keys case-insensitive), or ``default``."""
         node: Any = self.values

@@ -8,8 +8,9 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
+from devhost.app.backends import Backend
 from devhost.http_api.admin_routes import admin_routes
-from devhost.http_api.app_routes import InvokeHttp, http_trigger_routes
+from devhost.http_api.app_routes import ROUTE_PREFIX, InvokeHttp, http_trigger_routes
 from devhost.http_api.context import ApiContext
 from devhost.http_api.entity_routes import entity_routes
 from devhost.http_api.errors import BadRequest, handle_error
@@ -28,7 +29,9 @@ def create_http_app(taskhub: TaskHub, *, base_url: str, http_functions: Iterable
                     orchestrator_names: Collection[str] | None = None,
                     entity_names: Collection[str] | None = None,
                     replace_running: bool = False,
-                    host_state: Callable[[], str] = lambda: "Running") -> Starlette:
+                    host_state: Callable[[], str] = lambda: "Running",
+                    backend: Backend | None = None,
+                    route_prefix: str = ROUTE_PREFIX) -> Starlette:
     """Build the host's ASGI app; management URLs use ``base_url`` (absolute http(s)).
 
     ``invoke_http`` (``async (function_def, request) -> Response``) is required with
@@ -36,19 +39,21 @@ def create_http_app(taskhub: TaskHub, *, base_url: str, http_functions: Iterable
     gives an instance work (a start, restart, rewind, event, terminate, suspend, resume, entity
     signal) and must not block; ``orchestrator_names``/``entity_names`` (None: any) refuse
     others with 400; ``replace_running`` is ``overridableExistingInstanceStates: AnyState``
-    (else 500). Raises ValueError for a bad ``base_url``, a missing ``invoke_http`` or a
-    malformed route.
+    (else 500); ``route_prefix`` is host.json's ``extensions.http.routePrefix``. Raises
+    ValueError for a bad ``base_url``, a missing ``invoke_http`` or a malformed route.
+    ``backend`` (default Azure Storage) refuses an input or event over its payload limit
+    with 400 (:mod:`devhost.app.backends`).
     """
     base_url = check_base_url(base_url)
     functions = list(http_functions)
     if functions and invoke_http is None:
         raise ValueError("invoke_http: required when http_functions is not empty")
     ctx = ApiContext(taskhub, base_url, orchestrator_names, on_instance_work,
-                     replace_running)
+                     replace_running, backend or Backend())
     routes = [*start_routes(ctx), *query_routes(ctx), *instance_routes(ctx),
               *entity_routes(ctx, entity_names), *admin_routes(host_state)]
     if functions and invoke_http is not None:  # not None whenever there are functions
-        routes += http_trigger_routes(functions, invoke_http)
+        routes += http_trigger_routes(functions, invoke_http, route_prefix)
     # A request not addressed to the host, or a cross-site change, is refused (403);
     # a malformed instance id (400, JSON) before routing; unknown webhook routes answer
     # JSON 404/405 with a reason.

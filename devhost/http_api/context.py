@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from starlette.responses import JSONResponse
 
+from devhost.app.backends import Backend
 from devhost.http_api.errors import BadRequest
 from devhost.http_api.history_view import json_value
 from devhost.http_api.status import IN_PROGRESS, status_json
@@ -37,6 +38,8 @@ class ApiContext:
     orchestrator_names: Collection[str] | None = None
     on_instance_work: Callable[[str], None] | None = None
     replace_running: bool = False
+    backend: Backend = field(default_factory=Backend)
+    """The storage backend: its payload limit applies to starts and events."""
     _pool: ThreadPoolExecutor = field(
         init=False, repr=False, compare=False,
         default_factory=lambda: ThreadPoolExecutor(API_THREADS, "devhost-api"))
@@ -69,10 +72,20 @@ class ApiContext:
 
     async def create(self, name: str, instance_id: str, input_json: str | None,
                      version: str | None) -> None:
-        """Create an instance of a stored input, call the hook; InstanceExistsError (500)."""
+        """Create an instance of a stored input, call the hook; InstanceExistsError (500).
+
+        Raises BadRequest (400) for an input over the backend's payload limit.
+        """
+        self.check_payload(f"input of orchestration '{name}'", input_json)
         await self.call(self.taskhub.create_instance, name, instance_id, input_json,
                         version=version, stored=True, replace_running=self.replace_running)
         self.work_for(instance_id)
+
+    def check_payload(self, what: str, text: str | None) -> None:
+        """Raise BadRequest (400) when the backend refuses ``text`` as ``what``; nothing written."""
+        problem = self.backend.payload_problem(what, text)
+        if problem is not None:
+            raise BadRequest(problem)
 
     def work_for(self, instance_id: str) -> None:
         """Call the ``on_instance_work`` hook: the instance has new work (a work loop may sleep)."""

@@ -69,6 +69,10 @@ async def route_error(request: Request, exc: Exception) -> Response:
         raise exc
     path = request.url.path
     if not path.startswith(WEBHOOK_PATH + "/") and path != WEBHOOK_PATH:
+        if exc.status_code == 405:
+            # An app route's method not in its ``methods`` is 404, as the Functions host
+            # routes it (azure-functions-host #10098).
+            return Response(status_code=404)
         return PlainTextResponse(exc.detail, status_code=exc.status_code,
                                  headers=exc.headers)
     if exc.status_code == 405:

@@ -99,6 +99,7 @@ async def _raise_event(ctx: ApiContext, request: Request) -> Response:
         raise BadRequest("the request body is empty", summary="Invalid JSON content")
     data = body_as_json_payload(body)
     _warn_event_text(request.path_params["event_name"], data)
+    ctx.check_payload(f"external event '{request.path_params['event_name']}'", data)
     # raise_event re-checks existence and state in its own transaction.
     await ctx.call(ctx.taskhub.raise_event, instance_id,
                    request.path_params["event_name"], data)

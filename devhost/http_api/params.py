@@ -151,10 +151,20 @@ def decode_token(headers: Mapping[str, str]) -> str | None:
     return token
 
 
+TASK_HUB_PARAM = "taskhub"
+"""The ``taskHub`` query parameter, lower case: its name compares ignoring case."""
+
+
 def check_task_hub(query: QueryParams, task_hub_name: str) -> None:
-    """Raise BadRequest if a non-empty ``taskHub`` parameter names another task hub."""
-    hub = query.get("taskHub")
-    if hub and hub != task_hub_name:
+    """Raise BadRequest if a ``taskHub`` parameter names another task hub.
+
+    As the extension's ``HttpApiHandler.GetClient``: the first parameter whose name equals
+    ``taskHub`` ignoring case and whose value is not blank counts; Azure Storage names a task
+    hub's tables and queues ignoring case, so the value compares ignoring case too.
+    """
+    hub = next((v for k, v in query.multi_items()
+                if k.lower() == TASK_HUB_PARAM and v.strip()), None)
+    if hub is not None and hub.lower() != task_hub_name.lower():
         raise BadRequest(f"taskHub: this host serves only task hub '{task_hub_name}', "
                          f"got {hub!r}")
 
@@ -164,7 +174,9 @@ def check_known_params(query: QueryParams, allowed: frozenset[str]) -> None:
 
     On start this catches an id with an unencoded ``?`` (the SDK sends it so): never truncated (D2).
     """
-    unknown = sorted({k for k in query.keys() if k not in allowed})
+    # taskHub and connection compare ignoring case (HttpApiHandler.GetClient).
+    loose = {a.lower() for a in allowed} & {"taskhub", "connection"}
+    unknown = sorted({k for k in query.keys() if k not in allowed and k.lower() not in loose})
     if unknown:
         raise BadRequest(f"query: unexpected parameter(s) {unknown}; this route takes "
                          f"{sorted(allowed)} (an instanceId must not contain '?')")

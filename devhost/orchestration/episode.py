@@ -1,7 +1,9 @@
 """One orchestrator episode: history in, SDK replay, actions out, one commit.
 
 Builds the context JSON the Functions host sends, calls the SDK's own orchestrator handler
-and turns the actions into an :class:`~devhost.taskhub.store.EpisodeCommit`.
+and turns the actions into an :class:`~devhost.taskhub.store.EpisodeCommit`. Which actions
+are scheduled and whether a returned orchestrator's instance ends is :mod:`.shim`'s answer
+(the extension's shim and DTFx's executor), never decided here.
 
 Sequence numbers: a ``call_*_with_retry`` takes one for its retry timer when an attempt
 fails and one for the next attempt when it fires (as DTFx's retry interceptor), while the
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -45,6 +48,7 @@ from devhost.orchestration.nondeterminism import (
 )
 from devhost.orchestration.retry_timing import next_retry_delay
 from devhost.orchestration.sdk_errors import sdk_failure
+from devhost.orchestration.shim import rebuild, record_events, take_actions
 from devhost.taskhub.events import EventType, event, format_time, parse_time
 from devhost.taskhub.inputs import activity_input, json_value, orchestration_input
 from devhost.taskhub.store import (
@@ -56,6 +60,8 @@ from devhost.taskhub.store import (
     OrchestrationWorkItem,
     empty_replay_state,
 )
+
+log = logging.getLogger(__name__)
 
 OrchestratorHandler = Callable[[str], str]
 
@@ -213,9 +219,13 @@ class Episode(EpisodeEndings):
             return
         if state.get("customStatus") is not None:
             self.commit.custom_status = json.dumps(state["customStatus"])
+        if "finished" not in self.state:  # kept since the shim model; older states rebuilt
+            rebuild(self.state, self.item.stored_events_json())
+        record_events(self.state, self.new_events)
         try:
             atomic = flatten(state)
-            actions = self._apply_actions(atomic)
+            shim = take_actions(self.state, state)
+            actions = self._apply_actions(shim.invoked)
         except UnsupportedActionError as exc:
             self._fail(str(exc))
             return
@@ -227,7 +237,10 @@ class Episode(EpisodeEndings):
             return
         warn_event_surprises(self.inst.instance_id, self.new_events,
                              self.item.stored_events_json, atomic)
-        if error is not None:
+        holds = shim.holds if error is not None or state.get("isDone") else None
+        if holds is not None:
+            self._hold(holds, error)
+        elif error is not None:
             reason, parent_details = orchestrator_failure(self.inst.name, error, details)
             self._fail_with(reason, parent_details, error)
         elif state.get("isDone"):
@@ -240,6 +253,20 @@ class Episode(EpisodeEndings):
         else:
             self.tail.append(event(EventType.OrchestratorCompleted, self.now))
             self.commit.status = "Running"
+
+    def _hold(self, holds: str, error: str | None) -> None:
+        """Keep a returned orchestrator's instance Running while a task is open (DTFx)."""
+        self.tail.append(event(EventType.OrchestratorCompleted, self.now))
+        self.commit.status = "Running"
+        if not self.state.get("hold_warned"):
+            self.state["hold_warned"] = True
+            ending = "fails" if error is not None else "ends"
+            log.warning("instance '%s': the orchestrator returned, but the instance stays "
+                        "Running while %s is open: on Azure an instance %s only when none "
+                        "of its tasks is open (the extension's shim awaits every action in "
+                        "order, DTFx's executor counts open tasks); cancel a timer the code "
+                        "no longer needs (task.cancel())", self.inst.instance_id, holds,
+                        ending)
 
     def _apply_actions(self, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         numbered = [a for a in actions if takes_sequence_number(a)]
@@ -284,12 +311,17 @@ class Episode(EpisodeEndings):
             pass
         elif kind in ENTITY_ACTIONS:
             sent, request = self.entities.send(seq, action, self.inst, self.now)
+            if kind == ActionType.CallEntity:
+                self.state.setdefault("entity_ids", {})[str(seq)] = \
+                    json.loads(sent["Input"])["id"]
             self.commit.new_history.append(sent)
             self.commit.messages.append(request)
         else:
             refusal = refused_call(kind, action, self.inst, self.functions)
             if refusal is not None:
                 warn_dropped(self.inst.instance_id, *refusal)
+                # The extension's task faulted at once: the shim's await goes on (shim.py).
+                self.state.setdefault("finished", []).append(seq)
                 return
             if kind in (ActionType.CallActivityWithRetry,
                         ActionType.CallSubOrchestratorWithRetry):

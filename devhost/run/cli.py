@@ -21,8 +21,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from devhost.run.plain_help import plain_help
 from devhost.run.worker_processes import (
     LOCK_HOLD_LIMIT_S,
+    STOP_WAIT_S,
     WorkerProcesses,
     WorkerStartError,
     signal_ready,
@@ -102,7 +104,8 @@ def default_workers() -> int:
 def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
                                        help="The app's folder: host.json, and "
                                             "function_app.py or the v1 function folders."),
-          port: int = typer.Option(7071, "--port", help="HTTP port on 127.0.0.1."),
+          port: int = typer.Option(7071, "--port",
+                                   help="HTTP port on 127.0.0.1 (0: any free one)."),
           data_dir: Path = DATA_DIR,
           activity_workers: int = typer.Option(4, "--activity-workers", min=1),
           orchestration_lease_s: float = typer.Option(30.0, "--orchestration-lease-s", min=0.1),
@@ -115,8 +118,16 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
               LOCK_HOLD_LIMIT_S, "--lock-hold-limit-s", min=0.5,
               help="Kill (and replace) a worker process that holds a SQLite write lock "
                    "this long: a frozen worker then stalls the others no longer."),
+          stop_wait_s: float = typer.Option(
+              STOP_WAIT_S, "--stop-wait-s", min=0.0,
+              help="On Ctrl-C, wait this long for running activities; those still running "
+                   "keep their lease and run again once it ends."),
           log_level: str = LOG_LEVEL) -> None:
     """Start the host: HTTP API, orchestrations, entities, activities, timer and queue triggers."""
+    if not 0 <= port <= 65535:
+        typer.echo(f"devhost: --port {port}: a TCP port is 0 to 65535 (0: any free one)",
+                   err=True)
+        raise typer.Exit(2)
     workers = workers or default_workers()
     _configure_logging(log_level)
     _refuse_taken_port(port)
@@ -125,6 +136,11 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
                           activity_workers=activity_workers,
                           orchestration_lease=timedelta(seconds=orchestration_lease_s),
                           activity_lease=timedelta(seconds=activity_lease_s))
+    earlier = host.taskhub.activities.leased_activities()
+    if earlier:  # left by a host stopped while they ran: they wait for their lease to end
+        console.print(f"devhost: {describe_activities(earlier)} of an earlier run hold their "
+                      f"lease until {earlier[-1].lock_expires:%H:%M:%S} UTC and run again "
+                      f"then", markup=False, highlight=False, soft_wrap=True)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -137,7 +153,7 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
         raise typer.Exit(1) from None
     workers_argv = worker_argv(str(app_dir), str(data_dir), host.base_url, activity_workers,
                                orchestration_lease_s, activity_lease_s) + [
-        "--log-level", log_level]
+        "--log-level", log_level, "--stop-wait-s", str(stop_wait_s)]
     children = WorkerProcesses(workers_argv, workers - 1, hold_records=True)
     try:
         ready = children.wait_ready(stop, lock_hold_limit_s=lock_hold_limit_s)
@@ -152,14 +168,31 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
     while not stop.wait(0.5):
         children.end_stalled(lock_hold_limit_s)
         children.replace_exited()
-    console.print("devhost: stopping (waiting for running work to finish)")
+    running = host.taskhub.activities.leased_activities()
+    console.print(f"devhost: stopping: waiting up to {stop_wait_s:g} s for "
+                  f"{describe_activities(running) if running else 'no running activity'}",
+                  markup=False, highlight=False, soft_wrap=True)
+    deadline = time.monotonic() + stop_wait_s
     # Workers first, while this process still serves the HTTP API their functions call.
-    children.stop()
-    host.stop()
+    children.stop(grace_s=stop_wait_s + 5.0)
+    host.stop(timeout_s=max(1.0, deadline - time.monotonic()))
     log.info("longest write-lock hold: %.3f s (workers), %.3f s (this process); "
              "--lock-hold-limit-s %.1f", children.longest_hold_s(),
              own_holds.longest_s, lock_hold_limit_s)
-    console.print("devhost: stopped")
+    left = host.taskhub.activities.leased_activities()
+    console.print("devhost: stopped" + (
+        f"; left running: {describe_activities(left)}; each runs again from its start when a "
+        f"host next runs, once its lease ends (at most --activity-lease-s "
+        f"{activity_lease_s:.0f} s)" if left else ""), markup=False, highlight=False,
+        soft_wrap=True)
+
+
+def describe_activities(leased: list[Any]) -> str:
+    """Return "2 activities (slow of instance abc, ...)" for leased activity work items."""
+    shown = ", ".join(f"{a.name} of instance {a.instance_id}" for a in leased[:5])
+    more = f", and {len(leased) - 5} more" if len(leased) > 5 else ""
+    return (f"{len(leased)} running activit{'y' if len(leased) == 1 else 'ies'} "
+            f"({shown}{more})")
 
 
 def _refuse_taken_port(port: int) -> None:
@@ -188,7 +221,7 @@ def _print_ready(host: LocalHost, data_dir: Path, workers: int) -> None:
     The URLs are listed as ``func start`` lists them (``name: [GET] http://...``), so a
     page such as a dashboard is one click away.
     """
-    from devhost.http_api.app_routes import ROUTE_PREFIX, trigger_methods
+    from devhost.http_api.app_routes import trigger_methods
 
     console.print(f"devhost: listening on {host.base_url} (task hub {host.taskhub.name}, "
                   f"data in {data_dir}, {workers} process{'es' if workers > 1 else ''})",
@@ -196,11 +229,12 @@ def _print_ready(host: LocalHost, data_dir: Path, workers: int) -> None:
     functions = sorted(f.name for f in host.index.all_functions())
     console.print(f"devhost: {len(functions)} functions: {', '.join(functions)}",
                   soft_wrap=True)
+    prefix = f"/{host.config.route_prefix}" if host.config.route_prefix else ""
     for fdef in sorted(host.index.http, key=lambda f: f.trigger.get("route") or f.name):
         methods = ",".join(trigger_methods(fdef.trigger))
         route = (fdef.trigger.get("route") or fdef.name).strip("/")
         console.print(f"devhost: {fdef.name}: [{methods}] "
-                      f"{host.base_url}/{ROUTE_PREFIX}/{route}", soft_wrap=True, markup=False,
+                      f"{host.base_url}{prefix}/{route}", soft_wrap=True, markup=False,
                       highlight=False)
     console.print("devhost: Ctrl-C stops the host", soft_wrap=True)
 
@@ -214,6 +248,7 @@ def worker(app_dir: Path = typer.Option(..., "--app-dir"), data_dir: Path = DATA
            ready_fd: int | None = typer.Option(None, "--ready-fd"),
            hold_record: str | None = typer.Option(None, "--hold-record",
                                                   help="Name of the shared-memory block."),
+           stop_wait_s: float = typer.Option(STOP_WAIT_S, "--stop-wait-s"),
            log_level: str = LOG_LEVEL) -> None:
     """Run one extra worker process of ``start --workers N`` (no HTTP server of its own)."""
     _die_with_parent()
@@ -235,7 +270,7 @@ def worker(app_dir: Path = typer.Option(..., "--app-dir"), data_dir: Path = DATA
     while not stop.wait(1.0):
         if os.getppid() != parent:
             break
-    host.stop()
+    host.stop(timeout_s=stop_wait_s)
 
 
 def _record_holds_in(name: str) -> None:
@@ -359,7 +394,13 @@ def peek(queue: str, data_dir: Path = DATA_DIR, app_dir: Path = APP_DIR,
     count and enqueued time, then for a dead-lettered one its ``DeadLetterReason`` and
     ``DeadLetterErrorDescription``, then its body (never wrapped, so it can be copied).
     """
-    messages = _open_queues(data_dir, app_dir).peek(queue, count, dead_letter=dead_letter)
+    from sqlitebus import MessagingEntityNotFoundError
+
+    try:
+        messages = _open_queues(data_dir, app_dir).peek(queue, count, dead_letter=dead_letter)
+    except MessagingEntityNotFoundError as exc:
+        typer.echo(f"devhost: {exc}", err=True)
+        raise typer.Exit(2) from None
     where = f"{queue}/$deadletterqueue" if dead_letter else queue
     console.print(f"{where}: {len(messages)} message{'' if len(messages) == 1 else 's'}"
                   f"{' (first ' + str(count) + ')' if len(messages) == count else ''}",
@@ -412,3 +453,6 @@ def replay(histories: Path | None = typer.Argument(
 def main() -> None:
     """Run the CLI."""
     app()
+
+
+plain_help(app)  # after every command is registered

@@ -7,6 +7,7 @@ idle (:meth:`LocalHost.run_until_idle`, for tests with an injected clock).
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import threading
 import time
@@ -15,14 +16,17 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
+from azurekit.app_settings import HOST_URL_FILE
 from devhost.app import invoke
-from devhost.app.host_config import HostConfig, check_hub_name, load_host_config
+from devhost.app.backends import backend_of
+from devhost.app.host_config import HostConfig, load_host_config
 from devhost.app.loader import AppIndex, AppLoadError, load_app
 from devhost.entities.worker import EntityWorker
 from devhost.failures.disk_gate import CHECK_EVERY_S, DiskGate
 from devhost.failures.host_failures import HostRetryPolicy
 from devhost.orchestration.versioning import Versioning
 from devhost.run.clock import Clock, ManualClock, SystemClock
+from devhost.run.worker_processes import STOP_WAIT_S
 from devhost.taskhub.store import TaskHub
 from devhost.workers.activity_pool import ActivityPool
 from devhost.workers.dispatch import DurableWorker
@@ -68,6 +72,22 @@ HTTP_START_TIMEOUT_S = 120.0
 """Longest wait for the HTTP server to listen, unless its thread ends first (a bind failure)."""
 
 
+def record_host_url(data_dir: Path, base_url: str) -> None:
+    """Write ``base_url`` to ``host-url`` in ``data_dir``, so tools find the host's port.
+
+    Written to a temporary file and renamed, as :func:`record_app_settings`; a failure to
+    write it is logged, not raised (the host serves without it).
+    """
+    target = data_dir / HOST_URL_FILE
+    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(base_url + "\n", encoding="utf-8")
+        temporary.replace(target)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        log.warning("cannot record the host's URL in %s: %s", target, exc)
+
+
 class LocalHost:
     """Run one app with its task hub and stand-ins in this process (SQLite files in ``data_dir``).
 
@@ -97,7 +117,9 @@ class LocalHost:
         self.app, self.index = app or load_app(self.app_dir)
         self.config: HostConfig = load_host_config(self.app_dir)
         durable = self.config.durable
-        check_hub_name(hub_name or durable.hub_name)
+        self.backend = backend_of(self.config, os.environ)
+        """The storage backend the app's settings select: its limits apply here."""
+        self.backend.check_hub_name(hub_name or durable.hub_name)
         check_client_hubs(self.index, hub_name or durable.hub_name)
         self.taskhub = TaskHub(self.data_dir / "taskhub.sqlite", self.clock,
                                name=hub_name or durable.hub_name,
@@ -106,7 +128,7 @@ class LocalHost:
                                     orchestration_lease=orchestration_lease,
                                     activity_lease=activity_lease,
                                     versioning=Versioning.from_settings(durable),
-                                    host_retries=host_retries)
+                                    host_retries=host_retries, backend=self.backend)
         self.activity_workers = activity_workers
         self.episode_batch = episode_batch
         self.pollers: list[Poller] = []
@@ -162,6 +184,7 @@ class LocalHost:
             if time.monotonic() > deadline or not thread.is_alive():
                 raise RuntimeError(f"HTTP server did not start on {self.base_url}")
             time.sleep(0.01)
+        record_host_url(self.data_dir, self.base_url)
 
     def start(self, *, running: bool = True) -> None:
         """Start the HTTP server and the background work loops.
@@ -194,7 +217,7 @@ class LocalHost:
         thread.start()
         self._threads.append(thread)
 
-    def stop(self, timeout_s: float = 10.0) -> None:
+    def stop(self, timeout_s: float = STOP_WAIT_S) -> None:
         """Stop loops and HTTP, letting work finish within ``timeout_s`` (then leases expire)."""
         deadline = time.monotonic() + timeout_s
         self._stop_deadline = deadline

@@ -2,13 +2,15 @@
 
 An app HTTP function is invoked as the Python worker would: with an
 ``azure.functions.HttpRequest`` (method, url, headers, query, route params, body) and, if it
-declares one, the durable client binding; its ``HttpResponse`` becomes the HTTP answer.
+declares one, the durable client binding; its return value becomes the HTTP answer as the
+worker and the Functions host convert it (:mod:`devhost.app.http_convert`).
 The function runs in a worker thread so that a durable client inside it can call back
 into this same server.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any, Protocol
 
 import anyio
@@ -17,6 +19,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from devhost.app import invoke
+from devhost.app.executions import log_failed
+from devhost.app.http_convert import http_answer, request_headers, request_params
 from devhost.app.loader import FunctionDef
 from devhost.http_api import create_http_app
 
@@ -38,6 +42,9 @@ class HttpHost(Protocol):
 
     @property
     def state(self) -> str: ...  # noqa: D102
+
+    @property
+    def backend(self) -> Any: ...  # noqa: D102
 
     def client_binding(self) -> Any: ...  # noqa: D102
 
@@ -65,8 +72,8 @@ def build_http_app(host: HttpHost) -> Any:
     async def invoke_http(fdef: FunctionDef, request: Request) -> Response:
         body = await request.body()
         req = func.HttpRequest(method=request.method, url=str(request.url),
-                               headers=dict(request.headers),
-                               params=dict(request.query_params),
+                               headers=request_headers(request),
+                               params=request_params(request),
                                route_params=dict(request.path_params), body=body)
         kwargs: dict[str, Any] = {fdef.trigger_param: req}
         if fdef.client_param:
@@ -74,15 +81,17 @@ def build_http_app(host: HttpHost) -> Any:
         out = OutputBinding() if fdef.output_param else None
         if fdef.output_param:
             kwargs[fdef.output_param] = out
-        result = await anyio.to_thread.run_sync(invoke.call, fdef.func, kwargs)
-        if result is None and out is not None:
+        started_s = time.monotonic()
+        try:
+            result = await anyio.to_thread.run_sync(invoke.call, fdef.func, kwargs)
+        except Exception as exc:  # noqa: BLE001 - the function failed: the host answers 500
+            log_failed(fdef.name, started_s, exc)  # one line, as Core Tools prints it
+            return Response(status_code=500)
+        if out is not None:  # a v1 output binding other than $return: no return value
             result = out.get()
-        if result is None:
-            return Response(status_code=204)
-        if isinstance(result, func.HttpResponse):
-            return Response(result.get_body(), status_code=result.status_code,
-                            headers=dict(result.headers), media_type=result.mimetype)
-        return Response(str(result), status_code=200)
+            if result is None:
+                return Response(status_code=204)
+        return http_answer(result, fdef.name)
 
     return create_http_app(host.taskhub, base_url=host.base_url,
                            http_functions=host.index.http, invoke_http=invoke_http,
@@ -90,4 +99,5 @@ def build_http_app(host: HttpHost) -> Any:
                            orchestrator_names=list(host.index.orchestrators),
                            entity_names=list(host.index.entities),
                            replace_running=host.config.durable.overridable_states == "AnyState",
-                           host_state=lambda: host.state)
+                           route_prefix=host.config.route_prefix,
+                           host_state=lambda: host.state, backend=host.backend)

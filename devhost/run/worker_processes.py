@@ -33,8 +33,13 @@ from sqlitekit.holds import HoldBlock, remove_stale_blocks
 
 log = logging.getLogger("devhost")
 
-STOP_GRACE_S = 15.0
-"""How long a worker may take to stop before it is killed (its own stop allows 10 s)."""
+STOP_WAIT_S = 30.0
+"""How long a stopping host process waits for its running activities; those still running
+keep their lease and run again once it expires (``--activity-lease-s``)."""
+
+STOP_GRACE_S = STOP_WAIT_S + 5.0
+"""How long a worker may take to stop before it is killed (its own stop allows
+:data:`STOP_WAIT_S`)."""
 
 WORKER_OFFSETS_SETTING = "DEVHOST_WORKER_CLOCK_OFFSETS_S"
 """Clock offsets (seconds, comma-separated) of the worker processes, the n-th process

@@ -7,11 +7,12 @@ the next in one transaction: one commit (one fsync) per round, not per claim and
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 import sqlitekit as db
-from devhost.taskhub.events import format_time
+from devhost.taskhub.events import format_time, parse_time
 from devhost.taskhub.host_failure_log import activity_key, clear_host_failures
 from devhost.taskhub.hub_file import HubPart
 from devhost.taskhub.records import ActivityWorkItem, NewMessage
@@ -119,3 +120,26 @@ class ActivityQueue(HubPart):
             return [conn.execute(
                 "UPDATE activities SET lock_expires=? WHERE id=? AND lock_owner=?",
                 (expires, item.id, item.lock_owner)).rowcount == 1 for item in items]
+
+    def leased_activities(self, limit: int = 20) -> list[LeasedActivity]:
+        """Return activities whose lease has not expired: running, or left by a stopped host.
+
+        At most ``limit``, the oldest first; one range read of ``ix_activities_lock``. A
+        stopped host's running activity keeps its lease until ``lock_expires`` and runs
+        again, from the start, once that passes (``docs/local-host.md``, "Stopping").
+        """
+        rows = self._conn().execute(
+            "SELECT name, instance_id, lock_expires FROM activities WHERE lock_expires > ?"
+            " AND lock_owner IS NOT NULL ORDER BY lock_expires LIMIT ?",
+            (self._now(), limit)).fetchall()
+        return [LeasedActivity(r["name"], r["instance_id"], parse_time(r["lock_expires"]))
+                for r in rows]
+
+
+@dataclass(frozen=True)
+class LeasedActivity:
+    """An activity work item under a lease: its function, its instance, when the lease ends."""
+
+    name: str
+    instance_id: str
+    lock_expires: datetime

@@ -221,4 +221,5 @@ class EpisodeCommit:
 
 def empty_replay_state() -> dict[str, Any]:
     """Return the sequence bookkeeping of a fresh execution."""
-    return {"next_seq": 0, "action_ids": [], "retries": {}}
+    return {"next_seq": 0, "action_ids": [], "retries": {}, "finished": [], "raised": {},
+            "entity_ids": {}}

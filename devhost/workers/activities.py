@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
@@ -21,8 +22,14 @@ from azure.functions import meta
 from azure.functions.durable_functions import ActivityTriggerConverter
 
 from devhost.app import invoke
+from devhost.app.backends import Backend, PayloadTooLarge
+from devhost.app.executions import log_failed
 from devhost.app.loader import FunctionDef, find_function
-from devhost.failures.failure_texts import activity_failure, exception_details
+from devhost.failures.failure_texts import (
+    ACTIVITY_FAILED,
+    activity_failure,
+    exception_details,
+)
 from devhost.orchestration.actions import HTTP_ACTIVITY
 from devhost.taskhub.events import EventType, event
 from devhost.taskhub.store import ActivityWorkItem
@@ -39,8 +46,12 @@ _warned_lock = threading.Lock()
 
 
 def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
-                 now: Callable[[], datetime]) -> dict[str, Any]:
+                 now: Callable[[], datetime], backend: Backend | None = None
+                 ) -> dict[str, Any]:
     """Execute an activity and return its TaskCompleted or TaskFailed (the extension's texts).
+
+    An output over ``backend``'s payload limit (the Durable Task Scheduler's 1 MB) becomes
+    a TaskFailed naming the limit (:func:`oversized_output`).
 
     Raises
     ------
@@ -48,6 +59,7 @@ def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
         What the activity raised when it says the disk is full (:func:`sqlitekit.is_disk_full`):
         the host's failure, retried, not the app's.
     """
+    started_s = time.monotonic()
     try:
         if item.name == HTTP_ACTIVITY:
             response = call_http(json.loads(item.input or "{}"))
@@ -63,11 +75,16 @@ def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
                 if item.input is not None else None
             result = invoke.call(fdef.func, {fdef.trigger_param: value})
             output = ActivityTriggerConverter.encode(result, expected_type=None).value
+        if backend is not None and (problem := backend.payload_problem(
+                f"output of activity '{item.name}'", output)) is not None:
+            return oversized_output(item, problem, now())
         return event(EventType.TaskCompleted, now(), TaskScheduledId=item.task_id,
                      Result=output)
     except Exception as exc:  # noqa: BLE001 - every failure becomes TaskFailed ...
         if is_disk_full(exc):  # ... but the host's full disk: a host failure (retried)
             raise
+        if item.name != HTTP_ACTIVITY:
+            log_failed(item.name, started_s, exc)
         reason, details = activity_failure(item.name, exc)
         return event(EventType.TaskFailed, now(), TaskScheduledId=item.task_id,
                      Reason=reason, Details=details)
@@ -85,6 +102,18 @@ def missing_activity(item: ActivityWorkItem, when: datetime) -> dict[str, Any]:
                                 "Microsoft.Azure.WebJobs.Host")
     return event(EventType.TaskFailed, when, TaskScheduledId=item.task_id,
                  Reason=f"Activity function '{item.name}' failed: {message}", Details=details)
+
+
+def oversized_output(item: ActivityWorkItem, problem: str, when: datetime) -> dict[str, Any]:
+    """Return the TaskFailed of an activity whose output the selected backend refuses.
+
+    The orchestrator sees the activity fail (its retry policy applies) instead of an
+    instance that never hears back; the text is the local host's, naming the limit (the
+    scheduler's service is not public source; docs/fidelity.md, "Backends").
+    """
+    details = exception_details(problem, f"{PayloadTooLarge.__module__}.PayloadTooLarge")
+    return event(EventType.TaskFailed, when, TaskScheduledId=item.task_id,
+                 Reason=ACTIVITY_FAILED.format(name=item.name, message=problem), Details=details)
 
 
 def call_http(request: dict[str, Any]) -> dict[str, Any]:

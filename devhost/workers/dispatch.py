@@ -11,6 +11,7 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+from devhost.app.backends import Backend
 from devhost.app.loader import AppIndex, find_function
 from devhost.failures.failure_texts import ACTIVITY_FAILED, exception_details
 from devhost.failures.host_failures import HostRetryPolicy, describe, host_error_text
@@ -45,8 +46,10 @@ class DurableWorker:
                  orchestration_lease: timedelta = timedelta(seconds=30),
                  activity_lease: timedelta = timedelta(seconds=60),
                  versioning: Versioning | None = None,
-                 host_retries: HostRetryPolicy | None = None) -> None:
+                 host_retries: HostRetryPolicy | None = None,
+                 backend: Backend | None = None) -> None:
         self.taskhub = taskhub
+        self.backend = backend or Backend()
         self.index = index
         self.owner = owner or uuid.uuid4().hex[:12]
         self.orchestration_lease = orchestration_lease
@@ -215,7 +218,8 @@ class DurableWorker:
 
     def run_activity(self, item: ActivityWorkItem) -> dict[str, Any]:
         """Run one claimed activity; return its TaskCompleted or TaskFailed event."""
-        return run_activity(item, self.index.activities, self.taskhub.clock.now)
+        return run_activity(item, self.index.activities, self.taskhub.clock.now,
+                            self.backend)
 
 
 def _log_lost(commits: list[tuple[OrchestrationWorkItem, EpisodeCommit]],

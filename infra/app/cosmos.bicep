@@ -144,6 +144,11 @@ resource statesContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
             // The dashboard's newest-first lists and charts (SPEC S7, X8).
             path: '/updatedAt/?'
           }
+          {
+            // Single-order reads filter c.orderId = @pk beside the partition key, and the
+            // slots count excludes its own document with c.orderId != @slots.
+            path: '/orderId/?'
+          }
         ]
         excludedPaths: [
           {

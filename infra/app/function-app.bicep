@@ -30,7 +30,8 @@ param applicationInsightsName string
 @description('The app\'s own settings (main.bicep); the host\'s settings are added below.')
 param appSettings object
 
-@minValue(1)
+@description('Most instances of each scale group (Flex Consumption applies it per group).')
+@minValue(40)
 @maxValue(1000)
 param maximumInstanceCount int
 
@@ -42,6 +43,24 @@ param operatorsAppClientId string
 @description('Always-ready instances of the durable group (orchestration, activity and entity triggers); 0: none.')
 @minValue(0)
 param durableAlwaysReadyCount int
+
+@description('Always-ready instances of each group in deadlineGroups; 0: none.')
+@minValue(0)
+param deadlineAlwaysReadyCount int
+
+@description('Scale groups an order\'s CompleteBy waits on besides durable (function:<name> of each agent and of the reply router).')
+param deadlineGroups array
+
+var durableReady = (durableAlwaysReadyCount > 0) ? [
+  {
+    name: 'durable'
+    instanceCount: durableAlwaysReadyCount
+  }
+] : []
+var deadlineReady = [for group in deadlineGroups: {
+  name: group
+  instanceCount: deadlineAlwaysReadyCount
+}]
 
 resource storageAccount 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
   name: storageAccountName
@@ -82,16 +101,13 @@ resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
       scaleAndConcurrency: {
         maximumInstanceCount: maximumInstanceCount
         instanceMemoryMB: instanceMemoryMB
-        // Flex Consumption scales Durable Functions' triggers as one group, 'durable'; an
-        // always-ready instance keeps one worker warm for it, so an attempt's first replay
-        // does not wait for a cold start against its CompleteBy (Learn: "Flex Consumption
-        // plan hosting", always ready instances).
-        alwaysReady: (durableAlwaysReadyCount > 0) ? [
-          {
-            name: 'durable'
-            instanceCount: durableAlwaysReadyCount
-          }
-        ] : []
+        // Flex Consumption scales Durable Functions' triggers as one group, 'durable', and
+        // every other non-HTTP trigger as a group of its own, 'function:<name>'. Always-ready
+        // instances keep a worker warm for the durable group and for each group an order's
+        // CompleteBy waits on (the agents, the reply router), so neither an attempt's first
+        // replay nor its first agent message waits for a cold start (Learn: "Flex
+        // Consumption plan hosting", always ready instances; docs/deploy.md, "Warm instances").
+        alwaysReady: concat(durableReady, (deadlineAlwaysReadyCount > 0) ? deadlineReady : [])
       }
       runtime: {
         name: 'python'
@@ -125,8 +141,8 @@ resource siteSettings 'Microsoft.Web/sites/config@2024-04-01' = {
 // the signed-in principal (X-MS-CLIENT-PRINCIPAL*) and sets WEBSITE_AUTH_ENABLED, and
 // ops/access.py takes the operator from it only; resubmitting needs the app role
 // Orders.Operator (docs/deploy.md, "Operators: Entra ID sign-in"). Service Bus and timer
-// triggers are not HTTP and are not affected. The Durable Functions HTTP API keeps its
-// system key.
+// triggers are not HTTP and are not affected. The Durable Functions HTTP API and the
+// host's admin API keep their keys.
 resource authentication 'Microsoft.Web/sites/config@2024-04-01' = if (!empty(operatorsAppClientId)) {
   parent: functionApp
   name: 'authsettingsV2'
@@ -138,8 +154,13 @@ resource authentication 'Microsoft.Web/sites/config@2024-04-01' = if (!empty(ope
       requireAuthentication: true
       unauthenticatedClientAction: 'RedirectToLoginPage'
       redirectToProvider: 'azureactivedirectory'
+      // Left to their system and master keys, which the host still requires: the Durable
+      // Functions HTTP API, and the host's admin API (whether Easy Auth's sign-in covers
+      // /admin is decided in closed-source platform code; excluding it keeps the key the
+      // only gate, as without Easy Auth; docs/deploy.md, "After deploying").
       excludedPaths: [
         '/runtime/webhooks/durabletask/*'
+        '/admin/*'
       ]
     }
     httpSettings: {

@@ -5,7 +5,6 @@ The JSON endpoints are guarded by :mod:`ops.access`; docs/operations.md, "Dashbo
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from ops.resubmit import ResubmitOutcome, resubmit
 from orders.durable_blueprint import DurableBlueprint
 from orders.runtime import services
 from orders.stores.errors import PreconditionFailedError
+from orders.threads import off_loop
 
 bp = DurableBlueprint()
 log = logging.getLogger("orders.ops.dashboard")
@@ -85,22 +85,22 @@ async def ops_dashboard_order(req: func.HttpRequest,
                               client: df.DurableOrchestrationClient) -> func.HttpResponse:
     """Return one order's detail as JSON; 400 for a malformed name, 404 if unknown."""
     try:
-        require_caller(req, (await asyncio.to_thread(services)).settings)
+        require_caller(req, (await off_loop(services)).settings)
         params = query(req, ORDER_PARAMS)
         if "orderId" not in params:
             raise Problem(400, "query parameter 'orderId' is required (with 'client': the "
                                "client's OrderID; alone: an order key such as acme~ORD-1)")
         key = resolve_key(params.get("client"), params["orderId"])
-        svc = await asyncio.to_thread(services)
+        svc = await off_loop(services)
         details = check_details(req, params.get("details", False), svc.settings)
     except DetailRequestError as exc:
         return problem_response(Problem(400, str(exc)))
     except Problem as problem:
         return problem_response(problem)
-    record = await asyncio.to_thread(svc.stores.states.get, key)
+    record = await off_loop(svc.stores.states.get, key)
     statuses = {iid: await _status(client, iid) for iid in
                 (attempt_ids(record) if record is not None else [])}
-    detail = await asyncio.to_thread(order_detail, svc, key, statuses, details=details)
+    detail = await off_loop(order_detail, svc, key, statuses, details=details)
     if detail is None:
         return problem_response(Problem(404, f"no order {key}: no state record and no order"))
     return json_response(detail)

@@ -10,6 +10,7 @@ import uuid
 from datetime import datetime
 from typing import Any, Protocol
 
+from orders.messaging.errors import MessagingError
 from orders.messaging.port import MessageSender, OutgoingMessage
 
 DEAD_LETTERS_QUEUE = "dead-letters"
@@ -22,6 +23,23 @@ SOURCE_PROPERTY = "DeadLetterSource"
 
 MAX_DESCRIPTION = 4096
 """Longest DeadLetterErrorDescription Service Bus keeps (its limit for the header)."""
+
+MAX_MESSAGE_BYTES = 256 * 1024
+"""Largest message the Standard tier accepts, body and properties together (infra/app/
+servicebus.bicep deploys Standard; Learn: "Service Bus quotas")."""
+
+COPY_OVERHEAD_BYTES = 2 * 1024
+"""Room kept for the AMQP framing and system properties of the copy."""
+
+BODY_OMITTED_PROPERTY = "DeadLetterBodyOmitted"
+"""Set on a copy sent without the body: the body stays in the source's dead-letter subqueue."""
+
+
+class OversizedDeadLetter(MessagingError):
+    """The dead-letter copy with its body would exceed :data:`MAX_MESSAGE_BYTES`.
+
+    The reason was sent without the body; the original goes back to Service Bus, body intact.
+    """
 
 
 class MessageSettler(Protocol):
@@ -46,8 +64,35 @@ class ForwardingSettler:
         MessagingError
             The copy was not sent: the invocation fails and Service Bus redelivers (S1).
         """
-        self._sender.send(DEAD_LETTERS_QUEUE, dead_letter_copy(queue, message, reason,
-                                                               description))
+        copy = dead_letter_copy(queue, message, reason, description)
+        if copy_size(copy) <= MAX_MESSAGE_BYTES:
+            self._sender.send(DEAD_LETTERS_QUEUE, copy)
+            return
+        # Near 256 KB the copy cannot be sent: send the reason without the body, then fail
+        # the invocation, so the original is redelivered until maxDeliveryCount and lands,
+        # body intact, in the source's own dead-letter subqueue; the copy's fixed MessageId
+        # makes the repeats duplicates (docs/deploy.md, "Dead letters in Azure").
+        size = len(_bytes(copy.body))
+        self._sender.send(DEAD_LETTERS_QUEUE, OutgoingMessage(
+            b"", message_id=copy.message_id, correlation_id=copy.correlation_id,
+            content_type=copy.content_type,
+            application_properties={**copy.application_properties,
+                                    BODY_OMITTED_PROPERTY: size}))
+        raise OversizedDeadLetter(
+            f"dead-letter copy of {queue}/{message.message_id}: {size:,} bytes of body do not "
+            f"fit a {MAX_MESSAGE_BYTES:,}-byte message; the reason was sent without the body "
+            f"and the message is left to reach {queue}'s dead-letter subqueue")
+
+
+def copy_size(copy: OutgoingMessage) -> int:
+    """Bytes the copy takes on the wire, estimated: body, properties and framing."""
+    properties = sum(len(str(k).encode()) + len(str(v).encode())
+                     for k, v in copy.application_properties.items())
+    return len(_bytes(copy.body)) + properties + COPY_OVERHEAD_BYTES
+
+
+def _bytes(body: Any) -> bytes:
+    return body if isinstance(body, bytes) else str(body).encode("utf-8")
 
 
 def dead_letter_copy(queue: str, message: Any, reason: str, description: str

@@ -1,6 +1,8 @@
 """Durable actions end to end through the SDK's real orchestrator handler (drain mode)."""
 
 import json
+import logging
+import re
 import sys
 from datetime import timedelta
 
@@ -80,6 +82,19 @@ def test_activity_error_is_catchable_with_its_message(host):
     details = json.loads(failed[0]["Details"])
     assert details["Message"] == " ValueError: card declined"
     assert "Stack: " in details["InnerException"]["Message"]
+
+
+def test_a_raising_activity_logs_one_execution_line_as_core_tools_does(host, caplog):
+    iid = start(host, "charge", True)
+    with caplog.at_level(logging.INFO, logger="devhost"):
+        host.run_until_idle()
+    assert output(host, iid)[0] == "Completed"  # caught by the orchestrator, still logged
+    lines = [r for r in caplog.records if r.name == "devhost.functions"
+             and r.levelno >= logging.WARNING]
+    assert len(lines) == 1
+    assert lines[0].levelno == logging.ERROR
+    assert re.fullmatch(r"Executed 'Functions\.decline' \(Failed, Id=[0-9a-f-]{36}, "
+                        r"Duration=\d+ms\): ValueError: card declined", lines[0].getMessage())
 
 
 def test_uncaught_activity_error_fails_instance_with_message(host):

@@ -166,6 +166,14 @@ SCHEMAS: dict[tuple[str, ...], dict[str, Any]] = {
         "properties": {"allow": None},  # CsmPublishingCredentialsPoliciesEntityProperties
     },
     # name 'authsettingsV2': SiteAuthSettingsV2Properties, the part the templates use.
+    ("Microsoft.DurableTask/schedulers", "2025-11-01"): {
+        "properties": {  # SchedulerProperties; SchedulerSku
+            "ipAllowlist": None, "sku": {"capacity": None, "name": None},
+        },
+    },
+    ("Microsoft.DurableTask/schedulers/taskHubs", "2025-11-01"): {
+        "properties": {},  # TaskHubProperties: read-only only
+    },
     ("Microsoft.Web/sites/config", "2024-04-01", "authsettingsV2"): {
         "properties": {
             "platform": {"enabled": None, "runtimeVersion": None, "configFilePath": None},
@@ -236,6 +244,11 @@ SOURCES: dict[tuple[str, ...], str] = {
     ("Microsoft.Web/sites/basicPublishingCredentialsPolicies", "2024-04-01"):
         f"{_TYPES}/web/microsoft.web/2024-04-01/types.md "
         "(CsmPublishingCredentialsPoliciesEntityProperties)",
+    ("Microsoft.DurableTask/schedulers", "2025-11-01"):
+        f"{_TYPES}/durabletask/microsoft.durabletask/2025-11-01/types.md "
+        "(SchedulerProperties, SchedulerSku)",
+    ("Microsoft.DurableTask/schedulers/taskHubs", "2025-11-01"):
+        f"{_TYPES}/durabletask/microsoft.durabletask/2025-11-01/types.md (TaskHubProperties)",
     ("Microsoft.Web/sites/config", "2024-04-01", "authsettingsV2"):
         f"{_TYPES}/web/microsoft.web/2024-04-01/types.md (SiteAuthSettingsV2Properties, "
         "GlobalValidation, HttpSettings, AzureActiveDirectory*, Login, TokenStore; written "

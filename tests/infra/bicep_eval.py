@@ -5,9 +5,10 @@ through PyPI ``pycep-parser`` (a syntax parser) and evaluate the few expressions
 names and settings: literals, variables, parameters (from the caller or the parameters
 file, else the default), module calls, ``loadJsonContent``, ``union``, ``concat`` (arrays),
 ``items``, ``objectKeys``, ``replace``, ``toLower``, ``empty``, ``join``,
-``subscriptionResourceId``,
+``subscriptionResourceId``, ``concat`` (strings),
 for-expressions without a filter (``[for x in xs: ...]``), ``!``, ``<``, ``<=``, ``>``,
-``>=`` and ``cond ? a : b`` (when their operands are known) and property / index access. A reference
+``>=``, ``==``, ``!=`` and ``cond ? a : b`` (when their operands are known), property /
+index access, and modules deployed ``if (condition)`` (left out when it is false). A reference
 to a resource of the file evaluates to a :class:`ResourceRef` (type and evaluated name), so
 the checks can see which queue a role assignment is scoped to; its properties and module
 outputs, only known at deployment, evaluate to :data:`RUNTIME`. Anything else raises
@@ -52,7 +53,8 @@ _PURE_FUNCTIONS = {"union", "items", "objectKeys", "replace", "to_lower", "empty
 """Functions evaluated here (load_json_content is handled apart)."""
 
 _ORDERINGS = {"greater_than": operator.gt, "greater_than_or_equals": operator.ge,
-              "less_than": operator.lt, "less_than_or_equals": operator.le}
+              "less_than": operator.lt, "less_than_or_equals": operator.le,
+              "equals": operator.eq, "not_equals": operator.ne}
 """Comparisons evaluated when both operands are known (write them in parentheses: pycep
 reads ``a > 0 ? x : y`` as ``a > (0 ? x : y)``)."""
 
@@ -273,8 +275,10 @@ class Scope:
         if kind == "objectKeys":
             return list(args[0])
         if kind == "concat":
+            if all(isinstance(arg, str) for arg in args):
+                return "".join(args)
             if not all(isinstance(arg, list) for arg in args):
-                raise Unsupported(f"{self.path.name}: concat() of non-arrays")
+                raise Unsupported(f"{self.path.name}: concat() of mixed arrays and strings")
             return [item for arg in args for item in arg]
         if kind == "replace":
             return args[0].replace(args[1], args[2])
@@ -313,7 +317,7 @@ class Scope:
             if RUNTIME in (left, right):
                 return RUNTIME
             return _ORDERINGS[kind](left, right)
-        if kind in {"coalesce", "and_op", "or_op", "equals", "not_equals"}:
+        if kind in {"coalesce", "and_op", "or_op"}:
             return RUNTIME
         raise Unsupported(f"{self.path.name}: operator {kind}")
 
@@ -338,14 +342,29 @@ class Scope:
 
     # ------------------------------------------------------------------ modules and resources
     def modules(self) -> list[tuple[str, Scope]]:
-        """Each local module call with the scope of its file and evaluated parameters."""
+        """Each local module call with the scope of its file and evaluated parameters.
+
+        A module deployed ``if (condition)`` is left out when the condition is false.
+
+        Raises
+        ------
+        Unsupported
+            For a module loop, or a condition only known at deployment.
+        """
         calls = []
         for name, module in self.doc.get("modules", {}).items():
             if module["type"] != "local":
                 continue
             config = module["config"]
-            if "loop_type" in config or "condition" in config:
-                raise Unsupported(f"{self.path.name}: module {name} with a loop or condition")
+            if "loop_type" in config:
+                raise Unsupported(f"{self.path.name}: module {name} with a loop")
+            if "condition" in config:
+                condition = self.eval(config["condition"], {})
+                if condition is RUNTIME:
+                    raise Unsupported(f"{self.path.name}: module {name}: condition unknown")
+                if not condition:
+                    continue
+                config = config["config"]
             params = {k: self.eval(v, {}) for k, v in (config.get("params") or {}).items()}
             target = (self.path.parent / module["detail"]["path"]).resolve()
             calls.append((name, Scope(target, params)))

@@ -354,6 +354,53 @@ def scopes(infra: Path, params: Mapping[str, Any] | None) -> list[Scope]:
     return deployment_scopes(infra / "main.bicep", values)
 
 
+def literal_settings(infra: Path = INFRA) -> set[str]:
+    """App settings whose value is written in the Bicep itself, not taken from a parameter,
+    a variable or a resource.
+
+    Reads the unevaluated ``appSettings`` argument of each module call and the properties
+    of each ``Microsoft.Web/sites/config`` ``appsettings`` resource, through ``union`` and
+    ``cond ? a : b``: a key whose value is a string without ``${...}`` that names no symbol of
+    its file, a number or a boolean is a literal. (pycep reads a quoted string naming a
+    symbol as a reference; ``test_bicep_files`` forbids such literals.)
+    """
+    found: set[str] = set()
+    for scope in scopes(infra, None):
+        symbols = scope.symbols()
+        for module in scope.doc.get("modules", {}).values():
+            config = module["config"]
+            params = config.get("config", config).get("params") or {}
+            if "appSettings" in params:
+                found |= _literal_keys(params["appSettings"], symbols)
+        for resource in scope.doc.get("resources", {}).values():
+            config = resource["config"]
+            body = config.get("config", config) if "condition" in config else config
+            if resource["type"] == SITE_CONFIG and body.get("name") == "appsettings":
+                found |= _literal_keys(body["properties"], symbols)
+    return found
+
+
+def _literal_keys(expr: Any, symbols: set[str]) -> set[str]:
+    if not isinstance(expr, dict):
+        return set()
+    function = expr.get("function") if len(expr) == 1 else None
+    operator_ = expr.get("operator") if len(expr) == 1 else None
+    if function is not None:
+        return set().union(*(_literal_keys(arg, symbols)
+                             for arg in (function.get("parameters") or {}).values()))
+    if operator_ is not None:
+        operands = operator_.get("operands") or {}
+        return set().union(*(_literal_keys(operands.get(k), symbols)
+                             for k in ("true_value", "false_value")))
+    return {key for key, value in expr.items() if _is_literal(value, symbols)}
+
+
+def _is_literal(value: Any, symbols: set[str]) -> bool:
+    if isinstance(value, bool | int | float):
+        return True
+    return isinstance(value, str) and "${" not in value and value not in symbols
+
+
 def is_runtime(value: Any) -> bool:
     """Whether a Bicep value is only known at deployment."""
     return value is RUNTIME

@@ -34,9 +34,11 @@ def triggers():
 
 @pytest.fixture
 def infra_copy(tmp_path):
-    """A writable copy of infra/ (Bicep, parameters, queues.json)."""
+    """A writable copy of infra/ (Bicep, parameters, queues.json), with host.json beside it
+    as in the repository (main.bicep reads the task hub name from it)."""
     target = tmp_path / "infra"
     shutil.copytree(INFRA, target)
+    shutil.copy(REPO / "host.json", tmp_path / "host.json")
     return target
 
 

@@ -21,6 +21,8 @@ ROLE_NAMES = {
     "090c5cfd-751d-490a-894a-3ce6f1109419": "Azure Service Bus Data Owner",
     "00000000-0000-0000-0000-000000000002": "Cosmos DB Built-in Data Contributor",
     "00000000-0000-0000-0000-000000000001": "Cosmos DB Built-in Data Reader",
+    "0ad04412-c4d5-4796-b79c-f76d14c8d402": "Durable Task Data Contributor",
+    "d6a5505f-6ebb-45a4-896e-ac8274cfc0ac": "Durable Task Data Reader",
 }
 ROLE_ASSIGNMENT_TYPES = {"Microsoft.Authorization/roleAssignments",
                          "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments"}
@@ -30,7 +32,7 @@ GUID = re.compile(r"'([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 def test_the_deployment_has_its_modules():
     names = {p.relative_to(INFRA).as_posix() for p in BICEP_FILES}
     assert names == {"main.bicep", "app/function-app.bicep", "app/servicebus.bicep",
-                     "app/cosmos.bicep", "app/rbac.bicep"}
+                     "app/cosmos.bicep", "app/rbac.bicep", "app/durable-task-scheduler.bicep"}
 
 
 @pytest.mark.parametrize("path", BICEP_FILES, ids=lambda p: p.relative_to(INFRA).as_posix())

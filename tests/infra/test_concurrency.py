@@ -61,3 +61,29 @@ def test_the_check_sees_more_concurrent_calls_than_threads():
     host = host_json()
     host["extensions"]["serviceBus"]["maxConcurrentCalls"] = 32
     assert int(bicep_app_settings()[SETTING]) < needed_threads(host)
+
+
+# ---------------------------------------------------------------- async functions' pool
+def test_async_functions_have_their_own_pool_as_large_as_one_trigger_lets_in():
+    from orders.threads import OFFLOAD_THREADS
+
+    assert OFFLOAD_THREADS == host_json()["extensions"]["serviceBus"]["maxConcurrentCalls"]
+
+
+def deployed_to_thread_calls(root=REPO):
+    """``asyncio.to_thread`` calls in the deployed packages (they bypass orders.threads)."""
+    import ast
+
+    from tests.test_structure import LAYER
+
+    found = []
+    for package in sorted(LAYER):
+        for path in sorted((root / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Attribute) and node.attr == "to_thread":
+                    found.append(f"{path.relative_to(root)}:{node.lineno}")
+    return found
+
+
+def test_no_deployed_async_function_uses_the_loop_default_executor():
+    assert deployed_to_thread_calls() == []

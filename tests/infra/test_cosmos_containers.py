@@ -5,7 +5,13 @@ import inspect
 import pytest
 
 from orders.settings import Settings
-from orders.stores import _cosmos, cosmos_compensation, cosmos_inventory, cosmos_state
+from orders.stores import (
+    _cosmos,
+    cosmos_compensation,
+    cosmos_inventory,
+    cosmos_slots,
+    cosmos_state,
+)
 from orders.stores.factory import create_stores
 from tests.infra.checks import (
     COSMOS_CONTAINER,
@@ -17,8 +23,8 @@ from tests.infra.checks import (
 )
 from tests.infra.conftest import remove_line
 
-QUERYING_MODULES = [(cosmos_state, "states"), (cosmos_compensation, "compensation"),
-                    (cosmos_inventory, "inventory")]
+QUERYING_MODULES = [(cosmos_state, "states"), (cosmos_slots, "states"),
+                    (cosmos_compensation, "compensation"), (cosmos_inventory, "inventory")]
 PARTITION_KEYS = {"inventory": cosmos_inventory.PARTITION_KEY_PATH}
 """Containers partitioned on another key than ``/orderId``: the adapter's own constant."""
 

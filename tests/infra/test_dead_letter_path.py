@@ -191,3 +191,42 @@ def test_the_summary_counts_every_message_of_the_dead_letters_queue_as_a_dead_le
     reader = AzureDepthReader(NAMESPACE, None, client=admin)
     assert reader.dead_letter_depths(["dead-letters", "orders-acme"]) == {
         "dead-letters": 4, "orders-acme": 2}
+
+
+# ---------------------------------------------------------------- a message near 256 KB
+@pytest.mark.parametrize("body_bytes", [200 * 1024, 255 * 1024, 256 * 1024 - 100])
+def test_a_copy_too_large_for_a_message_sends_the_reason_and_returns_the_original(
+        sent, body_bytes):
+    from orders.messaging.settlement import (
+        BODY_OMITTED_PROPERTY,
+        MAX_MESSAGE_BYTES,
+        OversizedDeadLetter,
+        copy_size,
+        dead_letter_copy,
+    )
+
+    message = received(body=b"x" * body_bytes)
+    fits = copy_size(dead_letter_copy("orders-acme", message, "InvalidBody", "too big")) \
+        <= MAX_MESSAGE_BYTES
+    if fits:
+        settler().dead_letter("orders-acme", message, "InvalidBody", "too big")
+        [(_, copy)] = sent
+        assert len(b"".join(copy.body)) == body_bytes
+        return
+    # The copy would not fit: the reason goes without the body, and the invocation fails so
+    # that Service Bus keeps the original (body intact) until its own dead-letter subqueue.
+    with pytest.raises(OversizedDeadLetter, match="do not fit"):
+        settler().dead_letter("orders-acme", message, "InvalidBody", "too big")
+    [(queue, copy)] = sent
+    assert queue == DEAD_LETTERS_QUEUE and b"".join(copy.body) == b""
+    assert copy.application_properties["DeadLetterReason"] == "InvalidBody"
+    assert copy.application_properties[BODY_OMITTED_PROPERTY] == body_bytes
+    assert copy.message_id == "orders-acme/m-1"  # the redeliveries' copies are duplicates
+
+
+def test_the_size_check_has_both_outcomes_in_its_matrix():
+    from orders.messaging.settlement import MAX_MESSAGE_BYTES, copy_size, dead_letter_copy
+
+    sizes = [copy_size(dead_letter_copy("q", received(body=b"x" * n), "R", "d"))
+             for n in (200 * 1024, 256 * 1024 - 100)]
+    assert sizes[0] <= MAX_MESSAGE_BYTES < sizes[1]

@@ -26,6 +26,8 @@ EVERYTHING_ON = {
     "operatorsAppClientId": "44444444-4444-4444-4444-444444444444",
     "clients": [{"clientId": "acme", "principalId": "33333333-3333-3333-3333-333333333333",
                  "principalType": "ServicePrincipal"}],
+    "durableBackend": "DurableTaskScheduler",
+    "durableTaskSchedulerSku": "Dedicated",
 }
 
 

@@ -30,7 +30,9 @@ def test_every_cache_folder_is_left_out(folder):
 
 @pytest.mark.parametrize("path", ["ledger.sqlite", ".data/orders.sqlite-wal", "x.db",
                                   "clients.dev.json", "deploy-errors.txt",
-                                  "operator-roles.json"])
+                                  "operator-roles.json", "orders.dev.parameters.json",
+                                  "service-urls.json",
+                                  "app.zip"])
 def test_local_data_and_the_deploy_steps_files_are_left_out(path):
     assert funcignore().match_file(path), path
 

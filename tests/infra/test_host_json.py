@@ -42,7 +42,7 @@ def test_version_and_extension_bundle():
     data = host()
     assert data["version"] == "2.0"
     assert data["extensionBundle"] == {"id": "Microsoft.Azure.Functions.ExtensionBundle",
-                                       "version": "[4.30.0, 5.0.0)"}
+                                       "version": "[4.32.0, 5.0.0)"}
 
 
 def test_default_version_is_the_newest_workflow_version_the_code_registers():

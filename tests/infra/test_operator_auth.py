@@ -45,10 +45,12 @@ def test_the_app_proves_itself_with_its_identity_not_a_secret():
     assert "WEBSITE_AUTH_ENABLED" not in settings
 
 
-def test_only_the_durable_http_api_is_left_to_its_system_key():
+def test_only_the_durable_http_api_and_the_admin_api_are_left_to_their_keys():
+    # The host requires its system key on the first and its master key on the second
+    # whatever Easy Auth does (docs/deploy.md, "After deploying").
     (config,) = auth_configs(operatorsAppClientId=OPS_APP)
     assert config.body["properties"]["globalValidation"]["excludedPaths"] == [
-        "/runtime/webhooks/durabletask/*"]
+        "/runtime/webhooks/durabletask/*", "/admin/*"]
 
 
 def test_without_a_registration_nothing_is_configured_and_no_setting_added():

@@ -6,8 +6,9 @@ App installs ``requirements.txt``; the Functions host picks the newest extension
 orchestration context (``scheduler/durable_client.py``, ``ops/instance_pages.py``), so
 azure-functions-durable is pinned exactly, to the version the tests ran with; orchestration
 versioning (``defaultVersion`` in host.json, X6) needs azure-functions-durable 1.5.0 or
-later and an extension bundle with Durable Functions versioning, 4.30.0 or later (docs/
-deploy.md, table "host.json").
+later and an extension bundle with Durable Functions versioning, 4.30.0 or later, and
+with the Durable Task Scheduler provider, 4.32.0 or later (docs/deploy.md, table
+"host.json").
 """
 
 import json
@@ -21,9 +22,13 @@ from packaging.version import InvalidVersion, Version
 from tests.infra.checks import REPO
 
 DEPLOY_DOC = REPO / "docs" / "deploy.md"
-EXACT = ("azure-functions-durable", "azure-monitor-opentelemetry")
+EXACT = ("azure-functions", "azure-functions-durable", "azure-monitor-opentelemetry")
 """Packages pinned to one version (private members read, or behaviour checked by tests)."""
 VERSIONING_BUNDLE = Version("4.30.0")
+SCHEDULER_BUNDLE = Version("4.32.0")
+"""The Durable Task Scheduler provider (``storageProvider.type: azureManaged``) for
+non-.NET apps needs bundle 4.32.0 or later (Learn: "Develop with Durable Task Scheduler",
+Durable Functions prerequisites)."""
 VERSIONING_SDK = Version("1.5.0")
 
 
@@ -68,6 +73,8 @@ def test_the_durable_sdk_pin_supports_orchestration_versioning():
 def test_the_bundle_range_starts_where_versioning_is_supported_and_stays_in_major_4():
     low, high, _ = bundle_range()
     assert low >= VERSIONING_BUNDLE
+    # One host.json serves both backends (infra/main.bicep, durableBackend).
+    assert low >= SCHEDULER_BUNDLE
     assert high == Version("5.0.0")
 
 

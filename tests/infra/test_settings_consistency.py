@@ -127,7 +127,10 @@ def test_outputs_are_named_like_the_settings_they_feed():
 
 # ---------------------------------------------------------------- the checks can fail
 def test_bicep_check_reports_a_removed_setting(required, infra_copy):
-    remove_line(infra_copy / "main.bicep", "MAX_FAILURES: ")
+    path = infra_copy / "main.parameters.json"
+    data = json.loads(path.read_text())
+    del data["parameters"]["orderSettings"]["value"]["MAX_FAILURES"]
+    path.write_text(json.dumps(data))
     assert missing_settings(required, bicep_app_settings(infra_copy),
                             exempt=LOCAL_ONLY | PLATFORM_SET) == {"MAX_FAILURES"}
 

@@ -49,8 +49,8 @@ def small_and_large(tmp_path_factory):
 def test_the_overview_makes_the_same_store_calls_for_the_same_rows_at_any_size(
         small_and_large):
     (calls, rows, _, small), (calls_large, rows_large, _, large) = small_and_large
-    assert calls == calls_large == {"load_snapshot": 1, "scan_expired": 1, "find_recent": 3,
-                                    "changes_since": 1}
+    assert calls == calls_large == {"load_snapshot": 1, "count_by_state": 1, "scan_expired": 2,
+                                    "find_recent": 3, "changes_since": 1}
     assert rows == rows_large
     assert rows["changes_since"] == 40 < CHANGES_READ  # the last hour's changes only
     assert rows["find_recent"] == 3 * 6  # limit 5, and one more to tell there are more

@@ -5,7 +5,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from opscli.cli import app
+from azurekit.app_settings import HOST_URL_FILE
+from opscli.cli import app, hoist_data_dir
 from orders import runtime
 from orders.models import ProcessState
 from tests.e2e.harness import make_order
@@ -87,7 +88,9 @@ def test_summary_counts_and_dead_letters(data_dir):
 
 def test_show_without_a_reachable_host_still_shows_the_record(data_dir):
     result = cli(data_dir, "show", "ORD-00001", "--host-url", "http://127.0.0.1:9", "--json")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # the report, then why no history is in it
+    assert result.stderr.startswith("opscli: no history could be read from http://127.0.0.1:9")
+    assert result.stderr.count("\n") == 1
     report = json.loads(result.stdout)
     assert report["record"]["processState"] == "Error"
     assert report["order"]["orderId"] == "ORD-00001"
@@ -96,6 +99,51 @@ def test_show_without_a_reachable_host_still_shows_the_record(data_dir):
     quiet = cli(data_dir, "show", "ORD-00001", "--no-history")
     assert quiet.exit_code == 0 and "no orchestration history" in quiet.stdout
     assert cli(data_dir, "show", "ORD-09999").exit_code == 1
+
+
+def test_show_reads_histories_from_the_url_the_local_host_recorded(data_dir):
+    (data_dir / HOST_URL_FILE).write_text("http://127.0.0.1:9\n")
+    result = cli(data_dir, "show", "ORD-00001", "--json")
+    assert result.exit_code == 3
+    assert "from http://127.0.0.1:9 " in result.stderr
+
+
+def test_show_of_an_order_id_alone_names_the_client_option(data_dir):
+    stores = sqlite_stores(data_dir)
+    put(stores.states, "ORD-00008", ProcessState.ERROR, attempt=1, client_id="acme")
+    stores.close()
+    result = cli(data_dir, "show", "ORD-00008", "--no-history")
+    assert result.exit_code == 1
+    assert result.stderr == ("opscli: order ORD-00008: no state record and no order (an "
+                             "OrderID alone is not a key: name its client, 'show ORD-00008 "
+                             "--client ID', or give the key 'ID~ORD-00008')\n")
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_a_data_dir_that_does_not_exist_is_one_line_and_not_created(tmp_path, where):
+    missing = tmp_path / "no-such-folder"
+    option = ["--data-dir", str(missing)]
+    argv = [*option, "summary"] if where == "before" else ["summary", *option]
+    result = runner.invoke(app, hoist_data_dir(argv))
+    assert result.exit_code == 2
+    assert result.stderr == (f"opscli: --data-dir {missing}: no such folder (give the folder "
+                             "the local host runs with, as 'devhost start --data-dir' took "
+                             "it)\n")
+    assert not missing.exists()
+
+
+def test_data_dir_is_taken_after_the_command_as_devhost_takes_it(data_dir):
+    result = runner.invoke(app, hoist_data_dir(["list", "error", "--json", "--data-dir",
+                                                str(data_dir)]))
+    assert result.exit_code == 0, result.output
+    assert [o["orderId"] for o in json.loads(result.stdout)["orders"]] == ["ORD-00001"]
+
+
+def test_show_counts_an_orders_lines_when_they_are_withheld(data_dir):
+    result = cli(data_dir, "show", "ORD-00001", "--no-history")
+    assert result.exit_code == 0
+    row = next(line for line in result.stdout.splitlines() if " lines " in line)
+    assert row.split()[-2] == str(len(make_order(1).lines))
 
 
 def test_budget_and_bad_settings(data_dir, monkeypatch):

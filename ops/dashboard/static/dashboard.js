@@ -168,7 +168,9 @@
       row.setAttribute("data-state", state);
       return row;
     });
-    rows("#backlog", [["total", summary.total],
+    const finalAt = summary.finalCountsAt && summary.finalCountsAt !== summary.at
+      ? " (final states as of " + summary.finalCountsAt.slice(11, 19) + " UTC)" : "";
+    rows("#backlog", [["total", summary.total + finalAt],
       ["in flight", summary.inFlight + " / " + summary.maxInFlight + " (MAX_IN_FLIGHT)"],
       ["stuck (CompleteBy passed)", summary.stuck + (summary.stuckTruncated ? "+" : "")]],
     ([name, value]) => { const row = tr(name, value); row.setAttribute("data-figure", name);

@@ -48,7 +48,9 @@ def test_route_with_parameter_and_method(app_server, http):
     assert response.json() == {"function": "start", "method": "POST",
                                "params": {"name": "Hello"}, "query": {"x": "1"},
                                "body": "payload"}
-    assert http.get(f"{app_server.base_url}/api/start/Hello").status_code == 405
+    # The Functions host routes a method the function does not take to 404
+    # (azure-functions-host #10098).
+    assert http.get(f"{app_server.base_url}/api/start/Hello").status_code == 404
 
 
 def test_literal_segment_wins_and_constraints_are_checked(app_server, http):

@@ -50,3 +50,11 @@ def test_queues_of_an_app_without_a_catalogue_are_those_its_host_made(tmp_path, 
     peeked = CliRunner().invoke(app, ["peek", "work-items", "--data-dir", str(tmp_path / "data"),
                                       "--app-dir", str(app_dir)])
     assert "body: one" in peeked.output
+
+
+def test_an_unknown_queue_is_one_line_and_exit_2(tmp_path):
+    shown = CliRunner().invoke(app, ["peek", "no-such-queue", "--data-dir", str(tmp_path),
+                                     "--app-dir", str(REPO)])
+    assert shown.exit_code == 2
+    assert shown.stderr.startswith("devhost: queue 'no-such-queue' not found: declare it")
+    assert shown.stderr.count("\n") == 1 and shown.stdout == ""
