@@ -168,6 +168,15 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
     while not stop.wait(0.5):
         children.end_stalled(lock_hold_limit_s)
         children.replace_exited()
+    _stop_all(host, children, stop_wait_s, activity_lease_s)
+    log.info("longest write-lock hold: %.3f s (workers), %.3f s (this process); "
+             "--lock-hold-limit-s %.1f", children.longest_hold_s(),
+             own_holds.longest_s, lock_hold_limit_s)
+
+
+def _stop_all(host: LocalHost, children: WorkerProcesses, stop_wait_s: float,
+              activity_lease_s: float) -> None:
+    """Stop the workers, then this process, within ``stop_wait_s``; say what was left running."""
     running = host.taskhub.activities.leased_activities()
     console.print(f"devhost: stopping: waiting up to {stop_wait_s:g} s for "
                   f"{describe_activities(running) if running else 'no running activity'}",
@@ -176,9 +185,6 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
     # Workers first, while this process still serves the HTTP API their functions call.
     children.stop(grace_s=stop_wait_s + 5.0)
     host.stop(timeout_s=max(1.0, deadline - time.monotonic()))
-    log.info("longest write-lock hold: %.3f s (workers), %.3f s (this process); "
-             "--lock-hold-limit-s %.1f", children.longest_hold_s(),
-             own_holds.longest_s, lock_hold_limit_s)
     left = host.taskhub.activities.leased_activities()
     console.print("devhost: stopped" + (
         f"; left running: {describe_activities(left)}; each runs again from its start when a "
