@@ -13,7 +13,7 @@ from ops.queries import list_recent, list_stuck
 from ops.redaction import redact
 from ops.summary import current_summary, watched_queues
 from orders.lifecycle.ids import split_order_key
-from orders.messaging.browse import PeekedMessage, QueueBrowser, peek_newest
+from orders.messaging.browse import PeekedMessage, QueueBrowser, peek_newest, peek_older
 from orders.messaging.settlement import DEAD_LETTERS_QUEUE
 from orders.models import ProcessState, StateRecord, format_utc
 from orders.models.messages import reply_queue, submit_queue
@@ -26,6 +26,8 @@ DEAD_LETTERS_PER_QUEUE = 20
 ALERTS_SHOWN = 25
 ALERTS_READ = 500
 """Newest operator alerts read; they are grouped per kind and client (:func:`alert_groups`)."""
+ALERTS_SCAN_MAX = 5_000
+"""Most alerts read back, ``ALERTS_READ`` at a time, to find a client not among the newest."""
 
 
 def record_row(record: StateRecord, now: datetime, window_s: float) -> dict[str, Any]:
@@ -40,19 +42,63 @@ def record_row(record: StateRecord, now: datetime, window_s: float) -> dict[str,
     return row
 
 
+def alert_client_of(message: PeekedMessage) -> str | None:
+    """Return the client an alert body is about: ``clientId``, else its order key's, or None."""
+    body = message.body if isinstance(message.body, dict) else {}
+    client = body.get("clientId")
+    if client is None and isinstance(body.get("orderId"), str):
+        try:
+            client = split_order_key(body["orderId"])[0]
+        except ValueError:
+            client = None
+    return client if isinstance(client, str) else None
+
+
 def alert_groups(newest_first: list[PeekedMessage]) -> list[tuple[PeekedMessage, int]]:
-    """Group alerts per kind and client (``clientId``, else its order key's): newest and count."""
+    """Group alerts per kind and client (:func:`alert_client_of`): newest and count."""
     groups: dict[tuple[Any, Any], list[Any]] = {}
     for message in newest_first:
         body = message.body if isinstance(message.body, dict) else {}
-        client = body.get("clientId")
-        if client is None and isinstance(body.get("orderId"), str):
-            try:
-                client = split_order_key(body["orderId"])[0]
-            except ValueError:
-                client = None
-        groups.setdefault((body.get("kind"), client), [message, 0])[1] += 1
+        groups.setdefault((body.get("kind"), alert_client_of(message)), [message, 0])[1] += 1
     return [(first, count) for first, count in groups.values()]
+
+
+def fair_share(groups: list[tuple[PeekedMessage, int]], shown: int
+               ) -> list[tuple[PeekedMessage, int]]:
+    """Return up to ``shown`` groups, taken in turn per client, newest first (X10).
+
+    Each client's newest group comes before any client's second, so one client's many
+    kinds of alert cannot push another client's off the dashboard.
+    """
+    per_client: dict[str | None, list[tuple[PeekedMessage, int]]] = {}
+    for group in groups:
+        per_client.setdefault(alert_client_of(group[0]), []).append(group)
+    chosen: list[tuple[PeekedMessage, int]] = []
+    turn = 0
+    while len(chosen) < shown and any(len(g) > turn for g in per_client.values()):
+        chosen.extend(g[turn] for g in per_client.values() if len(g) > turn)
+        turn += 1
+    chosen = chosen[:shown]
+    return sorted(chosen, key=lambda group: group[0].sequence_number, reverse=True)
+
+
+def newest_alerts(browser: QueueBrowser, clients: list[str]) -> list[PeekedMessage]:
+    """Return the newest alerts, newest first, read back until every client has one.
+
+    ``ALERTS_READ`` at a time while a client of ``clients`` (``ORDER_CLIENTS``) has none
+    among those read, up to ``ALERTS_SCAN_MAX``: one client's volume cannot hide another
+    client's newest alert (X10).
+    """
+    read = peek_newest(browser, OPERATOR_ALERTS_QUEUE, ALERTS_READ)
+    missing = set(clients) - {alert_client_of(m) for m in read}
+    while missing and read and len(read) < ALERTS_SCAN_MAX:
+        older = peek_older(browser, OPERATOR_ALERTS_QUEUE, read[-1].sequence_number,
+                           ALERTS_READ)
+        if not older:
+            break
+        read.extend(older)
+        missing -= {alert_client_of(m) for m in older}
+    return read
 
 
 def alert_row(message: PeekedMessage, dead_counts: dict[str, int],
@@ -168,13 +214,13 @@ def queues(services: Any) -> dict[str, Any]:
                     for row in map(message_row, peeked or []))
         notes.append(note)
     alerts, note = guarded("operator alerts",
-                           lambda: peek_newest(browser, OPERATOR_ALERTS_QUEUE, ALERTS_READ))
+                           lambda: newest_alerts(browser, list(settings.order_clients)))
     notes.append(note)
     dead_counts = {row["name"]: row["deadLetter"] for row in rows}
     # In Azure the app forwards what it dead-letters to ``dead-letters``, for every queue.
     forwarded = {row["name"]: row["active"] for row in rows}.get(DEAD_LETTERS_QUEUE)
     recent = [alert_row(m, dead_counts, forwarded) | {"count": n}
-              for m, n in alert_groups(alerts or [])[:ALERTS_SHOWN]]
+              for m, n in fair_share(alert_groups(alerts or []), ALERTS_SHOWN)]
     return {"queues": rows if counts is not None else None, "deadLettered": dead,
             "alerts": recent, "notes": [n for n in notes if n]}
 
