@@ -22,13 +22,18 @@ from orders.stores.errors import StoreError
 log = logging.getLogger("orders.notify")
 
 
+UNREAD_ORDER_ID = "-"
+"""Stands for the OrderID in the MessageId of a status about a body without a readable one."""
+
+
 def send_status(sender: MessageSender, reply_to: str, message: StatusMessage,
                 dedupe_suffix: str = "") -> None:
     """Send a status to the client's reply queue; ``dedupe_suffix`` tells real repeats apart."""
     sender.send(reply_to, OutgoingMessage(
         body=message.model_dump(mode="json"),
-        message_id=status_message_id(message.order_id, message.status.value, dedupe_suffix),
-        application_properties={"orderId": message.order_id,
+        message_id=status_message_id(message.order_id or UNREAD_ORDER_ID, message.status.value,
+                                     dedupe_suffix),
+        application_properties={"orderId": message.order_id or "",
                                 "status": message.status.value}))
 
 

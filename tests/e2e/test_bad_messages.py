@@ -5,6 +5,7 @@ One system serves the whole module: each test sends its own message (own Message
 the local Service Bus, lets the real trigger take it, and reads the dead-letter queue.
 """
 
+import hashlib
 import json
 from datetime import timedelta
 
@@ -123,7 +124,22 @@ SUBMISSIONS = {
     "time-outside-utc-range": (changed("order.createdAt", '"0001-01-01T00:00:00+14:00"'),
                                "SchemaViolation",
                                "order.createdAt: Value error, must lie between years 1"),
+    "unknown-field": (changed("order.customerId", '"CUST-1", "coupon": "FREE"'),
+                      "SchemaViolation", "order: unknown field(s) 'coupon'"),
+    "bad-schema-version": (changed("schemaVersion", "2"), "SchemaViolation", "schemaVersion"),
+    "total-not-matching-lines": (changed("order.totalPrice", '"1.00"'), "SchemaViolation",
+                                 "totalPrice"),
+    "bom-and-trailing-comma": (b"\xef\xbb\xbf" + json.dumps(ORDER).encode()[:-1] + b", }",
+                               "InvalidJson", "body: not valid JSON"),
+    "another-clients-id": (changed("clientId", '"globex"'), "ClientMismatch",
+                           "clientId: 'globex' is not the client of queue 'orders-acme'"),
 }
+BODY_WITHOUT_ORDER_ID = {"deep-nesting", "invalid-utf8", "utf16-body", "syntax-error",
+                         "empty-body", "top-level-array", "top-level-string",
+                         "bom-and-trailing-comma", "deep-nesting-in-a-field", "huge-integer",
+                         "integer-past-64-bits", "float-overflow", "nan-literal",
+                         "infinity-literal", "unpaired-surrogate", "duplicate-names"}
+"""Forms whose OrderID cannot be read: not strict JSON, or no ``order`` object."""
 
 
 @pytest.mark.parametrize("name", SUBMISSIONS)
@@ -131,6 +147,23 @@ def test_bad_submission_is_dead_lettered_with_reason_on_first_delivery(system, n
     dead_lettered_once(system, SUBMIT_QUEUE, SUBMISSIONS[name], f"submit-{name}")
     assert system.services.stores.orders.get(ORDER_KEY) is None
     assert system.services.stores.states.get(ORDER_KEY) is None
+
+
+@pytest.mark.parametrize("name", SUBMISSIONS)
+def test_bad_submission_is_answered_rejected_on_its_queues_clients_reply_queue(system, name):
+    """The queue names the client, never the body (X10): every refusal reaches it (S8)."""
+    body, reason, _ = SUBMISSIONS[name]
+    message_id = f"answered-{name}"
+    deliver(system, SUBMIT_QUEUE, body, message_id)
+    digest = hashlib.sha256(message_id.encode()).hexdigest()[:16]
+    (answer,) = [json.loads(m.body) for m in system.engine.peek("replies-acme", 100_000)
+                 if m.message_id.endswith(f":Rejected:refused:{digest}")]
+    assert answer["status"] == "Rejected"
+    assert answer["reason"].startswith(f"{reason}: ")
+    assert answer["reason"].endswith("nothing was stored")
+    assert answer["orderId"] == (None if name in BODY_WITHOUT_ORDER_ID
+                                 else ORDER["order"]["orderId"])
+    assert not [r for r in system.replies("globex") if r["status"] == "Rejected"]
 
 
 def test_the_valid_message_the_forms_derive_from_is_accepted(system):
