@@ -69,13 +69,19 @@ def ops_dashboard_asset(req: func.HttpRequest) -> func.HttpResponse:
 @bp.route(route="ops/dashboard/api/overview", methods=["GET"],
           auth_level=func.AuthLevel.ANONYMOUS)
 def ops_dashboard_overview(req: func.HttpRequest) -> func.HttpResponse:
-    """Return the main view as JSON (``limit``: most orders per attention list, 1-1000)."""
+    """Return the main view as JSON (``limit``: most orders per attention list, 1-1000).
+
+    ``details=true`` shows dead-lettered bodies whole; it needs the details role (X10).
+    """
     try:
-        require_caller(req, services().settings)
-        limit = query(req, {"limit": int_from(1, MAX_LIMIT)}).get("limit", DEFAULT_LIMIT)
+        settings = services().settings
+        require_caller(req, settings)
+        params = query(req, {"limit": int_from(1, MAX_LIMIT), "details": boolean})
+        details = check_details(req, params.get("details", False), settings)
     except Problem as problem:
         return problem_response(problem)
-    return json_response(build_overview(services(), limit))
+    return json_response(build_overview(services(), params.get("limit", DEFAULT_LIMIT),
+                                        details=details))
 
 
 @bp.route(route="ops/dashboard/api/order", methods=["GET"],

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from ops.dashboard.series import charts
 from ops.queries import list_recent, list_stuck
-from ops.redaction import redact
+from ops.redaction import shown_body
 from ops.summary import current_summary, watched_queues
 from orders.lifecycle.ids import split_order_key
 from orders.messaging.browse import PeekedMessage, QueueBrowser, peek_newest, peek_older
@@ -189,8 +189,12 @@ def guarded(what: str, read: Callable[[], T]) -> tuple[T | None, str | None]:
         return None, f"{what} unavailable ({type(exc).__name__})"
 
 
-def queues(services: Any) -> dict[str, Any]:
-    """Return queue counts, dead-lettered messages, recent alerts and notes on what is missing."""
+def queues(services: Any, *, details: bool = False) -> dict[str, Any]:
+    """Return queue counts, dead-lettered messages, recent alerts and notes on what is missing.
+
+    Dead-lettered bodies are shown by :func:`ops.redaction.shown_body`: classified values and
+    bodies that are not JSON withheld unless ``details`` (X10).
+    """
     browser = services.depths
     if not isinstance(browser, QueueBrowser):
         return {"queues": None, "deadLettered": [], "alerts": [],
@@ -210,7 +214,7 @@ def queues(services: Any) -> dict[str, Any]:
         peeked, note = guarded(f"dead letters of {name}", partial(
             browser.peek, name, DEAD_LETTERS_PER_QUEUE, dead_letter=subqueue))
         # A dead-lettered order's body holds its customer and payment data (X10).
-        dead.extend({**row, "body": redact(row["body"])}
+        dead.extend({**row, "body": shown_body(row["body"], details)}
                     for row in map(message_row, peeked or []))
         notes.append(note)
     alerts, note = guarded("operator alerts",
@@ -225,8 +229,11 @@ def queues(services: Any) -> dict[str, Any]:
             "alerts": recent, "notes": [n for n in notes if n]}
 
 
-def build_overview(services: Any, limit: int) -> dict[str, Any]:
-    """Collect the dashboard's main view (``limit``: most orders per attention list, 1..1000)."""
+def build_overview(services: Any, limit: int, *, details: bool = False) -> dict[str, Any]:
+    """Collect the dashboard's main view (``limit``: most orders per attention list, 1..1000).
+
+    ``details``: dead-lettered bodies shown whole (the caller holds the details role, X10).
+    """
     now = services.clock.now()
     summary = current_summary(services)
     needing = attention(services, now, limit)
@@ -235,5 +242,5 @@ def build_overview(services: Any, limit: int) -> dict[str, Any]:
             "compensations": compensations(services, now, limit,
                                            needing[ProcessState.COMPENSATION_FAILED.value]),
             "charts": charts(services.stores.states, now, summary["inFlight"]),
-            "messaging": queues(services),
+            "messaging": queues(services, details=details),
             "supervisorWindowS": services.settings.SUPERVISOR_SCAN_WINDOW_S}
