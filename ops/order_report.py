@@ -74,6 +74,6 @@ def order_report(services: Any, order_key: str, history: HistoryReader | None = 
         "order": (None if order is None else order.model_dump(mode="json") if details
                   else redact(order.model_dump(mode="json"))),
         "compensation": compensation_entries(services, order_key, details=details),
-        "reservation": reservation_of(services, order_key),
+        "reservation": reservation_of(services, order_key, details=details),
         "attempts": attempts,
     }
