@@ -14,7 +14,7 @@ from ops.redaction import shown_body
 from ops.summary import current_summary, watched_queues
 from orders.lifecycle.ids import split_order_key
 from orders.messaging.browse import PeekedMessage, QueueBrowser, peek_newest, peek_older
-from orders.messaging.settlement import DEAD_LETTERS_QUEUE
+from orders.messaging.settlement import DEAD_LETTERS_QUEUE, SOURCE_PROPERTY
 from orders.models import ProcessState, StateRecord, format_utc
 from orders.models.messages import reply_queue, submit_queue
 from orders.names import OPERATOR_ALERTS_QUEUE, ORDERS_QUEUE
@@ -80,6 +80,27 @@ def fair_share(groups: list[tuple[PeekedMessage, int]], shown: int
         turn += 1
     chosen = chosen[:shown]
     return sorted(chosen, key=lambda group: group[0].sequence_number, reverse=True)
+
+
+def newest_dead_letters(browser: QueueBrowser, queue: str, subqueue: bool
+                        ) -> list[PeekedMessage]:
+    """Return the newest dead letters of ``queue``, newest first, shared per source queue.
+
+    A dead-letter subqueue holds one queue's (one client's): its newest
+    ``DEAD_LETTERS_PER_QUEUE``. Azure's shared ``dead-letters`` (``subqueue`` False) holds
+    every queue's: up to ``DEAD_LETTERS_PER_QUEUE`` per ``DeadLetterSource`` among its
+    newest ``ALERTS_READ``, so one client's flood of bad messages cannot hide another
+    client's (X10).
+    """
+    if subqueue:
+        return peek_newest(browser, queue, DEAD_LETTERS_PER_QUEUE, dead_letter=True)
+    per_source: dict[Any, list[PeekedMessage]] = {}
+    for message in peek_newest(browser, queue, ALERTS_READ):
+        shown = per_source.setdefault(message.application_properties.get(SOURCE_PROPERTY), [])
+        if len(shown) < DEAD_LETTERS_PER_QUEUE:
+            shown.append(message)
+    return sorted((m for shown in per_source.values() for m in shown),
+                  key=lambda m: m.sequence_number, reverse=True)
 
 
 def newest_alerts(browser: QueueBrowser, clients: list[str]) -> list[PeekedMessage]:
@@ -212,7 +233,7 @@ def queues(services: Any, *, details: bool = False) -> dict[str, Any]:
         (row["name"], False) for row in rows if row["name"] == DEAD_LETTERS_QUEUE and row["active"]]
     for name, subqueue in wanted:
         peeked, note = guarded(f"dead letters of {name}", partial(
-            browser.peek, name, DEAD_LETTERS_PER_QUEUE, dead_letter=subqueue))
+            newest_dead_letters, browser, name, subqueue))
         # A dead-lettered order's body holds its customer and payment data (X10).
         dead.extend({**row, "body": shown_body(row["body"], details)}
                     for row in map(message_row, peeked or []))

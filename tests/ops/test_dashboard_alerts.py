@@ -12,7 +12,7 @@ import pytest
 
 from activities import steps
 from clocks import ManualClock
-from ops.dashboard.overview import ALERTS_READ, fair_share, queues
+from ops.dashboard.overview import ALERTS_READ, DEAD_LETTERS_PER_QUEUE, fair_share, queues
 from orders.circuit import BreakerRegistry
 from orders.messaging.browse import PeekedMessage
 from orders.messaging.factory import create_messaging
@@ -94,3 +94,26 @@ def test_each_client_gets_its_newest_group_before_any_client_gets_a_second():
     chosen = fair_share(groups, 2)
     assert [(m.body["clientId"], m.body["kind"]) for m, _ in chosen] == [
         ("shop-a", "OrderError"), ("shop-b", "OrderError")]
+
+
+def test_one_clients_flood_of_dead_letters_leaves_anothers_in_the_shared_view(services):
+    """Azure forwards every dead letter to the one ``dead-letters`` queue (X10)."""
+    from orders.messaging import OutgoingMessage
+    from orders.messaging.settlement import DEAD_LETTERS_QUEUE, SOURCE_PROPERTY
+
+    def forwarded(n: int, source: str) -> OutgoingMessage:
+        return OutgoingMessage(body={"n": n}, message_id=f"{source}-{n}",
+                               application_properties={SOURCE_PROPERTY: source})
+
+    services.sender.send(DEAD_LETTERS_QUEUE, forwarded(0, "orders-shop-c"))
+    for n in range(300):
+        services.sender.send(DEAD_LETTERS_QUEUE, forwarded(n, "orders-shop-a"))
+    services.sender.send(DEAD_LETTERS_QUEUE, forwarded(0, "orders-shop-b"))
+    rows = [r for r in queues(services)["deadLettered"] if r["queue"] == DEAD_LETTERS_QUEUE]
+    sources = [r["applicationProperties"][SOURCE_PROPERTY] for r in rows]
+    assert sources.count("orders-shop-b") == sources.count("orders-shop-c") == 1
+    assert sources.count("orders-shop-a") == DEAD_LETTERS_PER_QUEUE
+    # The newest first: shop-b's, shop-a's newest 20, then shop-c's older one.
+    assert [r["messageId"] for r in rows[:3]] == [
+        "orders-shop-b-0", "orders-shop-a-299", "orders-shop-a-298"]
+    assert rows[-1]["messageId"] == "orders-shop-c-0"
