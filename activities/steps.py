@@ -228,7 +228,11 @@ def _publish(services: Services, step: PublishStatusInput) -> None:
 
 @implements(ALERT_OPERATOR)
 def alert_operator(data: dict[str, Any], services: Services) -> None:
-    """Send an operator alert (S7); one per instance and kind."""
+    """Send an operator alert (S7): one per client, kind and window (:func:`send_alert`).
+
+    An alert about no client's order, or a ``CompensationFailed``, is one per instance and
+    kind.
+    """
     step = AlertOperatorInput.model_validate(data)
     alert = OperatorAlert(kind=step.kind, reason=step.reason, at=services.clock.now(),
                           order_key=step.order_key, instance_id=step.instance_id)

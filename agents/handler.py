@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 
-from agents.remote_call import OutcomeKind, RemoteRequest, call_remote
+from agents.remote_call import OutcomeKind, RemoteRequest, call_remote, safe_error_code
 from azurekit.services import catalogue
 from orders.lifecycle.ids import idempotency_key, reply_event_name, reply_message_id
 from orders.messaging import OutgoingMessage
@@ -187,7 +187,8 @@ def handle(request: AgentRequest, services: Services,
     record_circuit_state(request.service, breaker_state.value)
     body = outcome.body if isinstance(outcome.body, dict) else None
     result = body if outcome.succeeded else None
-    error_code = body.get("error") if body is not None and not outcome.succeeded else None
+    # Only a code the catalogue declares safe: the reply is kept in the history (X10).
+    error_code = None if outcome.succeeded else safe_error_code(request.service, body)
     refused = (outcome.kind is OutcomeKind.CIRCUIT_OPEN and outcome.attempts == 0
                and delivery_count <= 1)
     return AgentReply(message_id=reply_message_id(request.message_id),
@@ -197,7 +198,7 @@ def handle(request: AgentRequest, services: Services,
                       attempts=outcome.attempts, circuit_open=refused,
                       retry_at=outcome.retry_at if refused else None,
                       status_code=outcome.status_code,
-                      error_code=error_code[:128] if isinstance(error_code, str) else None,
+                      error_code=error_code,
                       result=result, reason=outcome.reason)
 
 

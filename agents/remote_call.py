@@ -19,6 +19,7 @@ import tenacity
 from opentelemetry.trace import SpanKind, StatusCode
 
 from agents.backoff import BackoffPolicy, StopAtDeadline, WaitRetryAfterOr, parse_retry_after
+from azurekit.services import UnknownServiceError, catalogue
 from clocks import Clock
 from orders.circuit import CircuitBreaker
 from orders.lifecycle.ids import MAX_KEY_LENGTH
@@ -144,14 +145,35 @@ def _decode(response: httpx.Response) -> Any:
     return response.text
 
 
-def _permanent_reason(response: httpx.Response, body: Any) -> str:
-    detail = None
-    if isinstance(body, dict):
-        detail = next((body[k] for k in ("reason", "error", "message", "detail") if k in body),
-                      None)
-    elif isinstance(body, str):
-        detail = body[:200]
-    return f"HTTP {response.status_code}: {detail}" if detail else f"HTTP {response.status_code}"
+ERROR_CODE_FIELDS = ("reason", "error", "code")
+"""Fields of an error answer that may hold an error code, first found first."""
+
+
+def safe_error_code(service: str, body: Any) -> str | None:
+    """Return the first code of :data:`ERROR_CODE_FIELDS` the service declares safe, or None."""
+    try:
+        safe = catalogue().service(service).safe_errors
+    except UnknownServiceError:
+        safe = frozenset()
+    codes = [body.get(k) for k in ERROR_CODE_FIELDS] if isinstance(body, dict) else []
+    return next((c for c in codes if isinstance(c, str) and c in safe), None)
+
+
+def permanent_reason(service: str, status: int, body: Any) -> str:
+    """Return the reason of a permanent failure: ``HTTP <status>``, with a safe error code.
+
+    A code of :data:`ERROR_CODE_FIELDS` is kept only if the service's ``safeErrors`` in the
+    catalogue (``infra/services.json``) declares it; any other text of the answer (free
+    text, a message quoting the request) is withheld, since the reason is stored as the
+    order's ``failureReason`` and sent in statuses and alerts (X10).
+    """
+    code = safe_error_code(service, body)
+    if code is not None:
+        return f"HTTP {status}: {code}"
+    if body:
+        return (f"HTTP {status} (the service's error text is withheld: no error code of "
+                f"{service}'s safeErrors)")
+    return f"HTTP {status}"
 
 
 class _Attempt:
@@ -258,7 +280,7 @@ def call_remote(
     body = _decode(response)
     if response.is_success:
         return RemoteOutcome(OutcomeKind.SUCCEEDED, attempt.count, response.status_code, body)
-    reason = _permanent_reason(response, body)
+    reason = permanent_reason(request.service, response.status_code, body)
     logger.warning("%s order %s key %s: permanent failure %s", request.service,
                    request.order_key, request.idempotency_key, reason)
     return RemoteOutcome(

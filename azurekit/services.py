@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -47,6 +47,9 @@ class ServiceSpec(BaseModel):
 
     request_queue: str = Field(alias="requestQueue", pattern=r"^[a-z0-9][a-z0-9._-]*$")
     url_setting: str = Field(alias="urlSetting", pattern=r"^[A-Z][A-Z0-9_]*$")
+    safe_errors: frozenset[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]] = Field(
+        frozenset(), alias="safeErrors")
+    """Error codes whose text may be copied into failure reasons, statuses and alerts."""
     operations: dict[str, OperationSpec] = Field(min_length=1)
 
     @model_validator(mode="after")

@@ -56,6 +56,9 @@ class Backend(StrEnum):
 
 CLIENT_ID = typer.Option(..., "--client-id",
                          help="Client id; submit queue orders-<id>, reply queue replies-<id>.")
+EXIT_DROPPED_INVALID = 3
+"""Exit code of ``submit`` when it dropped an order as invalid before sending it."""
+
 DATA_DIR = typer.Option(Path(".data"), "--data-dir", help="Local host data folder.")
 BACKEND = typer.Option(Backend.LOCAL, "--backend", help="local (SQLite) or servicebus (Azure).")
 NAMESPACE = typer.Option(None, "--namespace",
@@ -86,7 +89,8 @@ def submit(
     MessageId = ``<OrderID>:<content hash>``: a resend of the same order is dropped by
     duplicate detection, a changed one is refused by submission as a conflict (S1).
     After "Rejected", send the orders again with ``--resend 1`` (then 2, ...): the counter
-    gives the resend a MessageId of its own (:mod:`client.submit`).
+    gives the resend a MessageId of its own (:mod:`client.submit`). Exits with
+    :data:`EXIT_DROPPED_INVALID` if it dropped any order as invalid (the valid ones are sent).
     """
     reply_to = _reply_queue(client_id)
     queue = _submit_queue(client_id)
@@ -115,6 +119,8 @@ def submit(
         console.print(f"  [yellow]invalid[/yellow] {escape(str(item))}", highlight=False)
     if len(invalid) > show_invalid:
         console.print(f"  ... and {len(invalid) - show_invalid} more")
+    if invalid:  # a script must not take a partly sent file for a sent one
+        raise typer.Exit(EXIT_DROPPED_INVALID)
 
 
 @app.command("send-raw")
@@ -249,7 +255,7 @@ def summary_table(result: WatchResult,
         From :func:`client.watch.watch`.
     service_dead_letters : (str, int or None), optional
         The client's submit queue and the messages in its dead-letter subqueue: orders the
-        service refused without an answer (not valid JSON, no ``replyTo``, a conflicting
+        service refused (answered Rejected, or ChangeRefused for a conflicting
         resend, S1); None when the identity may not read it.
 
     Returns
@@ -269,6 +275,8 @@ def summary_table(result: WatchResult,
         table.add_row("invalid replies dead-lettered", str(result.dead_lettered))
     if result.invalid > result.dead_lettered:
         table.add_row("invalid replies left (peek)", str(result.invalid - result.dead_lettered))
+    if result.unread_rejected:
+        table.add_row("Rejected, no readable OrderID", str(len(result.unread_rejected)))
     if service_dead_letters is not None:
         queue, depth = service_dead_letters
         table.add_row(f"orders dead-lettered by the service ({queue})",

@@ -134,6 +134,8 @@ class WatchResult:
     lock_lost: int = 0
     timed_out: bool = False
     answered: set[str] = field(default_factory=set)
+    unread_rejected: list[str] = field(default_factory=list)
+    """Reasons of ``Rejected`` answers to bodies without a readable OrderID (not JSON...)."""
 
     @property
     def terminal(self) -> int:
@@ -207,6 +209,10 @@ def _handle(receiver: ReplyReceiver, message: ReplyMessage, result: WatchResult)
         except LockLostError:
             result.lock_lost += 1
         return 0
+    if status.order_id is None:  # a refused body whose OrderID could not be read
+        result.unread_rejected.append(status.reason or status.status.value)
+        _complete(receiver, message, result)
+        return 0
     new = OrderStatus(status.order_id, status.status, status.at, status.reason,
                       message.enqueued_time)
     old = result.statuses.get(new.order_id)
@@ -216,8 +222,12 @@ def _handle(receiver: ReplyReceiver, message: ReplyMessage, result: WatchResult)
     if new.status in ANSWER_KINDS and new.order_id not in result.answered:
         result.answered.add(new.order_id)
         answered = 1
+    _complete(receiver, message, result)
+    return answered
+
+
+def _complete(receiver: ReplyReceiver, message: ReplyMessage, result: WatchResult) -> None:
     try:
         receiver.complete(message)
     except LockLostError:
         result.lock_lost += 1
-    return answered

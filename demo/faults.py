@@ -40,7 +40,7 @@ def _fault_document(seed: int, declined: Sequence[str], black_holed: Sequence[st
     """Both runs' faults; ``black_hole_first_n`` None black-holes every request of those orders."""
     payment: dict[str, Any] = {
         "transient_rate": 0.10,
-        "decline": {i: {"status": 402, "reason": "card declined"} for i in declined},
+        "decline": {i: {"status": 402, "reason": "card_declined"} for i in declined},
         "black_hole_order_ids": list(black_holed),
         "black_hole_performs_effect": True,
     }

@@ -17,6 +17,10 @@ from typing import Any
 OPERATOR_ROLE = "Orders.Operator"
 DETAILS_ROLE = "Orders.Details"
 """App role a signed-in operator needs to see classified customer and payment data (X10)."""
+READER_ROLE = "Orders.Reader"
+"""App role that lets a signed-in principal read the operations routes, and no more."""
+READ_ROLES = frozenset({READER_ROLE, OPERATOR_ROLE, DETAILS_ROLE})
+"""Any of them lets a signed-in principal read: a sign-in alone does not (X10)."""
 
 PRINCIPAL_HEADER = "x-ms-client-principal"
 PRINCIPAL_NAME_HEADER = "x-ms-client-principal-name"
@@ -63,6 +67,26 @@ def caller_of(headers: Mapping[str, str], settings: Any) -> Caller:
     raise AccessDenied(403, "the operations routes need App Service authentication "
                             "(Entra ID sign-in, WEBSITE_AUTH_ENABLED) outside the local "
                             "host; see docs/deploy.md, 'Operators: Entra ID sign-in'")
+
+
+def reader_of(headers: Mapping[str, str], settings: Any) -> Caller:
+    """Return the caller of a read of an operations route.
+
+    A principal signed in to the operators' registration may hold no app role (a default
+    access assignment, or a registration that does not require one): reading orders,
+    alerts and dead letters needs one of :data:`READ_ROLES`.
+
+    Raises
+    ------
+    AccessDenied
+        As :func:`caller_of`; 403 if a signed-in caller holds none of :data:`READ_ROLES`.
+    """
+    caller = caller_of(headers, settings)
+    if caller.signed_in and not caller.roles & READ_ROLES:
+        raise AccessDenied(403, f"reading the operations routes needs one of the app roles "
+                                f"{', '.join(sorted(READ_ROLES))}; "
+                                f"{caller.name or 'the signed-in principal'} holds none")
+    return caller
 
 
 def operator_of(headers: Mapping[str, str], settings: Any) -> str:

@@ -9,7 +9,7 @@ import logging
 import azure.durable_functions as df
 import azure.functions as func
 
-from ops.access import AccessDenied, caller_of
+from ops.access import AccessDenied, reader_of
 from ops.dashboard.web import query
 from ops.retention import purge_compensation_log, purge_instances
 from ops.summary import SNAPSHOT, build_summary, record_summary
@@ -34,7 +34,7 @@ def _true_or_false(text: str) -> bool:
 def ops_summary(req: func.HttpRequest) -> func.HttpResponse:
     """Return the ops summary as JSON (``?deadLetters=false`` skips the queue reads); 401/403."""
     try:
-        caller_of(req.headers, services().settings)
+        reader_of(req.headers, services().settings)
     except AccessDenied as denied:
         return func.HttpResponse(json.dumps({"error": denied.reason}),
                                  status_code=denied.status, mimetype="application/json")

@@ -1,10 +1,16 @@
-"""What operators see of the inventory: a SKU's stock, an order's reservation, restocking."""
+"""What operators see of the inventory: a SKU's stock, an order's reservation, restocking.
+
+An order's lines are Confidential (``orders/models/order.py``): without ``details`` the
+views show which lines are held and released, never a line's SKU or units (X10).
+"""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
+from ops.redaction import withheld
+from orders.models.classification import Classification
 from orders.models.compensation import ReservationDetails
 from orders.models.inventory import StockItem, hold_key, split_hold_key
 
@@ -14,26 +20,40 @@ MAX_HOLDS_SHOWN = 200
 """Holds listed per SKU (newest writes are not ordered; the count is always given)."""
 
 
-def stock_json(item: StockItem) -> dict[str, Any]:
-    """Return a SKU's stock as operators see it (JSON-ready); see docs/operations.md."""
+LINE_DATA = withheld(Classification.CONFIDENTIAL)
+"""What stands in for a line's SKU or units without ``details``."""
+
+
+def stock_json(item: StockItem, *, details: bool = False) -> dict[str, Any]:
+    """Return a SKU's stock as operators see it (JSON-ready); see docs/operations.md.
+
+    The stock's own figures always; each hold's units (an order's line) only with
+    ``details``.
+    """
     holds = []
     for key, hold in list(item.holds.items())[:MAX_HOLDS_SHOWN]:
         order_key, line = split_hold_key(key)
-        holds.append({"orderId": order_key, "line": line + 1, "quantity": hold.quantity,
+        holds.append({"orderId": order_key, "line": line + 1,
+                      "quantity": hold.quantity if details else LINE_DATA,
                       "released": hold.released})
     return {"sku": item.sku, "available": item.available, "loaded": item.loaded,
             "restocked": item.restocked, "held": item.held, "balanced": item.balanced,
             "holdCount": len(item.holds), "holds": holds}
 
 
-def stock_of(services: Any, sku: str) -> dict[str, Any] | None:
+def stock_of(services: Any, sku: str, *, details: bool = False) -> dict[str, Any] | None:
     """Return :func:`stock_json` of ``sku``, or None if the inventory has no item for it."""
     item = services.stores.inventory.get(sku)
-    return None if item is None else stock_json(item)
+    return None if item is None else stock_json(item, details=details)
 
 
-def reservation_of(services: Any, order_key: str) -> list[dict[str, Any]] | None:
-    """Return the order's reservation line by line; None if nothing was reserved or no inventory."""
+def reservation_of(services: Any, order_key: str, *, details: bool = False
+                   ) -> list[dict[str, Any]] | None:
+    """Return the order's reservation line by line; None if nothing was reserved or no inventory.
+
+    Without ``details`` a line's SKU, units and its SKU's stock are withheld; whether it is
+    fully held and whether it was released are shown.
+    """
     inventory = getattr(services.stores, "inventory", None)
     entries_of = getattr(getattr(services.stores, "compensation", None), "entries", None)
     if inventory is None or entries_of is None:
@@ -47,10 +67,14 @@ def reservation_of(services: Any, order_key: str) -> list[dict[str, Any]] | None
     for index, line in enumerate(reserved.lines):
         item = inventory.get(line.sku)
         hold = item.holds.get(hold_key(order_key, index)) if item is not None else None
-        rows.append({"line": index + 1, "sku": line.sku, "requested": line.quantity,
-                     "held": hold.quantity if hold is not None else 0,
-                     "released": bool(hold is not None and hold.released),
-                     "available": item.available if item is not None else None})
+        held = hold.quantity if hold is not None else 0
+        row = {"line": index + 1, "sku": line.sku, "requested": line.quantity, "held": held,
+               "fullyHeld": held == line.quantity,
+               "released": bool(hold is not None and hold.released),
+               "available": item.available if item is not None else None}
+        if not details:
+            row.update({name: LINE_DATA for name in ("sku", "requested", "held", "available")})
+        rows.append(row)
     return rows
 
 

@@ -75,6 +75,6 @@ def order_report(services: Any, order_key: str, history: HistoryReader | None = 
                   else redact(order.model_dump(mode="json"))),
         "lineCount": None if order is None else len(order.lines),
         "compensation": compensation_entries(services, order_key, details=details),
-        "reservation": reservation_of(services, order_key),
+        "reservation": reservation_of(services, order_key, details=details),
         "attempts": attempts,
     }

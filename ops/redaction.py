@@ -42,3 +42,23 @@ def redact(value: Any) -> Any:
             return value
         return json.dumps(redact(decoded))
     return value
+
+
+def shown_body(body: Any, details: bool) -> Any:
+    """Return a peeked message body as an operator view may show it (X10).
+
+    With ``details`` (the caller holds the details role) the body as it is; else a JSON body
+    (also one behind a byte order mark) with classified values withheld (:func:`redact`),
+    and a body that is not JSON (a trailing comma, not UTF-8, ...) withheld whole, since
+    nothing in it can be told apart: ``<withheld: not JSON, N characters; details=true
+    shows it>``.
+    """
+    if details:
+        return body
+    if not isinstance(body, str):
+        return redact(body)
+    try:
+        decoded = json.loads(body.removeprefix("\ufeff"))
+    except ValueError:
+        return f"<withheld: not JSON, {len(body)} characters; details=true shows it>"
+    return redact(decoded) if isinstance(decoded, dict | list) else body

@@ -303,13 +303,16 @@ def alerts(ctx: typer.Context,
 
 
 @app.command()
-def stock(ctx: typer.Context, sku: str, as_json: bool = AS_JSON) -> None:
+def stock(ctx: typer.Context, sku: str, as_json: bool = AS_JSON,
+          details: bool = typer.Option(False, "--details",
+                                       help="Show each hold's units (an order's line).")
+          ) -> None:
     """Show one SKU's stock: available, loaded, restocked, held, and its order lines' holds."""
     from ops.inventory import stock_of
     from opscli.render import stock_tables
 
     with opened(ctx) as svc:
-        found = stock_of(svc, sku)
+        found = stock_of(svc, sku, details=details)
     if found is None:
         out().print(f"[red]sku {sku}: no stock item (not stocked in this inventory)[/red]")
         raise typer.Exit(1)

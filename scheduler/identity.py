@@ -10,7 +10,7 @@ alerts are collapsed per client, reason and :data:`ALERT_WINDOW`.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Final
 
 from orders.messaging import MessageSender
@@ -23,7 +23,7 @@ from orders.models.messages import (
     submit_queue,
 )
 from orders.names import ORDERS_QUEUE
-from orders.notify import send_alert
+from orders.notify import ALERT_WINDOW, collapsed_alert_id, send_alert
 
 log = logging.getLogger("orders.submission")
 
@@ -34,10 +34,6 @@ USE_CLIENT_QUEUE: Final = "UseClientQueue"
 """Dead-letter reason of a message on the shared ``orders`` queue."""
 
 _SHOWN = 64
-
-ALERT_WINDOW = timedelta(minutes=10)
-"""Alerts share a MessageId per client, reason and window (``operator-alerts`` dedupes longer)."""
-
 
 def same_queue(a: str, b: str) -> bool:
     """Say whether two queue names name one Service Bus entity (names ignore case)."""
@@ -57,14 +53,6 @@ def client_mismatch(parsed: SubmitOrder, client_id: str) -> str | None:
         return None
     return ("; ".join(problems) + "; a client submits only its own orders and hears only on "
             "its own reply queue (S8, X10); nothing was stored")
-
-
-def collapsed_alert_id(kind: str, source: str, now: datetime) -> str:
-    """Return ``<kind>:<source>:<window start>``, shared within one :data:`ALERT_WINDOW`."""
-    at = now.astimezone(UTC)
-    step = int(ALERT_WINDOW.total_seconds())
-    start = datetime.fromtimestamp(int(at.timestamp()) // step * step, UTC)
-    return f"{kind}:{source}:{start:%Y%m%dT%H%MZ}"
 
 
 def alert_client_caused(sender: MessageSender, kind: AlertKind, source: str, queue: str,

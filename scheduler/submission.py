@@ -41,6 +41,9 @@ from scheduler.identity import (
 
 log = logging.getLogger("orders.submission")
 
+MAX_REASON_CHARS = 1000
+"""Longest reason a Rejected answer to a refused message carries."""
+
 
 @dataclass(frozen=True)
 class Rejected:
@@ -136,6 +139,7 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
     if isinstance(parsed, Rejected):
         if parsed.reason == CLIENT_MISMATCH:
             alert_mismatch(sender, client_id, parsed.description, now)
+        answer_refused(body, client_id, sender, now, parsed, message_id)
         return parsed
     key = order_key(client_id, parsed.order.order_key)
     tag_order(key)
@@ -145,6 +149,44 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
             if refusal is not None:
                 return refuse(parsed, client_id, sender, now, refusal, message_id)
         return store(parsed, key, body, stores, sender, now)
+
+
+def readable_order_id(body: bytes, client_id: str) -> str | None:
+    """Return the body's ``order.orderId`` if it is JSON and a valid OrderID, else None."""
+    try:
+        data = wire.loads(body)
+    except wire.InvalidMessage:
+        return None
+    order = data.get("order") if isinstance(data, dict) else None
+    candidate = order.get("orderId") if isinstance(order, dict) else None
+    if not isinstance(candidate, str):
+        return None
+    try:
+        order_key(client_id, candidate)
+    except ValueError:
+        return None
+    return candidate
+
+
+def answer_refused(body: bytes, client_id: str, sender: MessageSender, now: datetime,
+                   refused: Rejected, message_id: str | None) -> None:
+    """Tell the queue's client its message was refused for its shape: ``Rejected`` (S1, S8).
+
+    To ``replies-<clientId>`` of the queue's client, never a client the body names (X10),
+    with the OrderID where the body holds a readable one and the field and rule; the
+    MessageId names the refused message (or the body's hash), so a redelivery answers once.
+    A missing reply queue is logged: the dead letter still holds the reason.
+    """
+    order_id = readable_order_id(body, client_id)
+    digest = sha256((message_id or "").encode() or body).hexdigest()[:16]
+    reason = f"{refused.reason}: {refused.description}; nothing was stored"
+    try:
+        send_status(sender, reply_queue(client_id), StatusMessage(
+            order_id=order_id, status=StatusKind.REJECTED, at=now,
+            reason=reason[:MAX_REASON_CHARS]), dedupe_suffix=f":refused:{digest}")
+    except QueueNotFoundError:
+        log.warning("client %s: refused message %s not answered, reply queue %s does not "
+                    "exist", client_id, message_id, reply_queue(client_id))
 
 
 def keyed(parsed: SubmitOrder, key: str, now: datetime) -> tuple[Order, StateRecord]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from decimal import Decimal
@@ -31,6 +31,7 @@ from azurekit.services import catalogue
 from clocks import Clock
 from simulator.config import FaultUpdate, SimulatorConfig, describe_errors
 from simulator.faults import FaultInjector, FaultKind
+from simulator.guard import LOOPBACK_HOSTS, HostGuard
 from simulator.ledger import IdempotentResult, Ledger
 from simulator.operations import OPERATIONS, Call, implementation
 
@@ -143,12 +144,14 @@ def create_app(
     sleep: Sleep | None = None,
     retention: timedelta | None = None,
     purge_every_s: float = 3600.0,
+    hosts: Iterable[str] = LOOPBACK_HOSTS,
 ) -> Starlette:
     """Build the simulator app; ``app.state.ledger`` and ``app.state.faults`` give direct access.
 
     ``config`` None injects no faults (a :class:`FaultUpdate` applies to the defaults at
     ``clock.now()``); ``sleep`` is the async sleep of added latency. ``retention`` None keeps
     every ledger row, else older rows are purged at start and every ``purge_every_s``.
+    ``hosts``: the host names it answers to (:class:`simulator.guard.HostGuard`).
     """
     if config is None:
         config = SimulatorConfig()
@@ -238,8 +241,9 @@ def create_app(
         lifespan=lifespan,
         # A server span per business request, a child of the caller's ``traceparent``: the
         # service continues the order's trace, as a real one with OpenTelemetry does.
-        middleware=[Middleware(OpenTelemetryMiddleware, excluded_urls="/_admin",
-                              exclude_spans=["receive", "send"])],
+        middleware=[Middleware(HostGuard, hosts=hosts),
+                    Middleware(OpenTelemetryMiddleware, excluded_urls="/_admin",
+                               exclude_spans=["receive", "send"])],
     )
     app.state.ledger = ledger
     app.state.faults = faults

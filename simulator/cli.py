@@ -13,6 +13,7 @@ from starlette.applications import Starlette
 from clocks import SystemClock
 from simulator.app import create_app
 from simulator.config import load_update
+from simulator.guard import LOOPBACK_HOSTS
 from simulator.server import SHUTDOWN_GRACE_S
 
 DEFAULT_PORT = 7072
@@ -31,6 +32,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface (default: loopback)")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="TCP port (7072)")
+    parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                        help="a host name the simulator answers to besides the loopback "
+                             "names and --host (repeatable): any other Host header is "
+                             "refused with 403 (DNS rebinding)")
     parser.add_argument("--ledger", required=True, help="SQLite ledger file (created if missing)")
     parser.add_argument("--config", help="JSON fault config, same shape as POST /_admin/faults")
     parser.add_argument("--trace-store", help="SQLite trace store to write the services' "
@@ -70,7 +75,11 @@ def build_app(args: argparse.Namespace) -> Starlette:
         If the ``--config`` file is not valid JSON or holds an invalid knob.
     """
     update = load_update(args.config) if args.config else None
-    return create_app(update, SystemClock(), args.ledger, retention=_retention(args))
+    hosts = {*LOOPBACK_HOSTS, *args.allow_host}
+    if args.host not in ("0.0.0.0", "::"):  # a wildcard names no host
+        hosts.add(args.host)
+    return create_app(update, SystemClock(), args.ledger, retention=_retention(args),
+                      hosts=hosts)
 
 
 def _retention(args: argparse.Namespace) -> timedelta | None:

@@ -69,13 +69,19 @@ def ops_dashboard_asset(req: func.HttpRequest) -> func.HttpResponse:
 @bp.route(route="ops/dashboard/api/overview", methods=["GET"],
           auth_level=func.AuthLevel.ANONYMOUS)
 def ops_dashboard_overview(req: func.HttpRequest) -> func.HttpResponse:
-    """Return the main view as JSON (``limit``: most orders per attention list, 1-1000)."""
+    """Return the main view as JSON (``limit``: most orders per attention list, 1-1000).
+
+    ``details=true`` shows dead-lettered bodies whole; it needs the details role (X10).
+    """
     try:
-        require_caller(req, services().settings)
-        limit = query(req, {"limit": int_from(1, MAX_LIMIT)}).get("limit", DEFAULT_LIMIT)
+        settings = services().settings
+        require_caller(req, settings)
+        params = query(req, {"limit": int_from(1, MAX_LIMIT), "details": boolean})
+        details = check_details(req, params.get("details", False), settings)
     except Problem as problem:
         return problem_response(problem)
-    return json_response(build_overview(services(), limit))
+    return json_response(build_overview(services(), params.get("limit", DEFAULT_LIMIT),
+                                        details=details))
 
 
 @bp.route(route="ops/dashboard/api/order", methods=["GET"],
@@ -121,15 +127,20 @@ async def _status(client: df.DurableOrchestrationClient, instance_id: str
 @bp.route(route="ops/dashboard/api/stock", methods=["GET"],
           auth_level=func.AuthLevel.ANONYMOUS)
 def ops_dashboard_stock(req: func.HttpRequest) -> func.HttpResponse:
-    """Return one SKU's stock as JSON; 400 for a missing or malformed SKU, 404 if unknown."""
+    """Return one SKU's stock as JSON; 400 for a missing or malformed SKU, 404 if unknown.
+
+    ``details=true`` adds each hold's units (an order's line, X10); it needs the details role.
+    """
     try:
-        require_caller(req, services().settings)
-        params = query(req, {"sku": text_up_to(64)})
+        settings = services().settings
+        require_caller(req, settings)
+        params = query(req, {"sku": text_up_to(64), "details": boolean})
         if "sku" not in params:
             raise Problem(400, "query parameter 'sku' is required (e.g. P1-S2)")
+        details = check_details(req, params.get("details", False), settings)
     except Problem as problem:
         return problem_response(problem)
-    stock = stock_of(services(), params["sku"])
+    stock = stock_of(services(), params["sku"], details=details)
     if stock is None:
         return problem_response(Problem(404, f"no stock item for sku {params['sku']}"))
     return json_response(stock)

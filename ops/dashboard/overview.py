@@ -10,11 +10,11 @@ from typing import Any, TypeVar
 
 from ops.dashboard.series import charts
 from ops.queries import list_recent, list_stuck
-from ops.redaction import redact
+from ops.redaction import shown_body
 from ops.summary import current_summary, watched_queues
 from orders.lifecycle.ids import split_order_key
-from orders.messaging.browse import PeekedMessage, QueueBrowser, peek_newest
-from orders.messaging.settlement import DEAD_LETTERS_QUEUE
+from orders.messaging.browse import PeekedMessage, QueueBrowser, peek_newest, peek_older
+from orders.messaging.settlement import DEAD_LETTERS_QUEUE, SOURCE_PROPERTY
 from orders.models import ProcessState, StateRecord, format_utc
 from orders.models.messages import reply_queue, submit_queue
 from orders.names import OPERATOR_ALERTS_QUEUE, ORDERS_QUEUE
@@ -26,6 +26,8 @@ DEAD_LETTERS_PER_QUEUE = 20
 ALERTS_SHOWN = 25
 ALERTS_READ = 500
 """Newest operator alerts read; they are grouped per kind and client (:func:`alert_groups`)."""
+ALERTS_SCAN_MAX = 5_000
+"""Most alerts read back, ``ALERTS_READ`` at a time, to find a client not among the newest."""
 
 
 def record_row(record: StateRecord, now: datetime, window_s: float) -> dict[str, Any]:
@@ -40,19 +42,84 @@ def record_row(record: StateRecord, now: datetime, window_s: float) -> dict[str,
     return row
 
 
+def alert_client_of(message: PeekedMessage) -> str | None:
+    """Return the client an alert body is about: ``clientId``, else its order key's, or None."""
+    body = message.body if isinstance(message.body, dict) else {}
+    client = body.get("clientId")
+    if client is None and isinstance(body.get("orderId"), str):
+        try:
+            client = split_order_key(body["orderId"])[0]
+        except ValueError:
+            client = None
+    return client if isinstance(client, str) else None
+
+
 def alert_groups(newest_first: list[PeekedMessage]) -> list[tuple[PeekedMessage, int]]:
-    """Group alerts per kind and client (``clientId``, else its order key's): newest and count."""
+    """Group alerts per kind and client (:func:`alert_client_of`): newest and count."""
     groups: dict[tuple[Any, Any], list[Any]] = {}
     for message in newest_first:
         body = message.body if isinstance(message.body, dict) else {}
-        client = body.get("clientId")
-        if client is None and isinstance(body.get("orderId"), str):
-            try:
-                client = split_order_key(body["orderId"])[0]
-            except ValueError:
-                client = None
-        groups.setdefault((body.get("kind"), client), [message, 0])[1] += 1
+        groups.setdefault((body.get("kind"), alert_client_of(message)), [message, 0])[1] += 1
     return [(first, count) for first, count in groups.values()]
+
+
+def fair_share(groups: list[tuple[PeekedMessage, int]], shown: int
+               ) -> list[tuple[PeekedMessage, int]]:
+    """Return up to ``shown`` groups, taken in turn per client, newest first (X10).
+
+    Each client's newest group comes before any client's second, so one client's many
+    kinds of alert cannot push another client's off the dashboard.
+    """
+    per_client: dict[str | None, list[tuple[PeekedMessage, int]]] = {}
+    for group in groups:
+        per_client.setdefault(alert_client_of(group[0]), []).append(group)
+    chosen: list[tuple[PeekedMessage, int]] = []
+    turn = 0
+    while len(chosen) < shown and any(len(g) > turn for g in per_client.values()):
+        chosen.extend(g[turn] for g in per_client.values() if len(g) > turn)
+        turn += 1
+    chosen = chosen[:shown]
+    return sorted(chosen, key=lambda group: group[0].sequence_number, reverse=True)
+
+
+def newest_dead_letters(browser: QueueBrowser, queue: str, subqueue: bool
+                        ) -> list[PeekedMessage]:
+    """Return the newest dead letters of ``queue``, newest first, shared per source queue.
+
+    A dead-letter subqueue holds one queue's (one client's): its newest
+    ``DEAD_LETTERS_PER_QUEUE``. Azure's shared ``dead-letters`` (``subqueue`` False) holds
+    every queue's: up to ``DEAD_LETTERS_PER_QUEUE`` per ``DeadLetterSource`` among its
+    newest ``ALERTS_READ``, so one client's flood of bad messages cannot hide another
+    client's (X10).
+    """
+    if subqueue:
+        return peek_newest(browser, queue, DEAD_LETTERS_PER_QUEUE, dead_letter=True)
+    per_source: dict[Any, list[PeekedMessage]] = {}
+    for message in peek_newest(browser, queue, ALERTS_READ):
+        shown = per_source.setdefault(message.application_properties.get(SOURCE_PROPERTY), [])
+        if len(shown) < DEAD_LETTERS_PER_QUEUE:
+            shown.append(message)
+    return sorted((m for shown in per_source.values() for m in shown),
+                  key=lambda m: m.sequence_number, reverse=True)
+
+
+def newest_alerts(browser: QueueBrowser, clients: list[str]) -> list[PeekedMessage]:
+    """Return the newest alerts, newest first, read back until every client has one.
+
+    ``ALERTS_READ`` at a time while a client of ``clients`` (``ORDER_CLIENTS``) has none
+    among those read, up to ``ALERTS_SCAN_MAX``: one client's volume cannot hide another
+    client's newest alert (X10).
+    """
+    read = peek_newest(browser, OPERATOR_ALERTS_QUEUE, ALERTS_READ)
+    missing = set(clients) - {alert_client_of(m) for m in read}
+    while missing and read and len(read) < ALERTS_SCAN_MAX:
+        older = peek_older(browser, OPERATOR_ALERTS_QUEUE, read[-1].sequence_number,
+                           ALERTS_READ)
+        if not older:
+            break
+        read.extend(older)
+        missing -= {alert_client_of(m) for m in older}
+    return read
 
 
 def alert_row(message: PeekedMessage, dead_counts: dict[str, int],
@@ -143,8 +210,12 @@ def guarded(what: str, read: Callable[[], T]) -> tuple[T | None, str | None]:
         return None, f"{what} unavailable ({type(exc).__name__})"
 
 
-def queues(services: Any) -> dict[str, Any]:
-    """Return queue counts, dead-lettered messages, recent alerts and notes on what is missing."""
+def queues(services: Any, *, details: bool = False) -> dict[str, Any]:
+    """Return queue counts, dead-lettered messages, recent alerts and notes on what is missing.
+
+    Dead-lettered bodies are shown by :func:`ops.redaction.shown_body`: classified values and
+    bodies that are not JSON withheld unless ``details`` (X10).
+    """
     browser = services.depths
     if not isinstance(browser, QueueBrowser):
         return {"queues": None, "deadLettered": [], "alerts": [],
@@ -162,25 +233,28 @@ def queues(services: Any) -> dict[str, Any]:
         (row["name"], False) for row in rows if row["name"] == DEAD_LETTERS_QUEUE and row["active"]]
     for name, subqueue in wanted:
         peeked, note = guarded(f"dead letters of {name}", partial(
-            browser.peek, name, DEAD_LETTERS_PER_QUEUE, dead_letter=subqueue))
+            newest_dead_letters, browser, name, subqueue))
         # A dead-lettered order's body holds its customer and payment data (X10).
-        dead.extend({**row, "body": redact(row["body"])}
+        dead.extend({**row, "body": shown_body(row["body"], details)}
                     for row in map(message_row, peeked or []))
         notes.append(note)
     alerts, note = guarded("operator alerts",
-                           lambda: peek_newest(browser, OPERATOR_ALERTS_QUEUE, ALERTS_READ))
+                           lambda: newest_alerts(browser, list(settings.order_clients)))
     notes.append(note)
     dead_counts = {row["name"]: row["deadLetter"] for row in rows}
     # In Azure the app forwards what it dead-letters to ``dead-letters``, for every queue.
     forwarded = {row["name"]: row["active"] for row in rows}.get(DEAD_LETTERS_QUEUE)
     recent = [alert_row(m, dead_counts, forwarded) | {"count": n}
-              for m, n in alert_groups(alerts or [])[:ALERTS_SHOWN]]
+              for m, n in fair_share(alert_groups(alerts or []), ALERTS_SHOWN)]
     return {"queues": rows if counts is not None else None, "deadLettered": dead,
             "alerts": recent, "notes": [n for n in notes if n]}
 
 
-def build_overview(services: Any, limit: int) -> dict[str, Any]:
-    """Collect the dashboard's main view (``limit``: most orders per attention list, 1..1000)."""
+def build_overview(services: Any, limit: int, *, details: bool = False) -> dict[str, Any]:
+    """Collect the dashboard's main view (``limit``: most orders per attention list, 1..1000).
+
+    ``details``: dead-lettered bodies shown whole (the caller holds the details role, X10).
+    """
     now = services.clock.now()
     summary = current_summary(services)
     needing = attention(services, now, limit)
@@ -189,5 +263,5 @@ def build_overview(services: Any, limit: int) -> dict[str, Any]:
             "compensations": compensations(services, now, limit,
                                            needing[ProcessState.COMPENSATION_FAILED.value]),
             "charts": charts(services.stores.states, now, summary["inFlight"]),
-            "messaging": queues(services),
+            "messaging": queues(services, details=details),
             "supervisorWindowS": services.settings.SUPERVISOR_SCAN_WINDOW_S}

@@ -144,5 +144,5 @@ def operator_of(req: func.HttpRequest, settings: Any) -> str:
 
 
 def require_caller(req: func.HttpRequest, settings: Any) -> access.Caller:
-    """Return the caller of a read (:func:`ops.access.caller_of`; raises :data:`Problem`)."""
-    return access.caller_of(req.headers, settings)
+    """Return the caller of a read (:func:`ops.access.reader_of`; raises :data:`Problem`)."""
+    return access.reader_of(req.headers, settings)

@@ -99,6 +99,28 @@ def peek_newest(browser: QueueBrowser, queue: str, count: int, *,
         span *= 2
 
 
+def peek_older(browser: QueueBrowser, queue: str, before: int, count: int, *,
+               dead_letter: bool = False) -> list[PeekedMessage]:
+    """Return up to ``count`` (1..MAX_PEEK) messages just older than sequence ``before``.
+
+    Newest first, as :func:`peek_newest`; empty once ``before`` is the queue's first message.
+    Fewer come back where sequence numbers have gaps (messages received or expired); the
+    caller reads on from the oldest it got.
+    """
+    check_peek(count)
+    oldest = browser.peek(queue, 1, dead_letter=dead_letter)
+    if not oldest or oldest[0].sequence_number >= before:
+        return []
+    first = oldest[0].sequence_number
+    while before > first:
+        start = max(first, before - count)
+        found = _newest_between(browser, queue, start, before - 1, count, dead_letter)
+        if found:
+            return found[::-1]
+        before = start  # a gap of ``count`` sequence numbers: read on from before it
+    return []
+
+
 def _newest_between(browser: QueueBrowser, queue: str, start: int, end: int, count: int,
                     dead_letter: bool) -> list[PeekedMessage]:
     """Return the newest ``count`` messages with ``start <= sequence number <= end``."""

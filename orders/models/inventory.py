@@ -53,9 +53,13 @@ class OutOfStock(Contract):
     available: int = Field(ge=0)
 
     def reason(self) -> str:
-        """Return the reason the client and the operators are told."""
+        """Return the reason the client and the operators are told.
+
+        It never tells the available quantity: a client could probe the free stock with
+        orders it expects to fail; ``available`` stays in the attempt's history for operators.
+        """
         return (f"out of stock: SKU {self.sku} (line {self.line + 1}) requested "
-                f"{self.requested}, available {self.available}")
+                f"{self.requested}, more than the units available")
 
 
 def hold_key(order_key: str, line: int) -> str:

@@ -168,9 +168,13 @@ TERMINAL_STATUS_KINDS = frozenset({StatusKind.ORDER_COMPLETED, StatusKind.ORDER_
 
 
 class StatusMessage(Versioned):
-    """A status update for one order, to its client's reply queue, by the client's OrderID (S8)."""
+    """A status update for one order, to its client's reply queue, by the client's OrderID (S8).
 
-    order_id: OrderId
+    ``order_id`` is None only on a ``Rejected`` answer to a submission whose body did not
+    hold a readable OrderID (not JSON, or no valid ``order.orderId``).
+    """
+
+    order_id: OrderId | None
     status: StatusKind
     at: UtcDatetime
     reason: str | None = None

@@ -48,16 +48,17 @@ def minor_unit_problem(order: Order) -> tuple[str, str] | None:
     allowed = minor_units(order.currency)
     if decimals_of(order.total_price) <= allowed:
         return None
-    return ("totalPrice", f"at most {allowed} decimal places for {order.currency} (ISO 4217 "
-                          f"minor unit); got {order.total_price}")
+    # Neither the amount nor the currency is quoted: both are Restricted (X10).
+    return ("totalPrice", f"at most {allowed} decimal places, the ISO 4217 minor unit of "
+                          f"the order's currency; got {decimals_of(order.total_price)}")
 
 
 def maximum_problem(order: Order, maximum: Decimal) -> tuple[str, str] | None:
     """Return ``(field, rule)`` for the first amount above ``maximum``, else None."""
     rule = f"must be at most MAX_ORDER_AMOUNT={maximum}"
-    if order.total_price > maximum:
-        return "totalPrice", f"{rule}; got {order.total_price}"
+    if order.total_price > maximum:  # the amount is Restricted: not quoted (X10)
+        return "totalPrice", rule
     for index, line in enumerate(order.lines):
         if line.unit_price > maximum:
-            return f"lines[{index}].unitPrice", f"{rule}; got {line.unit_price}"
+            return f"lines[{index}].unitPrice", rule
     return None

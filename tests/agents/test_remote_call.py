@@ -260,3 +260,23 @@ def test_outcome_to_dict_is_json_ready(clock, sleeps, breaker):
         "body": {"status": 503}, "reason": "HTTP 503", "stopReason": "max_attempts",
         "retryAt": None,
     }
+
+
+@pytest.mark.parametrize("body, reason", [
+    ({"error": "card_declined"}, "HTTP 402: card_declined"),
+    ({"error": "declined", "message": "card of customer CUST-77 declined"}, "HTTP 402: declined"),
+    ({"reason": "insufficient_funds", "error": "x"}, "HTTP 402: insufficient_funds"),
+    ({"code": "card_expired"}, "HTTP 402: card_expired"),
+    ({"error": "customer CUST-77 has no credit"}, "HTTP 402 (the service's error text is "
+     "withheld: no error code of payment's safeErrors)"),
+    ({"detail": "4111 1111 1111 1111"}, "HTTP 402 (the service's error text is withheld: no "
+     "error code of payment's safeErrors)"),
+    ({}, "HTTP 402"),
+])
+def test_a_permanent_reason_keeps_only_an_error_code_the_catalogue_declares_safe(
+        clock, sleeps, breaker, body, reason):
+    """failureReason, statuses and alerts are built from it (X10)."""
+    remote = FakeRemote(clock, [(402, {}, body)])
+    outcome = run(remote, clock, sleeps, breaker)
+    assert outcome.reason == reason
+    assert outcome.body == body  # the answer itself is kept for the history

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from azurekit.client_ids import CLIENT_ID_MAX_LENGTH
 from client import tpch
-from client.cli import app
+from client.cli import EXIT_DROPPED_INVALID, app
 from client.submit import (
     MAX_BATCH_BYTES,
     MAX_BATCH_MESSAGES,
@@ -188,14 +188,30 @@ def test_cli_submit_jsonl_reports_sent_and_invalid(tmp_path, make_order):
     args = ["submit", "--client-id", "acme", "--source", "jsonl", "--file", str(path),
             "--data-dir", str(data_dir)]
     result = CliRunner().invoke(app, args, terminal_width=200)
-    assert result.exit_code == 0, result.output
+    # Non-zero: a script must not take a partly sent file for a sent one (issue 41).
+    assert result.exit_code == EXIT_DROPPED_INVALID, result.output
     assert "sent 2 orders to 'orders-acme'" in result.output
     assert "dropped 1 as invalid" in result.output
     assert "orders.jsonl:3 (J-9): customerId: Field required" in result.output
     assert _active(data_dir, ACME_QUEUE) == 2
     again = CliRunner().invoke(app, args, terminal_width=200)
-    assert again.exit_code == 0, again.output
+    assert again.exit_code == EXIT_DROPPED_INVALID, again.output
     assert _active(data_dir, ACME_QUEUE) == 2
+
+
+@pytest.mark.parametrize("bad_lines, code", [(0, 0), (1, EXIT_DROPPED_INVALID),
+                                              (2, EXIT_DROPPED_INVALID)])
+def test_cli_submit_exits_non_zero_when_it_dropped_an_order_as_invalid(tmp_path, make_order,
+                                                                       bad_lines, code):
+    path = tmp_path / "orders.jsonl"
+    lines = [json.dumps(make_order("J-1").model_dump(mode="json")),
+             *(['{"orderId": "J-9", "totalPrice": "1,00"}'] * bad_lines)]
+    path.write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(app, ["submit", "--client-id", "acme", "--source", "jsonl",
+                                      "--file", str(path), "--data-dir",
+                                      str(tmp_path / "data")], terminal_width=200)
+    assert result.exit_code == code, result.output
+    assert f"dropped {bad_lines} as invalid" in result.output
 
 
 def test_cli_submit_tpch_sends_the_valid_first_orders(tmp_path, tpch_dir):
@@ -205,7 +221,7 @@ def test_cli_submit_tpch_sends_the_valid_first_orders(tmp_path, tpch_dir):
     expected = [o.order_key for o in tpch.load_orders(tpch_dir, 50, on_invalid=invalid.append)]
     result = CliRunner().invoke(app, ["submit", "--client-id", "acme", "--limit", "50",
                                       "--data-dir", str(data_dir)], terminal_width=200)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == (EXIT_DROPPED_INVALID if invalid else 0), result.output
     assert f"sent {len(expected)} orders" in result.output
     assert f"dropped {len(invalid)} as invalid" in result.output
     with open_engine(data_dir) as eng:

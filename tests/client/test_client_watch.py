@@ -314,3 +314,17 @@ def test_send_raw_refuses_a_file_that_is_not_utf8(tmp_path):
                                       "--data-dir", str(tmp_path / "data")])
     assert result.exit_code == 2
     assert "must be UTF-8 text" in result.output
+
+
+def test_a_rejected_answer_without_a_readable_order_id_is_counted_and_consumed(engine, clock,
+                                                                              receiver):
+    engine.send(QUEUE, _status(None, StatusKind.REJECTED, 1,
+                               reason="InvalidJson: body: not valid JSON; nothing was stored"))
+    engine.send(QUEUE, _status("B", StatusKind.ORDER_COMPLETED, 2))
+    result = watch(receiver, 1, timedelta(seconds=5), clock=clock, sleep=_advance(clock))
+    assert result.unread_rejected == ["InvalidJson: body: not valid JSON; nothing was stored"]
+    assert set(result.statuses) == {"B"} and result.invalid == 0
+    assert engine.counts(QUEUE).active == 0
+    console = Console(width=120, record=True)
+    console.print(summary_table(result))
+    assert re.search(r"Rejected, no readable OrderID\s+│\s+1", console.export_text())

@@ -62,7 +62,7 @@ def test_what_a_compensation_failed_order_holds_is_the_operators():
 
 def test_out_of_stock_orders_are_counted_from_their_failure_reason():
     why = ("attempt X:1: reserve_inventory failed permanently: out of stock: SKU P1-S1 "
-           "(line 1) requested 4, available 3")
+           "(line 1) requested 4, more than the units available")
     records = {"A": record("A", ProcessState.COMPENSATED, why),
                "B": record("B", ProcessState.COMPENSATED, "charge failed permanently: no")}
     assert out_of_stock_orders(records) == 1

@@ -12,7 +12,7 @@ def declined_order(make_system, number: int, seconds: float):
     """Run a system whose payment service declines order ``number``: (system, order)."""
     declined = make_order(number)
     system = make_system(faults={"payment": {"decline": {key(declined): {
-        "status": 402, "reason": "card declined"}}}})
+        "status": 402, "reason": "card_declined"}}}})
     system.submit(declined)
     system.run(seconds)
     return system, declined

@@ -46,7 +46,11 @@ def test_a_client_naming_another_client_in_its_body_is_dead_lettered_and_nothing
     for client_id in ("acme", "globex"):
         assert system.services.stores.states.get(key(order, client_id)) is None
         assert system.services.stores.orders.get(key(order, client_id)) is None
-        assert system.replies(client_id) == []
+    # Each refusal is answered to the client the queue names, never the one the body names.
+    assert system.replies("acme") == []
+    assert [(r["orderId"], r["status"], r["reason"].split(":")[0])
+            for r in system.replies("globex")] == [
+        (order.order_key, "Rejected", "ClientMismatch")] * 2
     # One alert for globex's mismatches in this window, whatever it sends (collapsed).
     alerts = system.alerts()
     assert [(a["kind"], a["clientId"]) for a in alerts] == [("ClientMismatch", "globex")]
@@ -176,9 +180,11 @@ def test_no_spelling_of_a_body_reaches_another_clients_queue(make_system, form):
     assert [(m.message_id, m.dead_letter_reason) for m in dead] == [
         (f"attack-{form}", REASONS[form])]
     assert system.services.stores.states.get(key(order, "globex")) is None
-    assert system.replies("acme") == [] and system.replies("globex") == []
+    # The refusal is answered to globex, whose queue it came on; acme hears nothing of it.
+    refused = [(r["status"], r["reason"].split(":")[0]) for r in system.replies("globex")]
+    assert system.replies("acme") == [] and refused == [("Rejected", REASONS[form])]
     victim_gets_its_own_statuses(system, order)
-    assert system.replies("globex") == []
+    assert len(system.replies("globex")) == 1
 
 
 REASONS = {"snake_case": "SchemaViolation", "mixed": "SchemaViolation",

@@ -176,15 +176,16 @@ def test_lookup_compensated_lists_and_alert_links_lead_to_the_order(make_system)
         rows = page.locator("#compensations tbody tr").all()
         assert [(r.get_attribute("data-list"), r.get_attribute("data-order")) for r in rows] \
             == [("Compensated", key(second)), ("Compensated", key(first))]
-        # The OrderError alert links to its order: click through.
+        # The OrderError alert links to its order: click through. One alert per client,
+        # kind and 10 minutes (X10): it names the first order declined in its window.
         click_and_wait(page, '#alerts tr[data-kind="OrderError"] a.order-link')
         assert page.locator("#detail-title").inner_text() == \
-            f"Order {second.order_key} of client acme"
+            f"Order {first.order_key} of client acme"
         assert cells(page.locator('#record tr[data-field="processState"]'))[1] == "Compensated"
         steps = [r.get_attribute("data-step") for r in page.locator("#compensation tbody tr").all()]
         assert steps[0] == "reserve_inventory" and steps[-1] == "release_inventory"
         assert cells(page.locator('#trace tr[data-field="command"]'))[1] == \
-            f"python -m opscli trace {second.order_key} --client acme"
+            f"python -m opscli trace {first.order_key} --client acme"
         # The lookup form finds an order by client and OrderID ...
         go(page, "")
         page.fill("#order-client", "acme")

@@ -57,7 +57,7 @@ def test_a_compensated_order_is_told_although_its_status_send_failed(make_system
                                                                     monkeypatch):
     declined = make_order(72)
     system = make_system(faults={"payment": {"decline": {key(declined): {
-        "status": 402, "reason": "card declined"}}}})
+        "status": 402, "reason": "card_declined"}}}})
     refused = refuse_final_statuses(system, monkeypatch, 1)
     system.submit(declined)
     system.run(600)
@@ -66,4 +66,4 @@ def test_a_compensated_order_is_told_although_its_status_send_failed(make_system
     assert len(refused) == 1
     told = [m for m in system.replies() if m["orderId"] == declined.order_key]
     assert [m["status"] for m in told] == ["RequestReceived", "Compensated"]
-    assert "card declined" in told[-1]["reason"]
+    assert "HTTP 402: card_declined" in told[-1]["reason"]

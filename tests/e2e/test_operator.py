@@ -96,7 +96,7 @@ def test_ops_summary_endpoint_counts_equal_a_direct_count_over_the_state_store(m
                                                                                monkeypatch):
     declined, stuck_one = make_order(51), make_order(52)
     system = make_system(faults={"payment": {
-        "decline": {key(declined): {"status": 402, "reason": "card declined"}},
+        "decline": {key(declined): {"status": 402, "reason": "card_declined"}},
         "black_hole_order_ids": [key(stuck_one)]}},
         settings={"MAX_IN_FLIGHT": "40", "AGENT_CALL_TIMEOUT_S": "0.2"})
     for order in [declined, stuck_one, *(make_order(n) for n in range(60, 70))]:

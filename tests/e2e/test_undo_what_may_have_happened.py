@@ -13,6 +13,7 @@ import pytest
 
 from simulator.config import FaultUpdate
 from tests.e2e.harness import ProcessState, key, make_order
+from tests.e2e.test_circuit_isolation import no_two_in_one_window
 
 FAST_GIVE_UP = {"AGENT_MAX_ATTEMPTS": "2", "AGENT_CALL_TIMEOUT_S": "0.2",
                 # Keep the breaker out of it: these tests are about one order's own fault.
@@ -53,8 +54,12 @@ def test_charges_performed_but_never_answered_are_refunded(make_system):
             (charges[0].resource_id, order.total_price)]
         [(final, reason)] = statuses(system, order.order_key)[1:]
         assert final == "Compensated" and "refund (Undone)" in reason
-    kinds = {(a["kind"], a["orderId"]) for a in system.alerts()}
-    assert kinds == {("RetriesExhausted", key(i)) for i in ids}
+    # Collapsed per client, kind and 10 minutes (X10): each alert names a doomed order.
+    alerts = system.alerts()
+    assert alerts and {(a["kind"], a["clientId"]) for a in alerts} == {
+        ("RetriesExhausted", "acme")}
+    assert {a["orderId"] for a in alerts} <= {key(i) for i in ids}
+    assert no_two_in_one_window(alerts)
 
 
 def test_a_request_lost_before_it_was_carried_out_is_answered_nothing_to_undo(make_system):

@@ -13,7 +13,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from ops.access import OPERATOR_ROLE, AccessDenied, caller_of, operator_of
+from ops.access import (
+    DETAILS_ROLE,
+    OPERATOR_ROLE,
+    READER_ROLE,
+    AccessDenied,
+    caller_of,
+    operator_of,
+    reader_of,
+)
 
 AZURE = SimpleNamespace(WEBSITE_AUTH_ENABLED=True, MESSAGING_BACKEND="servicebus")
 AZURE_WITHOUT_AUTH = SimpleNamespace(WEBSITE_AUTH_ENABLED=False, MESSAGING_BACKEND="servicebus")
@@ -88,3 +96,20 @@ def test_locally_an_action_without_a_name_or_with_a_bad_one_is_refused():
     with pytest.raises(AccessDenied, match="operator name") as denied:
         operator_of({"x-ops-operator": "<b>eve</b>"}, LOCAL)
     assert denied.value.status == 400
+
+
+@pytest.mark.parametrize("roles, allowed", [
+    ((), False), (("Orders.Unrelated",), False), ((READER_ROLE,), True),
+    ((OPERATOR_ROLE,), True), ((DETAILS_ROLE,), True)])
+def test_in_azure_a_read_needs_an_app_role_not_only_a_sign_in(roles, allowed):
+    headers = signed_in(*roles)
+    if allowed:
+        assert reader_of(headers, AZURE).name == "alice@contoso.com"
+        return
+    with pytest.raises(AccessDenied, match="needs one of the app roles") as denied:
+        reader_of(headers, AZURE)
+    assert denied.value.status == 403
+
+
+def test_locally_anyone_who_reaches_the_host_may_read():
+    assert reader_of({}, LOCAL).name is None

@@ -258,9 +258,9 @@ def test_alerts_show_newest_first_and_collapsed_ones_with_their_dead_letter_coun
     system.run(5)
     alerts = get(system, "/api/overview").json()["messaging"]["alerts"]
     # Newest first, grouped per kind and client: the 600 older alerts are one row, whose
-    # newest alert is shown, counted over the newest 500 read.
+    # newest alert is shown; reading back past them finds globex's alert (X10).
     assert [(a["body"]["kind"], a["count"]) for a in alerts] == [
-        ("ConflictingOrder", 1), ("OrderError", 499)]
+        ("ConflictingOrder", 1), ("OrderError", 600), ("ClientMismatch", 1)]
     assert alerts[0]["body"]["orderId"] == key(order)
     assert alerts[1]["body"]["reason"] == "old 599"
     mismatch = [m for m in system.alerts() if m["kind"] == "ClientMismatch"]
@@ -301,14 +301,22 @@ def test_stock_and_the_order_detail_show_the_reservation(make_system):
     system.run(10)
     assert system.state(order.order_key).process_state == ProcessState.PROCESSED
     first = order.lines[0]
-    stock = get(system, "/api/stock", sku=first.sku).json()
+    stock = get(system, "/api/stock", sku=first.sku, details="true").json()
     assert (stock["available"], stock["held"], stock["balanced"]) == (
         10 - first.quantity, first.quantity, True)
     assert stock["holds"] == [{"orderId": key(order), "line": 1, "quantity": first.quantity,
                                "released": False}]
-    detail = get(system, "/api/order", orderId=key(order)).json()
+    detail = get(system, "/api/order", orderId=key(order), details="true").json()
     assert [(r["sku"], r["held"]) for r in detail["reservation"]] == [
         (line.sku, line.quantity) for line in order.lines]
+    # Without details an order's lines (Confidential) are withheld from both views (X10).
+    plain = get(system, "/api/stock", sku=first.sku).json()
+    assert plain["holds"] == [{"orderId": key(order), "line": 1, "quantity": "<Confidential>",
+                               "released": False}]
+    assert plain["held"] == first.quantity  # the stock's own figures stay
+    rows = get(system, "/api/order", orderId=key(order)).json()["reservation"]
+    assert [(r["sku"], r["requested"], r["held"], r["available"], r["fullyHeld"])
+            for r in rows] == [("<Confidential>",) * 4 + (True,)] * len(order.lines)
 
 
 def test_dead_lettered_bodies_on_the_overview_withhold_the_orders_data(make_system):

@@ -104,6 +104,8 @@ def test_the_overview_lists_compensated_orders_newest_first(system):
 def test_each_alert_names_the_order_it_is_about(system):
     alerts = get(system, "/api/overview").json()["messaging"]["alerts"]
     (row,) = [a for a in alerts if a["body"]["kind"] == "OrderError"]
-    # One OrderError row per client (grouped); the newest is the second order's.
-    assert row["count"] == 2
-    assert row["order"] == {"key": key(SECOND), "client": "acme", "orderId": SECOND.order_key}
+    # One OrderError alert per client and 10 minutes (collapsed at the source): the first
+    # order's, which says further ones raise no new alert.
+    assert row["count"] == 1
+    assert row["order"] == {"key": key(FIRST), "client": "acme", "orderId": FIRST.order_key}
+    assert "raise no new alert" in row["body"]["reason"]

@@ -30,12 +30,16 @@ def stocked(data_dir):  # noqa: F811 - the fixture imported above
 
 
 def test_stock_shows_a_skus_figures_and_holds(stocked):
-    result = cli(stocked, "stock", "P1-S1", "--json")
+    result = cli(stocked, "stock", "P1-S1", "--json", "--details")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == {
         "sku": "P1-S1", "available": 7, "loaded": 10, "restocked": 0, "held": 3,
         "balanced": True, "holdCount": 1,
         "holds": [{"orderId": "ORD-1", "line": 1, "quantity": 3, "released": False}]}
+    # An order's line is Confidential: its units only with --details (X10).
+    plain = json.loads(cli(stocked, "stock", "P1-S1", "--json").stdout)
+    assert plain["holds"] == [{"orderId": "ORD-1", "line": 1, "quantity": "<Confidential>",
+                               "released": False}]
     table = cli(stocked, "stock", "P1-S1")
     assert table.exit_code == 0 and "Stock of P1-S1" in table.stdout
     assert cli(stocked, "stock", "P9-S9").exit_code == 1
@@ -53,11 +57,16 @@ def test_restock_adds_units_once_per_call_and_refuses_a_bad_quantity(stocked):
 
 
 def test_show_lists_the_reservation_line_by_line(stocked):
-    result = cli(stocked, "show", "ORD-1", "--no-history", "--json")
+    result = cli(stocked, "show", "ORD-1", "--no-history", "--json", "--details")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["reservation"] == [
-        {"line": 1, "sku": "P1-S1", "requested": 3, "held": 3, "released": False,
-         "available": 7},
-        {"line": 2, "sku": "P2-S2", "requested": 9, "held": 0, "released": False,
-         "available": 4}]
+        {"line": 1, "sku": "P1-S1", "requested": 3, "held": 3, "fullyHeld": True,
+         "released": False, "available": 7},
+        {"line": 2, "sku": "P2-S2", "requested": 9, "held": 0, "fullyHeld": False,
+         "released": False, "available": 4}]
+    hidden = "<Confidential>"
+    plain = json.loads(cli(stocked, "show", "ORD-1", "--no-history", "--json").stdout)
+    assert plain["reservation"] == [
+        {"line": n, "sku": hidden, "requested": hidden, "held": hidden, "fullyHeld": full,
+         "released": False, "available": hidden} for n, full in ((1, True), (2, False))]
     assert "Reservation" in cli(stocked, "show", "ORD-1", "--no-history").stdout

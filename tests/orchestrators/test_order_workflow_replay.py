@@ -211,7 +211,7 @@ def failed_for_stock(h):
     h.activity(FAIL_ORDER.name, {"fenced": False, "state": "Compensating"})
     h.activity(ALERT_OPERATOR.name, None)
     why = ("reserve_inventory failed permanently: out of stock: SKU SKU-A (line 1) "
-           "requested 2, available 1")
+           "requested 2, more than the units available")
     return [("call", FAIL_ORDER.name, {"orderId": "ORD-1", "instanceId": IID,
                                        "reason": f"attempt {IID}: {why}"}),
             ("call", ALERT_OPERATOR.name, {"kind": "OrderError", "orderId": "ORD-1",
@@ -229,7 +229,7 @@ def test_out_of_stock_fails_the_order_before_any_remote_step(version):
     assert decision.actions == [BEGIN, LOAD, RESERVE, *expected]
     assert decision.output == {"outcome": "compensating", "step": "reserve_inventory",
                                "reason": "out of stock: SKU SKU-A (line 1) requested 2, "
-                                         "available 1"}
+                                         "more than the units available"}
 
 
 def test_a_superseded_attempt_schedules_nothing_after_begin_attempt():

@@ -33,7 +33,7 @@ async def make_client(
     def make(config=None, *, sleep=None, path: Path | None = None) -> httpx.AsyncClient:
         app = create_app(config, clock, path or ledger_path, sleep=sleep)
         client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://simulator"
+            transport=httpx.ASGITransport(app=app), base_url="http://localhost"
         )
         made.append((client, app))
         return client

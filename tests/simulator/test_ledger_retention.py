@@ -52,7 +52,7 @@ async def test_the_app_purges_on_start_and_then_periodically(ledger_path, clock:
     app = create_app(None, clock, ledger_path, retention=timedelta(days=1), purge_every_s=3600)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://sim") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
             assert (await client.get("/_admin/stats")).json()["requests"] == []
 
 

@@ -266,8 +266,12 @@
       row.setAttribute("data-step", e.step || details.step);
       return row;
     });
+    // Without details=true a line's SKU and units are withheld ("<Confidential>"): no link.
     rows("#reservation", data.reservation || [], (r) => tr(r.line,
-      el("a", {href: "#stock?sku=" + encodeURIComponent(r.sku)}, r.sku), r.requested,
+      String(r.sku).startsWith("<") ? r.sku
+        : el("a", {href: "#stock?sku=" + encodeURIComponent(r.sku)
+          + (/[?&]details=true\b/.test(location.hash) ? "&details=true" : "")}, r.sku),
+      r.requested,
       r.held, r.released, r.available === null ? "not stocked" : r.available));
     const attempts = document.getElementById("attempts");
     attempts.replaceChildren(...data.attempts.map((attempt) => {
