@@ -26,6 +26,7 @@ from orders.models.messages import (
     submit_queue,
 )
 from orders.models.money import maximum_problem
+from orders.models.order_size import size_problem
 from orders.notify import send_status
 from orders.observability.logs import log_context
 from orders.observability.metrics import record_backlog
@@ -140,6 +141,10 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
     key = order_key(client_id, parsed.order.order_key)
     tag_order(key)
     with log_context(key):
+        too_large = size_problem(parsed.order)
+        if too_large is not None:
+            return refuse(parsed, client_id, sender, now, f"order size: {too_large}; nothing "
+                          "was stored", message_id)
         if quota is not None:
             refusal = admit(stores, key, client_id, quota)
             if refusal is not None:
@@ -213,7 +218,11 @@ def answer_conflict(sender: MessageSender, parsed: SubmitOrder, reply_to: str, n
 
 def refuse(parsed: SubmitOrder, client_id: str, sender: MessageSender, now: datetime,
            reason: str, message_id: str | None) -> AdmissionRefused:
-    """Tell the queue's client its order was rejected by admission control; write nothing (X3)."""
+    """Tell the queue's client its order was rejected; write nothing (X3).
+
+    Admission control, the order's size (:mod:`orders.models.order_size`) or its prices
+    (:mod:`orders.pricing`) refused it; ``reason`` names the rule.
+    """
     order_id = parsed.order.order_key
     suffix = f":{sha256((message_id or '').encode()).hexdigest()[:16]}"
     send_status(sender, reply_queue(client_id),

@@ -145,3 +145,42 @@ def test_admission_reads_its_two_counts_in_one_query_each(tmp_path, monkeypatch)
     stores.close()
     queries = counted_store_operations()["counts"]["state"]["query"]
     assert queries == 1 + 2  # the refused: its quota; the admitted: its quota and the total
+
+
+def _sized(lines: int, skus: int, quantity: int):
+    from datetime import UTC, datetime
+    from decimal import Decimal
+
+    from orders.models import Order, OrderLine
+
+    order_lines = [OrderLine(sku=f"SKU-{i % skus}", quantity=quantity,
+                             unit_price=Decimal("0.01")) for i in range(lines)]
+    order = Order(order_key="BIG-1", customer_id="CUST-1", currency="USD", lines=order_lines,
+                  total_price=sum((li.extended_price for li in order_lines), Decimal(0)),
+                  created_at=datetime(2029, 12, 31, tzinfo=UTC))
+    return SubmitOrder(client_id="acme", reply_to="replies-acme",
+                       order=order).model_dump_json(by_alias=True).encode()
+
+
+@pytest.mark.parametrize(("lines", "skus", "quantity", "field", "limit"), [
+    (1000, 1, 1, "order.lines:", "MAX_ORDER_LINES=50"),
+    (51, 51, 1, "order.lines:", "MAX_ORDER_LINES=50"),
+    (21, 21, 1, "order.lines[].sku:", "MAX_ORDER_SKUS=20"),
+    (3, 1, 4000, "order.lines[].quantity:", "MAX_ORDER_UNITS=10000"),
+])
+def test_an_order_past_a_size_bound_is_rejected_naming_the_field_and_limit(
+        env, lines, skus, quantity, field, limit):
+    stores, sent, now = env
+    refused = submit(_sized(lines, skus, quantity), stores, sent, now, message_id="m1")
+    assert isinstance(refused, submission.AdmissionRefused)
+    assert stores.orders.get("acme~BIG-1") is None and stores.states.get("acme~BIG-1") is None
+    [(order_id, status, _)] = sent.statuses()
+    assert (order_id, status) == ("BIG-1", "Rejected")
+    reason = sent.messages[-1][1].body["reason"]
+    assert field in reason and limit in reason
+
+
+def test_an_order_at_every_size_bound_is_accepted(env):
+    stores, sent, now = env
+    accepted = submit(_sized(50, 20, 200), stores, sent, now, message_id="m1")
+    assert isinstance(accepted, submission.Accepted)
