@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from orders.models import ProcessState
 from orders.models.compensation import ReservationDetails
 from orders.models.inventory import StockItem, hold_key, split_hold_key
 
@@ -22,7 +23,8 @@ def stock_json(item: StockItem) -> dict[str, Any]:
         holds.append({"orderId": order_key, "line": line + 1, "quantity": hold.quantity,
                       "released": hold.released})
     return {"sku": item.sku, "available": item.available, "loaded": item.loaded,
-            "restocked": item.restocked, "held": item.held, "balanced": item.balanced,
+            "restocked": item.restocked, "held": item.held, "consumed": item.consumed,
+            "balanced": item.balanced,
             "holdCount": len(item.holds), "holds": holds}
 
 
@@ -43,13 +45,18 @@ def reservation_of(services: Any, order_key: str) -> list[dict[str, Any]] | None
                     None)
     if reserved is None:
         return None
+    record = services.stores.states.get(order_key)
+    # A Processed order's holds were settled: its lines took their units for good.
+    settled = record is not None and record.process_state is ProcessState.PROCESSED
     rows = []
     for index, line in enumerate(reserved.lines):
         item = inventory.get(line.sku)
         hold = item.holds.get(hold_key(order_key, index)) if item is not None else None
+        taken = line.quantity if settled and item is not None and hold is None else 0
         rows.append({"line": index + 1, "sku": line.sku, "requested": line.quantity,
-                     "held": hold.quantity if hold is not None else 0,
+                     "held": hold.quantity if hold is not None else taken,
                      "released": bool(hold is not None and hold.released),
+                     "settled": bool(taken),
                      "available": item.available if item is not None else None})
     return rows
 

@@ -33,7 +33,7 @@ def test_stock_shows_a_skus_figures_and_holds(stocked):
     result = cli(stocked, "stock", "P1-S1", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == {
-        "sku": "P1-S1", "available": 7, "loaded": 10, "restocked": 0, "held": 3,
+        "sku": "P1-S1", "available": 7, "loaded": 10, "restocked": 0, "held": 3, "consumed": 0,
         "balanced": True, "holdCount": 1,
         "holds": [{"orderId": "ORD-1", "line": 1, "quantity": 3, "released": False}]}
     table = cli(stocked, "stock", "P1-S1")
@@ -57,7 +57,7 @@ def test_show_lists_the_reservation_line_by_line(stocked):
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["reservation"] == [
         {"line": 1, "sku": "P1-S1", "requested": 3, "held": 3, "released": False,
-         "available": 7},
+         "settled": False, "available": 7},
         {"line": 2, "sku": "P2-S2", "requested": 9, "held": 0, "released": False,
-         "available": 4}]
+         "settled": False, "available": 4}]
     assert "Reservation" in cli(stocked, "show", "ORD-1", "--no-history").stdout
