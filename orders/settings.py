@@ -98,6 +98,9 @@ class Settings(BaseSettings):
     """1-10000: one client's in-flight quota, at most an equal share (X3, S8)."""
     MAX_ORDER_AMOUNT: Decimal = Field(Decimal("1000000"), gt=0, allow_inf_nan=False)
     """> 0, order currency: largest ``totalPrice``/``unitPrice`` accepted (S1)."""
+    PRICE_FROM_CATALOGUE: bool = True
+    """Whether every order line is priced by the catalogue (the inventory's ``unitPrice``,
+    :mod:`orders.pricing`); an unpriced SKU is then refused (S1)."""
     RETENTION_PURGE_BATCH: int = Field(500, ge=1, le=1000)
     """1-1000: expired compensation log entries deleted per round (S9, X10)."""
     RETENTION_DAYS: float = Field(30.0, gt=0, le=36500)

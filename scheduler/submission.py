@@ -31,6 +31,7 @@ from orders.notify import send_status
 from orders.observability.logs import log_context
 from orders.observability.metrics import record_backlog
 from orders.observability.tracing import current_traceparent, tag_order
+from orders.pricing import price_problem
 from orders.stores import Stores
 from orders.stores.errors import ConflictError
 from scheduler.identity import (
@@ -122,10 +123,14 @@ def admit(stores: Stores, order_key: str, client_id: str, quota: Quota) -> str |
 def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
            client_id: str, quota: Quota | None = None,
            message_id: str | None = None,
-           max_amount: Decimal | None = None) -> Accepted | Rejected | AdmissionRefused:
+           max_amount: Decimal | None = None,
+           priced: bool = False) -> Accepted | Rejected | AdmissionRefused:
     """Store a submitted order idempotently and tell the client it was received.
 
-    ``client_id`` is the queue's client (X10); ``quota`` None disables admission control.
+    ``client_id`` is the queue's client (X10); ``quota`` None disables admission control;
+    ``priced`` (``PRICE_FROM_CATALOGUE``) checks every line's price against the catalogue
+    (:mod:`orders.pricing`). An order too large (:mod:`orders.models.order_size`) or priced
+    otherwise than the catalogue is refused as admission control refuses one.
     The caller dead-letters a Rejected result and completes an AdmissionRefused one.
 
     Raises
@@ -141,15 +146,25 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
     key = order_key(client_id, parsed.order.order_key)
     tag_order(key)
     with log_context(key):
-        too_large = size_problem(parsed.order)
-        if too_large is not None:
-            return refuse(parsed, client_id, sender, now, f"order size: {too_large}; nothing "
-                          "was stored", message_id)
+        problem = order_problem(parsed.order, stores, priced)
+        if problem is not None:
+            return refuse(parsed, client_id, sender, now, problem, message_id)
         if quota is not None:
             refusal = admit(stores, key, client_id, quota)
             if refusal is not None:
                 return refuse(parsed, client_id, sender, now, refusal, message_id)
         return store(parsed, key, body, stores, sender, now)
+
+
+def order_problem(order: Order, stores: Stores, priced: bool) -> str | None:
+    """Return why a valid order is refused for its size or prices (X3, S1), or None."""
+    too_large = size_problem(order)
+    if too_large is not None:
+        return f"order size: {too_large}; nothing was stored"
+    mispriced = price_problem(order, stores.inventory.get) if priced else None
+    if mispriced is not None:
+        return f"order price: {mispriced}; nothing was stored"
+    return None
 
 
 def keyed(parsed: SubmitOrder, key: str, now: datetime) -> tuple[Order, StateRecord]:

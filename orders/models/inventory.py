@@ -7,6 +7,8 @@ size is bounded by them. Hold keys and conservation: docs/inventory.md.
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from pydantic import Field
 
 from orders.models._types import Contract, InstanceId, Sku
@@ -30,6 +32,8 @@ class StockItem(Contract):
     """The stock of one SKU, with the holds of orders in flight keyed by :func:`hold_key`.
 
     ``consumed`` counts the units of Processed orders, whose holds were settled (removed).
+    ``unit_price`` is the catalogue's price of the SKU (TPC-H ``p_retailprice``,
+    :mod:`orders.pricing`); None: not priced, so not orderable where prices are checked.
     ``loaded + restocked - available`` equals :attr:`held` + ``consumed``
     (``demo/stock_audit.py`` checks it).
     """
@@ -39,6 +43,8 @@ class StockItem(Contract):
     loaded: int = Field(ge=0, le=MAX_QUANTITY)
     restocked: int = Field(default=0, ge=0, le=MAX_QUANTITY)
     consumed: int = Field(default=0, ge=0, le=MAX_QUANTITY)
+    unit_price: Decimal | None = Field(default=None, ge=0, decimal_places=4,
+                                       allow_inf_nan=False)
     holds: dict[str, Hold] = Field(default_factory=dict)
     etag: str | None = Field(default=None, exclude=True)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import StrEnum
 from typing import Protocol
 
@@ -53,8 +54,12 @@ class LineReservation:
 class InventoryStore(Protocol):
     """The local inventory: one stock item per SKU, changed only conditionally (S4)."""
 
-    def load(self, stock: Mapping[str, int]) -> int:
-        """Create the items of ``stock`` (SKU -> units) that do not exist; return how many."""
+    def load(self, stock: Mapping[str, int],
+             prices: Mapping[str, Decimal] | None = None) -> int:
+        """Create the items of ``stock`` (SKU -> units) that do not exist; return how many.
+
+        ``prices`` (SKU -> catalogue price, :mod:`orders.pricing`) prices the items created.
+        """
         ...
 
     def get(self, sku: str) -> StockItem | None:
@@ -322,6 +327,14 @@ def settle_holds(item: StockItem, keys: list[str]) -> tuple[StockItem | None, di
         return None, {}
     return item.model_copy(update={"consumed": item.consumed + sum(units.values()),
                                    "holds": holds}), units
+
+
+def new_items(stock: Mapping[str, int],
+              prices: Mapping[str, Decimal] | None) -> list[StockItem]:
+    """Return the items :meth:`InventoryStore.load` creates, priced from ``prices``."""
+    return [StockItem(sku=sku, available=units, loaded=units,
+                      unit_price=None if prices is None else prices.get(sku))
+            for sku, units in stock.items()]
 
 
 def check_quantity(quantity: int) -> None:

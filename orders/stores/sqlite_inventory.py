@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from decimal import Decimal
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from orders.stores.inventory import (
     LineReservation,
     check_quantity,
     decide_lines,
+    new_items,
 )
 from sqlitekit import write
 
@@ -56,10 +58,10 @@ class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
     def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
         SqliteAdapter.__init__(self, path, synchronous=synchronous)
 
-    def load(self, stock: Mapping[str, int]) -> int:
+    def load(self, stock: Mapping[str, int],
+             prices: Mapping[str, Decimal] | None = None) -> int:
         """See :meth:`orders.stores.inventory.InventoryStore.load`; one transaction."""
-        items = [StockItem(sku=sku, available=units, loaded=units)
-                 for sku, units in stock.items()]
+        items = new_items(stock, prices)
         self._db.count("write", len(items))
         with self._db.use() as conn, write(conn):
             before = conn.total_changes

@@ -206,3 +206,14 @@ def test_an_orders_lines_of_one_sku_are_one_write_and_the_item_stays_small(
     assert max(sizes) - min(sizes) < 10
     item = inv.get("P1-S1")
     assert item.holds == {} and item.consumed == 40 * 51 and item.balanced
+
+
+def test_load_prices_the_items_it_creates_and_the_price_survives_every_write(stores):
+    from decimal import Decimal
+
+    inv = stores.inventory
+    inv.load({"P1-S2": 10, "P9-S9": 1}, {"P1-S2": Decimal("901.00")})
+    inv.reserve_lines([("P1-S2", "O-1#0", 2)], by="O-1:1")
+    inv.settle_lines([("P1-S2", "O-1#0")])
+    assert inv.get("P1-S2").unit_price == Decimal("901.00")
+    assert inv.get("P9-S9").unit_price is None
