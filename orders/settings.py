@@ -76,7 +76,7 @@ class Settings(BaseSettings):
     """1-100: compensation attempts that may expire before CompensationFailed (S9)."""
     COMPENSATION_DEADLINE_S: float = Field(30.0, gt=0)
     """Seconds, > 0: CompleteBy of one compensation attempt (S9, S6)."""
-    WORKFLOW_VERSION: int = Field(7, ge=1)
+    WORKFLOW_VERSION: int = Field(9, ge=1)
     """>= 1: version new orders start under; register it everywhere first (X6)."""
     RETRY_HOLD_BASE_S: float = Field(2.0, ge=0)
     """Seconds, >= 0: hold-back base, doubled per failure (V2)."""
