@@ -27,6 +27,7 @@ from orders.models.messages import (
 )
 from orders.models.money import maximum_problem
 from orders.models.order_size import size_problem
+from orders.models.state import WORK_LINES, work_of
 from orders.notify import send_status
 from orders.observability.logs import log_context
 from orders.observability.metrics import record_backlog
@@ -102,14 +103,21 @@ class Quota:
     per_client: int
 
 
-def admit(stores: Stores, order_key: str, client_id: str, quota: Quota) -> str | None:
-    """Return why a new order is refused (X3), or None; a stored order is always admitted."""
+def admit(stores: Stores, order_key: str, client_id: str, quota: Quota,
+          work: int = 1) -> str | None:
+    """Return why a new order is refused (X3), or None; a stored order is always admitted.
+
+    The client's quota counts work, not orders: ``work`` is the new order's weight
+    (:func:`orders.models.state.work_of`), and each order in flight weighs its own.
+    """
     if stores.states.get(order_key) is not None or stores.orders.get(order_key) is not None:
         return None
     mine = stores.states.count_of_client(client_id, IN_FLIGHT_STATES, quota.per_client)
-    if mine >= quota.per_client:
+    if mine + work - 1 >= quota.per_client:
+        weight = (f"; an order counts one per {WORK_LINES} lines or part, this one {work}"
+                  if work > 1 else "")
         return (f"admission control: client {client_id} has {mine} orders in flight "
-                f"(Pending, Processing, Compensating), its quota "
+                f"(Pending, Processing, Compensating{weight}), its quota "
                 f"MAX_IN_FLIGHT_PER_CLIENT={quota.per_client}; nothing was stored, submit the "
                 "order again later with a new MessageId")
     in_flight = stores.states.count_in(IN_FLIGHT_STATES)
@@ -150,7 +158,7 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
         if problem is not None:
             return refuse(parsed, client_id, sender, now, problem, message_id)
         if quota is not None:
-            refusal = admit(stores, key, client_id, quota)
+            refusal = admit(stores, key, client_id, quota, work_of(len(parsed.order.lines)))
             if refusal is not None:
                 return refuse(parsed, client_id, sender, now, refusal, message_id)
         return store(parsed, key, body, stores, sender, now)
@@ -174,7 +182,8 @@ def keyed(parsed: SubmitOrder, key: str, now: datetime) -> tuple[Order, StateRec
         raise ValueError(f"key: {key!r} names no client; submissions are keyed per client")
     record = StateRecord(order_key=key, client_id=client_id,
                          client_order_id=client_order_id, reply_to=reply_queue(client_id),
-                         created_at=now, updated_at=now, trace_parent=current_traceparent())
+                         created_at=now, updated_at=now, trace_parent=current_traceparent(),
+                         work=work_of(len(parsed.order.lines)))
     return parsed.order.model_copy(update={"order_key": key}), record
 
 

@@ -184,3 +184,23 @@ def test_an_order_at_every_size_bound_is_accepted(env):
     stores, sent, now = env
     accepted = submit(_sized(50, 20, 200), stores, sent, now, message_id="m1")
     assert isinstance(accepted, submission.Accepted)
+
+
+def test_a_clients_quota_counts_the_work_of_its_orders_not_only_their_number(env):
+    """Two 50-line orders are ten orders' work: a quota of 10 is then full for acme alone."""
+    stores, sent, now = env
+    big = [_sized(50, 1, 1).replace(b"BIG-1", f"BIG-{n}".encode()) for n in range(2)]
+    for n, message in enumerate(big):
+        assert isinstance(submit(message, stores, sent, now, max_in_flight=100, per_client=10,
+                                 message_id=f"m{n}"), submission.Accepted)
+    assert stores.states.get("acme~BIG-0").work == 5
+    third = submit(_sized(50, 1, 1).replace(b"BIG-1", b"BIG-9"), stores, sent, now,
+                   max_in_flight=100, per_client=14, message_id="m3")
+    assert "one per 10 lines or part, this one 5" in third.reason  # 10 + 5 > 14
+    refused = submit(body(1), stores, sent, now, max_in_flight=100, per_client=10,
+                     message_id="m9")
+    assert isinstance(refused, submission.AdmissionRefused)
+    assert "client acme has 10 orders in flight" in refused.reason
+    other = submit(body(2, "globex"), stores, sent, now, max_in_flight=100, per_client=10,
+                   client_id="globex", message_id="g1")
+    assert isinstance(other, submission.Accepted)
