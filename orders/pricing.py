@@ -18,6 +18,8 @@ from orders.models.inventory import StockItem
 
 MAX_DISCOUNT = Decimal("0.10")
 """Largest discount accepted: TPC-H ``l_discount`` is drawn from 0.00 to 0.10."""
+CATALOGUE_CURRENCY = "USD"
+"""The currency of the catalogue's prices; an order in another is not priced by it."""
 
 
 def price_problem(order: Order, read: Callable[[str], StockItem | None]) -> str | None:
@@ -25,8 +27,12 @@ def price_problem(order: Order, read: Callable[[str], StockItem | None]) -> str 
 
     ``read`` returns a SKU's stock item (one point read per distinct SKU). A SKU the
     catalogue has no item for, or an item without a price, is refused: SKUs are matched
-    exactly, so ``p1-s1`` is not ``P1-S1``.
+    exactly, so ``p1-s1`` is not ``P1-S1``; an order in another currency than
+    :data:`CATALOGUE_CURRENCY` is refused (the same figures in yen cost a hundredth).
     """
+    if order.currency != CATALOGUE_CURRENCY:
+        return (f"order.currency: {order.currency}; the catalogue prices in "
+                f"{CATALOGUE_CURRENCY} only")
     items: dict[str, StockItem | None] = {}
     for index, line in enumerate(order.lines):
         where = f"order.lines[{index}]"

@@ -27,10 +27,10 @@ def env(tmp_path):
     stores.close()
 
 
-def body(*lines: tuple[str, str, str]) -> bytes:
+def body(*lines: tuple[str, str, str], currency: str = "USD") -> bytes:
     order_lines = [OrderLine(sku=sku, quantity=2, unit_price=Decimal(price),
                              discount=Decimal(discount)) for sku, price, discount in lines]
-    order = Order(order_key="ORD-1", customer_id="CUST-1", currency="USD", lines=order_lines,
+    order = Order(order_key="ORD-1", customer_id="CUST-1", currency=currency, lines=order_lines,
                   total_price=sum((li.charge for li in order_lines), Decimal(0)),
                   created_at=datetime(2029, 12, 31, tzinfo=UTC))
     return SubmitOrder(client_id="acme", reply_to="replies-acme",
@@ -60,6 +60,14 @@ def test_an_order_priced_otherwise_than_the_catalogue_is_rejected_naming_the_lin
     [(order_id, status, _)] = sent.statuses()
     assert (order_id, status) == ("ORD-1", "Rejected")
     assert names in sent.messages[-1][1].body["reason"]
+
+
+def test_catalogue_prices_in_another_currency_are_rejected_naming_the_currency(env):
+    stores, sent, now = env
+    refused = submission.submit(body(("P1-S2", "901.00", "0"), currency="JPY"), stores, sent, now,
+                                client_id="acme", message_id="m1", priced=True)
+    assert isinstance(refused, submission.AdmissionRefused)
+    assert "order.currency: JPY; the catalogue prices in USD only" in refused.reason
 
 
 def test_an_order_at_catalogue_prices_is_accepted(env):
