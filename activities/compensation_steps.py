@@ -137,20 +137,19 @@ def pending_undo_entries(order_key: str, services: Services) -> list[dict[str, A
 
 @implements(RELEASE_INVENTORY)
 def release_inventory(data: dict[str, Any], services: Services) -> dict[str, Any]:
-    """Give back what each line's hold took and mark it released (S9, X7).
+    """Give back what each line's hold took and remove the hold (S9, X7).
 
-    Lines are those of the reserve entry; see docs/inventory.md for tombstones and orders
-    reserved before the inventory was real.
+    Lines are those of the reserve entry, one write per SKU; see docs/inventory.md for
+    orders reserved before the inventory was real.
     """
     step = ReleaseInventoryInput.model_validate(data)
     entries = services.stores.compensation.entries(step.order_key)
     reserved = next((e.details.lines for e in entries
                      if isinstance(e.details, ReservationDetails)), ())
-    released = []
-    for index, line in enumerate(reserved):
-        units = services.stores.inventory.release(line.sku, hold_key(step.order_key, index))
-        if units:
-            released.append(ReservedLine(sku=line.sku, quantity=units))
+    given = services.stores.inventory.release_lines(
+        [(line.sku, hold_key(step.order_key, index)) for index, line in enumerate(reserved)])
+    released = [ReservedLine(sku=line.sku, quantity=units)
+                for line, units in zip(reserved, given, strict=True) if units]
     return ReleaseInventoryResult(reservation_id=step.reservation_id,
                                   released=tuple(released)).model_dump(mode="json")
 

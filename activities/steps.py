@@ -37,7 +37,7 @@ from orders.models.attempt_io import (
     ReserveInventoryInput,
     ReserveInventoryResult,
 )
-from orders.models.compensation import ReservedLine, Step
+from orders.models.compensation import ReservationDetails, ReservedLine, Step
 from orders.models.inventory import OutOfStock, hold_key
 from orders.models.messages import OperatorAlert, StatusKind, StatusMessage
 from orders.models.notice_io import AlertOperatorInput, PublishStatusInput
@@ -70,8 +70,11 @@ def begin_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     if order is None or not step.reserve:
         return answer
     # The reserve contract's JSON form, built once.
-    reservation = _reserve(step.order_key, order.lines, services,
-                           instance_id=step.instance_id, version=record.workflow_version)
+    try:
+        reservation = _reserve(step.order_key, order.lines, services,
+                               instance_id=step.instance_id, version=record.workflow_version)
+    except FencedError:
+        return BeginAttemptResult(fenced=True).model_dump(mode="json")
     answer["reservation"] = reservation
     first = step.send_first
     if first is not None and "outOfStock" not in reservation:
@@ -100,14 +103,18 @@ def _order(order_key: str, services: Services) -> Order:
 def reserve_inventory(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Reserve the order's lines in the local inventory (X7); see docs/inventory.md.
 
-    Raises LookupError if no attempt owns the record; the rest as :func:`_reserve`.
+    Raises LookupError if no attempt owns the record, or it lost the record while reserving
+    (what it took is given back); the rest as :func:`_reserve`.
     """
     step = ReserveInventoryInput.model_validate(data)
     record = services.stores.states.get(step.order_key)
     if record is None or record.locked_by is None:
         raise LookupError(f"orderId: no attempt owns order {step.order_key}; nothing reserved")
-    return _reserve(step.order_key, step.lines, services, instance_id=record.locked_by,
-                    version=record.workflow_version)
+    try:
+        return _reserve(step.order_key, step.lines, services, instance_id=record.locked_by,
+                        version=record.workflow_version)
+    except FencedError as exc:
+        raise LookupError(f"orderId: {exc}") from None
 
 
 def _reserve(order_key: str, lines: Sequence[OrderLine], services: Services, *,
@@ -115,8 +122,19 @@ def _reserve(order_key: str, lines: Sequence[OrderLine], services: Services, *,
     """Log the reserve entry of the attempt, then reserve ``lines``; the result's JSON form.
 
     The entry comes first, so compensation releases whatever is left held; a rerun reserves
-    only lines without a hold. Raises ValueError if compensation already released a line,
-    TransientStoreError if contended.
+    only lines without a hold. Lines are held by ``instance_id``; if it took any, the record
+    is read again and, should ``instance_id`` no longer own it (a compensation or a later
+    attempt may have settled or released the lines meanwhile), what it took is given back
+    (docs/inventory.md, "Late reservations").
+
+    Raises
+    ------
+    FencedError
+        If ``instance_id`` lost the record while reserving; nothing of its own stays held.
+    ValueError
+        If compensation already released a line (a tombstone of older code).
+    TransientStoreError
+        If contended.
     """
     reserved = tuple(ReservedLine(sku=line.sku, quantity=line.quantity) for line in lines)
     result = ReserveInventoryResult(reservation_id=f"RES-{order_key}", lines=reserved)
@@ -126,7 +144,10 @@ def _reserve(order_key: str, lines: Sequence[OrderLine], services: Services, *,
         instance_id=instance_id, workflow_version=version, now=services.clock.now()))
     wanted = [(line.sku, hold_key(order_key, index), line.quantity)
               for index, line in enumerate(lines)]
-    for index, got in enumerate(services.stores.inventory.reserve_lines(wanted)):
+    results = services.stores.inventory.reserve_lines(wanted, by=instance_id)
+    if any(got.outcome is Reserved.RESERVED for got in results):
+        _still_owned(order_key, wanted, services, instance_id)
+    for index, got in enumerate(results):
         line = lines[index]
         if got.outcome is Reserved.OUT_OF_STOCK:
             missing = OutOfStock(sku=line.sku, line=index, requested=line.quantity,
@@ -137,6 +158,34 @@ def _reserve(order_key: str, lines: Sequence[OrderLine], services: Services, *,
             raise ValueError(f"lines[{index}]: the reservation of order {order_key} was "
                              "released by its compensation; it is not reserved again")
     return answer
+
+
+def _still_owned(order_key: str, lines: Sequence[tuple[str, str, int]], services: Services,
+                 instance_id: str) -> None:
+    """Give back what ``instance_id`` took unless it still owns the Processing record.
+
+    Raises FencedError if it does not.
+    """
+    record = services.stores.states.get(order_key)
+    if (record is not None and record.locked_by == instance_id
+            and record.process_state is ProcessState.PROCESSING):
+        return
+    units = services.stores.inventory.undo([(sku, key) for sku, key, _ in lines], instance_id)
+    raise FencedError(f"order {order_key} is no longer {instance_id}'s; the {units} units it "
+                      "had just reserved were given back")
+
+
+def settle_reservation(order_key: str, services: Services) -> int:
+    """Settle a Processed order's holds: they leave the stock items for good; the units.
+
+    Best effort: the holds of an order left unsettled still balance the stock
+    (``held`` + ``consumed``), they only take room in the item.
+    """
+    entries = services.stores.compensation.entries(order_key)
+    reserved = next((e.details.lines for e in entries
+                     if isinstance(e.details, ReservationDetails)), ())
+    return services.stores.inventory.settle_lines(
+        [(line.sku, hold_key(order_key, index)) for index, line in enumerate(reserved)])
 
 
 @implements(SEND_AGENT_REQUEST)
@@ -184,8 +233,9 @@ def _log_and_send(services: Services, request: SendAgentRequestInput) -> str:
 def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     """Set Processed if the attempt still owns the record (S4, S6); a rerun is not fenced.
 
-    Versions 3 to 8: ``confirmed`` (the last step) is logged first, fenced or not; with
-    ``replyTo`` and not fenced, "OrderCompleted" is then sent as ``publish_status`` does.
+    Versions 3 to 8: ``confirmed`` (the last step) is logged first, fenced or not. Not
+    fenced, the order's holds are then settled (:func:`settle_reservation`) and, with
+    ``replyTo``, "OrderCompleted" is sent as ``publish_status`` does.
     """
     step = FinishAttemptInput.model_validate(data)
     if step.confirmed is not None:
@@ -195,6 +245,8 @@ def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
     tell_by = services.clock.now() + services.settings.status_grace
     fenced = fenced_finish(services.stores.states, step.order_key, step.instance_id,
                            lambda r: complete(r, tell_by), ProcessState.PROCESSED)
+    if not fenced:
+        settle_reservation(step.order_key, services)
     if not fenced and step.reply_to is not None:
         _publish(services, PublishStatusInput(
             order_key=step.order_key, instance_id=step.instance_id, reply_to=step.reply_to,

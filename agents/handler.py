@@ -152,6 +152,8 @@ def _not_called(request: AgentRequest, reason: str) -> AgentReply:
     return AgentReply(message_id=reply_message_id(request.message_id),
                       order_key=request.order_key, instance_id=request.instance_id,
                       operation=request.operation, event_name=request.event_name,
+                      request_id=request.message_id,
+                      idempotency_key=request.idempotency_key,
                       outcome=AgentOutcome.TRANSIENT_FAILURE,
                       attempts=0, circuit_open=False, reason=reason)
 
@@ -194,6 +196,8 @@ def handle(request: AgentRequest, services: Services,
     return AgentReply(message_id=reply_message_id(request.message_id),
                       order_key=request.order_key, instance_id=request.instance_id,
                       operation=request.operation, event_name=request.event_name,
+                      request_id=request.message_id,
+                      idempotency_key=request.idempotency_key,
                       outcome=_OUTCOMES[outcome.kind],
                       attempts=outcome.attempts, circuit_open=refused,
                       retry_at=outcome.retry_at if refused else None,

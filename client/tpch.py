@@ -31,8 +31,9 @@ TPCHGEN_VERSION = "4.0.0"
 ORDERS_FILE = "orders.csv"
 LINEITEM_FILE = "lineitem.csv"
 PARTSUPP_FILE = "partsupp.csv"
-_TABLES = "orders,lineitem,partsupp"
-_FILES = (ORDERS_FILE, LINEITEM_FILE, PARTSUPP_FILE)
+PART_FILE = "part.csv"
+_TABLES = "orders,lineitem,partsupp,part"
+_FILES = (ORDERS_FILE, LINEITEM_FILE, PARTSUPP_FILE, PART_FILE)
 
 STOCK_SCALE = 0.25
 """Fraction of ``ps_availqty`` loaded: at scale 0.01 a 1,000-order demo is ~95% served."""
@@ -50,7 +51,9 @@ class TpchFormatError(ValueError):
 
 
 def generate(scale_factor: float, out_dir: Path, *, executable: str | None = None) -> Path:
-    """Generate ``orders.csv``, ``lineitem.csv``, ``partsupp.csv`` in ``out_dir`` unless present.
+    """Generate ``orders.csv``, ``lineitem.csv``, ``partsupp.csv``, ``part.csv`` in ``out_dir``.
+
+    Unless all are present.
 
     Written to a temporary folder and moved, so an interrupted run leaves nothing to reuse;
     use one folder per scale factor (0.01: 15,000 orders, about 9 MB). Raises ValueError for
@@ -155,6 +158,31 @@ def load_stock(directory: Path, skus: Iterable[str] | None = None,
             if wanted is None or sku in wanted:
                 stock[sku] = math.floor(table.key(row, "ps_availqty") * scale)
     return stock
+
+
+def load_prices(directory: Path, skus: Iterable[str]) -> dict[str, Decimal]:
+    """Read PART as SKU -> ``p_retailprice`` of its part, for ``skus`` (``P<part>-S<supp>``).
+
+    The catalogue's price (:mod:`orders.pricing`): TPC-H's ``l_extendedprice`` is
+    ``l_quantity * p_retailprice``. SKUs of another form or of no PART row are left out.
+    Raises FileNotFoundError, TpchFormatError.
+    """
+    parts: dict[int, list[str]] = {}
+    for sku in skus:
+        part, sep, supplier = sku.removeprefix("P").partition("-S")
+        if sku.startswith("P") and sep and part.isdigit() and supplier.isdigit():
+            parts.setdefault(int(part), []).append(sku)
+    prices: dict[str, Decimal] = {}
+    with open(Path(directory) / PART_FILE, newline="", encoding="utf-8") as handle:
+        table = _Table(handle, PART_FILE, ("p_partkey", "p_retailprice"))
+        while (row := table.next()) is not None:
+            for sku in parts.get(table.key(row, "p_partkey"), ()):
+                price = _decimal(row["p_retailprice"])
+                if not isinstance(price, Decimal):
+                    raise TpchFormatError(f"{PART_FILE} line {table.line_num}: p_retailprice "
+                                          f"must be a number, got {price!r}")
+                prices[sku] = price
+    return prices
 
 
 class _Table:

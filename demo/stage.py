@@ -56,7 +56,8 @@ def load_stock(data_dir: Path, tpch_folder: Path, batches: list[ClientBatch], *,
                ample: bool = False) -> int:
     """Load the inventory of ``data_dir`` with the stock of the batches' SKUs; return SKUs.
 
-    The stock is PARTSUPP's, scaled (:func:`client.tpch.load_stock`); the local host's
+    The stock is PARTSUPP's, scaled (:func:`client.tpch.load_stock`), each SKU priced by
+    PART (:func:`client.tpch.load_prices`, the catalogue of :mod:`orders.pricing`); the local host's
     inventory lives in the state store's file, as :mod:`orders.runtime` opens it. With
     ``ample`` (a run without faults) each SKU also gets what all the orders ask of it, so
     no order runs out of stock: running out is one of the demo's faults.
@@ -69,8 +70,9 @@ def load_stock(data_dir: Path, tpch_folder: Path, batches: list[ClientBatch], *,
     stock = tpch.load_stock(tpch_folder, wanted)
     if ample:
         stock = {sku: stock.get(sku, 0) + units for sku, units in wanted.items()}
+    prices = tpch.load_prices(tpch_folder, stock)
     with local_stores(data_dir) as stores:
-        loaded = stores.inventory.load(stock)
+        loaded = stores.inventory.load(stock, prices)
     console.print(f"demo: stock of {loaded} SKUs loaded (TPC-H ps_availqty x "
-                  f"{tpch.STOCK_SCALE:g})")
+                  f"{tpch.STOCK_SCALE:g}), priced at p_retailprice")
     return loaded

@@ -2,7 +2,8 @@
 
 Per SKU, what was taken (``loaded + restocked - available``) must equal the Processed
 orders' lines plus what CompensationFailed orders still hold, and the item's own holds
-must agree; Error and Compensated holds are reported by :func:`demo.audit.audit`.
+plus what Processed orders settled (``consumed``) must agree; Error and Compensated holds
+are reported by :func:`demo.audit.audit`.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def stock_problems(items: Iterable[StockItem], records: Mapping[str, StateRecord
                 f"stock unbalanced {item.sku}: loaded {item.loaded} + restocked "
                 f"{item.restocked} - available {item.available} = {taken} taken; the "
                 f"Processed orders' lines want {expected.get(item.sku, 0)}, the holds say "
-                f"{item.held}")
+                f"{item.held} + consumed {item.consumed}")
     return problems
 
 

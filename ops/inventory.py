@@ -10,8 +10,9 @@ import logging
 from typing import Any
 
 from ops.redaction import withheld
+from orders.models import ProcessState
 from orders.models.classification import Classification
-from orders.models.compensation import ReservationDetails
+from orders.models.compensation import ReleaseDetails, ReservationDetails
 from orders.models.inventory import StockItem, hold_key, split_hold_key
 
 log = logging.getLogger("orders.ops.inventory")
@@ -37,7 +38,8 @@ def stock_json(item: StockItem, *, details: bool = False) -> dict[str, Any]:
                       "quantity": hold.quantity if details else LINE_DATA,
                       "released": hold.released})
     return {"sku": item.sku, "available": item.available, "loaded": item.loaded,
-            "restocked": item.restocked, "held": item.held, "balanced": item.balanced,
+            "restocked": item.restocked, "held": item.held, "consumed": item.consumed,
+            "balanced": item.balanced,
             "holdCount": len(item.holds), "holds": holds}
 
 
@@ -63,19 +65,35 @@ def reservation_of(services: Any, order_key: str, *, details: bool = False
                     None)
     if reserved is None:
         return None
+    record = services.stores.states.get(order_key)
+    # A Processed order's holds were settled: its lines took their units for good.
+    settled = record is not None and record.process_state is ProcessState.PROCESSED
+    # A released order's holds left the item; the release entry says what came back.
+    given = [line for e in entries if isinstance(e.details, ReleaseDetails)
+             for line in e.details.released or ()]
     rows = []
     for index, line in enumerate(reserved.lines):
         item = inventory.get(line.sku)
         hold = item.holds.get(hold_key(order_key, index)) if item is not None else None
-        held = hold.quantity if hold is not None else 0
+        taken = line.quantity if settled and item is not None and hold is None else 0
+        released = hold is None and bool(given) and given[0].sku == line.sku
+        back = given.pop(0).quantity if released else 0
+        held = hold.quantity if hold is not None else taken or back
         row = {"line": index + 1, "sku": line.sku, "requested": line.quantity, "held": held,
                "fullyHeld": held == line.quantity,
-               "released": bool(hold is not None and hold.released),
+               "released": bool(hold is not None and hold.released) or released or (
+                   hold is None and not settled and _released(entries)),
+               "settled": bool(taken),
                "available": item.available if item is not None else None}
         if not details:
             row.update({name: LINE_DATA for name in ("sku", "requested", "held", "available")})
         rows.append(row)
     return rows
+
+
+def _released(entries: Any) -> bool:
+    """Whether the order's log holds a release entry (its holds then left the items)."""
+    return any(isinstance(e.details, ReleaseDetails) for e in entries)
 
 
 def restock(services: Any, sku: str, quantity: int, *, operator: str,

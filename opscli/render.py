@@ -200,6 +200,7 @@ def rows_table(title: str, rows: list[dict[str, Any]]) -> Table:
 def stock_tables(stock: dict[str, Any]) -> RenderableType:
     """Render one SKU's stock (:func:`ops.inventory.stock_json`) and its holds."""
     figures = Table(title=f"Stock of {escape(stock['sku'])}", show_header=False)
-    for key in ("available", "loaded", "restocked", "held", "balanced", "holdCount"):
+    for key in ("available", "loaded", "restocked", "held", "consumed", "balanced",
+                "holdCount"):
         figures.add_row(key, _short(stock[key]))
     return Group(figures, rows_table("Holds (order line, units)", stock["holds"]))

@@ -3,7 +3,8 @@
 Versions 1 (reserve, charge, ship) and 2 ("charge on dispatch": reserve, ship, charge) run
 each step as its own activities (:func:`run_steps`); 3 and 4 run the same effects in the
 same order in 5 activities instead of 10, 5 and 6 in 4, and 7 and 8 in 3 with one durable
-timer per attempt (:func:`run_merged`). Which version an attempt runs, what each outcome
+timer per attempt (:func:`run_merged`); 9 and 10 are 7 and 8 acting only on a reply bound
+to the attempt's outstanding request. Which version an attempt runs, what each outcome
 does to the record and why a version is frozen once orders run under it:
 docs/pipeline.md, "The order workflow". Each remote step races the agent's reply against a
 durable timer at CompleteBy (:mod:`orchestrators.remote`).
@@ -23,6 +24,8 @@ from azure.durable_functions import DurableOrchestrationContext
 from orchestrators.calls import call, call_built
 from orchestrators.remote import (
     Confirmed,
+    Outstanding,
+    await_bound_reply,
     await_reply,
     close_deadline,
     confirmed_step,
@@ -83,6 +86,8 @@ REMOTE_STEPS_V5: RemoteSteps = WORKFLOW_STEPS[5]
 REMOTE_STEPS_V6: RemoteSteps = WORKFLOW_STEPS[6]
 REMOTE_STEPS_V7: RemoteSteps = WORKFLOW_STEPS[7]
 REMOTE_STEPS_V8: RemoteSteps = WORKFLOW_STEPS[8]
+REMOTE_STEPS_V9: RemoteSteps = WORKFLOW_STEPS[9]
+REMOTE_STEPS_V10: RemoteSteps = WORKFLOW_STEPS[10]
 
 Attempt = Generator[Any, Any, AttemptOutcome]
 """An attempt's generator: yields the SDK's tasks, returns the attempt's outcome."""
@@ -164,15 +169,17 @@ def run_v2(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> At
 
 def run_merged(context: DurableOrchestrationContext, data: OrderWorkflowInput,
                remote_steps: RemoteSteps, *, begin_reserves: bool = False,
-               begin_sends: bool = False) -> Attempt:
+               begin_sends: bool = False, bound: bool = False) -> Attempt:
     """Run one attempt as :func:`run_steps` does, in fewer activities (versions 3 to 8, X6).
 
     Each confirmed step is logged by the next activity (``send_agent_request``, or
     ``finish_attempt``, which also tells the client); with ``begin_reserves`` (versions 5
     to 8) ``begin_attempt`` also reserves the lines, and with ``begin_sends`` (versions 7,
     8) also sends the first remote step, every reply then raced against one timer at
-    CompleteBy. Every replay builds the same inputs again, so each input built from the
-    attempt's own values is built once per process (:func:`~orchestrators.calls.call_built`).
+    CompleteBy. With ``bound`` (versions 9, 10, with ``begin_sends``) a reply is acted on
+    only if it answers the attempt's outstanding request (:func:`await_bound_reply`).
+    Every replay builds the same inputs again, so each input built from the attempt's own
+    values is built once per process (:func:`~orchestrators.calls.call_built`).
     """
     order_key, iid, version = data.order_key, context.instance_id, data.workflow_version
     deadline = context.current_utc_datetime + timedelta(seconds=data.deadline_s)
@@ -194,12 +201,15 @@ def run_merged(context: DurableOrchestrationContext, data: OrderWorkflowInput,
     confirmed: Confirmed | None = None
     for step in remote_steps:
         try:
-            if step is first:  # sent by begin_attempt
+            if step is first and bound and timer is not None:  # sent by begin_attempt
+                reply = yield from await_bound_reply(
+                    context, Outstanding.of(iid, order_key, step.operation), deadline, timer)
+            elif step is first:
                 reply = yield from await_reply(context, step.reply_event, deadline, timer)
             else:
                 reply = yield from forward_step(context, step, order, deadline,
                                                 data.agent_max_attempts, version, confirmed,
-                                                timer)
+                                                timer, bound=bound)
         except Exception:  # a failed send or a broken reply fails the instance: no timer left
             close_deadline(timer)
             raise
@@ -291,6 +301,18 @@ def run_v8(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> At
                                   begin_sends=True))
 
 
+def run_v9(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> Attempt:
+    """Version 9: version 7 acting only on replies bound to their request (A4)."""
+    return (yield from run_merged(context, data, REMOTE_STEPS_V9, begin_reserves=True,
+                                  begin_sends=True, bound=True))
+
+
+def run_v10(context: DurableOrchestrationContext, data: OrderWorkflowInput) -> Attempt:
+    """Version 10: version 8 acting only on replies bound to their request (A4)."""
+    return (yield from run_merged(context, data, REMOTE_STEPS_V10, begin_reserves=True,
+                                  begin_sends=True, bound=True))
+
+
 def fail(context: DurableOrchestrationContext, order_key: str, reply_to: str, operation: str,
          reason: str | None) -> Attempt:
     """Non-transient failure: alert, then compensation or Error (S7, S9).
@@ -315,7 +337,8 @@ def fail(context: DurableOrchestrationContext, order_key: str, reply_to: str, op
 
 
 WORKFLOWS: dict[int, Callable[[DurableOrchestrationContext, OrderWorkflowInput], Attempt]] = {
-    1: run_v1, 2: run_v2, 3: run_v3, 4: run_v4, 5: run_v5, 6: run_v6, 7: run_v7, 8: run_v8}
+    1: run_v1, 2: run_v2, 3: run_v3, 4: run_v4, 5: run_v5, 6: run_v6, 7: run_v7, 8: run_v8,
+    9: run_v9, 10: run_v10}
 """Workflow versions still registered; an order runs the version it started with (X6)."""
 
 

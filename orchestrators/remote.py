@@ -2,21 +2,63 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Generator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
 from azure.durable_functions import DurableOrchestrationContext
 from azure.durable_functions.models.Task import TimerTask
+from pydantic import ValidationError
 
 from orchestrators.calls import call, call_built
 from orders.compensation.remote import RemoteStep
+from orders.lifecycle.ids import idempotency_key, reply_event_name, request_message_id
 from orders.models import Order, Step
 from orders.models.activities import RESULTS, SEND_AGENT_REQUEST
 from orders.models.agent_io import SendAgentRequestInput
 from orders.models.compensation_io import ConfirmedStep
 from orders.models.memo import Same, value_key
 from orders.models.messages import AgentReply, AgentRequest
+from orders.observability.logs import replay_safe_logger
+from orders.observability.metrics import record_ignored_reply
+
+log = logging.getLogger("orders.workflow")
+
+MAX_IGNORED_REPLIES = 5
+"""Replies a wait ignores (they answer no outstanding request) before it gives up: the
+attempt then ends as timed out, left for the supervisor (A4, S6)."""
+
+
+@dataclass(frozen=True)
+class Outstanding:
+    """The request a wait expects an answer to (workflow versions 9 and 10, A4).
+
+    A reply is bound to it by the request's MessageId, the attempt (instance id), the
+    order, the operation, the idempotency key and the event name, all echoed by the agent.
+    """
+
+    request_id: str
+    instance_id: str
+    order_key: str
+    operation: str
+    idempotency_key: str
+
+    @classmethod
+    def of(cls, instance_id: str, order_key: str, operation: str) -> Outstanding:
+        """Return the forward request of ``operation`` in attempt ``instance_id`` (as sent)."""
+        return cls(request_message_id(instance_id, operation), instance_id, order_key,
+                   operation, idempotency_key(order_key, operation))
+
+    def answered_by(self, reply: AgentReply) -> bool:
+        """Whether ``reply`` answers this request."""
+        return (reply.request_id == self.request_id
+                and reply.idempotency_key == self.idempotency_key
+                and reply.instance_id == self.instance_id
+                and reply.order_key == self.order_key
+                and reply.operation == self.operation
+                and reply.event_name == reply_event_name(self.operation))
 
 Confirmed = tuple[Step, dict[str, Any] | None]
 """A confirmed step's log entry as its parts: the step and the agent's result."""
@@ -44,8 +86,8 @@ def remote_step(context: DurableOrchestrationContext, request: AgentRequest, dea
 
 def forward_step(context: DurableOrchestrationContext, step: RemoteStep, order: Order,
                  deadline: datetime, max_attempts: int, workflow_version: int,
-                 confirmed: Confirmed | None, timer: TimerTask | None = None,
-                 ) -> Generator[Any, Any, AgentReply | None]:
+                 confirmed: Confirmed | None, timer: TimerTask | None = None, *,
+                 bound: bool = False) -> Generator[Any, Any, AgentReply | None]:
     """Run :func:`remote_step` of ``step.request(...)``, the send's input built once per value.
 
     The same as ``remote_step(context, step.request(context.instance_id, order, deadline,
@@ -53,7 +95,8 @@ def forward_step(context: DurableOrchestrationContext, step: RemoteStep, order: 
     byte-identical, but a replay that has built it before reads its text
     (:func:`~orchestrators.calls.call_built`; ``order``, frozen, by identity, the confirmed
     result by :func:`~orders.models.memo.value_key`). ``timer``: the attempt's one timer at
-    CompleteBy, as :func:`await_reply` takes it.
+    CompleteBy, as :func:`await_reply` takes it; ``bound`` (versions 9, 10): only a reply
+    to this request is acted on.
 
     Raises
     ------
@@ -69,6 +112,9 @@ def forward_step(context: DurableOrchestrationContext, step: RemoteStep, order: 
                                         workflow_version, confirmed_step(confirmed))
 
     yield from call_built(context, SEND_AGENT_REQUEST, key, build)
+    if bound and timer is not None:
+        expected = Outstanding.of(iid, order.order_key, step.operation)
+        return (yield from await_bound_reply(context, expected, deadline, timer))
     return (yield from await_reply(context, step.reply_event, deadline, timer))
 
 
@@ -102,6 +148,44 @@ def await_reply(context: DurableOrchestrationContext, event_name: str, deadline:
             close_deadline(race_timer)
         return read_reply(reply.result)
     return None
+
+
+def await_bound_reply(context: DurableOrchestrationContext, expected: Outstanding,
+                      deadline: datetime, timer: TimerTask
+                      ) -> Generator[Any, Any, AgentReply | None]:
+    """Race replies to ``expected`` against the attempt's ``timer`` (versions 9, 10; A4, S6).
+
+    A reply raised on the event that does not answer ``expected`` (another request's, an
+    earlier attempt's, a forged one, or no agent reply at all) is ignored: a WARNING
+    (not when replaying) and ``agent.replies.ignored``, then the wait goes on, up to
+    :data:`MAX_IGNORED_REPLIES`; past them the wait gives up as if timed out, the timer
+    cancelled. Returns the reply, or None if the timer fired first or the wait gave up.
+    """
+    event = reply_event_name(expected.operation)
+    for _ in range(MAX_IGNORED_REPLIES):
+        reply_task = context.wait_for_external_event(event)
+        winner = yield context.task_any([reply_task, timer])
+        if winner != reply_task:
+            return None
+        reply = _bound_reply(reply_task.result, expected)
+        if reply is not None:
+            return reply
+        replay_safe_logger(context, log, expected.order_key).warning(
+            "%s: a reply on %s answers no outstanding request of attempt %s; ignored",
+            expected.operation, event, expected.instance_id)
+        if not context.is_replaying:
+            record_ignored_reply(expected.operation)
+    close_deadline(timer)
+    return None
+
+
+def _bound_reply(result: Any, expected: Outstanding) -> AgentReply | None:
+    """Return the agent reply in ``result`` if it answers ``expected``; else None."""
+    try:
+        reply = read_reply(result)
+    except ValidationError:
+        return None
+    return reply if expected.answered_by(reply) else None
 
 
 def open_deadline(context: DurableOrchestrationContext, deadline: datetime) -> TimerTask:

@@ -25,11 +25,14 @@ WORKFLOW_REMOTE_STEPS: dict[int, tuple[tuple[str, str], ...]] = {
     6: (("shipping", "ship"), ("payment", "charge")),
     7: (("payment", "charge"), ("shipping", "ship")),
     8: (("shipping", "ship"), ("payment", "charge")),
+    9: (("payment", "charge"), ("shipping", "ship")),
+    10: (("shipping", "ship"), ("payment", "charge")),
 }
 """The remote steps (service, operation) of each registered workflow version, in order
 (X6): odd versions charge then ship, even versions ("charge on dispatch") ship then
 charge; 3 and 4 run the steps of 1 and 2 in fewer activities, 5 and 6 in fewer still, and
-7 and 8 in fewer again with one durable timer per attempt. Each names a forward operation
+7 and 8 in fewer again with one durable timer per attempt, and 9 and 10 as 7 and 8 acting
+only on replies bound to their request. Each names a forward operation
 of ``infra/services.json`` (checked at import). The workflow, the retry budget and
 compensation read them from here."""
 

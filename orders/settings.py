@@ -76,7 +76,7 @@ class Settings(BaseSettings):
     """1-100: compensation attempts that may expire before CompensationFailed (S9)."""
     COMPENSATION_DEADLINE_S: float = Field(30.0, gt=0)
     """Seconds, > 0: CompleteBy of one compensation attempt (S9, S6)."""
-    WORKFLOW_VERSION: int = Field(7, ge=1)
+    WORKFLOW_VERSION: int = Field(9, ge=1)
     """>= 1: version new orders start under; register it everywhere first (X6)."""
     RETRY_HOLD_BASE_S: float = Field(2.0, ge=0)
     """Seconds, >= 0: hold-back base, doubled per failure (V2)."""
@@ -98,6 +98,9 @@ class Settings(BaseSettings):
     """1-10000: one client's in-flight quota, at most an equal share (X3, S8)."""
     MAX_ORDER_AMOUNT: Decimal = Field(Decimal("1000000"), gt=0, allow_inf_nan=False)
     """> 0, order currency: largest ``totalPrice``/``unitPrice`` accepted (S1)."""
+    PRICE_FROM_CATALOGUE: bool = True
+    """Whether every order line is priced by the catalogue (the inventory's ``unitPrice``,
+    :mod:`orders.pricing`); an unpriced SKU is then refused (S1)."""
     RETENTION_PURGE_BATCH: int = Field(500, ge=1, le=1000)
     """1-1000: expired compensation log entries deleted per round (S9, X10)."""
     RETENTION_DAYS: float = Field(30.0, gt=0, le=36500)

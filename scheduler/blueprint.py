@@ -99,7 +99,8 @@ def _submit(client_id: str, queue: str,
                                    quota=submission.Quota(svc.settings.MAX_IN_FLIGHT,
                                                           svc.settings.in_flight_quota),
                                    message_id=msg.message_id,
-                                   max_amount=svc.settings.MAX_ORDER_AMOUNT)
+                                   max_amount=svc.settings.MAX_ORDER_AMOUNT,
+                                   priced=svc.settings.PRICE_FROM_CATALOGUE)
         span.set_attribute("orders.outcome", type(result).__name__)
     if isinstance(result, submission.Rejected):
         record_submission(False, result.reason)

@@ -26,10 +26,13 @@ from orders.models.messages import (
     submit_queue,
 )
 from orders.models.money import maximum_problem
+from orders.models.order_size import size_problem
+from orders.models.state import WORK_LINES, work_of
 from orders.notify import send_status
 from orders.observability.logs import log_context
 from orders.observability.metrics import record_backlog
 from orders.observability.tracing import current_traceparent, tag_order
+from orders.pricing import price_problem
 from orders.stores import Stores
 from orders.stores.errors import ConflictError
 from scheduler.identity import (
@@ -103,14 +106,21 @@ class Quota:
     per_client: int
 
 
-def admit(stores: Stores, order_key: str, client_id: str, quota: Quota) -> str | None:
-    """Return why a new order is refused (X3), or None; a stored order is always admitted."""
+def admit(stores: Stores, order_key: str, client_id: str, quota: Quota,
+          work: int = 1) -> str | None:
+    """Return why a new order is refused (X3), or None; a stored order is always admitted.
+
+    The client's quota counts work, not orders: ``work`` is the new order's weight
+    (:func:`orders.models.state.work_of`), and each order in flight weighs its own.
+    """
     if stores.states.get(order_key) is not None or stores.orders.get(order_key) is not None:
         return None
     mine = stores.states.count_of_client(client_id, IN_FLIGHT_STATES, quota.per_client)
-    if mine >= quota.per_client:
+    if mine + work - 1 >= quota.per_client:
+        weight = (f"; an order counts one per {WORK_LINES} lines or part, this one {work}"
+                  if work > 1 else "")
         return (f"admission control: client {client_id} has {mine} orders in flight "
-                f"(Pending, Processing, Compensating), its quota "
+                f"(Pending, Processing, Compensating{weight}), its quota "
                 f"MAX_IN_FLIGHT_PER_CLIENT={quota.per_client}; nothing was stored, submit the "
                 "order again later with a new MessageId")
     in_flight = stores.states.count_in(IN_FLIGHT_STATES)
@@ -124,10 +134,14 @@ def admit(stores: Stores, order_key: str, client_id: str, quota: Quota) -> str |
 def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
            client_id: str, quota: Quota | None = None,
            message_id: str | None = None,
-           max_amount: Decimal | None = None) -> Accepted | Rejected | AdmissionRefused:
+           max_amount: Decimal | None = None,
+           priced: bool = False) -> Accepted | Rejected | AdmissionRefused:
     """Store a submitted order idempotently and tell the client it was received.
 
-    ``client_id`` is the queue's client (X10); ``quota`` None disables admission control.
+    ``client_id`` is the queue's client (X10); ``quota`` None disables admission control;
+    ``priced`` (``PRICE_FROM_CATALOGUE``) checks every line's price against the catalogue
+    (:mod:`orders.pricing`). An order too large (:mod:`orders.models.order_size`) or priced
+    otherwise than the catalogue is refused as admission control refuses one.
     The caller dead-letters a Rejected result and completes an AdmissionRefused one.
 
     Raises
@@ -144,8 +158,11 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
     key = order_key(client_id, parsed.order.order_key)
     tag_order(key)
     with log_context(key):
+        problem = order_problem(parsed.order, stores, priced)
+        if problem is not None:
+            return refuse(parsed, client_id, sender, now, problem, message_id)
         if quota is not None:
-            refusal = admit(stores, key, client_id, quota)
+            refusal = admit(stores, key, client_id, quota, work_of(len(parsed.order.lines)))
             if refusal is not None:
                 return refuse(parsed, client_id, sender, now, refusal, message_id)
         return store(parsed, key, body, stores, sender, now)
@@ -189,6 +206,17 @@ def answer_refused(body: bytes, client_id: str, sender: MessageSender, now: date
                     "exist", client_id, message_id, reply_queue(client_id))
 
 
+def order_problem(order: Order, stores: Stores, priced: bool) -> str | None:
+    """Return why a valid order is refused for its size or prices (X3, S1), or None."""
+    too_large = size_problem(order)
+    if too_large is not None:
+        return f"order size: {too_large}; nothing was stored"
+    mispriced = price_problem(order, stores.inventory.get) if priced else None
+    if mispriced is not None:
+        return f"order price: {mispriced}; nothing was stored"
+    return None
+
+
 def keyed(parsed: SubmitOrder, key: str, now: datetime) -> tuple[Order, StateRecord]:
     """Return the order and its first state record; client and reply queue are the key's."""
     client_id, client_order_id = split_order_key(key)
@@ -196,7 +224,8 @@ def keyed(parsed: SubmitOrder, key: str, now: datetime) -> tuple[Order, StateRec
         raise ValueError(f"key: {key!r} names no client; submissions are keyed per client")
     record = StateRecord(order_key=key, client_id=client_id,
                          client_order_id=client_order_id, reply_to=reply_queue(client_id),
-                         created_at=now, updated_at=now, trace_parent=current_traceparent())
+                         created_at=now, updated_at=now, trace_parent=current_traceparent(),
+                         work=work_of(len(parsed.order.lines)))
     return parsed.order.model_copy(update={"order_key": key}), record
 
 
@@ -255,7 +284,11 @@ def answer_conflict(sender: MessageSender, parsed: SubmitOrder, reply_to: str, n
 
 def refuse(parsed: SubmitOrder, client_id: str, sender: MessageSender, now: datetime,
            reason: str, message_id: str | None) -> AdmissionRefused:
-    """Tell the queue's client its order was rejected by admission control; write nothing (X3)."""
+    """Tell the queue's client its order was rejected; write nothing (X3).
+
+    Admission control, the order's size (:mod:`orders.models.order_size`) or its prices
+    (:mod:`orders.pricing`) refused it; ``reason`` names the rule.
+    """
     order_id = parsed.order.order_key
     suffix = f":{sha256((message_id or '').encode()).hexdigest()[:16]}"
     send_status(sender, reply_queue(client_id),

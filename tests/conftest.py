@@ -15,6 +15,11 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.test.globals_test import reset_trace_globals
 
 import sqlitekit
+
+# Most tests' orders name SKUs of no catalogue; the tests of prices turn it on
+# (orders/pricing.py). Set before any app loads: local.settings.json's Values never
+# override a set variable.
+os.environ.setdefault("PRICE_FROM_CATALOGUE", "false")
 from clocks import ManualClock
 from orders.observability import metrics, telemetry
 from orders.runtime import Services

@@ -1,35 +1,50 @@
 """The local inventory's contracts: one stock item per SKU, its holds, and OutOfStock.
 
-Holds live in their item, so reserving or releasing a line is one conditional write of one
-document (S4, X7). Hold keys, tombstones and conservation: docs/inventory.md.
+Holds live in their item, so reserving or releasing an order's lines of one SKU is one
+conditional write of one document (S4, X7); only orders in flight hold anything, so the item's
+size is bounded by them. Hold keys and conservation: docs/inventory.md.
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from pydantic import Field
 
-from orders.models._types import Contract, Sku
+from orders.models._types import Contract, InstanceId, Sku
 
 MAX_QUANTITY = 1_000_000_000
 
 
 class Hold(Contract):
-    """What one order line holds of a SKU; ``quantity`` 0 is a tombstone (nothing was reserved)."""
+    """What one order line holds of a SKU, and the attempt that took or last adopted it.
+
+    ``released`` holds (tombstones, ``quantity`` 0 if nothing was reserved) are written by
+    code before the holds were pruned; they are still read.
+    """
 
     quantity: int = Field(ge=0, le=1_000_000)
     released: bool = False
+    by: InstanceId | None = None
 
 
 class StockItem(Contract):
-    """The stock of one SKU, with its holds keyed by :func:`hold_key`.
+    """The stock of one SKU, with the holds of orders in flight keyed by :func:`hold_key`.
 
-    ``loaded + restocked - available`` equals :attr:`held` (``demo/audit.py`` checks it).
+    ``consumed`` counts the units of Processed orders, whose holds were settled (removed).
+    ``unit_price`` is the catalogue's price of the SKU (TPC-H ``p_retailprice``,
+    :mod:`orders.pricing`); None: not priced, so not orderable where prices are checked.
+    ``loaded + restocked - available`` equals :attr:`held` + ``consumed``
+    (``demo/stock_audit.py`` checks it).
     """
 
     sku: Sku
     available: int = Field(ge=0, le=MAX_QUANTITY)
     loaded: int = Field(ge=0, le=MAX_QUANTITY)
     restocked: int = Field(default=0, ge=0, le=MAX_QUANTITY)
+    consumed: int = Field(default=0, ge=0, le=MAX_QUANTITY)
+    unit_price: Decimal | None = Field(default=None, ge=0, decimal_places=4,
+                                       allow_inf_nan=False)
     holds: dict[str, Hold] = Field(default_factory=dict)
     etag: str | None = Field(default=None, exclude=True)
 
@@ -40,8 +55,8 @@ class StockItem(Contract):
 
     @property
     def balanced(self) -> bool:
-        """Whether ``loaded + restocked - available`` equals :attr:`held`."""
-        return self.loaded + self.restocked - self.available == self.held
+        """Whether ``loaded + restocked - available`` equals :attr:`held` + ``consumed``."""
+        return self.loaded + self.restocked - self.available == self.held + self.consumed
 
 
 class OutOfStock(Contract):

@@ -147,6 +147,10 @@ class AgentReply(Versioned):
     error_code: str | None = Field(default=None, max_length=128)
     result: dict[str, Any] | None = None
     reason: str | None = None
+    request_id: str | None = Field(default=None, min_length=1, max_length=128)
+    """The MessageId of the request answered (None from agents before it was echoed)."""
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=255)
+    """The answered request's idempotency key (None from agents before it was echoed)."""
 
 
 class StatusKind(StrEnum):

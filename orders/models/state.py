@@ -25,6 +25,15 @@ from orders.models._types import (
 from orders.models.messages import REPLY_QUEUE_PATTERN
 
 STATE_SCHEMA_VERSION = 5
+
+WORK_LINES = 10
+"""Order lines one unit of admission work stands for (X3): an order of up to 10 lines
+counts as one order against the quotas, one of 50 lines (``MAX_ORDER_LINES``) as five."""
+
+
+def work_of(lines: int) -> int:
+    """Return the admission weight of an order of ``lines`` lines (at least 1)."""
+    return max(1, -(-lines // WORK_LINES))
 """Version of the state record contract written by this code (X6).
 
 Each version added fields read from older records with their "nothing happened" value:
@@ -93,6 +102,8 @@ class StateRecord(Contract):
     attempt_trace: str | None = Field(default=None, max_length=55)
     reply_to: QueueName
     workflow_version: int = Field(default=1, ge=1)
+    work: int = Field(default=1, ge=1, le=100)
+    """Admission weight (X3): 1 per started :data:`WORK_LINES` lines of the order."""
     schema_version: int = Field(default=STATE_SCHEMA_VERSION, ge=1)
     etag: str | None = None
     created_at: UtcDatetime

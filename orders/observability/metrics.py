@@ -36,6 +36,8 @@ _INSTRUMENTS: tuple[tuple[str, str, str, str], ...] = (
     ("counter", "agent.requests", "{request}",
      "Agent requests handled, by service, operation and outcome"),
     ("counter", "agent.calls", "{call}", "HTTP calls to remote services"),
+    ("counter", "agent.replies.ignored", "{reply}",
+     "Replies raised on an attempt's event that answer no request it has outstanding"),
     ("counter", "agent.retries", "{call}", "Calls after the first per request"),
     ("gauge", "agent.circuit.state", "1", "Circuit breaker state: 0 closed, 1 half-open, 2 open"),
     ("histogram", "supervisor.scan.rows_read", "{row}", "Rows read per scan"),
@@ -105,6 +107,11 @@ def record_compensation(outcome: str) -> None:
 def record_out_of_stock() -> None:
     """Count one order whose reservation found a SKU short (a permanent failure)."""
     _instruments["inventory.out_of_stock"].add(1)
+
+
+def record_ignored_reply(operation: str) -> None:
+    """Count one reply an orchestration ignored: it answers no outstanding request (A4)."""
+    _instruments["agent.replies.ignored"].add(1, {"operation": operation})
 
 
 def record_resubmission(outcome: str) -> None:

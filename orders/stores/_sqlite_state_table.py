@@ -17,7 +17,7 @@ COLUMNS = (
     "attempt", "compensation_attempt", "compensation_failures", "failure_reason",
     "circuit_refused_by", "circuit_holds", "reply_to", "workflow_version", "schema_version",
     "etag", "created_at", "updated_at", "client_id", "client_order_id", "trace_parent",
-    "attempt_trace",
+    "attempt_trace", "work",
 )
 SCHEMA = (
     """
@@ -44,7 +44,8 @@ SCHEMA = (
         client_id        TEXT,                    -- NULL: a legacy record
         client_order_id  TEXT,                    -- the client's OrderID (NULL: legacy)
         trace_parent     TEXT,                    -- W3C traceparent of the submission
-        attempt_trace    TEXT                     -- traceparent of the last attempt
+        attempt_trace    TEXT,                    -- traceparent of the last attempt
+        work             INTEGER NOT NULL DEFAULT 1 -- admission weight (X3)
     )
     """,
     "CREATE INDEX IF NOT EXISTS ix_state_startable "
@@ -53,8 +54,10 @@ SCHEMA = (
     "ON state_records (process_state, complete_by, order_id)",
     "CREATE INDEX IF NOT EXISTS ix_state_by_state ON state_records (process_state, order_id)",
     # The per-client quota's count and the starter's per-client claims (X3, S8).
+    # work last: the quota's SUM reads the index alone (an older file keeps its index
+    # without it, and reads each counted row too).
     "CREATE INDEX IF NOT EXISTS ix_state_client "
-    "ON state_records (client_id, process_state, not_before)",
+    "ON state_records (client_id, process_state, not_before, work)",
     # The dashboard's newest-first lists and charts (S7, X8); covers the charts' reads.
     "CREATE INDEX IF NOT EXISTS ix_state_recent "
     "ON state_records (process_state, updated_at, created_at)",
@@ -70,6 +73,7 @@ ADDED_COLUMNS = {
     "client_order_id": "TEXT",
     "trace_parent": "TEXT",
     "attempt_trace": "TEXT",
+    "work": "INTEGER NOT NULL DEFAULT 1",
 }
 """Columns state schema versions 2 to 5 added, for ``ADD COLUMN`` (NULL in older records)."""
 STARTABLE_SQL = (
@@ -83,12 +87,13 @@ STARTABLE_OF_CLIENT_SQL = (
 
 
 def count_of_client_sql(states: int) -> str:
-    """One bounded COUNT of a client's records in ``states`` states, on ix_state_client.
+    """One bounded SUM of the work of a client's records in ``states`` states.
 
+    Reads at most ``limit`` records (each of work 1 or more), on ix_state_client.
     Parameters: the client id, the ``states`` state names, the limit.
     """
-    return ("SELECT COUNT(*) FROM (SELECT 1 FROM state_records WHERE client_id = ? "
-            f"AND process_state IN ({', '.join('?' * states)}) LIMIT ?)")
+    return ("SELECT COALESCE(SUM(work), 0) FROM (SELECT work FROM state_records "
+            f"WHERE client_id = ? AND process_state IN ({', '.join('?' * states)}) LIMIT ?)")
 
 
 def count_in_sql(states: int) -> str:

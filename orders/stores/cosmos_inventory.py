@@ -8,6 +8,7 @@ decrement and its hold are one atomic write.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from decimal import Decimal
 from typing import Any
 
 from azure.core import MatchConditions
@@ -22,7 +23,7 @@ from orders.stores._cosmos import (
     translated,
 )
 from orders.stores.errors import PreconditionFailedError
-from orders.stores.inventory import ConditionalInventory
+from orders.stores.inventory import ConditionalInventory, new_items
 
 PARTITION_KEY_PATH = "/sku"
 """Partition key of the inventory container: one logical partition per SKU."""
@@ -35,10 +36,10 @@ def _item(document: dict[str, Any]) -> StockItem:
 class CosmosInventoryStore(ConditionalInventory, CosmosAdapter):
     """Inventory in a Cosmos DB container partitioned on ``/sku``."""
 
-    def load(self, stock: Mapping[str, int]) -> int:
+    def load(self, stock: Mapping[str, int],
+             prices: Mapping[str, Decimal] | None = None) -> int:
         """See :meth:`orders.stores.inventory.InventoryStore.load`; one ``create_item`` per SKU."""
-        return sum(self._insert(StockItem(sku=sku, available=units, loaded=units))
-                   for sku, units in stock.items())
+        return sum(self._insert(item) for item in new_items(stock, prices))
 
     def items(self) -> Iterator[StockItem]:
         """Yield every item (a cross-partition query)."""

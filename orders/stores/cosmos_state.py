@@ -59,7 +59,8 @@ _STARTABLE_SQL = (
 _STARTABLE_OF_CLIENT_SQL = _STARTABLE_SQL + " AND c.clientId = @client"
 _STARTABLE_OF_NO_CLIENT_SQL = _STARTABLE_SQL + " AND IS_NULL(c.clientId)"
 # TOP bounds what the per-client count reads (X3): at most @limit index entries.
-_OF_CLIENT_SQL = ("SELECT TOP @limit VALUE 1 FROM c WHERE c.clientId = @client "
+# An object per record, so a record without ``work`` (written before it) still counts.
+_OF_CLIENT_SQL = ('SELECT TOP @limit VALUE {{"w": c.work}} FROM c WHERE c.clientId = @client '
                   "AND c.processState IN ({states})")
 _BY_STATE_SQL = "SELECT * FROM c WHERE c.processState = @state"
 _COUNT_SQL = "SELECT VALUE COUNT(1) FROM c WHERE c.processState = @state"
@@ -170,7 +171,9 @@ class CosmosStateStore(CosmosAdapter, StateScans):
                 parameters=[{"name": "@limit", "value": limit},
                             {"name": "@client", "value": client_id}, *parameters],
                 enable_cross_partition_query=True)
-            return min(sum(1 for _ in found), limit)
+            # A record written before work was kept has none: it weighs 1.
+            weights = (row.get("w") if isinstance(row, dict) else None for row in found)
+            return min(sum(w if isinstance(w, int) and w > 0 else 1 for w in weights), limit)
 
     def _count_in(self, states: tuple[ProcessState, ...]) -> int:
         names, parameters = _state_parameters(states)

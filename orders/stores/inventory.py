@@ -1,14 +1,18 @@
 """The inventory store: its port, and the conditional-update logic both adapters share.
 
 Every change is a read then a replace conditional on the item's ETag (S4), re-decided on a
-conflict up to :data:`MAX_CONFLICT_RETRIES` times. A line's decrement and its hold are one
-replace, so a line is reserved wholly or not at all, and a rerun reserves nothing twice (X7).
+conflict up to :data:`MAX_CONFLICT_RETRIES` times. All of an order's lines of one SKU are
+decided on one read and written in one replace, so a line is reserved wholly or not at all,
+an order of many lines costs one write per SKU (not per line), and a rerun reserves nothing
+twice (X7). Holds leave the item when their order ends (settled when Processed, removed when
+released), so an item holds only the orders in flight.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import StrEnum
 from typing import Protocol
 
@@ -29,9 +33,13 @@ class Reserved(StrEnum):
     OUT_OF_STOCK = "OutOfStock"
     """Fewer units available than requested; nothing changed."""
     RELEASED = "Released"
-    """Compensation released the line already; it is not reserved again."""
+    """A released tombstone (written before holds were removed) is there; not reserved again."""
     UNTRACKED = "Untracked"
     """The inventory holds no item for the SKU (not stocked here); nothing changed."""
+
+
+Line = tuple[str, str, int]
+"""One order line to reserve: ``(sku, hold key, quantity)``."""
 
 
 @dataclass(frozen=True)
@@ -46,8 +54,12 @@ class LineReservation:
 class InventoryStore(Protocol):
     """The local inventory: one stock item per SKU, changed only conditionally (S4)."""
 
-    def load(self, stock: Mapping[str, int]) -> int:
-        """Create the items of ``stock`` (SKU -> units) that do not exist; return how many."""
+    def load(self, stock: Mapping[str, int],
+             prices: Mapping[str, Decimal] | None = None) -> int:
+        """Create the items of ``stock`` (SKU -> units) that do not exist; return how many.
+
+        ``prices`` (SKU -> catalogue price, :mod:`orders.pricing`) prices the items created.
+        """
         ...
 
     def get(self, sku: str) -> StockItem | None:
@@ -66,23 +78,44 @@ class InventoryStore(Protocol):
         """
         ...
 
-    def reserve_lines(self, lines: Sequence[tuple[str, str, int]]) -> list[LineReservation]:
+    def reserve_lines(self, lines: Sequence[Line], *, by: str | None = None
+                      ) -> list[LineReservation]:
         """Reserve ``(sku, key, quantity)`` lines in order, as :meth:`reserve` each.
 
-        Stops after the first line in :data:`STOPS`; one result per line tried.
+        Decided in order on one read of each SKU's item, stopping after the first line in
+        :data:`STOPS` (one result per line tried); then each changed item is one conditional
+        write, whatever the number of its lines. ``by`` (the attempt's instance id) is
+        written on each hold taken, and on a hold an earlier attempt took (adopted, so that
+        attempt's :meth:`undo` leaves it).
 
         Raises
         ------
         TransientStoreError
-            As :meth:`reserve`; lines before the contended one stay reserved.
+            As :meth:`reserve`; SKUs written before the contended one stay reserved.
         """
         ...
 
     def release(self, sku: str, key: str) -> int:
-        """Give back what the line ``key`` holds; return the units (S9).
+        """Give back what the line ``key`` holds and remove its hold; return the units (S9)."""
+        ...
 
-        The hold stays as a released tombstone, so a second release or a late reservation does
-        nothing.
+    def release_lines(self, lines: Sequence[tuple[str, str]]) -> list[int]:
+        """Release ``(sku, key)`` lines as :meth:`release`, one write per SKU; units per line."""
+        ...
+
+    def settle_lines(self, lines: Sequence[tuple[str, str]]) -> int:
+        """Settle a Processed order's ``(sku, key)`` lines: remove their holds for good.
+
+        The units stay taken, counted in ``consumed``; one write per SKU; returns the units.
+        A line without a hold (settled before) does nothing (X7).
+        """
+        ...
+
+    def undo(self, lines: Sequence[tuple[str, str]], by: str) -> int:
+        """Release the lines whose holds attempt ``by`` took and no other adopted; the units.
+
+        An attempt that finds after reserving that it no longer owns its order gives back
+        what it took (docs/inventory.md, "Late reservations").
         """
         ...
 
@@ -125,36 +158,61 @@ class ConditionalInventory:
 
     def reserve(self, sku: str, key: str, quantity: int) -> LineReservation:
         """See :meth:`InventoryStore.reserve`."""
-        check_quantity(quantity)
-        for _ in range(MAX_CONFLICT_RETRIES):
-            got, new = decide(self._read(sku), key, quantity)
-            if new is None or self._replace(new):
-                return got
-        raise _contended(sku)
+        return self.reserve_lines([(sku, key, quantity)])[0]
 
-    def reserve_lines(self, lines: Sequence[tuple[str, str, int]]) -> list[LineReservation]:
-        """See :meth:`InventoryStore.reserve_lines`: one :meth:`reserve` per line."""
-        results = []
-        for sku, key, quantity in lines:
-            results.append(self.reserve(sku, key, quantity))
-            if results[-1].outcome in STOPS:
-                break
-        return results
+    def reserve_lines(self, lines: Sequence[Line], *, by: str | None = None
+                      ) -> list[LineReservation]:
+        """See :meth:`InventoryStore.reserve_lines`: one read and at most one write per SKU."""
+        for _, _, quantity in lines:
+            check_quantity(quantity)
+        taken: set[str] = set()
+        for _ in range(MAX_CONFLICT_RETRIES):
+            items = {sku: self._read(sku) for sku in dict.fromkeys(s for s, _, _ in lines)}
+            results, changed = decide_lines(items, lines, by)
+            for sku, item in changed.items():
+                if not self._replace(item):
+                    break
+                taken |= reserved_keys(lines, results, sku)
+            else:
+                return with_taken(lines, results, taken)
+        raise _contended(lines[0][0])
 
     def release(self, sku: str, key: str) -> int:
         """See :meth:`InventoryStore.release`."""
-        for _ in range(MAX_CONFLICT_RETRIES):
-            item = self._read(sku)
-            if item is None:
-                return 0
-            hold = item.holds.get(key)
-            if hold is not None and hold.released:
-                return 0
-            units = hold.quantity if hold is not None else 0
-            released = Hold(quantity=units, released=True)
-            if self._replace(_with_hold(item, key, released, item.available + units)):
-                return units
-        raise _contended(sku)
+        return self.release_lines([(sku, key)])[0]
+
+    def release_lines(self, lines: Sequence[tuple[str, str]]) -> list[int]:
+        """See :meth:`InventoryStore.release_lines`."""
+        units = self._per_sku(lines, lambda item, keys: remove_holds(item, keys, None))
+        return [units.get(key, 0) for _, key in lines]
+
+    def settle_lines(self, lines: Sequence[tuple[str, str]]) -> int:
+        """See :meth:`InventoryStore.settle_lines`."""
+        return sum(self._per_sku(lines, settle_holds).values())
+
+    def undo(self, lines: Sequence[tuple[str, str]], by: str) -> int:
+        """See :meth:`InventoryStore.undo`."""
+        return sum(self._per_sku(lines, lambda item, keys: remove_holds(item, keys, by)
+                                 ).values())
+
+    def _per_sku(self, lines: Sequence[tuple[str, str]], change: Change) -> dict[str, int]:
+        """Apply ``change`` to each SKU's item with its keys, one conditional write each."""
+        keys: dict[str, list[str]] = {}
+        for sku, key in lines:
+            keys.setdefault(sku, []).append(key)
+        units: dict[str, int] = {}
+        for sku, its_keys in keys.items():
+            for _ in range(MAX_CONFLICT_RETRIES):
+                item = self._read(sku)
+                if item is None:
+                    break
+                new, per_key = change(item, its_keys)
+                if new is None or self._replace(new):
+                    units.update(per_key)
+                    break
+            else:
+                raise _contended(sku)
+        return units
 
     def restock(self, sku: str, quantity: int) -> StockItem:
         """See :meth:`InventoryStore.restock`."""
@@ -174,28 +232,109 @@ class ConditionalInventory:
         raise _contended(sku)
 
 
+Change = Callable[[StockItem, list[str]], tuple[StockItem | None, dict[str, int]]]
+"""A change of one item's holds: the item to write (None: none) and the units per key."""
+
 STOPS = frozenset({Reserved.OUT_OF_STOCK, Reserved.RELEASED})
 """Outcomes after which :meth:`InventoryStore.reserve_lines` reserves no further line."""
 
 
-def decide(item: StockItem | None, key: str, quantity: int
+def decide(item: StockItem | None, key: str, quantity: int, by: str | None = None
            ) -> tuple[LineReservation, StockItem | None]:
-    """Decide one line on the item as read: the outcome, and the item to write (None: no change)."""
+    """Decide one line on the item as read: the outcome, and the item to write (None: no change).
+
+    A hold taken by another attempt than ``by`` is adopted: ``by`` is written on it.
+    """
     if item is None:
         return LineReservation(Reserved.UNTRACKED, 0, 0), None
     hold = item.holds.get(key)
     if hold is not None:
         outcome = Reserved.RELEASED if hold.released else Reserved.ALREADY
-        return LineReservation(outcome, hold.quantity, item.available), None
+        adopt = by is not None and not hold.released and hold.by != by
+        new = (item.model_copy(update={"holds": {**item.holds,
+                                                 key: hold.model_copy(update={"by": by})}})
+               if adopt else None)
+        return LineReservation(outcome, hold.quantity, item.available), new
     if item.available < quantity:
         return LineReservation(Reserved.OUT_OF_STOCK, 0, item.available), None
     left = item.available - quantity
     return (LineReservation(Reserved.RESERVED, quantity, left),
-            _with_hold(item, key, Hold(quantity=quantity), left))
+            item.model_copy(update={"available": left, "holds": {
+                **item.holds, key: Hold(quantity=quantity, by=by)}}))
 
 
-def _with_hold(item: StockItem, key: str, hold: Hold, available: int) -> StockItem:
-    return item.model_copy(update={"available": available, "holds": {**item.holds, key: hold}})
+def decide_lines(items: Mapping[str, StockItem | None], lines: Sequence[Line],
+                 by: str | None) -> tuple[list[LineReservation], dict[str, StockItem]]:
+    """Decide ``lines`` in order on ``items`` (by SKU, as read), stopping after a STOP.
+
+    Returns one result per line tried and the items to write, each once whatever the
+    number of its lines.
+    """
+    current = dict(items)
+    changed: dict[str, StockItem] = {}
+    results = []
+    for sku, key, quantity in lines:
+        got, new = decide(current[sku], key, quantity, by)
+        if new is not None:
+            current[sku] = changed[sku] = new
+        results.append(got)
+        if got.outcome in STOPS:
+            break
+    return results, changed
+
+
+def reserved_keys(lines: Sequence[Line], results: Sequence[LineReservation],
+                  sku: str) -> set[str]:
+    """Return the keys of ``sku``'s lines that ``results`` say were reserved now."""
+    return {key for (line_sku, key, _), got in zip(lines, results, strict=False)
+            if line_sku == sku and got.outcome is Reserved.RESERVED}
+
+
+def with_taken(lines: Sequence[Line], results: list[LineReservation],
+               taken: set[str]) -> list[LineReservation]:
+    """Report lines written by an earlier try of the same call as reserved, not ALREADY."""
+    return [LineReservation(Reserved.RESERVED, got.quantity, got.available)
+            if key in taken and got.outcome is Reserved.ALREADY else got
+            for (_, key, _), got in zip(lines, results, strict=False)]
+
+
+def remove_holds(item: StockItem, keys: list[str], by: str | None
+                 ) -> tuple[StockItem | None, dict[str, int]]:
+    """Remove the holds of ``keys`` (only those ``by`` holds, unless None), units given back."""
+    holds = dict(item.holds)
+    units: dict[str, int] = {}
+    for key in keys:
+        hold = holds.get(key)
+        if hold is None or (by is not None and hold.by != by):
+            continue
+        del holds[key]
+        units[key] = 0 if hold.released else hold.quantity
+    if len(holds) == len(item.holds):
+        return None, {}
+    back = sum(units.values())
+    return item.model_copy(update={"available": item.available + back, "holds": holds}), units
+
+
+def settle_holds(item: StockItem, keys: list[str]) -> tuple[StockItem | None, dict[str, int]]:
+    """Remove the holds of ``keys`` for good: their units move to ``consumed``."""
+    holds = dict(item.holds)
+    units: dict[str, int] = {}
+    for key in keys:
+        hold = holds.pop(key, None)
+        if hold is not None:
+            units[key] = 0 if hold.released else hold.quantity
+    if len(holds) == len(item.holds):
+        return None, {}
+    return item.model_copy(update={"consumed": item.consumed + sum(units.values()),
+                                   "holds": holds}), units
+
+
+def new_items(stock: Mapping[str, int],
+              prices: Mapping[str, Decimal] | None) -> list[StockItem]:
+    """Return the items :meth:`InventoryStore.load` creates, priced from ``prices``."""
+    return [StockItem(sku=sku, available=units, loaded=units,
+                      unit_price=None if prices is None else prices.get(sku))
+            for sku, units in stock.items()]
 
 
 def check_quantity(quantity: int) -> None:

@@ -276,10 +276,12 @@ class StateStore(Protocol):
     def count_of_client(
         self, client_id: str, states: Iterable[ProcessState], limit: int
     ) -> int:
-        """Count one client's records in ``states``, reading at most ``limit`` (1..10000).
+        """Sum the ``work`` of one client's records in ``states``, reading at most ``limit``.
 
-        The per-client quota's count (X3, S8): one query, bounded and index-served, so its cost
-        does not grow with a client's backlog. Returns ``limit`` if there are at least that many.
+        The per-client quota's count (X3, S8), in units of work (an order of up to 10 lines
+        is one, ``orders.models.state.work_of``): one query, bounded, so its cost does not
+        grow with a client's backlog. ``limit`` is 1..10000; returns ``limit`` if the sum
+        reaches it.
 
         Raises
         ------

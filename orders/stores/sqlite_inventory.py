@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from decimal import Decimal
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,12 @@ from typing import Any
 from orders.models.inventory import StockItem
 from orders.stores._sqlite import SqliteAdapter
 from orders.stores.inventory import (
-    STOPS,
     ConditionalInventory,
+    Line,
     LineReservation,
     check_quantity,
-    decide,
+    decide_lines,
+    new_items,
 )
 from sqlitekit import write
 
@@ -56,10 +58,10 @@ class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
     def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
         SqliteAdapter.__init__(self, path, synchronous=synchronous)
 
-    def load(self, stock: Mapping[str, int]) -> int:
+    def load(self, stock: Mapping[str, int],
+             prices: Mapping[str, Decimal] | None = None) -> int:
         """See :meth:`orders.stores.inventory.InventoryStore.load`; one transaction."""
-        items = [StockItem(sku=sku, available=units, loaded=units)
-                 for sku, units in stock.items()]
+        items = new_items(stock, prices)
         self._db.count("write", len(items))
         with self._db.use() as conn, write(conn):
             before = conn.total_changes
@@ -77,36 +79,33 @@ class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
             yield StockItem.model_validate_json(row["document"]).model_copy(
                 update={"etag": row["etag"]})
 
-    def reserve_lines(self, lines: Sequence[tuple[str, str, int]]) -> list[LineReservation]:
+    def reserve_lines(self, lines: Sequence[Line], *, by: str | None = None
+                      ) -> list[LineReservation]:
         """Reserve the lines in one write transaction; see the port.
 
-        Under SQLite's write lock each line is decided once and all commit together: one commit
-        per order, and a crash leaves none taken (X7).
+        Under SQLite's write lock every line is decided once on one read of its SKU's item,
+        and each changed item is written once: one commit per order, and a crash leaves none
+        taken (X7).
         """
         for _, _, quantity in lines:
             check_quantity(quantity)
-        results, written = self._db.transact(partial(self._reserve_in, lines))
-        # Cosmos DB: a point read and a conditional replace per line (its SKU item).
-        self._db.count("point_read", len(results))
+        results, written = self._db.transact(partial(self._reserve_in, lines, by))
+        # Cosmos DB: a point read per SKU and a conditional replace per changed SKU.
+        self._db.count("point_read", len({sku for sku, _, _ in lines}))
         self._db.count("write", written)
         return results
 
-    def _reserve_in(self, lines: Sequence[tuple[str, str, int]],
+    def _reserve_in(self, lines: Sequence[Line], by: str | None,
                     conn: sqlite3.Connection) -> tuple[list[LineReservation], int]:
         """``reserve_lines``'s transaction: each line's outcome, and how many items changed."""
-        results, written = [], 0
-        for sku, key, quantity in lines:
-            got, new = decide(_item(conn, sku), key, quantity)
-            if new is not None:
-                written += 1
-                self._write_line(conn, new)
-            results.append(got)
-            if got.outcome in STOPS:
-                break
-        return results, written
+        items = {sku: _item(conn, sku) for sku in dict.fromkeys(s for s, _, _ in lines)}
+        results, changed = decide_lines(items, lines, by)
+        for item in changed.values():
+            self._write_item(conn, item)
+        return results, len(changed)
 
     @staticmethod
-    def _write_line(conn: Any, item: StockItem) -> None:
+    def _write_item(conn: Any, item: StockItem) -> None:
         conn.execute("UPDATE inventory SET document = ?, etag = ? WHERE sku = ?",
                      (_document(item), uuid.uuid4().hex, item.sku))
 

@@ -145,11 +145,11 @@ class SqliteStateStore(SqliteAdapter, StateScans):
 
     def _count_of_client(self, client_id: str, states: tuple[ProcessState, ...],
                          limit: int) -> int:
-        # One bounded COUNT on ix_state_client: reads at most ``limit`` entries.
+        # One bounded SUM on ix_state_client: reads at most ``limit`` records.
         with self._db.use("query") as conn:
             found: int = conn.execute(count_of_client_sql(len(states)),
                                       (client_id, *(s.value for s in states), limit)).fetchone()[0]
-        return found
+        return min(found, limit)
 
     def _count_in(self, states: tuple[ProcessState, ...]) -> int:
         with self._db.use("query") as conn:

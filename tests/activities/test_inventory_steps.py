@@ -34,7 +34,7 @@ def test_reserve_takes_each_line_once_across_reruns(services, stores, clock):
     again = steps.reserve_inventory(TWO_LINES, services)
     assert first == again and "outOfStock" not in first
     assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == (7, 5)
-    assert stores.inventory.get("P2-S2").holds == {"ORD-1#1": Hold(quantity=5)}
+    assert stores.inventory.get("P2-S2").holds == {"ORD-1#1": Hold(quantity=5, by="ORD-1:1")}
     (logged,) = stores.compensation.entries("ORD-1")
     assert (logged.step, logged.instance_id) == (Step.RESERVE_INVENTORY, "ORD-1:1")
 
@@ -68,19 +68,45 @@ def test_release_twice_adds_once(services, stores, clock):
     assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == (10, 10)
 
 
-def test_a_late_rerun_after_release_reserves_nothing_again(services, stores, clock):
+@pytest.mark.parametrize("activity", sorted({"reserve_inventory", "begin_attempt"}))
+def test_a_reservation_that_loses_its_order_meanwhile_gives_back_what_it_took(
+        services, stores, clock, monkeypatch, activity):
+    """The attempt passed its fence, then compensation took the record and released the
+    (not yet held) lines before the attempt's write: what it takes is given back."""
+    record_in(stores.states, clock)
+    stores.orders.create_if_absent(Order.model_validate({
+        **TWO_LINES, "customerId": "C-1", "currency": "USD", "totalPrice": "8.00",
+        "createdAt": "2029-12-31T00:00:00Z"}))
+    stores.inventory.load({"P1-S1": 10, "P2-S2": 10})
+    real = type(stores.inventory).reserve_lines
+
+    def compensated_first(self, lines, *, by=None):
+        record = stores.states.get("ORD-1")
+        stores.states.replace(record.model_copy(update={
+            "process_state": ProcessState.COMPENSATING, "locked_by": "ORD-1:c1"}))
+        compensation_steps.release_inventory(RELEASE, services)
+        return real(self, lines, by=by)
+
+    monkeypatch.setattr(type(stores.inventory), "reserve_lines", compensated_first)
+    if activity == "begin_attempt":
+        assert steps.begin_attempt(RESERVING[activity], services)["fenced"] is True
+    else:
+        with pytest.raises(LookupError, match="given back"):
+            steps.reserve_inventory(RESERVING[activity], services)
+    assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == (10, 10)
+    assert all(i.balanced and i.holds == {} for i in stores.inventory.items())
+
+
+def test_a_processed_order_settles_its_holds_out_of_the_stock_items(services, stores, clock):
     record_in(stores.states, clock)
     stores.inventory.load({"P1-S1": 10, "P2-S2": 10})
-    stores.compensation.record(entry({**RESERVE, "lines": [
-        {"sku": "P1-S1", "quantity": 3}, {"sku": "P2-S2", "quantity": 5}]}, clock.now()))
-    compensation_steps.release_inventory(RELEASE, services)
-    try:
-        steps.reserve_inventory(TWO_LINES, services)
-    except ValueError as exc:
-        assert "released by its compensation" in str(exc)
-    else:
-        raise AssertionError("a released reservation was reserved again")
-    assert (available(stores, "P1-S1"), available(stores, "P2-S2")) == (10, 10)
+    steps.reserve_inventory(TWO_LINES, services)
+    steps.finish_attempt({"orderId": "ORD-1", "instanceId": "ORD-1:1", "state": "Processed"},
+                         services)
+    for sku, left, taken in (("P1-S1", 7, 3), ("P2-S2", 5, 5)):
+        item = stores.inventory.get(sku)
+        assert (item.available, item.consumed, item.holds, item.balanced) == (
+            left, taken, {}, True)
 
 
 def test_an_old_version_in_flight_order_compensates_without_inventing_stock(services,
@@ -107,21 +133,19 @@ CRASH_AFTER_FIRST_LINE = textwrap.dedent("""
     from activities import steps
 
     data, given, mode, activity = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-    if mode == "per_line":  # one conditional write per line, as on Cosmos DB
+    if mode == "per_sku":  # one conditional write per SKU, as on Cosmos DB
         SqliteInventoryStore.reserve_lines = ConditionalInventory.reserve_lines
-        real = SqliteInventoryStore.reserve
-        def reserve_then_die(self, sku, key, quantity):
-            got = real(self, sku, key, quantity)
-            if key.endswith("#0"):
-                os.kill(os.getpid(), signal.SIGKILL)  # between the writes of two lines
-            return got
-        SqliteInventoryStore.reserve = reserve_then_die
-    else:  # all lines in one transaction: die inside it, after the first line's write
-        real = SqliteInventoryStore._write_line
+        real = SqliteInventoryStore._replace
+        def replace_then_die(self, item):
+            real(self, item)
+            os.kill(os.getpid(), signal.SIGKILL)  # between the writes of two SKUs
+        SqliteInventoryStore._replace = replace_then_die
+    else:  # all lines in one transaction: die inside it, after the first SKU's write
+        real = SqliteInventoryStore._write_item
         def write_then_die(conn, item):
             real(conn, item)
             os.kill(os.getpid(), signal.SIGKILL)
-        SqliteInventoryStore._write_line = staticmethod(write_then_die)
+        SqliteInventoryStore._write_item = staticmethod(write_then_die)
     stores = create_stores("sqlite", orders_path=f"{data}/orders.sqlite",
                            state_path=f"{data}/state.sqlite")
     services = Services(settings=Settings(DEVHOST_DATA_DIR=data), clock=ManualClock(),
@@ -129,8 +153,8 @@ CRASH_AFTER_FIRST_LINE = textwrap.dedent("""
     getattr(steps, activity)(__import__("json").loads(given), services)
 """)
 
-TAKEN_BY_THE_CRASH = {"per_line": (7, 10), "batched": (10, 10)}
-"""Stock of P1-S1 and P2-S2 after the crash: the first line was written alone, or nothing
+TAKEN_BY_THE_CRASH = {"per_sku": (7, 10), "batched": (10, 10)}
+"""Stock of P1-S1 and P2-S2 after the crash: the first SKU was written alone, or nothing
 of the transaction was."""
 
 
@@ -167,7 +191,7 @@ def test_a_sigkill_between_the_writes_of_one_reservation_recovers_by_a_rerun(
 
 
 @pytest.mark.parametrize(("mode", "given_back"), [
-    ("per_line", [{"sku": "P1-S1", "quantity": 3}]), ("batched", [])])
+    ("per_sku", [{"sku": "P1-S1", "quantity": 3}]), ("batched", [])])
 def test_a_sigkill_between_the_writes_of_one_reservation_is_released_exactly(
         services, stores, clock, tmp_path, mode, given_back):
     crash_after_first_line(stores, clock, tmp_path, mode)

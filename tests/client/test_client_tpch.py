@@ -246,3 +246,17 @@ def test_stock_is_partsupp_availqty_scaled_for_the_skus_of_the_orders(tpch_dir):
 def test_stock_scale_is_checked(tmp_path):
     with pytest.raises(ValueError, match="scale: must be a number from 0 to 1"):
         tpch.load_stock(tmp_path, scale=2)
+
+
+def test_every_tpch_order_prices_exactly_at_the_parts_retail_price(tpch_dir):
+    """The demo's orders and its catalogue agree: l_extendedprice = quantity x p_retailprice."""
+    from orders.models.inventory import StockItem
+    from orders.pricing import price_problem
+
+    orders = list(tpch.load_orders(tpch_dir, limit=2000))
+    skus = {line.sku for order in orders for line in order.lines}
+    prices = tpch.load_prices(tpch_dir, skus)
+    assert set(prices) == skus
+    items = {sku: StockItem(sku=sku, available=1, loaded=1, unit_price=price)
+             for sku, price in prices.items()}
+    assert [o.order_key for o in orders if price_problem(o, items.get) is not None] == []

@@ -84,7 +84,7 @@ def test_an_attempt_started_without_a_version_runs_the_version_of_its_input(make
 def test_an_unregistered_workflow_version_starts_no_new_order_and_alerts(make_system,
                                                                          monkeypatch):
     order = make_order(53)
-    system = make_system(settings={"WORKFLOW_VERSION": "9"})
+    system = make_system(settings={"WORKFLOW_VERSION": "11"})
     system.submit(order)
     system.run(5)
     # Nothing was started under a version this code does not have; the order waits.
@@ -92,7 +92,7 @@ def test_an_unregistered_workflow_version_starts_no_new_order_and_alerts(make_sy
     assert system.state(order.order_key).process_state == ProcessState.PENDING
     alerts = system.alerts()
     assert [a["kind"] for a in alerts] == ["UnknownWorkflowVersion"]  # once, not per run
-    assert ("WORKFLOW_VERSION=9 is not registered (known: [1, 2, 3, 4, 5, 6, 7, 8])"
+    assert ("WORKFLOW_VERSION=11 is not registered (known: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])"
             in alerts[0]["reason"])
     # The operator fixes the setting: the order starts and completes under version 1.
     svc = system.services

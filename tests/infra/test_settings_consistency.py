@@ -21,6 +21,9 @@ LOCAL_ONLY = {
     # Data folder of the local host's SQLite stand-ins; the host sets it (devhost/run/runtime.py).
     # In Azure both backends are Azure services, which never read it.
     "DEVHOST_DATA_DIR",
+    # Prices from the catalogue: on by default, and Azure keeps the default; only test
+    # runs whose orders name SKUs no catalogue holds turn it off.
+    "PRICE_FROM_CATALOGUE",
 }
 """Settings the code reads that the Azure deployment deliberately does not set."""
 

@@ -33,7 +33,7 @@ def test_stock_shows_a_skus_figures_and_holds(stocked):
     result = cli(stocked, "stock", "P1-S1", "--json", "--details")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == {
-        "sku": "P1-S1", "available": 7, "loaded": 10, "restocked": 0, "held": 3,
+        "sku": "P1-S1", "available": 7, "loaded": 10, "restocked": 0, "held": 3, "consumed": 0,
         "balanced": True, "holdCount": 1,
         "holds": [{"orderId": "ORD-1", "line": 1, "quantity": 3, "released": False}]}
     # An order's line is Confidential: its units only with --details (X10).
@@ -61,12 +61,13 @@ def test_show_lists_the_reservation_line_by_line(stocked):
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["reservation"] == [
         {"line": 1, "sku": "P1-S1", "requested": 3, "held": 3, "fullyHeld": True,
-         "released": False, "available": 7},
+         "released": False, "settled": False, "available": 7},
         {"line": 2, "sku": "P2-S2", "requested": 9, "held": 0, "fullyHeld": False,
-         "released": False, "available": 4}]
+         "released": False, "settled": False, "available": 4}]
     hidden = "<Confidential>"
     plain = json.loads(cli(stocked, "show", "ORD-1", "--no-history", "--json").stdout)
     assert plain["reservation"] == [
         {"line": n, "sku": hidden, "requested": hidden, "held": hidden, "fullyHeld": full,
-         "released": False, "available": hidden} for n, full in ((1, True), (2, False))]
+         "released": False, "settled": False, "available": hidden}
+        for n, full in ((1, True), (2, False))]
     assert "Reservation" in cli(stocked, "show", "ORD-1", "--no-history").stdout

@@ -288,12 +288,13 @@ def test_a_reply_recorded_before_circuit_and_error_codes_existed_still_loads():
 
 
 def test_an_unknown_version_alerts_an_operator_and_touches_nothing():
-    h = History(names.ORDER_WORKFLOW, IID, {**INPUT, "workflowVersion": 9})
+    h = History(names.ORDER_WORKFLOW, IID, {**INPUT, "workflowVersion": 11})
     h.activity(ALERT_OPERATOR.name, None)
     decision = replay(order_workflow, h)
     assert decision.actions == [("call", ALERT_OPERATOR.name, {
         "kind": "UnknownWorkflowVersion", "orderId": "ORD-1", "instanceId": IID,
-        "reason": "workflow version 9 is not registered; known: [1, 2, 3, 4, 5, 6, 7, 8]"})]
+        "reason": "workflow version 11 is not registered; known: [1, 2, 3, 4, 5, 6, 7, 8, 9, "
+                  "10]"})]
     assert decision.output == {"outcome": "unknownWorkflowVersion"}
 
 

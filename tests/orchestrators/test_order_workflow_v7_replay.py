@@ -30,7 +30,8 @@ from tests.orchestrators.test_order_workflow_replay import (
 from tests.orchestrators.test_order_workflow_v3_replay import episodes, finish, send_after
 
 AT_DEADLINE = T0 + timedelta(seconds=30)
-FIRST = {7: ("payment", "charge"), 8: ("shipping", "ship")}
+FIRST = {7: ("payment", "charge"), 8: ("shipping", "ship"), 9: ("payment", "charge"),
+         10: ("shipping", "ship")}
 RESULTS = {"charge": PAID, "ship": SHIPPED}
 
 

@@ -145,3 +145,62 @@ def test_admission_reads_its_two_counts_in_one_query_each(tmp_path, monkeypatch)
     stores.close()
     queries = counted_store_operations()["counts"]["state"]["query"]
     assert queries == 1 + 2  # the refused: its quota; the admitted: its quota and the total
+
+
+def _sized(lines: int, skus: int, quantity: int):
+    from datetime import UTC, datetime
+    from decimal import Decimal
+
+    from orders.models import Order, OrderLine
+
+    order_lines = [OrderLine(sku=f"SKU-{i % skus}", quantity=quantity,
+                             unit_price=Decimal("0.01")) for i in range(lines)]
+    order = Order(order_key="BIG-1", customer_id="CUST-1", currency="USD", lines=order_lines,
+                  total_price=sum((li.extended_price for li in order_lines), Decimal(0)),
+                  created_at=datetime(2029, 12, 31, tzinfo=UTC))
+    return SubmitOrder(client_id="acme", reply_to="replies-acme",
+                       order=order).model_dump_json(by_alias=True).encode()
+
+
+@pytest.mark.parametrize(("lines", "skus", "quantity", "field", "limit"), [
+    (1000, 1, 1, "order.lines:", "MAX_ORDER_LINES=50"),
+    (51, 51, 1, "order.lines:", "MAX_ORDER_LINES=50"),
+    (21, 21, 1, "order.lines[].sku:", "MAX_ORDER_SKUS=20"),
+    (3, 1, 4000, "order.lines[].quantity:", "MAX_ORDER_UNITS=10000"),
+])
+def test_an_order_past_a_size_bound_is_rejected_naming_the_field_and_limit(
+        env, lines, skus, quantity, field, limit):
+    stores, sent, now = env
+    refused = submit(_sized(lines, skus, quantity), stores, sent, now, message_id="m1")
+    assert isinstance(refused, submission.AdmissionRefused)
+    assert stores.orders.get("acme~BIG-1") is None and stores.states.get("acme~BIG-1") is None
+    [(order_id, status, _)] = sent.statuses()
+    assert (order_id, status) == ("BIG-1", "Rejected")
+    reason = sent.messages[-1][1].body["reason"]
+    assert field in reason and limit in reason
+
+
+def test_an_order_at_every_size_bound_is_accepted(env):
+    stores, sent, now = env
+    accepted = submit(_sized(50, 20, 200), stores, sent, now, message_id="m1")
+    assert isinstance(accepted, submission.Accepted)
+
+
+def test_a_clients_quota_counts_the_work_of_its_orders_not_only_their_number(env):
+    """Two 50-line orders are ten orders' work: a quota of 10 is then full for acme alone."""
+    stores, sent, now = env
+    big = [_sized(50, 1, 1).replace(b"BIG-1", f"BIG-{n}".encode()) for n in range(2)]
+    for n, message in enumerate(big):
+        assert isinstance(submit(message, stores, sent, now, max_in_flight=100, per_client=10,
+                                 message_id=f"m{n}"), submission.Accepted)
+    assert stores.states.get("acme~BIG-0").work == 5
+    third = submit(_sized(50, 1, 1).replace(b"BIG-1", b"BIG-9"), stores, sent, now,
+                   max_in_flight=100, per_client=14, message_id="m3")
+    assert "one per 10 lines or part, this one 5" in third.reason  # 10 + 5 > 14
+    refused = submit(body(1), stores, sent, now, max_in_flight=100, per_client=10,
+                     message_id="m9")
+    assert isinstance(refused, submission.AdmissionRefused)
+    assert "client acme has 10 orders in flight" in refused.reason
+    other = submit(body(2, "globex"), stores, sent, now, max_in_flight=100, per_client=10,
+                   client_id="globex", message_id="g1")
+    assert isinstance(other, submission.Accepted)

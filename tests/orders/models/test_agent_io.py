@@ -25,7 +25,7 @@ REPLY = {"schemaVersion": 1, "messageId": "ORD-1:1:charge:reply", "orderId": "OR
          "outcome": "Succeeded", "attempts": 1, "circuitOpen": False, "retryAt": None,
          "statusCode": 201, "errorCode": None,
          "result": {"paymentId": "pay_1", "amount": "20.00", "currency": "USD"},
-         "reason": None}
+         "reason": None, "requestId": "ORD-1:1:charge", "idempotencyKey": "ORD-1:charge"}
 
 WIRE_FORMS = [
     (SendAgentRequestInput, {**REQUEST, "workflowVersion": 2}),

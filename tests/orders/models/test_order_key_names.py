@@ -25,7 +25,7 @@ STATE_RECORD = (
     '"lockedBy":null,"completeBy":null,"failureCount":0,"attempt":0,"notBefore":null,'
     '"compensationAttempt":0,"compensationFailures":0,"failureReason":null,'
     '"circuitRefusedBy":null,"circuitHolds":0,"traceParent":null,"attemptTrace":null,'
-    '"replyTo":"replies-acme","workflowVersion":1,"schemaVersion":5,"etag":null,'
+    '"replyTo":"replies-acme","workflowVersion":1,"work":1,"schemaVersion":5,"etag":null,'
     '"createdAt":"2030-01-02T03:04:05.678901Z","updatedAt":"2030-01-02T03:04:05.678901Z"}')
 ORDER = (
     '{"orderId":"acme~ORD-1","customerId":"CUST-1","currency":"EUR","lines":[{"sku":"SKU-1",'

@@ -45,24 +45,54 @@ def test_reserve_never_goes_below_zero(stores):
     assert inv.get("P1-S1").available == 0
 
 
-def test_release_twice_adds_once(stores):
+def test_release_twice_adds_once_and_leaves_no_hold(stores):
     inv = stores.inventory
     inv.load({"P1-S1": 10})
     inv.reserve("P1-S1", "O-1#0", 4)
     assert inv.release("P1-S1", "O-1#0") == 4
     assert inv.release("P1-S1", "O-1#0") == 0
     item = inv.get("P1-S1")
-    assert item.available == 10 and item.holds["O-1#0"] == Hold(quantity=4, released=True)
+    assert item.available == 10 and item.holds == {}
     assert item.balanced
 
 
-def test_release_of_a_line_never_reserved_adds_nothing_and_blocks_a_late_reserve(stores):
+def test_a_released_tombstone_from_before_still_blocks_a_late_reserve_until_released(stores):
     inv = stores.inventory
     inv.load({"P1-S1": 10})
-    assert inv.release("P1-S1", "O-1#0") == 0
+    item = inv.get("P1-S1")
+    old = item.model_copy(update={"holds": {"O-1#0": Hold(quantity=0, released=True)}})
+    assert inv._replace(old)
     late = inv.reserve("P1-S1", "O-1#0", 4)
     assert (late.outcome, late.quantity) == (Reserved.RELEASED, 0)
-    assert inv.get("P1-S1").available == 10
+    assert inv.release_lines([("P1-S1", "O-1#0")]) == [0]
+    assert inv.get("P1-S1").holds == {} and inv.get("P1-S1").available == 10
+
+
+def test_settle_removes_a_processed_orders_holds_and_counts_them_consumed(stores):
+    inv = stores.inventory
+    inv.load({"P1-S1": 10, "P2-S2": 10})
+    inv.reserve_lines([("P1-S1", "O-1#0", 2), ("P2-S2", "O-1#1", 3), ("P1-S1", "O-1#2", 1)])
+    lines = [("P1-S1", "O-1#0"), ("P2-S2", "O-1#1"), ("P1-S1", "O-1#2")]
+    assert inv.settle_lines(lines) == 6
+    assert inv.settle_lines(lines) == 0
+    first, second = inv.get("P1-S1"), inv.get("P2-S2")
+    assert (first.holds, first.available, first.consumed) == ({}, 7, 3)
+    assert (second.holds, second.available, second.consumed) == ({}, 7, 3)
+    assert first.balanced and second.balanced
+    assert inv.release_lines(lines) == [0, 0, 0]  # nothing to give back once settled
+
+
+def test_undo_gives_back_only_what_the_attempt_took_and_no_other_adopted(stores):
+    inv = stores.inventory
+    inv.load({"P1-S1": 10})
+    inv.reserve_lines([("P1-S1", "O-1#0", 2), ("P1-S1", "O-1#1", 3)], by="O-1:1")
+    # A later attempt finds line 0 held and adopts it; line 1 it has not reached.
+    adopted = inv.reserve_lines([("P1-S1", "O-1#0", 2)], by="O-1:2")
+    assert adopted[0].outcome is Reserved.ALREADY
+    assert inv.undo([("P1-S1", "O-1#0"), ("P1-S1", "O-1#1")], "O-1:1") == 3
+    item = inv.get("P1-S1")
+    assert item.holds == {"O-1#0": Hold(quantity=2, by="O-1:2")}
+    assert item.available == 8 and item.balanced
 
 
 def test_unknown_sku_is_untracked_and_changes_nothing(stores):
@@ -119,7 +149,7 @@ def test_a_write_that_always_loses_its_etag_gives_up_transiently(stores, monkeyp
     inv.load({"P1-S1": 10})
     monkeypatch.setattr(type(inv), "_replace", lambda self, item: False)
     with pytest.raises(TransientStoreError, match="P1-S1"):
-        inv.reserve("P1-S1", "O-1#0", 1)
+        inv.restock("P1-S1", 1)
     assert inventory_module.MAX_CONFLICT_RETRIES >= 2
     assert inv.get("P1-S1").available == 10
 
@@ -136,3 +166,54 @@ def test_reserve_lines_reserves_in_order_and_stops_at_the_first_short_line(store
     again = inv.reserve_lines([("P1-S1", "O-1#0", 2), ("P1-S1", "O-1#1", 2)])
     assert [g.outcome for g in again] == [Reserved.ALREADY, Reserved.ALREADY]
     assert inv.get("P1-S1").available == 1
+
+
+def test_an_orders_lines_of_one_sku_are_one_write_and_the_item_stays_small(
+        stores, monkeypatch):
+    """Many 50-line orders of one SKU: the writes per order, the bytes each writes and the
+    item's size stay flat (the holds of ended orders leave the item), and another client's
+    one-line order of that SKU is served in between."""
+    from orders.stores import cosmos_inventory, sqlite_inventory
+
+    written: list[int] = []
+
+    def counting(serialise):
+        def wrapped(item, *args):
+            document = serialise(item, *args)
+            written.append(len(str(document)))
+            return document
+        return wrapped
+
+    monkeypatch.setattr(sqlite_inventory, "_document", counting(sqlite_inventory._document))
+    monkeypatch.setattr(cosmos_inventory, "to_document", counting(cosmos_inventory.to_document))
+    inv = stores.inventory
+    inv.load({"P1-S1": 1_000_000})
+    writes, sizes = [], []
+    for n in range(10, 50):  # keys of one length
+        lines = [("P1-S1", f"shop-a~O-{n}#{i:02d}", 1) for i in range(50)]
+        before = len(written)
+        got = inv.reserve_lines(lines, by=f"shop-a~O-{n}:1")
+        assert {g.outcome for g in got} == {Reserved.RESERVED}
+        writes.append((len(written) - before, written[-1]))
+        inv.settle_lines([(sku, key) for sku, key, _ in lines])
+        other = inv.reserve_lines([("P1-S1", f"shop-b~O-{n}#0", 1)], by=f"shop-b~O-{n}:1")
+        assert other[0].outcome is Reserved.RESERVED
+        inv.settle_lines([("P1-S1", f"shop-b~O-{n}#0")])
+        sizes.append(len(inv.get("P1-S1").model_dump_json()))
+    # One write per order; what it writes grows only with the counters' digits.
+    assert {count for count, _ in writes} == {1}
+    assert max(size for _, size in writes) - min(size for _, size in writes) < 10
+    assert max(sizes) - min(sizes) < 10
+    item = inv.get("P1-S1")
+    assert item.holds == {} and item.consumed == 40 * 51 and item.balanced
+
+
+def test_load_prices_the_items_it_creates_and_the_price_survives_every_write(stores):
+    from decimal import Decimal
+
+    inv = stores.inventory
+    inv.load({"P1-S2": 10, "P9-S9": 1}, {"P1-S2": Decimal("901.00")})
+    inv.reserve_lines([("P1-S2", "O-1#0", 2)], by="O-1:1")
+    inv.settle_lines([("P1-S2", "O-1#0")])
+    assert inv.get("P1-S2").unit_price == Decimal("901.00")
+    assert inv.get("P9-S9").unit_price is None

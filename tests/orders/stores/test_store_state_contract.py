@@ -280,6 +280,19 @@ def test_count_of_client_stops_at_its_limit_across_its_states(stores, clock):
     assert stores.states.count_of_client("shop-a", both, limit=100) == 6
 
 
+def test_count_of_client_sums_the_work_of_large_orders(stores, clock):
+    now = clock.now()
+    for order_id in ("BIG-1", "BIG-2"):
+        record = client_record("shop-a", order_id, now).model_copy(update={"work": 5})
+        stores.states.create_if_absent(record)
+    stores.states.create_if_absent(client_record("shop-a", "SMALL", now))
+    stores.states.create_if_absent(client_record("shop-b", "B0", now))
+    assert stores.states.get("shop-a~BIG-1").work == 5
+    assert stores.states.count_of_client("shop-a", [ProcessState.PENDING], limit=100) == 11
+    assert stores.states.count_of_client("shop-a", [ProcessState.PENDING], limit=8) == 8
+    assert stores.states.count_of_client("shop-b", [ProcessState.PENDING], limit=100) == 1
+
+
 def test_count_of_client_stops_at_its_limit(stores, clock):
     now = clock.now()
     for i in range(6):

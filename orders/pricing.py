@@ -1,0 +1,51 @@
+"""Prices from the catalogue: every order line is priced by the SKU's catalogue entry (S1).
+
+The catalogue is the inventory: each SKU's stock item carries ``unitPrice``, the TPC-H PART
+``p_retailprice`` of its part, loaded with the stock (a Cosmos DB container on Azure). An
+order's ``unitPrice`` must equal it (TPC-H: ``l_extendedprice = l_quantity *
+p_retailprice``) and its ``discount`` stay within :data:`MAX_DISCOUNT`; the total is
+already checked against the lines (:class:`orders.models.Order`), so a priced order cannot
+be cheaper than the catalogue says. See docs/client.md, "Prices".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+
+from orders.models import Order
+from orders.models.inventory import StockItem
+
+MAX_DISCOUNT = Decimal("0.10")
+"""Largest discount accepted: TPC-H ``l_discount`` is drawn from 0.00 to 0.10."""
+CATALOGUE_CURRENCY = "USD"
+"""The currency of the catalogue's prices; an order in another is not priced by it."""
+
+
+def price_problem(order: Order, read: Callable[[str], StockItem | None]) -> str | None:
+    """Return why ``order``'s prices differ from the catalogue, naming the line; else None.
+
+    ``read`` returns a SKU's stock item (one point read per distinct SKU). A SKU the
+    catalogue has no item for, or an item without a price, is refused: SKUs are matched
+    exactly, so ``p1-s1`` is not ``P1-S1``; an order in another currency than
+    :data:`CATALOGUE_CURRENCY` is refused (the same figures in yen cost a hundredth).
+    """
+    if order.currency != CATALOGUE_CURRENCY:
+        return (f"order.currency: {order.currency}; the catalogue prices in "
+                f"{CATALOGUE_CURRENCY} only")
+    items: dict[str, StockItem | None] = {}
+    for index, line in enumerate(order.lines):
+        where = f"order.lines[{index}]"
+        if line.sku not in items:
+            items[line.sku] = read(line.sku)
+        item = items[line.sku]
+        if item is None or item.unit_price is None:
+            return (f"{where}.sku: SKU {line.sku} (line {index + 1}) is not priced in the "
+                    "catalogue; only catalogue SKUs can be ordered")
+        if line.unit_price != item.unit_price:
+            return (f"{where}.unitPrice: {line.unit_price} (line {index + 1}, SKU {line.sku}) "
+                    f"differs from the catalogue's price {item.unit_price}")
+        if line.discount > MAX_DISCOUNT:
+            return (f"{where}.discount: {line.discount} (line {index + 1}) is above the "
+                    f"largest discount MAX_DISCOUNT={MAX_DISCOUNT}")
+    return None
