@@ -9,13 +9,25 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import logging
+import re
 import threading
+import warnings
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from devhost.app.function_context import LocalContext
 from devhost.app.loop_watch import Timed, threshold_s
 from devhost.app.signature_check import CONTEXT_PARAM
+
+SDK_DEPRECATION = r"azure\.functions df_loads was called without expected_type"
+"""azure-functions 1.26's one-time DeprecationWarning about the Durable SDK's own ``df_loads``
+calls: the SDK's code, not the app's, so nothing an app can change; the host hides it, and
+the same text azure-functions logs at INFO with it (each start printed it)."""
+warnings.filterwarnings("ignore", message=SDK_DEPRECATION, category=DeprecationWarning)
+logging.getLogger("azure.functions.DurableFunctions").addFilter(
+    lambda record: re.match(SDK_DEPRECATION, record.getMessage()) is None)
+
 
 T = TypeVar("T")
 

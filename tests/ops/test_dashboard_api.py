@@ -128,8 +128,9 @@ def test_page_and_assets_forbid_inline_script_and_unknown_assets_are_404(system)
         "text/javascript")
     missing = get(system, "/assets/..%2Fblueprint.py")
     assert missing.status_code == 404
+    # A method the route does not take: 404, as the Functions host answers (host #10098).
     assert httpx.post(f"{system.host.base_url}/api/ops/dashboard/api/overview",
-                      timeout=30).status_code == 405
+                      timeout=30).status_code == 404
 
 
 def test_a_resubmit_that_keeps_losing_the_etag_race_is_a_409_and_changes_nothing(
