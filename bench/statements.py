@@ -8,8 +8,8 @@ on a loopback port sharing that clock, and reports per order:
 - SQL statements executed, by SQLite file, and the host's sum (the simulator's file left
   out): every ``sqlite3.connect`` of the run is traced with ``set_trace_callback``, one
   count per statement run, each row of an ``executemany`` and each BEGIN/COMMIT included;
-- context switches of this process (``getrusage``: voluntary and involuntary, all threads,
-  the simulator's server thread among them).
+- context switches of this process (``getrusage``, all threads, the simulator's server
+  thread among them), voluntary (the trips) and involuntary (preemption: load) apart.
 
 Wall time is not reported: on a shared machine it measures the neighbours.
 """
@@ -81,20 +81,24 @@ class StatementCounter:
             sqlite3.connect = original
 
 
-def context_switches() -> int:
-    """Return this process's context switches so far (all threads, voluntary + involuntary)."""
+def context_switches() -> tuple[int, int]:
+    """Return this process's voluntary and involuntary context switches so far (all threads).
+
+    Voluntary ones (a thread waits: a lock, a queue, a socket, fsync) are the trips; the
+    involuntary ones (preemption) grow with the machine's load.
+    """
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_nvcsw + usage.ru_nivcsw
+    return usage.ru_nvcsw, usage.ru_nivcsw
 
 
 def _order(n: int) -> Any:
     from orders.models import Order, OrderLine
 
-    lines = [OrderLine(sku=f"SKU-{n}-{i}", quantity=i + 1, unit_price=Decimal("10.00"))
-             for i in range(2)]
+    lines = tuple(OrderLine(sku=f"SKU-{n}-{i}", quantity=i + 1, unit_price=Decimal("10.00"))
+                  for i in range(2))
     return Order(order_key=f"ORD-{n:05d}", customer_id=f"CUST-{n % 7}", currency="USD",
-                 lines=lines, total_price=sum(Decimal(li.quantity) * li.unit_price
-                                              for li in lines),
+                 lines=lines, total_price=sum((Decimal(li.quantity) * li.unit_price
+                                               for li in lines), Decimal(0)),
                  created_at=datetime(2029, 12, 31, tzinfo=UTC))
 
 
@@ -132,16 +136,19 @@ def measure(orders: int, data_dir: Path) -> dict[str, Any]:
             host.engine.send("orders-acme", message.model_dump_json(by_alias=True),
                              message_id=message.order.order_key)
         host.run_until_idle(advance_clock=True, until=clock.now() + timedelta(seconds=30))
-        switches = context_switches() - switches
-        states = Counter(str(runtime.services().stores.states.get(f"acme~ORD-{n:05d}")
-                             .process_state) for n in range(orders))
+        voluntary, involuntary = (b - a for a, b in zip(switches, context_switches(),
+                                                            strict=True))
+        records = [runtime.services().stores.states.get(f"acme~ORD-{n:05d}")
+                   for n in range(orders)]
+        states = Counter("missing" if r is None else str(r.process_state) for r in records)
     by_file = {name: round(count / orders, 1) for name, count in sorted(counter.by_file.items())}
     return {"orders": orders, "states": dict(states),
             "host_statements_per_order": round(sum(
                 n for name, n in counter.by_file.items() if name not in SIMULATOR_FILES)
                 / orders, 1),
             "statements_per_order_by_file": by_file,
-            "context_switches_per_order": round(switches / orders, 1)}
+            "voluntary_context_switches_per_order": round(voluntary / orders, 1),
+            "involuntary_context_switches_per_order": round(involuntary / orders, 1)}
 
 
 def main(argv: list[str] | None = None) -> int:
