@@ -78,9 +78,9 @@ class ActivityQueue(HubPart):
             return []
         # With whether a host failure was counted for it (by any process): its success clears that.
         rows = conn.execute(
-            "SELECT a.*, EXISTS (SELECT 1 FROM host_failures f"
-            " WHERE f.work = 'activity:' || a.id) AS host_failed"
-            " FROM activities a WHERE lock_expires <= ? ORDER BY id LIMIT ?",
+            "SELECT activities.*, EXISTS (SELECT 1 FROM host_failures f"
+            " WHERE f.work = 'activity:' || activities.id) AS host_failed"
+            " FROM activities WHERE lock_expires <= ? ORDER BY id LIMIT ?",
             (stamp, max_count)).fetchall()
         self.file.saw_host_failures([activity_key(r["id"]) for r in rows if r["host_failed"]])
         if rows:
