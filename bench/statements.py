@@ -122,6 +122,8 @@ def measure(orders: int, data_dir: Path) -> dict[str, Any]:
             create_app(FaultUpdate.model_validate({}), clock, data_dir / "ledger.sqlite")))
         urls = {spec.url_setting: f"{url}/{name}"
                 for name, spec in catalogue().services.items()}
+        stack.callback(runtime.use, None)  # forget the run's services and settings after it
+        stack.callback(load_settings.cache_clear)
         os.environ.update({**SETTINGS, **urls})
         load_settings.cache_clear()
         runtime.use(None)
