@@ -13,7 +13,7 @@ from azurekit.queues import QueueCatalog, QueueProperties, load_queue_catalog
 from clocks import Clock, SystemClock
 from sqlitebus.errors import MessageLockLostError, MessagingEntityNotFoundError
 from sqlitebus.models import DEAD_LETTER_SUFFIX
-from sqlitebus.schema import ensure_schema, from_us, to_us
+from sqlitebus.schema import OperationTally, ensure_schema, from_us, to_us
 from sqlitekit import SharedConnection, write
 from sqlitekit.doorbell import Doorbell
 from sqlitekit.group_commit import GroupCommit
@@ -51,7 +51,11 @@ class EngineBase(SharedConnection):
         self._registered: set[str] = set(self._catalog.queues)
         # Every message operation writes through it: under load one transaction serves
         # several threads' sends, receives and settlements (sqlitekit.group_commit).
-        self._group = GroupCommit(self._conn, self._lock)
+        self._pruned_us: dict[str, int] = {}  # queue -> last duplicate-history prune
+        # Their billed operation counts are written once per transaction, before its COMMIT.
+        self._tally = OperationTally()
+        self._group = GroupCommit(self._conn, self._lock, before_commit=self._tally.flush,
+                                  after_rollback=self._tally.discard)
         ensure_schema(self._conn)
         with self._lock, write(self._conn):
             now = self._now_us()

@@ -45,13 +45,16 @@ from clocks import Clock
 from sqlitebus import rows
 from sqlitebus.base import FILE_NAME
 from sqlitebus.models import DEAD_LETTER_SUFFIX, NewMessage, QueueCounts, QueueInfo, ReceivedMessage
-from sqlitebus.schema import MAX_US, count_operation, from_us, span_us
+from sqlitebus.schema import MAX_US, from_us, span_us
 from sqlitebus.settlement import Settlement
 from sqlitekit import write
 
 __all__ = ["FILE_NAME", "ServiceBusEngine", "open_engine"]
 
 logger = logging.getLogger(__name__)
+
+PRUNE_EVERY_US = 1_000_000
+"""Microseconds between prunes of a queue's duplicate detection history, at least."""
 
 _CANDIDATES = """
     SELECT seq, delivery_count, expires_us FROM messages
@@ -235,24 +238,21 @@ class ServiceBusEngine(Settlement):
         now = self._now_us()
         self._register(conn, name, now)
         dedup = props.requires_duplicate_detection
+        horizon = now - span_us(props.duplicate_detection_history_time_window)
         if dedup:
-            horizon = now - span_us(props.duplicate_detection_history_time_window)
-            conn.execute(
-                "DELETE FROM duplicate_history WHERE queue = ? AND first_sent_us <= ?",
-                (name, horizon),
-            )
+            self._prune_duplicate_history(conn, name, now, horizon)
         accepted: list[bool] = []
         for message in batch:
             message_id = message.message_id
             assert message_id is not None, "NewMessage fills in a MessageId"
-            if dedup and not self._remember(conn, name, message_id, now):
+            if dedup and not self._remember(conn, name, message_id, now, horizon):
                 logger.debug("duplicate dropped: queue=%s id=%s", name, message.message_id)
                 accepted.append(False)
                 continue
             rows.insert(conn, name, message, props, now)
             accepted.append(True)
-        count_operation(conn, name, "send_calls")
-        count_operation(conn, name, "sent", sum(accepted))
+        self._tally.add(name, "send_calls")
+        self._tally.add(name, "sent", sum(accepted))
         return accepted
 
     def _lock_next(self, name: str, props: QueueProperties, max_count: int,
@@ -279,8 +279,8 @@ class ServiceBusEngine(Settlement):
                     (str(uuid.uuid4()), locked_until, lock_owner, row["seq"]),
                 ).fetchone()
                 found.append(rows.to_message(locked, with_lock=True))
-        count_operation(conn, _counted(name, dead_letter), "receive_calls")
-        count_operation(conn, _counted(name, dead_letter), "delivered", len(found))
+        self._tally.add(_counted(name, dead_letter), "receive_calls")
+        self._tally.add(_counted(name, dead_letter), "delivered", len(found))
         return found
 
     def _any_candidate(self, name: str, dead_letter: bool) -> bool:
@@ -291,12 +291,26 @@ class ServiceBusEngine(Settlement):
             found = self._conn.execute(_ANY_CANDIDATE, (name, int(dead_letter), now, now))
             return found.fetchone() is not None
 
+    def _prune_duplicate_history(self, conn: sqlite3.Connection, name: str, now: int,
+                                 horizon: int) -> None:
+        # Space only, at most once a second per queue: _remember ignores what is past the
+        # window whether or not it was pruned yet. (A rolled-back batch merely skips one.)
+        last = self._pruned_us.get(name)
+        if last is not None and 0 <= now - last < PRUNE_EVERY_US:
+            return
+        conn.execute("DELETE FROM duplicate_history WHERE queue = ? AND first_sent_us <= ?",
+                     (name, horizon))
+        self._pruned_us[name] = now
+
     @staticmethod
-    def _remember(conn: sqlite3.Connection, name: str, message_id: str, now: int) -> bool:
+    def _remember(conn: sqlite3.Connection, name: str, message_id: str, now: int,
+                  horizon: int) -> bool:
+        # New, or first sent at or before the window's start (as if pruned): True.
         cursor = conn.execute(
-            "INSERT OR IGNORE INTO duplicate_history (queue, message_id, first_sent_us)"
-            " VALUES (?, ?, ?)",
-            (name, message_id, now),
+            "INSERT INTO duplicate_history (queue, message_id, first_sent_us) VALUES (?, ?, ?)"
+            " ON CONFLICT (queue, message_id) DO UPDATE SET first_sent_us = excluded.first_sent_us"
+            " WHERE first_sent_us <= ?",
+            (name, message_id, now, horizon),
         )
         return cursor.rowcount == 1
 

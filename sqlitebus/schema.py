@@ -89,14 +89,40 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
         conn.execute(_COUNTS_DDL)
 
 
-def count_operation(conn: sqlite3.Connection, queue: str, operation: str, n: int = 1) -> None:
-    """Add ``n`` to the count of ``operation`` on ``queue``, in the caller's transaction."""
-    if n:
+class OperationTally:
+    """The operation counts of one transaction, written by one statement before it commits.
+
+    Operations :meth:`add` to it inside a group commit's transaction
+    (:class:`sqlitekit.group_commit.GroupCommit`), whose ``before_commit`` is :meth:`flush`
+    and ``after_rollback`` :meth:`discard`: the counts are in the same transaction as the
+    operations they count, so the totals are what one upsert per operation gave.
+    """
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[str, str], int] = {}
+
+    def add(self, queue: str, operation: str, n: int = 1) -> None:
+        """Add ``n`` to the count of ``operation`` on ``queue`` (0 adds nothing)."""
+        if n:
+            key = (queue, operation)
+            self._counts[key] = self._counts.get(key, 0) + n
+
+    def flush(self, conn: sqlite3.Connection) -> None:
+        """Add the counts to ``operation_counts`` in one statement, in the caller's transaction."""
+        if not self._counts:
+            return
+        items = list(self._counts.items())
+        self._counts.clear()
         conn.execute(
-            "INSERT INTO operation_counts (queue, operation, count) VALUES (?, ?, ?)"
-            " ON CONFLICT (queue, operation) DO UPDATE SET count = count + excluded.count",
-            (queue, operation, n),
+            "INSERT INTO operation_counts (queue, operation, count) VALUES "
+            + ", ".join(["(?, ?, ?)"] * len(items))
+            + " ON CONFLICT (queue, operation) DO UPDATE SET count = count + excluded.count",
+            [value for (queue, operation), n in items for value in (queue, operation, n)],
         )
+
+    def discard(self) -> None:
+        """Forget the counts of a transaction that rolled back."""
+        self._counts.clear()
 
 
 _ONE_US = timedelta(microseconds=1)

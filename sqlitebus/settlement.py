@@ -11,12 +11,11 @@ from sqlitebus import rows
 from sqlitebus.base import EngineBase
 from sqlitebus.errors import ServiceBusError
 from sqlitebus.models import DEAD_LETTER_SUFFIX
-from sqlitebus.schema import MAX_US, count_operation, from_us, span_us
+from sqlitebus.schema import MAX_US, OperationTally, from_us, span_us
 
 
-def _count(conn: sqlite3.Connection, row: sqlite3.Row, operation: str) -> None:
-    queue = row["queue"] + (DEAD_LETTER_SUFFIX if row["dead_letter"] else "")
-    count_operation(conn, queue, operation)
+def _count(tally: OperationTally, row: sqlite3.Row, operation: str) -> None:
+    tally.add(row["queue"] + (DEAD_LETTER_SUFFIX if row["dead_letter"] else ""), operation)
 
 
 class Settlement(EngineBase):
@@ -32,7 +31,7 @@ class Settlement(EngineBase):
     def _complete(self, queue: str, lock_token: str, conn: sqlite3.Connection) -> None:
         row = self._held(conn, queue, lock_token)
         conn.execute("DELETE FROM messages WHERE seq = ?", (row["seq"],))
-        _count(conn, row, "completes")
+        _count(self._tally, row, "completes")
 
     def abandon(self, queue: str, lock_token: str) -> None:
         """Release the lock at once (delivery count kept), as :meth:`complete` takes and raises.
@@ -48,7 +47,7 @@ class Settlement(EngineBase):
     def _abandon(self, queue: str, lock_token: str,
                  entity: tuple[str, bool, QueueProperties], conn: sqlite3.Connection) -> bool:
         row = self._held(conn, queue, lock_token)
-        _count(conn, row, "abandons")
+        _count(self._tally, row, "abandons")
         name, dead_letter, props = entity
         released = dead_letter or not rows.apply_broker_rules(
             conn, name, row, props, self._now_us(), check_expiry=False
@@ -87,7 +86,7 @@ class Settlement(EngineBase):
                 "dead-lettered again (complete or abandon them)"
             )
         rows.move_to_dead_letter(conn, row["queue"], row["seq"], reason, description)
-        _count(conn, row, "dead_letters")
+        _count(self._tally, row, "dead_letters")
 
     def renew_lock(self, queue: str, lock_token: str) -> datetime:
         """Extend a held lock to ``now + lockDuration`` (same token, or MessageLockLostError)."""
@@ -95,7 +94,7 @@ class Settlement(EngineBase):
 
     def _renew(self, queue: str, lock_token: str, conn: sqlite3.Connection) -> int:
         row = self._held(conn, queue, lock_token)
-        _count(conn, row, "lock_renewals")
+        _count(self._tally, row, "lock_renewals")
         _, _, props = self._entity(queue, False)
         until = min(self._now_us() + span_us(props.lock_duration), MAX_US)
         conn.execute("UPDATE messages SET locked_until_us = ? WHERE seq = ?", (until, row["seq"]))

@@ -71,15 +71,25 @@ class GroupCommit:
         each transaction, so readers and direct writers of the connection take turns with it.
     max_batch : int
         Operations per transaction at most (>= 1, else ValueError).
+    before_commit : callable, optional
+        ``before_commit(conn)`` runs in each transaction after its operations, before COMMIT:
+        bookkeeping written once per transaction (an error in it rolls the transaction back,
+        as an operation's would).
+    after_rollback : callable, optional
+        ``after_rollback()`` runs after a transaction rolled back (forget that bookkeeping).
     """
 
     def __init__(self, conn: sqlite3.Connection, lock: threading.RLock, *,
-                 max_batch: int = MAX_BATCH) -> None:
+                 max_batch: int = MAX_BATCH,
+                 before_commit: Callable[[sqlite3.Connection], None] | None = None,
+                 after_rollback: Callable[[], None] | None = None) -> None:
         if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
             raise ValueError(f"max_batch: must be a positive integer, got {max_batch!r}")
         self._conn = conn
         self._lock = lock
         self._max_batch = max_batch
+        self._before_commit = before_commit
+        self._after_rollback = after_rollback
         self._guard = threading.Lock()
         self._queue: deque[_Pending[object]] = deque()
         self._leading = False
@@ -174,6 +184,14 @@ class GroupCommit:
         try:
             with self._lock, write(self._conn) as conn:
                 self.transactions += 1
-                return op(conn)
+                try:
+                    value = op(conn)
+                    if self._before_commit is not None:
+                        self._before_commit(conn)
+                except BaseException:
+                    if self._after_rollback is not None:
+                        self._after_rollback()
+                    raise
+                return value
         finally:
             self._inside.active = False

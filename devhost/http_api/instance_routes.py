@@ -59,9 +59,12 @@ async def _get_status(ctx: ApiContext, request: Request) -> Response:
     payload = status_json(record, show_input=show_input)
     if show_history:
         # As the extension: a Pending instance has no history yet (null).
+        # Read and converted off the loop: a long history is work, and the loop may be the
+        # app's own (its durable clients are answered in the process, .in_process).
         payload["historyEvents"] = None if record.runtime_status == "Pending" else \
-            history_events_json(await ctx.call(ctx.taskhub.get_history, instance_id),
-                                show_output=show_output, show_input=show_input)
+            await ctx.call(lambda: history_events_json(
+                ctx.taskhub.get_history(instance_id), show_output=show_output,
+                show_input=show_input))
     code = status_code(record.runtime_status, internal_error_on_failure=fail_500)
     headers = {}
     if code == 202:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -50,15 +51,19 @@ def query_routes(ctx: ApiContext) -> list[Route]:
             statuses = [s for s in statuses if s in ALL_STATUSES]
             if not statuses:  # only statuses no instance can have (Canceled)
                 return JSONResponse([])
-        page, next_token = await ctx.call(
-            ctx.taskhub.query, statuses=statuses, created_from=created_from,
-            created_to=created_to, prefix=query.get("instanceIdPrefix") or None, top=top,
-            continuation=token)
+        def page_json() -> tuple[list[dict[str, Any]], Any]:
+            # Off the loop, converted too: a page holds up to 1000 instances, and the loop
+            # may be the app's own (its durable clients are answered in the process).
+            page, next_token = ctx.taskhub.query(
+                statuses=statuses, created_from=created_from, created_to=created_to,
+                prefix=query.get("instanceIdPrefix") or None, top=top, continuation=token)
+            return [status_json(r, show_input=show_input) for r in page], next_token
+
+        payload, next_token = await ctx.call(page_json)
         headers: dict[str, str] = {}
         if next_token is not None:
             headers[CONTINUATION_HEADER] = encode_token(next_token)
-        return JSONResponse([status_json(r, show_input=show_input) for r in page],
-                            headers=headers)
+        return JSONResponse(payload, headers=headers)
 
     async def purge_many(request: Request) -> Response:
         # Host behaviour mirrors azure-functions-durable-extension HttpApiHandler.cs

@@ -148,6 +148,7 @@ class LocalHost:
         self._threads: list[threading.Thread] = []
         self._server: Any = None
         self._binding: str | None = None
+        self._own_api: Any = None  # answers this process's durable clients (in_process)
         self.state = "Default"
         """The ``ScriptHostState`` name ``/admin/host/status`` answers (see :meth:`start`)."""
 
@@ -168,6 +169,7 @@ class LocalHost:
         from devhost.run.http_host import build_http_app
 
         app = build_http_app(self)
+        self._answer_own_clients(app)
         # The functions are indexed (ScriptHostState.Initialized) before the server listens,
         # so the first status answer is never the constructor's Default.
         if self.state == "Default":
@@ -230,6 +232,11 @@ class LocalHost:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
         self._threads.clear()
         self._server = None
+        if self._own_api is not None:
+            from devhost.http_api import in_process
+
+            in_process.unregister(self._own_api)
+            self._own_api = None
         self.state = "Stopped"
         invoke.close_sdk_session()
 
@@ -245,9 +252,31 @@ class LocalHost:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def _answer_own_clients(self, app: Any = None) -> None:
+        """Have the durable clients of this process call this task hub directly (no HTTP).
+
+        ``app``: the served API app; without one (a worker process serves no HTTP) an API-only
+        app over this process's task hub answers (:mod:`devhost.http_api.in_process`).
+        """
+        from devhost.http_api import in_process
+        from devhost.run.http_host import build_http_app
+
+        if self._own_api is not None:
+            in_process.unregister(self._own_api)
+        api = in_process.InProcessApi(app or build_http_app(self, with_functions=False),
+                                      self.base_url)
+        in_process.register(api)
+        self._own_api = api
+
     def client_binding(self) -> str:
-        """Return the ``durableClient`` binding JSON, as the Functions host passes it."""
+        """Return the ``durableClient`` binding JSON, as the Functions host passes it.
+
+        Its clients' calls are answered in this process by this task hub (no HTTP); the
+        Durable HTTP API stays served for outside callers.
+        """
         self.start_http()
+        if self._own_api is None:
+            self._answer_own_clients()
         if self._binding is None:  # the same for every call: hub and URL are fixed
             from devhost.http_api import client_binding_json
 

@@ -66,8 +66,12 @@ class OutputBinding:
         return self._value
 
 
-def build_http_app(host: HttpHost) -> Any:
-    """Build the ASGI app served by :meth:`LocalHost.start_http`."""
+def build_http_app(host: HttpHost, *, with_functions: bool = True) -> Any:
+    """Build the ASGI app served by :meth:`LocalHost.start_http`.
+
+    ``with_functions`` False leaves the app's HTTP functions out: the Durable HTTP API alone,
+    as a worker process answers its own durable clients (:mod:`devhost.http_api.in_process`).
+    """
 
     async def invoke_http(fdef: FunctionDef, request: Request) -> Response:
         body = await request.body()
@@ -94,7 +98,8 @@ def build_http_app(host: HttpHost) -> Any:
         return http_answer(result, fdef.name)
 
     return create_http_app(host.taskhub, base_url=host.base_url,
-                           http_functions=host.index.http, invoke_http=invoke_http,
+                           http_functions=host.index.http if with_functions else (),
+                           invoke_http=invoke_http,
                            on_instance_work=lambda _id: host.wake(),
                            orchestrator_names=list(host.index.orchestrators),
                            entity_names=list(host.index.entities),

@@ -69,18 +69,21 @@ class ActivityQueue(HubPart):
             if gone:
                 conn.execute(self.INSERT_MESSAGE, message)
             recorded.append(gone)
-        clear_host_failures(conn, [activity_key(item.id) for (item, _), gone
+        clear_host_failures(conn, self.file, [activity_key(item.id) for (item, _), gone
                                    in zip(done, recorded, strict=True) if gone])
         return recorded
 
-    @staticmethod
-    def _claim_activity_rows(conn: sqlite3.Connection, owner: str, stamp: str, expires: str,
-                             max_count: int) -> list[sqlite3.Row]:
+    def _claim_activity_rows(self, conn: sqlite3.Connection, owner: str, stamp: str,
+                             expires: str, max_count: int) -> list[sqlite3.Row]:
         if max_count <= 0:
             return []
+        # With whether a host failure was counted for it (by any process): its success clears that.
         rows = conn.execute(
-            "SELECT * FROM activities WHERE lock_expires <= ? ORDER BY id LIMIT ?",
+            "SELECT activities.*, EXISTS (SELECT 1 FROM host_failures f"
+            " WHERE f.work = 'activity:' || activities.id) AS host_failed"
+            " FROM activities WHERE lock_expires <= ? ORDER BY id LIMIT ?",
             (stamp, max_count)).fetchall()
+        self.file.saw_host_failures([activity_key(r["id"]) for r in rows if r["host_failed"]])
         if rows:
             conn.executemany(
                 "UPDATE activities SET lock_owner=?, lock_expires=?,"

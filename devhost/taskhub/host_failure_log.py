@@ -3,7 +3,10 @@
 Work the host itself failed to run (:mod:`devhost.failures.host_failures`) is counted in
 ``host_failures`` (key ``episode:<instance id>`` or ``activity:<work item id>``) and held
 back for the policy's pause: no busy loop, and the count holds across processes. A
-successful commit clears it (:func:`clear_host_failures`, inside the writing transaction).
+successful commit clears it (:func:`clear_host_failures`, inside the writing transaction),
+only where a count was recorded: the process that counts a failure remembers it, and a
+claim reads whether the work it takes has a count (another process's), so a commit of work
+that never failed in the host writes nothing here.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 import sqlitekit as db
 from devhost.failures.host_failures import HostRetryPolicy
 from devhost.taskhub.events import format_time
-from devhost.taskhub.hub_file import HubPart
+from devhost.taskhub.hub_file import HubFile, HubPart
 from devhost.taskhub.records import ActivityWorkItem, NewMessage, OrchestrationWorkItem
 
 
@@ -29,8 +32,15 @@ def activity_key(item_id: int) -> str:
     return f"activity:{item_id}"
 
 
-def clear_host_failures(conn: sqlite3.Connection, keys: list[str]) -> None:
-    """Forget the counts of work that succeeded, inside the caller's write transaction."""
+def clear_host_failures(conn: sqlite3.Connection, file: HubFile, keys: list[str]) -> None:
+    """Forget the counts of work that succeeded, inside the caller's write transaction.
+
+    Only keys ``file`` knows have a count (:meth:`HubFile.take_host_failures`) are deleted.
+    """
+    _delete_counts(conn, file.take_host_failures(keys))
+
+
+def _delete_counts(conn: sqlite3.Connection, keys: list[str]) -> None:
     if keys:
         conn.executemany("DELETE FROM host_failures WHERE work=?", [(k,) for k in keys])
 
@@ -50,6 +60,7 @@ class HostFailureLog(HubPart):
         instance_id = item.instance.instance_id
         with db.write(self._conn()) as conn:
             attempts = self._count_failure(conn, episode_key(instance_id), error, now)
+            self.file.saw_host_failures([episode_key(instance_id)])
             if not policy.gives_up(attempts):
                 conn.execute(
                     "UPDATE instances SET lock_expires=? WHERE instance_id=? AND lock_owner=?",
@@ -63,6 +74,7 @@ class HostFailureLog(HubPart):
         now = self.clock.now()
         with db.write(self._conn()) as conn:
             attempts = self._count_failure(conn, activity_key(item.id), error, now)
+            self.file.saw_host_failures([activity_key(item.id)])
             if not policy.gives_up(attempts):
                 conn.execute(
                     "UPDATE activities SET lock_owner=NULL, lock_expires=? WHERE id=?"
@@ -90,7 +102,7 @@ class HostFailureLog(HubPart):
                 return False
             for table in ("inbox", "activities"):
                 conn.execute(f"DELETE FROM {table} WHERE instance_id=?", (inst.instance_id,))
-            clear_host_failures(conn, [episode_key(inst.instance_id)])
+            _delete_counts(conn, [episode_key(inst.instance_id)])
             if parent_event is not None and inst.parent_instance_id:
                 self._insert_message(conn, NewMessage(
                     inst.parent_instance_id, inst.parent_execution_id, "completion",

@@ -34,6 +34,8 @@ class HubFile:
         self.default_version = default_version
         self._synchronous = synchronous
         self._local = threading.local()
+        self._host_failed: set[str] = set()
+        self._host_failed_lock = threading.Lock()
         # Own transaction, CREATE ... IF NOT EXISTS: safe for processes opening it at once.
         self.conn().executescript(SCHEMA)
 
@@ -44,6 +46,26 @@ class HubFile:
             conn = db.connect(self.path, synchronous=self._synchronous)
             self._local.conn = conn
         return conn
+
+
+    def saw_host_failures(self, keys: list[str]) -> None:
+        """Remember work keys with a ``host_failures`` count (noted here, or seen at a claim)."""
+        if keys:
+            with self._host_failed_lock:
+                self._host_failed.update(keys)
+
+    def take_host_failures(self, keys: list[str]) -> list[str]:
+        """Return (and forget) those of ``keys`` this process knows have a count to clear.
+
+        Work another process counted is seen when it is claimed here (its claim reads the
+        count), so a key left out has no count.
+        """
+        with self._host_failed_lock:
+            if not self._host_failed:
+                return []
+            found = [k for k in keys if k in self._host_failed]
+            self._host_failed.difference_update(found)
+        return found
 
 
 class HubPart:

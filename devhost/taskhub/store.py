@@ -133,15 +133,18 @@ class TaskHub(HubPart):
         return conn.execute(
             f"SELECT 1 {_CLAIMABLE} LIMIT 1", (stamp, stamp)).fetchone() is not None
 
-    @staticmethod
-    def _claim_instances(conn: Any, owner: str, now: datetime, lease: timedelta,
+    def _claim_instances(self, conn: Any, owner: str, now: datetime, lease: timedelta,
                          max_instances: int) -> list[str]:
         if max_instances <= 0:
             return []
         stamp = format_time(now)
-        ids = [r[0] for r in conn.execute(
-            f"SELECT DISTINCT i.instance_id {_CLAIMABLE} ORDER BY m.visible_at, m.id LIMIT ?",
-            (stamp, stamp, max_instances))]
+        # With whether a host failure was counted for it (by any process): its commit clears it.
+        rows = conn.execute(
+            "SELECT DISTINCT i.instance_id, EXISTS (SELECT 1 FROM host_failures f"
+            f" WHERE f.work = 'episode:' || i.instance_id) {_CLAIMABLE}"
+            " ORDER BY m.visible_at, m.id LIMIT ?", (stamp, stamp, max_instances)).fetchall()
+        ids = [r[0] for r in rows]
+        self.file.saw_host_failures([episode_key(r[0]) for r in rows if r[1]])
         if ids:
             expires = format_time(now + lease)
             conn.executemany(
@@ -237,10 +240,9 @@ class TaskHub(HubPart):
                 refused.append((item, f"{type(exc).__name__}: {exc}"))
         return prepared, refused
 
-    @staticmethod
-    def _clear_episode_failures(conn: Any, prepared: list[_Prepared],
+    def _clear_episode_failures(self, conn: Any, prepared: list[_Prepared],
                                 written: list[bool]) -> None:
-        clear_host_failures(conn, [episode_key(p.item.instance.instance_id)
+        clear_host_failures(conn, self.file, [episode_key(p.item.instance.instance_id)
                                    for p, w in zip(prepared, written, strict=True) if w])
 
     def _prepare(self, item: OrchestrationWorkItem, commit: EpisodeCommit,

@@ -156,3 +156,21 @@ def test_a_poller_that_receives_wakes_a_waiting_peer(full_host, monkeypatch):
     assert scout.poll_once() == 1
     waiting.join(timeout=30)
     assert not waiting.is_alive(), "the receive woke the peer before its 120 s wait"
+
+
+def test_a_worker_process_host_calls_its_own_task_hub_not_the_api(tmp_path, clock):
+    # A worker process serves no HTTP and names the serving process's API: nothing listens
+    # there in this test, so its durable client can only be answered by its own task hub.
+    from devhost.run.host import LocalHost, free_port
+
+    host = LocalHost(SAMPLE_APP, tmp_path / "data", clock=clock, serve_http=False,
+                     api_base_url=f"http://127.0.0.1:{free_port()}")
+    try:
+        client = df.DurableOrchestrationClient(host.client_binding())
+        iid = invoke.run(client.start_new("chain", None, "Di"))
+        host.run_until_idle()
+        status = invoke.run(client.get_status(iid))
+        assert status.runtime_status == df.OrchestrationRuntimeStatus.Completed
+        assert status.output == ["Hello Di-Tokyo!", "Hello Di-Seattle!", "Hello Di-London!"]
+    finally:
+        host.stop()

@@ -204,3 +204,51 @@ def test_pool_shutdown_hands_back_unstarted_work_and_bounds_its_wait(host):
 def test_pool_refuses_zero_threads():
     with pytest.raises(ValueError, match="threads"):
         ActivityPool(lambda item: {}, 0, on_finished=lambda: None)
+
+
+def _host_failure_statements(host):
+    seen = []
+    host.taskhub._conn().set_trace_callback(
+        lambda sql: seen.append(sql) if "host_failures" in sql and "DELETE" in sql else None)
+    return seen
+
+
+def test_work_that_never_failed_in_the_host_clears_no_count(host):
+    deletes = _host_failure_statements(host)
+    start(host, "chain", "Ann", "c1")
+    pending, activities = host.worker.run_round([], [], 10, 10)
+    while pending or activities:
+        finished = [(a, host.worker.run_activity(a)) for a in activities]
+        pending, activities = host.worker.run_round(pending, finished, 10, 10)
+    assert output(host, "c1")[0] == "Completed"
+    assert deletes == []
+
+
+def test_a_count_another_process_recorded_is_cleared_by_the_commit_here(host, tmp_path):
+    from devhost.failures.host_failures import HostRetryPolicy
+    from devhost.taskhub.store import TaskHub
+
+    # Another process (its own TaskHub over the same file) counted a failure of the
+    # instance's episode and of its first activity, then let both go.
+    other = TaskHub(host.taskhub.path, host.clock, name=host.taskhub.name)
+    policy = HostRetryPolicy(retries=5, first_backoff=timedelta(seconds=1))
+    start(host, "chain", "Bo", "c1")
+    [item] = other.claim_orchestrations("other", timedelta(minutes=1))
+    other.note_episode_failure(item, "OSError: disk", policy)
+    host.clock.advance(timedelta(seconds=2))
+    assert host.taskhub.host_failure_count("episode:c1") == 1
+
+    pending, activities = host.worker.run_round([], [], 10, 0)
+    pending, activities = host.worker.run_round(pending, [], 0, 0)
+    assert host.taskhub.host_failure_count("episode:c1") == 0
+
+    pending, activities = host.worker.run_round([], [], 0, 10)
+    [activity] = activities
+    host.taskhub.release_activities(activities)
+    [taken] = other.claim_activities("other", timedelta(minutes=1))
+    other.note_activity_failure(taken, "OSError: disk", policy)
+    host.clock.advance(timedelta(seconds=2))
+    [again] = host.taskhub.claim_activities("host", timedelta(minutes=1))
+    assert host.taskhub.host_failure_count(f"activity:{again.id}") == 1
+    host.taskhub.complete_activities([(again, host.worker.run_activity(again))])
+    assert host.taskhub.host_failure_count(f"activity:{again.id}") == 0

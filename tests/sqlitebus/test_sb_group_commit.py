@@ -74,6 +74,28 @@ def test_operation_counts_are_per_call_inside_a_batch(engine, clock):
     assert [m.message_id for m in engine.receive("work", max_count=5)] == ["m1", "m2", "m3"]
 
 
+def test_a_batch_writes_its_operation_counts_in_one_statement(engine):
+    # The billed counts of every operation of a transaction: one upsert before its COMMIT.
+    engine.send("work", "x", message_id="m1")
+    [held] = engine.receive("work")
+    writes = []
+    engine._conn.set_trace_callback(
+        lambda sql: writes.append(sql) if "INTO operation_counts" in sql else None)
+    before = engine._group.transactions
+    Batch(engine._group).calls([
+        lambda: engine.send("work", "y", message_id="m2"),
+        lambda: engine.send("other", "o", message_id="o1"),
+        lambda: engine.complete("work", held.lock_token),
+    ])
+    # Two transactions: the holder's (it counts nothing, so writes none) and the batch's.
+    assert engine._group.transactions - before == 2 and len(writes) == 1
+    counts = dict(engine._conn.execute(
+        "SELECT queue || ':' || operation, count FROM operation_counts").fetchall())
+    assert counts == {"work:send_calls": 2, "work:sent": 2, "work:receive_calls": 1,
+                      "work:delivered": 1, "work:completes": 1, "other:send_calls": 1,
+                      "other:sent": 1}
+
+
 # A child whose batch is killed mid-transaction: the holder lets a send, a receive and a
 # complete queue behind it, and the process dies (os._exit) inside the batch's third
 # operation, after the first two wrote their rows and before any COMMIT.

@@ -212,3 +212,19 @@ def test_open_engine_uses_the_data_dir_file(tmp_path, catalog, clock):
         eng.send("work", b"x", message_id="o-1")
     with open_engine(tmp_path / "host-data", catalog=catalog, clock=clock) as eng:
         assert [m.message_id for m in eng.peek("work", 5)] == ["o-1"]
+
+
+def test_history_is_pruned_at_most_once_a_second_and_the_window_stays_exact(engine, clock):
+    deletes = []
+    engine._conn.set_trace_callback(
+        lambda sql: deletes.append(sql) if sql.startswith("DELETE FROM duplicate_history")
+        else None)
+    assert engine.send("work", b"a", message_id="a") is True  # prunes
+    clock.advance(WINDOW - timedelta(milliseconds=500))
+    assert engine.send("work", b"b", message_id="b") is True  # prunes; "a" is still inside
+    assert engine.send("work", b"a2", message_id="a") is False
+    clock.advance(timedelta(milliseconds=600))  # "a" is past its window, not yet pruned
+    assert engine.send("work", b"a3", message_id="a") is True
+    assert engine.send("work", b"b2", message_id="b") is False
+    assert len(deletes) == 2
+    assert [m.body for m in engine.peek("work", 10)] == [b"a", b"b", b"a3"]

@@ -125,3 +125,30 @@ def test_many_threads_each_get_their_own_result(shared):
     assert sorted(values(shared)) == sorted(got)
     assert sorted(got.values()) == list(range(1, 201))  # each saw its own insert committed
     assert group.transactions <= 200
+
+
+def test_bookkeeping_runs_once_per_transaction_and_is_forgotten_on_rollback(tmp_path):
+    import sqlitekit
+
+    conn = sqlitekit.connect(tmp_path / "hooks.sqlite", synchronous="NORMAL")
+    conn.execute("CREATE TABLE t (v INTEGER)")
+    events = []
+    group = GroupCommit(conn, threading.RLock(),
+                        before_commit=lambda c: events.append(("commit", c.in_transaction)),
+                        after_rollback=lambda: events.append(("rollback", None)))
+
+    def insert(v):
+        return lambda c: c.execute("INSERT INTO t VALUES (?)", (v,)).rowcount
+
+    def fail(c):
+        raise ValueError("no")
+
+    Batch(group).run([insert(1), insert(2)])
+    assert events == [("commit", True), ("commit", True)]  # the holder's, the batch's
+    events.clear()
+    results = Batch(group).run([insert(3), fail, insert(4)])
+    assert isinstance(results[1], ValueError)
+    # The batch rolled back, then each ran alone: three commits around one rollback each.
+    assert events == [("commit", True), ("rollback", None), ("commit", True),
+                      ("rollback", None), ("commit", True)]
+    assert [r[0] for r in conn.execute("SELECT v FROM t ORDER BY v")] == [1, 2, 3, 4]

@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import httpx
 import uvicorn
 from azure.durable_functions import DurableOrchestrationClient
 
 from clocks import ManualClock
 from devhost.app import invoke
-from devhost.http_api import client_binding_json, create_http_app
+from devhost.http_api import client_binding_json, create_http_app, in_process
 from devhost.run.host import HTTP_SERVER_OPTIONS
 from devhost.taskhub.events import EventType, event
 from devhost.taskhub.store import EpisodeCommit, TaskHub
@@ -27,6 +28,8 @@ class Server:
     clock: ManualClock
     woken: list[str] = field(default_factory=list)
     """Instances the API said have new work (its ``on_instance_work`` hook), in order."""
+    in_process_api: Any = None
+    """The in-process API of the mounted app (answers only once registered)."""
 
     @property
     def api(self) -> str:
@@ -52,6 +55,7 @@ class Listener:
         sock.listen(128)
         self.base_url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         self.app = None
+        self.mounted_api: in_process.InProcessApi | None = None
         config = uvicorn.Config(self._asgi, interface="asgi3", **HTTP_SERVER_OPTIONS)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
@@ -71,11 +75,40 @@ class Listener:
 
         self.app = create_http_app(taskhub, base_url=self.base_url, on_instance_work=hook,
                                    **kwargs)
+        server.in_process_api = self.mounted_api = in_process.InProcessApi(self.app,
+                                                                           self.base_url)
         return server
 
     def stop(self) -> None:
         self._server.should_exit = True
         self._thread.join(timeout=10)
+
+
+class InProcessTransport(httpx.BaseTransport):
+    """An httpx transport that hands each request to an in-process API (no socket).
+
+    ``api_of()`` returns the API at the time of the request (the app a test mounted last);
+    a URL outside its webhook base (an app route) goes over HTTP, as the host's do.
+    """
+
+    def __init__(self, api_of) -> None:
+        self.api_of = api_of
+        self.over_http = httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        api = self.api_of()
+        if not api.serves(str(request.url)):
+            return self.over_http.handle_request(request)
+        raw_path = request.url.raw_path.split(b"?", 1)[0].decode("ascii")
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
+        answer = run(api.request(request.method, raw_path,
+                                      request.url.query.decode("ascii"), headers,
+                                      request.read()))
+        return httpx.Response(answer.status, headers=answer.headers, content=answer.body,
+                              request=request)
+
+    def close(self) -> None:
+        self.over_http.close()
 
 
 def run(coro):

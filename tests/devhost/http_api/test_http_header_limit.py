@@ -8,6 +8,15 @@ decoded and passed to the app (over 100 MiB of the host's memory per request).
 import socket
 from urllib.parse import urlsplit
 
+import pytest
+
+
+@pytest.fixture
+def api_path():
+    """About HTTP itself: over HTTP only."""
+    return "http"
+
+
 WEBHOOK = "/runtime/webhooks/durabletask"
 
 

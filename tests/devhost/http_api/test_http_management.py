@@ -5,6 +5,7 @@ import azure.functions as func
 import pytest
 from azure.durable_functions.models.OrchestrationRuntimeStatus import OrchestrationRuntimeStatus
 
+from devhost.http_api import instance_routes
 from devhost.taskhub.events import EventType
 from tests.devhost.http_api.helpers import finish, queued_events, run, set_running_status
 
@@ -25,10 +26,12 @@ def assert_empty(response, status: int) -> None:
 
 
 # ----------------------------------------------------------------------------- raise event
-def test_sdk_raise_event_queues_the_sdk_text_as_the_extension_stores_it(server, caplog):
+def test_sdk_raise_event_queues_the_sdk_text_as_the_extension_stores_it(server, caplog,
+                                                                       monkeypatch):
     # The SDK posts json.dumps(value) as a JSON string; the extension stores that string,
     # so the orchestrator's event result is the JSON text (azure-functions-durable-python
-    # #295), and the host says so once per event name.
+    # #295), and the host says so once per event name (per process: none said so yet).
+    monkeypatch.setattr(instance_routes, "_warned_event_names", set())
     start(server, "e-1")
     run(server.client().raise_event("e-1", "Approval", {"ok": True}))
     raised = queued_events(server.taskhub, "e-1")[-1]

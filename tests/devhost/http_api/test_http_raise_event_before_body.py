@@ -14,6 +14,12 @@ import pytest
 WEBHOOK = "/runtime/webhooks/durabletask"
 
 
+@pytest.fixture
+def api_path():
+    """About HTTP itself (a body not sent yet): over HTTP only."""
+    return "http"
+
+
 def _exchange(base_url: str, head: str, wait_s: float) -> bytes:
     parts = urlsplit(base_url)
     with socket.create_connection((parts.hostname, parts.port), timeout=wait_s) as sock:
