@@ -79,7 +79,9 @@ def test_a_validator_that_raises_something_else_is_a_schema_violation():
     with pytest.raises(wire.InvalidMessage) as caught:
         wire.parse(b"{}", Odd)
     assert caught.value.reason == "SchemaViolation"
-    assert "cannot be checked: ZeroDivisionError: 'boom'" in caught.value.description
+    # The type names the fault; its text may quote the body, so it is not repeated (X10).
+    assert caught.value.description.endswith("cannot be checked: ZeroDivisionError")
+    assert "boom" not in caught.value.description
 
 
 # -- random bodies through the submission trigger ------------------------------------------
