@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from client.rejects import problems_from
 from clocks import Clock, SystemClock
 from orders.models.messages import TERMINAL_STATUS_KINDS, StatusKind, StatusMessage
+from sqlitekit import is_disk_full
 
 INVALID_STATUS_REASON = "InvalidStatusMessage"
 
@@ -132,6 +133,8 @@ class WatchResult:
     dead_lettered: int = 0
     invalid: int = 0
     lock_lost: int = 0
+    disk_full_waits: int = 0
+    """Receives and completions that met a full disk (local queues) and were retried."""
     timed_out: bool = False
     answered: set[str] = field(default_factory=set)
     unread_rejected: list[str] = field(default_factory=list)
@@ -180,7 +183,15 @@ def watch(
         if left <= timedelta(0):
             result.timed_out = True
             break
-        batch = receiver.receive(max_count)
+        try:
+            batch = receiver.receive(max_count)
+        except Exception as exc:
+            if not is_disk_full(exc):
+                raise
+            # The local queues' disk is full: wait it out, as the host does; nothing was
+            # received, so nothing is lost (peek-lock).
+            result.disk_full_waits += 1
+            batch = []
         if not batch:
             sleep(min(poll_interval, left).total_seconds())
             continue
@@ -231,3 +242,8 @@ def _complete(receiver: ReplyReceiver, message: ReplyMessage, result: WatchResul
         receiver.complete(message)
     except LockLostError:
         result.lock_lost += 1
+    except Exception as exc:
+        if not is_disk_full(exc):
+            raise
+        # Not completed: redelivered once its lock ends, and recorded once (by OrderID).
+        result.disk_full_waits += 1

@@ -328,3 +328,36 @@ def test_a_rejected_answer_without_a_readable_order_id_is_counted_and_consumed(e
     console = Console(width=120, record=True)
     console.print(summary_table(result))
     assert re.search(r"Rejected, no readable OrderID\s+│\s+1", console.export_text())
+
+
+def test_a_full_disk_is_waited_out_and_each_order_counted_once(clock):
+    """The local queues' disk fills (the nemesis's disk_full): the watcher retries, loses none."""
+    import sqlite3
+
+    from client.watch import ReplyMessage
+
+    full = sqlite3.OperationalError("database or disk is full")
+    full.sqlite_errorcode = sqlite3.SQLITE_FULL  # as SQLite sets it
+
+    class FillingReceiver:
+        def __init__(self):
+            self.receives = 0
+            self.completes = 0
+
+        def receive(self, max_count):
+            self.receives += 1
+            if self.receives == 1:
+                raise full
+            # Not completed the first time: the same message comes again after its lock.
+            return [ReplyMessage(_status("A", StatusKind.ORDER_COMPLETED).encode(), "m1", 1,
+                                 f"token{self.receives}")]
+
+        def complete(self, message):
+            self.completes += 1
+            if self.completes == 1:
+                raise full
+
+    receiver = FillingReceiver()
+    result = watch(receiver, 1, timedelta(seconds=60), clock=clock, sleep=_advance(clock))
+    assert result.statuses["A"].status is StatusKind.ORDER_COMPLETED
+    assert (result.terminal, result.disk_full_waits, result.timed_out) == (1, 2, False)
