@@ -15,12 +15,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrators.order_workflow import WORKFLOWS
 from orders.lifecycle.changes import claim_attempt
 from orders.lifecycle.ids import orchestration_version
 from orders.models import ProcessState, StateRecord
 from orders.models.messages import OperatorAlert
-from orders.names import ORDER_WORKFLOW
+from orders.names import ORDER_WORKFLOW, WORKFLOW_VERSIONS
 from orders.notify import send_alert
 from orders.observability.tracing import current_traceparent, order_span, tag_order
 from orders.runtime import Services
@@ -118,7 +117,7 @@ async def run_starter(client: Any, services: Services) -> StartReport:
     if room <= 0:
         return StartReport(0, 0, 0)
     records = await off_loop(fair_startable, services, room)
-    if services.settings.WORKFLOW_VERSION not in WORKFLOWS:
+    if services.settings.WORKFLOW_VERSION not in WORKFLOW_VERSIONS:
         records = [r for r in records if r.attempt > 0]
         await off_loop(_alert_unknown_version, services)
     return await _claim_and_start_orders(client, services, records)
@@ -136,7 +135,7 @@ def may_start_now(services: Services, record: StateRecord) -> bool:
     return not (record.process_state is not ProcessState.PENDING
                 or record.locked_by is not None
                 or (record.not_before is not None and record.not_before > now)
-                or services.settings.WORKFLOW_VERSION not in WORKFLOWS
+                or services.settings.WORKFLOW_VERSION not in WORKFLOW_VERSIONS
                 or _room_now(services) <= 0
                 or not _within_share(services, record.client_id))
 
@@ -225,7 +224,8 @@ async def _claim_and_start_orders(client: Any, services: Services,
 
 def _alert_unknown_version(services: Services) -> None:
     version = services.settings.WORKFLOW_VERSION
-    reason = (f"WORKFLOW_VERSION={version} is not registered (known: {sorted(WORKFLOWS)}); "
+    reason = (f"WORKFLOW_VERSION={version} is not registered "
+              f"(known: {list(WORKFLOW_VERSIONS)}); "
               "new orders stay Pending until it names a registered version")
     log.error("%s", reason)
     # One MessageId per version: the queue's duplicate detection keeps it to one alert per

@@ -3,7 +3,7 @@
 import json
 from datetime import timedelta
 
-from orchestrators import order_workflow
+from orchestrators import frozen_workflows, order_workflow
 from orders.models import StateRecord
 from tests.e2e.harness import ProcessState, key, make_order
 
@@ -23,7 +23,7 @@ def test_v1_order_in_flight_finishes_under_v1_after_v2_is_registered_and_selecte
         system.run(1.5)  # attempt 1 of the v1 order waits for its charge reply
         assert system.engine.counts("payment-requests").active == 1
         # Deploy v2 and make it the version new orders start under.
-        monkeypatch.setitem(order_workflow.WORKFLOWS, 2, order_workflow.run_v2)
+        monkeypatch.setitem(order_workflow.WORKFLOWS, 2, frozen_workflows.run_v2)
         svc = system.services
         svc.settings = svc.settings.model_copy(update={"WORKFLOW_VERSION": 2})
         system.submit(new)
@@ -122,8 +122,8 @@ def test_v1_and_v2_orders_in_flight_finish_on_theirs_while_new_orders_start_on_v
         system.submit(v2)
         system.run(1.5)  # shipped, waits for its charge reply
         # Deploy versions 3 and 4 and select 3 for new orders (docs/deploy.md).
-        monkeypatch.setitem(order_workflow.WORKFLOWS, 3, order_workflow.run_v3)
-        monkeypatch.setitem(order_workflow.WORKFLOWS, 4, order_workflow.run_v4)
+        monkeypatch.setitem(order_workflow.WORKFLOWS, 3, frozen_workflows.run_v3)
+        monkeypatch.setitem(order_workflow.WORKFLOWS, 4, frozen_workflows.run_v4)
         svc.settings = svc.settings.model_copy(update={"WORKFLOW_VERSION": 3})
         system.submit(v3)
         system.run(1.5)
