@@ -5,6 +5,7 @@ from datetime import timedelta
 
 from orchestrators import frozen_workflows, order_workflow
 from orders.models import StateRecord
+from orders.names import WORKFLOW_VERSIONS
 from tests.e2e.harness import ProcessState, key, make_order
 
 
@@ -84,7 +85,8 @@ def test_an_attempt_started_without_a_version_runs_the_version_of_its_input(make
 def test_an_unregistered_workflow_version_starts_no_new_order_and_alerts(make_system,
                                                                          monkeypatch):
     order = make_order(53)
-    system = make_system(settings={"WORKFLOW_VERSION": "11"})
+    unknown = max(WORKFLOW_VERSIONS) + 1
+    system = make_system(settings={"WORKFLOW_VERSION": str(unknown)})
     system.submit(order)
     system.run(5)
     # Nothing was started under a version this code does not have; the order waits.
@@ -92,8 +94,8 @@ def test_an_unregistered_workflow_version_starts_no_new_order_and_alerts(make_sy
     assert system.state(order.order_key).process_state == ProcessState.PENDING
     alerts = system.alerts()
     assert [a["kind"] for a in alerts] == ["UnknownWorkflowVersion"]  # once, not per run
-    assert ("WORKFLOW_VERSION=11 is not registered (known: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])"
-            in alerts[0]["reason"])
+    assert (f"WORKFLOW_VERSION={unknown} is not registered (known: "
+            f"{list(WORKFLOW_VERSIONS)})" in alerts[0]["reason"])
     # The operator fixes the setting: the order starts and completes under version 1.
     svc = system.services
     monkeypatch.setattr(svc, "settings", svc.settings.model_copy(update={"WORKFLOW_VERSION": 1}))
