@@ -18,6 +18,7 @@ from typing import Any
 from orders.lifecycle.changes import claim_attempt
 from orders.lifecycle.ids import orchestration_version
 from orders.models import ProcessState, StateRecord
+from orders.models.attempt_io import OrderWorkflowInput
 from orders.models.messages import OperatorAlert
 from orders.names import ORDER_WORKFLOW, WORKFLOW_VERSIONS
 from orders.notify import send_alert
@@ -41,17 +42,22 @@ class StartReport:
 
 
 def workflow_input(record: StateRecord, services: Services) -> dict[str, Any]:
-    """Build the orchestrator input; settings travel in it so a replay sees the same (D4, X8)."""
+    """Build the orchestrator input, its contract's JSON form (D4, X6, X8).
+
+    Settings travel in it so a replay sees the same; the attempt's trace context too, if it
+    has one.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If the record or the settings break :class:`OrderWorkflowInput` (nothing started).
+    """
     s = services.settings
-    return traced({"orderId": record.order_key, "attempt": record.attempt,
-                   "workflowVersion": record.workflow_version,
-                   "deadlineS": s.ORDER_DEADLINE_S, "agentMaxAttempts": s.AGENT_MAX_ATTEMPTS},
-                  record)
-
-
-def traced(data: dict[str, Any], record: StateRecord) -> dict[str, Any]:
-    """Add the attempt's trace context to an orchestration input, if it has one (X8)."""
-    return {**data, "traceParent": record.attempt_trace} if record.attempt_trace else data
+    return OrderWorkflowInput(
+        order_key=record.order_key, attempt=record.attempt,
+        workflow_version=record.workflow_version, deadline_s=s.ORDER_DEADLINE_S,
+        agent_max_attempts=s.AGENT_MAX_ATTEMPTS, trace_parent=record.attempt_trace or None,
+    ).model_dump(mode="json")
 
 
 async def claim_and_start(client: Any, states: StateStore, records: Iterable[StateRecord],
