@@ -8,7 +8,7 @@ dispatch": reserve, ship, charge) run each step as its own activities (:func:`ru
 3 and 4 run the same effects in the same order in 5 activities instead of 10, 5 and 6 in
 4, and 7 and 8 in 3 with one durable timer per attempt (:func:`run_merged`). Each remote
 step races the agent's reply against a durable timer at CompleteBy
-(:mod:`orchestrators.remote`). Deterministic: context time only, no I/O, settings in the
+(:mod:`orchestrators.agent_steps`). Deterministic: context time only, no I/O, settings in the
 input; logs only when not replaying (D4).
 """
 
@@ -20,9 +20,7 @@ from typing import Any
 
 from azure.durable_functions import DurableOrchestrationContext
 
-from orchestrators.attempt_ends import Attempt, fail, left_for_supervisor
-from orchestrators.calls import call, call_built
-from orchestrators.remote import (
+from orchestrators.agent_steps import (
     Confirmed,
     await_reply,
     close_deadline,
@@ -31,7 +29,8 @@ from orchestrators.remote import (
     open_deadline,
     remote_step,
 )
-from orders.compensation.remote import WORKFLOW_STEPS, RemoteStep
+from orchestrators.attempt_ends import Attempt, fail, left_for_supervisor
+from orchestrators.calls import call, call_built
 from orders.models import Step
 from orders.models.activities import (
     BEGIN_ATTEMPT,
@@ -57,6 +56,7 @@ from orders.models.memo import Same
 from orders.models.messages import AgentOutcome, StatusKind
 from orders.models.notice_io import PublishStatusInput
 from orders.models.step_io import Superseded
+from orders.remote_steps import WORKFLOW_STEPS, RemoteStep
 
 RemoteSteps = tuple[RemoteStep, ...]
 

@@ -22,16 +22,15 @@ from typing import Any
 
 from azure.durable_functions import DurableOrchestrationContext
 
-from orchestrators.attempt_ends import Attempt, fail, left_for_supervisor
-from orchestrators.calls import call, call_built
-from orchestrators.remote import (
+from orchestrators.agent_steps import (
     Confirmed,
     Outstanding,
     await_bound_reply,
     confirmed_step,
     send_step,
 )
-from orders.compensation.remote import WORKFLOW_STEPS, RemoteStep
+from orchestrators.attempt_ends import Attempt, fail, left_for_supervisor
+from orchestrators.calls import call, call_built
 from orders.models.activities import (
     BEGIN_ATTEMPT,
     FINISH_ATTEMPT,
@@ -48,13 +47,14 @@ from orders.models.attempt_io import (
 )
 from orders.models.messages import AgentOutcome
 from orders.models.step_io import Superseded
+from orders.remote_steps import WORKFLOW_STEPS, RemoteStep
 
 
 def run_live(context: DurableOrchestrationContext, data: OrderWorkflowInput,
              steps: tuple[RemoteStep, ...]) -> Attempt:
     """Run one attempt: begin (reserve, send ``steps[0]``), each step's reply, finish.
 
-    A timer first, a transient failure or :data:`~orchestrators.remote.MAX_IGNORED_REPLIES`
+    A timer first, a transient failure or :data:`~orchestrators.agent_steps.MAX_IGNORED_REPLIES`
     ignored replies leave the attempt to the supervisor, the record untouched (S6); a
     permanent failure fails the order (S7); an attempt that no longer owns the record ends
     ``superseded``.

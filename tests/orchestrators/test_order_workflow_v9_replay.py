@@ -10,8 +10,8 @@ second ``WhenAny`` and on Azure its firing would not end that wait.
 
 import pytest
 
+from orchestrators.agent_steps import MAX_IGNORED_REPLIES
 from orchestrators.order_workflow import order_workflow
-from orchestrators.remote import MAX_IGNORED_REPLIES
 from orders.models.activities import FAIL_ORDER, FINISH_ATTEMPT
 from tests.orchestrators.history import replay
 from tests.orchestrators.test_order_workflow_replay import IID, PAID, SHIPPED, reply

@@ -13,7 +13,6 @@ from azure.durable_functions.models.Task import TimerTask
 from pydantic import ValidationError
 
 from orchestrators.calls import call, call_built
-from orders.compensation.remote import RemoteStep
 from orders.lifecycle.ids import idempotency_key, reply_event_name, request_message_id
 from orders.models import Order, Step
 from orders.models.activities import RESULTS, SEND_AGENT_REQUEST
@@ -23,6 +22,7 @@ from orders.models.memo import Same, value_key
 from orders.models.messages import AgentReply, AgentRequest
 from orders.observability.logs import replay_safe_logger
 from orders.observability.metrics import record_ignored_reply
+from orders.remote_steps import RemoteStep
 
 log = logging.getLogger("orders.workflow")
 

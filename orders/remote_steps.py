@@ -51,7 +51,7 @@ class RemoteStep:
                                       "operation of services.json")
         if self.operation not in PAYLOADS:
             raise UnknownServiceError(f"operation: {self.operation!r} has no payload in "
-                                      "orders.compensation.remote.PAYLOADS")
+                                      "orders.remote_steps.PAYLOADS")
         if self.undo is not None:
             _undo_fields(self.operation, self.undo)
 
