@@ -310,3 +310,14 @@ def test_the_cycle_check_names_a_cycle(tmp_path, monkeypatch):
         (tmp_path / package / "__init__.py").write_text("")
         (tmp_path / package / "m.py").write_text(imports)
     assert cycles(subpackage_imports(tmp_path)) == [["host.a", "host.b"]]
+
+
+def test_an_episode_owns_its_attributes_and_its_ending_writes_them_by_name():
+    # A mixin redeclaring the episode's attributes hid who writes ``commit``; the ending
+    # now holds the episode and writes ``self.episode.commit``.
+    from devhost.orchestration.endings import EpisodeEnding
+    from devhost.orchestration.episode import Episode
+
+    assert Episode.__mro__ == (Episode, object)
+    assert EpisodeEnding.__dict__.get("__annotations__", {}) == {}
+    assert "self.episode.commit" in (REPO / "devhost/orchestration/endings.py").read_text()
