@@ -1,7 +1,8 @@
 """Workflow versions 3 to 8 end to end: version 1's and 2's effects, in the same order, from
 five activities per fault-free attempt instead of ten (3, 4), or four, the reservation made
 by the first (5, 6), or three, the first request sent by the first too, with one durable timer
-per attempt (7, 8; X6, S8, S9)."""
+per attempt (7, 8; X6, S8, S9), or a timer per remote step again (the live 9 and 10), whose
+CompleteBy ends the attempt even during the second step."""
 
 from collections import Counter
 
