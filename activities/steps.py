@@ -12,7 +12,6 @@ from typing import Any
 from activities.compensation_steps import log_step, step_entry
 from activities.declared import implements
 from orders.compensation.plan import request_details
-from orders.compensation.remote import RemoteStep
 from orders.lifecycle.changes import complete, set_deadline
 from orders.lifecycle.fencing import FencedError, fenced_finish, fenced_or_none
 from orders.lifecycle.ids import client_order_id
@@ -44,6 +43,7 @@ from orders.models.notice_io import AlertOperatorInput, PublishStatusInput
 from orders.names import REQUEST_QUEUES
 from orders.notify import send_alert, send_final_status, send_status
 from orders.observability import metrics
+from orders.remote_steps import RemoteStep
 from orders.runtime import Services
 from orders.stores.inventory import Reserved
 

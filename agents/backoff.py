@@ -53,7 +53,7 @@ class BackoffPolicy:
 
 
 class WaitRetryAfterOr(tenacity.wait.wait_base):
-    """Wait exactly the failed attempt's ``retry_after`` (a timedelta) if any, else ``fallback``."""
+    """Wait exactly the failed try's ``retry_after`` (a timedelta) if any, else ``fallback``."""
 
     def __init__(self, fallback: tenacity.wait.wait_base) -> None:
         self._fallback = fallback
@@ -69,7 +69,7 @@ class WaitRetryAfterOr(tenacity.wait.wait_base):
 
 
 class StopAtDeadline(tenacity.stop.stop_base):
-    """Stop when the next attempt would start at or after the deadline."""
+    """Stop when the next try would start at or after the deadline."""
 
     def __init__(self, deadline: datetime, clock: Clock) -> None:
         self._deadline = deadline

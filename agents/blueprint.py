@@ -38,7 +38,7 @@ def _serve(queue: str, msg: func.ServiceBusMessage) -> None:
         answer = handler.handle(request, svc, sleep=svc.sleep,
                                 delivery_count=msg.delivery_count or 1)
         span.set_attributes({"orders.outcome": outcome_label(answer),
-                             "orders.calls": answer.attempts})
+                             "orders.calls": answer.tries})
         try:
             handler.reply(svc, request, answer)
         except QueueNotFoundError as exc:
@@ -49,7 +49,7 @@ def _serve(queue: str, msg: func.ServiceBusMessage) -> None:
                         f"key '{request.idempotency_key}', so a corrected resend is safe")
             return
         log.info("agent %s: order %s %s -> %s after %d call(s)", request.service,
-                 request.order_key, request.operation, outcome_label(answer), answer.attempts)
+                 request.order_key, request.operation, outcome_label(answer), answer.tries)
 
 
 def _register(service: str, queue: str) -> None:

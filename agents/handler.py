@@ -155,7 +155,7 @@ def _not_called(request: AgentRequest, reason: str) -> AgentReply:
                       request_id=request.message_id,
                       idempotency_key=request.idempotency_key,
                       outcome=AgentOutcome.TRANSIENT_FAILURE,
-                      attempts=0, circuit_open=False, reason=reason)
+                      tries=0, circuit_open=False, reason=reason)
 
 
 def handle(request: AgentRequest, services: Services,
@@ -181,17 +181,17 @@ def handle(request: AgentRequest, services: Services,
                           max_attempts=request.max_attempts,
                           breaker=services.breakers.get(request.service),
                           clock=services.clock, sleep=sleep,
-                          attempt_timeout=timedelta(
+                          try_timeout=timedelta(
                               seconds=services.settings.AGENT_CALL_TIMEOUT_S))
     breaker_state = services.breakers.get(request.service).state
-    record_agent_call(request.service, outcome.attempts, _OUTCOMES[outcome.kind].value,
+    record_agent_call(request.service, outcome.tries, _OUTCOMES[outcome.kind].value,
                       request.operation)
     record_circuit_state(request.service, breaker_state.value)
     body = outcome.body if isinstance(outcome.body, dict) else None
     result = body if outcome.succeeded else None
     # Only a code the catalogue declares safe: the reply is kept in the history (X10).
     error_code = None if outcome.succeeded else safe_error_code(request.service, body)
-    refused = (outcome.kind is OutcomeKind.CIRCUIT_OPEN and outcome.attempts == 0
+    refused = (outcome.kind is OutcomeKind.CIRCUIT_OPEN and outcome.tries == 0
                and delivery_count <= 1)
     return AgentReply(message_id=reply_message_id(request.message_id),
                       order_key=request.order_key, instance_id=request.instance_id,
@@ -199,7 +199,7 @@ def handle(request: AgentRequest, services: Services,
                       request_id=request.message_id,
                       idempotency_key=request.idempotency_key,
                       outcome=_OUTCOMES[outcome.kind],
-                      attempts=outcome.attempts, circuit_open=refused,
+                      tries=outcome.tries, circuit_open=refused,
                       retry_at=outcome.retry_at if refused else None,
                       status_code=outcome.status_code,
                       error_code=error_code,

@@ -79,13 +79,13 @@ class StopReason(StrEnum):
 class RemoteOutcome:
     """Result of :func:`call_remote`; never an exception for a remote failure.
 
-    ``attempts`` counts HTTP calls started; ``status_code`` and ``body`` are the last
-    answer's; ``stop_reason`` is set for TRANSIENT_EXHAUSTED and ``retry_at`` (the breaker's
-    next trial) for CIRCUIT_OPEN.
+    ``tries`` counts HTTP calls started (each a *try*; an *attempt* is an order's);
+    ``status_code`` and ``body`` are the last answer's; ``stop_reason`` is set for
+    TRANSIENT_EXHAUSTED and ``retry_at`` (the breaker's next trial) for CIRCUIT_OPEN.
     """
 
     kind: OutcomeKind
-    attempts: int
+    tries: int
     status_code: int | None = None
     body: Any = None
     reason: str | None = None
@@ -101,7 +101,7 @@ class RemoteOutcome:
         """Return a JSON-serialisable form, e.g. for the agent's reply message."""
         return {
             "kind": str(self.kind),
-            "attempts": self.attempts,
+            "tries": self.tries,
             "statusCode": self.status_code,
             "body": self.body,
             "reason": self.reason,
@@ -111,7 +111,7 @@ class RemoteOutcome:
 
 
 class _TransientError(Exception):
-    """One attempt met a transient fault; tenacity retries on this type only."""
+    """One try met a transient fault; tenacity retries on this type only."""
 
     def __init__(
         self, message: str, response: httpx.Response | None = None,
@@ -176,13 +176,13 @@ def permanent_reason(service: str, status: int, body: Any) -> str:
     return f"HTTP {status}"
 
 
-class _Attempt:
+class _Try:
     """One HTTP try of a request, called by tenacity; counts tries, keeps the last fault."""
 
     def __init__(self, client: httpx.Client, request: RemoteRequest, deadline: datetime,
-                 breaker: CircuitBreaker, clock: Clock, attempt_timeout: timedelta) -> None:
+                 breaker: CircuitBreaker, clock: Clock, try_timeout: timedelta) -> None:
         self.client, self.request, self.deadline = client, request, deadline
-        self.breaker, self.clock, self.attempt_timeout = breaker, clock, attempt_timeout
+        self.breaker, self.clock, self.try_timeout = breaker, clock, try_timeout
         self.count = 0
         self.last_error: _TransientError | None = None
 
@@ -191,7 +191,7 @@ class _Attempt:
         """Record a transient fault (breaker, log) and return the error to raise."""
         r = self.request
         self.breaker.record_failure()
-        logger.info("%s order %s key %s attempt %d: %s", r.service, r.order_key,
+        logger.info("%s order %s key %s try %d: %s", r.service, r.order_key,
                     r.idempotency_key, self.count, message)
         retry_after = None
         if response is not None:
@@ -208,7 +208,7 @@ class _Attempt:
             raise _NoCall(OutcomeKind.CIRCUIT_OPEN, f"circuit of {self.request.service} is "
                           "open", self.breaker.open_until)
         self.count += 1
-        timeout_s = min(self.attempt_timeout, self.deadline - now).total_seconds()
+        timeout_s = min(self.try_timeout, self.deadline - now).total_seconds()
         r = self.request
         # Each try is its own span, and the service continues its trace (X8).
         with order_span(f"{r.method} {r.service} try {self.count}", kind=SpanKind.CLIENT,
@@ -244,21 +244,21 @@ def call_remote(
     clock: Clock,
     sleep: Callable[[float], None] = time.sleep,
     backoff: BackoffPolicy | None = None,
-    attempt_timeout: timedelta = timedelta(seconds=10),
+    try_timeout: timedelta = timedelta(seconds=10),
 ) -> RemoteOutcome:
     """Call a remote service with retries inside a deadline and a circuit breaker (A1-A5).
 
     ``deadline`` is the step's timezone-aware CompleteBy; ``max_attempts`` counts every call
-    (X2); ``sleep(seconds)`` runs between tries; ``attempt_timeout`` is cut to the time left.
+    (X2); ``sleep(seconds)`` runs between tries; ``try_timeout`` is cut to the time left.
 
     Raises
     ------
     ValueError
-        If ``max_attempts < 1``, ``deadline`` is naive or ``attempt_timeout`` not positive.
+        If ``max_attempts < 1``, ``deadline`` is naive or ``try_timeout`` not positive.
     """
-    _check_limits(max_attempts, deadline, attempt_timeout)
+    _check_limits(max_attempts, deadline, try_timeout)
     backoff = backoff or BackoffPolicy()
-    attempt = _Attempt(client, request, deadline, breaker, clock, attempt_timeout)
+    try_ = _Try(client, request, deadline, breaker, clock, try_timeout)
     retrying = tenacity.Retrying(
         retry=tenacity.retry_if_exception_type(_TransientError),
         stop=tenacity.stop_after_attempt(max_attempts) | StopAtDeadline(deadline, clock),
@@ -267,39 +267,39 @@ def call_remote(
         reraise=True,
     )
     try:
-        response = retrying(attempt)
+        response = retrying(try_)
     except _TransientError as exc:
-        stop: StopReason | None = (StopReason.MAX_ATTEMPTS if attempt.count >= max_attempts
+        stop: StopReason | None = (StopReason.MAX_ATTEMPTS if try_.count >= max_attempts
                                    else StopReason.DEADLINE)
-        return _failed(OutcomeKind.TRANSIENT_EXHAUSTED, attempt.count, exc, exc.message, stop)
+        return _failed(OutcomeKind.TRANSIENT_EXHAUSTED, try_.count, exc, exc.message, stop)
     except _NoCall as exc:
-        last = attempt.last_error
+        last = try_.last_error
         reason = f"{exc.message}; last error: {last}" if last else exc.message
         stop = StopReason.DEADLINE if exc.kind is OutcomeKind.TRANSIENT_EXHAUSTED else None
-        return _failed(exc.kind, attempt.count, last, reason, stop, exc.retry_at)
+        return _failed(exc.kind, try_.count, last, reason, stop, exc.retry_at)
     body = _decode(response)
     if response.is_success:
-        return RemoteOutcome(OutcomeKind.SUCCEEDED, attempt.count, response.status_code, body)
+        return RemoteOutcome(OutcomeKind.SUCCEEDED, try_.count, response.status_code, body)
     reason = permanent_reason(request.service, response.status_code, body)
     logger.warning("%s order %s key %s: permanent failure %s", request.service,
                    request.order_key, request.idempotency_key, reason)
     return RemoteOutcome(
-        OutcomeKind.PERMANENT_FAILURE, attempt.count, response.status_code, body, reason
+        OutcomeKind.PERMANENT_FAILURE, try_.count, response.status_code, body, reason
     )
 
 
-def _check_limits(max_attempts: int, deadline: datetime, attempt_timeout: timedelta) -> None:
+def _check_limits(max_attempts: int, deadline: datetime, try_timeout: timedelta) -> None:
     if max_attempts < 1:
         raise ValueError("max_attempts: must be at least 1")
     if deadline.tzinfo is None:
         raise ValueError("deadline: must be timezone-aware (UTC)")
-    if attempt_timeout <= timedelta(0):
-        raise ValueError("attempt_timeout: must be a positive timedelta")
+    if try_timeout <= timedelta(0):
+        raise ValueError("try_timeout: must be a positive timedelta")
 
 
 def _failed(
     kind: OutcomeKind,
-    attempts: int,
+    tries: int,
     error: _TransientError | None,
     reason: str,
     stop: StopReason | None,
@@ -308,7 +308,7 @@ def _failed(
     response = error.response if error is not None else None
     return RemoteOutcome(
         kind,
-        attempts,
+        tries,
         status_code=response.status_code if response is not None else None,
         body=_decode(response) if response is not None else None,
         reason=reason,

@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 from azure.durable_functions import DurableOrchestrationContext
 
+from orchestrators.agent_steps import remote_step
 from orchestrators.calls import call
-from orchestrators.remote import remote_step
 from orders.compensation.plan import nothing_to_undo, undo_request, undo_step
 from orders.models import CompensationEntry, Step, UndoOutcome
 from orders.models.activities import (

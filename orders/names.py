@@ -48,6 +48,10 @@ def _check_steps() -> None:
 
 _check_steps()
 
+WORKFLOW_VERSIONS: tuple[int, ...] = tuple(sorted(WORKFLOW_REMOTE_STEPS))
+"""The registered workflow versions (X6), the one list the orchestrators (which run them) and
+the scheduler (which starts new orders on one of them) both read."""
+
 REQUEST_QUEUES = {name: spec.request_queue for name, spec in catalogue().services.items()}
 """Request queue of each agent (one agent per remote service, A1; services.json)."""
 

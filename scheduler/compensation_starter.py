@@ -7,20 +7,29 @@ from typing import Any
 
 from orders.lifecycle.changes import claim_compensation
 from orders.models import ProcessState, StateRecord
+from orders.models.compensation_io import CompensationWorkflowInput
 from orders.names import COMPENSATION_WORKFLOW
 from orders.runtime import Services
 from orders.settings import Settings
 from orders.threads import off_loop
-from scheduler.starter import StartReport, claim_and_start, traced
+from scheduler.starter import StartReport, claim_and_start
 
 log = logging.getLogger("orders.compensation")
 
 
 def compensation_input(record: StateRecord, settings: Settings) -> dict[str, Any]:
-    """Build the compensation orchestrator's input (D4, X8)."""
-    return traced({"orderId": record.order_key, "workflowVersion": record.workflow_version,
-                   "deadlineS": settings.COMPENSATION_DEADLINE_S,
-                   "agentMaxAttempts": settings.AGENT_MAX_ATTEMPTS}, record)
+    """Build the compensation orchestrator's input, its contract's JSON form (D4, X8).
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If the record or the settings break :class:`CompensationWorkflowInput`.
+    """
+    return CompensationWorkflowInput(
+        order_key=record.order_key, workflow_version=record.workflow_version,
+        deadline_s=settings.COMPENSATION_DEADLINE_S,
+        agent_max_attempts=settings.AGENT_MAX_ATTEMPTS,
+        trace_parent=record.attempt_trace or None).model_dump(mode="json")
 
 
 async def start_compensations(client: Any, services: Services) -> StartReport:

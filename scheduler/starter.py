@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrators.order_workflow import WORKFLOWS
 from orders.lifecycle.changes import claim_attempt
 from orders.lifecycle.ids import orchestration_version
 from orders.models import ProcessState, StateRecord
+from orders.models.attempt_io import OrderWorkflowInput
 from orders.models.messages import OperatorAlert
-from orders.names import ORDER_WORKFLOW
+from orders.names import ORDER_WORKFLOW, WORKFLOW_VERSIONS
 from orders.notify import send_alert
 from orders.observability.tracing import current_traceparent, order_span, tag_order
 from orders.runtime import Services
@@ -42,17 +42,22 @@ class StartReport:
 
 
 def workflow_input(record: StateRecord, services: Services) -> dict[str, Any]:
-    """Build the orchestrator input; settings travel in it so a replay sees the same (D4, X8)."""
+    """Build the orchestrator input, its contract's JSON form (D4, X6, X8).
+
+    Settings travel in it so a replay sees the same; the attempt's trace context too, if it
+    has one.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If the record or the settings break :class:`OrderWorkflowInput` (nothing started).
+    """
     s = services.settings
-    return traced({"orderId": record.order_key, "attempt": record.attempt,
-                   "workflowVersion": record.workflow_version,
-                   "deadlineS": s.ORDER_DEADLINE_S, "agentMaxAttempts": s.AGENT_MAX_ATTEMPTS},
-                  record)
-
-
-def traced(data: dict[str, Any], record: StateRecord) -> dict[str, Any]:
-    """Add the attempt's trace context to an orchestration input, if it has one (X8)."""
-    return {**data, "traceParent": record.attempt_trace} if record.attempt_trace else data
+    return OrderWorkflowInput(
+        order_key=record.order_key, attempt=record.attempt,
+        workflow_version=record.workflow_version, deadline_s=s.ORDER_DEADLINE_S,
+        agent_max_attempts=s.AGENT_MAX_ATTEMPTS, trace_parent=record.attempt_trace or None,
+    ).model_dump(mode="json")
 
 
 async def claim_and_start(client: Any, states: StateStore, records: Iterable[StateRecord],
@@ -118,7 +123,7 @@ async def run_starter(client: Any, services: Services) -> StartReport:
     if room <= 0:
         return StartReport(0, 0, 0)
     records = await off_loop(fair_startable, services, room)
-    if services.settings.WORKFLOW_VERSION not in WORKFLOWS:
+    if services.settings.WORKFLOW_VERSION not in WORKFLOW_VERSIONS:
         records = [r for r in records if r.attempt > 0]
         await off_loop(_alert_unknown_version, services)
     return await _claim_and_start_orders(client, services, records)
@@ -136,7 +141,7 @@ def may_start_now(services: Services, record: StateRecord) -> bool:
     return not (record.process_state is not ProcessState.PENDING
                 or record.locked_by is not None
                 or (record.not_before is not None and record.not_before > now)
-                or services.settings.WORKFLOW_VERSION not in WORKFLOWS
+                or services.settings.WORKFLOW_VERSION not in WORKFLOW_VERSIONS
                 or _room_now(services) <= 0
                 or not _within_share(services, record.client_id))
 
@@ -225,7 +230,8 @@ async def _claim_and_start_orders(client: Any, services: Services,
 
 def _alert_unknown_version(services: Services) -> None:
     version = services.settings.WORKFLOW_VERSION
-    reason = (f"WORKFLOW_VERSION={version} is not registered (known: {sorted(WORKFLOWS)}); "
+    reason = (f"WORKFLOW_VERSION={version} is not registered "
+              f"(known: {list(WORKFLOW_VERSIONS)}); "
               "new orders stay Pending until it names a registered version")
     log.error("%s", reason)
     # One MessageId per version: the queue's duplicate detection keeps it to one alert per

@@ -155,7 +155,7 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
             alert_mismatch(sender, client_id, parsed.description, now)
         answer_refused(body, client_id, sender, now, parsed, message_id)
         return parsed
-    key = order_key(client_id, parsed.order.order_key)
+    key = order_key(client_id, parsed.client_order_id)
     tag_order(key)
     with log_context(key):
         problem = order_problem(parsed.order, stores, priced)
@@ -236,7 +236,7 @@ def store(parsed: SubmitOrder, key: str, body: bytes, stores: Stores, sender: Me
     ``Rejected("ConflictingOrder")`` if other data is stored under ``key``.
     """
     order, record = keyed(parsed, key, now)
-    client_order_id = parsed.order.order_key
+    client_order_id = parsed.client_order_id
     client_id, reply_to = str(record.client_id), record.reply_to
     try:
         # Order first, then RequestReceived, then the state record: an order whose reply
@@ -271,15 +271,15 @@ def answer_conflict(sender: MessageSender, parsed: SubmitOrder, reply_to: str, n
     ``digest`` (of the body) keeps the MessageId stable per refused message; a missing
     reply queue is skipped.
     """
-    reason = (f"ConflictingOrder: OrderID {parsed.order.order_key} is stored with other data; "
+    reason = (f"ConflictingOrder: OrderID {parsed.client_order_id} is stored with other data; "
               f"this message was refused and nothing was changed ({why})")
     try:
         send_status(sender, reply_to, StatusMessage(
-            order_id=parsed.order.order_key, status=StatusKind.CHANGE_REFUSED, at=now,
+            order_id=parsed.client_order_id, status=StatusKind.CHANGE_REFUSED, at=now,
             reason=reason[:1000]), dedupe_suffix=f":conflict:{digest}")
     except QueueNotFoundError:
         log.warning("order %s: conflict not answered, reply queue %s does not exist",
-                    parsed.order.order_key, reply_to)
+                    parsed.client_order_id, reply_to)
 
 
 def refuse(parsed: SubmitOrder, client_id: str, sender: MessageSender, now: datetime,
@@ -289,7 +289,7 @@ def refuse(parsed: SubmitOrder, client_id: str, sender: MessageSender, now: date
     Admission control, the order's size (:mod:`orders.models.order_size`) or its prices
     (:mod:`orders.pricing`) refused it; ``reason`` names the rule.
     """
-    order_id = parsed.order.order_key
+    order_id = parsed.client_order_id
     suffix = f":{sha256((message_id or '').encode()).hexdigest()[:16]}"
     send_status(sender, reply_queue(client_id),
                 StatusMessage(order_id=order_id, status=StatusKind.REJECTED, at=now,

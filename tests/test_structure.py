@@ -224,6 +224,21 @@ def test_each_shared_rule_is_defined_in_one_module(rule):
     assert found == [home]
 
 
+def test_the_workflow_versions_have_one_owner_the_scheduler_and_orchestrators_read():
+    # orders.names owns the list; the orchestrators' registry is checked against it at
+    # import, and the scheduler learns the versions from it, never from the orchestrators.
+    from orchestrators.order_workflow import WORKFLOWS
+    from orders.names import WORKFLOW_REMOTE_STEPS, WORKFLOW_VERSIONS
+
+    assert list(WORKFLOWS) and sorted(WORKFLOWS) == list(WORKFLOW_VERSIONS) == sorted(
+        WORKFLOW_REMOTE_STEPS)
+    reads = {str(p.relative_to(REPO)) for p in modules("scheduler")
+             if any(name.startswith("orchestrators") for name in imported_modules(p))}
+    assert reads == set()
+    assert any("orders.names.WORKFLOW_VERSIONS" in set(imported_modules(p))
+               for p in modules("scheduler"))
+
+
 # No import cycles between subpackages: a subpackage may use its siblings only one way.
 # A package and its own subpackages are not siblings (a package's root modules may build
 # on its subpackages, which may use a root module's small pieces).
@@ -295,3 +310,14 @@ def test_the_cycle_check_names_a_cycle(tmp_path, monkeypatch):
         (tmp_path / package / "__init__.py").write_text("")
         (tmp_path / package / "m.py").write_text(imports)
     assert cycles(subpackage_imports(tmp_path)) == [["host.a", "host.b"]]
+
+
+def test_an_episode_owns_its_attributes_and_its_ending_writes_them_by_name():
+    # A mixin redeclaring the episode's attributes hid who writes ``commit``; the ending
+    # now holds the episode and writes ``self.episode.commit``.
+    from devhost.orchestration.endings import EpisodeEnding
+    from devhost.orchestration.episode import Episode
+
+    assert Episode.__mro__ == (Episode, object)
+    assert EpisodeEnding.__dict__.get("__annotations__", {}) == {}
+    assert "self.episode.commit" in (REPO / "devhost/orchestration/endings.py").read_text()

@@ -157,7 +157,7 @@ def call_service(operation: str, key: str, body: dict[str, Any], deadline: float
                           deadline=datetime.fromtimestamp(deadline, UTC),
                           max_attempts=int(SETTINGS["AGENT_MAX_ATTEMPTS"]),
                           breaker=_app["breakers"][service], clock=_app["clock"],
-                          attempt_timeout=timedelta(seconds=SETTINGS["AGENT_CALL_TIMEOUT_S"]))
+                          try_timeout=timedelta(seconds=SETTINGS["AGENT_CALL_TIMEOUT_S"]))
     body_out = outcome.body if isinstance(outcome.body, dict) else None
     return {"kind": str(outcome.kind), "body": body_out}
 

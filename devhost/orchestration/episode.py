@@ -33,7 +33,7 @@ from devhost.orchestration.actions import (
     takes_sequence_number,
 )
 from devhost.orchestration.batch import CONTROL_KINDS, select_batch
-from devhost.orchestration.endings import EpisodeEndings
+from devhost.orchestration.endings import EpisodeEnding
 from devhost.orchestration.entity_calls import ENTITY_ACTIONS, EntityCalls
 from devhost.orchestration.event_warnings import warn_event_surprises
 from devhost.orchestration.function_names import KnownFunctions, refused_call, warn_dropped
@@ -73,7 +73,7 @@ REPLAY_SCHEMA = 1
 """``upperSchemaVersion`` sent to the SDK: V2 (flat action list with compound actions)."""
 
 
-class Episode(EpisodeEndings):
+class Episode:
     """Compute the commit of one episode for a claimed instance.
 
     ``handler`` None: no such orchestrator; ``now``: OrchestratorStarted, the
@@ -102,6 +102,7 @@ class Episode(EpisodeEndings):
         self.commit = EpisodeCommit(custom_status=item.instance.custom_status)
         self.new_events: list[dict[str, Any]] = []  # OrchestratorStarted + new messages
         self.tail: list[dict[str, Any]] = []  # OrchestratorCompleted, ExecutionCompleted
+        self.ending = EpisodeEnding(self)  # writes the attributes above when the instance ends
 
     def run(self) -> EpisodeCommit:
         """Run the episode and return what it writes (empty if nothing: lease released)."""
@@ -116,7 +117,7 @@ class Episode(EpisodeEndings):
         self.new_events.append(event(EventType.OrchestratorStarted, self.now))
         if self.version_mismatch is not None:
             self.new_events += [m.event for m in batch]
-            self._fail_with(self.version_mismatch, "", self.version_mismatch,
+            self.ending.fail_with(self.version_mismatch, "", self.version_mismatch,
                             error_type="VersionMismatch")
             return self._finish_commit()
         if batch[0].kind in CONTROL_KINDS:
@@ -143,7 +144,7 @@ class Episode(EpisodeEndings):
         self.new_events.append(m.event)
         if m.kind == "terminate":
             # The output is the reason as the client gave it (DTFx ExecutionTerminatedEvent).
-            self._end("Terminated", m.event.get("Input"))
+            self.ending.end("Terminated", m.event.get("Input"))
         elif m.kind == "suspend":
             # A repeat suspend is a no-op (DTFx TaskOrchestrationContext.HandleEventWhileSuspended).
             self.commit.status = "Suspended"
@@ -203,7 +204,7 @@ class Episode(EpisodeEndings):
                        if self.functions is not None else
                        f"The function '{self.inst.name}' doesn't exist, is disabled, or is "
                        "not an orchestrator function.")
-            self._fail(message, ORCHESTRATION_FAILURE_TYPE)
+            self.ending.fail(message, ORCHESTRATION_FAILURE_TYPE)
             return
         context = self.context_json()  # the host's part: its failure is not the app's
         try:
@@ -215,7 +216,7 @@ class Episode(EpisodeEndings):
             state, error, details = failure.state, failure.message, failure.details
         too_large = custom_status_problem(state.get("customStatus"))
         if too_large is not None:
-            self._custom_status_too_large(too_large, error is not None)
+            self.ending.custom_status_too_large(too_large, error is not None)
             return
         if state.get("customStatus") is not None:
             self.commit.custom_status = json.dumps(state["customStatus"])
@@ -227,12 +228,12 @@ class Episode(EpisodeEndings):
             shim = take_actions(self.state, state)
             actions = self._apply_actions(shim.invoked)
         except UnsupportedActionError as exc:
-            self._fail(str(exc))
+            self.ending.fail(str(exc))
             return
         except NonDeterminismError as exc:
             # Raised by DTFx itself, outside the extension's shim: the text alone.
             message = str(exc)
-            self._fail_with(message, "Unhandled exception while executing orchestration: "
+            self.ending.fail_with(message, "Unhandled exception while executing orchestration: "
                             f"{NON_DETERMINISM_TYPE}: {message}\n\t", message)
             return
         warn_event_surprises(self.inst.instance_id, self.new_events,
@@ -242,14 +243,14 @@ class Episode(EpisodeEndings):
             self._hold(holds, error)
         elif error is not None:
             reason, parent_details = orchestrator_failure(self.inst.name, error, details)
-            self._fail_with(reason, parent_details, error)
+            self.ending.fail_with(reason, parent_details, error)
         elif state.get("isDone"):
             cont = next((a for a in actions if a["actionType"] == ActionType.ContinueAsNew),
                         None)
             if cont is not None:
-                self._continue_as_new(cont.get("input"))
+                self.ending.continue_as_new(cont.get("input"))
             else:
-                self._end("Completed", json.dumps(state.get("output")))
+                self.ending.end("Completed", json.dumps(state.get("output")))
         else:
             self.tail.append(event(EventType.OrchestratorCompleted, self.now))
             self.commit.status = "Running"

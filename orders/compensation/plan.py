@@ -11,7 +11,6 @@ from datetime import datetime
 from typing import Any
 
 from azurekit.services import catalogue
-from orders.compensation.remote import RemoteStep
 from orders.lifecycle.ids import idempotency_key
 from orders.models import CompensationEntry, Step, UndoOutcome
 from orders.models.compensation import (
@@ -23,6 +22,7 @@ from orders.models.compensation import (
 )
 from orders.models.messages import AgentOutcome, AgentReply, AgentRequest, Operation, Service
 from orders.names import WORKFLOW_REMOTE_STEPS
+from orders.remote_steps import RemoteStep
 
 NOTHING_TO_UNDO_CODES = frozenset({"nothing_to_undo", "already_undone"})
 """Error codes of an undo's answer that mean there is nothing to undo."""

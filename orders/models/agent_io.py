@@ -31,6 +31,8 @@ from orders.models.compensation import (
 )
 from orders.models.compensation_io import ConfirmedStep
 from orders.models.messages import AgentRequest, Operation
+from orders.models.money import fixed_point
+from orders.models.order import Order
 from orders.models.step_io import StepContract
 
 
@@ -77,7 +79,22 @@ ForwardKey = Annotated[Key | None, ForwardKeyField()]
 
 
 class AgentPayload(StepContract):
-    """Base of the request payloads: the body of one call to a service."""
+    """Base of the request payloads: the body of one call to a service.
+
+    A forward operation's payload is built from the order (:meth:`of_order`); an undo's
+    from the forward step's log entry (:meth:`orders.remote_steps.RemoteStep.undo_request`).
+    """
+
+    @classmethod
+    def of_order(cls, order: Order) -> AgentPayload:
+        """Return the payload of a forward request for ``order``.
+
+        Raises
+        ------
+        NotImplementedError
+            For an undo's payload, which is built from the log, never from the order.
+        """
+        raise NotImplementedError(f"{cls.__name__}: an undo's payload is built from the log")
 
     def to_payload(self) -> dict[str, Any]:
         """Return the JSON form for ``AgentRequest.payload`` (absent ids left out)."""
@@ -90,6 +107,12 @@ class ChargePayload(AgentPayload):
     order_key: OrderKey = Field(alias="orderId")
     amount: Decimal = Field(gt=0, allow_inf_nan=False)
     currency: Currency
+
+    @classmethod
+    def of_order(cls, order: Order) -> ChargePayload:
+        """Charge the order's total, in whole minor units, in its currency."""
+        return cls(order_key=order.order_key, amount=fixed_point(order.total_price),
+                   currency=order.currency)
 
 
 class ChargeRequestDetails(LogDetails):
@@ -115,6 +138,12 @@ class ShipPayload(AgentPayload):
 
     order_key: OrderKey = Field(alias="orderId")
     lines: tuple[ReservedLine, ...] = Field(min_length=1, max_length=1000)
+
+    @classmethod
+    def of_order(cls, order: Order) -> ShipPayload:
+        """Ship every line of the order, SKU and quantity."""
+        return cls(order_key=order.order_key, lines=tuple(
+            ReservedLine(sku=li.sku, quantity=li.quantity) for li in order.lines))
 
 
 class ShipRequestDetails(LogDetails):

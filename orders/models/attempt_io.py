@@ -73,7 +73,7 @@ class FirstRequest(StepContract):
     """The first remote step of an attempt, which ``begin_attempt`` sends (versions 7, 8).
 
     The request is built from the order the activity reads, as the orchestrator builds the
-    later ones (:meth:`orders.compensation.remote.RemoteStep.request`), with
+    later ones (:meth:`orders.remote_steps.RemoteStep.request`), with
     ``max_attempts`` (the request's share of the X2 budget) and CompleteBy as its deadline.
     """
 

@@ -81,6 +81,16 @@ class SubmitOrder(Versioned):
     reply_to: QueueName
     order: Order
 
+    @property
+    def client_order_id(self) -> OrderId:
+        """The client's own OrderID: ``order.orderId`` of the message (S1, X10).
+
+        Only the submitted order holds an OrderID in ``orderId``; submission builds the
+        order key from it (``<clientId>~<OrderID>``) and the stored order holds that key,
+        so read the OrderID here, never ``order.order_key``.
+        """
+        return self.order.order_key
+
     @model_validator(mode="after")
     def _order_id_is_the_clients_own(self) -> SubmitOrder:
         if ORDER_KEY_SEPARATOR in self.order.order_key:
@@ -140,7 +150,9 @@ class AgentReply(Versioned):
     operation: Operation
     event_name: str = Field(min_length=1, max_length=128)
     outcome: AgentOutcome
-    attempts: int = Field(ge=0)
+    tries: int = Field(ge=0, alias="attempts")
+    """HTTP calls the agent started for the request (each a *try*; an *attempt* is an
+    order's); ``attempts`` on the wire, as recorded replies carry it (X6)."""
     circuit_open: bool = False
     retry_at: UtcDatetime | None = None
     status_code: int | None = None

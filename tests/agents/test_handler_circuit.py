@@ -51,7 +51,7 @@ def test_first_delivery_refused_before_any_call_says_circuit_open(tmp_path, cloc
     services = make_services(tmp_path, clock, remote)
     until = open_circuit(services, clock)
     reply = handler.handle(request(clock), services, sleep=lambda s: None, delivery_count=1)
-    assert (reply.outcome, reply.attempts, reply.circuit_open) == (
+    assert (reply.outcome, reply.tries, reply.circuit_open) == (
         AgentOutcome.TRANSIENT_FAILURE, 0, True)
     assert reply.retry_at == until == clock.now() + timedelta(seconds=5)
     assert remote.seen == []
@@ -63,7 +63,7 @@ def test_redelivery_refused_by_the_circuit_is_not_vouched_for(tmp_path, clock):
     services = make_services(tmp_path, clock, remote)
     open_circuit(services, clock)
     reply = handler.handle(request(clock), services, sleep=lambda s: None, delivery_count=2)
-    assert (reply.outcome, reply.attempts) == (AgentOutcome.TRANSIENT_FAILURE, 0)
+    assert (reply.outcome, reply.tries) == (AgentOutcome.TRANSIENT_FAILURE, 0)
     assert (reply.circuit_open, reply.retry_at) == (False, None)
 
 
@@ -73,7 +73,7 @@ def test_circuit_opened_by_the_requests_own_calls_is_a_counted_failure(tmp_path,
     reply = handler.handle(request(clock), services,
                            sleep=lambda s: clock.advance(timedelta(seconds=s)))
     assert "circuit of payment is open" in reply.reason
-    assert (reply.attempts, reply.circuit_open) == (2, False)
+    assert (reply.tries, reply.circuit_open) == (2, False)
     assert len(remote.seen) == 2
 
 

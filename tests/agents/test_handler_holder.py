@@ -54,7 +54,7 @@ def request(clock, instance_id, operation="charge"):
 
 def assert_not_called(reply, remote, sent, *parts):
     assert remote.seen == []
-    assert (reply.outcome, reply.attempts, reply.circuit_open, reply.status_code) == (
+    assert (reply.outcome, reply.tries, reply.circuit_open, reply.status_code) == (
         AgentOutcome.TRANSIENT_FAILURE, 0, False, None)
     assert reply.message_id == reply_message_id(sent.message_id)
     assert (reply.order_key, reply.instance_id) == (K, sent.instance_id)
@@ -113,7 +113,7 @@ def test_a_request_for_an_order_without_a_record_is_not_called(services, remote,
 def test_the_holding_attempts_charge_is_called(services, remote, clock):
     put(services.stores.states, K, P.PROCESSING, attempt=2)
     reply = handler.handle(request(clock, f"{K}:2"), services, sleep=lambda s: None)
-    assert (reply.outcome, reply.attempts, len(remote.seen)) == (AgentOutcome.SUCCEEDED, 1, 1)
+    assert (reply.outcome, reply.tries, len(remote.seen)) == (AgentOutcome.SUCCEEDED, 1, 1)
     assert remote.seen[0].idempotency_key == f"{K}:charge:forged"
 
 
@@ -121,7 +121,7 @@ def test_the_compensation_attempts_refund_is_called(services, remote, clock):
     put(services.stores.states, K, P.COMPENSATING, attempt=2, locked_by=f"{K}:comp:2")
     reply = handler.handle(request(clock, f"{K}:comp:2", "refund"), services,
                            sleep=lambda s: None)
-    assert (reply.outcome, reply.attempts, len(remote.seen)) == (AgentOutcome.SUCCEEDED, 1, 1)
+    assert (reply.outcome, reply.tries, len(remote.seen)) == (AgentOutcome.SUCCEEDED, 1, 1)
 
 
 def test_past_its_deadline_the_reply_is_as_before_whoever_holds_the_order(
@@ -130,6 +130,6 @@ def test_past_its_deadline_the_reply_is_as_before_whoever_holds_the_order(
     sent = request(clock, f"{K}:1")
     clock.advance(timedelta(seconds=31))
     reply = handler.handle(sent, services, sleep=lambda s: None)
-    assert (reply.outcome, reply.attempts, remote.seen) == (
+    assert (reply.outcome, reply.tries, remote.seen) == (
         AgentOutcome.TRANSIENT_FAILURE, 0, [])
     assert reply.reason == "deadline reached before the call"

@@ -43,7 +43,7 @@ def breaker(clock) -> CircuitBreaker:
 
 
 def run(remote: FakeRemote, clock, sleeps, breaker, *, deadline=None, max_attempts=5,
-        attempt_timeout=timedelta(seconds=10), request=REQUEST):
+        try_timeout=timedelta(seconds=10), request=REQUEST):
     def sleep(seconds: float) -> None:
         sleeps.append(seconds)
         clock.advance(timedelta(seconds=seconds))
@@ -52,7 +52,7 @@ def run(remote: FakeRemote, clock, sleeps, breaker, *, deadline=None, max_attemp
         return call_remote(
             client, request, deadline=deadline or clock.now() + timedelta(minutes=5),
             max_attempts=max_attempts, breaker=breaker, clock=clock, sleep=sleep,
-            backoff=BACKOFF, attempt_timeout=attempt_timeout,
+            backoff=BACKOFF, try_timeout=try_timeout,
         )
 
 
@@ -60,7 +60,7 @@ def test_retries_503_with_backoff_then_succeeds(clock, sleeps, breaker):
     remote = FakeRemote(clock, [503, 503, (201, {}, {"paymentId": "pay_1"})])
     outcome = run(remote, clock, sleeps, breaker)
     assert outcome.kind is OutcomeKind.SUCCEEDED
-    assert (outcome.attempts, outcome.status_code, outcome.body) == (3, 201, {"paymentId": "pay_1"})
+    assert (outcome.tries, outcome.status_code, outcome.body) == (3, 201, {"paymentId": "pay_1"})
     assert sleeps == [1.0, 2.0]
     assert len(remote.seen) == 3
 
@@ -68,7 +68,7 @@ def test_retries_503_with_backoff_then_succeeds(clock, sleeps, breaker):
 def test_every_try_sends_the_same_idempotency_key_and_body(clock, sleeps, breaker):
     remote = FakeRemote(clock, [503, 500, 502, 429, 201])
     outcome = run(remote, clock, sleeps, breaker)
-    assert outcome.attempts == 5
+    assert outcome.tries == 5
     assert {s.idempotency_key for s in remote.seen} == {"order-1:charge"}
     assert all(s.body == REQUEST.json for s in remote.seen)
 
@@ -93,7 +93,7 @@ def test_408_and_transport_errors_are_transient(clock, sleeps, breaker):
 
     remote = FakeRemote(clock, [408, refuse, time_out, 200])
     outcome = run(remote, clock, sleeps, breaker)
-    assert (outcome.kind, outcome.attempts) == (OutcomeKind.SUCCEEDED, 4)
+    assert (outcome.kind, outcome.tries) == (OutcomeKind.SUCCEEDED, 4)
 
 
 @pytest.mark.parametrize("status", [400, 402, 404, 409, 422])
@@ -101,7 +101,7 @@ def test_non_transient_4xx_is_permanent_after_exactly_one_call(clock, sleeps, br
     remote = FakeRemote(clock, [(status, {}, {"error": "card_declined"}), 201])
     outcome = run(remote, clock, sleeps, breaker)
     assert outcome.kind is OutcomeKind.PERMANENT_FAILURE
-    assert (outcome.attempts, outcome.status_code) == (1, status)
+    assert (outcome.tries, outcome.status_code) == (1, status)
     assert outcome.reason == f"HTTP {status}: card_declined"
     assert outcome.body == {"error": "card_declined"}
     assert len(remote.seen) == 1
@@ -113,7 +113,7 @@ def test_max_attempts_is_respected_exactly(clock, sleeps, breaker):
     outcome = run(remote, clock, sleeps, breaker, max_attempts=4)
     assert outcome.kind is OutcomeKind.TRANSIENT_EXHAUSTED
     assert outcome.stop_reason is StopReason.MAX_ATTEMPTS
-    assert (outcome.attempts, len(remote.seen), outcome.status_code) == (4, 4, 503)
+    assert (outcome.tries, len(remote.seen), outcome.status_code) == (4, 4, 503)
     assert outcome.reason == "HTTP 503"
     assert sleeps == [1.0, 2.0, 4.0]
 
@@ -129,7 +129,7 @@ def test_no_call_starts_at_or_after_the_deadline(clock, sleeps, breaker):
     assert all(s.at < deadline for s in remote.seen)
     assert outcome.kind is OutcomeKind.TRANSIENT_EXHAUSTED
     assert outcome.stop_reason is StopReason.DEADLINE
-    assert outcome.attempts == 3
+    assert outcome.tries == 3
     assert clock.now() < deadline  # did not sleep into the deadline
 
 
@@ -139,7 +139,7 @@ def test_retry_after_beyond_the_deadline_stops_without_waiting(clock, sleeps, br
     outcome = run(remote, clock, sleeps, breaker, deadline=deadline)
     assert (outcome.kind, outcome.stop_reason) == (OutcomeKind.TRANSIENT_EXHAUSTED,
                                                    StopReason.DEADLINE)
-    assert (outcome.attempts, sleeps) == (1, [])
+    assert (outcome.tries, sleeps) == (1, [])
 
 
 def test_deadline_already_passed_makes_no_call(clock, sleeps, breaker):
@@ -147,7 +147,7 @@ def test_deadline_already_passed_makes_no_call(clock, sleeps, breaker):
     outcome = run(remote, clock, sleeps, breaker, deadline=clock.now())
     assert (outcome.kind, outcome.stop_reason) == (OutcomeKind.TRANSIENT_EXHAUSTED,
                                                    StopReason.DEADLINE)
-    assert outcome.attempts == 0
+    assert outcome.tries == 0
     assert remote.seen == []
 
 
@@ -159,7 +159,7 @@ def test_http_timeout_never_extends_past_the_deadline(clock, sleeps, breaker):
     assert [s.timeout["read"] for s in remote.seen] == [3.0, 2.0]
     assert set(remote.seen[0].timeout.values()) == {3.0}
     roomy = FakeRemote(clock, [201])
-    run(roomy, clock, sleeps, breaker, attempt_timeout=timedelta(seconds=4))
+    run(roomy, clock, sleeps, breaker, try_timeout=timedelta(seconds=4))
     assert roomy.seen[0].timeout["read"] == 4.0
 
 
@@ -169,19 +169,19 @@ def test_breaker_opens_fails_fast_half_opens_and_closes(clock, sleeps):
     down = FakeRemote(clock, [503])
     first = run(down, clock, sleeps, breaker, max_attempts=10)
     assert first.kind is OutcomeKind.CIRCUIT_OPEN
-    assert (first.attempts, len(down.seen)) == (3, 3)
+    assert (first.tries, len(down.seen)) == (3, 3)
     assert first.reason == "circuit of payment is open; last error: HTTP 503"
     assert first.retry_at == breaker.open_until
     assert breaker.state is CircuitState.OPEN
 
     second = run(down, clock, sleeps, breaker)
-    assert (second.kind, second.attempts, len(down.seen)) == (OutcomeKind.CIRCUIT_OPEN, 0, 3)
+    assert (second.kind, second.tries, len(down.seen)) == (OutcomeKind.CIRCUIT_OPEN, 0, 3)
 
     clock.set(breaker.open_until)
     assert breaker.state is CircuitState.HALF_OPEN
     up = FakeRemote(clock, [201])
     third = run(up, clock, sleeps, breaker)
-    assert (third.kind, third.attempts) == (OutcomeKind.SUCCEEDED, 1)
+    assert (third.kind, third.tries) == (OutcomeKind.SUCCEEDED, 1)
     assert breaker.state is CircuitState.CLOSED
 
 
@@ -213,7 +213,7 @@ def test_unexpected_error_frees_the_half_open_trial(clock, sleeps):
     [
         ({"max_attempts": 0}, "max_attempts:"),
         ({"deadline": datetime(2030, 1, 1)}, "deadline:"),
-        ({"attempt_timeout": timedelta(0)}, "attempt_timeout:"),
+        ({"try_timeout": timedelta(0)}, "try_timeout:"),
     ],
 )
 def test_invalid_arguments_are_rejected(clock, sleeps, breaker, kwargs, message):
@@ -256,7 +256,7 @@ def test_parse_retry_after():
 def test_outcome_to_dict_is_json_ready(clock, sleeps, breaker):
     outcome = run(FakeRemote(clock, [503]), clock, sleeps, breaker, max_attempts=2)
     assert outcome.to_dict() == {
-        "kind": "transient_exhausted", "attempts": 2, "statusCode": 503,
+        "kind": "transient_exhausted", "tries": 2, "statusCode": 503,
         "body": {"status": 503}, "reason": "HTTP 503", "stopReason": "max_attempts",
         "retryAt": None,
     }

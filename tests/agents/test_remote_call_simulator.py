@@ -58,7 +58,7 @@ def test_one_side_effect_per_order_under_30_percent_transient_faults(tmp_path):
                 outcomes[(service, order)] = call_remote(
                     client, request, deadline=deadline, max_attempts=10,
                     breaker=breakers.get(service), clock=agent_clock, sleep=sleep,
-                    backoff=BackoffPolicy(), attempt_timeout=timedelta(seconds=0.5),
+                    backoff=BackoffPolicy(), try_timeout=timedelta(seconds=0.5),
                 )
 
     assert {o.kind for o in outcomes.values()} == {OutcomeKind.SUCCEEDED}
@@ -67,11 +67,11 @@ def test_one_side_effect_per_order_under_30_percent_transient_faults(tmp_path):
         expected |= {("shipping", "ship", o): 1 for o in ORDERS}
         assert ledger.effect_counts() == expected
         for (service, order), outcome in outcomes.items():
-            assert ledger.request_count(service, order) == outcome.attempts
+            assert ledger.request_count(service, order) == outcome.tries
         for order in LOST_ANSWERS:
             [charge] = ledger.side_effects(service="payment", order_key=order)
             assert outcomes[("payment", order)].body["paymentId"] == charge.resource_id
-            assert outcomes[("payment", order)].attempts >= 2
-    retried = sum(o.attempts - 1 for o in outcomes.values())
+            assert outcomes[("payment", order)].tries >= 2
+    retried = sum(o.tries - 1 for o in outcomes.values())
     assert retried >= 10  # the faults really were injected
     assert 2.0 in slept  # and some Retry-After was honoured

@@ -1,7 +1,8 @@
 """Workflow versions 3 to 8 end to end: version 1's and 2's effects, in the same order, from
 five activities per fault-free attempt instead of ten (3, 4), or four, the reservation made
 by the first (5, 6), or three, the first request sent by the first too, with one durable timer
-per attempt (7, 8; X6, S8, S9)."""
+per attempt (7, 8; X6, S8, S9), or a timer per remote step again (the live 9 and 10), whose
+CompleteBy ends the attempt even during the second step."""
 
 from collections import Counter
 
@@ -44,11 +45,11 @@ def timers(system, instance_id):
 
 
 @pytest.mark.parametrize("version, scheduled, timers_created", [
-    (3, MERGED, 2), (5, FOUR, 2), (7, THREE, 1)])
+    (3, MERGED, 2), (5, FOUR, 2), (7, THREE, 1), (9, THREE, 2)])
 def test_a_new_order_runs_version_3_in_five_activities_5_in_four_and_7_in_three(
         make_system, version, scheduled, timers_created):
-    # Version 7 is the one the app ships (WORKFLOW_VERSION): begin_attempt also reserves
-    # and sends the charge request.
+    # Versions 7 and 9: begin_attempt also reserves and sends the charge request; 9, the
+    # one the app ships (WORKFLOW_VERSION), races each reply against a timer of its own.
     system = make_system(settings={"WORKFLOW_VERSION": str(version)})
     order = make_order(81)
     stock_for(system, order)
@@ -135,3 +136,28 @@ def test_a_status_send_failing_inside_finish_attempt_is_resent_by_the_supervisor
     attempt = system.host.taskhub.get_instance(record.locked_by)
     assert attempt.runtime_status == "Completed" and '"processed"' in attempt.output
     assert activities(system, attempt.instance_id) == MERGED  # no publish_status of its own
+
+
+@pytest.mark.parametrize("version, second, runtime_status", [
+    (9, "shipping", "Completed"), (10, "payment", "Completed"), (7, "shipping", "Running")])
+def test_a_deadline_passing_during_the_second_step_ends_the_live_versions_attempt_at_once(
+        make_system, version, second, runtime_status):
+    # The SDK leaves a timer raced before out of the second race's WhenAny, and the
+    # extension awaits that WhenAny: version 7's one timer fires, yet the attempt stays
+    # Running until the second reply arrives (frozen, docs/pipeline.md). Versions 9 and 10
+    # race each reply against a timer of its own: the attempt ends at CompleteBy, left for
+    # the supervisor.
+    system = make_system(settings={"WORKFLOW_VERSION": str(version)})
+    order = make_order(88)
+    stock_for(system, order)
+    system.submit(order)
+    with system.paused(f"{second}-requests"):
+        system.run(5)  # the first step confirmed, the second sent and unanswered
+        attempt = f"{key(order)}:1"
+        assert system.durable.status(attempt)["runtimeStatus"] == "Running"
+        system.run(30)  # CompleteBy (30 s after the start) passes
+        status = system.durable.status(attempt)
+    assert status["runtimeStatus"] == runtime_status
+    if runtime_status == "Completed":
+        step = "ship" if second == "shipping" else "charge"
+        assert status["output"] == {"outcome": "timedOut", "step": step}

@@ -3,8 +3,9 @@
 import json
 from datetime import timedelta
 
-from orchestrators import order_workflow
+from orchestrators import frozen_workflows, order_workflow
 from orders.models import StateRecord
+from orders.names import WORKFLOW_VERSIONS
 from tests.e2e.harness import ProcessState, key, make_order
 
 
@@ -23,7 +24,7 @@ def test_v1_order_in_flight_finishes_under_v1_after_v2_is_registered_and_selecte
         system.run(1.5)  # attempt 1 of the v1 order waits for its charge reply
         assert system.engine.counts("payment-requests").active == 1
         # Deploy v2 and make it the version new orders start under.
-        monkeypatch.setitem(order_workflow.WORKFLOWS, 2, order_workflow.run_v2)
+        monkeypatch.setitem(order_workflow.WORKFLOWS, 2, frozen_workflows.run_v2)
         svc = system.services
         svc.settings = svc.settings.model_copy(update={"WORKFLOW_VERSION": 2})
         system.submit(new)
@@ -84,7 +85,8 @@ def test_an_attempt_started_without_a_version_runs_the_version_of_its_input(make
 def test_an_unregistered_workflow_version_starts_no_new_order_and_alerts(make_system,
                                                                          monkeypatch):
     order = make_order(53)
-    system = make_system(settings={"WORKFLOW_VERSION": "11"})
+    unknown = max(WORKFLOW_VERSIONS) + 1
+    system = make_system(settings={"WORKFLOW_VERSION": str(unknown)})
     system.submit(order)
     system.run(5)
     # Nothing was started under a version this code does not have; the order waits.
@@ -92,8 +94,8 @@ def test_an_unregistered_workflow_version_starts_no_new_order_and_alerts(make_sy
     assert system.state(order.order_key).process_state == ProcessState.PENDING
     alerts = system.alerts()
     assert [a["kind"] for a in alerts] == ["UnknownWorkflowVersion"]  # once, not per run
-    assert ("WORKFLOW_VERSION=11 is not registered (known: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])"
-            in alerts[0]["reason"])
+    assert (f"WORKFLOW_VERSION={unknown} is not registered (known: "
+            f"{list(WORKFLOW_VERSIONS)})" in alerts[0]["reason"])
     # The operator fixes the setting: the order starts and completes under version 1.
     svc = system.services
     monkeypatch.setattr(svc, "settings", svc.settings.model_copy(update={"WORKFLOW_VERSION": 1}))
@@ -122,8 +124,8 @@ def test_v1_and_v2_orders_in_flight_finish_on_theirs_while_new_orders_start_on_v
         system.submit(v2)
         system.run(1.5)  # shipped, waits for its charge reply
         # Deploy versions 3 and 4 and select 3 for new orders (docs/deploy.md).
-        monkeypatch.setitem(order_workflow.WORKFLOWS, 3, order_workflow.run_v3)
-        monkeypatch.setitem(order_workflow.WORKFLOWS, 4, order_workflow.run_v4)
+        monkeypatch.setitem(order_workflow.WORKFLOWS, 3, frozen_workflows.run_v3)
+        monkeypatch.setitem(order_workflow.WORKFLOWS, 4, frozen_workflows.run_v4)
         svc.settings = svc.settings.model_copy(update={"WORKFLOW_VERSION": 3})
         system.submit(v3)
         system.run(1.5)

@@ -48,11 +48,11 @@ def test_version_and_extension_bundle():
 def test_default_version_is_the_newest_workflow_version_the_code_registers():
     # A lower defaultVersion makes workers reject (versionFailureStrategy Reject) the
     # attempts of the newest version; a higher one lets them take versions they lack (X6).
-    from orchestrators.order_workflow import WORKFLOWS
+    from orders.names import WORKFLOW_VERSIONS
 
     durable = host()["extensions"]["durableTask"]
-    assert durable["defaultVersion"] == f"{max(WORKFLOWS)}.0"
-    assert Settings.model_fields["WORKFLOW_VERSION"].default in WORKFLOWS
+    assert durable["defaultVersion"] == f"{max(WORKFLOW_VERSIONS)}.0"
+    assert Settings.model_fields["WORKFLOW_VERSION"].default in WORKFLOW_VERSIONS
 
 
 def test_task_hub_name_is_valid_for_the_azure_storage_provider():

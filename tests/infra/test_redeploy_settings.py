@@ -12,7 +12,7 @@ version new orders start on (X6), which is the code's own default.
 
 import json
 
-from orchestrators.order_workflow import WORKFLOWS
+from orders.names import WORKFLOW_VERSIONS
 from orders.settings import Settings
 from tests.infra.checks import (
     INFRA,
@@ -68,7 +68,7 @@ def test_every_tuning_setting_of_the_code_is_in_order_settings():
 
 def test_a_fresh_environment_starts_on_the_version_new_orders_start_on():
     newest = Settings.model_fields["WORKFLOW_VERSION"].default
-    assert newest in WORKFLOWS
+    assert newest in WORKFLOW_VERSIONS
     assert int(parameters()["orderSettings"]["WORKFLOW_VERSION"]) == newest
     assert int(bicep_app_settings()["WORKFLOW_VERSION"]) == newest
     assert int(local_settings(LOCAL_SETTINGS)["WORKFLOW_VERSION"]) == newest

@@ -7,7 +7,7 @@ yields the JSON text. An event raised with the JSON itself yields the object.
 
 import json
 
-from orchestrators.remote import read_reply
+from orchestrators.agent_steps import read_reply
 from tests.orchestrators.test_order_workflow_replay import reply
 
 

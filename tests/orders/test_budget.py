@@ -3,7 +3,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from orchestrators.order_workflow import WORKFLOWS
 from orders.budget import (
     VERSION_REMOTE_STEPS,
     BudgetError,
@@ -13,7 +12,7 @@ from orders.budget import (
     refusal_made_no_call,
 )
 from orders.models import ProcessState, StateRecord
-from orders.names import REQUEST_QUEUES, WORKFLOW_REMOTE_STEPS
+from orders.names import REQUEST_QUEUES, WORKFLOW_REMOTE_STEPS, WORKFLOW_VERSIONS
 from orders.queues import load_queue_limits
 from orders.settings import Settings, SettingsError
 from orders.startup import on_start
@@ -44,7 +43,7 @@ def test_formula_multiplies_every_layer(tmp_path):
 
 
 def test_every_registered_workflow_version_is_counted(tmp_path):
-    assert len(VERSION_REMOTE_STEPS) == len(WORKFLOWS)
+    assert len(VERSION_REMOTE_STEPS) == len(WORKFLOW_VERSIONS)
     assert set(max_calls_per_service(settings(tmp_path), load_queue_limits())) == \
         set(REQUEST_QUEUES)
     assert forward_operations("payment") == ("charge",)

@@ -48,7 +48,7 @@ def start(server, instance_id):
 def reply_for(instance_id):
     return AgentReply(message_id=f"{instance_id}:charge:reply", order_key="ORD-1",
                       instance_id=instance_id, operation="charge", event_name="charge-reply",
-                      outcome=AgentOutcome.SUCCEEDED, attempts=1, result={"chargeId": "C-1"})
+                      outcome=AgentOutcome.SUCCEEDED, tries=1, result={"chargeId": "C-1"})
 
 
 def closed_port_client():
@@ -62,7 +62,7 @@ def closed_port_client():
 def test_delivered_event_is_queued_as_the_extension_stores_the_sdk_body(server):
     # The SDK's body is the value's JSON text as a JSON string, and the extension stores
     # that string: the orchestrator's event result is the JSON text
-    # (azure-functions-durable-python#295; orchestrators/remote.py reads it).
+    # (azure-functions-durable-python#295; orchestrators/agent_steps.py reads it).
     start(server, "ORD-1:1")
     run(raise_event(server.client(), "ORD-1:1", "charge-reply", {"ok": True}))
     raised = queued_events(server.taskhub, "ORD-1:1")[-1]

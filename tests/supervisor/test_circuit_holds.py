@@ -16,7 +16,7 @@ def refused(instance_id, order_key="ORD-1", circuit_open=True, attempts=0, opera
     return AgentReply(message_id=f"{instance_id}:{operation}:reply", order_key=order_key,
                       instance_id=instance_id, operation=operation,
                       event_name=f"{operation}-reply",
-                      outcome=AgentOutcome.TRANSIENT_FAILURE, attempts=attempts,
+                      outcome=AgentOutcome.TRANSIENT_FAILURE, tries=attempts,
                       circuit_open=circuit_open, reason="circuit of payment is open")
 
 

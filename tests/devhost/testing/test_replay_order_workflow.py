@@ -65,7 +65,7 @@ def reordered_copy(target: Path) -> Path:
     shutil.copytree(REPO / "infra", target / "infra")
     for name in ("function_app.py", "host.json", "local.settings.json"):
         shutil.copy(REPO / name, target / name)
-    workflow = target / "orchestrators" / "order_workflow.py"
+    workflow = target / "orchestrators" / "frozen_workflows.py"
     code = workflow.read_text()
     assert BEGIN + LOAD in code
     workflow.write_text(code.replace(BEGIN + LOAD, LOAD + BEGIN))

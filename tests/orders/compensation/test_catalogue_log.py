@@ -15,9 +15,9 @@ from pydantic import ValidationError
 
 from azurekit.services import DEFAULT_SERVICES_FILE, UnknownServiceError, parse_services
 from orders.compensation.plan import pending_undos, request_details, step_details, undo_request
-from orders.compensation.remote import RemoteStep
 from orders.models import CompensationEntry, Order, OrderLine, Step, UndoOutcome, agent_io
 from orders.models import compensation as log
+from orders.remote_steps import RemoteStep
 
 STORED = json.loads((Path(__file__).parent / "stored_log.json").read_text())
 NOW = datetime(2030, 1, 1, tzinfo=UTC)

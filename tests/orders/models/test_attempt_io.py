@@ -71,6 +71,17 @@ def test_the_starters_input_is_an_order_workflow_input(services):
                        "deadlineS": 30.0, "agentMaxAttempts": 3}
 
 
+def test_the_starters_input_carries_the_attempts_trace_context_from_the_contract(services):
+    parent = "00-" + "a" * 32 + "-" + "b" * 16 + "-01"
+    record = StateRecord.new("ORD-1", "replies-acme", datetime(2030, 1, 1, tzinfo=UTC),
+                             workflow_version=9).model_copy(
+        update={"attempt": 1, "attempt_trace": parent})
+    started = workflow_input(record, services)
+    assert started == {"orderId": "ORD-1", "attempt": 1, "workflowVersion": 9,
+                       "deadlineS": 30.0, "agentMaxAttempts": 3, "traceParent": parent}
+    assert OrderWorkflowInput.model_validate(started).trace_parent == parent
+
+
 def test_begin_attempt_must_name_the_reply_queue_unless_fenced():
     with pytest.raises(ValidationError, match="replyTo: required"):
         BeginAttemptResult.model_validate({"fenced": False, "replyTo": None})

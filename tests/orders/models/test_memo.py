@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from orchestrators.remote import read_reply
+from orchestrators.agent_steps import read_reply
 from orders.models.activities import LOAD_ORDER, PENDING_UNDOS, ActivityResultError
 from orders.models.memo import ParseMemo, value_key
 from tests.orchestrators.test_compensation_workflow_replay import CHARGED

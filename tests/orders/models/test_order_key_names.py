@@ -1,10 +1,12 @@
 """One word per concept: a key is ``order_key`` in Python and ``orderId`` on the wire (X6)."""
 
+import ast
 import importlib
 import json
 import pkgutil
 import typing
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -12,9 +14,10 @@ from pydantic import ValidationError
 import orders.models
 from orders.models import StateRecord
 from orders.models._types import WIRE, Contract, OrderId, OrderKey
-from orders.models.messages import AgentRequest, OperatorAlert
+from orders.models.messages import AgentRequest, OperatorAlert, SubmitOrder
 from orders.models.order import Order
 from orders.models.wire import InvalidMessage, validate
+from orders.remote_steps import RemoteStep
 from orders.stores._sqlite_state_table import from_row, to_row
 
 KEY = "acme~ORD-1"
@@ -121,3 +124,60 @@ def test_a_contract_nested_in_a_tuple_refuses_python_names_on_the_wire_only():
                                              r"'unit_price': the contract accepts only "):
         validate(order, Order)
     assert Order.model_validate(order).lines[1].unit_price == Decimal("10.00")
+
+
+# One word per concept in the code around the contracts too: the client's OrderID is read
+# from its own field, an agent's HTTP call is a *try* (an *attempt* is an order's), and no
+# two modules share a vague name such as ``remote``.
+REPO = Path(__file__).resolve().parents[3]
+DEPLOYED = ("clocks", "sqlitekit", "durable_http", "azurekit", "sqlitebus", "orders",
+            "agents", "activities", "orchestrators", "scheduler", "supervisor", "ops")
+WIRE_ATTEMPT_NAMES = {"max_attempts", "MAX_ATTEMPTS", "AGENT_MAX_ATTEMPTS", "stop_after_attempt"}
+"""``attempt`` words the agents may use: the request's ``maxAttempts`` (its share of the
+retry budget, X2), its setting and stop reason, and tenacity's own ``stop_after_attempt``."""
+
+
+def names_in(path: Path) -> set[str]:
+    """Every identifier ``path`` binds or reads: names, attributes, arguments, definitions."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.arg):
+            found.add(node.arg)
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef):
+            found.add(node.name)
+    return found
+
+
+def test_an_http_try_in_the_agents_is_a_try_never_an_attempt():
+    agents = sorted((REPO / "agents").rglob("*.py"))
+    assert agents
+    used = {(str(p.relative_to(REPO)), name) for p in agents for name in names_in(p)
+            if "attempt" in name.lower() and name not in WIRE_ATTEMPT_NAMES}
+    assert used == set()
+
+
+def test_submission_reads_the_client_s_order_id_from_its_own_field():
+    submit = SubmitOrder.model_validate({
+        "clientId": "acme", "replyTo": "replies-acme", "order": json.loads(ORDER.replace(
+            KEY, "ORD-1"))})
+    assert submit.client_order_id == "ORD-1"
+    # ``order.order_key`` of a submission holds the OrderID, of a stored order the key: the
+    # scheduler reads the OrderID only from ``client_order_id``.
+    misread = [str(p.relative_to(REPO)) for p in sorted((REPO / "scheduler").rglob("*.py"))
+               for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+               if isinstance(node, ast.Attribute) and node.attr == "order_key"
+               and isinstance(node.value, ast.Attribute) and node.value.attr == "order"]
+    assert misread == []
+
+
+def test_no_deployed_module_is_named_remote_and_compensation_builds_no_forward_request():
+    vague = [str(p.relative_to(REPO)) for package in DEPLOYED
+             for p in (REPO / package).rglob("*.py") if p.stem == "remote"]
+    assert vague == []
+    assert RemoteStep.request.__module__ == "orders.remote_steps"
+    room = REPO / "orders" / "compensation"
+    assert not any("def request(" in p.read_text(encoding="utf-8") for p in room.rglob("*.py"))

@@ -13,7 +13,6 @@ from azure.durable_functions.models.Task import TimerTask
 from pydantic import ValidationError
 
 from orchestrators.calls import call, call_built
-from orders.compensation.remote import RemoteStep
 from orders.lifecycle.ids import idempotency_key, reply_event_name, request_message_id
 from orders.models import Order, Step
 from orders.models.activities import RESULTS, SEND_AGENT_REQUEST
@@ -23,6 +22,7 @@ from orders.models.memo import Same, value_key
 from orders.models.messages import AgentReply, AgentRequest
 from orders.observability.logs import replay_safe_logger
 from orders.observability.metrics import record_ignored_reply
+from orders.remote_steps import RemoteStep
 
 log = logging.getLogger("orders.workflow")
 
@@ -33,7 +33,7 @@ attempt then ends as timed out, left for the supervisor (A4, S6)."""
 
 @dataclass(frozen=True)
 class Outstanding:
-    """The request a wait expects an answer to (workflow versions 9 and 10, A4).
+    """The request a wait expects an answer to (the live workflow versions, A4).
 
     A reply is bound to it by the request's MessageId, the attempt (instance id), the
     order, the operation, the idempotency key and the event name, all echoed by the agent.
@@ -86,22 +86,40 @@ def remote_step(context: DurableOrchestrationContext, request: AgentRequest, dea
 
 def forward_step(context: DurableOrchestrationContext, step: RemoteStep, order: Order,
                  deadline: datetime, max_attempts: int, workflow_version: int,
-                 confirmed: Confirmed | None, timer: TimerTask | None = None, *,
-                 bound: bool = False) -> Generator[Any, Any, AgentReply | None]:
+                 confirmed: Confirmed | None, timer: TimerTask | None = None,
+                 ) -> Generator[Any, Any, AgentReply | None]:
     """Run :func:`remote_step` of ``step.request(...)``, the send's input built once per value.
 
     The same as ``remote_step(context, step.request(context.instance_id, order, deadline,
-    max_attempts), deadline, workflow_version, ConfirmedStep(...))``: the input scheduled is
-    byte-identical, but a replay that has built it before reads its text
-    (:func:`~orchestrators.calls.call_built`; ``order``, frozen, by identity, the confirmed
-    result by :func:`~orders.models.memo.value_key`). ``timer``: the attempt's one timer at
-    CompleteBy, as :func:`await_reply` takes it; ``bound`` (versions 9, 10): only a reply
-    to this request is acted on.
+    max_attempts), deadline, workflow_version, ConfirmedStep(...))`` (:func:`send_step`, then
+    :func:`await_reply`). ``timer``: the attempt's one timer at CompleteBy (versions 7, 8),
+    as :func:`await_reply` takes it.
 
     Raises
     ------
     pydantic.ValidationError
         If the request breaks its contract, or the raised event is not an agent reply.
+    """
+    yield from send_step(context, step, order, deadline, max_attempts, workflow_version,
+                         confirmed)
+    return (yield from await_reply(context, step.reply_event, deadline, timer))
+
+
+def send_step(context: DurableOrchestrationContext, step: RemoteStep, order: Order,
+              deadline: datetime, max_attempts: int, workflow_version: int,
+              confirmed: Confirmed | None) -> Generator[Any, Any, None]:
+    """Schedule ``send_agent_request`` of ``step.request(...)``, its input built once per value.
+
+    The input scheduled is byte-identical to ``SendAgentRequestInput.of(step.request(
+    context.instance_id, order, deadline, max_attempts), workflow_version,
+    confirmed_step(confirmed))``, but a replay that has built it before reads its text
+    (:func:`~orchestrators.calls.call_built`; ``order``, frozen, by identity, the confirmed
+    result by :func:`~orders.models.memo.value_key`).
+
+    Raises
+    ------
+    pydantic.ValidationError
+        If the request breaks its contract.
     """
     iid = context.instance_id
     key = (step, iid, Same(order), deadline, max_attempts, workflow_version,
@@ -112,10 +130,6 @@ def forward_step(context: DurableOrchestrationContext, step: RemoteStep, order: 
                                         workflow_version, confirmed_step(confirmed))
 
     yield from call_built(context, SEND_AGENT_REQUEST, key, build)
-    if bound and timer is not None:
-        expected = Outstanding.of(iid, order.order_key, step.operation)
-        return (yield from await_bound_reply(context, expected, deadline, timer))
-    return (yield from await_reply(context, step.reply_event, deadline, timer))
 
 
 def confirmed_step(confirmed: Confirmed | None) -> ConfirmedStep | None:
@@ -151,22 +165,28 @@ def await_reply(context: DurableOrchestrationContext, event_name: str, deadline:
 
 
 def await_bound_reply(context: DurableOrchestrationContext, expected: Outstanding,
-                      deadline: datetime, timer: TimerTask
-                      ) -> Generator[Any, Any, AgentReply | None]:
-    """Race replies to ``expected`` against the attempt's ``timer`` (versions 9, 10; A4, S6).
+                      deadline: datetime) -> Generator[Any, Any, AgentReply | None]:
+    """Race replies to ``expected`` against a timer at ``deadline`` (versions 9, 10; A4, S6).
 
-    A reply raised on the event that does not answer ``expected`` (another request's, an
-    earlier attempt's, a forged one, or no agent reply at all) is ignored: a WARNING
-    (not when replaying) and ``agent.replies.ignored``, then the wait goes on, up to
-    :data:`MAX_IGNORED_REPLIES`; past them the wait gives up as if timed out, the timer
-    cancelled. Returns the reply, or None if the timer fired first or the wait gave up.
+    Each race has its own durable timer at ``deadline``, cancelled when a reply wins, as
+    :func:`await_reply` makes it without ``timer``: a timer raced again would be left out of
+    the second race's ``WhenAny`` by the SDK (``CompoundTask`` in
+    ``azure/durable_functions/models/Task.py`` keeps only children not yet scheduled), and
+    the extension's out-of-process shim awaits that ``WhenAny``, so on Azure its firing would
+    not end the wait. A reply raised on the event that does not answer ``expected``
+    (another request's, an earlier attempt's, a forged one, or no agent reply at all) is
+    ignored: a WARNING (not when replaying) and ``agent.replies.ignored``, then the wait goes
+    on, up to :data:`MAX_IGNORED_REPLIES`; past them the wait gives up as if timed out.
+    Returns the reply, or None if the timer fired first or the wait gave up.
     """
     event = reply_event_name(expected.operation)
     for _ in range(MAX_IGNORED_REPLIES):
         reply_task = context.wait_for_external_event(event)
+        timer = open_deadline(context, deadline)
         winner = yield context.task_any([reply_task, timer])
         if winner != reply_task:
             return None
+        close_deadline(timer)
         reply = _bound_reply(reply_task.result, expected)
         if reply is not None:
             return reply
@@ -175,7 +195,6 @@ def await_bound_reply(context: DurableOrchestrationContext, expected: Outstandin
             expected.operation, event, expected.instance_id)
         if not context.is_replaying:
             record_ignored_reply(expected.operation)
-    close_deadline(timer)
     return None
 
 
@@ -189,7 +208,7 @@ def _bound_reply(result: Any, expected: Outstanding) -> AgentReply | None:
 
 
 def open_deadline(context: DurableOrchestrationContext, deadline: datetime) -> TimerTask:
-    """Create the attempt's one durable timer at CompleteBy (versions 7, 8).
+    """Create a durable timer at CompleteBy: a race's own, or the attempt's one (versions 7, 8).
 
     It is scheduled when first raced (:func:`await_reply`).
     """
@@ -197,9 +216,10 @@ def open_deadline(context: DurableOrchestrationContext, deadline: datetime) -> T
 
 
 def close_deadline(timer: TimerTask | None) -> None:
-    """Cancel the attempt's timer unless it fired (or there is none).
+    """Cancel a timer unless it fired (or there is none).
 
-    Called when the attempt goes on without a reply to race, or ends. The local host then
+    Called when its reply won, or (the attempt's one timer) when the attempt goes on without
+    a reply to race, or ends. The local host then
     deletes the timer's message; on Azure the Durable Task Framework lets it fire into the
     instance, which ignores it.
     """

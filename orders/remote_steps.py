@@ -1,5 +1,6 @@
 """Remote steps: one per forward operation of ``infra/services.json`` (A1, S9).
 
+A forward request's payload is its contract's ``of_order`` (``agent_io.PAYLOADS``).
 Only a step with an undo is logged. Its undo's payload (``agent_io.PAYLOADS``) is filled
 from the step's log entry: the :data:`~orders.models.agent_io.ForwardKey` field gets the
 forward request's key, every other field but the order's the completed step's field of
@@ -9,33 +10,16 @@ recorded them (X6).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
 from azurekit.services import UnknownServiceError, catalogue
 from orders.lifecycle.ids import idempotency_key, reply_event_name, request_message_id
 from orders.models import CompensationEntry, Order, Step, agent_io
-from orders.models.agent_io import AgentPayload, ChargePayload, ForwardKeyField, ShipPayload
-from orders.models.compensation import ReservedLine, details_model
+from orders.models.agent_io import AgentPayload, ForwardKeyField
+from orders.models.compensation import details_model
 from orders.models.messages import AgentRequest
-from orders.models.money import fixed_point
 from orders.names import WORKFLOW_REMOTE_STEPS
-
-
-def _charge(order: Order) -> AgentPayload:
-    return ChargePayload(order_key=order.order_key,
-                         amount=fixed_point(order.total_price),
-                         currency=order.currency)
-
-
-def _ship(order: Order) -> AgentPayload:
-    return ShipPayload(order_key=order.order_key, lines=tuple(
-        ReservedLine(sku=li.sku, quantity=li.quantity) for li in order.lines))
-
-
-PAYLOADS: dict[str, Callable[[Order], AgentPayload]] = {"charge": _charge, "ship": _ship}
-"""The request payload of each forward operation, built from the order."""
 
 
 @dataclass(frozen=True)
@@ -49,9 +33,11 @@ class RemoteStep:
         if self.operation not in catalogue().service(self.service).forward_operations:
             raise UnknownServiceError(f"{self.service}: {self.operation!r} is not a forward "
                                       "operation of services.json")
-        if self.operation not in PAYLOADS:
-            raise UnknownServiceError(f"operation: {self.operation!r} has no payload in "
-                                      "orders.compensation.remote.PAYLOADS")
+        payload = agent_io.PAYLOADS.get(self.operation)
+        if payload is None or payload.of_order is AgentPayload.of_order:
+            raise UnknownServiceError(f"operation: {self.operation!r} has no payload built "
+                                      "from the order (of_order) in "
+                                      "orders.models.agent_io.PAYLOADS")
         if self.undo is not None:
             _undo_fields(self.operation, self.undo)
 
@@ -79,7 +65,7 @@ class RemoteStep:
             instance_id=instance_id, service=self.service, operation=op,
             idempotency_key=idempotency_key(order.order_key, op), complete_by=deadline,
             max_attempts=max_attempts, event_name=self.reply_event,
-            payload=PAYLOADS[op](order).to_payload())
+            payload=agent_io.PAYLOADS[op].of_order(order).to_payload())
 
     def undo_request(self, instance_id: str, entry: CompensationEntry, deadline: datetime,
                      max_attempts: int) -> AgentRequest:

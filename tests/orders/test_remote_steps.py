@@ -6,8 +6,8 @@ from decimal import Decimal
 import pytest
 
 from azurekit.services import UnknownServiceError
-from orders.compensation.remote import WORKFLOW_STEPS, RemoteStep
 from orders.models import Order, OrderLine, Step
+from orders.remote_steps import WORKFLOW_STEPS, RemoteStep
 
 ORDER = Order(order_key="acme~ORD-1", customer_id="C-1", currency="EUR",
               lines=(OrderLine(sku="SKU-1", quantity=2, unit_price=Decimal("5.00")),),
