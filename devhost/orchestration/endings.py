@@ -9,6 +9,7 @@ the episode's, named as ``self.episode.<attribute>``.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,8 @@ from devhost.taskhub.store import (
 
 if TYPE_CHECKING:
     from devhost.orchestration.episode import Episode
+
+log = logging.getLogger("devhost.functions")
 
 
 class EpisodeEnding:
@@ -67,6 +70,11 @@ class EpisodeEnding:
                 extra["FailureDetails"] = {"ErrorType": error_type,
                                            "ErrorMessage": error_message,
                                            "StackTrace": details}
+                # One console line, as the extension's FunctionFailed trace prints it.
+                log.error("%s: Function '%s (Orchestrator)' failed with an error. Reason: %s",
+                          self.episode.inst.instance_id, self.episode.inst.name,
+                          next(iter((reason or error_message or "").splitlines()), "")[:500]
+                          .rstrip())
             self.episode.tail.append(event(EventType.ExecutionCompleted, self.episode.now, **extra))
         self.episode.commit.status = status
         self.episode.commit.output = output

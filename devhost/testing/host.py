@@ -86,6 +86,11 @@ class DurableHost:
     def start(self, orchestrator: str, input: Any = None, instance_id: str | None = None) -> str:
         """Start ``orchestrator`` with ``input`` (any JSON value); return its instance id.
 
+        Sent as the SDK client's ``start_new`` sends it (its JSON text, as a JSON string), so
+        the orchestrator's ``get_input()`` is ``input`` whatever its type, and the status's
+        ``input`` is that text, as on Azure. (A plain HTTP client posting a bare JSON string
+        instead makes ``get_input()`` fail on Azure too: docs/fidelity.md.)
+
         Raises
         ------
         httpx.HTTPStatusError
@@ -94,7 +99,8 @@ class DurableHost:
         path = f"{WEBHOOK}/orchestrators/{quote(orchestrator, safe='')}"
         if instance_id is not None:
             path += "/" + quote(instance_id, safe="")
-        response = self._http.post(path, content=b"" if input is None else json.dumps(input),
+        body = b"" if input is None else json.dumps(json.dumps(input))
+        response = self._http.post(path, content=body,
                                    headers={"Content-Type": "application/json"})
         _raise_for(response)
         return str(response.json()["id"])

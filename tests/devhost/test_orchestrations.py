@@ -105,6 +105,18 @@ def test_uncaught_activity_error_fails_instance_with_message(host):
     assert "card declined" in out
 
 
+def test_a_failed_orchestration_logs_one_line_as_the_extension_does(host, caplog):
+    iid = start(host, "charge", False)
+    with caplog.at_level(logging.INFO, logger="devhost"):
+        host.run_until_idle()
+    assert output(host, iid)[0] == "Failed"
+    lines = [r.getMessage() for r in caplog.records if r.name == "devhost.functions"
+             and "(Orchestrator)" in r.getMessage()]
+    assert lines == [f"{iid}: Function 'charge (Orchestrator)' failed with an error. Reason: "
+                     "Orchestrator function 'charge' failed: Activity function 'decline' "
+                     "failed:  ValueError: card declined"]
+
+
 def test_failing_sub_orchestration_raises_in_parent(host):
     iid = start(host, "parent", "fail")
     host.run_until_idle()

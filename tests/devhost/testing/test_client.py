@@ -63,3 +63,12 @@ def test_a_bad_call_says_what_is_wrong(host, call, text):
     with pytest.raises((KeyError, httpx.HTTPStatusError)) as caught:
         call(host)
     assert text in str(caught.value)
+
+
+@pytest.mark.parametrize("value", [None, "Paris", "", 5, 1.5, True, [1, "a"], {"a": {"b": 1}},
+                                   '{"a": 1}'])
+def test_start_hands_the_orchestrator_its_input_as_the_sdk_client_does(host, value):
+    instance_id = host.start("echo_input", value)
+    host.run_until_idle()
+    status = host.status(instance_id)
+    assert (status["runtimeStatus"], status["output"]) == ("Completed", value)

@@ -119,3 +119,8 @@ def counter(context: df.DurableEntityContext):
 @app.durable_client_input(client_name="client")
 async def job_received(msg, client) -> None:
     await client.start_new("activities", msg.message_id)
+
+
+@app.orchestration_trigger(context_name="context")
+def echo_input(context: df.DurableOrchestrationContext):
+    return context.get_input()
