@@ -3,7 +3,9 @@
 An ASP.NET template (function name if empty; all ``methods`` if absent) becomes Starlette
 paths: ``{*rest}`` a path, trailing ``{id?}``/``{id=1}`` a variant without the segment, and
 constraints (``int`` ... ``decimal``) checked before the call (404 otherwise). Route values
-stay strings, as in ``HttpRequest.route_params``.
+stay strings, as in ``HttpRequest.route_params``. Paths match as the Functions host's
+ASP.NET Core ``Route`` matches them (:class:`FunctionRoute`): ignoring case, one trailing
+slash ignored, only the declared methods.
 """
 
 from __future__ import annotations
@@ -122,8 +124,41 @@ def trigger_methods(trigger: dict[str, Any]) -> list[str]:
     return [str(getattr(m, "value", m)).upper() for m in methods]
 
 
+class FunctionRoute(Route):
+    """A Starlette route matching a path as the Functions host's ASP.NET Core ``Route`` does.
+
+    The host (v4.1036.3 ``WebScriptHostHttpRoutesManager``) maps each function with
+    WebJobs.Extensions.Http 3.2.0 ``WebJobsRouteBuilder.MapFunctionRoute``, an ASP.NET Core 8
+    ``Route`` whose ``RoutePatternMatcher`` compares literals ``OrdinalIgnoreCase`` and whose
+    ``PathTokenizer`` ignores one trailing slash, so ``/api/GETONLY/`` is the function of
+    route ``getonly`` (no redirect). Its ``HttpMethodRouteConstraint`` allows exactly the
+    declared methods: HEAD is not implied by GET, unlike Starlette's default (a method not
+    allowed is 404, azure-functions-host #10098).
+
+    Parameters
+    ----------
+    path : str
+        The Starlette path of one :class:`RouteVariant`.
+    endpoint : Callable[[Request], Awaitable[Response]]
+        The function's endpoint.
+    methods : list[str]
+        The declared methods, upper case.
+    name : str
+        The route's name.
+    """
+
+    def __init__(self, path: str, endpoint: Callable[[Request], Awaitable[Response]], *,
+                 methods: list[str], name: str) -> None:
+        super().__init__(path, endpoint, methods=methods, name=name)
+        self.methods = set(methods)
+        pattern = self.path_regex.pattern
+        if not pattern.endswith("/$"):
+            pattern = pattern[:-1] + "/?$"
+        self.path_regex = re.compile(pattern, re.IGNORECASE)
+
+
 def http_trigger_routes(functions: Iterable[Any], invoke_http: InvokeHttp,
-                        prefix: str = ROUTE_PREFIX) -> list[Route]:
+                        prefix: str = ROUTE_PREFIX) -> list[FunctionRoute]:
     """Build the app's HTTP function routes, literal first; ValueError as ``translate_route``."""
     entries: list[tuple[tuple[int, ...], int, RouteVariant, Any]] = []
     for fdef in functions:
@@ -131,8 +166,8 @@ def http_trigger_routes(functions: Iterable[Any], invoke_http: InvokeHttp,
         for variant in translate_route(template, prefix):
             entries.append((variant.rank, len(entries), variant, fdef))
     entries.sort(key=lambda e: (e[0], e[1]))
-    return [Route(v.path, _endpoint(fdef, v, invoke_http), methods=trigger_methods(fdef.trigger),
-                  name=f"{fdef.name}:{v.path}")
+    return [FunctionRoute(v.path, _endpoint(fdef, v, invoke_http),
+                          methods=trigger_methods(fdef.trigger), name=f"{fdef.name}:{v.path}")
             for _, _, v, fdef in entries]
 
 
