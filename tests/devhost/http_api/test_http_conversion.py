@@ -43,6 +43,11 @@ APP = textwrap.dedent('''
                 "int": 5, "list": [1]}[req.route_params["kind"]]
 
 
+    @app.route(route="files/{*rest}", methods=["GET"])
+    def files(req: func.HttpRequest) -> func.HttpResponse:
+        return func.HttpResponse(repr(req.route_params.get("rest")))
+
+
     @app.route(route="cookies", methods=["GET"])
     def cookies(req: func.HttpRequest) -> func.HttpResponse:
         response = func.HttpResponse("two cookies")
@@ -128,6 +133,11 @@ def test_every_set_cookie_reaches_the_client(served):
     ("POST", "/api/ECHO/", 200, None),
     ("GET", "/api/value/str/", 200, b"plain text"),
     ("GET", "/api//echo", 404, None),
+    ("GET", "/api/echo//", 404, None),
+    ("GET", "/api/files/a/B", 200, b"'a/B'"),
+    ("GET", "/API/Files/a/B/", 200, b"'a/B/'"),
+    ("GET", "/api/files", 200, b"None"),
+    ("GET", "/api/files/", 200, b"None"),
     ("HEAD", "/api/cookies", 404, b""),
     ("HEAD", "/api/echo/", 404, b""),
     ("DELETE", "/api/echo", 404, b""),
