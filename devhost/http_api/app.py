@@ -7,10 +7,16 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.routing import BaseRoute
 
 from devhost.app.backends import Backend
 from devhost.http_api.admin_routes import admin_routes
-from devhost.http_api.app_routes import ROUTE_PREFIX, InvokeHttp, http_trigger_routes
+from devhost.http_api.app_routes import (
+    ROUTE_PREFIX,
+    InvokeHttp,
+    UnmatchedFunctionPath,
+    http_trigger_routes,
+)
 from devhost.http_api.context import ApiContext
 from devhost.http_api.entity_routes import entity_routes
 from devhost.http_api.errors import BadRequest, handle_error
@@ -19,7 +25,7 @@ from devhost.http_api.instance_routes import instance_routes
 from devhost.http_api.origin_guard import OriginGuard
 from devhost.http_api.query_routes import query_routes
 from devhost.http_api.start_routes import start_routes
-from devhost.http_api.urls import check_base_url
+from devhost.http_api.urls import WEBHOOK_PATH, check_base_url
 from devhost.taskhub.store import TaskHub, TaskHubError
 
 
@@ -50,10 +56,11 @@ def create_http_app(taskhub: TaskHub, *, base_url: str, http_functions: Iterable
         raise ValueError("invoke_http: required when http_functions is not empty")
     ctx = ApiContext(taskhub, base_url, orchestrator_names, on_instance_work,
                      replace_running, backend or Backend())
-    routes = [*start_routes(ctx), *query_routes(ctx), *instance_routes(ctx),
-              *entity_routes(ctx, entity_names), *admin_routes(host_state)]
+    routes: list[BaseRoute] = [*start_routes(ctx), *query_routes(ctx), *instance_routes(ctx),
+                               *entity_routes(ctx, entity_names), *admin_routes(host_state)]
     if functions and invoke_http is not None:  # not None whenever there are functions
-        routes += http_trigger_routes(functions, invoke_http, route_prefix)
+        routes += [*http_trigger_routes(functions, invoke_http, route_prefix),
+                   UnmatchedFunctionPath(route_prefix, WEBHOOK_PATH)]
     # A request not addressed to the host, or a cross-site change, is refused (403);
     # a malformed instance id (400, JSON) before routing; unknown webhook routes answer
     # JSON 404/405 with a reason.

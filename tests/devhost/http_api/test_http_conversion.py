@@ -5,7 +5,8 @@ Sources (devhost/app/http_convert.py cites the files): azure-functions-host
 ``,``, empty query values dropped), the worker's ``bindings/meta.py`` ``get_datum`` and
 azure-functions ``HttpResponseConverter.encode`` (only ``HttpResponse`` and ``str`` encode;
 the invocation of anything else fails: 500), ``HttpOptions.RoutePrefix``, the host's routing
-(a method the route does not take: 404, azure-functions-host #10098) and the extension's
+(ASP.NET Core 8 ``Route``: paths ignore case and one trailing slash; a method the route does
+not take, HEAD included, is 404, azure-functions-host #10098) and the extension's
 ``HttpApiHandler.GetClient`` (``taskHub``).
 """
 
@@ -40,6 +41,11 @@ APP = textwrap.dedent('''
             raise ValueError("the function failed")
         return {"str": "plain text", "none": None, "bytes": b"raw", "dict": {"a": 1},
                 "int": 5, "list": [1]}[req.route_params["kind"]]
+
+
+    @app.route(route="files/{*rest}", methods=["GET"])
+    def files(req: func.HttpRequest) -> func.HttpResponse:
+        return func.HttpResponse(repr(req.route_params.get("rest")))
 
 
     @app.route(route="cookies", methods=["GET"])
@@ -117,9 +123,32 @@ def test_every_set_cookie_reaches_the_client(served):
     assert response.text == "two cookies"
 
 
-def test_a_method_the_route_does_not_take_is_404(served):
-    assert served.delete("/api/echo").status_code == 404
-    assert served.post("/api/cookies").status_code == 404
+@pytest.mark.parametrize("method,path,status,body", [
+    ("GET", "/api/echo", 200, None),
+    ("GET", "/api/ECHO", 200, None),
+    ("POST", "/API/Echo", 200, None),
+    ("GET", "/api/value/str", 200, b"plain text"),
+    ("GET", "/Api/VALUE/str", 200, b"plain text"),
+    ("GET", "/api/echo/", 200, None),
+    ("POST", "/api/ECHO/", 200, None),
+    ("GET", "/api/value/str/", 200, b"plain text"),
+    ("GET", "/api//echo", 404, None),
+    ("GET", "/api/echo//", 404, None),
+    ("GET", "/api/files/a/B", 200, b"'a/B'"),
+    ("GET", "/API/Files/a/B/", 200, b"'a/B/'"),
+    ("GET", "/api/files", 200, b"None"),
+    ("GET", "/api/files/", 200, b"None"),
+    ("HEAD", "/api/cookies", 404, b""),
+    ("HEAD", "/api/echo/", 404, b""),
+    ("DELETE", "/api/echo", 404, b""),
+    ("POST", "/api/cookies", 404, b""),
+    ("POST", "/api/COOKIES/", 404, b""),
+])
+def test_app_routes_match_as_the_functions_host_routes_them(served, method, path, status, body):
+    response = served.request(method, path)
+    assert response.status_code == status
+    if body is not None:
+        assert response.content == body
 
 
 @pytest.mark.parametrize("section,path", [
