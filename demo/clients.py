@@ -186,8 +186,10 @@ def rejected_keys(batch: ClientBatch, result: WatchResult | None) -> set[str]:
 
 def _start_each(batches: Sequence[ClientBatch],
                 work: Callable[[ClientBatch], None]) -> list[threading.Thread]:
-    threads = [threading.Thread(target=work, args=(b,), name=f"client-{b.client_id}")
-               for b in batches]
+    # Daemons: a Ctrl-C ends the demo at once; a watcher's locked message is delivered again
+    # later (peek-lock) and an interrupted submission is the user's to send again.
+    threads = [threading.Thread(target=work, args=(b,), name=f"client-{b.client_id}",
+                                daemon=True) for b in batches]
     for thread in threads:
         thread.start()
     return threads

@@ -141,6 +141,9 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
             console.print(f"demo: host up for {linger_s:g} s more (Ctrl-C ends): {dashboard}")
             with contextlib.suppress(KeyboardInterrupt):
                 time.sleep(linger_s)
+    except KeyboardInterrupt:
+        console.print("demo: interrupted; stopping the host and the simulator")
+        raise typer.Exit(130) from None
     finally:
         usage = sampler.stop()
         host.stop()
