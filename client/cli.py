@@ -92,6 +92,7 @@ def submit(
     gives the resend a MessageId of its own (:mod:`client.submit`). Exits with
     :data:`EXIT_DROPPED_INVALID` if it dropped any order as invalid (the valid ones are sent).
     """
+    _check_data_dir(backend, data_dir)
     reply_to = _reply_queue(client_id)
     queue = _submit_queue(client_id)
     invalid: list[InvalidOrder] = []
@@ -112,7 +113,8 @@ def submit(
         raise typer.Exit(1) from None
     finally:
         sender.close()
-    console.print(f"sent [bold]{sent}[/bold] orders to '{queue}' (replies to '{reply_to}'; "
+    console.print(f"sent [bold]{sent}[/bold] order{'' if sent == 1 else 's'} to '{queue}' "
+                  f"(replies to '{reply_to}'; "
                   "an order sent before unchanged is dropped by duplicate detection); "
                   f"dropped [bold]{len(invalid)}[/bold] as invalid")
     for item in invalid[:show_invalid]:
@@ -140,6 +142,7 @@ def send_raw(
     the field and rule (S1), never answered; ``python -m devhost peek orders-<id>
     --dead-letter`` shows the reason.
     """
+    _check_data_dir(backend, data_dir)
     queue = _submit_queue(client_id)
     try:
         raw = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
@@ -189,6 +192,7 @@ def watch_command(
     message it records (a reply queue delivers each message to one receiver). Locally a
     second consuming watcher of the same queue is refused and told about ``--peek``.
     """
+    _check_data_dir(backend, data_dir)
     queue = _reply_queue(client_id)
     submit_queue = _submit_queue(client_id)
     receiver = _receiver(backend, namespace, data_dir, queue)
@@ -219,6 +223,18 @@ def watch_command(
 
 WATCH_LOCK_FILE = "watch-{queue}.lock"
 """File of the local data folder a consuming watcher holds an exclusive lock on."""
+
+
+def _check_data_dir(backend: Backend, data_dir: Path) -> None:
+    """End the command in one line if the local backend's data folder does not exist.
+
+    The local host makes it; a folder that does not exist is a mistyped ``--data-dir``,
+    whose queues no host reads (``opscli`` and ``devhost`` refuse it the same way).
+    """
+    if backend is Backend.LOCAL and not data_dir.is_dir():
+        typer.echo(f"client: --data-dir {data_dir}: no such folder (the local host's data "
+                   f"folder: start the host with it first)", err=True)
+        raise typer.Exit(2)
 
 
 @contextmanager

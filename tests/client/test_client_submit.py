@@ -185,6 +185,7 @@ def test_cli_submit_jsonl_reports_sent_and_invalid(tmp_path, make_order):
     good = [json.dumps(make_order(f"J-{i}").model_dump(mode="json")) for i in range(2)]
     path.write_text("\n".join([*good, '{"orderId": "J-9"}']) + "\n")
     data_dir = tmp_path / "data"
+    data_dir.mkdir()  # the local host makes it
     args = ["submit", "--client-id", "acme", "--source", "jsonl", "--file", str(path),
             "--data-dir", str(data_dir)]
     result = CliRunner().invoke(app, args, terminal_width=200)
@@ -209,13 +210,14 @@ def test_cli_submit_exits_non_zero_when_it_dropped_an_order_as_invalid(tmp_path,
     path.write_text("\n".join(lines) + "\n")
     result = CliRunner().invoke(app, ["submit", "--client-id", "acme", "--source", "jsonl",
                                       "--file", str(path), "--data-dir",
-                                      str(tmp_path / "data")], terminal_width=200)
+                                      str(tmp_path)], terminal_width=200)
     assert result.exit_code == code, result.output
     assert f"dropped {bad_lines} as invalid" in result.output
 
 
 def test_cli_submit_tpch_sends_the_valid_first_orders(tmp_path, tpch_dir):
     data_dir = tmp_path / "data"
+    data_dir.mkdir()  # the local host makes it
     shutil.copytree(tpch_dir, data_dir / "tpch" / "sf-0.01")  # reused, not regenerated
     invalid = []
     expected = [o.order_key for o in tpch.load_orders(tpch_dir, 50, on_invalid=invalid.append)]
@@ -258,6 +260,7 @@ def test_cli_submit_for_a_client_the_host_does_not_serve_fails_in_one_message(tm
                                                                             make_order):
     """On Azure that queue does not exist; locally neither, once the host declared its clients."""
     data_dir = tmp_path / "data"
+    data_dir.mkdir()  # the local host makes it
     with open_engine(data_dir) as eng:
         eng.declare_clients(["me"])
     path = tmp_path / "orders.jsonl"
@@ -272,3 +275,15 @@ def test_cli_submit_for_a_client_the_host_does_not_serve_fails_in_one_message(tm
     assert "Traceback" not in result.output
     with open_engine(data_dir) as eng:
         assert eng.counts("orders-me").active == 0
+
+
+@pytest.mark.parametrize("command", [["submit", "--limit", "1"], ["send-raw", "-"],
+                                     ["watch", "--expect", "1"]])
+def test_a_data_dir_that_does_not_exist_is_one_line_and_not_created(tmp_path, command):
+    missing = tmp_path / "no-such-folder"
+    result = CliRunner().invoke(app, [*command, "--client-id", "acme", "--data-dir",
+                                      str(missing)], input="{}")
+    assert result.exit_code == 2
+    assert result.stderr == (f"client: --data-dir {missing}: no such folder (the local "
+                             "host's data folder: start the host with it first)\n")
+    assert not missing.exists()

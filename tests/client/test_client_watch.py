@@ -189,6 +189,7 @@ def test_summary_table_counts_per_status():
 
 def test_cli_watch_prints_summary_and_writes_statuses(tmp_path):
     data_dir = tmp_path / "data"
+    data_dir.mkdir()  # the local host makes it
     with open_engine(data_dir) as eng:
         eng.send(QUEUE, _status("A", StatusKind.ORDER_COMPLETED))
         eng.send(QUEUE, _status("B", StatusKind.ORDER_FAILED, reason="no stock"))
@@ -258,6 +259,7 @@ def test_a_second_consuming_watcher_is_refused_and_told_about_peek(tmp_path):
     from client.cli import WATCH_LOCK_FILE
 
     data_dir = tmp_path / "data"
+    data_dir.mkdir()  # the local host makes it
     with open_engine(data_dir) as eng:
         eng.send(QUEUE, _status("A", StatusKind.ORDER_COMPLETED))
     with open(data_dir / WATCH_LOCK_FILE.format(queue=QUEUE), "a") as first_watcher:
@@ -277,6 +279,7 @@ def test_a_second_consuming_watcher_is_refused_and_told_about_peek(tmp_path):
 
 def test_watch_counts_the_orders_the_service_dead_lettered_for_this_client(tmp_path):
     data_dir = tmp_path / "data"
+    data_dir.mkdir()  # the local host makes it
     with open_engine(data_dir) as eng:
         eng.send(QUEUE, _status("A", StatusKind.ORDER_COMPLETED))
         eng.send("orders-acme", "not json")
@@ -291,6 +294,7 @@ def test_watch_counts_the_orders_the_service_dead_lettered_for_this_client(tmp_p
 
 def test_send_raw_puts_the_body_on_the_submit_queue_unchanged(tmp_path):
     data_dir = tmp_path / "data"
+    data_dir.mkdir()  # the local host makes it
     body = '{"schemaVersion": 1, "clientId": "acme", "order": {"orderId": "X", "lines": []}}'
     from_stdin = CliRunner().invoke(app, ["send-raw", "-", "--client-id", "acme",
                                           "--data-dir", str(data_dir)], input=body)
@@ -311,7 +315,7 @@ def test_send_raw_refuses_a_file_that_is_not_utf8(tmp_path):
     path = tmp_path / "body.bin"
     path.write_bytes(b"\xff\xfe")
     result = CliRunner().invoke(app, ["send-raw", str(path), "--client-id", "acme",
-                                      "--data-dir", str(tmp_path / "data")])
+                                      "--data-dir", str(tmp_path)])
     assert result.exit_code == 2
     assert "must be UTF-8 text" in result.output
 
