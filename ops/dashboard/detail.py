@@ -136,16 +136,22 @@ def order_detail(services: Any, key: str, statuses: dict[str, dict[str, Any] | E
                                  if k != "historyEvents"}
     queued, note = queued_messages(services, report["record"])
     return {**report, "sentByAttempts": sent_by_attempts(report["attempts"]),
-            "queued": queued, "trace": trace_of(report["record"]),
+            "queued": queued,
+            "trace": trace_of(report["record"], services.settings.DEVHOST_DATA_DIR),
             "notes": [note] if note else []}
 
 
-def trace_of(record: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Return the order's W3C trace id and the CLI command printing it (X8), if it has a record."""
+def trace_of(record: dict[str, Any] | None, data_dir: str | None = None
+             ) -> dict[str, Any] | None:
+    """Return the order's W3C trace id and the CLI command printing it (X8), if it has a record.
+
+    ``data_dir``: the local host's data folder, named in the command (the traces are there).
+    """
     if record is None:
         return None
     parent = record.get("traceParent")
     client, known_as = record.get("clientId"), record.get("clientOrderId") or record["orderId"]
-    command = f"python -m opscli trace {known_as}" + (f" --client {client}" if client else "")
+    command = ("python -m opscli" + (f" --data-dir {data_dir}" if data_dir else "")
+               + f" trace {known_as}" + (f" --client {client}" if client else ""))
     return {"traceParent": parent, "traceId": parent.split("-")[1] if parent else None,
             "command": command}

@@ -52,7 +52,9 @@ def test_the_lookup_by_client_and_order_id_shows_state_trace_and_compensation_lo
     trace = shown["trace"]
     assert re.fullmatch("[0-9a-f]{32}", trace["traceId"])
     assert trace["traceParent"] == system.state(FIRST.order_key).trace_parent
-    assert trace["command"] == f"python -m opscli trace {FIRST.order_key} --client acme"
+    data_dir = system.services.settings.DEVHOST_DATA_DIR  # where the traces are
+    assert trace["command"] == (f"python -m opscli --data-dir {data_dir} trace "
+                                f"{FIRST.order_key} --client acme")
     # The same compensation log and record as the operator CLI's report.
     cli = order_report(system.services, key(FIRST))
     assert (shown["compensation"], shown["record"]) == (cli["compensation"], cli["record"])
