@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import logging
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -21,6 +24,29 @@ from devhost.http_api.urls import WEBHOOK_PATH
 START_PARAMS = frozenset({"version", "timeout", "pollingInterval", "taskHub", "connection",
                           "code"})
 """Query parameters the start route takes (``code`` is the system key, ignored locally)."""
+
+
+log = logging.getLogger("devhost.http")
+
+
+def warn_undecodable_string(name: str, instance_id: str, input_json: str | None) -> None:
+    """Warn when a start's input is a JSON string the Python SDK cannot decode (L1-L3).
+
+    The SDK's ``get_input()`` reads a string input as JSON text (``json.loads``), so a
+    plain HTTP client posting ``"Rome"`` starts an instance whose ``get_input()`` raises,
+    on Azure too (docs/fidelity.md, "Inputs, outputs and event data"); the SDK client's
+    ``start_new`` posts the value's JSON text as the string, which decodes.
+    """
+    if not input_json or not input_json.startswith('"'):
+        return
+    text = json.loads(input_json)
+    try:
+        json.loads(text)
+    except ValueError:
+        log.warning("start of %s (instance %s): the input is the JSON string %s, which the "
+                    "Python SDK's get_input() decodes as JSON text and fails on, on Azure too; "
+                    "post the value's JSON text as the string (as the SDK client's start_new "
+                    "does), or an object", name, instance_id, input_json[:80])
 
 
 RESTART_UNKNOWN = "InstanceId does not match a valid orchestration instance."
@@ -51,6 +77,7 @@ def start_routes(ctx: ApiContext) -> list[Route]:
         ctx.check_orchestrator(name)
         timeout_s = get_seconds(query, "timeout")
         interval_s = get_seconds(query, "pollingInterval")
+        warn_undecodable_string(name, instance_id, input_json)
         await ctx.create(name, instance_id, input_json, query.get("version") or None)
         return await ctx.wait_or_check_status(instance_id, timeout_s, interval_s)
 

@@ -1,4 +1,5 @@
 import json
+import logging
 import re
 from urllib.parse import quote
 
@@ -110,6 +111,20 @@ def test_http_start_returns_the_documented_check_status_payload(server, http):
 def test_http_start_with_plain_string_input_keeps_it_a_string(server, http):
     http.post(f"{server.api}/orchestrators/Hello/s1", json="plain text")
     assert json.loads(server.taskhub.get_instance("s1").input) == "plain text"
+
+
+@pytest.mark.parametrize("body,warned", [
+    ("plain text", True),            # get_input() runs json.loads("plain text"): fails
+    ('"plain text"', False),         # the value's JSON text, as start_new sends it
+    ('{"a": 1}', False), ({"a": 1}, False), (5, False)])
+def test_a_start_input_the_sdk_cannot_decode_is_warned(server, http, caplog, body, warned):
+    with caplog.at_level(logging.WARNING, logger="devhost.http"):
+        assert http.post(f"{server.api}/orchestrators/Hello/w1", json=body).status_code == 202
+    lines = [r.getMessage() for r in caplog.records if r.name == "devhost.http"]
+    assert bool(lines) == warned
+    if warned:
+        assert lines[0].startswith('start of Hello (instance w1): the input is the JSON '
+                                   'string "plain text", which the Python SDK')
 
 
 def test_http_start_with_invalid_json_is_400_and_nothing_written(server, http):
