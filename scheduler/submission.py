@@ -44,6 +44,9 @@ from scheduler.identity import (
 
 log = logging.getLogger("orders.submission")
 
+NOTHING_STORED = "nothing was stored"
+"""How a refusal's answer ends: the client may resend a corrected message (S1)."""
+
 MAX_REASON_CHARS = 1000
 """Longest reason a Rejected answer to a refused message carries."""
 
@@ -197,7 +200,9 @@ def answer_refused(body: bytes, client_id: str, sender: MessageSender, now: date
     """
     order_id = readable_order_id(body, client_id)
     digest = sha256((message_id or "").encode() or body).hexdigest()[:16]
-    reason = f"{refused.reason}: {refused.description}; nothing was stored"
+    reason = f"{refused.reason}: {refused.description}"
+    if not reason.endswith(NOTHING_STORED):  # a ClientMismatch description says it already
+        reason = f"{reason}; {NOTHING_STORED}"
     try:
         send_status(sender, reply_queue(client_id), StatusMessage(
             order_id=order_id, status=StatusKind.REJECTED, at=now,
