@@ -129,7 +129,7 @@ def undo(context: DurableOrchestrationContext, data: CompensationWorkflowInput,
         outcome = UndoOutcome.UNDONE
     else:
         request = undo_request(context.instance_id, entry, deadline, data.agent_max_attempts)
-        if data.compensation_version >= BOUND_UNDO_REPLIES_FROM:
+        if (data.compensation_version or 1) >= BOUND_UNDO_REPLIES_FROM:
             reply = yield from bound_remote_step(context, request, deadline)
         else:  # version 1: any reply on the event (attempts started before version 2)
             reply = yield from remote_step(context, request, deadline)
