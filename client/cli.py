@@ -139,8 +139,8 @@ def send_raw(
     """Send one message body as is to ``orders-<id>``, to try the service's validation.
 
     Nothing is checked here: a body that is not a valid SubmitOrder is dead-lettered with
-    the field and rule (S1), never answered; ``python -m devhost peek orders-<id>
-    --dead-letter`` shows the reason.
+    the field and rule (S1) and answered ``Rejected`` with them on ``replies-<id>``;
+    ``python -m devhost peek orders-<id> --dead-letter`` shows the dead letter's reason.
     """
     _check_data_dir(backend, data_dir)
     queue = _submit_queue(client_id)

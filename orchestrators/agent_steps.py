@@ -60,6 +60,12 @@ class Outstanding:
                 and reply.operation == self.operation
                 and reply.event_name == reply_event_name(self.operation))
 
+    @classmethod
+    def sent(cls, request: AgentRequest) -> Outstanding:
+        """Return the request ``request`` as a wait expects its answer (an undo's, S9)."""
+        return cls(request.message_id, request.instance_id, request.order_key,
+                   request.operation, request.idempotency_key)
+
 Confirmed = tuple[Step, dict[str, Any] | None]
 """A confirmed step's log entry as its parts: the step and the agent's result."""
 
@@ -82,6 +88,22 @@ def remote_step(context: DurableOrchestrationContext, request: AgentRequest, dea
     yield from call(context, SEND_AGENT_REQUEST,
                     SendAgentRequestInput.of(request, workflow_version, confirmed))
     return (yield from await_reply(context, request.event_name, deadline))
+
+
+def bound_remote_step(context: DurableOrchestrationContext, request: AgentRequest,
+                      deadline: datetime) -> Generator[Any, Any, AgentReply | None]:
+    """Send an undo request and race replies bound to it against the deadline (S9, A4).
+
+    As :func:`remote_step` of an undo (no log entry is written before the send), but the
+    wait is :func:`await_bound_reply`: a reply answering another request, a forged one, or
+    no agent reply at all is ignored instead of acted on. For a genuine reply the actions
+    are those :func:`remote_step` schedules (the send, then one external event wait raced
+    against its own timer at ``deadline``), so histories of compensation attempts that
+    waited with :func:`remote_step` replay unchanged. Returns the reply, or None if the
+    timer fired first or the wait gave up (:data:`MAX_IGNORED_REPLIES`).
+    """
+    yield from call(context, SEND_AGENT_REQUEST, SendAgentRequestInput.of(request, None, None))
+    return (yield from await_bound_reply(context, Outstanding.sent(request), deadline))
 
 
 def forward_step(context: DurableOrchestrationContext, step: RemoteStep, order: Order,

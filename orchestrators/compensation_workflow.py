@@ -4,6 +4,8 @@ Started as ``<order key>:comp:<m>`` once the record was handed over; it undoes e
 requested or completed step not yet undone, newest first (cancel shipment and refund race
 the agent's reply against CompleteBy like a forward step; release inventory is local), logs
 each undo, and reads the log again after a round in case a stale attempt logged a step late.
+Version 2 (``orders.names.COMPENSATION_VERSIONS``) acts only on an undo reply bound to the
+request it sent; version 1, kept for attempts started before it, on any reply on the event.
 The protocol and its outcomes: docs/pipeline.md, "Compensation, in detail".
 Deterministic orchestrator code (D4).
 """
@@ -18,7 +20,7 @@ from typing import Any, Literal
 
 from azure.durable_functions import DurableOrchestrationContext
 
-from orchestrators.agent_steps import remote_step
+from orchestrators.agent_steps import bound_remote_step, remote_step
 from orchestrators.calls import call
 from orders.compensation.plan import nothing_to_undo, undo_request, undo_step
 from orders.models import CompensationEntry, Step, UndoOutcome
@@ -45,6 +47,7 @@ from orders.models.compensation_io import (
 from orders.models.messages import AgentOutcome, StatusKind
 from orders.models.notice_io import AlertOperatorInput, PublishStatusInput
 from orders.models.step_io import LeftForSupervisor, Superseded
+from orders.names import BOUND_UNDO_REPLIES_FROM
 from orders.observability.logs import replay_safe_logger
 
 log = logging.getLogger("orders.compensation")
@@ -126,7 +129,10 @@ def undo(context: DurableOrchestrationContext, data: CompensationWorkflowInput,
         outcome = UndoOutcome.UNDONE
     else:
         request = undo_request(context.instance_id, entry, deadline, data.agent_max_attempts)
-        reply = yield from remote_step(context, request, deadline)
+        if (data.compensation_version or 1) >= BOUND_UNDO_REPLIES_FROM:
+            reply = yield from bound_remote_step(context, request, deadline)
+        else:  # version 1: any reply on the event (attempts started before version 2)
+            reply = yield from remote_step(context, request, deadline)
         if reply is None:
             return LeftForSupervisor(outcome="timedOut", step=step.value)
         if reply.outcome is AgentOutcome.TRANSIENT_FAILURE:

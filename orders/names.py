@@ -52,6 +52,18 @@ WORKFLOW_VERSIONS: tuple[int, ...] = tuple(sorted(WORKFLOW_REMOTE_STEPS))
 """The registered workflow versions (X6), the one list the orchestrators (which run them) and
 the scheduler (which starts new orders on one of them) both read."""
 
+COMPENSATION_VERSIONS: tuple[int, ...] = (1, 2)
+"""The registered compensation workflow versions (X6), carried in the attempt's input
+(``compensationVersion``, absent: 1): version 1 acts on any reply raised on an undo's
+event, version 2 only on a reply bound to the undo request it sent (A4). New compensation
+attempts start on the last; earlier ones stay, so attempts already started replay."""
+
+COMPENSATION_VERSION = COMPENSATION_VERSIONS[-1]
+"""The compensation workflow version new compensation attempts start on."""
+
+BOUND_UNDO_REPLIES_FROM = 2
+"""The first compensation workflow version acting only on replies bound to their request."""
+
 REQUEST_QUEUES = {name: spec.request_queue for name, spec in catalogue().services.items()}
 """Request queue of each agent (one agent per remote service, A1; services.json)."""
 

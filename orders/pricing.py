@@ -11,6 +11,7 @@ be cheaper than the catalogue says. See docs/client.md, "Prices".
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal
 
 from orders.models import Order
@@ -22,7 +23,21 @@ CATALOGUE_CURRENCY = "USD"
 """The currency of the catalogue's prices; an order in another is not priced by it."""
 
 
-def price_problem(order: Order, read: Callable[[str], StockItem | None]) -> str | None:
+@dataclass(frozen=True)
+class PriceProblem:
+    """Why an order's prices differ from the catalogue, told two ways (S1, X10).
+
+    ``told``: for the client that sent the order, quoting its own values (prices, SKU,
+    currency) and the catalogue's price; ``logged``: the same line, field and rule with
+    every value withheld, for the service's log. A rule's bound (``MAX_DISCOUNT``) stays.
+    """
+
+    told: str
+    logged: str
+
+
+def price_problem(order: Order, read: Callable[[str], StockItem | None]
+                  ) -> PriceProblem | None:
     """Return why ``order``'s prices differ from the catalogue, naming the line; else None.
 
     ``read`` returns a SKU's stock item (one point read per distinct SKU). A SKU the
@@ -31,21 +46,26 @@ def price_problem(order: Order, read: Callable[[str], StockItem | None]) -> str 
     :data:`CATALOGUE_CURRENCY` is refused (the same figures in yen cost a hundredth).
     """
     if order.currency != CATALOGUE_CURRENCY:
-        return (f"order.currency: {order.currency}; the catalogue prices in "
-                f"{CATALOGUE_CURRENCY} only")
+        rule = f"the catalogue prices in {CATALOGUE_CURRENCY} only"
+        return PriceProblem(f"order.currency: {order.currency}; {rule}",
+                            f"order.currency: not {CATALOGUE_CURRENCY}; {rule}")
     items: dict[str, StockItem | None] = {}
     for index, line in enumerate(order.lines):
-        where = f"order.lines[{index}]"
+        where, n = f"order.lines[{index}]", index + 1
         if line.sku not in items:
             items[line.sku] = read(line.sku)
         item = items[line.sku]
         if item is None or item.unit_price is None:
-            return (f"{where}.sku: SKU {line.sku} (line {index + 1}) is not priced in the "
-                    "catalogue; only catalogue SKUs can be ordered")
+            rule = "is not priced in the catalogue; only catalogue SKUs can be ordered"
+            return PriceProblem(f"{where}.sku: SKU {line.sku} (line {n}) {rule}",
+                                f"{where}.sku (line {n}): the SKU {rule}")
         if line.unit_price != item.unit_price:
-            return (f"{where}.unitPrice: {line.unit_price} (line {index + 1}, SKU {line.sku}) "
-                    f"differs from the catalogue's price {item.unit_price}")
+            return PriceProblem(
+                f"{where}.unitPrice: {line.unit_price} (line {n}, SKU {line.sku}) differs "
+                f"from the catalogue's price {item.unit_price}",
+                f"{where}.unitPrice (line {n}): differs from the catalogue's price")
         if line.discount > MAX_DISCOUNT:
-            return (f"{where}.discount: {line.discount} (line {index + 1}) is above the "
-                    f"largest discount MAX_DISCOUNT={MAX_DISCOUNT}")
+            rule = f"is above the largest discount MAX_DISCOUNT={MAX_DISCOUNT}"
+            return PriceProblem(f"{where}.discount: {line.discount} (line {n}) {rule}",
+                                f"{where}.discount (line {n}): {rule}")
     return None

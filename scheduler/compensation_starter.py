@@ -8,7 +8,7 @@ from typing import Any
 from orders.lifecycle.changes import claim_compensation
 from orders.models import ProcessState, StateRecord
 from orders.models.compensation_io import CompensationWorkflowInput
-from orders.names import COMPENSATION_WORKFLOW
+from orders.names import COMPENSATION_VERSION, COMPENSATION_WORKFLOW
 from orders.runtime import Services
 from orders.settings import Settings
 from orders.threads import off_loop
@@ -27,7 +27,7 @@ def compensation_input(record: StateRecord, settings: Settings) -> dict[str, Any
     """
     return CompensationWorkflowInput(
         order_key=record.order_key, workflow_version=record.workflow_version,
-        deadline_s=settings.COMPENSATION_DEADLINE_S,
+        compensation_version=COMPENSATION_VERSION, deadline_s=settings.COMPENSATION_DEADLINE_S,
         agent_max_attempts=settings.AGENT_MAX_ATTEMPTS,
         trace_parent=record.attempt_trace or None).model_dump(mode="json")
 

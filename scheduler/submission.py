@@ -44,6 +44,9 @@ from scheduler.identity import (
 
 log = logging.getLogger("orders.submission")
 
+NOTHING_STORED = "nothing was stored"
+"""How a refusal's answer ends: the client may resend a corrected message (S1)."""
+
 MAX_REASON_CHARS = 1000
 """Longest reason a Rejected answer to a refused message carries."""
 
@@ -160,7 +163,8 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
     with log_context(key):
         problem = order_problem(parsed.order, stores, priced)
         if problem is not None:
-            return refuse(parsed, client_id, sender, now, problem, message_id)
+            return refuse(parsed, client_id, sender, now, problem[0], message_id,
+                          logged=problem[1])
         if quota is not None:
             refusal = admit(stores, key, client_id, quota, work_of(len(parsed.order.lines)))
             if refusal is not None:
@@ -196,7 +200,9 @@ def answer_refused(body: bytes, client_id: str, sender: MessageSender, now: date
     """
     order_id = readable_order_id(body, client_id)
     digest = sha256((message_id or "").encode() or body).hexdigest()[:16]
-    reason = f"{refused.reason}: {refused.description}; nothing was stored"
+    reason = f"{refused.reason}: {refused.description}"
+    if not reason.endswith(NOTHING_STORED):  # a ClientMismatch description says it already
+        reason = f"{reason}; {NOTHING_STORED}"
     try:
         send_status(sender, reply_queue(client_id), StatusMessage(
             order_id=order_id, status=StatusKind.REJECTED, at=now,
@@ -206,14 +212,20 @@ def answer_refused(body: bytes, client_id: str, sender: MessageSender, now: date
                     "exist", client_id, message_id, reply_queue(client_id))
 
 
-def order_problem(order: Order, stores: Stores, priced: bool) -> str | None:
-    """Return why a valid order is refused for its size or prices (X3, S1), or None."""
+def order_problem(order: Order, stores: Stores, priced: bool) -> tuple[str, str] | None:
+    """Return why a valid order is refused for its size or prices (X3, S1), or None.
+
+    Two texts: the reason told to the client (its own values quoted) and the one logged,
+    naming the line and field with the values withheld (:class:`orders.pricing.PriceProblem`).
+    """
     too_large = size_problem(order)
     if too_large is not None:
-        return f"order size: {too_large}; nothing was stored"
+        reason = f"order size: {too_large}; nothing was stored"
+        return reason, reason
     mispriced = price_problem(order, stores.inventory.get) if priced else None
     if mispriced is not None:
-        return f"order price: {mispriced}; nothing was stored"
+        return (f"order price: {mispriced.told}; nothing was stored",
+                f"order price: {mispriced.logged}; nothing was stored")
     return None
 
 
@@ -283,16 +295,18 @@ def answer_conflict(sender: MessageSender, parsed: SubmitOrder, reply_to: str, n
 
 
 def refuse(parsed: SubmitOrder, client_id: str, sender: MessageSender, now: datetime,
-           reason: str, message_id: str | None) -> AdmissionRefused:
+           reason: str, message_id: str | None, *, logged: str | None = None,
+           ) -> AdmissionRefused:
     """Tell the queue's client its order was rejected; write nothing (X3).
 
     Admission control, the order's size (:mod:`orders.models.order_size`) or its prices
-    (:mod:`orders.pricing`) refused it; ``reason`` names the rule.
+    (:mod:`orders.pricing`) refused it; ``reason`` names the rule, and is logged unless
+    ``logged`` gives the text to log instead (the client's values withheld, X10).
     """
     order_id = parsed.client_order_id
     suffix = f":{sha256((message_id or '').encode()).hexdigest()[:16]}"
     send_status(sender, reply_queue(client_id),
                 StatusMessage(order_id=order_id, status=StatusKind.REJECTED, at=now,
                               reason=reason), dedupe_suffix=suffix)
-    log.info("order %s rejected: %s", order_id, reason)
+    log.info("order %s rejected: %s", order_id, reason if logged is None else logged)
     return AdmissionRefused(order_id, reason)

@@ -20,15 +20,22 @@ from orders.models.step_io import (
     StepContract,
     Superseded,
 )
+from orders.names import COMPENSATION_VERSIONS
 
 
 class CompensationWorkflowInput(StepContract):
-    """Input of one compensation attempt (S9, D4); ``deadline_s``: from its start to CompleteBy."""
+    """Input of one compensation attempt (S9, D4); ``deadline_s``: from its start to CompleteBy.
 
-    OMIT_IF_NONE = frozenset({"trace_parent"})
+    ``workflow_version`` is the order's; ``compensation_version`` the compensation
+    workflow's own (``orders.names.COMPENSATION_VERSIONS``), absent (None: version 1) in
+    inputs written before it, so their wire form is kept.
+    """
+
+    OMIT_IF_NONE = frozenset({"trace_parent", "compensation_version"})
 
     order_key: OrderKey = Field(alias="orderId")
     workflow_version: int = Field(ge=1)
+    compensation_version: int | None = Field(default=None, ge=2, le=COMPENSATION_VERSIONS[-1])
     deadline_s: float = Field(gt=0)
     agent_max_attempts: int = Field(ge=1, le=100)
     trace_parent: str | None = Field(default=None, max_length=55)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
 from functools import cache
 from typing import Any, TypeVar
 
@@ -213,16 +214,29 @@ def describe(exc: ValidationError) -> str:
 
 
 def _rule_of(error: Any) -> str:
-    """Return an error's message with its input withheld if the field is classified."""
+    """Return an error's message with its input withheld if the field is classified.
+
+    The rule's own bounds (the error's ``ctx``: ``gt``, ``le``, ``max_length``, ...) are the
+    contract's, not the sender's, and stay quoted even when the input reads the same
+    (``quantity`` 0: "Input should be greater than 0").
+    """
     message = str(error["msg"])
     level = classified_on(tuple(error["loc"]))
     value = error.get("input")
     if level is None or not isinstance(value, str | int | float) or isinstance(value, bool):
         return message
+    bounds = sorted({str(v) for v in (error.get("ctx") or {}).values()
+                     if isinstance(v, str | int | float | Decimal) and str(v)},
+                    key=len, reverse=True)
+    marks = [chr(0xE000 + n) for n in range(len(bounds))]  # private use: no input's text
+    for bound, mark in zip(bounds, marks, strict=True):  # set aside while the input goes
+        message = message.replace(bound, mark)
     text = str(value)
     for shown in sorted({repr(text), ascii(text), text}, key=len, reverse=True):
         if shown:
             message = message.replace(shown, f"<{level}>")
+    for bound, mark in zip(bounds, marks, strict=True):
+        message = message.replace(mark, bound)
     return message
 
 

@@ -365,3 +365,10 @@ def test_a_full_disk_is_waited_out_and_each_order_counted_once(clock):
     result = watch(receiver, 1, timedelta(seconds=60), clock=clock, sleep=_advance(clock))
     assert result.statuses["A"].status is StatusKind.ORDER_COMPLETED
     assert (result.terminal, result.disk_full_waits, result.timed_out) == (1, 2, False)
+
+
+def test_send_raw_help_says_a_refused_body_is_answered_rejected():
+    result = CliRunner().invoke(app, ["send-raw", "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "answered 'Rejected'" in text and "never answered" not in text

@@ -164,6 +164,7 @@ def test_bad_submission_is_answered_rejected_on_its_queues_clients_reply_queue(s
     assert answer["status"] == "Rejected"
     assert answer["reason"].startswith(f"{reason}: ")
     assert answer["reason"].endswith("nothing was stored")
+    assert answer["reason"].count("nothing was stored") == 1
     assert answer["orderId"] == (None if name in BODY_WITHOUT_ORDER_ID
                                  else ORDER["order"]["orderId"])
     assert not [r for r in system.replies("globex") if r["status"] == "Rejected"]

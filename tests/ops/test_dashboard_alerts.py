@@ -11,32 +11,16 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from activities import steps
-from clocks import ManualClock
 from ops.dashboard.overview import ALERTS_READ, DEAD_LETTERS_PER_QUEUE, fair_share, queues
-from orders.circuit import BreakerRegistry
 from orders.messaging.browse import PeekedMessage
-from orders.messaging.factory import create_messaging
 from orders.names import OPERATOR_ALERTS_QUEUE
-from orders.runtime import Services
-from orders.settings import Settings
-from orders.stores.factory import local_stores
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 
 
 @pytest.fixture
-def services(tmp_path):
-    clock = ManualClock(NOW)
-    messaging = create_messaging("local", data_dir=tmp_path, clock=clock)
-    svc = Services(settings=Settings(DEVHOST_DATA_DIR=str(tmp_path),
-                                     ORDER_CLIENTS="shop-a,shop-b"),
-                   clock=clock, stores=local_stores(tmp_path, clock), sender=messaging.sender,
-                   breakers=BreakerRegistry(clock=clock), http=None,  # type: ignore[arg-type]
-                   settler=messaging.settler, depths=messaging.depths)
-    yield svc
-    svc.stores.close()
-    messaging.sender.close()
-    messaging.depths.close()
+def services(local_queue_services):
+    return local_queue_services
 
 
 def order_error(services, key: str, reason: str) -> None:

@@ -6,6 +6,8 @@ scheduled actions and the output checked.
 
 from datetime import timedelta
 
+import pytest
+
 from orchestrators.compensation_workflow import compensation_workflow
 from orders import names
 from orders.models.activities import (
@@ -179,3 +181,52 @@ def test_a_reply_recorded_before_error_codes_is_never_nothing_to_undo():
     decision = replay(compensation_workflow, h)
     assert decision.actions[-1] == ("call", FINISH_COMPENSATION.name, {
         "orderId": "ORD-1", "instanceId": IID, "state": "CompensationFailed"})
+
+
+INPUT_V2 = {**INPUT, "compensationVersion": 2}
+BOUND = {"requestId": f"{IID}:refund", "idempotencyKey": "ORD-1:refund"}
+
+
+@pytest.mark.parametrize("answer", [
+    reply(result=REFUNDED) | BOUND,
+    reply("PermanentFailure", status=409, error_code="nothing_to_undo") | BOUND,
+    reply("PermanentFailure", status=402, error_code="refund_refused") | BOUND,
+], ids=["undone", "nothing to undo", "refused"])
+def test_version_2_acts_on_a_bound_reply_as_version_1_did(answer):
+    # A4, X6: a genuine reply schedules the same actions in both versions, so attempts
+    # begun on version 1 replay unchanged and version 2 differs only for other replies.
+    decisions = []
+    for input_ in (INPUT, INPUT_V2):
+        h = History(names.COMPENSATION_WORKFLOW, IID, input_)
+        h.activity(BEGIN_COMPENSATION.name, {"fenced": False, "replyTo": "replies-acme",
+                                             "failureReason": WHY})
+        h.activity(PENDING_UNDOS.name, [CHARGED])
+        refund_answered(h, answer)
+        decisions.append(replay(compensation_workflow, h))
+    assert decisions[0].actions == decisions[1].actions
+    assert decisions[1].actions[:4] == [BEGIN, PENDING, SEND_REFUND, race(cancelled=True)]
+    assert len(decisions[1].actions) == 5
+
+
+@pytest.mark.parametrize("answer", [
+    reply(result=REFUNDED) | {"requestId": "forged-request", "idempotencyKey": "forged-key"},
+    reply(result=REFUNDED),
+    reply(result={"refundId": "re_1"}) | {"requestId": "forged-request"},
+    reply(result=REFUNDED) | BOUND | {"instanceId": "ORD-1:comp:2"},
+    reply(result=REFUNDED) | BOUND | {"operation": "cancel_shipment"},
+    reply(result=REFUNDED) | BOUND | {"orderId": "ORD-2"},
+    {"amount": "20.00"},
+    "not json",
+], ids=["forged ids", "no request id", "missing fields", "other attempt", "other operation",
+        "other order", "not a reply", "not json"])
+def test_version_2_ignores_a_reply_not_bound_to_its_undo_request(answer):
+    h = History(names.COMPENSATION_WORKFLOW, IID, INPUT_V2)
+    h.activity(BEGIN_COMPENSATION.name, {"fenced": False, "replyTo": "replies-acme",
+                                         "failureReason": WHY})
+    h.activity(PENDING_UNDOS.name, [CHARGED])
+    refund_answered(h, answer)
+    decision = replay(compensation_workflow, h)
+    # No undo logged: the wait goes on, raced against a new timer of its own.
+    assert decision.actions == [BEGIN, PENDING, SEND_REFUND, race(cancelled=True),
+                                race(cancelled=False)]
+    assert not decision.done

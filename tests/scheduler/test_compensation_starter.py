@@ -24,7 +24,8 @@ def test_claims_then_starts_the_next_compensation_attempt(services, stores, cloc
     report = asyncio.run(start_compensations(client, services))
     assert (report.claimed, report.started, report.lost_races) == (1, 1, 0)
     assert client.started == [(COMPENSATION_WORKFLOW, "ORD-1:comp:1", {
-        "orderId": "ORD-1", "workflowVersion": 1, "deadlineS": 20.0, "agentMaxAttempts": 3})]
+        "orderId": "ORD-1", "workflowVersion": 1, "compensationVersion": 2, "deadlineS": 20.0,
+        "agentMaxAttempts": 3})]
     stored = stores.states.get("ORD-1")
     assert stored.process_state is ProcessState.COMPENSATING
     assert (stored.locked_by, stored.compensation_attempt) == ("ORD-1:comp:1", 1)

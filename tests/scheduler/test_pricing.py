@@ -4,6 +4,7 @@ Each form of a mispriced order runs through the submission function on SQLite st
 is refused with "Rejected" naming the line and field; nothing is stored.
 """
 
+import logging
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -40,19 +41,28 @@ def body(*lines: tuple[str, str, str], currency: str = "USD") -> bytes:
 GOOD = ("P1-S2", "901.00", "0.04")
 
 
-@pytest.mark.parametrize(("bad", "names"), [
-    (("P2-S3", "0.01", "0"), "order.lines[1].unitPrice: 0.01 (line 2, SKU P2-S3)"),
-    (("P2-S3", "0.00", "1"), "order.lines[1].unitPrice: 0.00 (line 2, SKU P2-S3)"),
-    (("P2-S3", "903.00", "0"), "differs from the catalogue's price 902.00"),
-    (("P2-S3", "902.00", "1"), "order.lines[1].discount: 1 (line 2)"),
-    (("P2-S3", "902.00", "0.11"), "MAX_DISCOUNT=0.10"),
-    (("P9-S9", "10.00", "0"), "order.lines[1].sku: SKU P9-S9 (line 2) is not priced"),
-    (("p2-s3", "902.00", "0"), "order.lines[1].sku: SKU p2-s3 (line 2) is not priced"),
-    (("P3-S4", "10.00", "0"), "order.lines[1].sku: SKU P3-S4 (line 2) is not priced"),
+@pytest.mark.parametrize(("bad", "names", "logged"), [
+    (("P2-S3", "0.01", "0"), "order.lines[1].unitPrice: 0.01 (line 2, SKU P2-S3)",
+     "order.lines[1].unitPrice (line 2): differs from the catalogue's price"),
+    (("P2-S3", "0.00", "1"), "order.lines[1].unitPrice: 0.00 (line 2, SKU P2-S3)",
+     "order.lines[1].unitPrice (line 2)"),
+    (("P2-S3", "903.00", "0"), "differs from the catalogue's price 902.00",
+     "order.lines[1].unitPrice (line 2)"),
+    (("P2-S3", "902.00", "1"), "order.lines[1].discount: 1 (line 2)",
+     "order.lines[1].discount (line 2): is above the largest discount MAX_DISCOUNT=0.10"),
+    (("P2-S3", "902.00", "0.11"), "MAX_DISCOUNT=0.10", "order.lines[1].discount (line 2)"),
+    (("P9-S9", "10.00", "0"), "order.lines[1].sku: SKU P9-S9 (line 2) is not priced",
+     "order.lines[1].sku (line 2): the SKU is not priced"),
+    (("p2-s3", "902.00", "0"), "order.lines[1].sku: SKU p2-s3 (line 2) is not priced",
+     "order.lines[1].sku (line 2)"),
+    (("P3-S4", "10.00", "0"), "order.lines[1].sku: SKU P3-S4 (line 2) is not priced",
+     "order.lines[1].sku (line 2)"),
 ])
 def test_an_order_priced_otherwise_than_the_catalogue_is_rejected_naming_the_line(
-        env, bad, names):
+        env, bad, names, logged, caplog):
+    """The client hears its own values; the log names the line and field, never a value."""
     stores, sent, now = env
+    caplog.set_level(logging.INFO, logger="orders.submission")
     refused = submission.submit(body(GOOD, bad), stores, sent, now, client_id="acme",
                                 message_id="m1", priced=True)
     assert isinstance(refused, submission.AdmissionRefused)
@@ -60,6 +70,10 @@ def test_an_order_priced_otherwise_than_the_catalogue_is_rejected_naming_the_lin
     [(order_id, status, _)] = sent.statuses()
     assert (order_id, status) == ("ORD-1", "Rejected")
     assert names in sent.messages[-1][1].body["reason"]
+    [line] = [r.getMessage() for r in caplog.records if "rejected" in r.getMessage()]
+    assert logged in line
+    sku, price, discount = bad
+    assert not [v for v in (sku, price, f"discount: {discount}", "902.00") if v in line]
 
 
 def test_catalogue_prices_in_another_currency_are_rejected_naming_the_currency(env):

@@ -31,6 +31,9 @@ PAID = {"paymentId": "pay_1", "orderId": "ORD-1", "amount": "20.00", "currency":
 WIRE_FORMS = [
     (CompensationWorkflowInput, {"orderId": "ORD-1", "workflowVersion": 1, "deadlineS": 20.0,
                                  "agentMaxAttempts": 3}),
+    (CompensationWorkflowInput, {"orderId": "ORD-1", "workflowVersion": 9,
+                                 "compensationVersion": 2, "deadlineS": 20.0,
+                                 "agentMaxAttempts": 3}),
     (RecordStepInput, {"orderId": "ORD-1", "instanceId": "ORD-1:1", "workflowVersion": 1,
                        "step": "charge", "result": PAID}),
     (RecordStepInput, {"orderId": "ORD-1", "instanceId": "ORD-1:comp:1", "workflowVersion": 1,
@@ -95,5 +98,5 @@ def test_the_compensation_starters_input_is_a_compensation_workflow_input(servic
     record = StateRecord.new("ORD-1", "replies-acme", NOW, workflow_version=2)
     started = compensation_input(record, services.settings)
     assert CompensationWorkflowInput.model_validate(started).model_dump(mode="json") == started
-    assert started == {"orderId": "ORD-1", "workflowVersion": 2, "deadlineS": 20.0,
-                       "agentMaxAttempts": 3}
+    assert started == {"orderId": "ORD-1", "workflowVersion": 2, "compensationVersion": 2,
+                       "deadlineS": 20.0, "agentMaxAttempts": 3}
