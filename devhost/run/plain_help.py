@@ -23,8 +23,9 @@ _LEADING_COMMA = re.compile(r"\(\s*,\s*")
 def plain(text: str) -> str:
     """Return ``text`` with RST roles and literals unwrapped and requirement ids removed.
 
-    ``:mod:`client.submit``` becomes ``client.submit``; a double-backquoted literal loses
-    its quotes; "(S1)" and ", S7, X8" go, with the brackets or commas left empty by them.
+    A role such as ``:mod:`client.submit``` becomes its target, ``client.submit``; a
+    double-backquoted literal is put in single quotes; requirement ids such as "(S1)" and
+    ", S7, X8" go, with the brackets or commas they leave empty.
     """
     text = _LITERAL.sub(r"'\1'", _ROLE.sub(r"\1", text))
     text = _ID_LIST.sub("", text)
