@@ -44,7 +44,8 @@ SETTINGS = {
     "STARTER_SCHEDULE": "*/1 * * * * *", "SUPERVISOR_SCHEDULE": "*/2 * * * * *",
     "ORDER_CLIENTS": "acme",
 }
-"""App settings of the run: the end-to-end tests' (one-second starter, no faults)."""
+"""App settings of the run, which the end-to-end tests' harness takes too (one-second
+starter, no faults; ``tests/e2e/harness.py`` adds a second client)."""
 
 
 class StatementCounter:

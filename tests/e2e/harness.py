@@ -19,6 +19,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from azurekit.services import catalogue
+from bench.statements import SETTINGS as RUN_SETTINGS
 from devhost.testing import DurableHost
 from orders import runtime
 from orders.lifecycle.ids import order_key
@@ -31,13 +32,8 @@ from simulator.ledger import Ledger
 from simulator.server import serve_in_thread
 
 REPO = Path(__file__).resolve().parents[2]
-TEST_SETTINGS = {
-    "ORDER_DEADLINE_S": "30", "START_GRACE_S": "60", "MAX_FAILURES": "3",
-    "RETRY_HOLD_BASE_S": "1", "AGENT_MAX_ATTEMPTS": "4", "AGENT_CALL_TIMEOUT_S": "0.5",
-    "CIRCUIT_FAILURE_THRESHOLD": "50", "CIRCUIT_COOL_DOWN_S": "5",
-    "STARTER_SCHEDULE": "*/1 * * * * *", "SUPERVISOR_SCHEDULE": "*/2 * * * * *",
-    "ORDER_CLIENTS": "acme,globex",
-}
+TEST_SETTINGS = {**RUN_SETTINGS, "ORDER_CLIENTS": "acme,globex"}
+"""The statement count's settings (``bench.statements``, one client), with two clients."""
 DEFAULT_CLIENT = "acme"
 
 
