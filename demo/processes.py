@@ -154,13 +154,16 @@ def host(app_dir: Path, data_dir: Path, env: dict[str, str],
     """Prepare the local host running ``function_app.py`` (its log in ``log_dir``).
 
     Ready once ``/admin/host/status`` says ``Running``: every host process serves, so the
-    first orders do not meet worker processes still starting.
+    first orders do not meet worker processes still starting. The partition lease (10 s,
+    renewed every third) outlasts the nemesis's clock offsets between two processes (up to
+    6 s), so no process takes a live partition for an expired one.
     """
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     return Process("local host", ["devhost", "start", "--app-dir", str(app_dir), "--data-dir",
                                   str(data_dir), "--port", str(port),
-                                  "--orchestration-lease-s", "5", "--activity-lease-s", "10"],
+                                  "--orchestration-lease-s", "5", "--activity-lease-s", "10",
+                                  "--partition-lease-s", "10"],
                    (log_dir or data_dir) / "host.log", env, f"{url}/admin/host/status",
                    ready=host_running)
 

@@ -55,6 +55,10 @@ class DurableSettings:
     version_failure: str = "Reject"
     max_entity_batch: int = DEFAULT_ENTITY_BATCH
     overridable_states: str = "NonRunningStates"
+    partition_count: int = 4
+    """``storageProvider.partitionCount`` (``Options/AzureStorageOptions.cs``, default 4,
+    1 to 16): how many partitions the instances are spread over (see
+    :mod:`devhost.taskhub.partitions`)."""
 
 
 @dataclass(frozen=True)
@@ -225,6 +229,22 @@ def _batch_size(value: Any) -> int:
     return size
 
 
+def _partition_count(value: Any) -> int:
+    """Return ``storageProvider.partitionCount`` as the extension's ``Validate`` checks it."""
+    if value is None:
+        return 4
+    text = _text(value) or ""
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if not 1 <= count <= 16:
+        raise AppLoadError(f"{HOST_JSON}: extensions.durableTask.storageProvider.partitionCount "
+                           f"{value!r}: PartitionCount must be an integer value between 1 and "
+                           "16.")
+    return count
+
+
 _HUB_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]{2,49}$")
 
 
@@ -245,13 +265,14 @@ def load_host_config(app_dir: str | Path, environ: dict[str, str] | None = None)
     """Read host.json with app-setting overrides (default ``os.environ``); check Durable settings.
 
     Raises AppLoadError for an unparsable file, an unknown strategy, an unset hub name
-    reference or a batch size below 1.
+    reference, a batch size below 1 or a partition count outside 1 to 16.
     """
     env = dict(os.environ if environ is None else environ)
     values = apply_overrides(_lower_keys(read_host_json(Path(app_dir))), env)
     durable = values.get("extensions", {}).get("durabletask", {})
     if not isinstance(durable, dict):
         durable = {}
+    provider = durable.get("storageprovider", {})
     default_version = _text(durable.get("defaultversion"))
     settings = DurableSettings(
         hub_name=_hub_name(durable.get("hubname"), env),
@@ -264,5 +285,7 @@ def load_host_config(app_dir: str | Path, environ: dict[str, str] | None = None)
         overridable_states=_choice(durable.get("overridableexistinginstancestates"),
                                    OVERRIDABLE_STATES, "overridableExistingInstanceStates",
                                    "NonRunningStates"),
+        partition_count=_partition_count(
+            provider.get("partitioncount") if isinstance(provider, dict) else None),
     )
     return HostConfig(values, settings)

@@ -110,6 +110,12 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
           activity_workers: int = typer.Option(4, "--activity-workers", min=1),
           orchestration_lease_s: float = typer.Option(30.0, "--orchestration-lease-s", min=0.1),
           activity_lease_s: float = typer.Option(60.0, "--activity-lease-s", min=0.1),
+          partition_lease_s: float | None = typer.Option(
+              None, "--partition-lease-s", min=0.1,
+              help="How long a process's lease on a partition of the orchestrations holds "
+                   "unless renewed (every third of it); a process that dies or freezes loses "
+                   "its partitions to the others after this. Default: "
+                   "--orchestration-lease-s."),
           workers: int | None = typer.Option(
               None, "--workers", min=1,
               help="Host processes sharing the task hub; one serves HTTP. Default: one "
@@ -132,10 +138,12 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
     _configure_logging(log_level)
     _refuse_taken_port(port)
     own_holds = record_holds()  # in memory: only the workers' records are read (by us)
+    partition_lease_s = partition_lease_s or orchestration_lease_s
     host = _build_or_exit(app_dir=app_dir, data_dir=data_dir, port=port,
                           activity_workers=activity_workers,
                           orchestration_lease=timedelta(seconds=orchestration_lease_s),
-                          activity_lease=timedelta(seconds=activity_lease_s))
+                          activity_lease=timedelta(seconds=activity_lease_s),
+                          partition_lease=timedelta(seconds=partition_lease_s))
     earlier = host.taskhub.activities.leased_activities()
     if earlier:  # left by a host stopped while they ran: they wait for their lease to end
         console.print(f"devhost: {describe_activities(earlier)} of an earlier run hold their "
@@ -153,6 +161,7 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
         raise typer.Exit(1) from None
     workers_argv = worker_argv(str(app_dir), str(data_dir), host.base_url, activity_workers,
                                orchestration_lease_s, activity_lease_s) + [
+        "--partition-lease-s", str(partition_lease_s),
         "--log-level", log_level, "--stop-wait-s", str(stop_wait_s)]
     children = WorkerProcesses(workers_argv, workers - 1, hold_records=True)
     try:
@@ -251,6 +260,7 @@ def worker(app_dir: Path = typer.Option(..., "--app-dir"), data_dir: Path = DATA
            activity_workers: int = typer.Option(4, "--activity-workers", min=1),
            orchestration_lease_s: float = typer.Option(30.0, "--orchestration-lease-s"),
            activity_lease_s: float = typer.Option(60.0, "--activity-lease-s"),
+           partition_lease_s: float | None = typer.Option(None, "--partition-lease-s"),
            ready_fd: int | None = typer.Option(None, "--ready-fd"),
            hold_record: str | None = typer.Option(None, "--hold-record",
                                                   help="Name of the shared-memory block."),
@@ -266,6 +276,8 @@ def worker(app_dir: Path = typer.Option(..., "--app-dir"), data_dir: Path = DATA
                           activity_workers=activity_workers,
                           orchestration_lease=timedelta(seconds=orchestration_lease_s),
                           activity_lease=timedelta(seconds=activity_lease_s),
+                          partition_lease=timedelta(
+                              seconds=partition_lease_s or orchestration_lease_s),
                           api_base_url=api_url)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

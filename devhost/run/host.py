@@ -96,6 +96,9 @@ class LocalHost:
     commit: one fsync per batch, which only fills under load). ``api_base_url``: a worker process
     of a multi-process host serves no HTTP and points durable clients there. ``host_retries``
     (L3) defaults to ``DEVHOST_HOST_RETRIES``, read after the app is loaded.
+    ``partition_lease`` (default ``orchestration_lease``): in :meth:`start` mode the process
+    runs the orchestrations of the partitions it leases for this long, renewed every third
+    (:mod:`devhost.taskhub.partitions`); drain mode runs every partition.
     """
 
     def __init__(self, app_dir: str | Path, data_dir: str | Path, *,
@@ -106,7 +109,8 @@ class LocalHost:
                  serve_http: bool = True, app: tuple[Any, AppIndex] | None = None,
                  episode_batch: int = 32,
                  api_base_url: str | None = None,
-                 host_retries: HostRetryPolicy | None = None) -> None:
+                 host_retries: HostRetryPolicy | None = None,
+                 partition_lease: timedelta | None = None) -> None:
         self.app_dir = Path(app_dir)
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -131,6 +135,7 @@ class LocalHost:
                                     host_retries=host_retries, backend=self.backend)
         self.activity_workers = activity_workers
         self.episode_batch = episode_batch
+        self.partition_lease = partition_lease or orchestration_lease
         self.pollers: list[Poller] = []
         if self.index.entities:
             self.pollers.append(EntityWorker(self.taskhub, self.index.entities,
@@ -195,6 +200,9 @@ class LocalHost:
         ``devhost start`` says ``Running`` only once its worker processes serve too.
         """
         self.start_http()
+        # Like a worker of DTFx's Azure Storage backend, one of many: it runs the orchestrations
+        # of the partitions it leases; drain mode (run_until_idle) runs them all.
+        self.worker.own_partitions(self.config.durable.partition_count, self.partition_lease)
         self._spawn("devhost-work", self._work_loop)
         for n, poller in enumerate(self.pollers):
             self._spawn(f"devhost-poller-{n}", self._poller_loop, poller)
@@ -327,11 +335,13 @@ class LocalHost:
             self._work_ready.wait(delay)
             delay = min(delay * 2, 0.05)
         # Stopping: activities not started yet go back to the queue; running ones get
-        # until the stop deadline; what finished is recorded with the last episodes.
+        # until the stop deadline; what finished is recorded with the last episodes; then the
+        # partitions are released, so another process takes them over without waiting.
         unstarted = pool.shutdown(max(0.0, self._stop_deadline - time.monotonic() - 0.5))
         try:
             self.worker.run_round(pending, pool.take_finished(), 0, 0)
             self.taskhub.release_activities(unstarted)
+            self.worker.release_partitions()
         except Exception:  # noqa: BLE001 - the leases expire; nothing is lost
             log.exception("final work round failed")
 

@@ -15,6 +15,7 @@ from typing import Any
 import sqlitekit as db
 from clocks import Clock
 from devhost.taskhub.events import format_time
+from devhost.taskhub.partitions import PARTITION_SQL_FUNCTION, partition_of
 from devhost.taskhub.records import NewMessage
 from devhost.taskhub.schema import SCHEMA
 
@@ -44,6 +45,7 @@ class HubFile:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = db.connect(self.path, synchronous=self._synchronous)
+            conn.create_function(PARTITION_SQL_FUNCTION, 2, partition_of, deterministic=True)
             self._local.conn = conn
         return conn
 

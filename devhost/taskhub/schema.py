@@ -4,7 +4,12 @@
 :mod:`devhost.orchestration.sequence`), ``history`` (append-only, D3, D5), ``inbox`` (events
 for the next episode; a timer is a row visible at its fire time), ``activities`` (expiring
 leases), ``leases`` (unused, kept for older files), ``host_failures`` (L3), ``timer_runs``
-(L2), ``entities`` (D10; requests wait in ``inbox``, kind ``entity``).
+(L2), ``entities`` (D10; requests wait in ``inbox``, kind ``entity``), ``partitions`` (the
+processes' partition leases, :mod:`devhost.taskhub.partitions`).
+
+A task hub file is brought up to date when it is opened: every statement here is idempotent
+(``CREATE ... IF NOT EXISTS``, ``DROP INDEX IF EXISTS``), so a table added later is created in
+an older file the first time a newer host opens it.
 """
 
 SCHEMA = """
@@ -92,6 +97,17 @@ CREATE TABLE IF NOT EXISTS host_failures (
     last_error    TEXT NOT NULL,
     updated_at    TEXT NOT NULL
 ) WITHOUT ROWID;
+
+-- One row per partition (0 to partitionCount - 1), created by the first process that
+-- manages them: DTFx's partition table (TablePartitionManager: CurrentOwner, NextOwner,
+-- ExpiresAt, OwnedSince). owner NULL: free; next_owner: the process that asked for it.
+CREATE TABLE IF NOT EXISTS partitions (
+    partition     INTEGER PRIMARY KEY,
+    owner         TEXT,
+    next_owner    TEXT,
+    expires_at    TEXT,
+    owned_since   TEXT
+);
 
 CREATE TABLE IF NOT EXISTS timer_runs (
     function      TEXT PRIMARY KEY,

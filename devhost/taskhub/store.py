@@ -21,6 +21,7 @@ from devhost.taskhub.entity_queue import EntityQueue
 from devhost.taskhub.events import EventType, event, format_time, parse_time
 from devhost.taskhub.host_failure_log import HostFailureLog, clear_host_failures, episode_key
 from devhost.taskhub.hub_file import HubFile, HubPart
+from devhost.taskhub.partitions import PartitionLeases
 from devhost.taskhub.records import (  # noqa: F401 - re-exported for callers
     ALL_STATUSES,
     TERMINAL_STATUSES,
@@ -49,6 +50,12 @@ _CLAIMABLE = (
 """Visible messages of unleased instances (a suspended one takes only resume, terminate and
 a duplicate suspend, which it drops); params: now, now.
 """
+
+
+def _claimable(partitions: PartitionLeases | None) -> str:
+    """Return :data:`_CLAIMABLE`, limited to the owned partitions when ``partitions`` is given."""
+    condition = partitions.claim_filter() if partitions is not None else None
+    return _CLAIMABLE if condition is None else f"{_CLAIMABLE} AND {condition}"
 
 
 @dataclass
@@ -113,35 +120,52 @@ class TaskHub(HubPart):
         self.host_failure_count = f.host_failure_count
 
     def claim_orchestrations(self, owner: str, lease: timedelta, max_instances: int = 1,
-                             max_messages: int = 10_000) -> list[OrchestrationWorkItem]:
+                             max_messages: int = 10_000, *,
+                             partitions: PartitionLeases | None = None
+                             ) -> list[OrchestrationWorkItem]:
         """Lease up to ``max_instances`` instances with visible messages, in one transaction.
 
         An episode must commit within ``lease``, else another worker may take the instance over
         and this commit is refused; at most ``max_messages`` messages per instance are loaded.
+        ``partitions``: claim only in the partitions these leases own (managed here when
+        due); None claims in every partition (drain mode, a single process).
         """
         now = self.clock.now()
         conn = self._conn()
-        if not self._any_visible(conn, format_time(now)):
+        due = partitions is not None and partitions.due(now)
+        if not due and not self._any_visible(conn, format_time(now), partitions):
             return []  # nothing to claim: no turn at the write lock
         with db.write(conn):
-            ids = self._claim_instances(conn, owner, now, lease, max_instances)
+            if due and partitions is not None:
+                partitions.manage(conn, now)
+            ids = self._claim_instances(conn, owner, now, lease, max_instances, partitions)
         return self._load_work_items(ids, owner, now, max_messages)
 
+    def release_partitions(self, partitions: PartitionLeases) -> None:
+        """Give up every partition lease of ``partitions`` (a graceful stop), in one transaction.
+
+        Another process claims them at its next pass, not after the lease expires (DTFx's
+        table partition manager releases its leases on shutdown).
+        """
+        with db.write(self._conn()) as conn:
+            partitions.release_all(conn)
+
     @staticmethod
-    def _any_visible(conn: Any, stamp: str) -> bool:
+    def _any_visible(conn: Any, stamp: str, partitions: PartitionLeases | None = None) -> bool:
         # Outside any transaction (WAL: never blocked); a false "no" is caught by the next poll.
         return conn.execute(
-            f"SELECT 1 {_CLAIMABLE} LIMIT 1", (stamp, stamp)).fetchone() is not None
+            f"SELECT 1 {_claimable(partitions)} LIMIT 1", (stamp, stamp)).fetchone() is not None
 
     def _claim_instances(self, conn: Any, owner: str, now: datetime, lease: timedelta,
-                         max_instances: int) -> list[str]:
+                         max_instances: int,
+                         partitions: PartitionLeases | None = None) -> list[str]:
         if max_instances <= 0:
             return []
         stamp = format_time(now)
         # With whether a host failure was counted for it (by any process): its commit clears it.
         rows = conn.execute(
             "SELECT DISTINCT i.instance_id, EXISTS (SELECT 1 FROM host_failures f"
-            f" WHERE f.work = 'episode:' || i.instance_id) {_CLAIMABLE}"
+            f" WHERE f.work = 'episode:' || i.instance_id) {_claimable(partitions)}"
             " ORDER BY m.visible_at, m.id LIMIT ?", (stamp, stamp, max_instances)).fetchall()
         ids = [r[0] for r in rows]
         self.file.saw_host_failures([episode_key(r[0]) for r in rows if r[1]])
@@ -201,26 +225,35 @@ class TaskHub(HubPart):
     def run_round(self, commits: list[tuple[OrchestrationWorkItem, EpisodeCommit]],
                   completions: list[tuple[ActivityWorkItem, dict[str, Any]]], owner: str, *,
                   orchestration_lease: timedelta, max_instances: int,
-                  activity_lease: timedelta, max_activities: int) -> Round:
+                  activity_lease: timedelta, max_activities: int,
+                  partitions: PartitionLeases | None = None) -> Round:
         """Commit episodes, record activity completions and claim new work: one transaction.
 
         A host process's whole turn at the write lock: one fsync serves everything finished since
         the last turn. ``max_instances``/``max_activities`` 0 claims none of that kind.
+        ``partitions``: orchestrations are claimed only in the partitions these leases own, and
+        the leases are renewed, claimed or handed over in this transaction when a pass is due
+        (every third of the lease, so most rounds add nothing); None claims in every partition.
+        Activities are claimed in every partition (DTFx's one work-item queue).
         """
         now = self.clock.now()
         stamp = format_time(now)
         conn = self._conn()
-        if not commits and not completions and not (
-                max_instances > 0 and self._any_visible(conn, stamp)
+        due = partitions is not None and partitions.due(now)
+        if not due and not commits and not completions and not (
+                max_instances > 0 and self._any_visible(conn, stamp, partitions)
                 or max_activities > 0 and self.activities._any_claimable(conn, stamp)):
             return Round()  # nothing to write or claim: no turn at the write lock
         prepared, refused = self._prepare_all(commits, now)
         messages = self.activities._completion_rows(completions, now)
         with db.write(conn):
+            if due and partitions is not None:
+                partitions.manage(conn, now)
             written = [self._commit_one(conn, p) for p in prepared]
             self._clear_episode_failures(conn, prepared, written)
             settled = self.activities._settle(conn, completions, messages)
-            ids = self._claim_instances(conn, owner, now, orchestration_lease, max_instances)
+            ids = self._claim_instances(conn, owner, now, orchestration_lease, max_instances,
+                                        partitions)
             rows = self.activities._claim_activity_rows(conn, owner, stamp,
                                              format_time(now + activity_lease), max_activities)
         won = {id(p.item): w for p, w in zip(prepared, written, strict=True)}

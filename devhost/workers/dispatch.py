@@ -22,6 +22,7 @@ from devhost.orchestration.function_names import KnownFunctions
 from devhost.orchestration.host_failure import host_failure_commit
 from devhost.orchestration.versioning import MISMATCH_MESSAGE, REJECT_DELAY, Versioning
 from devhost.taskhub.events import EventType, event
+from devhost.taskhub.partitions import PartitionLeases
 from devhost.taskhub.store import (
     TERMINAL_STATUSES,
     ActivityWorkItem,
@@ -61,7 +62,25 @@ class DurableWorker:
         self.versioning = versioning
         # Instances whose ending commit (after host-side failures) is in flight: its text.
         self._ending: dict[str, str] = {}
+        self.partitions: PartitionLeases | None = None
+        """Set by :meth:`own_partitions`: :meth:`run_round` then claims orchestrations only in
+        the partitions this worker leases; None (drain mode) claims in all."""
         sdk_fastpaths.install()
+
+    def own_partitions(self, count: int, lease: timedelta) -> PartitionLeases:
+        """Run orchestrations only of the partitions this worker leases, from the next round.
+
+        One of several processes sharing the task hub, as a worker of DTFx's Azure Storage
+        backend (:mod:`devhost.taskhub.partitions`); ``count`` is ``partitionCount``,
+        ``lease`` DTFx's ``LeaseInterval``. Raises ValueError for a count outside 1 to 16.
+        """
+        self.partitions = PartitionLeases(self.owner, count, lease)
+        return self.partitions
+
+    def release_partitions(self) -> None:
+        """Give up this worker's partition leases (a graceful stop): another takes them at once."""
+        if self.partitions is not None:
+            self.taskhub.release_partitions(self.partitions)
 
     def run_episodes(self, max_instances: int = 1) -> int:
         """Claim up to ``max_instances``, run an episode each, commit together; return claimed."""
@@ -182,7 +201,7 @@ class DurableWorker:
         done = self.taskhub.run_round(
             commits, completions, self.owner, orchestration_lease=self.orchestration_lease,
             max_instances=max_instances, activity_lease=self.activity_lease,
-            max_activities=max_activities)
+            max_activities=max_activities, partitions=self.partitions)
         refused = {id(item) for item, _ in done.refused}
         _log_lost([c for c in commits if id(c[0]) not in refused],
                   [won for c, won in zip(commits, done.committed, strict=True)
