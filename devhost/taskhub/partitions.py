@@ -136,16 +136,17 @@ class PartitionLeases:
         return self._next_pass is None or now >= self._next_pass
 
     def claim_filter(self) -> str | None:
-        """Return the SQL condition on ``i.instance_id`` limiting claims to owned partitions.
+        """Return the SQL condition on ``m.instance_id`` limiting claims to owned partitions.
 
-        None when every partition is owned (no condition); ``"0"`` (false) when none is.
+        On the inbox row, so it is checked before the instance row is looked up. None when
+        every partition is owned (no condition); ``"0"`` (false) when none is.
         """
         if len(self.owned) == self.count:
             return None
         if not self.owned:
             return "0"
         listed = ",".join(str(p) for p in sorted(self.owned))
-        return f"{PARTITION_SQL_FUNCTION}(i.instance_id, {self.count}) IN ({listed})"
+        return f"{PARTITION_SQL_FUNCTION}(m.instance_id, {self.count}) IN ({listed})"
 
     def manage(self, conn: sqlite3.Connection, now: datetime) -> None:
         """Renew, release, claim and ask for partitions; call inside a write transaction.
