@@ -143,7 +143,8 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
                           activity_workers=activity_workers,
                           orchestration_lease=timedelta(seconds=orchestration_lease_s),
                           activity_lease=timedelta(seconds=activity_lease_s),
-                          partition_lease=timedelta(seconds=partition_lease_s))
+                          partition_lease=timedelta(seconds=partition_lease_s),
+                          processes=workers)
     earlier = host.taskhub.activities.leased_activities()
     if earlier:  # left by a host stopped while they ran: they wait for their lease to end
         console.print(f"devhost: {describe_activities(earlier)} of an earlier run hold their "
@@ -161,7 +162,7 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
         raise typer.Exit(1) from None
     workers_argv = worker_argv(str(app_dir), str(data_dir), host.base_url, activity_workers,
                                orchestration_lease_s, activity_lease_s) + [
-        "--partition-lease-s", str(partition_lease_s),
+        "--partition-lease-s", str(partition_lease_s), "--processes", str(workers),
         "--log-level", log_level, "--stop-wait-s", str(stop_wait_s)]
     children = WorkerProcesses(workers_argv, workers - 1, hold_records=True)
     try:
@@ -261,6 +262,8 @@ def worker(app_dir: Path = typer.Option(..., "--app-dir"), data_dir: Path = DATA
            orchestration_lease_s: float = typer.Option(30.0, "--orchestration-lease-s"),
            activity_lease_s: float = typer.Option(60.0, "--activity-lease-s"),
            partition_lease_s: float | None = typer.Option(None, "--partition-lease-s"),
+           processes: int = typer.Option(1, "--processes", min=1,
+                                         help="Host processes starting together."),
            ready_fd: int | None = typer.Option(None, "--ready-fd"),
            hold_record: str | None = typer.Option(None, "--hold-record",
                                                   help="Name of the shared-memory block."),
@@ -278,7 +281,7 @@ def worker(app_dir: Path = typer.Option(..., "--app-dir"), data_dir: Path = DATA
                           activity_lease=timedelta(seconds=activity_lease_s),
                           partition_lease=timedelta(
                               seconds=partition_lease_s or orchestration_lease_s),
-                          api_base_url=api_url)
+                          processes=processes, api_base_url=api_url)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

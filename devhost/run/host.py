@@ -98,7 +98,8 @@ class LocalHost:
     (L3) defaults to ``DEVHOST_HOST_RETRIES``, read after the app is loaded.
     ``partition_lease`` (default ``orchestration_lease``): in :meth:`start` mode the process
     runs the orchestrations of the partitions it leases for this long, renewed every third
-    (:mod:`devhost.taskhub.partitions`); drain mode runs every partition.
+    (:mod:`devhost.taskhub.partitions`); drain mode runs every partition. ``processes``: how
+    many host processes start together (``devhost start --workers``), so they start balanced.
     """
 
     def __init__(self, app_dir: str | Path, data_dir: str | Path, *,
@@ -110,7 +111,7 @@ class LocalHost:
                  episode_batch: int = 32,
                  api_base_url: str | None = None,
                  host_retries: HostRetryPolicy | None = None,
-                 partition_lease: timedelta | None = None) -> None:
+                 partition_lease: timedelta | None = None, processes: int = 1) -> None:
         self.app_dir = Path(app_dir)
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -136,6 +137,7 @@ class LocalHost:
         self.activity_workers = activity_workers
         self.episode_batch = episode_batch
         self.partition_lease = partition_lease or orchestration_lease
+        self.processes = processes
         self.pollers: list[Poller] = []
         if self.index.entities:
             self.pollers.append(EntityWorker(self.taskhub, self.index.entities,
@@ -202,7 +204,8 @@ class LocalHost:
         self.start_http()
         # Like a worker of DTFx's Azure Storage backend, one of many: it runs the orchestrations
         # of the partitions it leases; drain mode (run_until_idle) runs them all.
-        self.worker.own_partitions(self.config.durable.partition_count, self.partition_lease)
+        self.worker.own_partitions(self.config.durable.partition_count, self.partition_lease,
+                                   self.processes)
         self._spawn("devhost-work", self._work_loop)
         for n, poller in enumerate(self.pollers):
             self._spawn(f"devhost-poller-{n}", self._poller_loop, poller)

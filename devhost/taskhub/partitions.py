@@ -18,7 +18,9 @@ and ``LeaseRenewInterval``/``LeaseAcquireInterval`` 10 s
 
 Here the table is ``partitions`` in the task hub file and :class:`PartitionLeases` is one
 process's side of it, run inside that process's work round transaction at most every third of
-the lease, so it adds no trip to a round.
+the lease, so it adds no trip to a round. Between two passes a process looks at the table once
+a second (one read, outside any transaction) for a partition asked of it or left free, and
+then passes at once: DTFx's manager polls every second while a partition changes hands.
 """
 
 from __future__ import annotations
@@ -38,6 +40,14 @@ DEFAULT_PARTITION_COUNT = 4
 
 MAX_PARTITION_COUNT = 16
 """The extension's ``AzureStorageOptions.Validate``: ``PartitionCount`` is 1 to 16."""
+
+LOOK_INTERVAL = timedelta(seconds=1)
+"""Between passes, how often a process reads whether a partition is asked of it or free
+(DTFx's table partition manager polls every second while a partition changes hands)."""
+
+_LOOK = ("SELECT 1 FROM partitions WHERE partition < ? AND ((owner = ? AND next_owner != ?)"
+         " OR (owner IS NULL AND (next_owner IS NULL OR next_owner = ?))) LIMIT 1")
+"""A partition asked of this process, free, or handed over to it; params: count, owner x3."""
 
 PARTITION_SQL_FUNCTION = "devhost_partition"
 """SQL function (instance id, count) -> partition, registered on every task hub connection."""
@@ -111,6 +121,10 @@ class PartitionLeases:
     lease : timedelta
         How long a lease holds unless renewed (DTFx ``LeaseInterval``); it is renewed, and
         free or expired partitions claimed, every third of it (``LeaseRenewInterval``).
+    expected : int
+        How many processes are starting together (``devhost start --workers``): for the
+        first lease period a process claims no more than its share among that many, so they
+        start balanced instead of handing partitions over; later only live owners count.
 
     Raises
     ------
@@ -118,7 +132,7 @@ class PartitionLeases:
         If ``count`` is out of range or ``lease`` is not positive.
     """
 
-    def __init__(self, owner: str, count: int, lease: timedelta) -> None:
+    def __init__(self, owner: str, count: int, lease: timedelta, expected: int = 1) -> None:
         if not 1 <= count <= MAX_PARTITION_COUNT:
             raise ValueError(f"count: partitionCount must be 1 to {MAX_PARTITION_COUNT}, "
                              f"got {count}")
@@ -127,13 +141,27 @@ class PartitionLeases:
         self.owner = owner
         self.count = count
         self.lease = lease
+        self.expected = max(1, expected)
         self.owned: frozenset[int] = frozenset()
         """The partitions whose orchestrations this process claims, as of the last pass."""
         self._next_pass: datetime | None = None
+        self._next_look: datetime | None = None
+        self._expected_until: datetime | None = None
 
-    def due(self, now: datetime) -> bool:
-        """Tell whether a pass (:meth:`manage`) is due: every third of the lease."""
-        return self._next_pass is None or now >= self._next_pass
+    def due(self, conn: sqlite3.Connection, now: datetime) -> bool:
+        """Tell whether a pass (:meth:`manage`) is due.
+
+        Every third of the lease; sooner when a look (at most every :data:`LOOK_INTERVAL`,
+        one read on ``conn`` outside any transaction) finds a partition asked of this process,
+        free, or handed over to it.
+        """
+        if self._next_pass is None or now >= self._next_pass:
+            return True
+        if self._next_look is not None and now < self._next_look:
+            return False
+        self._next_look = now + min(LOOK_INTERVAL, self.lease / 3)
+        me = self.owner
+        return conn.execute(_LOOK, (self.count, me, me, me)).fetchone() is not None
 
     def claim_filter(self) -> str | None:
         """Return the SQL condition on ``m.instance_id`` limiting claims to owned partitions.
@@ -173,9 +201,13 @@ class PartitionLeases:
                          row.next_owner)
                 row.owner = None
         kept = [r.partition for r in mine if r.owner == me]
-        workers = {r.owner for r in rows if r.live(now)} | {
-            r.next_owner for r in rows if r.next_owner is not None and r.live(now)} | {me}
-        share = -(-self.count // len(workers))
+        workers = len({r.owner for r in rows if r.live(now)} | {
+            r.next_owner for r in rows if r.next_owner is not None and r.live(now)} | {me})
+        if self._expected_until is None:
+            self._expected_until = now + self.lease
+        if now < self._expected_until:
+            workers = max(workers, self.expected)
+        share = -(-self.count // workers)
         for row in rows:
             if len(kept) >= share:
                 break
@@ -183,12 +215,13 @@ class PartitionLeases:
                 continue
             self._claim(conn, row, now)
             kept.append(row.partition)
-        self._ask(conn, rows, now, kept, self.count // len(workers))
+        self._ask(conn, rows, now, kept, self.count // workers)
         expires = format_time(now + self.lease)
         conn.executemany("UPDATE partitions SET expires_at=? WHERE partition=? AND owner=?",
                          [(expires, p, me) for p in kept])
         self.owned = frozenset(kept)
         self._next_pass = now + self.lease / 3
+        self._next_look = now + min(LOOK_INTERVAL, self.lease / 3)
 
     def release_all(self, conn: sqlite3.Connection) -> None:
         """Give up every lease at once (a graceful stop); call inside a write transaction."""

@@ -132,7 +132,7 @@ class TaskHub(HubPart):
         """
         now = self.clock.now()
         conn = self._conn()
-        due = partitions is not None and partitions.due(now)
+        due = partitions is not None and partitions.due(conn, now)
         if not due and not self._any_visible(conn, format_time(now), partitions):
             return []  # nothing to claim: no turn at the write lock
         with db.write(conn):
@@ -239,7 +239,7 @@ class TaskHub(HubPart):
         now = self.clock.now()
         stamp = format_time(now)
         conn = self._conn()
-        due = partitions is not None and partitions.due(now)
+        due = partitions is not None and partitions.due(conn, now)
         if not due and not commits and not completions and not (
                 max_instances > 0 and self._any_visible(conn, stamp, partitions)
                 or max_activities > 0 and self.activities._any_claimable(conn, stamp)):

@@ -67,14 +67,16 @@ class DurableWorker:
         the partitions this worker leases; None (drain mode) claims in all."""
         sdk_fastpaths.install()
 
-    def own_partitions(self, count: int, lease: timedelta) -> PartitionLeases:
+    def own_partitions(self, count: int, lease: timedelta,
+                       expected: int = 1) -> PartitionLeases:
         """Run orchestrations only of the partitions this worker leases, from the next round.
 
         One of several processes sharing the task hub, as a worker of DTFx's Azure Storage
         backend (:mod:`devhost.taskhub.partitions`); ``count`` is ``partitionCount``,
-        ``lease`` DTFx's ``LeaseInterval``. Raises ValueError for a count outside 1 to 16.
+        ``lease`` DTFx's ``LeaseInterval``, ``expected`` the processes starting together.
+        Raises ValueError for a count outside 1 to 16.
         """
-        self.partitions = PartitionLeases(self.owner, count, lease)
+        self.partitions = PartitionLeases(self.owner, count, lease, expected)
         return self.partitions
 
     def release_partitions(self) -> None:

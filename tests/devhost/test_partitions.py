@@ -12,7 +12,7 @@ import pytest
 from devhost.app.host_config import load_host_config
 from devhost.app.load_errors import AppLoadError
 from devhost.taskhub.events import EventType
-from devhost.taskhub.partitions import fnv1a_32, partition_of
+from devhost.taskhub.partitions import LOOK_INTERVAL, fnv1a_32, partition_of
 from devhost.taskhub.store import TaskHub
 from devhost.workers.dispatch import DurableWorker
 from tests.devhost.apps import write_app
@@ -94,14 +94,17 @@ def run_to_idle(worker):
 
 
 def balance(first, second, clock):
-    """Start both; the second asks for its share, which the first hands over at its next pass."""
+    """Start both; the second asks for its share, which the first hands over within a second.
+
+    Each looks at the table once a second between its passes (every third of the lease).
+    """
     first.run_round([], [], 0, 0)
     assert first.partitions.owned == {0, 1, 2, 3}  # alone: all four
     second.run_round([], [], 0, 0)
     assert second.partitions.owned == set()  # live leases are asked for, never taken
-    clock.advance(LEASE / 3)
-    first.run_round([], [], 0, 0)
-    second.run_round([], [], 0, 0)
+    clock.advance(LOOK_INTERVAL)
+    first.run_round([], [], 0, 0)  # its look finds the request: it hands two over
+    second.run_round([], [], 0, 0)  # its look finds them handed over: it claims them
 
 
 def start_chains(host, count):
@@ -168,10 +171,41 @@ def test_a_graceful_stop_hands_the_partitions_over_without_waiting_for_the_lease
     second.release_partitions()
     assert set(owners(first).values()) == {first.owner, None}
 
-    clock.advance(LEASE / 3)  # the first's next pass, well inside the released leases
+    clock.advance(LOOK_INTERVAL)  # the first's next look, well inside the released leases
     run_to_idle(first)
     assert first.partitions.owned == {0, 1, 2, 3}
     assert set(statuses(host, ids).values()) == {"Completed"}
+
+
+def test_processes_started_together_start_balanced(host, clock, workers):
+    first, second = workers
+    for worker in workers:
+        worker.own_partitions(4, LEASE, expected=2)
+    first.run_round([], [], 0, 0)
+    assert len(first.partitions.owned) == 2  # its share among the two expected
+    second.run_round([], [], 0, 0)
+    assert second.partitions.owned == {0, 1, 2, 3} - first.partitions.owned
+
+    # The expected count holds for one lease period; then only live owners count.
+    clock.advance(LEASE + LEASE / 3)
+    first.run_round([], [], 0, 0)
+    assert first.partitions.owned == {0, 1, 2, 3}
+
+
+def test_an_idle_worker_renews_with_one_transaction_a_pass_and_one_read_a_second(
+        host, clock, workers):
+    first, _ = workers
+    first.run_round([], [], 0, 0)
+    seen = []
+    first.taskhub._conn().set_trace_callback(seen.append)
+    for _ in range(9):  # a look each second; the pass (a transaction) every 10 s
+        clock.advance(LOOK_INTERVAL)
+        assert first.run_round([], [], 10, 10) == ([], [])
+    assert sum(sql.startswith("BEGIN") for sql in seen) == 0
+    assert sum(sql.startswith("SELECT 1 FROM partitions") for sql in seen) == 9
+    clock.advance(LOOK_INTERVAL)
+    first.run_round([], [], 10, 10)
+    assert sum(sql.startswith("BEGIN") for sql in seen) == 1
 
 
 def test_drain_mode_runs_every_partition(host):
