@@ -15,9 +15,9 @@ from typing import Any
 import sqlitekit as db
 from clocks import Clock
 from devhost.taskhub.events import format_time
-from devhost.taskhub.partitions import PARTITION_SQL_FUNCTION, partition_of
+from devhost.taskhub.partitions import instance_hash
 from devhost.taskhub.records import NewMessage
-from devhost.taskhub.schema import SCHEMA
+from devhost.taskhub.schema import ID_HASH_SQL_FUNCTION, SCHEMA, migrate, needs_migration
 
 
 class HubFile:
@@ -39,13 +39,16 @@ class HubFile:
         self._host_failed_lock = threading.Lock()
         # Own transaction, CREATE ... IF NOT EXISTS: safe for processes opening it at once.
         self.conn().executescript(SCHEMA)
+        if needs_migration(self.conn()):
+            with db.write(self.conn()) as conn:
+                migrate(conn)
 
     def conn(self) -> sqlite3.Connection:
         """Return this thread's connection to the file, opened on first use."""
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = db.connect(self.path, synchronous=self._synchronous)
-            conn.create_function(PARTITION_SQL_FUNCTION, 2, partition_of, deterministic=True)
+            conn.create_function(ID_HASH_SQL_FUNCTION, 1, instance_hash, deterministic=True)
             self._local.conn = conn
         return conn
 

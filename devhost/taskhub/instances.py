@@ -17,6 +17,7 @@ import sqlitekit as db
 from devhost.taskhub.events import EventType, event, format_time
 from devhost.taskhub.hub_file import HubPart
 from devhost.taskhub.inputs import client_input
+from devhost.taskhub.partitions import instance_hash
 from devhost.taskhub.records import (
     ALL_STATUSES,
     TERMINAL_STATUSES,
@@ -78,12 +79,12 @@ class InstanceStore(HubPart):
         conn.execute(
             "INSERT INTO instances (instance_id, name, version, runtime_status, input,"
             " created_at, last_updated_at, execution_id, parent_instance_id,"
-            " parent_execution_id, parent_task_id, replay_state)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            " parent_execution_id, parent_task_id, replay_state, id_hash)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (new.instance_id, new.name, new.version, "Pending", new.input, format_time(now),
              format_time(now), execution_id, parent[0] if parent else None,
              parent[1] if parent else None, new.parent_task_id if parent else None,
-             json.dumps(empty_replay_state())))
+             json.dumps(empty_replay_state()), instance_hash(new.instance_id)))
         started = event(EventType.ExecutionStarted, now, Name=new.name, Input=new.input,
                         Version=new.version,
                         ParentInstance=({"OrchestrationInstance": {"InstanceId": parent[0]}}

@@ -29,7 +29,6 @@ import logging
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import lru_cache
 
 from devhost.taskhub.events import format_time, parse_time
 
@@ -49,8 +48,6 @@ _LOOK = ("SELECT 1 FROM partitions WHERE partition < ? AND ((owner = ? AND next_
          " OR (owner IS NULL AND (next_owner IS NULL OR next_owner = ?))) LIMIT 1")
 """A partition asked of this process, free, or handed over to it; params: count, owner x3."""
 
-PARTITION_SQL_FUNCTION = "devhost_partition"
-"""SQL function (instance id, count) -> partition, registered on every task hub connection."""
 
 _FNV_OFFSET_BASIS = 2166136261
 _FNV_PRIME = 16777619
@@ -75,7 +72,22 @@ def fnv1a_32(data: bytes) -> int:
     return value
 
 
-@lru_cache(maxsize=65536)
+def instance_hash(instance_id: str) -> int:
+    """Return the FNV-1a hash of ``instance_id``'s UTF-8 bytes (stored as ``instances.id_hash``).
+
+    Parameters
+    ----------
+    instance_id : str
+        The instance id.
+
+    Returns
+    -------
+    int
+        The unsigned 32-bit hash; modulo ``partitionCount`` it is the instance's partition.
+    """
+    return fnv1a_32(instance_id.encode("utf-8"))
+
+
 def partition_of(instance_id: str, count: int) -> int:
     """Return the partition of ``instance_id`` among ``count``, as DTFx's Azure Storage does.
 
@@ -95,7 +107,7 @@ def partition_of(instance_id: str, count: int) -> int:
     int
         0 to ``count - 1``.
     """
-    return fnv1a_32(instance_id.encode("utf-8")) % count
+    return instance_hash(instance_id) % count
 
 
 @dataclass
@@ -164,17 +176,17 @@ class PartitionLeases:
         return conn.execute(_LOOK, (self.count, me, me, me)).fetchone() is not None
 
     def claim_filter(self) -> str | None:
-        """Return the SQL condition on ``m.instance_id`` limiting claims to owned partitions.
+        """Return the SQL condition on ``i.id_hash`` limiting claims to owned partitions.
 
-        On the inbox row, so it is checked before the instance row is looked up. None when
-        every partition is owned (no condition); ``"0"`` (false) when none is.
+        Plain SQL on the stored hash, no call into Python per row. None when every partition
+        is owned (no condition); ``"0"`` (false) when none is.
         """
         if len(self.owned) == self.count:
             return None
         if not self.owned:
             return "0"
         listed = ",".join(str(p) for p in sorted(self.owned))
-        return f"{PARTITION_SQL_FUNCTION}(m.instance_id, {self.count}) IN ({listed})"
+        return f"i.id_hash % {self.count} IN ({listed})"
 
     def manage(self, conn: sqlite3.Connection, now: datetime) -> None:
         """Renew, release, claim and ask for partitions; call inside a write transaction.
@@ -255,7 +267,7 @@ class PartitionLeases:
         if former is not None and former != self.owner:  # expired: its claims are void
             freed = conn.execute(
                 "UPDATE instances SET lock_owner=NULL, lock_expires=NULL WHERE lock_owner=?"
-                f" AND {PARTITION_SQL_FUNCTION}(instance_id, ?)=?",
+                " AND id_hash % ? = ?",
                 (former, self.count, row.partition)).rowcount
             log.warning("partition %d taken over from process %s, whose lease expired at %s "
                         "(%d claimed instances freed)", row.partition, former,

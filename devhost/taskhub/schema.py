@@ -9,8 +9,15 @@ processes' partition leases, :mod:`devhost.taskhub.partitions`).
 
 A task hub file is brought up to date when it is opened: every statement here is idempotent
 (``CREATE ... IF NOT EXISTS``, ``DROP INDEX IF EXISTS``), so a table added later is created in
-an older file the first time a newer host opens it.
+an older file the first time a newer host opens it; a column added later is added by
+:func:`migrate`.
 """
+
+import sqlite3
+
+ID_HASH_SQL_FUNCTION = "devhost_id_hash"
+"""SQL function (instance id) -> its FNV-1a hash, registered on every task hub connection
+(:func:`devhost.taskhub.partitions.fnv1a_32` of the UTF-8 bytes)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS instances (
@@ -29,7 +36,8 @@ CREATE TABLE IF NOT EXISTS instances (
     parent_task_id   INTEGER,
     lock_owner       TEXT,
     lock_expires     TEXT,
-    replay_state     TEXT NOT NULL
+    replay_state     TEXT NOT NULL,
+    id_hash          INTEGER
 );
 -- Listing and purging read instances in the order of their pages (created_at, instance_id),
 -- so a page is read from an index in order and stops at its LIMIT, however many
@@ -117,3 +125,22 @@ CREATE TABLE IF NOT EXISTS timer_runs (
     last_end      TEXT
 ) WITHOUT ROWID;
 """
+
+
+def needs_migration(conn: sqlite3.Connection) -> bool:
+    """Tell whether :func:`migrate` has anything to add (one read, no transaction)."""
+    return "id_hash" not in {row[1] for row in conn.execute("PRAGMA table_info(instances)")}
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Add what :data:`SCHEMA` cannot add to an older file: ``instances.id_hash``.
+
+    The FNV-1a hash of the instance id, whose remainder by ``partitionCount`` is the instance's
+    partition (:mod:`devhost.taskhub.partitions`): stored, so a claim filters on it in SQL
+    without calling back into Python for each row; filled in for the rows already there. Run
+    in the caller's write transaction, so two processes opening the file at once add it once.
+    """
+    if not needs_migration(conn):  # another process added it meanwhile
+        return
+    conn.execute("ALTER TABLE instances ADD COLUMN id_hash INTEGER")
+    conn.execute(f"UPDATE instances SET id_hash = {ID_HASH_SQL_FUNCTION}(instance_id)")

@@ -12,7 +12,7 @@ import pytest
 from devhost.app.host_config import load_host_config
 from devhost.app.load_errors import AppLoadError
 from devhost.taskhub.events import EventType
-from devhost.taskhub.partitions import LOOK_INTERVAL, fnv1a_32, partition_of
+from devhost.taskhub.partitions import LOOK_INTERVAL, fnv1a_32, instance_hash, partition_of
 from devhost.taskhub.store import TaskHub
 from devhost.workers.dispatch import DurableWorker
 from tests.devhost.apps import write_app
@@ -206,6 +206,23 @@ def test_an_idle_worker_renews_with_one_transaction_a_pass_and_one_read_a_second
     clock.advance(LOOK_INTERVAL)
     first.run_round([], [], 10, 10)
     assert sum(sql.startswith("BEGIN") for sql in seen) == 1
+
+
+def test_an_older_task_hub_file_gets_the_hash_column_and_the_partition_table(tmp_path, clock):
+    path = tmp_path / "taskhub.sqlite"
+    hub = TaskHub(path, clock)
+    ids = [f"old-{k}" for k in range(6)]
+    for instance_id in ids:
+        hub.create_instance("chain", instance_id, json.dumps(instance_id))
+    with hub._conn() as conn:  # as a file of the code before partitions
+        conn.execute("ALTER TABLE instances DROP COLUMN id_hash")
+        conn.execute("DROP TABLE partitions")
+
+    reopened = TaskHub(path, clock)
+    rows = reopened._conn().execute("SELECT instance_id, id_hash FROM instances").fetchall()
+    assert dict(rows) == {i: instance_hash(i) for i in ids}
+    assert reopened._conn().execute("SELECT COUNT(*) FROM partitions").fetchone()[0] == 0
+    TaskHub(path, clock)  # opening it again adds nothing twice
 
 
 def test_drain_mode_runs_every_partition(host):
