@@ -132,6 +132,11 @@ def measure(orders: int, data_dir: Path) -> dict[str, Any]:
         host.start_http()  # outside callers' API, as under `devhost start`
         stack.callback(host.stop)
         host.run_until_idle(advance_clock=True, until=clock.now() + timedelta(seconds=2))
+        # The catalogue the submission prices each line against (PRICE_FROM_CATALOGUE), with
+        # stock for every order: the full path of a fault-free order, as in the demo.
+        lines = [line for n in range(orders) for line in _order(n).lines]
+        runtime.services().stores.inventory.load({li.sku: li.quantity for li in lines},
+                                                  {li.sku: li.unit_price for li in lines})
         counter.by_file.clear()
         switches = context_switches()
         for n in range(orders):
