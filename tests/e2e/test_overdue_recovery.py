@@ -10,7 +10,7 @@ legacy records are recovered like any other (X6).
 
 from datetime import timedelta
 
-from orders.models import StateRecord
+from orders.models import Order, StateRecord
 from tests.e2e.harness import ProcessState, make_order
 
 
@@ -19,7 +19,7 @@ def test_attempt_stuck_beyond_the_scan_window_is_recovered_with_an_alert(make_sy
     order = make_order(31)
     stores = system.services.stores
     now = system.clock.now()
-    stores.orders.create_if_absent(order)
+    stores.orders.create_if_absent(Order.of_client(order, order.order_id))  # a legacy key
     created = stores.states.create_if_absent(
         StateRecord.new(order.order_id, "replies-acme", now - timedelta(days=2))).record
     stores.states.replace(created.model_copy(update={

@@ -4,7 +4,7 @@ import json
 from datetime import timedelta
 
 from orchestrators import frozen_workflows, order_workflow
-from orders.models import StateRecord
+from orders.models import Order, StateRecord
 from orders.names import WORKFLOW_VERSIONS
 from tests.e2e.harness import ProcessState, key, make_order
 
@@ -62,7 +62,7 @@ def test_an_attempt_started_without_a_version_runs_the_version_of_its_input(make
     # from before client queues: a legacy record, keyed on its plain OrderID, no clientId.
     system = make_system()
     order = make_order(55)
-    system.services.stores.orders.create_if_absent(order)
+    system.services.stores.orders.create_if_absent(Order.of_client(order, order.order_id))
     record = StateRecord.new(order.order_id, "replies-acme", system.clock.now())
     system.services.stores.states.create_if_absent(record.model_copy(update={
         "process_state": ProcessState.PROCESSING, "attempt": 1, "workflow_version": 2,
