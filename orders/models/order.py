@@ -149,7 +149,17 @@ class Order(OrderContent, _NamedByOrderKey):
     def of_client(cls, order: ClientOrder, key: str) -> Order:
         """Return the stored order of a client's ``order`` under its order ``key`` (S1, X5).
 
-        The content is copied as it is (already validated); only the name changes concept.
+        Parameters
+        ----------
+        order : ClientOrder
+            The client's order, named by its OrderID (``SubmitOrder.order``).
+        key : str
+            Its order key ``<clientId>~<OrderID>`` (:func:`orders.lifecycle.ids.order_key`).
+
+        Returns
+        -------
+        Order
+            The same content under ``key``; the OrderID stays in the key and the state record.
 
         Raises
         ------
