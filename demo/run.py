@@ -137,7 +137,7 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
         submit_all(data_dir, batches, rate=rate)
         console.print("demo: submitted " + ", ".join(
             f"{len(b.orders)} orders as client '{b.client_id}'" for b in batches)
-            + f" ({len(keys) - len({o.order_key for b in batches for o in b.orders})} "
+            + f" ({len(keys) - len({o.order_id for b in batches for o in b.orders})} "
               "OrderIDs used by two clients)")
         heard = watch(data_dir, batches, crashes, timeout_s)
         summary = report(data_dir, batches, heard, time.monotonic() - started)
