@@ -14,19 +14,19 @@ def test_each_ending_attempt_starts_the_next_waiting_order(make_system):
     for order in batch:
         system.submit(order)
     system.host.run_until_idle()  # no clock advance: the starter's timer stays unfired
-    assert system.states([o.order_key for o in batch]) == {ProcessState.PROCESSED: 3}
+    assert system.states([o.order_id for o in batch]) == {ProcessState.PROCESSED: 3}
 
 
 def test_a_failed_order_frees_its_slot_for_the_next(make_system):
     # Shipping declines the first order for good: fail_order takes it out of Processing
     # (to Compensating), and that frees the slot the next order starts in.
     batch = [make_order(n) for n in range(2)]
-    decline = {key(batch[0].order_key): {"status": 422, "reason": "address_undeliverable"}}
+    decline = {key(batch[0].order_id): {"status": 422, "reason": "address_undeliverable"}}
     system = make_system(faults={"shipping": {"decline": decline}},
                          settings={"MAX_PROCESSING": "1", "ORDER_CLIENTS": "acme"})
     for order in batch:
         system.submit(order)
     system.host.run_until_idle()
     # Its undo waits for the compensation starter's timer, which the still clock never runs.
-    assert system.state(batch[0].order_key).process_state is ProcessState.COMPENSATING
-    assert system.state(batch[1].order_key).process_state is ProcessState.PROCESSED
+    assert system.state(batch[0].order_id).process_state is ProcessState.COMPENSATING
+    assert system.state(batch[1].order_id).process_state is ProcessState.PROCESSED
