@@ -17,9 +17,14 @@ from bench.cost_report import cost_lines
 GOAL_FACTOR = 4.0
 """Chain-5 goal (issue 29): local host instances/s at least this times the better peer's."""
 
-GOALS = {"orders_per_s": 60.0, "ratio_to_peer": 2.0, "cpu_ms_per_order": 20.0,
-         "p99_ms": 300.0, "growth": 0.8, "rss_mib": 256.0, "count_cut": 0.30}
-"""The order pipeline's goals (issue 29), checked in the orders section."""
+GOALS = {"ratio_to_peer": 2.0, "cpu_ratio_to_peer": 0.6, "statements_per_order": 200.0,
+         "switches_per_order": 200.0, "p99_ms": 300.0, "growth": 0.8, "rss_mib": 256.0,
+         "count_cut": 0.30}
+"""The order pipeline's goals, checked in the orders section: orders/s and host CPU per
+order as ratios to the DBOS pipeline in the same run, and the host's trips per order
+(SQL statements, voluntary context switches), counts that do not depend on the machine
+(issue 40, which turned issue 29's absolute 60 orders/s and 20 ms into these ratios:
+machines here differ about 2x in speed); p99, the large hub and peak RSS as issue 29 set."""
 
 PEER_NAMES = {"dbos": "DBOS Transact", "durabletask": "Durable Task SDK (in-memory backend)"}
 
@@ -133,8 +138,10 @@ def _run_row(system: str, r: dict[str, Any]) -> str:
     ms = " | ".join(f"{lat[k]:.0f}" if k in lat else "n/a"
                     for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms"))
     host = r["host"]
+    trips = " | ".join(f"{host[k]:.0f}" if k in host else "n/a"
+                       for k in ("statements_per_order", "voluntary_switches_per_order"))
     return (f"| {system} | {r['faults']} | {r['offered']} | {r['orders_per_s']:.1f} | {ms} | "
-            f"{host['cpu_s_per_order'] * 1000:.0f} | {host['peak_rss_mib']:.0f} | "
+            f"{host['cpu_s_per_order'] * 1000:.0f} | {trips} | {host['peak_rss_mib']:.0f} | "
             f"{r['processed']} | {r['error']} | {r['lost']} |")
 
 
@@ -157,19 +164,27 @@ def orders_comparison(section: dict[str, Any]) -> dict[str, Any]:
     lat, peer_lat = steady["host"].get("latency") or {}, steady["peer"].get("latency") or {}
     p50, p99 = lat.get("p50_ms", float("nan")), lat.get("p99_ms", float("nan"))
     fifths = steady["host"]["host"]["rss_mib_by_fifth"]
+    host = full["host"]["host"]
+    nan = float("nan")
     out = {"ratio_to_peer": full["host"]["orders_per_s"] / full["peer"]["orders_per_s"],
-           "p50_ratio_to_peer": p50 / peer_lat["p50_ms"] if peer_lat else float("nan"),
+           "p50_ratio_to_peer": p50 / peer_lat["p50_ms"] if peer_lat else nan,
            "p50_ms": p50, "p99_ms": p99, "growth": section["growth"]["ratio"],
-           "peak_rss_mib": full["host"]["host"]["peak_rss_mib"],
-           "cpu_ms_per_order": full["host"]["host"]["cpu_s_per_order"] * 1000,
+           "peak_rss_mib": host["peak_rss_mib"],
+           "cpu_ms_per_order": host["cpu_s_per_order"] * 1000,
+           "cpu_ratio_to_peer": host["cpu_s_per_order"]
+           / full["peer"]["host"]["cpu_s_per_order"],
+           "statements_per_order": host.get("statements_per_order", nan),
+           "switches_per_order": host.get("voluntary_switches_per_order", nan),
            "rss_first": fifths[0], "rss_last": fifths[-1]}
     out["goals"] = {
-        f"orders/s >= {GOALS['orders_per_s']:g} without faults":
-            full["host"]["orders_per_s"] >= GOALS["orders_per_s"],
         f">= {GOALS['ratio_to_peer']:g} x the peer's orders/s":
             out["ratio_to_peer"] >= GOALS["ratio_to_peer"],
-        f"host CPU <= {GOALS['cpu_ms_per_order']:g} ms per order without faults":
-            out["cpu_ms_per_order"] <= GOALS["cpu_ms_per_order"],
+        f"host CPU per order <= {GOALS['cpu_ratio_to_peer']:g} x the peer's":
+            out["cpu_ratio_to_peer"] <= GOALS["cpu_ratio_to_peer"],
+        f"host SQL statements per order < {GOALS['statements_per_order']:g}":
+            out["statements_per_order"] < GOALS["statements_per_order"],
+        f"host voluntary context switches per order < {GOALS['switches_per_order']:g}":
+            out["switches_per_order"] < GOALS["switches_per_order"],
         f"p99 <= {GOALS['p99_ms']:g} ms at {section['rate']:g}/s": p99 <= GOALS["p99_ms"],
         f"large hub >= {GOALS['growth']:g} of the empty hub's orders/s":
             out["growth"] >= GOALS["growth"],
@@ -221,8 +236,9 @@ def _orders(section: dict[str, Any]) -> list[str]:
              "every process of the host (`devhost start` and its workers) or of the DBOS "
              "application, sampled every 0.2 s.", "",
              "| system | faults | offered | orders/s | p50 ms | p95 ms | p99 ms | max ms | "
-             "CPU ms/order | peak RSS MiB | processed | error | lost |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "CPU ms/order | SQL statements/order | voluntary switches/order | "
+             "peak RSS MiB | processed | error | lost |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in section["runs"]:
         lines += [_run_row("local host", r["host"]), _run_row("DBOS", r["peer"])]
     config = section["runs"][0]["peer"].get("config", {})
@@ -245,7 +261,12 @@ def _orders(section: dict[str, Any]) -> list[str]:
               f"(no faults, full speed): {cmp_['peak_rss_mib']:.0f} MiB; at "
               f"{section['rate']:g}/s, peak in the first fifth of the run "
               f"{cmp_['rss_first']:.0f} MiB, in the last {cmp_['rss_last']:.0f} MiB.",
-              "", "Goals (issue 29): " + "; ".join(
+              f"- Host CPU per order / DBOS's (no faults, full speed): "
+              f"{cmp_['cpu_ratio_to_peer']:.2f}; the host's trips per order there: "
+              f"{cmp_['statements_per_order']:.0f} SQL statements and "
+              f"{cmp_['switches_per_order']:.0f} voluntary context switches (every process "
+              "of the host counting its own: `sqlitekit/statement_count.py`).",
+              "", "Goals: " + "; ".join(
                   f"{name}: **{'met' if met else 'not met'}**"
                   for name, met in cmp_["goals"].items()) + ".", ""]
     return lines

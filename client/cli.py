@@ -29,7 +29,7 @@ from client.submit import MAX_RESEND, reply_queue_for, submit_orders, submit_que
 from client.watch import PeekingReceiver, WatchProgress, WatchResult, watch
 from devhost.run.plain_help import plain_help
 from orders.messaging import MessagingError, OutgoingMessage, create_sender
-from orders.models import Order, format_utc
+from orders.models import ClientOrder, format_utc
 
 if TYPE_CHECKING:
     from client.receivers import AzureReplyReceiver, LocalReplyReceiver
@@ -327,7 +327,7 @@ def _submit_queue(client_id: str) -> str:
 
 def _orders(source: Source, scale_factor: float, file: Path | None, limit: int | None,
             data_dir: Path, client_id: str, reply_to: str,
-            on_invalid: Callable[[InvalidOrder], None]) -> Iterator[Order]:
+            on_invalid: Callable[[InvalidOrder], None]) -> Iterator[ClientOrder]:
     if source is Source.JSONL:
         if file is None:
             raise typer.BadParameter("required with --source jsonl", param_hint="--file")

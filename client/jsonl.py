@@ -1,7 +1,7 @@
 """Orders from a JSON-lines file, checked line by line against the shared contracts.
 
 A line is a :class:`~orders.models.messages.SubmitOrder` or a bare
-:class:`~orders.models.Order`; a bad line is reported (line, field, rule) and skipped.
+:class:`~orders.models.ClientOrder`; a bad line is reported (line, field, rule) and skipped.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from client.rejects import InvalidOrder, Problem, problems_from
-from orders.models import Order
+from orders.models import ClientOrder
 from orders.models.messages import SubmitOrder
 from orders.models.money import minor_unit_problem
 
@@ -28,7 +28,7 @@ def load_jsonl(
     client_id: str | None = None,
     reply_to: str | None = None,
     on_invalid: Callable[[InvalidOrder], None] | None = None,
-) -> Iterator[Order]:
+) -> Iterator[ClientOrder]:
     """Read orders from a JSON-lines file, skipping and reporting invalid lines.
 
     ``limit`` counts non-blank lines. With ``client_id``/``reply_to``, a SubmitOrder line
@@ -50,12 +50,12 @@ def load_jsonl(
             read += 1
             where = f"{path.name}:{number}"
             result = _parse_line(text, client_id, reply_to)
-            if isinstance(result, Order):
-                first = seen.setdefault(result.order_key, number)
+            if isinstance(result, ClientOrder):
+                first = seen.setdefault(result.order_id, number)
                 if first == number:
                     yield result
                     continue
-                result = (result.order_key, (Problem(
+                result = (result.order_id, (Problem(
                     "orderId", f"repeats the OrderID of line {first}; OrderIDs must be unique"),))
             order_id, problems = result
             if on_invalid is not None:
@@ -64,7 +64,7 @@ def load_jsonl(
 
 def _parse_line(
     text: str, client_id: str | None, reply_to: str | None
-) -> Order | tuple[str | None, tuple[Problem, ...]]:
+) -> ClientOrder | tuple[str | None, tuple[Problem, ...]]:
     try:
         # Without its line break, an error at the line's end is placed there.
         data: Any = json.loads(text.rstrip("\r\n"))
@@ -85,15 +85,15 @@ def _parse_line(
                                            ("replyTo", reply_to, message.reply_to))
             if expected is not None and actual != expected
         ]
-        return (message.order.order_key, tuple(mismatch)) if mismatch else message.order
+        return (message.client_order_id, tuple(mismatch)) if mismatch else message.order
     if "orderId" in data:
         try:
-            order = Order.model_validate(data)
+            order = ClientOrder.model_validate(data)
         except ValidationError as exc:
             return _str_or_none(data["orderId"]), problems_from(exc)
         problem = minor_unit_problem(order)  # SubmitOrder's rule, checked on submission
         if problem is not None:
-            return order.order_key, (Problem(*problem),)
+            return order.order_id, (Problem(*problem),)
         return order
     return None, (Problem(_WHOLE_LINE, "must be a SubmitOrder object (with 'order') or an "
                                        "Order object (with 'orderId')"),)

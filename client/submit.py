@@ -12,7 +12,7 @@ from pathlib import Path
 
 from azurekit.client_ids import check_client_id
 from orders.messaging import MessageSender, OutgoingMessage
-from orders.models import Order
+from orders.models import ClientOrder
 from orders.models.messages import SubmitOrder
 
 MAX_BATCH_MESSAGES = 100
@@ -54,24 +54,24 @@ def message_id_for(submission: SubmitOrder, resend: int = 0) -> str:
                            separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     digest = sha256(canonical.encode("utf-8")).hexdigest()[:MESSAGE_ID_HASH_HEX_DIGITS]
     counter = f":r{resend}" if resend else ""
-    return f"{submission.order.order_key}:{digest}{counter}"
+    return f"{submission.client_order_id}:{digest}{counter}"
 
 
-def submit_message(client_id: str, reply_to: str, order: Order,
+def submit_message(client_id: str, reply_to: str, order: ClientOrder,
                    resend: int = 0) -> OutgoingMessage:
     """Build one order's submit message; ValidationError for bad ids, ValueError for ``resend``."""
     body = SubmitOrder(client_id=client_id, reply_to=reply_to, order=order)
     return OutgoingMessage(
         body.model_dump(mode="json"),
         message_id=message_id_for(body, resend),
-        correlation_id=order.order_key,
-        application_properties={"orderId": order.order_key, "clientId": client_id},
+        correlation_id=order.order_id,
+        application_properties={"orderId": order.order_id, "clientId": client_id},
     )
 
 
 def submit_orders(
     sender: MessageSender,
-    orders: Iterable[Order],
+    orders: Iterable[ClientOrder],
     *,
     client_id: str,
     reply_to: str,

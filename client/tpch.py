@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from client.rejects import InvalidOrder, Problem, problems_from
-from orders.models import Order
+from orders.models import ClientOrder
 
 TPCHGEN_VERSION = "4.0.0"
 
@@ -89,7 +89,7 @@ def load_orders(
     limit: int | None = None,
     *,
     on_invalid: Callable[[InvalidOrder], None] | None = None,
-) -> Iterator[Order]:
+) -> Iterator[ClientOrder]:
     """Stream TPC-H orders joined with their lines, ascending; ``limit`` counts ORDERS rows.
 
     Orders breaking the contract go to ``on_invalid``, not yielded. Raises ValueError for a
@@ -224,7 +224,8 @@ class _Table:
             ) from None
 
 
-def _to_order(order_row: dict[str, str], line_rows: list[dict[str, str]]) -> Order | InvalidOrder:
+def _to_order(order_row: dict[str, str],
+              line_rows: list[dict[str, str]]) -> ClientOrder | InvalidOrder:
     key = order_row["o_orderkey"]
     order_id = f"TPCH-{key}"
     where = f"TPC-H o_orderkey={key}"
@@ -240,8 +241,8 @@ def _to_order(order_row: dict[str, str], line_rows: list[dict[str, str]]) -> Ord
         return InvalidOrder(where, order_id, tuple(problems))
     try:
         # Raw fields, validated by the contract so that its errors name what is wrong.
-        return Order.model_validate(dict(
-            order_key=order_id,
+        return ClientOrder.model_validate(dict(
+            order_id=order_id,
             customer_id=f"CUST-{order_row['o_custkey']}",
             currency="USD",
             lines=lines,

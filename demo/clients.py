@@ -19,7 +19,7 @@ from client.submit import reply_queue_for, submit_orders
 from client.watch import WatchProgress, WatchResult, watch
 from orders.lifecycle.ids import order_key
 from orders.messaging import create_sender
-from orders.models import Order
+from orders.models import ClientOrder
 from orders.models.messages import StatusKind
 
 CLIENTS = ("shop-a", "shop-b")
@@ -32,19 +32,19 @@ class ClientBatch:
     """One client's orders, with its own OrderIDs."""
 
     client_id: str
-    orders: tuple[Order, ...]
+    orders: tuple[ClientOrder, ...]
 
     @property
     def keys(self) -> list[str]:
         """The service's keys of these orders."""
-        return [order_key(self.client_id, o.order_key) for o in self.orders]
+        return [order_key(self.client_id, o.order_id) for o in self.orders]
 
     def key_of(self, order_id: str) -> str:
         """Return the key of this client's OrderID ``order_id``."""
         return order_key(self.client_id, order_id)
 
 
-def split(orders: Sequence[Order], clients: Sequence[str] = CLIENTS) -> list[ClientBatch]:
+def split(orders: Sequence[ClientOrder], clients: Sequence[str] = CLIENTS) -> list[ClientBatch]:
     """Share ``orders`` between ``clients``, consecutive shares overlapping by :data:`OVERLAP`.
 
     Sizes differ by at most one; none overlap with fewer than 10 orders.

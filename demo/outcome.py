@@ -38,7 +38,7 @@ def report(data_dir: Path, batches: list[ClientBatch], heard: dict[str, WatchRes
     for batch in batches:
         mine = summarize(records, batch.keys, rejected, elapsed, whole_run=False)
         print(mine.client_line(batch.client_id, heard.get(batch.client_id),
-                               {o.order_key for o in batch.orders}), flush=True)
+                               {o.order_id for o in batch.orders}), flush=True)
     print(summary.line(), flush=True)
     hint = trace_hint(data_dir, records.states)
     if hint:

@@ -34,6 +34,7 @@ from demo.stage import (
 )
 from demo.summary import Summary
 from devhost.run.plain_help import plain_help
+from sqlitekit import statement_count
 
 CHAOS_HOST_KILLS = (0.25, 0.6)
 """Fractions of terminal orders at which a chaos run SIGKILLs the host (unless --kill-at)."""
@@ -110,9 +111,12 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
     # Admission control (MAX_IN_FLIGHT, per client too) is not one of the demo's faults:
     # room for all, each client's share included.
     room = min(max(1000, orders), 10_000)
+    # With --metrics-out, the host's processes count their SQL statements (the figures).
+    counted = data_dir / "statement-counts" if metrics_out is not None else None
     host = processes.host(REPO, data_dir, {**settings, **processes.service_urls(sim_url),
                                            "MAX_IN_FLIGHT": str(room * len(CLIENTS)),
-                                           "MAX_IN_FLIGHT_PER_CLIENT": str(room)})
+                                           "MAX_IN_FLIGHT_PER_CLIENT": str(room),
+                                           **counting_env(counted)})
     if chaos:
         holes = sorted(black_holed_ids(fault_config))
         console.print(f"demo: chaos: every payment request of {', '.join(holes)} is "
@@ -133,7 +137,7 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
         submit_all(data_dir, batches, rate=rate)
         console.print("demo: submitted " + ", ".join(
             f"{len(b.orders)} orders as client '{b.client_id}'" for b in batches)
-            + f" ({len(keys) - len({o.order_key for b in batches for o in b.orders})} "
+            + f" ({len(keys) - len({o.order_id for b in batches for o in b.orders})} "
               "OrderIDs used by two clients)")
         heard = watch(data_dir, batches, crashes, timeout_s)
         summary = report(data_dir, batches, heard, time.monotonic() - started)
@@ -149,35 +153,58 @@ def run(orders: int = typer.Option(1000, "--orders", min=1, help="TPC-H orders t
         host.stop()
         sim.stop()
     if metrics_out is not None:
-        metrics_out.write_text(json.dumps(run_metrics(summary, usage, rate), indent=2))
+        metrics_out.write_text(json.dumps(run_metrics(summary, usage, rate, counted),
+                                          indent=2))
     exit_unless_ok(summary)
 
 
-def run_metrics(summary: Summary, usage: HostUsage, rate: float | None) -> dict[str, Any]:
-    """Return the run's figures for ``--metrics-out`` (JSON; see :func:`run_metrics_host`)."""
+def counting_env(folder: Path | None) -> dict[str, str]:
+    """Return the host's environment entry that has it count SQL statements into ``folder``."""
+    return {} if folder is None else {statement_count.COUNT_SETTING: str(folder)}
+
+
+def run_metrics(summary: Summary, usage: HostUsage, rate: float | None,
+                counted: Path | None = None) -> dict[str, Any]:
+    """Return the run's figures for ``--metrics-out`` (JSON; see :func:`run_metrics_host`).
+
+    ``counted``: the folder the host's processes wrote their statement counts to.
+    """
     counts = dict(kv.split("=", 1) for kv in summary.counts().split())
     return {**{k: int(v) for k, v in counts.items()},
             "stock_unbalanced": len(summary.stock_unbalanced),
             "out_of_stock": summary.out_of_stock, "orders_per_s": summary.orders_per_s,
             "offered_rate": rate, "ok": summary.ok,
             "latency": summary.latency.as_dict() if summary.latency else None,
-            "host": run_metrics_host(usage, summary.orders)}
+            "host": run_metrics_host(usage, summary.orders, counted)}
 
 
-def run_metrics_host(usage: HostUsage, orders: int) -> dict[str, Any]:
-    """CPU seconds (in all, per order) and peak RSS (MiB) of the host processes.
+def run_metrics_host(usage: HostUsage, orders: int, counted: Path | None = None
+                     ) -> dict[str, Any]:
+    """CPU seconds (in all, per order), peak RSS (MiB) and trips of the host processes.
 
     ``rss_mib_by_fifth`` is the peak RSS of the host processes in each fifth of the run's
     samples, in time order: with orders completing all along, a later fifth higher than
-    the earlier ones says memory grows with completed orders.
+    the earlier ones says memory grows with completed orders. With ``counted``, the trips
+    per order the host's processes wrote there (:mod:`sqlitekit.statement_count`): SQL
+    statements (in all and by SQLite file) and context switches, voluntary (a thread
+    waits) and involuntary (preemption: the load).
     """
-    mib = 1024 * 1024
+    mib, per = 1024 * 1024, max(1, orders)
     n = len(usage.rss)
     fifths = [max((b for _, b in usage.rss[i * n // 5:(i + 1) * n // 5]), default=0) / mib
               for i in range(5)]
-    return {"cpu_s": usage.cpu_seconds, "cpu_s_per_order": usage.cpu_seconds / max(1, orders),
-            "processes": len(usage.cpu_s), "peak_rss_mib": usage.peak_rss_bytes / mib,
-            "rss_mib_by_fifth": fifths, "samples": n}
+    figures = {"cpu_s": usage.cpu_seconds, "cpu_s_per_order": usage.cpu_seconds / per,
+               "processes": len(usage.cpu_s), "peak_rss_mib": usage.peak_rss_bytes / mib,
+               "rss_mib_by_fifth": fifths, "samples": n}
+    if counted is not None:
+        by_file, switches = statement_count.read_counts(counted,
+                                                        lambda pid: pid in usage.cpu_s)
+        figures |= {"statements_per_order": sum(by_file.values()) / per,
+                    "statements_per_order_by_file": {
+                        name: count / per for name, count in sorted(by_file.items())},
+                    "voluntary_switches_per_order": switches.get("voluntary", 0) / per,
+                    "involuntary_switches_per_order": switches.get("involuntary", 0) / per}
+    return figures
 
 
 def cli() -> typer.Typer:

@@ -25,7 +25,7 @@ from orders.models.messages import (
     StatusMessage,
     SubmitOrder,
 )
-from orders.models.order import Order, OrderLine
+from orders.models.order import ClientOrder, Order, OrderLine
 
 WITHHELD_UNKNOWN = "<withheld>"
 """What stands in for the value of a field no message contract declares unclassified."""
@@ -41,8 +41,8 @@ def _fields() -> dict[str, Classification]:
 def _unclassified() -> frozenset[str]:
     """Wire names of the message contracts' fields that no contract classifies (X10)."""
     models: list[type[BaseModel]] = [
-        SubmitOrder, Order, OrderLine, AgentRequest, AgentReply, StatusMessage, OperatorAlert,
-        *PAYLOADS.values(), *log_details_models()]
+        SubmitOrder, ClientOrder, Order, OrderLine, AgentRequest, AgentReply, StatusMessage,
+        OperatorAlert, *PAYLOADS.values(), *log_details_models()]
     declared = {info.alias or name for model in models
                 for name, info in model.model_fields.items()}
     return frozenset(declared - classified_fields(models, Classification.CONFIDENTIAL).keys())

@@ -4,7 +4,7 @@ The catalogue is the inventory: each SKU's stock item carries ``unitPrice``, the
 ``p_retailprice`` of its part, loaded with the stock (a Cosmos DB container on Azure). An
 order's ``unitPrice`` must equal it (TPC-H: ``l_extendedprice = l_quantity *
 p_retailprice``) and its ``discount`` stay within :data:`MAX_DISCOUNT`; the total is
-already checked against the lines (:class:`orders.models.Order`), so a priced order cannot
+already checked against the lines (:class:`orders.models.OrderContent`), so a priced order cannot
 be cheaper than the catalogue says. See docs/client.md, "Prices".
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from orders.models import Order
 from orders.models.inventory import StockItem
+from orders.models.order import OrderContent
 
 MAX_DISCOUNT = Decimal("0.10")
 """Largest discount accepted: TPC-H ``l_discount`` is drawn from 0.00 to 0.10."""
@@ -36,7 +36,7 @@ class PriceProblem:
     logged: str
 
 
-def price_problem(order: Order, read: Callable[[str], StockItem | None]
+def price_problem(order: OrderContent, read: Callable[[str], StockItem | None]
                   ) -> PriceProblem | None:
     """Return why ``order``'s prices differ from the catalogue, naming the line; else None.
 

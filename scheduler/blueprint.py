@@ -12,7 +12,7 @@ import azure.durable_functions as df
 import azure.functions as func
 from opentelemetry.trace import SpanKind
 
-from orders import names
+from orders import names, slots
 from orders.compensation.plan import outcome_label
 from orders.durable_blueprint import DurableBlueprint
 from orders.models import StateRecord, wire
@@ -29,6 +29,7 @@ from scheduler.identity import USE_CLIENT_QUEUE, refuse_shared_queue
 
 log = logging.getLogger("orders.scheduler")
 bp = DurableBlueprint()
+slots.on_slot_freed(starter.start_next)  # an ending attempt's slot starts the next order
 
 
 def submission_function_name(client_id: str) -> str:

@@ -117,9 +117,13 @@ async def _claim_and_start_one(client: Any,
     return "started"
 
 
-async def run_starter(client: Any, services: Services) -> StartReport:
-    """Claim startable records and start them; an unknown ``WORKFLOW_VERSION`` holds new ones."""
-    room = min(services.settings.STARTER_BATCH, await _room(services))
+async def run_starter(client: Any, services: Services, batch: int | None = None
+                      ) -> StartReport:
+    """Claim startable records and start them; an unknown ``WORKFLOW_VERSION`` holds new ones.
+
+    At most ``batch`` (default ``STARTER_BATCH``) records, within ``MAX_PROCESSING``.
+    """
+    room = min(batch or services.settings.STARTER_BATCH, await _room(services))
     if room <= 0:
         return StartReport(0, 0, 0)
     records = await off_loop(fair_startable, services, room)
@@ -127,6 +131,19 @@ async def run_starter(client: Any, services: Services) -> StartReport:
         records = [r for r in records if r.attempt > 0]
         await off_loop(_alert_unknown_version, services)
     return await _claim_and_start_orders(client, services, records)
+
+
+async def start_next(client: Any, services: Services) -> StartReport:
+    """Start the next claimable order in the slot an ending attempt freed (S3, X3, S8).
+
+    Registered with :func:`orders.slots.on_slot_freed`. One store read when nothing waits;
+    otherwise :func:`run_starter` for one record, max-min fair between clients, so a backlog
+    refills as attempts end and not only at the timer's next run.
+    """
+    waiting = await off_loop(services.stores.states.find_startable, services.clock.now(), 1)
+    if not waiting:
+        return StartReport(0, 0, 0)
+    return await run_starter(client, services, batch=1)
 
 
 def may_start_now(services: Services, record: StateRecord) -> bool:

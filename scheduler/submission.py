@@ -17,7 +17,7 @@ from hashlib import sha256
 
 from orders.lifecycle.ids import order_key, split_order_key
 from orders.messaging import MessageSender, QueueNotFoundError
-from orders.models import IN_FLIGHT_STATES, Order, StateRecord, wire
+from orders.models import IN_FLIGHT_STATES, Order, OrderContent, StateRecord, wire
 from orders.models.messages import (
     StatusKind,
     StatusMessage,
@@ -212,7 +212,7 @@ def answer_refused(body: bytes, client_id: str, sender: MessageSender, now: date
                     "exist", client_id, message_id, reply_queue(client_id))
 
 
-def order_problem(order: Order, stores: Stores, priced: bool) -> tuple[str, str] | None:
+def order_problem(order: OrderContent, stores: Stores, priced: bool) -> tuple[str, str] | None:
     """Return why a valid order is refused for its size or prices (X3, S1), or None.
 
     Two texts: the reason told to the client (its own values quoted) and the one logged,
@@ -230,7 +230,17 @@ def order_problem(order: Order, stores: Stores, priced: bool) -> tuple[str, str]
 
 
 def keyed(parsed: SubmitOrder, key: str, now: datetime) -> tuple[Order, StateRecord]:
-    """Return the order and its first state record; client and reply queue are the key's."""
+    """Return the order to store and its first state record, both under the order ``key``.
+
+    The client's order (named by its OrderID) becomes a stored :class:`Order` (named by
+    ``key``, S1, X5); the client's OrderID goes to the state record's ``client_order_id``,
+    client and reply queue are the key's (X10).
+
+    Raises
+    ------
+    ValueError
+        If ``key`` names no client (submissions are keyed per client).
+    """
     client_id, client_order_id = split_order_key(key)
     if client_id is None:
         raise ValueError(f"key: {key!r} names no client; submissions are keyed per client")
@@ -238,7 +248,7 @@ def keyed(parsed: SubmitOrder, key: str, now: datetime) -> tuple[Order, StateRec
                          client_order_id=client_order_id, reply_to=reply_queue(client_id),
                          created_at=now, updated_at=now, trace_parent=current_traceparent(),
                          work=work_of(len(parsed.order.lines)))
-    return parsed.order.model_copy(update={"order_key": key}), record
+    return Order.of_client(parsed.order, key), record
 
 
 def store(parsed: SubmitOrder, key: str, body: bytes, stores: Stores, sender: MessageSender,

@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import Self
 
+from sqlitekit import statement_count
 from sqlitekit.holds import HoldBlock, HoldRecord, attach, read_hold
 
 __all__ = ["BUSY_TIMEOUT_MS", "HoldBlock", "HoldRecord", "SharedConnection", "WriteLock",
@@ -105,6 +106,8 @@ def connect(path: str | Path, *, synchronous: str = "FULL") -> sqlite3.Connectio
     conn.execute(f"PRAGMA synchronous={synchronous}")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.row_factory = sqlite3.Row
+    if (counts := statement_count.counter()) is not None:  # the benchmark's, else off
+        counts.trace(conn, path)
     with _registry_guard:
         key = str(path.resolve())
         if key not in _path_locks:

@@ -56,7 +56,7 @@ from agents.remote_call import OutcomeKind, RemoteRequest, call_remote
 from clocks import SystemClock
 from orders.circuit import CircuitBreaker
 from orders.lifecycle.ids import idempotency_key
-from orders.models import Order
+from orders.models import ClientOrder
 from orders.models.agent_io import ChargePayload, ShipPayload
 from orders.models.compensation import ReservedLine
 
@@ -206,7 +206,7 @@ def compensate(key: str, requested: list[str], attempts: int) -> str:
 def order_workflow(key: str, order_json: dict[str, Any], reply_to: str) -> str:
     """One order from submission to its final status (module docstring)."""
     submit(key, order_json, reply_to)
-    order = Order.model_validate(order_json)
+    order = ClientOrder.model_validate(order_json)
     bodies = {"charge": ChargePayload(order_key=key, amount=order.total_price,
                                       currency=order.currency).to_payload(),
               "ship": ShipPayload(order_key=key, lines=tuple(

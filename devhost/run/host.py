@@ -134,6 +134,7 @@ class LocalHost:
                                     activity_lease=activity_lease,
                                     versioning=Versioning.from_settings(durable),
                                     host_retries=host_retries, backend=self.backend)
+        self.worker.client_binding = self.client_binding
         self.activity_workers = activity_workers
         self.episode_batch = episode_batch
         self.partition_lease = partition_lease or orchestration_lease

@@ -46,12 +46,16 @@ _warned_lock = threading.Lock()
 
 
 def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
-                 now: Callable[[], datetime], backend: Backend | None = None
-                 ) -> dict[str, Any]:
+                 now: Callable[[], datetime], backend: Backend | None = None,
+                 client_binding: Callable[[], Any] | None = None) -> dict[str, Any]:
     """Execute an activity and return its TaskCompleted or TaskFailed (the extension's texts).
 
     An output over ``backend``'s payload limit (the Durable Task Scheduler's 1 MB) becomes
-    a TaskFailed naming the limit (:func:`oversized_output`).
+    a TaskFailed naming the limit (:func:`oversized_output`). An activity that declares a
+    ``durableClient`` input binding gets ``client_binding()``'s JSON there, as on Azure,
+    where the client binding may be paired with any trigger (the extension's
+    ``DurableClientAttribute``); without ``client_binding`` the activity fails, naming the
+    binding.
 
     Raises
     ------
@@ -73,7 +77,7 @@ def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
             value = ActivityTriggerConverter.decode(meta.Datum(item.input, "json"),
                                                     trigger_metadata=None) \
                 if item.input is not None else None
-            result = invoke.call(fdef.func, {fdef.trigger_param: value})
+            result = invoke.call(fdef.func, _arguments(fdef, value, client_binding))
             output = ActivityTriggerConverter.encode(result, expected_type=None).value
         if backend is not None and (problem := backend.payload_problem(
                 f"output of activity '{item.name}'", output)) is not None:
@@ -88,6 +92,18 @@ def run_activity(item: ActivityWorkItem, activities: dict[str, FunctionDef],
         reason, details = activity_failure(item.name, exc)
         return event(EventType.TaskFailed, now(), TaskScheduledId=item.task_id,
                      Reason=reason, Details=details)
+
+
+def _arguments(fdef: FunctionDef, value: Any,
+               client_binding: Callable[[], Any] | None) -> dict[str, Any]:
+    """Return the activity's keyword arguments: its input and, if it declares one, its client."""
+    kwargs = {fdef.trigger_param: value}
+    if fdef.client_param:
+        if client_binding is None:
+            raise RuntimeError(f"activity '{fdef.name}' declares a durableClient binding and "
+                               "this worker has no durable client to give it")
+        kwargs[fdef.client_param] = client_binding()
+    return kwargs
 
 
 def missing_activity(item: ActivityWorkItem, when: datetime) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -60,6 +61,8 @@ class DurableWorker:
         self.functions = KnownFunctions.of(index.orchestrators, index.activities)
         self.entity_calls = EntityCalls(index.entities)
         self.versioning = versioning
+        self.client_binding: Callable[[], Any] | None = None
+        """The ``durableClient`` binding JSON for activities that declare one (the host's)."""
         # Instances whose ending commit (after host-side failures) is in flight: its text.
         self._ending: dict[str, str] = {}
         self.partitions: PartitionLeases | None = None
@@ -240,7 +243,7 @@ class DurableWorker:
     def run_activity(self, item: ActivityWorkItem) -> dict[str, Any]:
         """Run one claimed activity; return its TaskCompleted or TaskFailed event."""
         return run_activity(item, self.index.activities, self.taskhub.clock.now,
-                            self.backend)
+                            self.backend, self.client_binding)
 
 
 def _log_lost(commits: list[tuple[OrchestrationWorkItem, EpisodeCommit]],

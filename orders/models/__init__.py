@@ -17,7 +17,9 @@ from orders.models.compensation import (
 from orders.models.order import (
     ORDER_SCHEMA_VERSION,
     TOTAL_TOLERANCE_PER_LINE,
+    ClientOrder,
     Order,
+    OrderContent,
     OrderLine,
 )
 from orders.models.state import (
@@ -41,8 +43,10 @@ __all__ = [
     "SUPERVISED_STATES",
     "TOTAL_TOLERANCE_PER_LINE",
     "Classification",
+    "ClientOrder",
     "CompensationEntry",
     "Order",
+    "OrderContent",
     "OrderLine",
     "ProcessState",
     "StateRecord",

@@ -15,8 +15,6 @@ from pydantic import AfterValidator, Field, model_validator
 
 from azurekit.services import catalogue
 from orders.models._types import (
-    ORDER_ID_MAX_LENGTH,
-    ORDER_KEY_SEPARATOR,
     ClientId,
     Contract,
     InstanceId,
@@ -26,7 +24,7 @@ from orders.models._types import (
     UtcDatetime,
 )
 from orders.models.money import minor_unit_problem
-from orders.models.order import Order
+from orders.models.order import ClientOrder
 
 MESSAGE_SCHEMA_VERSION: Final = 1
 
@@ -79,25 +77,16 @@ class SubmitOrder(Versioned):
 
     client_id: ClientId
     reply_to: QueueName
-    order: Order
+    order: ClientOrder
 
     @property
     def client_order_id(self) -> OrderId:
         """The client's own OrderID: ``order.orderId`` of the message (S1, X10).
 
-        Only the submitted order holds an OrderID in ``orderId``; submission builds the
-        order key from it (``<clientId>~<OrderID>``) and the stored order holds that key,
-        so read the OrderID here, never ``order.order_key``.
+        Submission builds the order key from it (``<clientId>~<OrderID>``) and stores the
+        order under that key (:meth:`orders.models.order.Order.of_client`).
         """
-        return self.order.order_key
-
-    @model_validator(mode="after")
-    def _order_id_is_the_clients_own(self) -> SubmitOrder:
-        if ORDER_KEY_SEPARATOR in self.order.order_key:
-            raise ValueError(f"order.orderId: must be 1 to {ORDER_ID_MAX_LENGTH} characters "
-                             f"from A-Z a-z 0-9 . _ - (the client's own OrderID); got "
-                             f"{self.order.order_key!r}")
-        return self
+        return self.order.order_id
 
     @model_validator(mode="after")
     def _total_in_minor_units(self) -> SubmitOrder:

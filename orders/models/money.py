@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from orders.models.order import Order
+from orders.models.order import OrderContent
 
 DEFAULT_MINOR_UNITS = 2
 
@@ -43,7 +43,7 @@ def decimals_of(amount: Decimal) -> int:
     return max(0, -int(exponent))
 
 
-def minor_unit_problem(order: Order) -> tuple[str, str] | None:
+def minor_unit_problem(order: OrderContent) -> tuple[str, str] | None:
     """Return ``(field, rule)`` if ``totalPrice`` is not whole minor units, else None."""
     allowed = minor_units(order.currency)
     if decimals_of(order.total_price) <= allowed:
@@ -53,7 +53,7 @@ def minor_unit_problem(order: Order) -> tuple[str, str] | None:
                           f"the order's currency; got {decimals_of(order.total_price)}")
 
 
-def maximum_problem(order: Order, maximum: Decimal) -> tuple[str, str] | None:
+def maximum_problem(order: OrderContent, maximum: Decimal) -> tuple[str, str] | None:
     """Return ``(field, rule)`` for the first amount above ``maximum``, else None."""
     rule = f"must be at most MAX_ORDER_AMOUNT={maximum}"
     if order.total_price > maximum:  # the amount is Restricted: not quoted (X10)

@@ -1,13 +1,26 @@
-"""The immutable order (so its write is idempotent, X5); money is ``Decimal``, never float (S1)."""
+"""The immutable order (so its write is idempotent, X5); money is ``Decimal``, never float (S1).
+
+One word per concept: a client's order (:class:`ClientOrder`) is named by the client's
+OrderID, ``order_id``; the stored order (:class:`Order`) by its order key, ``order_key``.
+Both are ``orderId`` on the wire, as they always were.
+"""
 
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Annotated
+from typing import Annotated, Self
 
 from pydantic import Field, model_validator
 
-from orders.models._types import Contract, Currency, CustomerId, OrderKey, Sku, UtcDatetime
+from orders.models._types import (
+    Contract,
+    Currency,
+    CustomerId,
+    OrderId,
+    OrderKey,
+    Sku,
+    UtcDatetime,
+)
 from orders.models.classification import Classification, Classified
 
 ORDER_SCHEMA_VERSION = 1
@@ -43,8 +56,11 @@ class OrderLine(Contract):
         return self.extended_price * (1 + self.tax) * (1 - self.discount)
 
 
-class Order(Contract):
-    """An order as submitted: immutable, keyed on its order key (S1, X5).
+class OrderContent(Contract):
+    """What an order holds besides its name: customer, currency, lines, total (S1).
+
+    The base of :class:`ClientOrder` (named by the client's OrderID) and :class:`Order`
+    (named by its order key); the checks of the data live here once.
 
     Raises
     ------
@@ -52,7 +68,6 @@ class Order(Contract):
         Naming the field and rule, e.g. a ``total_price`` that does not match the lines.
     """
 
-    order_key: OrderKey = Field(alias="orderId")
     # Classified fields are withheld from views unless details are asked for (X10).
     customer_id: Annotated[CustomerId, Classified(Classification.CONFIDENTIAL)]
     currency: Annotated[Currency, Classified(Classification.RESTRICTED)]
@@ -70,7 +85,7 @@ class Order(Contract):
         return sum((line.charge for line in self.lines), Decimal(0))
 
     @model_validator(mode="after")
-    def _total_matches_lines(self) -> Order:
+    def _total_matches_lines(self) -> Self:
         tolerance = TOTAL_TOLERANCE_PER_LINE * len(self.lines)
         try:
             computed = self.computed_total
@@ -90,6 +105,69 @@ class Order(Contract):
                 f"TPC-H O_TOTALPRICE)"
             )
         return self
+
+
+# The name comes first on the wire, as it always has: pydantic orders fields from the last
+# base to the first, so each order below lists its name's base after ``OrderContent``.
+class _NamedByOrderId(Contract):
+    order_id: OrderId = Field(alias="orderId")
+
+
+class _NamedByOrderKey(Contract):
+    order_key: OrderKey = Field(alias="orderId")
+
+
+class ClientOrder(OrderContent, _NamedByOrderId):
+    """An order as a client writes and submits it, named by its own OrderID (S1, X10).
+
+    ``order_id`` is the client's OrderID (``orderId`` on the wire, in ``SubmitOrder.order``);
+    submission stores the order under its key, as an :class:`Order`
+    (:meth:`Order.of_client`).
+
+    Raises
+    ------
+    pydantic.ValidationError
+        Naming the field and rule: an OrderID outside its alphabet (a key such as
+        ``acme~ORD-1`` too), or a ``total_price`` that does not match the lines.
+    """
+
+
+class Order(OrderContent, _NamedByOrderKey):
+    """An order as stored: immutable, under its order key ``<clientId>~<OrderID>`` (S1, X5).
+
+    ``order_key`` is ``orderId`` in stored documents and activity inputs; a plain OrderID
+    is a legacy key (X6). The client's OrderID is never held here: it is the key's second part
+    (:func:`orders.lifecycle.ids.split_order_key`) and the state record's ``client_order_id``.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        Naming the field and rule, e.g. a ``total_price`` that does not match the lines.
+    """
+
+    @classmethod
+    def of_client(cls, order: ClientOrder, key: str) -> Order:
+        """Return the stored order of a client's ``order`` under its order ``key`` (S1, X5).
+
+        Parameters
+        ----------
+        order : ClientOrder
+            The client's order, named by its OrderID (``SubmitOrder.order``).
+        key : str
+            Its order key ``<clientId>~<OrderID>`` (:func:`orders.lifecycle.ids.order_key`).
+
+        Returns
+        -------
+        Order
+            The same content under ``key``; the OrderID stays in the key and the state record.
+
+        Raises
+        ------
+        pydantic.ValidationError
+            If ``key`` is not an order key.
+        """
+        content = {name: getattr(order, name) for name in OrderContent.model_fields}
+        return cls.model_validate({**content, "order_key": key})
 
     def same_data(self, other: Order) -> bool:
         """Tell whether ``other`` holds equal data; amounts by value, times by instant (S1)."""

@@ -8,7 +8,7 @@ A TPC-H order has at most 7 lines of at most 50 units each, far inside every bou
 
 from __future__ import annotations
 
-from orders.models.order import Order
+from orders.models.order import OrderContent
 
 MAX_ORDER_LINES = 50
 """Lines of one order at most."""
@@ -18,7 +18,7 @@ MAX_ORDER_UNITS = 10_000
 """Units of one order at most, all lines together."""
 
 
-def size_problem(order: Order) -> str | None:
+def size_problem(order: OrderContent) -> str | None:
     """Return why ``order`` is too large, naming the field and the limit, or None.
 
     The rules: at most :data:`MAX_ORDER_LINES` lines, :data:`MAX_ORDER_SKUS` distinct SKUs

@@ -35,14 +35,22 @@ def test_the_declared_names_and_bindings_are_those_histories_recorded():
     assert {activity.name: activity.binding for activity in DECLARED} == ON_THE_WIRE
 
 
+FREES_A_SLOT = {"finish_attempt", "fail_order"}
+"""The activities that take an order out of Processing: they also bind a durable client."""
+
+
 def test_every_declared_activity_is_a_function_named_for_it_with_its_binding():
     functions = app_functions()
     assert list(functions) == list(ON_THE_WIRE)
+    assert {a.name for a in blueprint.FREES_A_SLOT} == FREES_A_SLOT
     for name, binding in ON_THE_WIRE.items():
+        client = [{"type": "durableClient", "direction": "IN", "name": "client"}] \
+            if name in FREES_A_SLOT else []
         assert json.loads(functions[name].get_function_json())["bindings"] == [
+            *client,
             {"type": "activityTrigger", "direction": "IN", "name": binding, "activity": name}]
         assert list(inspect.signature(functions[name].get_user_function()).parameters) == \
-            [binding]
+            [binding, *(c["name"] for c in client)]
 
 
 def test_the_local_host_indexes_each_activity_by_its_name():
@@ -79,3 +87,20 @@ def test_a_body_for_an_undeclared_activity_is_refused():
         implements(stray)(lambda data, services: None)
     with pytest.raises(LookupError, match="activity stray: declared but no body"):
         body_of(stray)
+
+
+@pytest.mark.parametrize("result, frees", [({"fenced": False}, True), ({"fenced": False,
+                                            "state": "Error"}, True), ({"fenced": True}, False),
+                                           ({"fenced": True, "state": None}, False)])
+def test_only_an_unfenced_ending_frees_a_slot(monkeypatch, result, frees):
+    freed = []
+
+    async def slot_freed(client, services):
+        freed.append(client)
+
+    monkeypatch.setattr(blueprint, "slot_freed", slot_freed)
+    monkeypatch.setattr(blueprint, "services", lambda: "services")
+    function = blueprint.slot_freeing_function(blueprint.FREES_A_SLOT[0],
+                                               lambda data, services: result)
+    assert call(function, {"data": {}, "client": "the client"}) == result
+    assert freed == (["the client"] if frees else [])

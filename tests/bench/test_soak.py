@@ -11,16 +11,16 @@ from client.submit import reply_queue_for, submit_message, submit_queue_for
 from clocks import ManualClock
 from demo import latency
 from demo.clients import ClientBatch
-from orders.models import Order, OrderLine
+from orders.models import ClientOrder, OrderLine
 from sqlitebus import open_engine
 
 START = datetime(2026, 12, 1, 23, 0, tzinfo=UTC)
 
 
-def _order(n: int) -> Order:
-    return Order(order_key=f"TPCH-{n}", customer_id="C", currency="USD",
-                 lines=[OrderLine(sku="S", quantity=1, unit_price=Decimal("10"))],
-                 total_price=Decimal("10"), created_at=START)
+def _order(n: int) -> ClientOrder:
+    return ClientOrder(order_id=f"TPCH-{n}", customer_id="C", currency="USD",
+                       lines=[OrderLine(sku="S", quantity=1, unit_price=Decimal("10"))],
+                       total_price=Decimal("10"), created_at=START)
 
 
 def test_each_window_has_the_p99_of_the_orders_that_finished_in_it(tmp_path):

@@ -7,7 +7,9 @@ import pytest
 from bench import statements
 
 
-def test_two_orders_are_counted_by_file_with_the_simulator_left_out(tmp_path):
+def test_two_orders_are_counted_by_file_with_the_simulator_left_out(tmp_path, monkeypatch):
+    # As `python -m bench.statements` runs: every line priced against the catalogue.
+    monkeypatch.setenv("PRICE_FROM_CATALOGUE", "true")
     result = statements.measure(2, tmp_path)
     assert result["states"] == {"Processed": 2}
     by_file = result["statements_per_order_by_file"]

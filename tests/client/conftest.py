@@ -10,7 +10,7 @@ import pytest
 
 from client import tpch
 from clocks import ManualClock
-from orders.models import Order
+from orders.models import ClientOrder
 from sqlitebus import ServiceBusEngine, load_queue_catalog
 
 TPCH_SCALE_FACTOR = 0.01
@@ -49,10 +49,10 @@ def make_order():
     return _make_order
 
 
-def _make_order(order_id: str, *, lines: int = 1, quantity: int = 2) -> Order:
-    """A valid order: each line 2 x 10.00 with 10 % discount and 5 % tax (18.90)."""
-    return Order(
-        order_key=order_id,
+def _make_order(order_id: str, *, lines: int = 1, quantity: int = 2) -> ClientOrder:
+    """A valid client's order: each line 2 x 10.00 with 10 % discount and 5 % tax (18.90)."""
+    return ClientOrder(
+        order_id=order_id,
         customer_id="CUST-1",
         currency="USD",
         lines=[{"sku": f"SKU-{i}", "quantity": quantity, "unit_price": Decimal("10.00"),

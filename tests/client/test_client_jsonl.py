@@ -47,7 +47,7 @@ def test_each_bad_line_is_reported_with_line_number_field_and_rule(tmp_path, mak
         json.dumps(_order_json(make_order, "E-1")),
     )
     orders, invalid = _load(path)
-    assert [o.order_key for o in orders] == ["E-1"]
+    assert [o.order_id for o in orders] == ["E-1"]
     assert invalid["orders.jsonl:1"][1][0][0] == "(line)"
     assert invalid["orders.jsonl:1"][1][0][1].startswith("must be JSON: Expecting property name")
     assert invalid["orders.jsonl:2"] == (None, [("(line)", "must be a JSON object, got list")])
@@ -76,7 +76,7 @@ def test_submit_order_for_another_client_is_invalid(tmp_path, make_order):
 def test_repeated_order_id_is_invalid(tmp_path, make_order):
     line = json.dumps(_order_json(make_order, "G-1"))
     orders, invalid = _load(_write(tmp_path, line, line))
-    assert [o.order_key for o in orders] == ["G-1"]
+    assert [o.order_id for o in orders] == ["G-1"]
     assert invalid == {"orders.jsonl:2": (
         "G-1", [("orderId", "repeats the OrderID of line 1; OrderIDs must be unique")])}
 
@@ -85,7 +85,7 @@ def test_limit_counts_lines_read_valid_or_not(tmp_path, make_order):
     path = _write(tmp_path, "oops", json.dumps(_order_json(make_order, "H-1")),
                   json.dumps(_order_json(make_order, "H-2")))
     orders, invalid = _load(path, limit=2)
-    assert [o.order_key for o in orders] == ["H-1"]
+    assert [o.order_id for o in orders] == ["H-1"]
     assert list(invalid) == ["orders.jsonl:1"]
 
 
@@ -106,7 +106,7 @@ def test_a_total_finer_than_its_currency_is_reported_before_sending(tmp_path, ma
     assert invalid == {"orders.jsonl:1": ("Y-1", [(
         "totalPrice", "at most 0 decimal places, the ISO 4217 minor unit of the order's "
                       f"currency; got {decimals_of(total)}")])}
-    assert [o.order_key for o in orders] == ["B-2"]
+    assert [o.order_id for o in orders] == ["B-2"]
 
 
 def test_a_json_error_at_the_end_of_a_long_line_names_its_real_column(tmp_path, make_order):

@@ -166,11 +166,11 @@ def test_an_empty_source_sends_nothing():
 def _small_order(i):
     from datetime import UTC, datetime
 
-    from orders.models import Order
+    from orders.models import ClientOrder
 
-    return Order(order_key=f"S-{i}", customer_id="c", currency="EUR",
-                 lines=[{"sku": "x", "quantity": 1, "unit_price": "1.00"}],
-                 total_price="1.00", created_at=datetime(2030, 1, 1, tzinfo=UTC))
+    return ClientOrder(order_id=f"S-{i}", customer_id="c", currency="EUR",
+                       lines=[{"sku": "x", "quantity": 1, "unit_price": "1.00"}],
+                       total_price="1.00", created_at=datetime(2030, 1, 1, tzinfo=UTC))
 
 
 # -- command line -------------------------------------------------------------------------
@@ -220,7 +220,7 @@ def test_cli_submit_tpch_sends_the_valid_first_orders(tmp_path, tpch_dir):
     data_dir.mkdir()  # the local host makes it
     shutil.copytree(tpch_dir, data_dir / "tpch" / "sf-0.01")  # reused, not regenerated
     invalid = []
-    expected = [o.order_key for o in tpch.load_orders(tpch_dir, 50, on_invalid=invalid.append)]
+    expected = [o.order_id for o in tpch.load_orders(tpch_dir, 50, on_invalid=invalid.append)]
     result = CliRunner().invoke(app, ["submit", "--client-id", "acme", "--limit", "50",
                                       "--data-dir", str(data_dir)], terminal_width=200)
     assert result.exit_code == (EXIT_DROPPED_INVALID if invalid else 0), result.output

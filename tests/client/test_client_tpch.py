@@ -94,10 +94,10 @@ def test_first_orders_are_joined_with_their_lineitems(tpch_dir):
     invalid = []
     orders = list(load_orders(tpch_dir, FIRST, on_invalid=invalid.append))
     assert len(orders) + len(invalid) == FIRST
-    assert [o.order_key for o in orders] == sorted(
-        (o.order_key for o in orders), key=lambda i: int(i.removeprefix("TPCH-")))
+    assert [o.order_id for o in orders] == sorted(
+        (o.order_id for o in orders), key=lambda i: int(i.removeprefix("TPCH-")))
     for order in orders:
-        order_row, line_rows = raw[int(order.order_key.removeprefix("TPCH-"))]
+        order_row, line_rows = raw[int(order.order_id.removeprefix("TPCH-"))]
         assert order.customer_id == f"CUST-{order_row['o_custkey']}"
         assert order.currency == "USD"
         assert order.total_price == Decimal(order_row["o_totalprice"])
@@ -117,7 +117,7 @@ def test_first_orders_are_joined_with_their_lineitems(tpch_dir):
 def test_loader_verdict_matches_an_independent_recomputation(tpch_dir):
     raw = _raw_first_orders(tpch_dir, FIRST)
     invalid = []
-    valid = {o.order_key for o in load_orders(tpch_dir, FIRST, on_invalid=invalid.append)}
+    valid = {o.order_id for o in load_orders(tpch_dir, FIRST, on_invalid=invalid.append)}
     expected_invalid = {
         f"TPCH-{key}" for key, (order_row, line_rows) in raw.items()
         if abs(Decimal(order_row["o_totalprice"]) - _unrounded_total(line_rows))
@@ -164,7 +164,7 @@ def test_hand_made_orders_map_field_by_field(tmp_path):
     _write(tmp_path, [_order(1, total="37.80"), _order(2)],
            [_line(1), _line(1, 2), _line(2)])
     first, second = load_orders(tmp_path)
-    assert first.order_key == "TPCH-1" and second.order_key == "TPCH-2"
+    assert first.order_id == "TPCH-1" and second.order_id == "TPCH-2"
     assert [line.sku for line in first.lines] == ["P11-S22", "P11-S22"]
     assert first.lines[0].unit_price == Decimal("10.00")
     assert first.created_at == datetime(1996, 1, 2, tzinfo=UTC)
@@ -173,7 +173,7 @@ def test_hand_made_orders_map_field_by_field(tmp_path):
 def test_limit_stops_reading_before_later_rows(tmp_path):
     # The orphan line item of order 9 lies beyond the limit: streaming never reaches it.
     _write(tmp_path, [_order(1), _order(2), _order(3)], [_line(1), _line(2), _line(9)])
-    assert [o.order_key for o in load_orders(tmp_path, 2)] == ["TPCH-1", "TPCH-2"]
+    assert [o.order_id for o in load_orders(tmp_path, 2)] == ["TPCH-1", "TPCH-2"]
     with pytest.raises(TpchFormatError, match="lineitem.csv line 4: l_orderkey 9"):
         list(load_orders(tmp_path))
 
@@ -205,7 +205,7 @@ def test_invalid_orders_are_reported_with_field_and_rule(tmp_path):
             _line(5), _line(6)])
     invalid = []
     orders = list(load_orders(tmp_path, on_invalid=invalid.append))
-    assert [o.order_key for o in orders] == ["TPCH-6"]
+    assert [o.order_id for o in orders] == ["TPCH-6"]
     problems = {i.order_id: [(p.field, p.rule) for p in i.problems] for i in invalid}
     assert problems["TPCH-1"][0][0] == "lines"  # an order without line items
     assert "at least 1 item" in problems["TPCH-1"][0][1]
@@ -259,4 +259,4 @@ def test_every_tpch_order_prices_exactly_at_the_parts_retail_price(tpch_dir):
     assert set(prices) == skus
     items = {sku: StockItem(sku=sku, available=1, loaded=1, unit_price=price)
              for sku, price in prices.items()}
-    assert [o.order_key for o in orders if price_problem(o, items.get) is not None] == []
+    assert [o.order_id for o in orders if price_problem(o, items.get) is not None] == []

@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 
 from demo.audit import NetEffects, Price, audit, audit_data_dir
-from orders.models import CompensationEntry, ProcessState, StateRecord
+from orders.models import CompensationEntry, Order, ProcessState, StateRecord
 from orders.models.messages import OperatorAlert
 from simulator.ledger import Answer, Ledger, SideEffect
 
@@ -224,33 +224,33 @@ def test_audit_data_dir_reads_states_log_alerts_and_ledger(tmp_path):
                            state_path=tmp_path / "state.sqlite")
     for order, state in ((kept, ProcessState.COMPENSATED),
                          (failed, ProcessState.COMPENSATION_FAILED)):
-        stores.orders.create_if_absent(order)
-        new = stores.states.create_if_absent(StateRecord.new(order.order_key, "replies-acme",
+        stores.orders.create_if_absent(Order.of_client(order, order.order_id))  # legacy key
+        new = stores.states.create_if_absent(StateRecord.new(order.order_id, "replies-acme",
                                                              NOW))
         stores.states.replace(new.record.model_copy(update={
-            "process_state": state, "locked_by": f"{order.order_key}:comp:1"}))
-    for entry in logged(kept.order_key, "reserve_inventory", "release_inventory"):
+            "process_state": state, "locked_by": f"{order.order_id}:comp:1"}))
+    for entry in logged(kept.order_id, "reserve_inventory", "release_inventory"):
         stores.compensation.record(entry.model_copy(update={"seq": None}))
     stores.close()
     sender = create_sender("local", data_dir=tmp_path)
-    send_alert(sender, alert(failed.order_key), message_id="CompensationFailed:x")
+    send_alert(sender, alert(failed.order_id), message_id="CompensationFailed:x")
     sender.close()
     with Ledger(tmp_path / "ledger.sqlite") as ledger:
         for order in (kept, failed):
-            effect = SideEffect("payment", "charge", order.order_key, f"{order.order_key}:charge",
-                                str(order.total_price), "USD", f"pay_{order.order_key}", None,
+            effect = SideEffect("payment", "charge", order.order_id, f"{order.order_id}:charge",
+                                str(order.total_price), "USD", f"pay_{order.order_id}", None,
                                 NOW)
             ledger.run_idempotent(service="payment", key=effect.idempotency_key,
                                   fingerprint="f", now=NOW,
                                   operation=lambda conn, e=effect: Answer(201, {}, e))
 
     report = audit_data_dir(tmp_path, tmp_path / "ledger.sqlite",
-                            [kept.order_key, failed.order_key])
+                            [kept.order_id, failed.order_id])
 
     assert [(v.order_key, v.state, v.balanced) for v in report.verdicts] == [
-        (kept.order_key, ProcessState.COMPENSATED, False),
-        (failed.order_key, ProcessState.COMPENSATION_FAILED, True)]
-    assert report.verdict(kept.order_key).reason.startswith(
+        (kept.order_id, ProcessState.COMPENSATED, False),
+        (failed.order_id, ProcessState.COMPENSATION_FAILED, True)]
+    assert report.verdict(kept.order_id).reason.startswith(
         f"charge kept: Compensated wants net charge 0, ledger nets 1 charge(s) of "
         f"{kept.total_price} USD")
 

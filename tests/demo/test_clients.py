@@ -8,21 +8,21 @@ import pytest
 from demo.audit import AuditReport
 from demo.clients import CLIENTS, ClientBatch, split
 from demo.summary import Records, summarize
-from orders.models import Order, OrderLine, ProcessState, StateRecord
+from orders.models import ClientOrder, OrderLine, ProcessState, StateRecord
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 
 
-def order(n: int) -> Order:
-    return Order(order_key=f"TPCH-{n}", customer_id="C", currency="USD",
-                 lines=[OrderLine(sku="S", quantity=1, unit_price=Decimal("10"))],
-                 total_price=Decimal("10"), created_at=NOW)
+def order(n: int) -> ClientOrder:
+    return ClientOrder(order_id=f"TPCH-{n}", customer_id="C", currency="USD",
+                       lines=[OrderLine(sku="S", quantity=1, unit_price=Decimal("10"))],
+                       total_price=Decimal("10"), created_at=NOW)
 
 
 def test_two_clients_share_sixty_orders_six_order_ids_used_by_both():
     batches = split([order(n) for n in range(60)])
     assert [b.client_id for b in batches] == list(CLIENTS) == ["shop-a", "shop-b"]
-    a, b = ([o.order_key for o in batch.orders] for batch in batches)
+    a, b = ([o.order_id for o in batch.orders] for batch in batches)
     assert (len(a), len(b)) == (30, 30)
     assert set(a) & set(b) == {f"TPCH-{n}" for n in range(24, 30)}
     assert batches[1].keys[0] == "shop-b~TPCH-24" and batches[0].keys[24] == "shop-a~TPCH-24"

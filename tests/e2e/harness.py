@@ -23,7 +23,7 @@ from bench.statements import SETTINGS as RUN_SETTINGS
 from devhost.testing import DurableHost
 from orders import runtime
 from orders.lifecycle.ids import order_key
-from orders.models import Order, OrderLine, ProcessState
+from orders.models import ClientOrder, OrderLine, ProcessState
 from orders.models.messages import SubmitOrder
 from orders.settings import load_settings
 from simulator.app import create_app
@@ -37,22 +37,22 @@ TEST_SETTINGS = {**RUN_SETTINGS, "ORDER_CLIENTS": "acme,globex"}
 DEFAULT_CLIENT = "acme"
 
 
-def key(order: Order | str, client_id: str = DEFAULT_CLIENT) -> str:
-    """The order key of ``order`` (an Order or an OrderID) submitted by ``client_id``."""
-    order_id = order if isinstance(order, str) else order.order_key
+def key(order: ClientOrder | str, client_id: str = DEFAULT_CLIENT) -> str:
+    """The order key of ``order`` (a client's order or an OrderID) submitted by ``client_id``."""
+    order_id = order if isinstance(order, str) else order.order_id
     return order_id if "~" in order_id else order_key(client_id, order_id)
 
 
-def make_order(n: int, lines: int = 2) -> Order:
-    """A valid order with ``lines`` lines and a total computed from them."""
+def make_order(n: int, lines: int = 2) -> ClientOrder:
+    """A valid client's order with ``lines`` lines and a total computed from them."""
     order_lines = [OrderLine(sku=f"SKU-{n}-{i}", quantity=i + 1, unit_price=Decimal("10.00"))
                    for i in range(lines)]
     total = sum(Decimal(li.quantity) * li.unit_price for li in order_lines)
     from datetime import UTC, datetime
 
-    return Order(order_key=f"ORD-{n:05d}", customer_id=f"CUST-{n % 7}", currency="USD",
-                 lines=order_lines, total_price=total,
-                 created_at=datetime(2029, 12, 31, tzinfo=UTC))
+    return ClientOrder(order_id=f"ORD-{n:05d}", customer_id=f"CUST-{n % 7}", currency="USD",
+                       lines=order_lines, total_price=total,
+                       created_at=datetime(2029, 12, 31, tzinfo=UTC))
 
 
 class System:
@@ -99,12 +99,12 @@ class System:
         """The app's services (stores, sender) as the functions see them."""
         return runtime.services()
 
-    def submit(self, order: Order, client_id: str = DEFAULT_CLIENT,
+    def submit(self, order: ClientOrder, client_id: str = DEFAULT_CLIENT,
                message_id: str | None = None, body: bytes | None = None) -> None:
         """Send an order message to the client's own queue ``orders-<clientId>``."""
         msg = SubmitOrder(client_id=client_id, reply_to=f"replies-{client_id}", order=order)
         self.engine.send(f"orders-{client_id}", body or msg.model_dump_json(by_alias=True),
-                         message_id=message_id or order.order_key)
+                         message_id=message_id or order.order_id)
 
     @contextmanager
     def paused(self, queue: str) -> Iterator[None]:

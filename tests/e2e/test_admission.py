@@ -48,7 +48,7 @@ def run_outage(make_system, monkeypatch, orders: int, limit: int, wave: int) -> 
         assert in_flight(system) <= limit
     assert len(seen) == orders and max(seen) == limit
 
-    ids = [o.order_key for o in batch]
+    ids = [o.order_id for o in batch]
     records = {i: system.state(i) for i in ids}
     accepted = {i for i, r in records.items() if r is not None}
     replies = system.replies()
@@ -79,7 +79,7 @@ def run_outage(make_system, monkeypatch, orders: int, limit: int, wave: int) -> 
     for order in fresh:
         system.submit(order)
     system.run(30)
-    assert system.states(o.order_key for o in fresh) == {ProcessState.PROCESSED: limit}
+    assert system.states(o.order_id for o in fresh) == {ProcessState.PROCESSED: limit}
     print(f"\nadmission {orders}/{limit}: {time.perf_counter() - started:.1f}s")
 
 
@@ -103,10 +103,10 @@ def test_redelivery_of_an_accepted_order_is_not_rejected_at_the_limit(make_syste
     system.submit(first, message_id="client-resend")  # the limit is reached now
     system.run(0.5)
     statuses = [(m["orderId"], m["status"]) for m in system.replies()]
-    assert statuses == [(first.order_key, "RequestReceived"),
-                        (second.order_key, "RequestReceived"),
-                        (third.order_key, "Rejected")]
-    assert system.state(first.order_key).process_state in IN_FLIGHT_STATES
+    assert statuses == [(first.order_id, "RequestReceived"),
+                        (second.order_id, "RequestReceived"),
+                        (third.order_id, "Rejected")]
+    assert system.state(first.order_id).process_state in IN_FLIGHT_STATES
     assert system.engine.counts("orders").dead_letter == 0
 
 
@@ -124,16 +124,16 @@ def test_one_clients_backlog_does_not_get_another_clients_order_rejected(make_sy
         acme = system.replies("acme")
         rejected = [m for m in acme if m["status"] == "Rejected"]
         assert len(rejected) == 8 and len(system.states(
-            [o.order_key for o in flood[:4]])) == 1  # the first four are stored
+            [o.order_id for o in flood[:4]])) == 1  # the first four are stored
         assert {m["reason"] for m in rejected} == {
             "admission control: client acme has 4 orders in flight (Pending, Processing, "
             "Compensating), its quota MAX_IN_FLIGHT_PER_CLIENT=4; nothing was stored, submit "
             "the order again later with a new MessageId"}
     system.run(30)
-    assert system.state(mine.order_key, "globex").process_state == ProcessState.PROCESSED
+    assert system.state(mine.order_id, "globex").process_state == ProcessState.PROCESSED
     assert [m["status"] for m in system.replies("globex")] == ["RequestReceived",
                                                                "OrderCompleted"]
-    assert system.states([o.order_key for o in flood[:4]]) == {ProcessState.PROCESSED: 4}
+    assert system.states([o.order_id for o in flood[:4]]) == {ProcessState.PROCESSED: 4}
 
 
 def test_the_starter_shares_processing_slots_between_clients(make_system):
@@ -148,7 +148,7 @@ def test_the_starter_shares_processing_slots_between_clients(make_system):
         system.submit(late, client_id="globex")
         system.run(2)
         # Two clients, two slots: acme's backlog leaves one slot for globex (slot_cap).
-        assert system.states([o.order_key for o in backlog]) == {
+        assert system.states([o.order_id for o in backlog]) == {
             ProcessState.PROCESSING: 1, ProcessState.PENDING: 5}
     system.run(60)
     done = {}
@@ -160,7 +160,7 @@ def test_the_starter_shares_processing_slots_between_clients(make_system):
     assert len(done) == 7
     acme_times = sorted(t for (c, _), t in done.items() if c == "acme")
     # globex's order took the first slot that came free, ahead of acme's 4 waiting ones.
-    assert done[("globex", late.order_key)] < acme_times[3]
+    assert done[("globex", late.order_id)] < acme_times[3]
 
 
 def test_a_quota_set_above_the_equal_share_is_lowered_to_it(make_system):
@@ -189,8 +189,8 @@ def test_one_client_never_holds_every_slot_and_anothers_order_starts_at_once(mak
         for order in backlog:
             system.submit(order, client_id="acme")
         system.run(3)
-        assert system.states([o.order_key for o in backlog]) == {
+        assert system.states([o.order_id for o in backlog]) == {
             ProcessState.PROCESSING: 3, ProcessState.PENDING: 5}
         system.submit(late, client_id="globex")
         system.run(0.5)
-        assert system.state(late.order_key, "globex").process_state == ProcessState.PROCESSING
+        assert system.state(late.order_id, "globex").process_state == ProcessState.PROCESSING

@@ -24,14 +24,14 @@ def test_payment_failing_forever_never_exceeds_the_computed_maximum(make_system)
     settings = system.services.settings
     maximum = max_calls_per_service(settings, load_queue_limits())
     calls = system.ledger.request_count("payment", key(doomed))
-    assert system.state(doomed.order_key).process_state in TERMINAL
+    assert system.state(doomed.order_id).process_state in TERMINAL
     assert calls <= maximum["payment"]
     # No redelivery was needed: the agent and supervisor layers alone, plus the one refund
     # compensation asks for because the charge requests went out (answered nothing_to_undo).
     assert calls == settings.MAX_FAILURES * settings.AGENT_MAX_ATTEMPTS + 1
     assert system.ledger.request_count("payment", key(doomed), "refund") == 1
     assert system.ledger.request_count("shipping", key(doomed)) == 0
-    assert system.states(o.order_key for o in others) == {ProcessState.PROCESSED: 4}
+    assert system.states(o.order_id for o in others) == {ProcessState.PROCESSED: 4}
 
 
 def test_redeliveries_multiply_but_stay_within_the_maximum(make_system, monkeypatch):
@@ -55,7 +55,7 @@ def test_redeliveries_multiply_but_stay_within_the_maximum(make_system, monkeypa
     queues = load_queue_limits()
     deliveries = queues["payment-requests"].max_delivery_count
     calls = system.ledger.request_count("payment", key(doomed))
-    assert system.state(doomed.order_key).process_state in TERMINAL
+    assert system.state(doomed.order_id).process_state in TERMINAL
     # Every charge request and, since the agent never replies, every compensation attempt's
     # refund request (one call each: nothing_to_undo is final) is redelivered to the limit.
     compensations = settings.MAX_COMPENSATION_FAILURES
@@ -87,7 +87,7 @@ def test_an_outage_longer_than_every_hold_stays_within_the_computed_maximum(make
     system.run(outage_s / 2)  # 50 times the longest hold-back
     settings = system.services.settings
     maximum = max_calls_per_service(settings, load_queue_limits())["payment"]
-    record = system.state(order.order_key)
+    record = system.state(order.order_id)
     charges = system.ledger.request_count("payment", key(order), "charge")
     assert maximum == 1 * 5 * (2 + 1)  # A_agent * maxDeliveryCount * (MAX_FAILURES + C)
     assert system.ledger.request_count("payment", key(order)) <= maximum

@@ -40,7 +40,7 @@ def test_black_holed_orders_open_the_circuit_but_healthy_orders_all_complete(mak
     opened = [r for r in caplog.records if r.getMessage().startswith("circuit payment: ")
               and r.getMessage().split(" after ")[0].endswith("-> open")]
     assert len(opened) >= BLACK_HOLED  # the circuit really opened, again and again
-    records = {o.order_key: system.state(o.order_key) for o in healthy}
+    records = {o.order_id: system.state(o.order_id) for o in healthy}
     assert Counter(r.process_state for r in records.values()) == {
         ProcessState.PROCESSED: HEALTHY}
     assert {r.failure_count for r in records.values()} == {0}
@@ -54,7 +54,7 @@ def test_black_holed_orders_open_the_circuit_but_healthy_orders_all_complete(mak
     # The black-holed orders used up their own attempts and were failed; how their lost
     # charges are undone is the compensation's business, not asserted here.
     for order in doomed:
-        record = system.state(order.order_key)
+        record = system.state(order.order_id)
         assert record.process_state in FAILED and record.failure_count == 3, record
     # Alerts about one client's orders are collapsed per kind and 10 minutes (X10): one
     # RetriesExhausted per window, naming the first doomed order given up in it.

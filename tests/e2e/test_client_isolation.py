@@ -50,7 +50,7 @@ def test_a_client_naming_another_client_in_its_body_is_dead_lettered_and_nothing
     assert system.replies("acme") == []
     assert [(r["orderId"], r["status"], r["reason"].split(":")[0])
             for r in system.replies("globex")] == [
-        (order.order_key, "Rejected", "ClientMismatch")] * 2
+        (order.order_id, "Rejected", "ClientMismatch")] * 2
     # One alert for globex's mismatches in this window, whatever it sends (collapsed).
     alerts = system.alerts()
     assert [(a["kind"], a["clientId"]) for a in alerts] == [("ClientMismatch", "globex")]
@@ -67,15 +67,15 @@ def test_the_same_order_id_from_two_clients_is_two_orders(make_system):
     submit_orders(sender, [globex_order], client_id="globex", reply_to="replies-globex")
     system.run(15)
     for client_id, order in (("acme", acme_order), ("globex", globex_order)):
-        record = system.state(order.order_key, client_id)
+        record = system.state(order.order_id, client_id)
         assert (record.process_state, record.client_id, record.client_order_id, record.attempt
                 ) == (ProcessState.PROCESSED, client_id, "ORD-00007", 1)
         assert record.locked_by == f"{client_id}~ORD-00007:1"
-        charges = system.effects(kind="charge", order_id=order.order_key, client_id=client_id)
+        charges = system.effects(kind="charge", order_id=order.order_id, client_id=client_id)
         assert [(c.order_key, c.idempotency_key, c.amount) for c in charges] == [
             (f"{client_id}~ORD-00007", f"{client_id}~ORD-00007:charge",
              str(order.total_price))]
-        assert len(system.effects(kind="ship", order_id=order.order_key,
+        assert len(system.effects(kind="ship", order_id=order.order_id,
                                   client_id=client_id)) == 1
         # Each client hears of its own order only, by its own OrderID, on its own queue.
         assert statuses(system, client_id) == [("ORD-00007", "RequestReceived"),
@@ -96,19 +96,19 @@ def test_another_clients_message_id_does_not_drop_a_clients_order(make_system):
                                            order=victim))
     decoy = make_order(9, lines=1)
     system.engine.send("orders-globex", body_of(decoy, "globex"), message_id=stolen_id)
-    system.engine.send("orders-globex", body_of(decoy, "globex"), message_id=victim.order_key)
+    system.engine.send("orders-globex", body_of(decoy, "globex"), message_id=victim.order_id)
     system.run(2)
     assert submit_orders(sender, [victim], client_id="acme", reply_to="replies-acme") == 1
     assert system.engine.counts("orders-acme").active == 1  # not dropped as a duplicate
     system.run(15)
-    assert system.state(victim.order_key, "acme").process_state == ProcessState.PROCESSED
+    assert system.state(victim.order_id, "acme").process_state == ProcessState.PROCESSED
     assert statuses(system, "acme") == [("ORD-00009", "RequestReceived"),
                                         ("ORD-00009", "OrderCompleted")]
-    charges = system.effects(kind="charge", order_id=victim.order_key, client_id="acme")
+    charges = system.effects(kind="charge", order_id=victim.order_id, client_id="acme")
     assert [c.amount for c in charges] == [str(victim.total_price)]
     # globex's own order (sent twice under two MessageIds) is one order of globex's.
-    assert system.state(decoy.order_key, "globex").process_state == ProcessState.PROCESSED
-    assert len(system.effects(kind="charge", order_id=decoy.order_key, client_id="globex")) == 1
+    assert system.state(decoy.order_id, "globex").process_state == ProcessState.PROCESSED
+    assert len(system.effects(kind="charge", order_id=decoy.order_id, client_id="globex")) == 1
 
 
 def test_the_shared_orders_queue_accepts_no_order_and_loses_none(make_system):
@@ -128,7 +128,7 @@ def test_the_shared_orders_queue_accepts_no_order_and_loses_none(make_system):
     assert "acme" not in dead["old-client"].dead_letter_error_description
     assert json.loads(dead["old-client"].body) == json.loads(body_of(order, "acme"))
     assert system.services.stores.states.get(key(order)) is None
-    assert system.services.stores.states.get(order.order_key) is None
+    assert system.services.stores.states.get(order.order_id) is None
     assert system.replies("acme") == []
     assert [a["kind"] for a in system.alerts()] == ["UseClientQueue"]  # collapsed
 
@@ -142,9 +142,9 @@ def victim_gets_its_own_statuses(system, order):
     sender = LocalMessageSender(system.engine)
     assert submit_orders(sender, [order], client_id="acme", reply_to="replies-acme") == 1
     system.run(15)
-    assert system.state(order.order_key, "acme").process_state == ProcessState.PROCESSED
-    assert statuses(system, "acme") == [(order.order_key, "RequestReceived"),
-                                        (order.order_key, "OrderCompleted")]
+    assert system.state(order.order_id, "acme").process_state == ProcessState.PROCESSED
+    assert statuses(system, "acme") == [(order.order_id, "RequestReceived"),
+                                        (order.order_id, "OrderCompleted")]
 
 
 ATTACKS = {
@@ -212,11 +212,11 @@ def test_a_clients_own_queue_in_other_case_is_its_own_and_replies_go_to_the_queu
         clientId="globex", replyTo="REPLIES-GLOBEX", order=order.model_dump(mode="json")),
         message_id="own")
     system.run(15)
-    record = system.state(order.order_key, "globex")
+    record = system.state(order.order_id, "globex")
     assert (record.process_state, record.reply_to) == (ProcessState.PROCESSED,
                                                        "replies-globex")
-    assert statuses(system, "globex") == [(order.order_key, "RequestReceived"),
-                                          (order.order_key, "OrderCompleted")]
+    assert statuses(system, "globex") == [(order.order_id, "RequestReceived"),
+                                          (order.order_id, "OrderCompleted")]
 
 
 def test_a_record_stored_with_another_clients_reply_queue_reports_to_its_own_client(
@@ -231,9 +231,9 @@ def test_a_record_stored_with_another_clients_reply_queue_reports_to_its_own_cli
     record = states.get(key(order, "globex"))
     states.replace(record.model_copy(update={"reply_to": "replies-acme"}))
     system.run(15)
-    assert system.state(order.order_key, "globex").process_state == ProcessState.PROCESSED
+    assert system.state(order.order_id, "globex").process_state == ProcessState.PROCESSED
     assert system.replies("acme") == []
-    assert (order.order_key, "OrderCompleted") in statuses(system, "globex")
+    assert (order.order_id, "OrderCompleted") in statuses(system, "globex")
 
 
 def test_a_flood_of_mismatches_raises_one_alert_and_a_later_real_alert_shows(make_system):

@@ -53,9 +53,9 @@ def run_small_system(make_system, monkeypatch):
         "complete_by": system.clock.now() - timedelta(days=2)}))
     # The dashboard's counts are the ops snapshot's: take it again, as its timer's next run.
     stores.states.save_snapshot(SNAPSHOT, build_summary(system.services))
-    assert (system.state(recovered.order_key).process_state,
-            system.state(recovered.order_key).attempt) == (ProcessState.PROCESSED, 2)
-    assert system.state(failing.order_key).process_state == ProcessState.ERROR
+    assert (system.state(recovered.order_id).process_state,
+            system.state(recovered.order_id).attempt) == (ProcessState.PROCESSED, 2)
+    assert system.state(failing.order_id).process_state == ProcessState.ERROR
     return system, recovered, failing, hostile
 
 
@@ -101,7 +101,7 @@ def check_overview(page, system) -> None:
 
 
 def check_recovered_detail(page, system, recovered) -> None:
-    go(page, f"order?client=acme&orderId={recovered.order_key}")
+    go(page, f"order?client=acme&orderId={recovered.order_id}")
     attempts = page.locator("#attempts .attempt").all()
     ids = [a.get_attribute("data-instance") for a in attempts]
     assert ids == [f"{key(recovered)}:1", f"{key(recovered)}:2"]
@@ -129,10 +129,10 @@ def test_dashboard_shows_the_stores_figures_histories_and_resubmits(make_system,
         check_recovered_detail(page, system, recovered)
         page.screenshot(path=str(tmp_path / "dashboard-order.png"), full_page=True)
 
-        go(page, f"order?client=acme&orderId={hostile.order_key}")
+        go(page, f"order?client=acme&orderId={hostile.order_id}")
         # Customer data is withheld unless details are asked for (X10) ...
         assert cells(page.locator('#order tr[data-field="customerId"]'))[1] == "<Confidential>"
-        go(page, f"order?client=acme&orderId={hostile.order_key}&details=true")
+        go(page, f"order?client=acme&orderId={hostile.order_id}&details=true")
         # ... and then shown as text, never as markup.
         assert cells(page.locator('#order tr[data-field="customerId"]'))[1] == HOSTILE
         assert page.locator("main img, main script").count() == 0
@@ -144,7 +144,7 @@ def test_dashboard_shows_the_stores_figures_histories_and_resubmits(make_system,
         page.wait_for_function("n => Number(document.body.dataset.generation) > n && "
                                "document.body.dataset.state === 'ready'", arg=before)
         assert "Error -> Pending" in page.locator("#message").inner_text()
-        assert system.state(failing.order_key).process_state == ProcessState.PENDING
+        assert system.state(failing.order_id).process_state == ProcessState.PENDING
         assert page.locator('#attention tr[data-list="Error"]').count() == 0
         page.screenshot(path=str(tmp_path / "dashboard-resubmitted.png"), full_page=True)
         assert dialogs == []
@@ -167,7 +167,7 @@ def test_lookup_compensated_lists_and_alert_links_lead_to_the_order(make_system)
     for order in (make_order(1), first, second):
         system.submit(order)
         system.run(20)
-    assert system.state(second.order_key).process_state == ProcessState.COMPENSATED
+    assert system.state(second.order_id).process_state == ProcessState.COMPENSATED
     with open_page() as (page, dialogs):
         page.goto(f"{system.host.base_url}/api/ops/dashboard")
         page.wait_for_selector("body[data-state=ready]")
@@ -180,19 +180,19 @@ def test_lookup_compensated_lists_and_alert_links_lead_to_the_order(make_system)
         # kind and 10 minutes (X10): it names the first order declined in its window.
         click_and_wait(page, '#alerts tr[data-kind="OrderError"] a.order-link')
         assert page.locator("#detail-title").inner_text() == \
-            f"Order {first.order_key} of client acme"
+            f"Order {first.order_id} of client acme"
         assert cells(page.locator('#record tr[data-field="processState"]'))[1] == "Compensated"
         steps = [r.get_attribute("data-step") for r in page.locator("#compensation tbody tr").all()]
         assert steps[0] == "reserve_inventory" and steps[-1] == "release_inventory"
         assert cells(page.locator('#trace tr[data-field="command"]'))[1].endswith(
-            f" trace {first.order_key} --client acme")
+            f" trace {first.order_id} --client acme")
         # The lookup form finds an order by client and OrderID ...
         go(page, "")
         page.fill("#order-client", "acme")
-        page.fill("#order-id", first.order_key)
+        page.fill("#order-id", first.order_id)
         click_and_wait(page, "#order-form button")
         assert page.locator("#detail-title").inner_text() == \
-            f"Order {first.order_key} of client acme"
+            f"Order {first.order_id} of client acme"
         charge_row = page.locator('#compensation tr[data-step="charge"]')
         assert cells(charge_row)[5] == "withheld (details=true shows them)"
         # ... and says so when there is none.
@@ -206,5 +206,5 @@ def test_lookup_compensated_lists_and_alert_links_lead_to_the_order(make_system)
         go(page, "")
         click_and_wait(page, f'#compensations tr[data-order="{key(first)}"] a.order-link')
         assert page.locator("#detail-title").inner_text() == \
-            f"Order {first.order_key} of client acme"
+            f"Order {first.order_id} of client acme"
         assert dialogs == []

@@ -18,13 +18,13 @@ def test_the_reservation_and_the_stock_of_its_skus_are_shown(make_system):
     system.services.stores.inventory.load({first.sku: 5, second.sku: 1})
     system.submit(order)
     system.run(60)
-    assert system.state(order.order_key).process_state == ProcessState.COMPENSATED
+    assert system.state(order.order_id).process_state == ProcessState.COMPENSATED
     with open_page() as (page, dialogs):
         page.goto(f"{system.host.base_url}/api/ops/dashboard")
         page.wait_for_selector("body[data-state=ready]")
         page.uncheck("#auto-refresh")
         # The lines are Confidential: the reservation shows them with details=true (X10).
-        go(page, f"order?client=acme&orderId={order.order_key}&details=true")
+        go(page, f"order?client=acme&orderId={order.order_id}&details=true")
         assert [cells(r) for r in page.locator("#reservation tbody tr").all()] == [
             ["1", first.sku, "1", "1", "true", "5"], ["2", second.sku, "2", "0", "true", "1"]]
         before = int(page.evaluate("document.body.dataset.generation"))

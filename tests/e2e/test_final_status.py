@@ -31,7 +31,7 @@ def refuse_final_statuses(system, monkeypatch, times: int) -> list[str]:
 
 
 def statuses(system, order) -> list[str]:
-    return [m["status"] for m in system.replies() if m["orderId"] == order.order_key]
+    return [m["status"] for m in system.replies() if m["orderId"] == order.order_id]
 
 
 @pytest.mark.parametrize("times", [1, 3])
@@ -42,7 +42,7 @@ def test_a_completed_order_is_told_although_its_status_send_failed(make_system, 
     refused = refuse_final_statuses(system, monkeypatch, times)
     system.submit(order)
     system.run(600)
-    record = system.state(order.order_key)
+    record = system.state(order.order_id)
     assert record.process_state is ProcessState.PROCESSED
     assert record.complete_by is None  # nothing pending any more
     # The workflow's send and (times = 3) the supervisor's first two resends failed; every
@@ -61,9 +61,9 @@ def test_a_compensated_order_is_told_although_its_status_send_failed(make_system
     refused = refuse_final_statuses(system, monkeypatch, 1)
     system.submit(declined)
     system.run(600)
-    record = system.state(declined.order_key)
+    record = system.state(declined.order_id)
     assert record.process_state is ProcessState.COMPENSATED and record.complete_by is None
     assert len(refused) == 1
-    told = [m for m in system.replies() if m["orderId"] == declined.order_key]
+    told = [m for m in system.replies() if m["orderId"] == declined.order_id]
     assert [m["status"] for m in told] == ["RequestReceived", "Compensated"]
     assert "HTTP 402: card_declined" in told[-1]["reason"]

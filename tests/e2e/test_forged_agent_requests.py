@@ -31,17 +31,17 @@ def test_a_forged_charge_for_a_compensated_order_charges_nothing(make_system):
     system = make_system(faults={"shipping": {"decline": {key(order): SHIP_DECLINE}}})
     system.submit(order)
     system.run(20)
-    assert system.state(order.order_key).process_state is ProcessState.COMPENSATED
+    assert system.state(order.order_id).process_state is ProcessState.COMPENSATED
     calls = system.ledger.request_count("payment", key(order), "charge")
     for n, instance in enumerate((f"{key(order)}:2", f"{key(order)}:comp:1")):
         system.engine.send("payment-requests", forged_charge(system, order, instance),
                            message_id=f"forged-{n}")
         system.run(5)
     assert system.ledger.request_count("payment", key(order), "charge") == calls == 1
-    assert len(system.effects(kind="charge", order_id=order.order_key)) == 1
+    assert len(system.effects(kind="charge", order_id=order.order_id)) == 1
     counts = system.engine.counts("payment-requests")
     assert (counts.active, counts.dead_letter) == (0, 0)
-    assert system.state(order.order_key).process_state is ProcessState.COMPENSATED
+    assert system.state(order.order_id).process_state is ProcessState.COMPENSATED
 
 
 def test_a_forged_charge_naming_the_live_holder_is_dead_lettered_and_charges_nothing(
@@ -53,8 +53,8 @@ def test_a_forged_charge_naming_the_live_holder_is_dead_lettered_and_charges_not
     with system.paused("shipping-requests"):  # ``held`` waits for its shipment, Processing
         system.submit(held)
         system.run(5)
-        assert system.state(held.order_key).process_state is ProcessState.PROCESSING
-        holder = system.state(held.order_key).locked_by
+        assert system.state(held.order_id).process_state is ProcessState.PROCESSING
+        holder = system.state(held.order_id).locked_by
         for n, forged in enumerate((
                 forged_charge(system, held, holder, payload_order=done),
                 forged_charge(system, held, holder, idempotency_key=f"{key(held)}:charge:2"))):
@@ -64,4 +64,4 @@ def test_a_forged_charge_naming_the_live_holder_is_dead_lettered_and_charges_not
         assert (counts.active, counts.dead_letter) == (0, 2)
     for order in (done, held):
         assert system.ledger.request_count("payment", key(order), "charge") == 1
-        assert len(system.effects(kind="charge", order_id=order.order_key)) == 1
+        assert len(system.effects(kind="charge", order_id=order.order_id)) == 1

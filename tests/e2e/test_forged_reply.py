@@ -33,15 +33,15 @@ def test_a_forged_success_reply_leaves_a_declined_order_unshipped_and_balanced(m
     with system.paused("payment-requests"):  # the genuine answer waits
         system.submit(order)
         system.run(2)
-        assert system.state(order.order_key).process_state is ProcessState.PROCESSING
+        assert system.state(order.order_id).process_state is ProcessState.PROCESSING
         system.engine.send(AGENT_REPLIES_QUEUE, forged_charge_reply(order_key),
                            message_id="forged-1")
         system.run(2)
-        assert system.effects(kind="ship", order_id=order.order_key) == []
+        assert system.effects(kind="ship", order_id=order.order_id) == []
     system.run(60)
-    record = system.state(order.order_key)
+    record = system.state(order.order_id)
     assert record.process_state is ProcessState.COMPENSATED
-    assert system.effects(kind="ship", order_id=order.order_key) == []
-    assert system.effects(kind="charge", order_id=order.order_key) == []
+    assert system.effects(kind="ship", order_id=order.order_id) == []
+    assert system.effects(kind="charge", order_id=order.order_id) == []
     report = audit_data_dir(system.host.data_dir, system.ledger_path, [order_key])
     assert report.unbalanced == [] and report.stock_unbalanced == ()

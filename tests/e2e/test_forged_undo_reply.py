@@ -52,19 +52,19 @@ def test_a_forged_refund_reply_neither_compensates_nor_fails_the_attempt(
         system.run(2)
     with system.paused("payment-requests"):  # the genuine refund waits
         system.run(2)
-        assert system.state(order.order_key).process_state is ProcessState.COMPENSATING
+        assert system.state(order.order_id).process_state is ProcessState.COMPENSATING
         system.engine.send(AGENT_REPLIES_QUEUE,
                            forged_refund_reply(order_key, FORGED_RESULTS[form], forged_ids),
                            message_id="forged-1")
         system.run(2)
-        assert system.state(order.order_key).process_state is ProcessState.COMPENSATING
+        assert system.state(order.order_id).process_state is ProcessState.COMPENSATING
         comp = system.host.taskhub.get_instance(f"{order_key}:comp:1")
         assert comp.runtime_status == "Running"
-        assert system.effects(kind="refund", order_id=order.order_key) == []
+        assert system.effects(kind="refund", order_id=order.order_id) == []
     system.run(60)
-    assert system.state(order.order_key).process_state is ProcessState.COMPENSATED
-    charges = system.effects(kind="charge", order_id=order.order_key)
-    refunds = system.effects(kind="refund", order_id=order.order_key)
+    assert system.state(order.order_id).process_state is ProcessState.COMPENSATED
+    charges = system.effects(kind="charge", order_id=order.order_id)
+    refunds = system.effects(kind="refund", order_id=order.order_id)
     assert len(charges) == len(refunds) == 1
     assert refunds[0].amount == charges[0].amount
     report = audit_data_dir(system.host.data_dir, system.ledger_path, [order_key])

@@ -19,13 +19,13 @@ def test_out_of_stock_on_line_2_releases_line_1_and_tells_the_client_why(make_sy
     system.submit(served)
     system.submit(short)
     system.run(60)
-    assert system.state(served.order_key).process_state == ProcessState.PROCESSED
-    assert system.state(short.order_key).process_state == ProcessState.COMPENSATED
+    assert system.state(served.order_id).process_state == ProcessState.PROCESSED
+    assert system.state(short.order_id).process_state == ProcessState.COMPENSATED
     assert [inventory.get(line.sku).available for line in served.lines] == [
         10 - line.quantity for line in served.lines]
     assert [inventory.get(line.sku).available for line in short.lines] == [5, 1]
     assert all(item.balanced for item in inventory.items())
-    (told,) = [r for r in system.replies() if r["orderId"] == short.order_key
+    (told,) = [r for r in system.replies() if r["orderId"] == short.order_id
                and r["status"] == "Compensated"]
     assert (f"out of stock: SKU {short.lines[1].sku} (line 2) requested 2, more than the "
             "units available" in told["reason"])

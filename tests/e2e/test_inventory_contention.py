@@ -9,18 +9,18 @@ CompensationFailed, and the SKU's item holds nothing once they end (docs/invento
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from orders.models import Order, OrderLine
+from orders.models import ClientOrder, OrderLine
 from tests.e2e.harness import ProcessState
 
 SKU = "P7-S1"
 
 
-def one_sku_order(order_id: str, lines: int) -> Order:
+def one_sku_order(order_id: str, lines: int) -> ClientOrder:
     order_lines = [OrderLine(sku=SKU, quantity=1, unit_price=Decimal("0.01"))
                    for _ in range(lines)]
-    return Order(order_key=order_id, customer_id="CUST-1", currency="USD", lines=order_lines,
-                 total_price=Decimal("0.01") * lines,
-                 created_at=datetime(2029, 12, 31, tzinfo=UTC))
+    return ClientOrder(order_id=order_id, customer_id="CUST-1", currency="USD",
+                       lines=order_lines, total_price=Decimal("0.01") * lines,
+                       created_at=datetime(2029, 12, 31, tzinfo=UTC))
 
 
 def test_large_orders_of_one_sku_leave_another_clients_order_of_it_on_time(make_system):
@@ -38,13 +38,13 @@ def test_large_orders_of_one_sku_leave_another_clients_order_of_it_on_time(make_
     system.run(120)
     rejected = {r["orderId"]: r["reason"] for r in system.replies("acme")
                 if r["status"] == "Rejected"}
-    assert sorted(rejected) == [o.order_key for o in huge]
+    assert sorted(rejected) == [o.order_id for o in huge]
     assert all("MAX_ORDER_LINES=50" in why for why in rejected.values())
-    assert all(system.state(o.order_key, "acme") is None for o in huge)
+    assert all(system.state(o.order_id, "acme") is None for o in huge)
     for order, client in [*((o, "acme") for o in large), (small, "globex")]:
-        record = system.state(order.order_key, client)
-        assert record.process_state is ProcessState.PROCESSED, (order.order_key, record)
-        assert (record.attempt, record.failure_count) == (1, 0), order.order_key
+        record = system.state(order.order_id, client)
+        assert record.process_state is ProcessState.PROCESSED, (order.order_id, record)
+        assert (record.attempt, record.failure_count) == (1, 0), order.order_id
     assert [r["status"] for r in system.replies("globex")] == [
         "RequestReceived", "OrderCompleted"]
     item = inventory.get(SKU)

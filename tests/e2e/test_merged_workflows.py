@@ -27,7 +27,7 @@ def logged(system, order):
 
 
 def statuses(system, order):
-    return [m["status"] for m in system.replies() if m["orderId"] == order.order_key]
+    return [m["status"] for m in system.replies() if m["orderId"] == order.order_id]
 
 
 def stock_for(system, *orders, units=10):
@@ -55,7 +55,7 @@ def test_a_new_order_runs_version_3_in_five_activities_5_in_four_and_7_in_three(
     stock_for(system, order)
     system.submit(order)
     system.run(10)
-    record = system.state(order.order_key)
+    record = system.state(order.order_id)
     assert (record.process_state, record.workflow_version) == (ProcessState.PROCESSED,
                                                                version)
     assert record.complete_by is None  # the final status was sent and noted
@@ -67,7 +67,7 @@ def test_a_new_order_runs_version_3_in_five_activities_5_in_four_and_7_in_three(
     assert logged(system, order) == [(step, version) for step in (
         "reserve_inventory", "charge_requested", "charge", "ship_requested", "ship")]
     assert statuses(system, order) == ["RequestReceived", "OrderCompleted"]
-    assert Counter(e.kind for e in system.effects(order_id=order.order_key)) == {
+    assert Counter(e.kind for e in system.effects(order_id=order.order_id)) == {
         "charge": 1, "ship": 1}
     inventory = system.services.stores.inventory
     assert [inventory.get(line.sku).available for line in order.lines] == [
@@ -81,17 +81,17 @@ def test_a_version_3_order_declined_after_the_charge_is_refunded_and_released(ma
     stock_for(system, order)
     system.submit(order)
     system.run(30)
-    record = system.state(order.order_key)
+    record = system.state(order.order_id)
     assert (record.process_state, record.workflow_version) == (ProcessState.COMPENSATED, 3)
     assert [step for step, _ in logged(system, order)] == [
         "reserve_inventory", "charge_requested", "charge", "ship_requested",
         "cancel_shipment", "refund", "release_inventory"]
     # Money balances: the one charge was refunded in full; nothing was shipped.
-    (charge,) = system.effects(kind="charge", order_id=order.order_key)
-    (refund,) = system.effects(kind="refund", order_id=order.order_key)
+    (charge,) = system.effects(kind="charge", order_id=order.order_id)
+    (refund,) = system.effects(kind="refund", order_id=order.order_id)
     assert refund.ref_id == charge.resource_id
     assert refund.amount == charge.amount == str(order.total_price)
-    assert system.effects(kind="ship", order_id=order.order_key) == []
+    assert system.effects(kind="ship", order_id=order.order_id) == []
     # Stock balances: every unit reserved went back.
     inventory = system.services.stores.inventory
     assert [inventory.get(line.sku).available for line in order.lines] == [10, 10]
@@ -109,13 +109,13 @@ def test_a_version_4_6_or_8_order_whose_charge_is_declined_cancels_its_shipment(
     stock_for(system, order)
     system.submit(order)
     system.run(30)
-    record = system.state(order.order_key)
+    record = system.state(order.order_id)
     assert (record.process_state, record.workflow_version) == (ProcessState.COMPENSATED,
                                                                version)
     assert [step for step, _ in logged(system, order)] == [
         "reserve_inventory", "ship_requested", "ship", "charge_requested", "refund",
         "cancel_shipment", "release_inventory"]
-    assert [e.kind for e in system.effects(order_id=order.order_key)] == ["ship", "cancel"]
+    assert [e.kind for e in system.effects(order_id=order.order_id)] == ["ship", "cancel"]
     inventory = system.services.stores.inventory
     assert [inventory.get(line.sku).available for line in order.lines] == [10, 10]
     assert all(item.balanced for item in inventory.items())
@@ -129,7 +129,7 @@ def test_a_status_send_failing_inside_finish_attempt_is_resent_by_the_supervisor
     refused = refuse_final_statuses(system, monkeypatch, 1)
     system.submit(order)
     system.run(600)
-    record = system.state(order.order_key)
+    record = system.state(order.order_id)
     assert record.process_state is ProcessState.PROCESSED and record.complete_by is None
     assert len(refused) == 1  # finish_attempt's send; the supervisor's resend went through
     assert statuses(system, order) == ["RequestReceived", "OrderCompleted"]

@@ -14,7 +14,7 @@ import httpx
 from typer.testing import CliRunner
 
 from opscli.cli import app
-from orders.models import StateRecord
+from orders.models import Order, StateRecord
 from tests.e2e.checks import declined_order, direct_counts, lose_order_row, submit_unstarted
 from tests.e2e.harness import ProcessState, key, make_order
 
@@ -42,7 +42,7 @@ def test_operator_finds_inspects_and_resubmits_an_order_in_error_once(make_syste
     submit_unstarted(system, monkeypatch, [order, other])
     lose_order_row(system, key(order))  # every attempt now fails reading it (begin_attempt)
     system.run(200)
-    record = system.state(order.order_key)
+    record = system.state(order.order_id)
     assert (record.process_state, record.attempt, record.failure_count) == \
         (ProcessState.ERROR, 3, 3)
 
@@ -53,7 +53,7 @@ def test_operator_finds_inspects_and_resubmits_an_order_in_error_once(make_syste
     assert ops_json(system, "list", "error", "--client", "globex")["orders"] == []
     assert ops_json(system, "list", "stuck")["orders"] == []
 
-    report = ops_json(system, "show", order.order_key, "--client", "acme",
+    report = ops_json(system, "show", order.order_id, "--client", "acme",
                       "--host-url", system.host.base_url)
     assert report["record"]["processState"] == "Error" and report["order"] is None
     attempts = report["attempts"]
@@ -65,20 +65,19 @@ def test_operator_finds_inspects_and_resubmits_an_order_in_error_once(make_syste
             ["begin_attempt"]
 
     # The operator restores the row (under the order's key, as submission stored it).
-    system.services.stores.orders.create_if_absent(order.model_copy(
-        update={"order_key": key(order)}))
+    system.services.stores.orders.create_if_absent(Order.of_client(order, key(order)))
     first = ops(system, "resubmit", key(order), "--by", "alice", "--reason", "row restored")
     assert first.exit_code == 0, first.output
     assert f"attempt 4 ({key(order)}:4)" in words(first)
-    second = ops(system, "resubmit", order.order_key, "--client", "acme")
+    second = ops(system, "resubmit", order.order_id, "--client", "acme")
     assert second.exit_code == 1 and "Pending, not Error" in words(second)
 
     system.run(30)
-    record = system.state(order.order_key)
+    record = system.state(order.order_id)
     assert (record.process_state, record.attempt, record.locked_by, record.failure_count) == \
         (ProcessState.PROCESSED, 4, f"{key(order)}:4", 0)
     assert system.host.taskhub.get_instance(f"{key(order)}:5") is None
-    assert len(system.effects(kind="charge", order_id=order.order_key)) == 1
+    assert len(system.effects(kind="charge", order_id=order.order_id)) == 1
     third = ops(system, "resubmit", key(order))
     assert third.exit_code == 1 and "Processed, not Error" in words(third)
 
@@ -88,7 +87,7 @@ def test_operator_finds_inspects_and_resubmits_an_order_in_error_once(make_syste
     tables = ops(system, "show", key(order), "--host-url", system.host.base_url)
     assert tables.exit_code == 0 and "TaskFailed" in tables.stdout
     assert "begin_attempt" in tables.stdout
-    statuses = [m["status"] for m in system.replies() if m["orderId"] == order.order_key]
+    statuses = [m["status"] for m in system.replies() if m["orderId"] == order.order_id]
     assert statuses[0] == "RequestReceived" and statuses[-1] == "OrderCompleted"
 
 
@@ -139,7 +138,7 @@ def test_ops_summary_endpoint_counts_equal_a_direct_count_over_the_state_store(m
 
 def test_show_lists_the_compensation_log_details_only_on_request(make_system):
     system, declined = declined_order(make_system, 53, 20)
-    assert system.state(declined.order_key).process_state == ProcessState.COMPENSATED
+    assert system.state(declined.order_id).process_state == ProcessState.COMPENSATED
     report = ops_json(system, "show", key(declined), "--host-url", system.host.base_url)
     steps = [e["step"] for e in report["compensation"]]
     assert steps == ["reserve_inventory", "charge_requested", "refund", "release_inventory"]

@@ -40,8 +40,8 @@ def test_retries_are_child_spans_and_a_compensated_order_is_one_trace(make_syste
     system.submit(flaky)
     system.submit(declined)
     system.run(30)
-    assert system.state(flaky.order_key).process_state == ProcessState.PROCESSED
-    assert system.state(declined.order_key).process_state == ProcessState.COMPENSATED
+    assert system.state(flaky.order_id).process_state == ProcessState.PROCESSED
+    assert system.state(declined.order_id).process_state == ProcessState.COMPENSATED
 
     spans = order_spans(tmp_path, flaky)
     assert len({s.trace_id for s in spans}) == 1
@@ -87,7 +87,7 @@ def test_an_order_the_supervisor_recovered_is_one_trace_across_its_attempts(make
         system.engine.receive("payment-requests", 1, lock_owner="crashed-agent")
     system.run(31)
     system.run(20)
-    assert system.state(order.order_key).process_state == ProcessState.PROCESSED
+    assert system.state(order.order_id).process_state == ProcessState.PROCESSED
 
     spans = order_spans(tmp_path, order)
     assert len({s.trace_id for s in spans}) == 1
@@ -105,7 +105,7 @@ def test_an_order_the_supervisor_recovered_is_one_trace_across_its_attempts(make
     assert {s.attributes.get(ATTEMPT) for s in children(spans, second)} == {2}
 
     result = CliRunner().invoke(ops_app, ["--data-dir", str(tmp_path / "data"), "trace",
-                                          order.order_key], env={"COLUMNS": "200"})
+                                          order.order_id], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0] == key(order)
@@ -117,7 +117,7 @@ def test_an_order_the_supervisor_recovered_is_one_trace_across_its_attempts(make
 def send_with_traceparent(system, order, traceparent):
     msg = SubmitOrder(client_id="acme", reply_to="replies-acme", order=order)
     system.engine.send("orders-acme", msg.model_dump_json(by_alias=True),
-                       message_id=order.order_key,
+                       message_id=order.order_id,
                        application_properties={"traceparent": traceparent})
 
 
@@ -129,7 +129,7 @@ def test_a_malformed_traceparent_on_a_submission_starts_the_order_s_own_trace(
     order = make_order(63)
     send_with_traceparent(system, order, traceparent)
     system.run(10)
-    assert system.state(order.order_key).process_state == ProcessState.PROCESSED
+    assert system.state(order.order_id).process_state == ProcessState.PROCESSED
     spans = order_spans(tmp_path, order)
     assert len({s.trace_id for s in spans}) == 1
     assert [s.name for s in spans if s.parent_id is None] == ["submission"]
@@ -142,7 +142,7 @@ def test_a_client_s_unsampled_traceparent_does_not_turn_the_order_s_tracing_off(
     send_with_traceparent(system, order,
                           "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00")
     system.run(10)
-    assert system.state(order.order_key).process_state == ProcessState.PROCESSED
+    assert system.state(order.order_id).process_state == ProcessState.PROCESSED
     assert order_spans(tmp_path, order) != []
 
 
@@ -152,7 +152,7 @@ def test_a_refund_with_nothing_to_undo_reads_so_in_the_trace(make_system, tmp_pa
         "status": 402, "reason": "card_declined"}}}})
     system.submit(declined)
     system.run(30)
-    assert system.state(declined.order_key).process_state == ProcessState.COMPENSATED
+    assert system.state(declined.order_id).process_state == ProcessState.COMPENSATED
     spans = order_spans(tmp_path, declined)
     [refund] = named(spans, "agent payment refund")
     # The service never charged, so it answered nothing_to_undo: the undo is done, and an

@@ -14,10 +14,10 @@ def test_held_request_timer_wins_supervisor_retries_and_late_reply_changes_nothi
     assert len(held) == 1 and held[0].message_id == f"{key(order)}:1:charge"
     # The agent holding the request "crashed": attempt 1's timer at CompleteBy wins.
     system.run(31)
-    record = system.state(order.order_key)
+    record = system.state(order.order_id)
     assert record.failure_count == 1, record
     system.run(20)
-    record = system.state(order.order_key)
+    record = system.state(order.order_id)
     assert record.process_state == ProcessState.PROCESSED
     assert record.attempt == 2 and record.locked_by == f"{key(order)}:2"
     # The lock expires: the held request is redelivered, the agent replies late.
@@ -37,20 +37,20 @@ def test_remote_never_answering_one_order_is_given_up_and_compensated_with_one_a
         system.submit(order)
     system.run(200)
     # Given up at MAX_FAILURES; the reservation was undone (S9), so: Compensated.
-    assert system.state(doomed.order_key).process_state == ProcessState.COMPENSATED
-    assert system.state(doomed.order_key).failure_count == 3
-    assert system.states(o.order_key for o in others) == {ProcessState.PROCESSED: 10}
+    assert system.state(doomed.order_id).process_state == ProcessState.COMPENSATED
+    assert system.state(doomed.order_id).failure_count == 3
+    assert system.states(o.order_id for o in others) == {ProcessState.PROCESSED: 10}
     alerts = system.alerts()
     assert [(a["kind"], a["orderId"]) for a in alerts] == [("RetriesExhausted",
                                                            key(doomed))]
-    statuses = [m["status"] for m in system.replies() if m["orderId"] == doomed.order_key]
+    statuses = [m["status"] for m in system.replies() if m["orderId"] == doomed.order_id]
     assert statuses == ["RequestReceived", "Compensated"]
-    assert len(system.effects(order_id=doomed.order_key)) == 0
+    assert len(system.effects(order_id=doomed.order_id)) == 0
 
 
 def test_permanent_decline_alerts_compensates_and_tells_client(make_system):
     system, declined = declined_order(make_system, 13, 10)
-    record = system.state(declined.order_key)
+    record = system.state(declined.order_id)
     # The reservation made before the charge is released (S9), so: Compensated.
     assert record.process_state == ProcessState.COMPENSATED and record.failure_count == 0
     alerts = system.alerts()

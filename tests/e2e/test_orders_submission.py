@@ -2,6 +2,7 @@
 
 import json
 
+from orders.models import Order
 from tests.e2e.harness import ProcessState, key, make_order
 
 QUEUE = "orders-acme"
@@ -10,7 +11,7 @@ QUEUE = "orders-acme"
 
 def stored(order, client_id="acme"):
     """``order`` as the order database holds it: under its key ``<clientId>~<OrderID>``."""
-    return order.model_copy(update={"order_key": key(order, client_id)})
+    return Order.of_client(order, key(order, client_id))
 
 
 def test_same_message_twice_gives_one_record_and_one_workflow(make_system):
@@ -19,10 +20,10 @@ def test_same_message_twice_gives_one_record_and_one_workflow(make_system):
     system.submit(order, message_id="first")
     system.submit(order, message_id="second")  # a resend the client gave a new MessageId
     system.run(10)
-    record = system.state(order.order_key)
+    record = system.state(order.order_id)
     assert record.process_state == ProcessState.PROCESSED and record.attempt == 1
-    assert system.host.taskhub.get_instance(f"{order.order_key}:2") is None
-    assert len(system.effects(kind="charge", order_id=order.order_key)) == 1
+    assert system.host.taskhub.get_instance(f"{order.order_id}:2") is None
+    assert len(system.effects(kind="charge", order_id=order.order_id)) == 1
     assert system.engine.counts(QUEUE).dead_letter == 0
 
 
@@ -104,7 +105,7 @@ def test_missing_reply_queue_dead_letters_naming_reply_to_and_starts_nothing(mak
     # The client fixes its queue and sends again: accepted, processed once.
     system.submit(order, client_id="gone")
     system.run(10)
-    assert system.state(order.order_key, "gone").process_state == ProcessState.PROCESSED
+    assert system.state(order.order_id, "gone").process_state == ProcessState.PROCESSED
 
 
 def test_client_resend_is_dropped_but_a_changed_order_is_refused_as_conflict(make_system):
@@ -116,7 +117,7 @@ def test_client_resend_is_dropped_but_a_changed_order_is_refused_as_conflict(mak
     original = make_order(40)
     submit_orders(sender, [original], client_id="acme", reply_to="replies-acme")
     system.run(10)
-    assert system.state(original.order_key).process_state == ProcessState.PROCESSED
+    assert system.state(original.order_id).process_state == ProcessState.PROCESSED
     assert system.engine.counts(QUEUE).active == 0
     # Within the 10-minute duplicate detection window: the same order is dropped by the
     # queue, before any function sees it.
@@ -129,14 +130,14 @@ def test_client_resend_is_dropped_but_a_changed_order_is_refused_as_conflict(mak
     system.run(5)
     dead = system.engine.peek(QUEUE, 10, dead_letter=True)
     assert [(m.correlation_id, m.delivery_count, m.dead_letter_reason) for m in dead] == \
-        [(original.order_key, 1, "ConflictingOrder")]
+        [(original.order_id, 1, "ConflictingOrder")]
     assert "a different order is already stored under this OrderID" in \
         dead[0].dead_letter_error_description
     assert system.services.stores.orders.get(key(original)) == stored(original)
     assert [(a["kind"], a["orderId"]) for a in system.alerts()] == [("ConflictingOrder",
                                                                     key(original))]
-    assert len(system.effects(kind="charge", order_id=original.order_key)) == 1
+    assert len(system.effects(kind="charge", order_id=original.order_id)) == 1
     # The client is answered on its own reply queue: this message was refused, and why.
     answers = [(m["status"], m.get("reason") or "") for m in system.replies()]
     assert [a[0] for a in answers] == ["RequestReceived", "OrderCompleted", "ChangeRefused"]
-    assert answers[-1][1].startswith(f"ConflictingOrder: OrderID {original.order_key}")
+    assert answers[-1][1].startswith(f"ConflictingOrder: OrderID {original.order_id}")

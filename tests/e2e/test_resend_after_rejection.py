@@ -25,25 +25,25 @@ def test_a_rejected_order_resent_with_its_counter_is_accepted_within_the_window(
                       resend=resend)
 
     def told(order):
-        return [m["status"] for m in system.replies() if m["orderId"] == order.order_key]
+        return [m["status"] for m in system.replies() if m["orderId"] == order.order_id]
 
     started = system.clock.now()
     send(first)
     system.run(1)
     send(rejected)
     system.run(1)
-    assert told(rejected) == ["Rejected"] and system.state(rejected.order_key) is None
+    assert told(rejected) == ["Rejected"] and system.state(rejected.order_id) is None
     system.run(150)  # shipping is back; the first order ends and leaves room
-    assert system.state(first.order_key).process_state is ProcessState.PROCESSED
+    assert system.state(first.order_id).process_state is ProcessState.PROCESSED
 
     send(rejected)  # unchanged: the same MessageId, dropped by duplicate detection
     system.run(5)
-    assert told(rejected) == ["Rejected"] and system.state(rejected.order_key) is None
+    assert told(rejected) == ["Rejected"] and system.state(rejected.order_id) is None
     assert system.engine.counts("orders-acme").dead_letter == 0
 
     send(rejected, resend=1)
     system.run(60)
     assert system.clock.now() - started < timedelta(minutes=10)  # still within the window
     assert told(rejected) == ["Rejected", "RequestReceived", "OrderCompleted"]
-    assert system.state(rejected.order_key).process_state is ProcessState.PROCESSED
-    assert len(system.effects(kind="charge", order_id=rejected.order_key)) == 1
+    assert system.state(rejected.order_id).process_state is ProcessState.PROCESSED
+    assert len(system.effects(kind="charge", order_id=rejected.order_id)) == 1

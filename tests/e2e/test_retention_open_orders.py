@@ -30,9 +30,9 @@ def test_the_attempts_of_an_order_in_error_outlive_the_retention(make_system, mo
     submit_unstarted(system, monkeypatch, [order])
     lose_order_row(system, key(order))  # every attempt fails: Error after MAX_FAILURES
     system.run(200)
-    assert system.state(order.order_key).process_state is ProcessState.ERROR
+    assert system.state(order.order_id).process_state is ProcessState.ERROR
     assert purge_31_days_later(system) == 0
-    detail = get(system, "/api/order", client="acme", orderId=order.order_key).json()
+    detail = get(system, "/api/order", client="acme", orderId=order.order_id).json()
     assert [(a["status"] or {}).get("runtimeStatus") for a in detail["attempts"]] == \
         ["Failed"] * 3
 
@@ -42,6 +42,6 @@ def test_the_attempts_of_a_finished_order_go_after_the_retention(make_system):
     done = make_order(4)
     system.submit(done)
     system.run(20)
-    assert system.state(done.order_key).process_state is ProcessState.PROCESSED
+    assert system.state(done.order_id).process_state is ProcessState.PROCESSED
     assert purge_31_days_later(system) == 1
     assert system.host.taskhub.get_instance(f"{key(done)}:1") is None

@@ -8,7 +8,7 @@ def test_orders_succeed_with_each_service_at_its_own_url(make_system):
     order = make_order(1)
     system.submit(order)
     system.run(10)
-    assert system.state(order.order_key).process_state == ProcessState.PROCESSED
+    assert system.state(order.order_id).process_state == ProcessState.PROCESSED
 
 
 def test_swapped_url_settings_fail_the_order_and_charge_nothing(make_system):
@@ -16,8 +16,8 @@ def test_swapped_url_settings_fail_the_order_and_charge_nothing(make_system):
     order = make_order(1)
     system.submit(order)
     system.run(10)
-    record = system.state(order.order_key)
+    record = system.state(order.order_id)
     # The charge (logged as requested) met 404; its refund, at the wrong URL too, as well.
     assert record.process_state == ProcessState.COMPENSATION_FAILED
     assert "charge failed permanently: HTTP 404" in record.failure_reason
-    assert system.effects(order_id=order.order_key) == []
+    assert system.effects(order_id=order.order_id) == []

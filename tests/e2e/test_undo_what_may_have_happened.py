@@ -37,7 +37,7 @@ def statuses(system, order_id):
 def test_charges_performed_but_never_answered_are_refunded(make_system):
     doomed = [make_order(n) for n in range(100, 105)]
     healthy = [make_order(n) for n in range(110, 115)]
-    ids = [o.order_key for o in doomed]
+    ids = [o.order_id for o in doomed]
     system = make_system(faults={"payment": {"black_hole_order_ids": [key(i) for i in ids],
                                              "black_hole_performs_effect": True}},
                          settings=FAST_GIVE_UP)
@@ -45,14 +45,14 @@ def test_charges_performed_but_never_answered_are_refunded(make_system):
         system.submit(order)
     system.run(300)
     assert system.states(ids) == {ProcessState.COMPENSATED: 5}
-    assert system.states(o.order_key for o in healthy) == {ProcessState.PROCESSED: 5}
+    assert system.states(o.order_id for o in healthy) == {ProcessState.PROCESSED: 5}
     for order in doomed:
-        charges = system.effects(kind="charge", order_id=order.order_key)
-        refunds = system.effects(kind="refund", order_id=order.order_key)
+        charges = system.effects(kind="charge", order_id=order.order_id)
+        refunds = system.effects(kind="refund", order_id=order.order_id)
         assert len(charges) == 1, "every attempt sent the same idempotency key"
         assert [(r.ref_id, Decimal(r.amount)) for r in refunds] == [
             (charges[0].resource_id, order.total_price)]
-        [(final, reason)] = statuses(system, order.order_key)[1:]
+        [(final, reason)] = statuses(system, order.order_id)[1:]
         assert final == "Compensated" and "refund (Undone)" in reason
     # Collapsed per client, kind and 10 minutes (X10): each alert names a doomed order.
     alerts = system.alerts()
@@ -68,8 +68,8 @@ def test_a_request_lost_before_it_was_carried_out_is_answered_nothing_to_undo(ma
                          settings=FAST_GIVE_UP)
     system.submit(order)
     system.run(300)
-    assert system.state(order.order_key).process_state == ProcessState.COMPENSATED
-    assert system.effects(order_id=order.order_key) == []
+    assert system.state(order.order_id).process_state == ProcessState.COMPENSATED
+    assert system.effects(order_id=order.order_id) == []
     entries = system.services.stores.compensation.entries(key(order))
     refund = next(e for e in entries if e.step.value == "refund")
     assert refund.details.outcome.value == "NothingToUndo"
@@ -84,10 +84,10 @@ def test_a_shipment_performed_but_never_answered_is_cancelled_and_the_charge_ref
                          settings=FAST_GIVE_UP)
     system.submit(order)
     system.run(300)
-    assert system.state(order.order_key).process_state == ProcessState.COMPENSATED
-    assert len(system.effects(kind="ship", order_id=order.order_key)) == 1
-    assert net(system, order.order_key, "ship", "cancel") == 0
-    assert net(system, order.order_key, "charge", "refund") == 0
+    assert system.state(order.order_id).process_state == ProcessState.COMPENSATED
+    assert len(system.effects(kind="ship", order_id=order.order_id)) == 1
+    assert net(system, order.order_id, "ship", "cancel") == 0
+    assert net(system, order.order_id, "charge", "refund") == 0
     steps = [e.step.value for e in system.services.stores.compensation.entries(key(order))]
     assert steps[-3:] == ["cancel_shipment", "refund", "release_inventory"]
 
@@ -100,11 +100,11 @@ def test_an_undo_that_is_never_answered_ends_compensation_failed_with_an_alert(m
         "order_fault_operations": ["charge", "refund"]}}, settings=FAST_GIVE_UP)
     system.submit(order)
     system.run(600)
-    record = system.state(order.order_key)
+    record = system.state(order.order_id)
     # The refund may have happened (here it did): nobody can tell, so an operator must.
     assert record.process_state == ProcessState.COMPENSATION_FAILED
     assert [a["kind"] for a in system.alerts()] == ["RetriesExhausted", "CompensationFailed"]
-    assert statuses(system, order.order_key)[-1][0] == "CompensationFailed"
+    assert statuses(system, order.order_id)[-1][0] == "CompensationFailed"
 
 
 def test_a_late_charge_after_the_timer_won_is_refunded_when_the_order_is_undone(make_system):
@@ -119,9 +119,9 @@ def test_a_late_charge_after_the_timer_won_is_refunded_when_the_order_is_undone(
         held = system.engine.receive("payment-requests", 1, lock_owner="crashed-agent")
     assert [m.message_id for m in held] == [f"{key(order)}:1:charge"]
     system.run(200)
-    assert system.state(order.order_key).process_state == ProcessState.COMPENSATED
-    assert net(system, order.order_key, "charge", "refund") == 0
-    assert net(system, order.order_key, "ship", "cancel") == 0
+    assert system.state(order.order_id).process_state == ProcessState.COMPENSATED
+    assert net(system, order.order_id, "charge", "refund") == 0
+    assert net(system, order.order_id, "ship", "cancel") == 0
 
 
 def submit_raw(system, order, order_id, message_id):
@@ -147,7 +147,7 @@ def test_order_ids_with_dots_go_through_the_whole_pipeline_and_are_undone(make_s
     # The forms that once turned a refund into a request for another URL: each order is
     # charged, its shipment declined, and the refund reaches its own charge.
     ids = ["..a", "a..b", "a.", ".-_.", "_..", "-"]
-    orders = {i: make_order(140 + n).model_copy(update={"order_key": i})
+    orders = {i: make_order(140 + n).model_copy(update={"order_id": i})
               for n, i in enumerate(ids)}
     system = make_system(faults={"shipping": {"decline": {key(i): SHIP_DECLINE for i in ids}}})
     for i, order in orders.items():
@@ -175,6 +175,6 @@ def test_a_refund_the_service_refuses_is_never_taken_for_nothing_to_undo(make_sy
                         "order_fault_operations": ["refund"]},
             "shipping": {"decline": {key(order): SHIP_DECLINE}}}))
     system.run(30)
-    assert system.state(order.order_key).process_state == ProcessState.COMPENSATION_FAILED
-    assert net(system, order.order_key, "charge", "refund") == 1
+    assert system.state(order.order_id).process_state == ProcessState.COMPENSATION_FAILED
+    assert net(system, order.order_id, "charge", "refund") == 1
     assert [a["kind"] for a in system.alerts()] == ["OrderError", "CompensationFailed"]

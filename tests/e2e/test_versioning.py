@@ -4,7 +4,7 @@ import json
 from datetime import timedelta
 
 from orchestrators import frozen_workflows, order_workflow
-from orders.models import StateRecord
+from orders.models import Order, StateRecord
 from orders.names import WORKFLOW_VERSIONS
 from tests.e2e.harness import ProcessState, key, make_order
 
@@ -29,13 +29,13 @@ def test_v1_order_in_flight_finishes_under_v1_after_v2_is_registered_and_selecte
         svc.settings = svc.settings.model_copy(update={"WORKFLOW_VERSION": 2})
         system.submit(new)
         system.run(1.5)  # the v2 order ships first, then waits for its charge reply
-        assert kinds(system, new.order_key) == ["ship"]
+        assert kinds(system, new.order_id) == ["ship"]
     system.run(10)
-    assert system.states([old.order_key, new.order_key]) == {ProcessState.PROCESSED: 2}
-    assert system.state(old.order_key).workflow_version == 1
-    assert system.state(new.order_key).workflow_version == 2
-    assert kinds(system, old.order_key) == ["charge", "ship"]  # v1's step order
-    assert kinds(system, new.order_key) == ["ship", "charge"]  # v2's step order
+    assert system.states([old.order_id, new.order_id]) == {ProcessState.PROCESSED: 2}
+    assert system.state(old.order_id).workflow_version == 1
+    assert system.state(new.order_id).workflow_version == 2
+    assert kinds(system, old.order_id) == ["charge", "ship"]  # v1's step order
+    assert kinds(system, new.order_id) == ["ship", "charge"]  # v2's step order
     first = system.host.taskhub.get_instance(f"{key(old)}:1")
     # The stored input is the SDK's JSON text as a JSON string (as the extension stores it).
     assert json.loads(json.loads(first.input))["workflowVersion"] == 1
@@ -53,7 +53,7 @@ def test_each_attempt_runs_under_its_order_s_orchestration_version(make_system):
     system.run(10)
     attempt = system.host.taskhub.get_instance(f"{key(order)}:1")
     assert attempt.version == "2.0"  # the platform's version, as host.json allows (X6)
-    assert kinds(system, order.order_key) == ["ship", "charge"]
+    assert kinds(system, order.order_id) == ["ship", "charge"]
 
 
 def test_an_attempt_started_without_a_version_runs_the_version_of_its_input(make_system):
@@ -62,20 +62,20 @@ def test_an_attempt_started_without_a_version_runs_the_version_of_its_input(make
     # from before client queues: a legacy record, keyed on its plain OrderID, no clientId.
     system = make_system()
     order = make_order(55)
-    system.services.stores.orders.create_if_absent(order)
-    record = StateRecord.new(order.order_key, "replies-acme", system.clock.now())
+    system.services.stores.orders.create_if_absent(Order.of_client(order, order.order_id))
+    record = StateRecord.new(order.order_id, "replies-acme", system.clock.now())
     system.services.stores.states.create_if_absent(record.model_copy(update={
         "process_state": ProcessState.PROCESSING, "attempt": 1, "workflow_version": 2,
-        "locked_by": f"{order.order_key}:1",
+        "locked_by": f"{order.order_id}:1",
         "complete_by": system.clock.now() + timedelta(seconds=60)}))
-    system.host.taskhub.create_instance("order_workflow", f"{order.order_key}:1", json.dumps({
-        "orderId": order.order_key, "attempt": 1, "workflowVersion": 2, "deadlineS": 30,
+    system.host.taskhub.create_instance("order_workflow", f"{order.order_id}:1", json.dumps({
+        "orderId": order.order_id, "attempt": 1, "workflowVersion": 2, "deadlineS": 30,
         "agentMaxAttempts": 3}), version="")
     system.run(10)
-    assert system.host.taskhub.get_instance(f"{order.order_key}:1").version == ""
-    legacy = system.services.stores.states.get(order.order_key)
+    assert system.host.taskhub.get_instance(f"{order.order_id}:1").version == ""
+    legacy = system.services.stores.states.get(order.order_id)
     assert (legacy.process_state, legacy.client_id) == (ProcessState.PROCESSED, None)
-    effects = system.ledger.side_effects(order_key=order.order_key)
+    effects = system.ledger.side_effects(order_key=order.order_id)
     assert [(e.kind, e.idempotency_key) for e in effects] == [
         ("ship", "ORD-00055:ship"), ("charge", "ORD-00055:charge")]
     assert [(m["orderId"], m["status"]) for m in system.replies()] == [
@@ -91,7 +91,7 @@ def test_an_unregistered_workflow_version_starts_no_new_order_and_alerts(make_sy
     system.run(5)
     # Nothing was started under a version this code does not have; the order waits.
     assert system.host.taskhub.get_instance(f"{key(order)}:1") is None
-    assert system.state(order.order_key).process_state == ProcessState.PENDING
+    assert system.state(order.order_id).process_state == ProcessState.PENDING
     alerts = system.alerts()
     assert [a["kind"] for a in alerts] == ["UnknownWorkflowVersion"]  # once, not per run
     assert (f"WORKFLOW_VERSION={unknown} is not registered (known: "
@@ -100,9 +100,9 @@ def test_an_unregistered_workflow_version_starts_no_new_order_and_alerts(make_sy
     svc = system.services
     monkeypatch.setattr(svc, "settings", svc.settings.model_copy(update={"WORKFLOW_VERSION": 1}))
     system.run(10)
-    assert system.state(order.order_key).process_state == ProcessState.PROCESSED
+    assert system.state(order.order_id).process_state == ProcessState.PROCESSED
     assert system.host.taskhub.get_instance(f"{key(order)}:1").version == "1.0"
-    assert kinds(system, order.order_key) == ["charge", "ship"]
+    assert kinds(system, order.order_id) == ["charge", "ship"]
 
 
 def scheduled(system, instance_id):
@@ -132,11 +132,11 @@ def test_v1_and_v2_orders_in_flight_finish_on_theirs_while_new_orders_start_on_v
         assert system.engine.counts("payment-requests").active == 3
     system.run(10)
     orders = [v1, v2, v3]
-    assert system.states(o.order_key for o in orders) == {ProcessState.PROCESSED: 3}
-    assert [system.state(o.order_key).workflow_version for o in orders] == [1, 2, 3]
+    assert system.states(o.order_id for o in orders) == {ProcessState.PROCESSED: 3}
+    assert [system.state(o.order_id).workflow_version for o in orders] == [1, 2, 3]
     attempts = [system.host.taskhub.get_instance(f"{key(o)}:1") for o in orders]
     assert [a.version for a in attempts] == ["1.0", "2.0", "3.0"]
-    assert [kinds(system, o.order_key) for o in orders] == [
+    assert [kinds(system, o.order_id) for o in orders] == [
         ["charge", "ship"], ["ship", "charge"], ["charge", "ship"]]
     v1_steps = ["begin_attempt", "load_order", "reserve_inventory", "record_step",
                 "send_agent_request", "record_step", "send_agent_request", "record_step",

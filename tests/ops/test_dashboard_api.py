@@ -19,7 +19,7 @@ def system(make_system):
     system = make_system()
     system.submit(make_order(1))
     system.run(10)
-    assert system.state(make_order(1).order_key).process_state == ProcessState.PROCESSED
+    assert system.state(make_order(1).order_id).process_state == ProcessState.PROCESSED
     return system
 
 
@@ -76,7 +76,7 @@ def test_order_detail_refuses_bad_or_unknown_orders(system, params, status, says
 
 def test_order_detail_is_keyed_by_client_and_order_id(system):
     order = make_order(1)
-    by_client = get(system, "/api/order", client="acme", orderId=order.order_key).json()
+    by_client = get(system, "/api/order", client="acme", orderId=order.order_id).json()
     by_key = get(system, "/api/order", orderId=key(order)).json()
     assert by_client["record"]["orderId"] == by_key["record"]["orderId"] == key(order)
     (attempt,) = by_client["attempts"]
@@ -116,7 +116,7 @@ def test_resubmit_refuses_bad_unauthorised_or_pointless_requests(system, body, h
                                                                   content, status, says):
     answer = post(system, body, headers, content)
     assert answer.status_code == status and says in answer.json()["error"], answer.text
-    assert system.state(make_order(1).order_key).process_state == ProcessState.PROCESSED
+    assert system.state(make_order(1).order_id).process_state == ProcessState.PROCESSED
 
 
 def test_page_and_assets_forbid_inline_script_and_unknown_assets_are_404(system):
@@ -143,7 +143,7 @@ def test_a_resubmit_that_keeps_losing_the_etag_race_is_a_409_and_changes_nothing
     monkeypatch.setattr("ops.dashboard.blueprint.resubmit", always_changed)
     answer = post(system, {"client": "acme", "orderId": "ORD-00001"})
     assert answer.status_code == 409 and "try again" in answer.json()["error"], answer.text
-    assert system.state(make_order(1).order_key).process_state == ProcessState.PROCESSED
+    assert system.state(make_order(1).order_id).process_state == ProcessState.PROCESSED
 
 
 def test_the_signed_in_name_is_taken_only_behind_app_service_authentication():
@@ -187,9 +187,9 @@ def values_of(data, names, found=None):
 
 def test_order_detail_withholds_payment_and_shipment_data_unless_asked(system):
     order = make_order(1)
-    charge, = system.effects(kind="charge", order_id=order.order_key)
-    shipment, = system.effects(kind="ship", order_id=order.order_key)
-    shown = get(system, "/api/order", client="acme", orderId=order.order_key).json()
+    charge, = system.effects(kind="charge", order_id=order.order_id)
+    shipment, = system.effects(kind="ship", order_id=order.order_id)
+    shown = get(system, "/api/order", client="acme", orderId=order.order_id).json()
     timelines = [a["timeline"] for a in shown["attempts"]]
     restricted = values_of(timelines, {"paymentId", "amount", "currency"})
     assert restricted and set(restricted) == {"<Restricted>"}
@@ -201,7 +201,7 @@ def test_order_detail_withholds_payment_and_shipment_data_unless_asked(system):
     # The payment id and the shipment id appear nowhere in the histories.
     text = history_text(shown)
     assert charge.resource_id not in text and shipment.resource_id not in text
-    asked = get(system, "/api/order", client="acme", orderId=order.order_key,
+    asked = get(system, "/api/order", client="acme", orderId=order.order_id,
                 details="true").json()
     amounts = values_of([a["timeline"] for a in asked["attempts"]], {"amount"})
     assert charge.amount in amounts
@@ -300,7 +300,7 @@ def test_stock_and_the_order_detail_show_the_reservation(make_system):
     system.services.stores.inventory.load({line.sku: 10 for line in order.lines})
     system.submit(order)
     system.run(10)
-    assert system.state(order.order_key).process_state == ProcessState.PROCESSED
+    assert system.state(order.order_id).process_state == ProcessState.PROCESSED
     first = order.lines[0]
     stock = get(system, "/api/stock", sku=first.sku, details="true").json()
     # Processed: the order's holds were settled out of the item (docs/inventory.md).
@@ -329,7 +329,7 @@ def test_dead_lettered_bodies_on_the_overview_withhold_the_orders_data(make_syst
     assert row["deadLetterReason"] == "ConflictingOrder"
     assert (row["body"]["order"]["totalPrice"], row["body"]["order"]["lines"]) == (
         "<Restricted>", "<Confidential>")
-    assert row["body"]["order"]["orderId"] == order.order_key
+    assert row["body"]["order"]["orderId"] == order.order_id
 
 
 def test_many_alerts_of_one_clients_orders_take_one_row_and_others_stay_in_view(make_system):

@@ -30,7 +30,7 @@ def system(tmp_path_factory):
     for order in (PLAIN, FIRST, SECOND):
         system.submit(order)
         system.run(20)
-    assert [system.state(o.order_key).process_state for o in (PLAIN, FIRST, SECOND)] == [
+    assert [system.state(o.order_id).process_state for o in (PLAIN, FIRST, SECOND)] == [
         ProcessState.PROCESSED, ProcessState.COMPENSATED, ProcessState.COMPENSATED]
     yield system
     system.close()
@@ -38,7 +38,7 @@ def system(tmp_path_factory):
 
 
 def test_the_lookup_by_client_and_order_id_shows_state_trace_and_compensation_log(system):
-    answer = get(system, "/api/order", client="acme", orderId=FIRST.order_key)
+    answer = get(system, "/api/order", client="acme", orderId=FIRST.order_id)
     assert answer.status_code == 200, answer.text
     shown = answer.json()
     assert shown["record"]["processState"] == "Compensated"
@@ -51,24 +51,24 @@ def test_the_lookup_by_client_and_order_id_shows_state_trace_and_compensation_lo
     assert all(a["timeline"] for a in shown["attempts"])
     trace = shown["trace"]
     assert re.fullmatch("[0-9a-f]{32}", trace["traceId"])
-    assert trace["traceParent"] == system.state(FIRST.order_key).trace_parent
+    assert trace["traceParent"] == system.state(FIRST.order_id).trace_parent
     data_dir = system.services.settings.DEVHOST_DATA_DIR  # where the traces are
     assert trace["command"] == (f"python -m opscli --data-dir {data_dir} trace "
-                                f"{FIRST.order_key} --client acme")
+                                f"{FIRST.order_id} --client acme")
     # The same compensation log and record as the operator CLI's report.
     cli = order_report(system.services, key(FIRST))
     assert (shown["compensation"], shown["record"]) == (cli["compensation"], cli["record"])
 
 
 def test_the_lookup_withholds_the_compensation_logs_classified_data_unless_asked(system):
-    charge, = system.effects(kind="charge", order_id=FIRST.order_key)
-    refund, = system.effects(kind="refund", order_id=FIRST.order_key)
-    shown = get(system, "/api/order", client="acme", orderId=FIRST.order_key).json()
+    charge, = system.effects(kind="charge", order_id=FIRST.order_id)
+    refund, = system.effects(kind="refund", order_id=FIRST.order_id)
+    shown = get(system, "/api/order", client="acme", orderId=FIRST.order_id).json()
     assert all("details" not in entry for entry in shown["compensation"])
     text = str(shown["compensation"]) + str([a["timeline"] for a in shown["attempts"]])
     assert charge.resource_id not in text and refund.resource_id not in text
     assert set(values_of(shown["attempts"], {"paymentId", "amount"})) == {"<Restricted>"}
-    asked = get(system, "/api/order", client="acme", orderId=FIRST.order_key,
+    asked = get(system, "/api/order", client="acme", orderId=FIRST.order_id,
                 details="true").json()
     by_step = {entry["details"]["step"]: entry["details"] for entry in asked["compensation"]}
     assert (by_step["charge"]["paymentId"], by_step["charge"]["amount"]) == (
@@ -79,12 +79,12 @@ def test_the_lookup_withholds_the_compensation_logs_classified_data_unless_asked
 @pytest.mark.parametrize("params, status, says", [
     ({"client": "acme", "orderId": "ORD-77777"}, 404,
      "no order acme~ORD-77777: no state record and no order"),
-    ({"client": "globex", "orderId": FIRST.order_key}, 404, f"no order globex~{FIRST.order_key}"),
-    ({"client": "Acme!", "orderId": FIRST.order_key}, 400, "'client': must be 1 to 20"),
+    ({"client": "globex", "orderId": FIRST.order_id}, 404, f"no order globex~{FIRST.order_id}"),
+    ({"client": "Acme!", "orderId": FIRST.order_id}, 400, "'client': must be 1 to 20"),
     ({"client": "acme", "orderId": "ORD 41"}, 400, "'orderId': must be 1 to 64 characters"),
     ({"client": "acme"}, 400, "query parameter 'orderId' is required"),
     ({"client": "acme", "orderId": ""}, 400, "query parameter 'orderId': must be 1 to 200"),
-    ({"client": "acme", "orderId": FIRST.order_key, "details": "1"}, 400,
+    ({"client": "acme", "orderId": FIRST.order_id, "details": "1"}, 400,
      "query parameter 'details': must be true or false"),
 ])
 def test_the_lookup_answers_an_unknown_order_404_and_bad_input_400_naming_the_field(
@@ -109,5 +109,5 @@ def test_each_alert_names_the_order_it_is_about(system):
     # One OrderError alert per client and 10 minutes (collapsed at the source): the first
     # order's, which says further ones raise no new alert.
     assert row["count"] == 1
-    assert row["order"] == {"key": key(FIRST), "client": "acme", "orderId": FIRST.order_key}
+    assert row["order"] == {"key": key(FIRST), "client": "acme", "orderId": FIRST.order_id}
     assert "raise no new alert" in row["body"]["reason"]

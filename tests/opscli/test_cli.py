@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from azurekit.app_settings import HOST_URL_FILE
 from opscli.cli import app, hoist_data_dir
 from orders import runtime
-from orders.models import ProcessState
+from orders.models import Order, ProcessState
 from tests.e2e.harness import make_order
 from tests.support.stores import put, sqlite_stores
 
@@ -25,7 +25,7 @@ def data_dir(tmp_path, monkeypatch):
         failure_reason="payment: card declined")
     put(stores.states, "ORD-00002", ProcessState.PROCESSED, attempt=1)
     put(stores.states, "ORD-00003", ProcessState.PENDING)
-    stores.orders.create_if_absent(make_order(1))
+    stores.orders.create_if_absent(Order.of_client(make_order(1), "ORD-00001"))  # legacy key
     stores.close()
     return tmp_path
 

@@ -3,7 +3,7 @@
 import pytest
 
 from clocks import ManualClock
-from orders.models import ProcessState
+from orders.models import Order, ProcessState
 from orders.models.messages import SubmitOrder
 from scheduler import submission
 from tests.e2e.harness import make_order
@@ -76,8 +76,7 @@ def test_a_redelivery_of_an_accepted_order_is_never_rejected(env):
     again = submit(body(1), stores, sent, now, max_in_flight=1, message_id="resend")
     assert again == submission.Accepted("acme~ORD-00001", created=False)
     # Only the order row survived a crash between the two writes: also a redelivery.
-    stores.orders.create_if_absent(make_order(5).model_copy(
-        update={"order_key": "acme~ORD-00005"}))
+    stores.orders.create_if_absent(Order.of_client(make_order(5), "acme~ORD-00005"))
     partial = submit(body(5), stores, sent, now, max_in_flight=1)
     assert partial == submission.Accepted("acme~ORD-00005", created=True)
     assert "Rejected" not in [s[1] for s in sent.statuses()]
@@ -151,13 +150,14 @@ def _sized(lines: int, skus: int, quantity: int):
     from datetime import UTC, datetime
     from decimal import Decimal
 
-    from orders.models import Order, OrderLine
+    from orders.models import ClientOrder, OrderLine
 
     order_lines = [OrderLine(sku=f"SKU-{i % skus}", quantity=quantity,
                              unit_price=Decimal("0.01")) for i in range(lines)]
-    order = Order(order_key="BIG-1", customer_id="CUST-1", currency="USD", lines=order_lines,
-                  total_price=sum((li.extended_price for li in order_lines), Decimal(0)),
-                  created_at=datetime(2029, 12, 31, tzinfo=UTC))
+    order = ClientOrder(order_id="BIG-1", customer_id="CUST-1", currency="USD",
+                        lines=order_lines,
+                        total_price=sum((li.extended_price for li in order_lines), Decimal(0)),
+                        created_at=datetime(2029, 12, 31, tzinfo=UTC))
     return SubmitOrder(client_id="acme", reply_to="replies-acme",
                        order=order).model_dump_json(by_alias=True).encode()
 

@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from clocks import ManualClock
-from orders.models import Order, OrderLine
+from orders.models import ClientOrder, OrderLine
 from orders.models.messages import SubmitOrder
 from scheduler import submission
 from tests.scheduler.test_admission import Sent
@@ -31,9 +31,10 @@ def env(tmp_path):
 def body(*lines: tuple[str, str, str], currency: str = "USD") -> bytes:
     order_lines = [OrderLine(sku=sku, quantity=2, unit_price=Decimal(price),
                              discount=Decimal(discount)) for sku, price, discount in lines]
-    order = Order(order_key="ORD-1", customer_id="CUST-1", currency=currency, lines=order_lines,
-                  total_price=sum((li.charge for li in order_lines), Decimal(0)),
-                  created_at=datetime(2029, 12, 31, tzinfo=UTC))
+    order = ClientOrder(order_id="ORD-1", customer_id="CUST-1", currency=currency,
+                        lines=order_lines,
+                        total_price=sum((li.charge for li in order_lines), Decimal(0)),
+                        created_at=datetime(2029, 12, 31, tzinfo=UTC))
     return SubmitOrder(client_id="acme", reply_to="replies-acme",
                        order=order).model_dump_json(by_alias=True).encode()
 

@@ -22,7 +22,7 @@ from agents.handler import parse_request
 from clocks import ManualClock
 from orders import runtime
 from orders.lifecycle.ids import order_key
-from orders.models import wire
+from orders.models import Order, wire
 from orders.models.messages import AgentReply, AgentRequest, SubmitOrder
 from orders.settings import Settings
 from scheduler import blueprint
@@ -129,7 +129,7 @@ def submission_of(client_id: str):
 def keyed(body: bytes) -> tuple[SubmitOrder, str]:
     """The accepted message and the key its order is stored under (client acme's)."""
     parsed = wire.parse(body, SubmitOrder)
-    return parsed, order_key("acme", parsed.order.order_key)
+    return parsed, order_key("acme", parsed.order.order_id)
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +175,7 @@ def deliver(app, body: bytes):
         return svc.settler.dead[message_id]
     parsed, key = keyed(body)  # accepted: a valid SubmitOrder of client acme
     assert parsed.client_id == "acme" and parsed.reply_to == "replies-acme"
-    assert svc.stores.orders.get(key) == parsed.order.model_copy(update={"order_key": key})
+    assert svc.stores.orders.get(key) == Order.of_client(parsed.order, key)
     assert svc.stores.states.get(key).reply_to == parsed.reply_to
     note("stored")
 

@@ -5,14 +5,14 @@ from decimal import Decimal
 import pytest
 from pydantic import ValidationError
 
-from orders.models import Order
+from orders.models import ClientOrder, Order
 from orders.models.messages import SubmitOrder
 from orders.models.money import maximum_problem, minor_unit_problem, minor_units
 from tests.e2e.harness import make_order
 
 
-def priced(total: str, currency: str, unit_price: str | None = None) -> Order:
-    """A one-line order of ``total`` in ``currency`` (the line priced to match)."""
+def priced(total: str, currency: str, unit_price: str | None = None) -> ClientOrder:
+    """A one-line client's order of ``total`` in ``currency`` (the line priced to match)."""
     base = make_order(1, lines=1)
     line = base.lines[0].model_copy(update={"unit_price": Decimal(unit_price or total)})
     return base.model_copy(update={"currency": currency, "lines": (line,),
@@ -45,7 +45,8 @@ def test_a_total_finer_than_the_minor_unit_names_the_field_and_rule(total, curre
 def test_submit_order_refuses_it_but_a_stored_order_still_loads():
     order = priced("12.345", "USD")
     # An order stored before the rule existed must still load and finish (X6).
-    assert Order.model_validate(order.model_dump(mode="json")) == order
+    stored = Order.of_client(order, "acme~ORD-00001")
+    assert Order.model_validate(stored.model_dump(mode="json")) == stored
     with pytest.raises(ValidationError, match=r"order\.totalPrice: at most 2 decimal places"):
         SubmitOrder(client_id="acme", reply_to="replies-acme", order=order)
 

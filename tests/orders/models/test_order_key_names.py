@@ -1,4 +1,9 @@
-"""One word per concept: a key is ``order_key`` in Python and ``orderId`` on the wire (X6)."""
+"""One word per concept: a key is ``order_key`` in Python and ``orderId`` on the wire (X6).
+
+The client's OrderID is ``order_id`` (a client's order, :class:`ClientOrder`, and the
+status messages); the order key ``<clientId>~<OrderID>`` is ``order_key`` (the stored
+:class:`Order`, records, requests). Both are ``orderId`` on the wire.
+"""
 
 import ast
 import importlib
@@ -12,6 +17,7 @@ import pytest
 from pydantic import ValidationError
 
 import orders.models
+import orders.models.order as order_models
 from orders.models import StateRecord
 from orders.models._types import WIRE, Contract, OrderId, OrderKey
 from orders.models.messages import AgentRequest, OperatorAlert, SubmitOrder
@@ -19,6 +25,7 @@ from orders.models.order import Order
 from orders.models.wire import InvalidMessage, validate
 from orders.remote_steps import RemoteStep
 from orders.stores._sqlite_state_table import from_row, to_row
+from scheduler.submission import keyed
 
 KEY = "acme~ORD-1"
 
@@ -40,6 +47,9 @@ AGENT_REQUEST = (
     '"idempotencyKey":"acme~ORD-1:charge","completeBy":"2030-01-02T03:04:05.678901Z",'
     '"maxAttempts":3,"eventName":"charge-reply","replyTo":"agent-replies",'
     '"payload":{"orderId":"acme~ORD-1","amount":"20.00"}}')
+SUBMIT_ORDER = (
+    '{"schemaVersion":1,"clientId":"acme","replyTo":"replies-acme","order":'
+    + ORDER.replace(KEY, "ORD-1") + "}")
 OPERATOR_ALERT = (
     '{"schemaVersion":1,"kind":"OrderError","reason":"r","at":"2030-01-02T03:04:05.678901Z",'
     '"orderId":"acme~ORD-1","instanceId":null,"clientId":null}')
@@ -164,9 +174,9 @@ def test_submission_reads_the_client_s_order_id_from_its_own_field():
     submit = SubmitOrder.model_validate({
         "clientId": "acme", "replyTo": "replies-acme", "order": json.loads(ORDER.replace(
             KEY, "ORD-1"))})
-    assert submit.client_order_id == "ORD-1"
-    # ``order.order_key`` of a submission holds the OrderID, of a stored order the key: the
-    # scheduler reads the OrderID only from ``client_order_id``.
+    assert (submit.client_order_id, submit.order.order_id) == ("ORD-1", "ORD-1")
+    # The scheduler reads the OrderID from ``client_order_id``, never through
+    # ``order.order_key``, the stored order's key.
     misread = [str(p.relative_to(REPO)) for p in sorted((REPO / "scheduler").rglob("*.py"))
                for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
                if isinstance(node, ast.Attribute) and node.attr == "order_key"
@@ -181,3 +191,81 @@ def test_no_deployed_module_is_named_remote_and_compensation_builds_no_forward_r
     assert RemoteStep.request.__module__ == "orders.remote_steps"
     room = REPO / "orders" / "compensation"
     assert not any("def request(" in p.read_text(encoding="utf-8") for p in room.rglob("*.py"))
+
+
+def _fields_of(model: type[Contract]) -> dict[str, tuple[str | None, object]]:
+    hints = typing.get_type_hints(model, include_extras=True)
+    return {name: (info.alias, hints[name]) for name, info in model.model_fields.items()}
+
+
+def test_a_client_s_order_holds_its_order_id_and_a_stored_order_its_key_never_both():
+    submitted = SubmitOrder.model_fields["order"].annotation
+    content = order_models.OrderContent  # what every order holds besides its name
+    assert isinstance(submitted, type) and issubclass(submitted, content)
+    client, stored = _fields_of(submitted), _fields_of(Order)
+    assert client.pop("order_id") == ("orderId", OrderId)
+    assert stored.pop("order_key") == ("orderId", OrderKey)
+    # Everything else is the same content, under the same wire names, in the same order.
+    assert list(client.items()) == list(stored.items())
+    assert list(client) == list(content.model_fields)
+    assert not issubclass(submitted, Order) and not issubclass(Order, submitted)
+
+
+def test_a_submission_and_its_order_load_and_dump_the_same_bytes_as_before():
+    loaded = SubmitOrder.model_validate_json(SUBMIT_ORDER, context={WIRE: True})
+    assert (loaded.order.order_id, loaded.model_dump_json()) == ("ORD-1", SUBMIT_ORDER)
+    assert loaded.order.model_dump_json() == ORDER.replace(KEY, "ORD-1")
+
+
+def test_a_client_s_order_id_is_never_a_key():
+    # Refused as before, naming the field and its rule.
+    with pytest.raises(ValidationError, match=r"(?s)order\.orderId.*must be 1 to 64 characters"):
+        SubmitOrder.model_validate_json(SUBMIT_ORDER.replace('"ORD-1"', f'"{KEY}"'))
+
+
+def test_submission_stores_an_order_built_under_its_key_not_the_client_s_order_renamed():
+    submit = SubmitOrder.model_validate_json(SUBMIT_ORDER, context={WIRE: True})
+    order, record = keyed(submit, KEY, submit.order.created_at)
+    assert type(order) is Order and not isinstance(submit.order, Order)
+    assert (order.order_key, record.client_order_id) == (KEY, "ORD-1")
+    assert order.model_dump_json() == ORDER
+    assert "order_id" not in order.__dict__
+
+
+CLIENT_NAMES = {"ClientOrder", "ClientBatch"}
+"""What a module imports when it holds clients' orders (the demo's and benchmarks' clients)."""
+
+
+def client_side_modules() -> list[Path]:
+    """The client application (``client/``) and every tool module holding clients' orders."""
+    tools = [p for package in ("demo", "bench") for p in sorted((REPO / package).rglob("*.py"))
+             if any(isinstance(node, ast.ImportFrom) and CLIENT_NAMES & {a.name for a in node.names}
+                    for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))))]
+    return sorted((REPO / "client").rglob("*.py")) + tools
+
+
+def test_no_client_side_module_reads_an_order_key_where_it_means_the_order_id():
+    modules = client_side_modules()
+    assert REPO / "client" / "submit.py" in modules and REPO / "demo" / "clients.py" in modules
+    # A client knows its OrderIDs; it derives a key with ``order_key(client, OrderID)`` only.
+    misnamed = [(str(p.relative_to(REPO)), node.lineno) for p in modules
+                for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+                if isinstance(node, ast.Attribute) and node.attr == "order_key"
+                or isinstance(node, ast.keyword) and node.arg == "order_key"
+                and p.relative_to(REPO).parts[0] == "client"]
+    assert misnamed == []
+
+
+def test_no_code_gives_an_order_another_key_by_copying_it():
+    # ``model_copy(update={"order_key": ...})`` skips validation: a copy that renames an
+    # order makes one field mean two things (an OrderID, then a key). Build the order instead.
+    roots = [*DEPLOYED, "client", "demo", "bench"]
+    renamed = [(str(p.relative_to(REPO)), node.lineno) for package in roots
+               for p in sorted((REPO / package).rglob("*.py"))
+               for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+               if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+               and node.func.attr == "model_copy"
+               and any(isinstance(kw.value, ast.Dict) and any(
+                   isinstance(k, ast.Constant) and k.value in ("order_key", "order_id")
+                   for k in kw.value.keys) for kw in node.keywords if kw.arg == "update")]
+    assert renamed == []

@@ -1,0 +1,52 @@
+"""Statement counts for the benchmark: off by default, per file when asked, read back whole."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import sqlitekit
+from sqlitekit import statement_count
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_nothing_is_counted_unless_the_setting_names_a_folder(monkeypatch, tmp_path):
+    monkeypatch.delenv(statement_count.COUNT_SETTING, raising=False)
+    assert statement_count.counter() is None
+    conn = sqlitekit.connect(tmp_path / "a.sqlite")
+    conn.execute("SELECT 1")
+    assert list(tmp_path.glob("*.json")) == []
+
+
+def test_a_process_writes_its_statements_by_file_and_its_switches_at_exit(tmp_path):
+    counts = tmp_path / "counts"
+    script = (
+        "import sqlitekit\n"
+        f"a = sqlitekit.connect({str(tmp_path / 'a.sqlite')!r})\n"
+        f"b = sqlitekit.connect({str(tmp_path / 'b.sqlite')!r})\n"
+        "a.execute('CREATE TABLE t (x)')\n"
+        "with sqlitekit.write(a):\n"
+        "    a.executemany('INSERT INTO t VALUES (?)', [(1,), (2,), (3,)])\n"
+        "b.execute('SELECT 1')\n")
+    subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True,
+                          text=True, check=True,
+                          env={**os.environ, statement_count.COUNT_SETTING: str(counts)})
+    (written,) = counts.glob("*.json")
+    statements, switches = statement_count.read_counts(counts)
+    # CREATE; BEGIN IMMEDIATE, three inserts (one per row), COMMIT; one SELECT (the
+    # pragmas of connect run before the count starts).
+    assert statements == {"a.sqlite": 1 + 5, "b.sqlite": 1}
+    assert set(switches) == {"voluntary", "involuntary"} and switches["voluntary"] >= 0
+    assert json.loads(written.read_text())["statements"] == statements
+
+
+def test_only_the_processes_asked_for_are_summed(tmp_path):
+    for pid, n in ((11, 3), (12, 4), (13, 100)):
+        (tmp_path / f"{pid}.json").write_text(json.dumps(
+            {"statements": {"taskhub.sqlite": n}, "context_switches": {
+                "voluntary": 10 * n, "involuntary": n}}))
+    (tmp_path / "13.tmp").write_text("half a fi")
+    assert statement_count.read_counts(tmp_path, lambda pid: pid != 13) == (
+        {"taskhub.sqlite": 7}, {"voluntary": 70, "involuntary": 7})
