@@ -13,7 +13,9 @@ keeps its holds in a record in a shared-memory block this process creates for it
 fail it), and :meth:`end_stalled` kills one holding a lock past a limit; the kernel then
 frees its lock (``flock``) and SQLite's (the uncommitted transaction rolls back), its
 leases expire and a new worker replaces it. That is what Azure does with a frozen
-instance: it only loses its leases. In the Durable
+instance: it only loses its leases. The processes split the orchestrations by partition
+leases (:mod:`devhost.taskhub.partitions`); ``--processes`` tells each how many start
+together, so they start balanced. In the Durable
 Task Framework's Azure Storage backend a partition lease not renewed within
 ``LeaseInterval`` (30 s by default) expires and another worker takes the partition
 (Azure/durabletask ``src/DurableTask.AzureStorage/AzureStorageOrchestrationServiceSettings.cs``).
