@@ -95,10 +95,18 @@ def parse_submission(body: bytes, client_id: str, *,
     mismatch = client_mismatch(parsed, client_id)
     if mismatch is not None:
         return Rejected(CLIENT_MISMATCH, mismatch)
+    return amount_problem(parsed, max_amount) or parsed
+
+
+def amount_problem(parsed: SubmitOrder, max_amount: Decimal | None) -> Rejected | None:
+    """Return ``SchemaViolation`` naming the field over ``max_amount`` (``MAX_ORDER_AMOUNT``).
+
+    None when every amount is within it, or ``max_amount`` is None (no limit).
+    """
     too_large = maximum_problem(parsed.order, max_amount) if max_amount is not None else None
-    if too_large is not None:
-        return Rejected(wire.SCHEMA_VIOLATION, f"order.{too_large[0]}: {too_large[1]}")
-    return parsed
+    if too_large is None:
+        return None
+    return Rejected(wire.SCHEMA_VIOLATION, f"order.{too_large[0]}: {too_large[1]}")
 
 
 @dataclass(frozen=True)
@@ -109,15 +117,18 @@ class Quota:
     per_client: int
 
 
-def admit(stores: Stores, order_key: str, client_id: str, quota: Quota,
-          work: int = 1) -> str | None:
-    """Return why a new order is refused (X3), or None; a stored order is always admitted.
+def already_stored(stores: Stores, order_key: str) -> bool:
+    """Say whether an order or a state record is stored under ``order_key`` (X5)."""
+    return stores.states.get(order_key) is not None or stores.orders.get(order_key) is not None
 
-    The client's quota counts work, not orders: ``work`` is the new order's weight
+
+def admit(stores: Stores, client_id: str, quota: Quota, work: int = 1) -> str | None:
+    """Return why a new order is refused (X3), or None.
+
+    For an order not stored yet (:func:`submit` admits a stored one before any check). The
+    client's quota counts work, not orders: ``work`` is the new order's weight
     (:func:`orders.models.state.work_of`), and each order in flight weighs its own.
     """
-    if stores.states.get(order_key) is not None or stores.orders.get(order_key) is not None:
-        return None
     mine = stores.states.count_of_client(client_id, IN_FLIGHT_STATES, quota.per_client)
     if mine + work - 1 >= quota.per_client:
         weight = (f"; an order counts one per {WORK_LINES} lines or part, this one {work}"
@@ -147,12 +158,18 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
     otherwise than the catalogue is refused as admission control refuses one.
     The caller dead-letters a Rejected result and completes an AdmissionRefused one.
 
+    A resend of an order already stored is the same submission (X5): it goes straight to
+    :func:`store` (accepted again, or ``ConflictingOrder`` if its data differ), never through
+    the checks for new orders (``max_amount``, size, prices, admission), which it passed when
+    it was stored and a later price or setting must not turn into a "nothing was stored"
+    answer for an order that runs.
+
     Raises
     ------
     ValueError
         If ``client_id`` is not a valid client id.
     """
-    parsed = parse_submission(body, client_id, max_amount=max_amount)
+    parsed = parse_submission(body, client_id)
     if isinstance(parsed, Rejected):
         if parsed.reason == CLIENT_MISMATCH:
             alert_mismatch(sender, client_id, parsed.description, now)
@@ -161,12 +178,18 @@ def submit(body: bytes, stores: Stores, sender: MessageSender, now: datetime, *,
     key = order_key(client_id, parsed.client_order_id)
     tag_order(key)
     with log_context(key):
+        if already_stored(stores, key):
+            return store(parsed, key, body, stores, sender, now)
+        too_large = amount_problem(parsed, max_amount)
+        if too_large is not None:
+            answer_refused(body, client_id, sender, now, too_large, message_id)
+            return too_large
         problem = order_problem(parsed.order, stores, priced)
         if problem is not None:
             return refuse(parsed, client_id, sender, now, problem[0], message_id,
                           logged=problem[1])
         if quota is not None:
-            refusal = admit(stores, key, client_id, quota, work_of(len(parsed.order.lines)))
+            refusal = admit(stores, client_id, quota, work_of(len(parsed.order.lines)))
             if refusal is not None:
                 return refuse(parsed, client_id, sender, now, refusal, message_id)
         return store(parsed, key, body, stores, sender, now)

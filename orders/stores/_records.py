@@ -38,7 +38,7 @@ def require_etag(record: StateRecord) -> str:
 def keep_record(existing: StateRecord, record: StateRecord) -> Created[StateRecord]:
     """Accept ``existing`` if it is the same submission as ``record``; else raise ConflictError."""
     return _keep(existing, existing.same_submission(record),
-                 f"orderId {record.order_key!r}: a state record of another submission "
+                 f"order key {record.order_key!r}: a state record of another submission "
                  f"(replyTo {existing.reply_to!r}) already exists; nothing was overwritten "
                  "(S1)")
 
@@ -46,14 +46,14 @@ def keep_record(existing: StateRecord, record: StateRecord) -> Created[StateReco
 def keep_order(existing: Order, order: Order) -> Created[Order]:
     """Accept ``existing`` if it holds the same data as ``order``; else raise ConflictError."""
     return _keep(existing, existing.same_data(order),
-                 f"orderId {order.order_key!r}: a different order is already stored under "
-                 "this OrderID; nothing was overwritten (S1)")
+                 f"order key {order.order_key!r}: a different order is already stored under "
+                 "this key; nothing was overwritten (S1)")
 
 
 def keep_step(existing: CompensationEntry, entry: CompensationEntry) -> Created[CompensationEntry]:
     """Accept ``existing`` if it logs the same step as ``entry``; else raise ConflictError."""
     return _keep(existing, existing.same_step(entry),
-                 f"orderId {entry.order_key!r}: step {entry.step.value} is logged with other "
+                 f"order key {entry.order_key!r}: step {entry.step.value} is logged with other "
                  "details; nothing was overwritten (S9)")
 
 

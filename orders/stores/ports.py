@@ -81,15 +81,15 @@ class StateChange:
 
 
 class OrderStore(Protocol):
-    """The order database: immutable orders keyed on OrderID (S1, X5)."""
+    """The order database: immutable orders keyed on the order key (client and OrderID) (S1, X5)."""
 
     def create_if_absent(self, order: Order) -> Created[Order]:
-        """Store ``order`` unless its OrderID exists; equal data again is accepted.
+        """Store ``order`` unless its order key exists; equal data again is accepted.
 
         Raises
         ------
         ConflictError
-            If different data is stored under the same OrderID (nothing is changed).
+            If different data is stored under the same order key (nothing is changed).
         """
         ...
 
@@ -106,7 +106,7 @@ class StateStore(Protocol):
     """The state store: one :class:`StateRecord` per order, changed only conditionally."""
 
     def create_if_absent(self, record: StateRecord) -> Created[StateRecord]:
-        """Store ``record`` unless its OrderID exists (S1, X5).
+        """Store ``record`` unless its order key exists (S1, X5).
 
         A record of the same submission (:meth:`StateRecord.same_submission`) is accepted and
         returned as stored, whatever its current ProcessState.
@@ -114,7 +114,7 @@ class StateStore(Protocol):
         Raises
         ------
         ConflictError
-            If another submission's record exists under the same OrderID (unchanged).
+            If another submission's record exists under the same order key (unchanged).
         """
         ...
 
@@ -134,7 +134,7 @@ class StateStore(Protocol):
         PreconditionFailedError
             If another writer changed the record since it was read (its version is kept).
         NotFoundError
-            If there is no record with that OrderID.
+            If there is no record with that order key.
         """
         ...
 
@@ -300,7 +300,7 @@ class StateStore(Protocol):
 class CompensationLog(Protocol):
     """The compensation log: per order, the completed steps and their undos (S9, X4).
 
-    Entries are keyed on OrderID + step and ordered by ``seq``, the order of writing.
+    Entries are keyed on the order key + step and ordered by ``seq``, the order of writing.
     """
 
     def record(self, entry: CompensationEntry) -> Created[CompensationEntry]:

@@ -131,7 +131,7 @@ def test_client_resend_is_dropped_but_a_changed_order_is_refused_as_conflict(mak
     dead = system.engine.peek(QUEUE, 10, dead_letter=True)
     assert [(m.correlation_id, m.delivery_count, m.dead_letter_reason) for m in dead] == \
         [(original.order_id, 1, "ConflictingOrder")]
-    assert "a different order is already stored under this OrderID" in \
+    assert "a different order is already stored under this key" in \
         dead[0].dead_letter_error_description
     assert system.services.stores.orders.get(key(original)) == stored(original)
     assert [(a["kind"], a["orderId"]) for a in system.alerts()] == [("ConflictingOrder",
