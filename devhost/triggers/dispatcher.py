@@ -54,13 +54,18 @@ class SlotPool:
     def __init__(self, threads: int, name: str) -> None:
         self.threads = threads
         self._name = name
-        self._todo: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._todo: queue.SimpleQueue[tuple[Callable[[], None], Callable[[], None]] | None] = \
+            queue.SimpleQueue()
         self._lock = threading.Lock()
         self._started: list[threading.Thread] = []
         self._idle = 0
 
-    def submit(self, work: Callable[[], None]) -> None:
-        """Run ``work`` on an idle thread, or a new one; RuntimeError past ``threads`` at once."""
+    def submit(self, work: Callable[[], None], then: Callable[[], None]) -> None:
+        """Run ``work`` on an idle thread, or a new one; call ``then`` once that thread is idle.
+
+        So a slot freed in ``then`` always finds a thread: one submitted past ``threads``
+        works at once waits for the first to end.
+        """
         with self._lock:
             if self._idle:
                 self._idle -= 1
@@ -69,9 +74,7 @@ class SlotPool:
                                           name=f"{self._name}-{len(self._started)}")
                 self._started.append(thread)
                 thread.start()
-            else:
-                raise RuntimeError(f"{self._name}: more than {self.threads} works at once")
-        self._todo.put(work)
+        self._todo.put((work, then))
 
     def close(self) -> None:
         """Let each thread end after its current work."""
@@ -80,12 +83,14 @@ class SlotPool:
                 self._todo.put(None)
 
     def _runner(self) -> None:
-        while (work := self._todo.get()) is not None:
+        while (item := self._todo.get()) is not None:
+            work, then = item
             try:
                 work()
             finally:
                 with self._lock:
                     self._idle += 1
+                then()
 
 
 @dataclass(eq=False)
@@ -232,19 +237,13 @@ class ServiceBusDispatcher:
         with self._lock:
             f.running += 1
         if not f.is_async:
-            self._pool.submit(partial(self._run_sync, f, m))
+            self._pool.submit(partial(f.poller.handle, m), partial(self._release, f))
             return
         running = f.poller.start(m)
         if running is None:  # settled already (a host failure) or left to its lock's expiry
             self._release(f)
             return
         running.future.add_done_callback(lambda _: self._done(f, running))
-
-    def _run_sync(self, f: _Function, m: ReceivedMessage) -> None:
-        try:
-            f.poller.handle(m)
-        finally:
-            self._release(f)
 
     def _done(self, f: _Function, running: Running) -> None:
         # On the shared loop's thread: the settlement waits for the dispatcher's next round,

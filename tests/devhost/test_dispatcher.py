@@ -13,8 +13,10 @@ from contextlib import contextmanager
 
 import pytest
 
+from devhost.failures.host_failures import HOST_ERROR_REASON
 from devhost.run.runtime import build_host
-from sqlitebus import open_engine
+from devhost.triggers import servicebus
+from sqlitebus import MAX_DELIVERY_COUNT_EXCEEDED, open_engine
 from tests.devhost.apps import write_app
 
 WAIT_S = 60.0
@@ -53,6 +55,8 @@ SYNC_FUNCTION = '''
 def on_{name}(msg: func.ServiceBusMessage) -> None:
     _enter("sync")
     try:
+        if msg.get_body() == b"fail":
+            raise RuntimeError("the function failed")
         RELEASE.result()
     finally:
         _leave("sync", msg)
@@ -64,6 +68,8 @@ ASYNC_FUNCTION = '''
 async def on_{name}(msg: func.ServiceBusMessage) -> None:
     _enter("async")
     try:
+        if msg.get_body() == b"fail":
+            raise RuntimeError("the function failed")
         await asyncio.wrap_future(RELEASE)
     finally:
         _leave("async", msg)
@@ -95,10 +101,15 @@ def queue_app(folder, *, sync=(), async_=(), calls=4):
 
 
 @contextmanager
-def started(app_dir, data_dir):
-    """Build and start the app's host; yield it and the app module; release and stop."""
+def started(app_dir, data_dir, queued=()):
+    """Build and start the app's host; yield it and the app module; release and stop.
+
+    ``queued``: (queue, body, message id) of messages sent before the host starts.
+    """
     host = build_host(app_dir, data_dir, serve_http=False)
     appmod = sys.modules["function_app"]
+    for queue, body, message_id in queued:
+        host.engine.send(queue, body, message_id=message_id)
     host.start()
     try:
         yield host, appmod
@@ -134,9 +145,8 @@ def test_only_the_free_slots_messages_are_locked_in_one_receive(tmp_path, kind):
     app_dir = queue_app(tmp_path / "app", calls=n,
                         **({"sync": ["work"]} if kind == "sync" else {"async_": ["work"]}))
     data_dir = tmp_path / "data"
-    with started(app_dir, data_dir) as (host, appmod):
-        for i in range(3 * n):
-            host.engine.send("work", "x", message_id=f"m{i}")
+    queued = [("work", "x", f"m{i}") for i in range(3 * n)]
+    with started(app_dir, data_dir, queued) as (host, appmod):
         wait_until(lambda: running(appmod, kind) == n, f"{n} calls run")
         counts = host.engine.counts("work")
         assert (counts.active, counts.locked) == (3 * n, n)
@@ -224,3 +234,64 @@ def test_a_stop_waits_for_running_messages_and_completes_them(tmp_path, kind):
     # The running ones completed; the others were never received, so not delivered.
     assert (counts.active, counts.locked) == (n, 0)
     assert sorted(m.delivery_count for m in host.engine.peek("work", 10)) == [0] * n
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize("failure", ["function raises", "host fails"])
+def test_a_failed_message_is_abandoned_then_dead_lettered_and_frees_its_slot(
+        tmp_path, monkeypatch, kind, failure):
+    # Abandoned at each delivery, dead-lettered at the last the queue (10) or the host's
+    # retries (L3, 2 here) allow; the other slot's message and the next ones still run.
+    monkeypatch.setenv("DEVHOST_HOST_RETRIES", "2")
+    if failure == "host fails":
+        original = servicebus.to_function_message
+
+        def to_function_message(m):
+            if m.body == b"fail":
+                raise RuntimeError("injected host fault")
+            return original(m)
+
+        monkeypatch.setattr(servicebus, "to_function_message", to_function_message)
+    app_dir = queue_app(tmp_path / "app", calls=2,
+                        **({"sync": ["work"]} if kind == "sync" else {"async_": ["work"]}))
+    with started(app_dir, tmp_path / "data") as (host, appmod):
+        host.engine.send("work", "fail", message_id="bad")
+        host.engine.send("work", "x", message_id="good")
+        wait_until(lambda: host.engine.counts("work").dead_letter == 1, "it is dead-lettered")
+        assert running(appmod, kind) == 1  # "good", holding the other slot all along
+        host.engine.send("work", "y", message_id="next")
+        wait_until(lambda: running(appmod, kind) == 2, "the freed slot runs the next one")
+        appmod.RELEASE.set_result(None)
+        wait_until(lambda: host.engine.counts("work").active == 0, "the others complete")
+    [dead] = host.engine.peek("work", 10, dead_letter=True)
+    assert dead.message_id == "bad"
+    if failure == "host fails":
+        assert (dead.dead_letter_reason, dead.delivery_count) == (HOST_ERROR_REASON, 3)
+    else:
+        assert (dead.dead_letter_reason, dead.delivery_count) == (MAX_DELIVERY_COUNT_EXCEEDED, 10)
+    assert sorted(message_id for message_id, _, _ in appmod.HANDLED
+                  if message_id != "bad") == ["good", "next"]
+
+
+def test_a_slot_freed_when_its_thread_is_idle_always_finds_a_thread():
+    # Each work's `then` frees its slot and submits the next at once, as the dispatcher
+    # does: one thread runs them all, never a second.
+    from devhost.triggers.dispatcher import SlotPool
+
+    pool = SlotPool(1, "slot-pool-test")
+    ran, threads, done = [], set(), threading.Event()
+
+    def work(n):
+        ran.append(n)
+        threads.add(threading.current_thread().name)
+
+    def then(n):
+        if n < 20:
+            pool.submit(lambda: work(n + 1), lambda: then(n + 1))
+        else:
+            done.set()
+
+    pool.submit(lambda: work(0), lambda: then(0))
+    assert done.wait(WAIT_S)
+    pool.close()
+    assert ran == list(range(21)) and threads == {"slot-pool-test-0"}
