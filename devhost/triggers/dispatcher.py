@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 
+from clocks import Clock
 from devhost.app import invoke
 from devhost.failures.disk_gate import CHECK_EVERY_S, DiskGate
-from devhost.run.clock import Clock
 from devhost.triggers.servicebus import Running, ServiceBusTriggerPoller
 from sqlitebus.models import ReceivedMessage
 
