@@ -34,6 +34,7 @@ from clocks import Clock
 from devhost.app import invoke
 from devhost.failures.disk_gate import CHECK_EVERY_S, DiskGate
 from devhost.triggers.servicebus import Running, ServiceBusTriggerPoller
+from sqlitebus import MessagingEntityNotFoundError
 from sqlitebus.models import ReceivedMessage
 
 log = logging.getLogger("devhost.servicebus")
@@ -134,11 +135,6 @@ class ServiceBusDispatcher:
         self._finished: queue.SimpleQueue[tuple[_Function, Running]] = queue.SimpleQueue()
         self._stopped = False
 
-    @property
-    def sync_threads(self) -> int:
-        """Return the most threads ``def`` functions' messages use at once (their slots)."""
-        return self._pool.threads
-
     def wake(self) -> None:
         """End the idle wait now (a stop, or new work the caller knows of)."""
         self._ready.set()
@@ -193,7 +189,7 @@ class ServiceBusDispatcher:
         free = [f for f in self._functions if f.free > 0]
         if not free:
             return 0, None
-        visible = self._engine.next_visible_of({f.poller.queue for f in free})
+        visible = self._next_visible({f.poller.queue for f in free})
         now = self._clock.now()
         received = 0
         for f in free:
@@ -221,6 +217,21 @@ class ServiceBusDispatcher:
             self._stopped = True
         self._settle_finished()
         self._pool.close()
+
+    def _next_visible(self, queues: set[str]) -> dict[str, datetime]:
+        try:
+            return self._engine.next_visible_of(queues)
+        except MessagingEntityNotFoundError:
+            pass
+        # A queue the engine does not know (say, of a client not declared) fails its own
+        # functions only, as each queue's poller did: logged each round, the others served.
+        visible: dict[str, datetime] = {}
+        for name in queues:
+            try:
+                visible.update(self._engine.next_visible_of([name]))
+            except MessagingEntityNotFoundError as exc:
+                log.error("the functions of queue %s receive nothing: %s", name, exc)
+        return visible
 
     def _idle_timeout(self, delay: float, due: datetime | None) -> float:
         if due is None:

@@ -5,6 +5,8 @@ with the system clock: the figures are counts of a state the test waits for (loc
 messages, calls in progress), never of a time slept.
 """
 
+import json
+import logging
 import sqlite3
 import sys
 import threading
@@ -89,14 +91,14 @@ def host_thread(name):
     return name not in SHARED_THREADS and not name.startswith("devhost-activity")
 
 
-def queue_app(folder, *, sync=(), async_=(), calls=4):
+def queue_app(folder, *, sync=(), async_=(), calls=4, files=None):
     """Write an app with a blocking function per queue; host.json's maxConcurrentCalls."""
     text = APP_HEAD
     for n, queue in enumerate(sync):
         text += SYNC_FUNCTION.format(queue=queue, name=f"sync_{n}")
     for n, queue in enumerate(async_):
         text += ASYNC_FUNCTION.format(queue=queue, name=f"async_{n}")
-    return write_app(folder, {"function_app.py": text}, host_json={
+    return write_app(folder, {"function_app.py": text, **(files or {})}, host_json={
         "version": "2.0", "extensions": {"serviceBus": {"maxConcurrentCalls": calls}}})
 
 
@@ -295,3 +297,24 @@ def test_a_slot_freed_when_its_thread_is_idle_always_finds_a_thread():
     assert done.wait(WAIT_S)
     pool.close()
     assert ran == list(range(21)) and threads == {"slot-pool-test-0"}
+
+
+def test_a_queue_the_engine_does_not_know_fails_only_its_own_function(tmp_path, caplog):
+    # The app's queue catalogue declares "work" only; "missing" fails each round, logged,
+    # as its poller's receive did, and "work" is served all the same.
+    catalogue = {"defaults": {"lockDuration": "PT30S", "maxDeliveryCount": 3,
+                              "requiresDuplicateDetection": False,
+                              "duplicateDetectionHistoryTimeWindow": "PT10M",
+                              "deadLetteringOnMessageExpiration": True,
+                              "defaultMessageTimeToLive": "P1D"},
+                 "queues": {"work": {}},
+                 "clientReplyQueues": {"namePattern": "replies-{clientId}", "properties": {}}}
+    app_dir = queue_app(tmp_path / "app", sync=["missing", "work"], calls=1,
+                        files={"infra/queues.json": json.dumps(catalogue)})
+    with started(app_dir, tmp_path / "data", [("work", "x", "w1")]) as (host, appmod):
+        wait_until(lambda: running(appmod, "sync") == 1, "the message of 'work' runs")
+        appmod.RELEASE.set_result(None)
+        wait_until(lambda: host.engine.counts("work").active == 0, "it completes")
+    assert [message_id for message_id, _, _ in appmod.HANDLED] == ["w1"]
+    assert any(r.levelno == logging.ERROR and "missing" in r.getMessage()
+               for r in caplog.records)
