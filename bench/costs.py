@@ -28,8 +28,9 @@ SERVICEBUS_BILLED = ("send_calls", "delivered", "completes", "abandons", "dead_l
                      "lock_renewals")
 """Service Bus operations billed, one call each; receives per delivery (``prefetchCount`` 0).
 
-The local trigger takes up to 16 messages per receive, so its ``receive_calls`` are fewer
-than Azure's; empty long-polls cost per listener, not per order.
+The local host receives up to a function's free slots per receive, so its ``receive_calls``
+are fewer than Azure's; empty long-polls cost per listener, not per order (the local host's
+empty receives are not counted: its polling is not Azure's).
 """
 
 

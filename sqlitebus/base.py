@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Self
 
@@ -48,6 +49,8 @@ class EngineBase(SharedConnection):
         self._sent_lock = threading.Lock()
         self._sent: dict[str, threading.Condition] = {}
         self._send_marks: dict[str, int] = {}
+        self._wakers: dict[int, tuple[frozenset[str], Callable[[str], None]]] = {}
+        self._waker_keys = itertools.count()
         self._registered: set[str] = set(self._catalog.queues)
         # Every message operation writes through it: under load one transaction serves
         # several threads' sends, receives and settlements (sqlitekit.group_commit).
@@ -111,6 +114,29 @@ class EngineBase(SharedConnection):
                 sent = self._sent[name] = threading.Condition(self._sent_lock)
             return sent.wait_for(lambda: self._send_marks.get(name, 0) != mark, timeout_s)
 
+    def add_waker(self, queues: Iterable[str], wake: Callable[[str], None]) -> int:
+        """Call ``wake(queue)`` whenever a message of one of ``queues`` may have become receivable.
+
+        The doorbell of several queues at once (one waiter for all of them, as a process's
+        Service Bus dispatcher): called, with the queue's lower-case name, after a commit of
+        this instance made one receivable (a send, an abandon) or when another process rang
+        for it; never for a lock running out or a scheduled time coming (the caller bounds
+        its wait by :meth:`~sqlitebus.ServiceBusEngine.next_visible_of`). ``wake`` runs in
+        the waking thread with the engine's wake lock held: it must only signal (set an
+        event). Listens to the doorbell from now on. Returns a key for :meth:`remove_waker`.
+        """
+        names = frozenset(q.lower() for q in queues)
+        self.listen()
+        with self._sent_lock:
+            key = next(self._waker_keys)
+            self._wakers[key] = (names, wake)
+        return key
+
+    def remove_waker(self, key: int) -> None:
+        """Stop calling the waker added under ``key`` (unknown keys are ignored)."""
+        with self._sent_lock:
+            self._wakers.pop(key, None)
+
     def listen(self) -> None:
         """Hear other processes' sends from now on (idempotent; the first wait does it too)."""
         self._doorbell.listen()
@@ -135,7 +161,7 @@ class EngineBase(SharedConnection):
         # or used counts (a mark is kept per queue, so stray names would grow them; a reply
         # queue pattern admits any client). Not only the queues waited for now: a receiver
         # receives before it waits, so a ring between its send_mark and its wait is kept.
-        if name in self._registered:
+        if name in self._registered or any(name in n for n, _ in tuple(self._wakers.values())):
             self._wake_local(name, 1)
 
     def _wake_local(self, name: str, count: int) -> None:
@@ -145,6 +171,9 @@ class EngineBase(SharedConnection):
                 self._send_marks[name] = self._send_marks.get(name, 0) + 1
                 if name in self._sent:
                     self._sent[name].notify(count)
+                for names, wake in self._wakers.values():
+                    if name in names:
+                        wake(name)
 
     def _now_us(self) -> int:
         return to_us(self._clock.now())

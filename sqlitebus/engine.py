@@ -223,12 +223,24 @@ class ServiceBusEngine(Settlement):
 
     def next_visible(self, queue: str) -> datetime | None:
         """Return when the next active message is receivable (enqueued or lock expiry), or None."""
-        name, _, _ = self._entity(queue, False)
+        return self.next_visible_of([queue]).get(queue)
+
+    def next_visible_of(self, queues: Iterable[str]) -> dict[str, datetime]:
+        """Return :meth:`next_visible` of several queues in one read, keyed as given.
+
+        A queue with no active message is left out; a time not after the clock's now means
+        a receive finds a message there (the rows :meth:`receive` locks: the same read).
+        """
+        given = {self._entity(q, False)[0]: q for q in queues}
+        if not given:
+            return {}
+        marks = ", ".join("?" * len(given))
         with self._lock:
-            row = self._conn.execute(
-                "SELECT MIN(MAX(enqueued_us, COALESCE(locked_until_us, 0))) FROM messages"
-                " WHERE queue = ? AND dead_letter = 0", (name,)).fetchone()
-        return None if row[0] is None else from_us(row[0])
+            found = self._conn.execute(
+                "SELECT queue, MIN(MAX(enqueued_us, COALESCE(locked_until_us, 0)))"
+                f" FROM messages WHERE dead_letter = 0 AND queue IN ({marks}) GROUP BY queue",
+                tuple(given)).fetchall()
+        return {given[name]: from_us(us) for name, us in found}
 
     # -- internals -------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ aiohttp session is bound to it; so do we (:func:`run`), warning of blocking (:mo
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
 import inspect
 import logging
@@ -80,20 +81,48 @@ def call(func: Any, kwargs: dict[str, Any]) -> Any:
 
     An unpassed ``context`` parameter gets an ``azure.functions.Context``; FunctionExit as above.
     """
-    try:
-        params, takes_any, is_async = _cached_shape(func)
-    except TypeError:  # an unhashable callable object
-        params, takes_any, is_async = _shape(func)
-    if not takes_any:
-        kwargs = {k: v for k, v in kwargs.items() if k in params}
-    if CONTEXT_PARAM in params and CONTEXT_PARAM not in kwargs:
-        kwargs = {**kwargs, CONTEXT_PARAM: LocalContext(func)}
+    kwargs, is_async = _bound(func, kwargs)
     if is_async:
         return run(_guarded(func(**kwargs), func))
     result = call_guarded(func, **kwargs)
     if inspect.isawaitable(result):
         return run(_guarded(result, func))
     return result
+
+
+def is_async(func: Any) -> bool:
+    """Return True if :func:`call` runs ``func`` on the shared loop (an ``async def``)."""
+    return _shape_of(func)[2]
+
+
+def start(func: Any, kwargs: dict[str, Any]) -> concurrent.futures.Future[Any]:
+    """Start an ``async def`` ``func`` on the shared loop as :func:`call` would; return its future.
+
+    For a caller that must not block while it runs (the Service Bus dispatcher): the future
+    holds the result or the exception :func:`call` would raise. Raises TypeError if ``func``
+    is not async (:func:`is_async`), and what creating its coroutine raises.
+    """
+    kwargs, is_async_func = _bound(func, kwargs)
+    if not is_async_func:
+        raise TypeError(f"{getattr(func, '__name__', func)!r} is not an async function")
+    return asyncio.run_coroutine_threadsafe(_guarded(func(**kwargs), func), _worker_loop())
+
+
+def _bound(func: Any, kwargs: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """Return the ``kwargs`` ``func`` takes, a ``context`` added if it wants one, and is-async."""
+    params, takes_any, is_async_func = _shape_of(func)
+    if not takes_any:
+        kwargs = {k: v for k, v in kwargs.items() if k in params}
+    if CONTEXT_PARAM in params and CONTEXT_PARAM not in kwargs:
+        kwargs = {**kwargs, CONTEXT_PARAM: LocalContext(func)}
+    return kwargs, is_async_func
+
+
+def _shape_of(func: Any) -> tuple[frozenset[str], bool, bool]:
+    try:
+        return _cached_shape(func)
+    except TypeError:  # an unhashable callable object
+        return _shape(func)
 
 
 def _shape(func: Any) -> tuple[frozenset[str], bool, bool]:

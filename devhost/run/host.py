@@ -28,6 +28,8 @@ from devhost.orchestration.versioning import Versioning
 from devhost.run.clock import Clock, ManualClock, SystemClock
 from devhost.run.worker_processes import STOP_WAIT_S
 from devhost.taskhub.store import TaskHub
+from devhost.triggers.dispatcher import ServiceBusDispatcher
+from devhost.triggers.servicebus import ServiceBusTriggerPoller
 from devhost.workers.activity_pool import ActivityPool
 from devhost.workers.dispatch import DurableWorker
 
@@ -157,6 +159,7 @@ class LocalHost:
         self._server: Any = None
         self._binding: str | None = None
         self._own_api: Any = None  # answers this process's durable clients (in_process)
+        self._dispatcher: ServiceBusDispatcher | None = None  # queue triggers, in start()
         self.state = "Default"
         """The ``ScriptHostState`` name ``/admin/host/status`` answers (see :meth:`start`)."""
 
@@ -208,7 +211,11 @@ class LocalHost:
         self.worker.own_partitions(self.config.durable.partition_count, self.partition_lease,
                                    self.processes)
         self._spawn("devhost-work", self._work_loop)
-        for n, poller in enumerate(self.pollers):
+        queue_pollers = [p for p in self.pollers if isinstance(p, ServiceBusTriggerPoller)]
+        if queue_pollers:  # one thread for every queue-triggered function's slots
+            self._dispatcher = ServiceBusDispatcher(queue_pollers, self.clock)
+            self._spawn("devhost-servicebus", self._dispatch_loop, self._dispatcher)
+        for n, poller in enumerate(p for p in self.pollers if p not in queue_pollers):
             self._spawn(f"devhost-poller-{n}", self._poller_loop, poller)
         if running:
             self.mark_running()
@@ -256,6 +263,8 @@ class LocalHost:
         """Tell idle work loops that new work may be queued."""
         self._wake.set()
         self._work_ready.set()
+        if self._dispatcher is not None:
+            self._dispatcher.wake()
 
     def __enter__(self) -> LocalHost:
         self.start_http()
@@ -353,6 +362,11 @@ class LocalHost:
         """Log a loop's failure with its traceback, unless it closed the disk gate."""
         if not self.gate.saw(exc):
             log.error(what, exc_info=exc)
+
+    def _dispatch_loop(self, dispatcher: ServiceBusDispatcher) -> None:
+        # Until stop(); then the messages in hand get until the stop deadline to finish.
+        dispatcher.run(self._stop, lambda: self._stop_deadline - 0.25, self.gate,
+                       self._log_failure)
 
     def _poller_loop(self, poller: Poller) -> None:
         # A poller that can be woken (a queue's, by a send of any process: sqlitebus's

@@ -37,7 +37,8 @@ _SECRET_PARTS = ("STORAGE", "CONNECTION_STRING", "AUTHENTICATION", "KEY", "SECRE
 _current: LocalHost | None = None
 
 MAX_QUEUE_THREADS = 4
-"""Poller threads per queue at most: each idle one polls SQLite, so more cost more."""
+"""Slots (messages in hand at once) per queue-triggered function at most: a poller each,
+which drain mode polls one by one (the threaded host's one dispatcher feeds them all)."""
 
 
 def max_concurrent_calls(app_dir: Path) -> int:
@@ -115,8 +116,9 @@ def build_host(app_dir: str | Path, data_dir: str | Path, *, clock: Clock | None
                queue_concurrency: int | None = None, **kwargs: Any) -> LocalHost:
     """Build a host, not started, with every trigger source of the app wired in.
 
-    ``queue_concurrency``: messages of one queue in hand at once (a poller thread each, renewing
-    its lock), default :func:`max_concurrent_calls`; ``kwargs`` go to :class:`LocalHost`.
+    ``queue_concurrency``: messages of one queue-triggered function in hand at once (its slots:
+    a poller each, fed by the host's one dispatcher under :meth:`LocalHost.start`), default
+    :func:`max_concurrent_calls`; ``kwargs`` go to :class:`LocalHost`.
     """
     global _current
     clock = clock or skewed_clock(os.environ)

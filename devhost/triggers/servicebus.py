@@ -9,9 +9,11 @@ deliveries, dead-lettered as ``LocalHostError`` (L3, :mod:`devhost.failures.host
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import threading
 import weakref
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -85,6 +87,16 @@ def _scout_of(engine: ServiceBusEngine, queue: str) -> _Scout:
         return _scouts.setdefault(engine, {}).setdefault(queue.lower(), _Scout())
 
 
+@dataclass(frozen=True)
+class Running:
+    """A message whose async function runs on the shared loop, started by ``start``."""
+
+    message: ReceivedMessage
+    holding: Any
+    """The lock renewal's block, entered; :meth:`ServiceBusTriggerPoller.finish` leaves it."""
+    future: concurrent.futures.Future[Any]
+
+
 class ServiceBusTriggerPoller:
     """Feeds one queue-triggered function from the local Service Bus engine.
 
@@ -147,15 +159,64 @@ class ServiceBusTriggerPoller:
             self._scout.release(self)
             self.engine.wake_receiver(self.queue)
         for m in messages:
-            try:
-                self._handle(m)
-            except Exception as exc:  # noqa: BLE001 - the next messages of the batch run
-                # Unsettled: its lock expires and it is delivered again, until the queue's
-                # MaxDeliveryCount dead-letters it.
-                if not self._disk_full(exc):
-                    log.exception("message %s of queue %s could not be settled",
-                                  m.message_id, self.queue)
+            self.handle(m)
         return len(messages)
+
+    def handle(self, m: ReceivedMessage) -> None:
+        """Run the function on a received message and settle it (the host's autoComplete).
+
+        A failure to settle is logged, not raised: the message stays unsettled, its lock
+        expires and it is delivered again, until the queue's MaxDeliveryCount dead-letters it.
+        """
+        try:
+            self._handle(m)
+        except Exception as exc:  # noqa: BLE001 - the next messages run
+            self._settle_failed(m, exc)
+
+    def start(self, m: ReceivedMessage) -> Running | None:
+        """Start an ``async def`` function on a message on the shared loop, not waiting for it.
+
+        As :meth:`handle` until the function runs (the lock renewed meanwhile); the caller
+        passes the returned :class:`Running` to :meth:`finish` once its future is done.
+        None if nothing runs: the host could not build the arguments (the message is
+        abandoned or dead-lettered, L3) or starting failed (abandoned, as a raise).
+        """
+        try:
+            kwargs = self._arguments_or_failure(m)
+            if kwargs is None:
+                return None
+            holding = self._renewing(m)
+            holding.__enter__()
+            try:
+                future = invoke.start(self.fdef.func, kwargs)
+            except Exception as exc:  # noqa: BLE001 - as if the function raised
+                holding.__exit__(None, None, None)
+                self._ended(m, exc)
+                return None
+            return Running(m, holding, future)
+        except Exception as exc:  # noqa: BLE001 - as handle()
+            self._settle_failed(m, exc)
+            return None
+
+    def finish(self, running: Running) -> None:
+        """Stop renewing a started message's lock and settle it by its function's outcome."""
+        running.holding.__exit__(None, None, None)
+        error: BaseException | None
+        try:
+            error = running.future.exception(timeout=0)
+        except Exception as exc:  # noqa: BLE001 - cancelled: as a raise, abandoned
+            error = exc
+        if error is not None and not isinstance(error, Exception):  # as invoke.call raises
+            error = invoke.FunctionExit(f"{self.fdef.name} raised {type(error).__name__}")
+        try:
+            self._ended(running.message, error)
+        except Exception as exc:  # noqa: BLE001 - as handle()
+            self._settle_failed(running.message, exc)
+
+    def _settle_failed(self, m: ReceivedMessage, exc: Exception) -> None:
+        if not self._disk_full(exc):
+            log.error("message %s of queue %s could not be settled", m.message_id,
+                      self.queue, exc_info=exc)
 
     def _arguments(self, m: ReceivedMessage) -> dict[str, Any]:
         kwargs: dict[str, Any] = {self.fdef.trigger_param: to_function_message(m)}
@@ -164,28 +225,43 @@ class ServiceBusTriggerPoller:
         return kwargs
 
     def _handle(self, m: ReceivedMessage) -> None:
-        try:
-            kwargs = self._arguments(m)
-        except Exception as exc:  # noqa: BLE001 - the host failed, not the function (L3)
-            self._failed_in_host(m, describe(exc))
+        kwargs = self._arguments_or_failure(m)
+        if kwargs is None:
             return
-        token = m.lock_token
         try:
-            assert token is not None, "a peek-locked message has a lock token"
-            with renewing(lambda: self.engine.renew_lock(self.queue, token),
-                          self.lock_duration):
+            with self._renewing(m):
                 invoke.call(self.fdef.func, kwargs)
         except Exception as exc:  # noqa: BLE001 - an exception abandons it, as in Azure
-            if self._disk_full(exc):  # the gate stops receiving: few deliveries are spent
-                log.warning("function %s failed on message %s (delivery %d) while the data "
-                            "disk is full; abandoning", self.fdef.name, m.message_id,
-                            m.delivery_count)
-            else:
-                log.exception("function %s failed on message %s (delivery %d); abandoning",
-                              self.fdef.name, m.message_id, m.delivery_count)
-            self._settle(self.engine.abandon, m)
+            self._ended(m, exc)
         else:
+            self._ended(m, None)
+
+    def _arguments_or_failure(self, m: ReceivedMessage) -> dict[str, Any] | None:
+        """Return the function's arguments; None if the host failed to make them (settled, L3)."""
+        try:
+            return self._arguments(m)
+        except Exception as exc:  # noqa: BLE001 - the host failed, not the function (L3)
+            self._failed_in_host(m, describe(exc))
+            return None
+
+    def _renewing(self, m: ReceivedMessage) -> Any:
+        token = m.lock_token
+        assert token is not None, "a peek-locked message has a lock token"
+        return renewing(lambda: self.engine.renew_lock(self.queue, token), self.lock_duration)
+
+    def _ended(self, m: ReceivedMessage, exc: Exception | None) -> None:
+        """Settle a message whose function returned (``exc`` None: complete) or raised (abandon)."""
+        if exc is None:
             self._settle(self.engine.complete, m)
+            return
+        if self._disk_full(exc):  # the gate stops receiving: few deliveries are spent
+            log.warning("function %s failed on message %s (delivery %d) while the data "
+                        "disk is full; abandoning", self.fdef.name, m.message_id,
+                        m.delivery_count)
+        else:
+            log.error("function %s failed on message %s (delivery %d); abandoning",
+                      self.fdef.name, m.message_id, m.delivery_count, exc_info=exc)
+        self._settle(self.engine.abandon, m)
 
     def _disk_full(self, exc: Exception) -> bool:
         """Tell the host's disk gate of a failure; True if it says the disk is full."""
