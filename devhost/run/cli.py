@@ -145,11 +145,7 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
                           activity_lease=timedelta(seconds=activity_lease_s),
                           partition_lease=timedelta(seconds=partition_lease_s),
                           processes=workers)
-    earlier = host.taskhub.activities.leased_activities()
-    if earlier:  # left by a host stopped while they ran: they wait for their lease to end
-        console.print(f"devhost: {describe_activities(earlier)} of an earlier run hold their "
-                      f"lease until {earlier[-1].lock_expires:%H:%M:%S} UTC and run again "
-                      f"then", markup=False, highlight=False, soft_wrap=True)
+    _say_earlier_leases(host)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -182,6 +178,15 @@ def start(app_dir: Path = typer.Option(Path("."), "--app-dir",
     log.info("longest write-lock hold: %.3f s (workers), %.3f s (this process); "
              "--lock-hold-limit-s %.1f", children.longest_hold_s(),
              own_holds.longest_s, lock_hold_limit_s)
+
+
+def _say_earlier_leases(host: LocalHost) -> None:
+    """Say which activities a host stopped while they ran left leased, and until when."""
+    earlier = host.taskhub.activities.leased_activities()
+    if earlier:  # they wait for their lease to end, then run again
+        console.print(f"devhost: {describe_activities(earlier)} of an earlier run hold their "
+                      f"lease until {earlier[-1].lock_expires:%H:%M:%S} UTC and run again "
+                      f"then", markup=False, highlight=False, soft_wrap=True)
 
 
 def _stop_all(host: LocalHost, children: WorkerProcesses, stop_wait_s: float,
