@@ -7,6 +7,7 @@ the app its clock and sleep with :func:`clocks.hand_over`, so the app never impo
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 from collections.abc import Mapping
@@ -36,6 +37,8 @@ _SECRET_PARTS = ("STORAGE", "CONNECTION_STRING", "AUTHENTICATION", "KEY", "SECRE
 
 _current: LocalHost | None = None
 
+log = logging.getLogger("devhost")
+
 MAX_QUEUE_THREADS = 4
 """Slots (messages in hand at once) per queue-triggered function at most: a poller each,
 which drain mode polls one by one (the threaded host's one dispatcher feeds them all)."""
@@ -44,15 +47,22 @@ which drain mode polls one by one (the threaded host's one dispatcher feeds them
 def max_concurrent_calls(app_dir: Path) -> int:
     """Return host.json's ``maxConcurrentCalls`` (default 16), at most :data:`MAX_QUEUE_THREADS`.
 
+    Above the cap, a WARNING says so (L1: the host runs fewer messages of a queue function
+    at once than Azure would; docs/fidelity.md, "Known differences that remain").
     Raises AppLoadError if host.json cannot be parsed or the value is not an integer.
     """
     calls = load_host_config(app_dir).get("extensions", "serviceBus", "maxConcurrentCalls",
                                           default=16)
     try:
-        return max(1, min(int(calls), MAX_QUEUE_THREADS))
+        wanted = int(calls)
     except (TypeError, ValueError):
         raise AppLoadError(f"host.json: extensions.serviceBus.maxConcurrentCalls must be an "
                            f"integer, got {calls!r}") from None
+    if wanted > MAX_QUEUE_THREADS:
+        log.warning("host.json: extensions.serviceBus.maxConcurrentCalls is %d; the local "
+                    "host runs at most %d messages of each queue-triggered function at "
+                    "once, where Azure runs up to %d", wanted, MAX_QUEUE_THREADS, wanted)
+    return max(1, min(wanted, MAX_QUEUE_THREADS))
 
 
 def record_app_settings(app_dir: Path, data_dir: Path) -> dict[str, str]:
