@@ -22,6 +22,7 @@ from devhost.run.host import free_port
 from devhost.taskhub.events import parse_time
 from devhost.taskhub.store import TaskHub
 from tests.devhost.conftest import SAMPLE_APP
+from tests.devhost.test_crash_recovery import completed, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -33,24 +34,11 @@ FINISH_S = 20.0
 INSTANCES = 40
 
 
-def wait_for(predicate, timeout_s):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def live_owners(hub):
     """Return how many partitions each process holds an unexpired lease on."""
     now = SystemClock().now()
     rows = hub._conn().execute("SELECT owner, expires_at FROM partitions").fetchall()
     return Counter(owner for owner, expires in rows if owner and parse_time(expires) > now)
-
-
-def completed(hub):
-    return hub.count_by_status().get("Completed", 0)
 
 
 @pytest.mark.parametrize("sig", [pytest.param(signal.SIGKILL, id="SIGKILL"),
