@@ -79,14 +79,14 @@ class Accepted:
     record: StateRecord | None = field(default=None, compare=False)
 
 
-def parse_submission(body: bytes, client_id: str, *,
-                     max_amount: Decimal | None = None) -> SubmitOrder | Rejected:
+def parse_submission(body: bytes, client_id: str) -> SubmitOrder | Rejected:
     """Parse and validate an order message; never raise for anything the body holds (S1).
 
-    ``max_amount`` (``MAX_ORDER_AMOUNT``) caps ``totalPrice`` and ``unitPrice``; None, no
-    limit. Every bad body is ``Rejected("InvalidJson" | "SchemaViolation")`` naming the
-    field and rule (:mod:`orders.models.wire`), or ``ClientMismatch`` if it names another
-    client. Pure, so the message is dead-lettered on its first delivery.
+    Every bad body is ``Rejected("InvalidJson" | "SchemaViolation")`` naming the field and
+    rule (:mod:`orders.models.wire`), or ``ClientMismatch`` if it names another client.
+    Pure, so the message is dead-lettered on its first delivery. The limits of a new order
+    (``MAX_ORDER_AMOUNT``: :func:`amount_problem`) are :func:`submit`'s, after the check
+    for a stored one.
     """
     try:
         parsed = wire.parse(body, SubmitOrder)
@@ -95,7 +95,7 @@ def parse_submission(body: bytes, client_id: str, *,
     mismatch = client_mismatch(parsed, client_id)
     if mismatch is not None:
         return Rejected(CLIENT_MISMATCH, mismatch)
-    return amount_problem(parsed, max_amount) or parsed
+    return parsed
 
 
 def amount_problem(parsed: SubmitOrder, max_amount: Decimal | None) -> Rejected | None:
