@@ -137,14 +137,19 @@ class ServiceBusEngine(Settlement):
         lock_owner: str | None = None,
         *,
         dead_letter: bool = False,
+        seen_ready: bool = False,
     ) -> list[ReceivedMessage]:
         """Peek-lock up to ``max_count`` (>= 1, else ValueError) messages, oldest first.
 
         ``queue`` may be a dead-letter path; ``lock_owner`` is kept as ``locked_by``.
+        An empty queue costs one read and no write transaction; ``seen_ready``: the caller
+        has just read that a message is receivable (:meth:`next_visible_of`), so that read
+        is not made again (if the message went meanwhile, the transaction finds none).
         """
         _check_max_count(max_count)
         name, dead_letter, props = self._entity(queue, dead_letter)
-        if name in self._registered and not self._any_candidate(name, dead_letter):
+        if not seen_ready and name in self._registered \
+                and not self._any_candidate(name, dead_letter):
             return []
         received = self._group.run(
             partial(self._lock_next, name, props, max_count, lock_owner, dead_letter))

@@ -196,7 +196,8 @@ class ServiceBusDispatcher:
             at = visible.get(f.poller.queue)
             if at is None or at > now:
                 continue
-            messages = self._engine.receive(f.poller.queue, f.free, lock_owner=f.poller.owner)
+            messages = self._engine.receive(f.poller.queue, f.free, lock_owner=f.poller.owner,
+                                            seen_ready=True)
             received += len(messages)
             for m in messages:
                 self._hand_out(f, m)

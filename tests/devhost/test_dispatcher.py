@@ -174,6 +174,24 @@ def test_only_the_free_slots_messages_are_locked_in_one_receive(tmp_path, kind):
     assert host.engine.counts("work").dead_letter == 0
 
 
+def test_the_dispatcher_does_not_read_again_what_its_round_read(tmp_path, monkeypatch):
+    # Its round reads every free queue's next visible message at once and receives only
+    # where one is ready: the receive's own read for an empty queue is not made again.
+    from sqlitebus.engine import ServiceBusEngine
+
+    probes = []
+    probe = ServiceBusEngine._any_candidate
+    monkeypatch.setattr(ServiceBusEngine, "_any_candidate",
+                        lambda self, *args: probes.append(args) or probe(self, *args))
+    app_dir = queue_app(tmp_path / "app", sync=["work"], calls=2)
+    queued = [("work", "x", f"m{i}") for i in range(6)]
+    with started(app_dir, tmp_path / "data", queued) as (host, appmod):
+        appmod.RELEASE.set_result(None)
+        wait_until(lambda: len(appmod.HANDLED) == 6, "every message is handled")
+        receives = operation_counts(tmp_path / "data", "work")["receive_calls"]
+    assert receives >= 3 and probes == []
+
+
 def host_threads_started(app_dir, data_dir):
     """Return the names of the threads the host's start() added, idle."""
     before = set(threading.enumerate())
