@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import re
 import resource
 import sqlite3
 import threading
@@ -27,6 +28,13 @@ from pathlib import Path
 COUNT_SETTING = "SQLITEKIT_STATEMENT_COUNTS"
 """Environment variable: the folder each process writes its statement counts to."""
 
+KINDS_SETTING = "SQLITEKIT_STATEMENT_KINDS"
+"""Environment variable: when set (to anything), the counts are kept per statement kind
+too (its text with literals replaced by ``?``, under ``"kinds"``), to see which
+statements the trips are. Costs a regular expression per statement: not for timed runs."""
+
+_LITERALS = re.compile(r"'(?:[^']|'')*'|X'[0-9A-Fa-f]*'|\b\d+(?:\.\d+)?\b")
+
 WRITE_EVERY_S = 0.5
 """How often a counting process rewrites its file."""
 
@@ -34,9 +42,10 @@ WRITE_EVERY_S = 0.5
 class StatementCounts:
     """Statements per file name of this process, written to ``folder/<pid>.json``."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, kinds: bool = False) -> None:
         self.folder = folder
         self.by_file: Counter[str] = Counter()
+        self.by_kind: Counter[str] | None = Counter() if kinds else None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         folder.mkdir(parents=True, exist_ok=True)
@@ -47,20 +56,27 @@ class StatementCounts:
     def trace(self, conn: sqlite3.Connection, path: str | Path) -> None:
         """Count each statement ``conn`` runs under ``path``'s file name."""
         name = Path(path).name
-        by_file, lock = self.by_file, self._lock
+        by_file, by_kind, lock = self.by_file, self.by_kind, self._lock
 
         def count(_statement: str) -> None:
             with lock:
                 by_file[name] += 1
 
-        conn.set_trace_callback(count)
+        def count_kind(statement: str) -> None:
+            kind = name + ": " + " ".join(_LITERALS.sub("?", statement[:400]).split())
+            with lock:
+                by_file[name] += 1
+                by_kind[kind] += 1  # type: ignore[index]
+
+        conn.set_trace_callback(count if by_kind is None else count_kind)
 
     def write(self) -> None:
         """Write the counts so far (atomically: a reader never sees half a file)."""
         usage = resource.getrusage(resource.RUSAGE_SELF)
         with self._lock:
             text = json.dumps({"statements": dict(self.by_file), "context_switches": {
-                "voluntary": usage.ru_nvcsw, "involuntary": usage.ru_nivcsw}})
+                "voluntary": usage.ru_nvcsw, "involuntary": usage.ru_nivcsw},
+                **({} if self.by_kind is None else {"kinds": dict(self.by_kind)})})
         target = self.folder / f"{os.getpid()}.json"
         partial = target.with_suffix(".tmp")
         partial.write_text(text)
@@ -83,7 +99,7 @@ def counter(environ: Mapping[str, str] = os.environ) -> StatementCounts | None:
         return None
     with _guard:
         if _counts is None or _counts.folder != Path(folder):
-            _counts = StatementCounts(Path(folder))
+            _counts = StatementCounts(Path(folder), kinds=bool(environ.get(KINDS_SETTING)))
         return _counts
 
 

@@ -50,3 +50,27 @@ def test_only_the_processes_asked_for_are_summed(tmp_path):
     (tmp_path / "13.tmp").write_text("half a fi")
     assert statement_count.read_counts(tmp_path, lambda pid: pid != 13) == (
         {"taskhub.sqlite": 7}, {"voluntary": 70, "involuntary": 7})
+
+
+def test_kinds_are_kept_only_when_asked_with_literals_replaced(tmp_path):
+    counts = tmp_path / "counts"
+    script = (
+        "import sqlitekit, sys\n"
+        "a = sqlitekit.connect(sys.argv[1])\n"
+        "a.execute('CREATE TABLE t (x, y)')\n"
+        "a.executemany('INSERT INTO t VALUES (?, ?)', [(1, 'it''s'), (22, 'b')])\n"
+        "a.execute(\"SELECT x FROM t WHERE y = 'b' AND x > 3.5\")\n")
+    env = {**os.environ, statement_count.COUNT_SETTING: str(counts)}
+    for kinds in ("", "1"):
+        subprocess.run([sys.executable, "-c", script, str(tmp_path / f"a{kinds}.sqlite")],
+                       cwd=REPO, capture_output=True, text=True, check=True,
+                       env={**env, statement_count.KINDS_SETTING: kinds})
+        (written,) = counts.glob("*.json")
+        document = json.loads(written.read_text())
+        written.unlink()
+        name = f"a{kinds}.sqlite"
+        assert document["statements"] == {name: 4}
+        assert document.get("kinds") == (None if not kinds else {
+            f"{name}: CREATE TABLE t (x, y)": 1,
+            f"{name}: INSERT INTO t VALUES (?, ?)": 2,
+            f"{name}: SELECT x FROM t WHERE y = ? AND x > ?": 1})
