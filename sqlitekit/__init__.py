@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Self
 
 from sqlitekit import statement_count
+from sqlitekit.batches import insert_rows, run_for_each
 from sqlitekit.holds import HoldBlock, HoldRecord, attach, read_hold
 
 __all__ = ["BUSY_TIMEOUT_MS", "HoldBlock", "HoldRecord", "SharedConnection", "WriteLock",
-           "attach", "connect", "is_busy", "is_disk_full", "read_hold", "record_holds",
-           "write"]
+           "attach", "connect", "insert_rows", "is_busy", "is_disk_full", "read_hold",
+           "record_holds", "run_for_each", "write"]
 
 try:
     import fcntl
