@@ -15,7 +15,7 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Self
+from typing import NamedTuple, Self
 
 from sqlitekit import statement_count
 from sqlitekit.batches import insert_rows, run_for_each
@@ -23,7 +23,7 @@ from sqlitekit.holds import HoldBlock, HoldRecord, attach, read_hold
 
 __all__ = ["BUSY_TIMEOUT_MS", "HoldBlock", "HoldRecord", "SharedConnection", "WriteLock",
            "attach", "connect", "insert_rows", "is_busy", "is_disk_full", "read_hold",
-           "record_holds", "run_for_each", "write"]
+           "record_holds", "run_for_each", "write", "write_one", "Written"]
 
 try:
     import fcntl
@@ -190,6 +190,31 @@ def _roll_back(conn: sqlite3.Connection) -> None:
 def write(conn: sqlite3.Connection) -> _Transaction:
     """Run the block as one IMMEDIATE transaction: write lock at BEGIN, so no upgrade deadlock."""
     return _Transaction(conn)
+
+
+class Written(NamedTuple):
+    """What :func:`write_one` did: rows changed, and the rows its ``RETURNING`` gave."""
+
+    rowcount: int
+    rows: list[sqlite3.Row]
+
+
+def write_one(conn: sqlite3.Connection, sql: str,
+              params: tuple[object, ...] | list[object] = ()) -> Written:
+    """Run one writing statement as its own transaction, in the writers' queue of :func:`write`.
+
+    A single statement is atomic in SQLite (autocommit: it is its own transaction, committed,
+    and with ``synchronous=FULL`` synced, before it returns), so BEGIN and COMMIT around it
+    are two trips that change nothing. Raises RuntimeError inside an open transaction, else
+    what :meth:`sqlite3.Connection.execute` raises.
+    """
+    if conn.in_transaction:
+        raise RuntimeError("write_one: a transaction is open on this connection")
+    lock = getattr(conn, "write_lock", None)
+    with lock if lock is not None else threading.Lock():
+        cursor = conn.execute(sql, params)
+        rows = cursor.fetchall()  # all of them before the lock is let go
+        return Written(cursor.rowcount, rows)
 
 
 _BUSY_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})

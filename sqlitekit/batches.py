@@ -44,7 +44,7 @@ def insert_rows(conn: sqlite3.Connection, insert: str, rows: Sequence[Sequence[A
 
 
 def run_for_each(conn: sqlite3.Connection, statement: str, fixed: Sequence[Any],
-                 values: Sequence[Any]) -> int:
+                 values: Sequence[Any]) -> tuple[int, list[Any]]:
     """Run ``statement`` with its ``IN (?)`` list holding ``values``, in one statement per chunk.
 
     Parameters
@@ -57,14 +57,22 @@ def run_for_each(conn: sqlite3.Connection, statement: str, fixed: Sequence[Any],
 
     Returns
     -------
-    int
-        Rows changed in all (``rowcount`` summed).
+    (int, list)
+        Rows changed in all (``rowcount`` summed), and the rows the statement gave
+        (``RETURNING``), of every chunk.
+
+    Raises
+    ------
+    ValueError
+        The statement has no ``IN (?)``, or more than one.
     """
     if statement.count("IN (?)") != 1:
         raise ValueError("run_for_each: the statement needs exactly one 'IN (?)'")
-    changed = 0
+    changed, rows = 0, []
     for start in range(0, len(values), ROWS_PER_STATEMENT):
         chunk = list(values[start:start + ROWS_PER_STATEMENT])
         sql = statement.replace("IN (?)", "IN (" + ",".join("?" * len(chunk)) + ")")
-        changed += conn.execute(sql, [*fixed, *chunk]).rowcount
-    return changed
+        cursor = conn.execute(sql, [*fixed, *chunk])
+        rows += cursor.fetchall()
+        changed += cursor.rowcount
+    return changed, rows

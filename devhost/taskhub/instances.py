@@ -124,17 +124,31 @@ class InstanceStore(HubPart):
 
     def _send_control(self, instance_id: str, kind: str, ev: dict[str, Any],
                       allowed: frozenset[str] | None = None) -> None:
-        with db.write(self._conn()) as conn:
+        """Queue a message for an instance in one of ``allowed`` (None: not ended) states.
+
+        One statement (the message inserted only if the instance's row allows it); the row is
+        read only when it did not, for the error (404, 410, or the refusal).
+        """
+        statuses = sorted(allowed if allowed is not None
+                          else set(ALL_STATUSES) - TERMINAL_STATUSES)
+        row = self._message_row(NewMessage(instance_id, None, kind, ev, self.clock.now()))
+        conn = self._conn()
+        for _ in range(3):  # the state may change between the insert and the read
+            if db.write_one(conn, (
+                    "INSERT INTO inbox (instance_id, execution_id, kind, timer_id, event,"
+                    " visible_at) SELECT ?,?,?,?,?,? FROM instances WHERE instance_id=? AND"
+                    f" runtime_status IN ({','.join('?' * len(statuses))})"),
+                    (*row, instance_id, *statuses)).rowcount == 1:
+                return
             inst = self._get(conn, instance_id)
             if inst.runtime_status in TERMINAL_STATUSES:
                 raise InstanceGoneError(
                     f"Instance with ID '{instance_id}' is gone: it is {inst.runtime_status}")
-            if allowed is not None and inst.runtime_status not in allowed:
+            if inst.runtime_status not in statuses:
                 raise RefusedOperationError(
                     f"Cannot {kind} the orchestration instance {instance_id} because "
                     f"instance is in the {inst.runtime_status} state.")
-            self._insert_message(conn, NewMessage(instance_id, None, kind, ev,
-                                                  self.clock.now()))
+        raise TaskHubError(f"instance '{instance_id}' changed state during {kind}; try again")
 
     def raise_event(self, instance_id: str, event_name: str, data_json: str | None) -> None:
         """Queue an EventRaised for the instance (D8).

@@ -166,17 +166,21 @@ class TaskHub(HubPart):
         if max_instances <= 0:
             return []
         stamp = format_time(now)
-        # With whether a host failure was counted for it (by any process): its commit clears it.
+        # One statement: the oldest visible messages' instances leased and their rows returned,
+        # with whether a host failure was counted for one (by any process: its commit clears
+        # it) and its first message's time, to run them in the order their messages came.
         rows = conn.execute(
-            "SELECT DISTINCT i.instance_id, EXISTS (SELECT 1 FROM host_failures f"
-            f" WHERE f.work = 'episode:' || i.instance_id) {_claimable(partitions)}"
-            " ORDER BY m.visible_at, m.id LIMIT ?", (stamp, stamp, max_instances)).fetchall()
-        self.file.saw_host_failures([episode_key(r[0]) for r in rows if r[1]])
-        expires = format_time(now + lease)
-        # The claimed row comes back with the claim: no read of it afterwards.
-        return [InstanceRecord.from_row(conn.execute(
-            "UPDATE instances SET lock_owner=?, lock_expires=? WHERE instance_id=? RETURNING *",
-            (owner, expires, r[0])).fetchone()) for r in rows]
+            "UPDATE instances SET lock_owner=?, lock_expires=? WHERE instance_id IN"
+            f" (SELECT DISTINCT i.instance_id {_claimable(partitions)}"
+            " ORDER BY m.visible_at, m.id LIMIT ?) RETURNING *,"
+            " EXISTS (SELECT 1 FROM host_failures f WHERE f.work = 'episode:' || instance_id)"
+            " AS host_failed, (SELECT MIN(m.visible_at) FROM inbox m"
+            " WHERE m.instance_id = instances.instance_id) AS first_visible",
+            (owner, format_time(now + lease), stamp, stamp, max_instances)).fetchall()
+        rows.sort(key=lambda r: (r["first_visible"] or "", r["instance_id"]))
+        self.file.saw_host_failures([episode_key(r["instance_id"]) for r in rows
+                                     if r["host_failed"]])
+        return [InstanceRecord.from_row(r) for r in rows]
 
     def _load_work_items(self, claimed: list[InstanceRecord], owner: str, now: datetime,
                          max_messages: int = 10_000) -> list[OrchestrationWorkItem]:
@@ -360,7 +364,7 @@ class TaskHub(HubPart):
         conn.executemany(
             "INSERT OR IGNORE INTO activities (instance_id, execution_id, task_id, name,"
             " input, lock_expires) VALUES (?,?,?,?,?,?)", prepared.activities)
-        conn.executemany(self.INSERT_MESSAGE, prepared.messages)
+        db.insert_rows(conn, self.INSERT_MESSAGES, prepared.messages)
         for child in commit.instances:
             self._start_child(conn, prepared, child)
         return int(version[0])

@@ -32,9 +32,9 @@ def test_rows_are_written_in_one_statement_per_chunk(conn, n):
     chunks = -(-n // batches.ROWS_PER_STATEMENT)
     assert sum(s.startswith("INSERT") for s in conn.seen) == chunks
 
-    deleted = run_for_each(conn, "DELETE FROM t WHERE v != ? AND k IN (?)", ("v0",),
-                           [k for k, _ in rows] + [10_000])  # one id that is not there
-    assert deleted == max(0, n - 1)
+    deleted, returned = run_for_each(conn, "DELETE FROM t WHERE v != ? AND k IN (?) RETURNING k",
+                                     ("v0",), [k for k, _ in rows] + [10_000])  # one not there
+    assert deleted == max(0, n - 1) and sorted(r[0] for r in returned) == list(range(1, n))
     assert conn.execute("SELECT k FROM t").fetchall() == ([(0,)] if n else [])
     assert sum(s.startswith("DELETE") for s in conn.seen) == -(-(n + 1)
                                                               // batches.ROWS_PER_STATEMENT)
