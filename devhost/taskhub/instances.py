@@ -66,31 +66,32 @@ class InstanceStore(HubPart):
                     "already exists.")
             if row is not None:
                 self._delete_instance(conn, instance_id)
-            self._insert_instance(conn, NewInstance(instance_id, name, payload, -1, version),
-                                  parent=None)
-            return self._get(conn, instance_id)
+            return self._insert_instance(
+                conn, NewInstance(instance_id, name, payload, -1, version), parent=None)
 
     def _insert_instance(self, conn: sqlite3.Connection, new: NewInstance,
-                         parent: tuple[str, str] | None) -> None:
+                         parent: tuple[str, str] | None) -> InstanceRecord:
+        """Insert the instance (Pending) and its ExecutionStarted; return the row written."""
         now = self.clock.now()
         execution_id = uuid.uuid4().hex
         if new.version is None:
             new = dataclasses.replace(new, version=self.default_version)
-        conn.execute(
+        row = conn.execute(
             "INSERT INTO instances (instance_id, name, version, runtime_status, input,"
             " created_at, last_updated_at, execution_id, parent_instance_id,"
             " parent_execution_id, parent_task_id, replay_state, id_hash)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING *",
             (new.instance_id, new.name, new.version, "Pending", new.input, format_time(now),
              format_time(now), execution_id, parent[0] if parent else None,
              parent[1] if parent else None, new.parent_task_id if parent else None,
-             json.dumps(empty_replay_state()), instance_hash(new.instance_id)))
+             json.dumps(empty_replay_state()), instance_hash(new.instance_id))).fetchone()
         started = event(EventType.ExecutionStarted, now, Name=new.name, Input=new.input,
                         Version=new.version,
                         ParentInstance=({"OrchestrationInstance": {"InstanceId": parent[0]}}
                                         if parent else None))
         self._insert_message(conn, NewMessage(new.instance_id, execution_id, "start", started,
                                               now))
+        return InstanceRecord.from_row(row)
 
     def _delete_instance(self, conn: sqlite3.Connection, instance_id: str) -> None:
         for table in ("history", "inbox", "activities", "instances"):

@@ -72,3 +72,24 @@ def test_an_expired_activity_lease_counts_a_second_delivery(host, clock):
     again = host.worker.claim_activities(1)
     assert [(a.id, a.dequeue_count) for a in first + again] == [(first[0].id, 1),
                                                                 (first[0].id, 2)]
+
+
+def test_an_episode_deletes_its_messages_and_cancelled_timer_in_one_statement(host):
+    start(host, "race", 60, "r1")
+    host.run_until_idle()
+    host.taskhub.raise_event("r1", "Approval", json.dumps("yes"))
+    seen = statements(host)
+    host.run_until_idle()
+    assert sum(s.startswith("DELETE FROM inbox") for s in seen) == 1
+    # Nothing left: the event went into history, the timer's TimerFired was cancelled.
+    assert host.taskhub._conn().execute("SELECT COUNT(*) FROM inbox").fetchone()[0] == 0
+    assert json.loads(host.taskhub.get_instance("r1").output)["outcome"] == "approved"
+
+
+def test_a_new_instance_is_returned_as_written_without_reading_it_back(host):
+    seen = statements(host)
+    record = host.taskhub.create_instance("chain", "c1", json.dumps("Ann"))
+    assert not any(s.startswith("SELECT *") for s in seen)
+    assert record == host.taskhub.get_instance("c1")
+    assert (record.runtime_status, record.name, record.history_version) == (
+        "Pending", "chain", 0)
