@@ -49,7 +49,25 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS ix_spans_start ON spans (start_ns)",
 )
 _INSERT = ("INSERT OR REPLACE INTO spans (span_id, trace_id, parent_id, name, kind, start_ns, "
-           "end_ns, status, order_key, attributes, links) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+           "end_ns, status, order_key, attributes, links) VALUES ")
+_ROW_MARKS = "(?,?,?,?,?,?,?,?,?,?,?)"
+_COLUMNS = _ROW_MARKS.count("?")
+ROWS_PER_STATEMENT = 256
+"""Spans written by one multi-row INSERT (fewer if SQLite allows fewer variables)."""
+
+
+def _insert_rows(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Insert ``rows`` with one statement per :data:`ROWS_PER_STATEMENT` rows, in order.
+
+    Row by row as ``executemany`` did: a span id given twice keeps its last row
+    (``INSERT OR REPLACE``); chunked below SQLite's variable limit.
+    """
+    per = max(1, min(ROWS_PER_STATEMENT,
+                     conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // _COLUMNS))
+    for start in range(0, len(rows), per):
+        chunk = rows[start:start + per]
+        conn.execute(_INSERT + ",".join([_ROW_MARKS] * len(chunk)),
+                     [value for row in chunk for value in row])
 
 
 def _open(path: Path) -> sqlite3.Connection:
@@ -106,14 +124,17 @@ class SqliteSpanExporter(SpanExporter):
             self._conn, self.path = None, Path(path)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        """Write a batch in one transaction; FAILURE (logged, batch dropped) if SQLite refused."""
+        """Write a batch in one transaction; FAILURE (logged, batch dropped) if SQLite refused.
+
+        One multi-row INSERT per :data:`ROWS_PER_STATEMENT` spans, not one per span.
+        """
         rows = [_row(span) for span in spans]
         try:
             with self._lock:
                 if self._conn is None:
                     self._conn = _open(self.path)
                 with write(self._conn):
-                    self._conn.executemany(_INSERT, rows)
+                    _insert_rows(self._conn, rows)
                     self._purge_if_due(self._conn)
         except sqlite3.Error as exc:
             log.warning("trace store %s: %d span(s) dropped: %s", self.path, len(rows), exc)
