@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from functools import partial
@@ -56,14 +55,27 @@ logger = logging.getLogger(__name__)
 PRUNE_EVERY_US = 1_000_000
 """Microseconds between prunes of a queue's duplicate detection history, at least."""
 
-_CANDIDATES = """
-    SELECT seq, delivery_count, expires_us FROM messages
-    WHERE queue = ? AND dead_letter = ? AND enqueued_us <= ?
-      AND (locked_until_us IS NULL OR locked_until_us <= ?)
-    ORDER BY enqueued_us, seq LIMIT ?
+# A receive's next candidates (unlocked, visible, oldest first), in one statement: those
+# the broker rules let through (:func:`sqlitebus.rows.apply_broker_rules`: not expired,
+# delivered fewer than maxDeliveryCount times; any on a dead-letter subqueue) are locked;
+# the others are returned unchanged (their locked_until_us stays NULL or past), for the
+# rules to move them in the same transaction. SET expressions read the row's old values.
+_TAKEN = "(:any OR (expires_us > :now AND delivery_count < :max_delivery))"
+_LOCK_CANDIDATES = f"""
+    UPDATE messages SET
+      delivery_count = CASE WHEN {_TAKEN} THEN delivery_count + 1 ELSE delivery_count END,
+      lock_token = CASE WHEN {_TAKEN} THEN sb_new_lock_token() ELSE lock_token END,
+      locked_until_us = CASE WHEN {_TAKEN} THEN :until ELSE locked_until_us END,
+      locked_by = CASE WHEN {_TAKEN} THEN :owner ELSE locked_by END
+    WHERE seq IN (
+      SELECT seq FROM messages
+      WHERE queue = :queue AND dead_letter = :dead_letter AND enqueued_us <= :now
+        AND (locked_until_us IS NULL OR locked_until_us <= :now)
+      ORDER BY enqueued_us, seq LIMIT :limit)
+    RETURNING *
 """
 
-# The same rows as _CANDIDATES, read without a write transaction: an idle receive ends here.
+# The rows _LOCK_CANDIDATES reaches, read without a write transaction: an idle receive ends here.
 _ANY_CANDIDATE = """
     SELECT 1 FROM messages
     WHERE queue = ? AND dead_letter = ? AND enqueued_us <= ?
@@ -279,23 +291,20 @@ class ServiceBusEngine(Settlement):
         now = self._now_us()
         self._register(conn, name, now)
         locked_until = min(now + span_us(props.lock_duration), MAX_US)
+        args = {"any": int(dead_letter), "now": now, "max_delivery": props.max_delivery_count,
+                "until": locked_until, "owner": lock_owner, "queue": name,
+                "dead_letter": int(dead_letter)}
         found: list[ReceivedMessage] = []
         while len(found) < max_count:
-            candidates = conn.execute(
-                _CANDIDATES, (name, int(dead_letter), now, now, max_count - len(found))
-            ).fetchall()
-            if not candidates:
+            wanted = max_count - len(found)
+            reached = conn.execute(_LOCK_CANDIDATES, {**args, "limit": wanted}).fetchall()
+            for row in sorted(reached, key=lambda r: (r["enqueued_us"], r["seq"])):
+                if row["locked_until_us"] == locked_until:  # lockDuration >= 5 s: not a past
+                    found.append(rows.to_message(row, with_lock=True))
+                else:
+                    rows.apply_broker_rules(conn, name, row, props, now)
+            if len(reached) < wanted:  # every candidate reached: none is left
                 break
-            for row in candidates:
-                if not dead_letter and rows.apply_broker_rules(conn, name, row, props, now):
-                    continue
-                locked = conn.execute(
-                    "UPDATE messages SET delivery_count = delivery_count + 1,"
-                    " lock_token = ?, locked_until_us = ?, locked_by = ?"
-                    " WHERE seq = ? RETURNING *",
-                    (str(uuid.uuid4()), locked_until, lock_owner, row["seq"]),
-                ).fetchone()
-                found.append(rows.to_message(locked, with_lock=True))
         self._tally.add(_counted(name, dead_letter), "receive_calls")
         self._tally.add(_counted(name, dead_letter), "delivered", len(found))
         return found
