@@ -47,6 +47,7 @@ from sqlitebus.models import DEAD_LETTER_SUFFIX, NewMessage, QueueCounts, QueueI
 from sqlitebus.schema import MAX_US, from_us, span_us
 from sqlitebus.settlement import Settlement
 from sqlitekit import write
+from sqlitekit.multirow import execute_rows
 
 __all__ = ["FILE_NAME", "ServiceBusEngine", "open_engine"]
 
@@ -270,16 +271,13 @@ class ServiceBusEngine(Settlement):
         horizon = now - span_us(props.duplicate_detection_history_time_window)
         if dedup:
             self._prune_duplicate_history(conn, name, now, horizon)
-        accepted: list[bool] = []
-        for message in batch:
-            message_id = message.message_id
-            assert message_id is not None, "NewMessage fills in a MessageId"
-            if dedup and not self._remember(conn, name, message_id, now, horizon):
-                logger.debug("duplicate dropped: queue=%s id=%s", name, message.message_id)
-                accepted.append(False)
-                continue
-            rows.insert(conn, name, message, props, now)
-            accepted.append(True)
+        ids = [m.message_id for m in batch]
+        accepted = self._remember(conn, name, ids, now, horizon) if dedup else [True] * len(ids)
+        for message_id, kept in zip(ids, accepted, strict=True):
+            if not kept:
+                logger.debug("duplicate dropped: queue=%s id=%s", name, message_id)
+        rows.insert_many(conn, name, [m for m, kept in zip(batch, accepted, strict=True)
+                                      if kept], props, now)
         self._tally.add(name, "send_calls")
         self._tally.add(name, "sent", sum(accepted))
         return accepted
@@ -329,16 +327,23 @@ class ServiceBusEngine(Settlement):
         self._pruned_us[name] = now
 
     @staticmethod
-    def _remember(conn: sqlite3.Connection, name: str, message_id: str, now: int,
-                  horizon: int) -> bool:
-        # New, or first sent at or before the window's start (as if pruned): True.
-        cursor = conn.execute(
-            "INSERT INTO duplicate_history (queue, message_id, first_sent_us) VALUES (?, ?, ?)"
-            " ON CONFLICT (queue, message_id) DO UPDATE SET first_sent_us = excluded.first_sent_us"
-            " WHERE first_sent_us <= ?",
-            (name, message_id, now, horizon),
-        )
-        return cursor.rowcount == 1
+    def _remember(conn: sqlite3.Connection, name: str, message_ids: list[str | None],
+                  now: int, horizon: int) -> list[bool]:
+        # Per message, in order: True if new, or first sent at or before the window's start
+        # (as if pruned); a MessageId again later in the batch is a duplicate of the first.
+        # One upsert for the batch: RETURNING gives the rows it inserted or updated.
+        unique = list(dict.fromkeys(message_ids))
+        fresh = {row[0] for row in execute_rows(
+            conn, "INSERT INTO duplicate_history (queue, message_id, first_sent_us)",
+            [(name, message_id, now) for message_id in unique],
+            " ON CONFLICT (queue, message_id) DO UPDATE SET first_sent_us ="
+            " excluded.first_sent_us WHERE first_sent_us <= ? RETURNING message_id",
+            (horizon,))}
+        accepted = []
+        for message_id in message_ids:
+            accepted.append(message_id in fresh)
+            fresh.discard(message_id)
+        return accepted
 
 
 def _counted(name: str, dead_letter: bool) -> str:

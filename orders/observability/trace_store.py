@@ -23,6 +23,7 @@ from opentelemetry.trace import format_span_id, format_trace_id
 
 from orders.observability.tracing import ORDER_KEY
 from sqlitekit import connect, write
+from sqlitekit.multirow import execute_rows
 
 log = logging.getLogger("orders.observability")
 
@@ -49,25 +50,7 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS ix_spans_start ON spans (start_ns)",
 )
 _INSERT = ("INSERT OR REPLACE INTO spans (span_id, trace_id, parent_id, name, kind, start_ns, "
-           "end_ns, status, order_key, attributes, links) VALUES ")
-_ROW_MARKS = "(?,?,?,?,?,?,?,?,?,?,?)"
-_COLUMNS = _ROW_MARKS.count("?")
-ROWS_PER_STATEMENT = 256
-"""Spans written by one multi-row INSERT (fewer if SQLite allows fewer variables)."""
-
-
-def _insert_rows(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Insert ``rows`` with one statement per :data:`ROWS_PER_STATEMENT` rows, in order.
-
-    Row by row as ``executemany`` did: a span id given twice keeps its last row
-    (``INSERT OR REPLACE``); chunked below SQLite's variable limit.
-    """
-    per = max(1, min(ROWS_PER_STATEMENT,
-                     conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // _COLUMNS))
-    for start in range(0, len(rows), per):
-        chunk = rows[start:start + per]
-        conn.execute(_INSERT + ",".join([_ROW_MARKS] * len(chunk)),
-                     [value for row in chunk for value in row])
+           "end_ns, status, order_key, attributes, links)")
 
 
 def _open(path: Path) -> sqlite3.Connection:
@@ -126,7 +109,8 @@ class SqliteSpanExporter(SpanExporter):
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         """Write a batch in one transaction; FAILURE (logged, batch dropped) if SQLite refused.
 
-        One multi-row INSERT per :data:`ROWS_PER_STATEMENT` spans, not one per span.
+        One multi-row INSERT per
+        :data:`~sqlitekit.multirow.ROWS_PER_STATEMENT` spans, not one per span.
         """
         rows = [_row(span) for span in spans]
         try:
@@ -134,7 +118,7 @@ class SqliteSpanExporter(SpanExporter):
                 if self._conn is None:
                     self._conn = _open(self.path)
                 with write(self._conn):
-                    _insert_rows(self._conn, rows)
+                    execute_rows(self._conn, _INSERT, rows)
                     self._purge_if_due(self._conn)
         except sqlite3.Error as exc:
             log.warning("trace store %s: %d span(s) dropped: %s", self.path, len(rows), exc)

@@ -11,6 +11,8 @@ from datetime import timedelta
 import pytest
 
 from sqlitebus import MAX_DELIVERY_COUNT_EXCEEDED, TTL_EXPIRED, MessageLockLostError
+from sqlitebus.models import NewMessage
+from sqlitekit.multirow import ROWS_PER_STATEMENT
 
 LOCK = timedelta(seconds=30)  # lockDuration in conftest.QUEUES_DOC
 
@@ -101,3 +103,36 @@ def test_a_receive_moves_exactly_the_rule_breaking_messages_it_reaches(engine, c
     active = [m.message_id for m in engine.peek(queue, 10)]
     assert active == [m for m in walk[1:] if m != "e" or "e" not in reached]
     assert all(m.delivery_count == 1 for m in got)
+
+
+@pytest.mark.parametrize("queue", ["work", "no-dedup"])
+def test_a_batch_is_sent_with_one_history_upsert_and_one_insert(engine, queue):
+    # Before: per message, an upsert of the duplicate history and an INSERT of the message.
+    engine.send(queue, b"old", message_id="old")
+    seen: list[str] = []
+    engine._conn.set_trace_callback(seen.append)
+    batch = [NewMessage(body, message_id=message_id) for body, message_id in
+             [(b"a", "a"), (b"old2", "old"), (b"b", "b"), (b"a2", "a"), (b"c", "c")]]
+    accepted = engine.send_many(queue, batch)
+    dedup = queue == "work"
+    assert accepted == ([True, False, True, False, True] if dedup else [True] * 5)
+    first = [s.split()[:3] for s in seen]
+    assert first.count(["INSERT", "INTO", "duplicate_history"]) == int(dedup)
+    assert first.count(["INSERT", "INTO", "messages"]) == 1
+    stored = engine.peek(queue, 10)
+    assert [m.body for m in stored] == (
+        [b"old", b"a", b"b", b"c"] if dedup else [b"old", b"a", b"old2", b"b", b"a2", b"c"])
+    assert [m.sequence_number for m in stored] == sorted(m.sequence_number for m in stored)
+
+
+def test_a_batch_larger_than_a_statement_is_chunked_and_kept_in_order(engine):
+    count = ROWS_PER_STATEMENT + 44
+    seen: list[str] = []
+    engine._conn.set_trace_callback(seen.append)
+    assert engine.send_many("work", [NewMessage(str(n), message_id=f"m{n}")
+                                     for n in range(count)]) == [True] * count
+    inserts = [s for s in seen if s.startswith("INSERT INTO messages")]
+    assert len(inserts) == 2
+    assert [m.body for m in engine.peek("work", count)] == [str(n).encode() for n in range(count)]
+    assert engine.send_many("work", [NewMessage(b"x", message_id=f"m{count - 1}")]) == [False]
+    assert len(engine.first_sent("work")) == count

@@ -216,7 +216,7 @@ def test_a_batch_of_spans_is_written_by_one_insert_per_chunk_with_every_span_kep
     # executemany ran one INSERT per span; a batch now takes one per ROWS_PER_STATEMENT.
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from orders.observability.trace_store import ROWS_PER_STATEMENT
+    from sqlitekit.multirow import ROWS_PER_STATEMENT
 
     memory = InMemorySpanExporter()
     own = TracerProvider(sampler=order_sampler(1.0))
