@@ -11,7 +11,7 @@ from datetime import timedelta
 from azurekit.queues import QueueProperties
 from sqlitebus.models import NewMessage, QueueCounts, ReceivedMessage
 from sqlitebus.schema import MAX_US, from_us, span_us, to_us
-from sqlitekit.multirow import execute_rows
+from sqlitekit import insert_rows
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +27,7 @@ ZERO_COUNTS = QueueCounts(active=0, scheduled=0, dead_letter=0, locked=0)
 _INSERT_MESSAGES = (
     "INSERT INTO messages (queue, message_id, body, content_type, correlation_id,"
     " session_id, application_properties, enqueued_us, scheduled_us, ttl_us, expires_us)"
+    " VALUES"
 )
 
 
@@ -34,9 +35,9 @@ def insert_many(conn: sqlite3.Connection, queue: str, messages: Sequence[NewMess
                 props: QueueProperties, now: int) -> None:
     """Store messages, sequence numbers in the given order (TTL capped at the queue's, as Azure).
 
-    One multi-row INSERT for a batch (:func:`sqlitekit.multirow.execute_rows`).
+    One multi-row INSERT for a batch (:func:`sqlitekit.insert_rows`).
     """
-    execute_rows(conn, _INSERT_MESSAGES, [_values(queue, m, props, now) for m in messages])
+    insert_rows(conn, _INSERT_MESSAGES, [_values(queue, m, props, now) for m in messages])
 
 
 def _values(queue: str, message: NewMessage, props: QueueProperties,

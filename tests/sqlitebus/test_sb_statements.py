@@ -12,7 +12,7 @@ import pytest
 
 from sqlitebus import MAX_DELIVERY_COUNT_EXCEEDED, TTL_EXPIRED, MessageLockLostError
 from sqlitebus.models import NewMessage
-from sqlitekit.multirow import ROWS_PER_STATEMENT
+from sqlitekit.batches import ROWS_PER_STATEMENT
 
 LOCK = timedelta(seconds=30)  # lockDuration in conftest.QUEUES_DOC
 

@@ -27,6 +27,7 @@ from orders.observability.tracing import (
     wrap_input,
 )
 from sqlitebus import load_queue_catalog, open_engine
+from sqlitekit.batches import ROWS_PER_STATEMENT
 
 PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
@@ -210,13 +211,12 @@ def test_the_simulator_keeps_its_spans_as_long_as_its_ledger(monkeypatch, tmp_pa
     assert made == [timedelta(hours=12), None]
 
 
-@pytest.mark.parametrize("spans", [1, 3, 256, 257, 600])
+@pytest.mark.parametrize("spans", [1, 3, ROWS_PER_STATEMENT - 1, ROWS_PER_STATEMENT, 600])
 def test_a_batch_of_spans_is_written_by_one_insert_per_chunk_with_every_span_kept(
         tmp_path, spans):
-    # executemany ran one INSERT per span; a batch now takes one per ROWS_PER_STATEMENT.
+    # executemany ran one INSERT per span; a batch now takes one per ROWS_PER_STATEMENT
+    # (the batch holds spans + 1 rows: the last span is given twice).
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    from sqlitekit.multirow import ROWS_PER_STATEMENT
 
     memory = InMemorySpanExporter()
     own = TracerProvider(sampler=order_sampler(1.0))
