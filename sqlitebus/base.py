@@ -231,12 +231,13 @@ class EngineBase(SharedConnection):
         MessageLockLostError: a read only for a lost lock, not for every settlement.
         """
         name, dead_letter = self._lock_target(queue, lock_token)
+        now = self._now_us()
         row: sqlite3.Row | None = conn.execute(
             f"{change} WHERE lock_token = ? AND queue = ? AND dead_letter = ?"
             " AND locked_until_us > ? RETURNING *",
-            (*args, lock_token, name, int(dead_letter), self._now_us())).fetchone()
+            (*args, lock_token, name, int(dead_letter), now)).fetchone()
         if row is None:
-            self._held(conn, queue, lock_token)
+            self._held(conn, queue, lock_token, now)  # the same instant: it raises
             raise AssertionError("a lock _held accepts was refused by the same transaction")
         return row
 
@@ -246,7 +247,8 @@ class EngineBase(SharedConnection):
         name, dead_letter, _ = self._entity(queue, False)
         return name, dead_letter
 
-    def _held(self, conn: sqlite3.Connection, queue: str, lock_token: str) -> sqlite3.Row:
+    def _held(self, conn: sqlite3.Connection, queue: str, lock_token: str,
+              now: int | None = None) -> sqlite3.Row:
         name, dead_letter = self._lock_target(queue, lock_token)
         row: sqlite3.Row | None = conn.execute(
             "SELECT * FROM messages WHERE lock_token = ?", (lock_token,)).fetchone()
@@ -259,7 +261,7 @@ class EngineBase(SharedConnection):
         if row["queue"] != name or bool(row["dead_letter"]) != dead_letter:
             held_on = row["queue"] + (DEAD_LETTER_SUFFIX if row["dead_letter"] else "")
             raise MessageLockLostError(lock_token, f"lock is held on {held_on!r}, not {queue!r}")
-        if row["locked_until_us"] <= self._now_us():
+        if row["locked_until_us"] <= (self._now_us() if now is None else now):
             raise MessageLockLostError(
                 lock_token, f"lock expired at {from_us(row['locked_until_us']).isoformat()}"
             )
