@@ -16,8 +16,12 @@ ROWS_PER_STATEMENT = 200
 """Rows of one statement at most; more are written by as many statements as needed."""
 
 
-def insert_rows(conn: sqlite3.Connection, insert: str, rows: Sequence[Sequence[Any]]) -> None:
+def insert_rows(conn: sqlite3.Connection, insert: str, rows: Sequence[Sequence[Any]],
+                tail: str = "", tail_args: Sequence[Any] = ()) -> list[Any]:
     """Run ``insert`` (``"INSERT ... (a, b) VALUES"``, no tuple) for all ``rows`` at once.
+
+    Row by row in the given order within a statement, so ``OR REPLACE``, ``ON CONFLICT``
+    and ``AUTOINCREMENT`` act as they would row by row.
 
     Parameters
     ----------
@@ -25,6 +29,14 @@ def insert_rows(conn: sqlite3.Connection, insert: str, rows: Sequence[Sequence[A
         The statement up to and including ``VALUES``; each row adds ``(?, ...)``.
     rows
         The rows, each as long as the first. Nothing runs for none.
+    tail, tail_args
+        What follows the rows in each statement (``ON CONFLICT ...``, ``RETURNING ...``)
+        and its parameters.
+
+    Returns
+    -------
+    list
+        The rows the statements returned (``RETURNING``), statement after statement.
 
     Raises
     ------
@@ -32,15 +44,18 @@ def insert_rows(conn: sqlite3.Connection, insert: str, rows: Sequence[Sequence[A
         Rows of different lengths.
     """
     if not rows:
-        return
+        return []
     width = len(rows[0])
     if any(len(row) != width for row in rows):
         raise ValueError(f"insert_rows: every row must have {width} values")
     one = "(" + ",".join("?" * width) + ")"
+    returned: list[Any] = []
     for start in range(0, len(rows), ROWS_PER_STATEMENT):
         chunk = rows[start:start + ROWS_PER_STATEMENT]
-        conn.execute(f"{insert} {','.join([one] * len(chunk))}",
-                     [value for row in chunk for value in row])
+        returned += conn.execute(f"{insert} {','.join([one] * len(chunk))}{tail}",
+                                 [*(value for row in chunk for value in row),
+                                  *tail_args]).fetchall()
+    return returned
 
 
 def run_for_each(conn: sqlite3.Connection, statement: str, fixed: Sequence[Any],

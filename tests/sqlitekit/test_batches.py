@@ -46,3 +46,20 @@ def test_rows_of_different_lengths_and_a_statement_without_one_list_are_refused(
     with pytest.raises(ValueError, match="exactly one 'IN \\(\\?\\)'"):
         run_for_each(conn, "DELETE FROM t WHERE k = ?", (), [1])
     assert conn.execute("SELECT COUNT(*) FROM t").fetchone() == (0,)
+
+
+@pytest.mark.parametrize("n", [1, 2, batches.ROWS_PER_STATEMENT, batches.ROWS_PER_STATEMENT + 1])
+def test_an_upsert_tail_acts_row_by_row_and_returns_what_it_changed(conn, n):
+    # The last row repeats the first key: as row by row, the later value wins; RETURNING
+    # names the rows inserted or updated (not one the DO UPDATE's WHERE left alone).
+    conn.execute("INSERT INTO t (k, v) VALUES (-1, 'kept')")
+    conn.seen.clear()
+    rows = [(k, f"v{k}") for k in range(n - 1)] + [(0, "last"), (-1, "refused")]
+    returned = insert_rows(conn, "INSERT INTO t (k, v) VALUES", rows,
+                           " ON CONFLICT (k) DO UPDATE SET v = excluded.v WHERE v != ?"
+                           " RETURNING k", ("kept",))
+    assert [k for (k,) in returned] == [k for k, _ in rows[:-1]]
+    assert conn.execute("SELECT k, v FROM t ORDER BY k").fetchall() == \
+        [(-1, "kept"), (0, "last")] + rows[1:-2]
+    chunks = -(-(n + 1) // batches.ROWS_PER_STATEMENT)
+    assert sum(s.startswith("INSERT INTO t (k, v) VALUES (") for s in conn.seen) == chunks
