@@ -141,8 +141,9 @@ class TaskHub(HubPart):
         with db.write(conn):
             if due and partitions is not None:
                 partitions.manage(conn, now)
-            claimed = self._claim_instances(conn, owner, now, lease, max_instances, partitions)
-        return self._load_work_items(claimed, owner, now, max_messages)
+            claimed = self._claim_instances(conn, owner, now, lease, max_instances, partitions,
+                                            max_messages)
+        return self._load_work_items(claimed, owner)
 
     def release_partitions(self, partitions: PartitionLeases) -> None:
         """Give up every partition lease of ``partitions`` (a graceful stop), in one transaction.
@@ -160,49 +161,48 @@ class TaskHub(HubPart):
             f"SELECT 1 {_claimable(partitions)} LIMIT 1", (stamp, stamp)).fetchone() is not None
 
     def _claim_instances(self, conn: Any, owner: str, now: datetime, lease: timedelta,
-                         max_instances: int,
-                         partitions: PartitionLeases | None = None) -> list[InstanceRecord]:
-        """Lease up to ``max_instances`` claimable instances; return their rows as leased."""
+                         max_instances: int, partitions: PartitionLeases | None = None,
+                         max_messages: int = 10_000) -> list[Any]:
+        """Lease up to ``max_instances`` claimable instances; return their rows as leased.
+
+        One statement: the oldest visible messages' instances leased and their rows
+        returned, with whether a host failure was counted for one (by any process: its
+        commit clears it) and, as a JSON array, its first ``max_messages`` visible messages.
+        """
         if max_instances <= 0:
             return []
         stamp = format_time(now)
-        # One statement: the oldest visible messages' instances leased and their rows returned,
-        # with whether a host failure was counted for one (by any process: its commit clears
-        # it) and its first message's time, to run them in the order their messages came.
         rows = conn.execute(
             "UPDATE instances SET lock_owner=?, lock_expires=? WHERE instance_id IN"
             f" (SELECT DISTINCT i.instance_id {_claimable(partitions)}"
             " ORDER BY m.visible_at, m.id LIMIT ?) RETURNING *,"
             " EXISTS (SELECT 1 FROM host_failures f WHERE f.work = 'episode:' || instance_id)"
-            " AS host_failed, (SELECT MIN(m.visible_at) FROM inbox m"
-            " WHERE m.instance_id = instances.instance_id) AS first_visible",
-            (owner, format_time(now + lease), stamp, stamp, max_instances)).fetchall()
-        rows.sort(key=lambda r: (r["first_visible"] or "", r["instance_id"]))
+            " AS host_failed, (SELECT json_group_array(json_array(visible_at, id, kind,"
+            " execution_id, timer_id, event)) FROM (SELECT * FROM inbox m"
+            " WHERE m.instance_id = instances.instance_id AND m.visible_at <= ?"
+            " ORDER BY m.visible_at, m.id LIMIT ?)) AS messages",
+            (owner, format_time(now + lease), stamp, stamp, max_instances, stamp,
+             max_messages)).fetchall()
         self.file.saw_host_failures([episode_key(r["instance_id"]) for r in rows
                                      if r["host_failed"]])
-        return [InstanceRecord.from_row(r) for r in rows]
+        return rows
 
-    def _load_work_items(self, claimed: list[InstanceRecord], owner: str, now: datetime,
-                         max_messages: int = 10_000) -> list[OrchestrationWorkItem]:
-        # After the claim: the lease keeps writers off the history; later messages wait.
+    def _load_work_items(self, claimed: list[Any], owner: str) -> list[OrchestrationWorkItem]:
+        """Build the claimed instances' work items, oldest first message first."""
+        # After the claim: the lease keeps writers off the history.
         conn = self._conn()
-        stamp = format_time(now)
-        items = []
-        for inst in claimed:
-            instance_id = inst.instance_id
-            messages = [
-                InboxMessage(r["id"], r["kind"], r["execution_id"], r["timer_id"],
-                             json.loads(r["event"]))
-                for r in conn.execute(
-                    "SELECT id, kind, execution_id, timer_id, event FROM inbox"
-                    " WHERE instance_id=? AND visible_at <= ? ORDER BY visible_at, id LIMIT ?",
-                    (instance_id, stamp, max_messages))
-            ]
+        loaded = []
+        for row in claimed:
+            # (visible_at, id) order: the aggregate's input order is not promised.
+            messages = sorted(tuple(m) for m in json.loads(row["messages"]))
+            inst = InstanceRecord.from_row(row)
             session = self._session(conn, inst)
-            items.append(OrchestrationWorkItem(inst, [], messages, owner,
-                                               history_json=session.texts,
-                                               history_end=session.end))
-        return items
+            loaded.append((messages[0][:2] if messages else ("", 0), OrchestrationWorkItem(
+                inst, [], [InboxMessage(m[1], m[2], m[3], m[4], json.loads(m[5]))
+                           for m in messages], owner,
+                history_json=session.texts, history_end=session.end)))
+        loaded.sort(key=lambda pair: pair[0])
+        return [item for _, item in loaded]
 
     def _session(self, conn: Any, inst: InstanceRecord) -> Session:
         """Return the claimed instance's history: the kept session, else read from the file."""
@@ -282,7 +282,7 @@ class TaskHub(HubPart):
         self._keep_sessions(prepared, versions)
         won = {id(p.item): w for p, w in zip(prepared, written, strict=True)}
         return Round([won.get(id(item), False) for item, _ in commits], settled,
-                     self._load_work_items(claimed, owner, now),
+                     self._load_work_items(claimed, owner),
                      self.activities._activity_items(rows, owner), refused)
 
     def _prepare_all(self, commits: list[tuple[OrchestrationWorkItem, EpisodeCommit]],

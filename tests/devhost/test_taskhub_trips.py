@@ -47,6 +47,8 @@ def test_a_claim_of_many_instances_and_activities_is_one_statement_each(host):
     pending, _ = host.worker.run_round([], [], 10, 0)
     claim = seen[seen.index("BEGIN IMMEDIATE") + 1:seen.index("COMMIT")]
     assert len(claim) == 1 and claim[0].startswith("UPDATE instances")
+    assert not [s for s in seen if s.startswith("SELECT") and "FROM inbox" in s
+                and "m JOIN" not in s]  # the messages came with the claim, not read after
     assert [item.instance.instance_id for item, _ in pending] == [f"f{k}" for k in range(5)]
 
     seen.clear()
@@ -93,3 +95,15 @@ def test_a_new_instance_is_returned_as_written_without_reading_it_back(host):
     assert record == host.taskhub.get_instance("c1")
     assert (record.runtime_status, record.name, record.history_version) == (
         "Pending", "chain", 0)
+
+
+def test_a_claim_brings_the_first_visible_messages_in_the_order_they_came(host, clock):
+    start(host, "race", 600, "r1")
+    host.run_until_idle()
+    for k in range(4):
+        clock.advance(timedelta(seconds=1))
+        host.taskhub.raise_event("r1", f"e{k}", json.dumps(k))
+    (item,) = host.taskhub.claim_orchestrations("w", timedelta(seconds=30), 5, max_messages=3)
+    assert [m.event["Name"] for m in item.messages] == ["e0", "e1", "e2"]
+    assert [json.loads(m.event["Input"]) for m in item.messages] == [0, 1, 2]
+    assert item.history_end == len(host.taskhub.get_history("r1"))
