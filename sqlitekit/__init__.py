@@ -22,7 +22,7 @@ from sqlitekit.holds import HoldBlock, HoldRecord, attach, read_hold
 
 __all__ = ["BUSY_TIMEOUT_MS", "HoldBlock", "HoldRecord", "SharedConnection", "WriteLock",
            "attach", "connect", "is_busy", "is_disk_full", "read_hold", "record_holds",
-           "write"]
+           "write", "write_queue"]
 
 try:
     import fcntl
@@ -189,6 +189,19 @@ def _roll_back(conn: sqlite3.Connection) -> None:
 def write(conn: sqlite3.Connection) -> _Transaction:
     """Run the block as one IMMEDIATE transaction: write lock at BEGIN, so no upgrade deadlock."""
     return _Transaction(conn)
+
+
+def write_queue(conn: sqlite3.Connection) -> WriteLock | threading.Lock:
+    """Return the queue of ``conn``'s writers, to hold for a write that needs no BEGIN.
+
+    A statement run outside a transaction is a transaction of its own (SQLite's
+    autocommit): atomic, and committed with the file's ``synchronous`` setting as
+    ``BEGIN IMMEDIATE``/``COMMIT`` around it would be, in one statement instead of three.
+    Holding the queue keeps the writers' turns :func:`write` keeps. A connection not
+    opened by :func:`connect` gets a lock of its own (no queue).
+    """
+    lock = getattr(conn, "write_lock", None)
+    return lock if lock is not None else threading.Lock()
 
 
 _BUSY_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
