@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 
 from clocks import ManualClock
-from orders.models import ProcessState, StateRecord
-from orders.stores.errors import NotFoundError, PreconditionFailedError
+from orders.models import CompensationEntry, ProcessState, StateRecord
+from orders.stores.errors import ConflictError, NotFoundError, PreconditionFailedError
+from orders.stores.sqlite_compensation import SqliteCompensationLog
 from orders.stores.sqlite_state import SqliteStateStore
+from tests.support.records import CHARGE, SHIP
 
 
 @contextmanager
@@ -89,3 +91,53 @@ def test_a_conditional_write_that_fails_reads_once_to_say_why(states, clock, cas
     assert [s.split(" ")[0] for s in seen] == ["UPDATE", "SELECT"]
     assert states.get("O-1").process_state is ProcessState.PENDING
     assert states.count_by_state([ProcessState.PROCESSING]) == {ProcessState.PROCESSING: 1}
+
+
+@pytest.fixture
+def log(tmp_path) -> Iterator[SqliteCompensationLog]:
+    store = SqliteCompensationLog(tmp_path / "state.sqlite")
+    yield store
+    store.close()
+
+
+def entry(clock: ManualClock, details: dict[str, Any], order_key: str = "O-1"
+          ) -> CompensationEntry:
+    return CompensationEntry.new(order_key, details, instance_id=f"{order_key}:1",
+                                 workflow_version=3, now=clock.now())
+
+
+def kinds(seen: list[str]) -> list[str]:
+    return [s.split(" ")[0] for s in seen]
+
+
+def test_a_log_entry_is_one_insert_that_numbers_it(log, clock):
+    charge, ship = entry(clock, {**CHARGE, "step": "charge"}), entry(clock, SHIP)
+    with statements(log) as seen:
+        first = log.record(charge)
+        second = log.record(ship)
+    assert kinds(seen) == ["INSERT", "INSERT"]
+    assert [(first.created, first.record.seq), (second.created, second.record.seq)] == [
+        (True, 1), (True, 2)]
+    assert log.entries("O-1") == [first.record, second.record]  # seq in each document too
+
+
+def test_a_logged_step_is_one_insert_that_does_nothing_and_one_read(log, clock):
+    charge = entry(clock, {**CHARGE, "step": "charge"})
+    log.record(charge)
+    other = entry(clock, {**CHARGE, "step": "charge", "amount": "1.00"})
+    with statements(log) as seen:
+        again = log.record(charge)
+        with pytest.raises(ConflictError):
+            log.record(other)
+    assert kinds(seen) == ["INSERT", "SELECT", "INSERT", "SELECT"]
+    assert (again.created, again.record.seq) == (False, 1)
+    assert log.entries("O-1") == [again.record]
+
+
+def test_entries_recorded_together_are_one_insert_each_in_one_transaction(log, clock):
+    log.record(entry(clock, {**CHARGE, "step": "charge"}, "O-2"))  # another order's seq
+    with statements(log) as seen:
+        done = log.record_all([entry(clock, {**CHARGE, "step": "charge"}),
+                               entry(clock, SHIP)])
+    assert kinds(seen) == ["BEGIN", "INSERT", "INSERT", "COMMIT"]
+    assert [(c.created, c.record.seq) for c in done] == [(True, 1), (True, 2)]
