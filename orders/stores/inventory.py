@@ -175,7 +175,7 @@ class ConditionalInventory:
                 taken |= reserved_keys(lines, results, sku)
             else:
                 return with_taken(lines, results, taken)
-        raise _contended(lines[0][0])
+        raise contended(lines[0][0])
 
     def release(self, sku: str, key: str) -> int:
         """See :meth:`InventoryStore.release`."""
@@ -211,7 +211,7 @@ class ConditionalInventory:
                     units.update(per_key)
                     break
             else:
-                raise _contended(sku)
+                raise contended(sku)
         return units
 
     def restock(self, sku: str, quantity: int) -> StockItem:
@@ -229,7 +229,7 @@ class ConditionalInventory:
             StockItem.model_validate(new.model_dump())  # keeps the bounds (MAX_QUANTITY)
             if self._replace(new):
                 return self._read(sku) or new
-        raise _contended(sku)
+        raise contended(sku)
 
 
 Change = Callable[[StockItem, list[str]], tuple[StockItem | None, dict[str, int]]]
@@ -344,7 +344,8 @@ def check_quantity(quantity: int) -> None:
         raise ValueError(f"quantity: must be an int from 1 to {MAX_QUANTITY}; got {quantity!r}")
 
 
-def _contended(sku: str) -> TransientStoreError:
+def contended(sku: str) -> TransientStoreError:
+    """Return the error of a change whose item kept changing under each conditional write."""
     return TransientStoreError(
         f"sku {sku!r}: the stock item changed under each of {MAX_CONFLICT_RETRIES} "
         "conditional writes (ETag); retry later")

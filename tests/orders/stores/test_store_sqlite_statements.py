@@ -15,8 +15,16 @@ import pytest
 
 from clocks import ManualClock
 from orders.models import CompensationEntry, ProcessState, StateRecord
-from orders.stores.errors import ConflictError, NotFoundError, PreconditionFailedError
+from orders.stores import sqlite_inventory
+from orders.stores.errors import (
+    ConflictError,
+    NotFoundError,
+    PreconditionFailedError,
+    TransientStoreError,
+)
+from orders.stores.inventory import MAX_CONFLICT_RETRIES, Reserved
 from orders.stores.sqlite_compensation import SqliteCompensationLog
+from orders.stores.sqlite_inventory import SqliteInventoryStore
 from orders.stores.sqlite_state import SqliteStateStore
 from tests.support.records import CHARGE, SHIP
 
@@ -141,3 +149,74 @@ def test_entries_recorded_together_are_one_insert_each_in_one_transaction(log, c
                                entry(clock, SHIP)])
     assert kinds(seen) == ["BEGIN", "INSERT", "INSERT", "COMMIT"]
     assert [(c.created, c.record.seq) for c in done] == [(True, 1), (True, 2)]
+
+
+@pytest.fixture
+def inventory(tmp_path) -> Iterator[SqliteInventoryStore]:
+    store = SqliteInventoryStore(tmp_path / "state.sqlite")
+    store.load({"P1-S1": 10, "P2-S2": 10})
+    yield store
+    store.close()
+
+
+LINES = [("P1-S1", "O-1#0", 2), ("P2-S2", "O-1#1", 3), ("P1-S1", "O-1#2", 1),
+         ("P9-S9", "O-1#3", 1)]
+"""Three lines on two stocked SKUs, one on a SKU the inventory has no item for."""
+
+
+def test_reserving_an_orders_lines_reads_its_skus_at_once_and_writes_each_once(inventory):
+    with statements(inventory) as seen:
+        got = inventory.reserve_lines(LINES, by="O-1:1")
+    assert kinds(seen) == ["BEGIN", "SELECT", "UPDATE", "UPDATE", "COMMIT"]
+    assert [g.outcome for g in got] == [Reserved.RESERVED] * 3 + [Reserved.UNTRACKED]
+    assert (inventory.get("P1-S1").available, inventory.get("P2-S2").available) == (7, 7)
+
+
+@pytest.mark.parametrize("ending", ["settle", "release", "undo"])
+def test_ending_an_orders_holds_is_one_read_and_one_conditional_write(inventory, ending):
+    inventory.reserve_lines(LINES, by="O-1:1")
+    keys = [(sku, key) for sku, key, _ in LINES]
+    with statements(inventory) as seen:
+        units = (inventory.settle_lines(keys) if ending == "settle"
+                 else sum(inventory.release_lines(keys)) if ending == "release"
+                 else inventory.undo(keys, "O-1:1"))
+    assert kinds(seen) == ["SELECT", "UPDATE"]
+    assert units == 6
+    items = [inventory.get("P1-S1"), inventory.get("P2-S2")]
+    assert [i.holds for i in items] == [{}, {}]
+    assert [i.available for i in items] == ([7, 7] if ending == "settle" else [10, 10])
+
+
+def test_a_sku_changed_between_the_read_and_the_write_is_read_and_decided_again(
+        inventory, monkeypatch, tmp_path):
+    inventory.reserve_lines(LINES, by="O-1:1")
+    other = SqliteInventoryStore(tmp_path / "state.sqlite")
+    read = sqlite_inventory._items
+    rounds = []
+
+    def restocked_after_the_first_read(conn, skus):
+        found = read(conn, skus)
+        if conn is not inventory._db.conn:
+            return found
+        rounds.append(sorted(found))
+        if len(rounds) == 1:
+            other.restock("P2-S2", 5)  # another process's write: a new ETag
+        return found
+
+    monkeypatch.setattr(sqlite_inventory, "_items", restocked_after_the_first_read)
+    with statements(inventory) as seen:
+        given = inventory.release_lines([(sku, key) for sku, key, _ in LINES])
+    other.close()
+    assert kinds(seen) == ["SELECT", "UPDATE", "SELECT", "UPDATE"]
+    assert rounds == [["P1-S1", "P2-S2", "P9-S9"], ["P2-S2"]]
+    assert given == [2, 3, 1, 0]
+    assert (inventory.get("P1-S1").available, inventory.get("P2-S2").available) == (10, 15)
+
+
+def test_a_sku_that_changes_under_every_write_gives_up_transiently(inventory, monkeypatch):
+    inventory.reserve_lines(LINES, by="O-1:1")
+    monkeypatch.setattr(sqlite_inventory, "_write_items", lambda conn, items: set())
+    with statements(inventory) as seen, pytest.raises(TransientStoreError, match="P1-S1"):
+        inventory.settle_lines([("P1-S1", "O-1#0")])
+    assert kinds(seen) == ["SELECT"] * MAX_CONFLICT_RETRIES
+    assert inventory.get("P1-S1").holds.keys() == {"O-1#0", "O-1#2"}
