@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from store_builders import make_order
 
 from clocks import ManualClock
 from orders.models import CompensationEntry, ProcessState, StateRecord
@@ -25,6 +26,7 @@ from orders.stores.errors import (
 from orders.stores.inventory import MAX_CONFLICT_RETRIES, Reserved
 from orders.stores.sqlite_compensation import SqliteCompensationLog
 from orders.stores.sqlite_inventory import SqliteInventoryStore
+from orders.stores.sqlite_orders import SqliteOrderStore
 from orders.stores.sqlite_state import SqliteStateStore
 from tests.support.records import CHARGE, SHIP
 
@@ -220,3 +222,16 @@ def test_a_sku_that_changes_under_every_write_gives_up_transiently(inventory, mo
         inventory.settle_lines([("P1-S1", "O-1#0")])
     assert kinds(seen) == ["SELECT"] * MAX_CONFLICT_RETRIES
     assert inventory.get("P1-S1").holds.keys() == {"O-1#0", "O-1#2"}
+
+
+def test_an_order_is_stored_by_one_insert_and_a_resend_reads_it_once(tmp_path, clock):
+    orders = SqliteOrderStore(tmp_path / "orders.sqlite", clock=clock)
+    order = make_order("O-1")
+    with statements(orders) as seen:
+        first = orders.create_if_absent(order)
+        again = orders.create_if_absent(order)
+        with pytest.raises(ConflictError):
+            orders.create_if_absent(make_order("O-1", customer_id="CUST-8"))
+    orders.close()
+    assert kinds(seen) == ["INSERT", "INSERT", "SELECT", "INSERT", "SELECT"]
+    assert (first.created, again.created, again.record) == (True, False, order)
