@@ -245,7 +245,10 @@ def order_problem(order: OrderContent, stores: Stores, priced: bool) -> tuple[st
     if too_large is not None:
         reason = f"order size: {too_large}; nothing was stored"
         return reason, reason
-    mispriced = price_problem(order, stores.inventory.get) if priced else None
+    mispriced = None
+    if priced:  # the items of the order's SKUs read at once (one query on SQLite)
+        items = stores.inventory.get_many(line.sku for line in order.lines)
+        mispriced = price_problem(order, items.__getitem__)
     if mispriced is not None:
         return (f"order price: {mispriced.told}; nothing was stored",
                 f"order price: {mispriced.logged}; nothing was stored")

@@ -177,6 +177,16 @@ class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
                 return units
         raise contended(next(iter(keys)))
 
+    def get_many(self, skus: Iterable[str]) -> dict[str, StockItem | None]:
+        """See :meth:`orders.stores.inventory.InventoryStore.get_many`: one SELECT."""
+        wanted = list(dict.fromkeys(skus))
+        if not wanted:
+            return {}
+        with self._db.use() as conn:
+            items = _items(conn, wanted)
+        self._db.count("point_read", len(wanted))  # Cosmos DB: a point read each
+        return items
+
     def _read(self, sku: str) -> StockItem | None:
         with self._db.use("point_read") as conn:
             return _item(conn, sku)

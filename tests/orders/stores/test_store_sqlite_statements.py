@@ -174,6 +174,14 @@ def test_reserving_an_orders_lines_reads_its_skus_at_once_and_writes_each_once(i
     assert (inventory.get("P1-S1").available, inventory.get("P2-S2").available) == (7, 7)
 
 
+def test_the_items_of_an_orders_skus_are_read_by_one_select(inventory):
+    with statements(inventory) as seen:
+        got = inventory.get_many(sku for sku, _, _ in LINES)
+    assert kinds(seen) == ["SELECT"]
+    assert {sku: item and item.available for sku, item in got.items()} == {
+        "P1-S1": 10, "P2-S2": 10, "P9-S9": None}
+
+
 @pytest.mark.parametrize("ending", ["settle", "release", "undo"])
 def test_ending_an_orders_holds_is_one_read_and_one_conditional_write(inventory, ending):
     inventory.reserve_lines(LINES, by="O-1:1")
