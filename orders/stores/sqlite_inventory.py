@@ -2,7 +2,8 @@
 
 Items are kept as their Cosmos DB JSON documents with an ETag column every write replaces,
 so processes race on conditional updates exactly as they do on Cosmos DB. The SKUs of one
-call are read with one SELECT and written with one conditional UPDATE, whatever their number.
+call are read with one SELECT, whatever their number; the holds an order ends (settle,
+release, undo) are written with one conditional UPDATE of all its items.
 """
 
 from __future__ import annotations
