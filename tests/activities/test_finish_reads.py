@@ -10,17 +10,13 @@ from activities import steps
 from orders.models import ProcessState
 from tests.activities.test_merged_steps import FINISH
 from tests.support.records import record_in
+from tests.support.statements import traced
 
 
 def record_reads(stores, run):
     """Run ``run()``; return the state record's point reads it made on ``state.sqlite``."""
-    seen: list[str] = []
-    conn = stores.states._db.conn
-    conn.set_trace_callback(seen.append)
-    try:
+    with traced(stores.states._db.conn) as seen:
         run()
-    finally:
-        conn.set_trace_callback(None)
     return [s for s in seen if s.startswith("SELECT * FROM state_records WHERE order_id")]
 
 

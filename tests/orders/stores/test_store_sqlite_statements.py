@@ -8,7 +8,7 @@ count never changes what the port promises (the contract suite checks the rest).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
@@ -29,17 +29,12 @@ from orders.stores.sqlite_inventory import SqliteInventoryStore
 from orders.stores.sqlite_orders import SqliteOrderStore
 from orders.stores.sqlite_state import SqliteStateStore
 from tests.support.records import CHARGE, SHIP
+from tests.support.statements import traced
 
 
-@contextmanager
-def statements(store: Any) -> Iterator[list[str]]:
+def statements(store: Any) -> AbstractContextManager[list[str]]:
     """Collect the statements ``store``'s connection runs inside the block."""
-    seen: list[str] = []
-    store._db.conn.set_trace_callback(seen.append)
-    try:
-        yield seen
-    finally:
-        store._db.conn.set_trace_callback(None)
+    return traced(store._db.conn)
 
 
 @pytest.fixture
