@@ -6,6 +6,7 @@ import itertools
 import json
 import sqlite3
 import threading
+import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Self
@@ -27,6 +28,10 @@ FILE_NAME = "servicebus.sqlite"
 """File name of the engine's database inside the host's data folder."""
 
 
+def _new_lock_token() -> str:
+    return str(uuid.uuid4())
+
+
 class EngineBase(SharedConnection):
     """Open the engine's file and hold what every operation shares (clock default: system).
 
@@ -43,6 +48,8 @@ class EngineBase(SharedConnection):
         self._catalog = catalog if catalog is not None else load_queue_catalog()
         self._clock = clock if clock is not None else SystemClock()
         super().__init__(path)
+        # A new lock token per message a receive locks, inside its one UPDATE (the engine's).
+        self._conn.create_function("sb_new_lock_token", 0, _new_lock_token)
         # Sends and abandons wake waiting receivers at once (`wait_for_send`): this process's
         # directly, other processes' through the file's doorbell, else at their next poll.
         self._doorbell = Doorbell(path, self._rung)
@@ -213,10 +220,36 @@ class EngineBase(SharedConnection):
             found = self._conn.execute("SELECT name FROM queues ORDER BY name").fetchall()
         return [row["name"] for row in found if self._catalog.resolve(row["name"]) is not None]
 
-    def _held(self, conn: sqlite3.Connection, queue: str, lock_token: str) -> sqlite3.Row:
+    def _write_held(self, conn: sqlite3.Connection, queue: str, lock_token: str,
+                    change: str, args: tuple[Any, ...] = ()) -> sqlite3.Row:
+        """Change the message that holds ``lock_token`` in one statement; return its row.
+
+        ``change`` is ``DELETE FROM messages`` or ``UPDATE messages SET ...`` (``args``: the
+        SET's values); it applies only where :meth:`_held` would return the row (the lock
+        token on ``queue``, not expired), and the row returned is the one changed (RETURNING:
+        new values for an UPDATE). Else nothing changes and :meth:`_held` raises its
+        MessageLockLostError: a read only for a lost lock, not for every settlement.
+        """
+        name, dead_letter = self._lock_target(queue, lock_token)
+        now = self._now_us()
+        row: sqlite3.Row | None = conn.execute(
+            f"{change} WHERE lock_token = ? AND queue = ? AND dead_letter = ?"
+            " AND locked_until_us > ? RETURNING *",
+            (*args, lock_token, name, int(dead_letter), now)).fetchone()
+        if row is None:
+            self._held(conn, queue, lock_token, now)  # the same instant: it raises
+            raise AssertionError("a lock _held accepts was refused by the same transaction")
+        return row
+
+    def _lock_target(self, queue: str, lock_token: str) -> tuple[str, bool]:
         if not isinstance(lock_token, str) or not lock_token:
             raise ValueError(f"lock_token: must be a non-empty string, got {lock_token!r}")
         name, dead_letter, _ = self._entity(queue, False)
+        return name, dead_letter
+
+    def _held(self, conn: sqlite3.Connection, queue: str, lock_token: str,
+              now: int | None = None) -> sqlite3.Row:
+        name, dead_letter = self._lock_target(queue, lock_token)
         row: sqlite3.Row | None = conn.execute(
             "SELECT * FROM messages WHERE lock_token = ?", (lock_token,)).fetchone()
         if row is None:
@@ -228,7 +261,7 @@ class EngineBase(SharedConnection):
         if row["queue"] != name or bool(row["dead_letter"]) != dead_letter:
             held_on = row["queue"] + (DEAD_LETTER_SUFFIX if row["dead_letter"] else "")
             raise MessageLockLostError(lock_token, f"lock is held on {held_on!r}, not {queue!r}")
-        if row["locked_until_us"] <= self._now_us():
+        if row["locked_until_us"] <= (self._now_us() if now is None else now):
             raise MessageLockLostError(
                 lock_token, f"lock expired at {from_us(row['locked_until_us']).isoformat()}"
             )

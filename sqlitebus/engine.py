@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from functools import partial
@@ -47,7 +46,7 @@ from sqlitebus.base import FILE_NAME
 from sqlitebus.models import DEAD_LETTER_SUFFIX, NewMessage, QueueCounts, QueueInfo, ReceivedMessage
 from sqlitebus.schema import MAX_US, from_us, span_us
 from sqlitebus.settlement import Settlement
-from sqlitekit import write
+from sqlitekit import insert_rows, write
 
 __all__ = ["FILE_NAME", "ServiceBusEngine", "open_engine"]
 
@@ -56,14 +55,27 @@ logger = logging.getLogger(__name__)
 PRUNE_EVERY_US = 1_000_000
 """Microseconds between prunes of a queue's duplicate detection history, at least."""
 
-_CANDIDATES = """
-    SELECT seq, delivery_count, expires_us FROM messages
-    WHERE queue = ? AND dead_letter = ? AND enqueued_us <= ?
-      AND (locked_until_us IS NULL OR locked_until_us <= ?)
-    ORDER BY enqueued_us, seq LIMIT ?
+# A receive's next candidates (unlocked, visible, oldest first), in one statement: those
+# the broker rules let through (:func:`sqlitebus.rows.apply_broker_rules`: not expired,
+# delivered fewer than maxDeliveryCount times; any on a dead-letter subqueue) are locked;
+# the others are returned unchanged (their locked_until_us stays NULL or past), for the
+# rules to move them in the same transaction. SET expressions read the row's old values.
+_TAKEN = "(:any OR (expires_us > :now AND delivery_count < :max_delivery))"
+_LOCK_CANDIDATES = f"""
+    UPDATE messages SET
+      delivery_count = CASE WHEN {_TAKEN} THEN delivery_count + 1 ELSE delivery_count END,
+      lock_token = CASE WHEN {_TAKEN} THEN sb_new_lock_token() ELSE lock_token END,
+      locked_until_us = CASE WHEN {_TAKEN} THEN :until ELSE locked_until_us END,
+      locked_by = CASE WHEN {_TAKEN} THEN :owner ELSE locked_by END
+    WHERE seq IN (
+      SELECT seq FROM messages
+      WHERE queue = :queue AND dead_letter = :dead_letter AND enqueued_us <= :now
+        AND (locked_until_us IS NULL OR locked_until_us <= :now)
+      ORDER BY enqueued_us, seq LIMIT :limit)
+    RETURNING *
 """
 
-# The same rows as _CANDIDATES, read without a write transaction: an idle receive ends here.
+# The rows _LOCK_CANDIDATES reaches, read without a write transaction: an idle receive ends here.
 _ANY_CANDIDATE = """
     SELECT 1 FROM messages
     WHERE queue = ? AND dead_letter = ? AND enqueued_us <= ?
@@ -258,16 +270,13 @@ class ServiceBusEngine(Settlement):
         horizon = now - span_us(props.duplicate_detection_history_time_window)
         if dedup:
             self._prune_duplicate_history(conn, name, now, horizon)
-        accepted: list[bool] = []
-        for message in batch:
-            message_id = message.message_id
-            assert message_id is not None, "NewMessage fills in a MessageId"
-            if dedup and not self._remember(conn, name, message_id, now, horizon):
-                logger.debug("duplicate dropped: queue=%s id=%s", name, message.message_id)
-                accepted.append(False)
-                continue
-            rows.insert(conn, name, message, props, now)
-            accepted.append(True)
+        ids = [m.message_id for m in batch]
+        accepted = self._remember(conn, name, ids, now, horizon) if dedup else [True] * len(ids)
+        for message_id, kept in zip(ids, accepted, strict=True):
+            if not kept:
+                logger.debug("duplicate dropped: queue=%s id=%s", name, message_id)
+        rows.insert_many(conn, name, [m for m, kept in zip(batch, accepted, strict=True)
+                                      if kept], props, now)
         self._tally.add(name, "send_calls")
         self._tally.add(name, "sent", sum(accepted))
         return accepted
@@ -279,23 +288,20 @@ class ServiceBusEngine(Settlement):
         now = self._now_us()
         self._register(conn, name, now)
         locked_until = min(now + span_us(props.lock_duration), MAX_US)
+        args = {"any": int(dead_letter), "now": now, "max_delivery": props.max_delivery_count,
+                "until": locked_until, "owner": lock_owner, "queue": name,
+                "dead_letter": int(dead_letter)}
         found: list[ReceivedMessage] = []
         while len(found) < max_count:
-            candidates = conn.execute(
-                _CANDIDATES, (name, int(dead_letter), now, now, max_count - len(found))
-            ).fetchall()
-            if not candidates:
+            wanted = max_count - len(found)
+            reached = conn.execute(_LOCK_CANDIDATES, {**args, "limit": wanted}).fetchall()
+            for row in sorted(reached, key=lambda r: (r["enqueued_us"], r["seq"])):
+                if row["locked_until_us"] == locked_until:  # lockDuration >= 5 s: not a past
+                    found.append(rows.to_message(row, with_lock=True))
+                else:
+                    rows.apply_broker_rules(conn, name, row, props, now)
+            if len(reached) < wanted:  # every candidate reached: none is left
                 break
-            for row in candidates:
-                if not dead_letter and rows.apply_broker_rules(conn, name, row, props, now):
-                    continue
-                locked = conn.execute(
-                    "UPDATE messages SET delivery_count = delivery_count + 1,"
-                    " lock_token = ?, locked_until_us = ?, locked_by = ?"
-                    " WHERE seq = ? RETURNING *",
-                    (str(uuid.uuid4()), locked_until, lock_owner, row["seq"]),
-                ).fetchone()
-                found.append(rows.to_message(locked, with_lock=True))
         self._tally.add(_counted(name, dead_letter), "receive_calls")
         self._tally.add(_counted(name, dead_letter), "delivered", len(found))
         return found
@@ -320,16 +326,23 @@ class ServiceBusEngine(Settlement):
         self._pruned_us[name] = now
 
     @staticmethod
-    def _remember(conn: sqlite3.Connection, name: str, message_id: str, now: int,
-                  horizon: int) -> bool:
-        # New, or first sent at or before the window's start (as if pruned): True.
-        cursor = conn.execute(
-            "INSERT INTO duplicate_history (queue, message_id, first_sent_us) VALUES (?, ?, ?)"
-            " ON CONFLICT (queue, message_id) DO UPDATE SET first_sent_us = excluded.first_sent_us"
-            " WHERE first_sent_us <= ?",
-            (name, message_id, now, horizon),
-        )
-        return cursor.rowcount == 1
+    def _remember(conn: sqlite3.Connection, name: str, message_ids: list[str | None],
+                  now: int, horizon: int) -> list[bool]:
+        # Per message, in order: True if new, or first sent at or before the window's start
+        # (as if pruned); a MessageId again later in the batch is a duplicate of the first.
+        # One upsert for the batch: RETURNING gives the rows it inserted or updated.
+        unique = list(dict.fromkeys(message_ids))
+        fresh = {row[0] for row in insert_rows(
+            conn, "INSERT INTO duplicate_history (queue, message_id, first_sent_us) VALUES",
+            [(name, message_id, now) for message_id in unique],
+            " ON CONFLICT (queue, message_id) DO UPDATE SET first_sent_us ="
+            " excluded.first_sent_us WHERE first_sent_us <= ? RETURNING message_id",
+            (horizon,))}
+        accepted = []
+        for message_id in message_ids:
+            accepted.append(message_id in fresh)
+            fresh.discard(message_id)
+        return accepted
 
 
 def _counted(name: str, dead_letter: bool) -> str:

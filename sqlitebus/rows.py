@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+from collections.abc import Sequence
 from datetime import timedelta
 
 from azurekit.queues import QueueProperties
 from sqlitebus.models import NewMessage, QueueCounts, ReceivedMessage
 from sqlitebus.schema import MAX_US, from_us, span_us, to_us
+from sqlitekit import insert_rows
 
 logger = logging.getLogger(__name__)
 
@@ -22,35 +24,33 @@ TTL_EXPIRED = "TTLExpiredException"
 ZERO_COUNTS = QueueCounts(active=0, scheduled=0, dead_letter=0, locked=0)
 
 
-def insert(
-    conn: sqlite3.Connection, queue: str, message: NewMessage, props: QueueProperties, now: int
-) -> int:
-    """Store a message; return its sequence number (TTL capped at the queue's, as Azure does)."""
+_INSERT_MESSAGES = (
+    "INSERT INTO messages (queue, message_id, body, content_type, correlation_id,"
+    " session_id, application_properties, enqueued_us, scheduled_us, ttl_us, expires_us)"
+    " VALUES"
+)
+
+
+def insert_many(conn: sqlite3.Connection, queue: str, messages: Sequence[NewMessage],
+                props: QueueProperties, now: int) -> None:
+    """Store messages, sequence numbers in the given order (TTL capped at the queue's, as Azure).
+
+    One multi-row INSERT for a batch (:func:`sqlitekit.insert_rows`).
+    """
+    insert_rows(conn, _INSERT_MESSAGES, [_values(queue, m, props, now) for m in messages])
+
+
+def _values(queue: str, message: NewMessage, props: QueueProperties,
+            now: int) -> tuple[object, ...]:
     scheduled = to_us(message.scheduled_enqueue_time) if message.scheduled_enqueue_time else None
     enqueued = max(now, scheduled) if scheduled is not None else now
     ttl = props.default_message_time_to_live
     if message.time_to_live is not None:
         ttl = min(ttl, message.time_to_live)
     ttl_us = span_us(ttl)
-    cursor = conn.execute(
-        "INSERT INTO messages (queue, message_id, body, content_type, correlation_id,"
-        " session_id, application_properties, enqueued_us, scheduled_us, ttl_us, expires_us)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            queue,
-            message.message_id,
-            message.body_bytes,
-            message.content_type,
-            message.correlation_id,
-            message.session_id,
-            message.properties_json,
-            enqueued,
-            scheduled,
-            ttl_us,
-            min(enqueued + ttl_us, MAX_US),
-        ),
-    )
-    return int(cursor.lastrowid or 0)
+    return (queue, message.message_id, message.body_bytes, message.content_type,
+            message.correlation_id, message.session_id, message.properties_json, enqueued,
+            scheduled, ttl_us, min(enqueued + ttl_us, MAX_US))
 
 
 def apply_broker_rules(

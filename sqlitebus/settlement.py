@@ -29,8 +29,7 @@ class Settlement(EngineBase):
         self._group.run(partial(self._complete, queue, lock_token))
 
     def _complete(self, queue: str, lock_token: str, conn: sqlite3.Connection) -> None:
-        row = self._held(conn, queue, lock_token)
-        conn.execute("DELETE FROM messages WHERE seq = ?", (row["seq"],))
+        row = self._write_held(conn, queue, lock_token, "DELETE FROM messages")
         _count(self._tally, row, "completes")
 
     def abandon(self, queue: str, lock_token: str) -> None:
@@ -93,9 +92,10 @@ class Settlement(EngineBase):
         return from_us(self._group.run(partial(self._renew, queue, lock_token)))
 
     def _renew(self, queue: str, lock_token: str, conn: sqlite3.Connection) -> int:
-        row = self._held(conn, queue, lock_token)
-        _count(self._tally, row, "lock_renewals")
+        self._lock_target(queue, lock_token)  # its errors first, as every settlement's
         _, _, props = self._entity(queue, False)
         until = min(self._now_us() + span_us(props.lock_duration), MAX_US)
-        conn.execute("UPDATE messages SET locked_until_us = ? WHERE seq = ?", (until, row["seq"]))
+        row = self._write_held(conn, queue, lock_token,
+                               "UPDATE messages SET locked_until_us = ?", (until,))
+        _count(self._tally, row, "lock_renewals")
         return until

@@ -15,14 +15,16 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Self
+from typing import NamedTuple, Self
 
 from sqlitekit import statement_count
+from sqlitekit.batches import ROWS_PER_STATEMENT, insert_rows, run_for_each
 from sqlitekit.holds import HoldBlock, HoldRecord, attach, read_hold
 
-__all__ = ["BUSY_TIMEOUT_MS", "HoldBlock", "HoldRecord", "SharedConnection", "WriteLock",
-           "attach", "connect", "is_busy", "is_disk_full", "read_hold", "record_holds",
-           "write", "write_queue"]
+__all__ = ["BUSY_TIMEOUT_MS", "ROWS_PER_STATEMENT", "HoldBlock", "HoldRecord",
+           "SharedConnection", "WriteLock", "Written", "attach", "connect", "insert_rows",
+           "is_busy", "is_disk_full", "read_hold", "record_holds", "run_for_each", "write",
+           "write_one", "write_queue"]
 
 try:
     import fcntl
@@ -197,11 +199,36 @@ def write_queue(conn: sqlite3.Connection) -> WriteLock | threading.Lock:
     A statement run outside a transaction is a transaction of its own (SQLite's
     autocommit): atomic, and committed with the file's ``synchronous`` setting as
     ``BEGIN IMMEDIATE``/``COMMIT`` around it would be, in one statement instead of three.
-    Holding the queue keeps the writers' turns :func:`write` keeps. A connection not
-    opened by :func:`connect` gets a lock of its own (no queue).
+    Holding the queue keeps the writers' turns :func:`write` keeps (:func:`write_one` for
+    one statement; :class:`sqlitekit.group_commit.GroupCommit` for an operation of one
+    write). A connection not opened by :func:`connect` gets a lock of its own (no queue).
     """
     lock = getattr(conn, "write_lock", None)
     return lock if lock is not None else threading.Lock()
+
+
+class Written(NamedTuple):
+    """What :func:`write_one` did: rows changed, and the rows its ``RETURNING`` gave."""
+
+    rowcount: int
+    rows: list[sqlite3.Row]
+
+
+def write_one(conn: sqlite3.Connection, sql: str,
+              params: tuple[object, ...] | list[object] = ()) -> Written:
+    """Run one writing statement as its own transaction, in the writers' queue of :func:`write`.
+
+    A single statement is atomic in SQLite (autocommit: it is its own transaction, committed,
+    and with ``synchronous=FULL`` synced, before it returns), so BEGIN and COMMIT around it
+    are two trips that change nothing. Raises RuntimeError inside an open transaction, else
+    what :meth:`sqlite3.Connection.execute` raises.
+    """
+    if conn.in_transaction:
+        raise RuntimeError("write_one: a transaction is open on this connection")
+    with write_queue(conn):
+        cursor = conn.execute(sql, params)
+        rows = cursor.fetchall()  # all of them before the lock is let go
+        return Written(cursor.rowcount, rows)
 
 
 _BUSY_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})

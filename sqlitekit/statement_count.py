@@ -39,6 +39,32 @@ WRITE_EVERY_S = 0.5
 """How often a counting process rewrites its file."""
 
 
+_thread_seen: dict[int, tuple[str, int]] = {}
+
+
+def thread_switches() -> dict[str, int]:
+    """Voluntary context switches of this process's threads, by thread name.
+
+    Read from ``/proc/self/task/<id>/status`` (Linux; empty elsewhere) for the live threads,
+    with the last count read of each ended one (each write reads them: an ended thread's
+    switches after the last write are missed); names with their digits dropped
+    (``Thread-12`` and ``Thread-13`` add up under ``Thread-``).
+    """
+    for thread in threading.enumerate():
+        try:
+            status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("voluntary_ctxt_switches:") and thread.native_id is not None:
+                _thread_seen[thread.native_id] = (re.sub(r"\d+", "", thread.name),
+                                                  int(line.split()[1]))
+    found: Counter[str] = Counter()
+    for name, count in _thread_seen.values():
+        found[name] += count
+    return dict(found)
+
+
 class StatementCounts:
     """Statements per file name of this process, written to ``folder/<pid>.json``."""
 
@@ -76,7 +102,8 @@ class StatementCounts:
         with self._lock:
             text = json.dumps({"statements": dict(self.by_file), "context_switches": {
                 "voluntary": usage.ru_nvcsw, "involuntary": usage.ru_nivcsw},
-                **({} if self.by_kind is None else {"kinds": dict(self.by_kind)})})
+                **({} if self.by_kind is None else {"kinds": dict(self.by_kind),
+                                                    "threads": thread_switches()})})
         target = self.folder / f"{os.getpid()}.json"
         partial = target.with_suffix(".tmp")
         partial.write_text(text)

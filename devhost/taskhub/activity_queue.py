@@ -63,38 +63,37 @@ class ActivityQueue(HubPart):
 
     def _settle(self, conn: sqlite3.Connection, done: list[Completion],
                 messages: list[tuple[Any, ...]]) -> list[bool]:
-        recorded = []
-        for (item, _), message in zip(done, messages, strict=True):
-            gone = conn.execute("DELETE FROM activities WHERE id=?", (item.id,)).rowcount == 1
-            if gone:
-                conn.execute(self.INSERT_MESSAGE, message)
-            recorded.append(gone)
-        clear_host_failures(conn, self.file, [activity_key(item.id) for (item, _), gone
-                                   in zip(done, recorded, strict=True) if gone])
+        """Delete the finished items still there and queue their results: two statements."""
+        _, deleted = db.run_for_each(conn, "DELETE FROM activities WHERE id IN (?) RETURNING id",
+                                     (), [item.id for item, _ in done])
+        gone = {r[0] for r in deleted}
+        recorded = [item.id in gone for item, _ in done]
+        db.insert_rows(conn, self.INSERT_MESSAGES,
+                       [m for m, kept in zip(messages, recorded, strict=True) if kept])
+        clear_host_failures(conn, self.file, [activity_key(item.id) for (item, _), kept
+                                   in zip(done, recorded, strict=True) if kept])
         return recorded
 
     def _claim_activity_rows(self, conn: sqlite3.Connection, owner: str, stamp: str,
                              expires: str, max_count: int) -> list[sqlite3.Row]:
+        """Lease the oldest ``max_count`` claimable items and return their rows: one statement."""
         if max_count <= 0:
             return []
         # With whether a host failure was counted for it (by any process): its success clears that.
         rows = conn.execute(
-            "SELECT activities.*, EXISTS (SELECT 1 FROM host_failures f"
-            " WHERE f.work = 'activity:' || activities.id) AS host_failed"
-            " FROM activities WHERE lock_expires <= ? ORDER BY id LIMIT ?",
-            (stamp, max_count)).fetchall()
+            "UPDATE activities SET lock_owner=?, lock_expires=?, dequeue_count=dequeue_count+1"
+            " WHERE id IN (SELECT id FROM activities WHERE lock_expires <= ? ORDER BY id"
+            " LIMIT ?) RETURNING *, EXISTS (SELECT 1 FROM host_failures f"
+            " WHERE f.work = 'activity:' || id) AS host_failed",
+            (owner, expires, stamp, max_count)).fetchall()
+        rows.sort(key=lambda r: r["id"])
         self.file.saw_host_failures([activity_key(r["id"]) for r in rows if r["host_failed"]])
-        if rows:
-            conn.executemany(
-                "UPDATE activities SET lock_owner=?, lock_expires=?,"
-                " dequeue_count=dequeue_count+1 WHERE id=?",
-                [(owner, expires, r["id"]) for r in rows])
         return rows
 
     @staticmethod
     def _activity_items(rows: list[sqlite3.Row], owner: str) -> list[ActivityWorkItem]:
         return [ActivityWorkItem(r["id"], r["instance_id"], r["execution_id"], r["task_id"],
-                                 r["name"], r["input"], r["dequeue_count"] + 1, owner)
+                                 r["name"], r["input"], r["dequeue_count"], owner)
                 for r in rows]
 
     @staticmethod

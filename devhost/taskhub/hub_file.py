@@ -76,8 +76,10 @@ class HubFile:
 class HubPart:
     """A part of the task hub over its shared :class:`HubFile`, with the inbox insert all share."""
 
-    INSERT_MESSAGE = ("INSERT INTO inbox (instance_id, execution_id, kind, timer_id, event,"
-                      " visible_at) VALUES (?,?,?,?,?,?)")
+    INSERT_MESSAGES = ("INSERT INTO inbox (instance_id, execution_id, kind, timer_id, event,"
+                       " visible_at) VALUES")
+    """Head of a many-row insert of messages (:func:`sqlitekit.insert_rows`)."""
+    INSERT_MESSAGE = INSERT_MESSAGES + " (?,?,?,?,?,?)"
 
     def __init__(self, file: HubFile) -> None:
         self.file = file

@@ -66,31 +66,32 @@ class InstanceStore(HubPart):
                     "already exists.")
             if row is not None:
                 self._delete_instance(conn, instance_id)
-            self._insert_instance(conn, NewInstance(instance_id, name, payload, -1, version),
-                                  parent=None)
-            return self._get(conn, instance_id)
+            return self._insert_instance(
+                conn, NewInstance(instance_id, name, payload, -1, version), parent=None)
 
     def _insert_instance(self, conn: sqlite3.Connection, new: NewInstance,
-                         parent: tuple[str, str] | None) -> None:
+                         parent: tuple[str, str] | None) -> InstanceRecord:
+        """Insert the instance (Pending) and its ExecutionStarted; return the row written."""
         now = self.clock.now()
         execution_id = uuid.uuid4().hex
         if new.version is None:
             new = dataclasses.replace(new, version=self.default_version)
-        conn.execute(
+        row = conn.execute(
             "INSERT INTO instances (instance_id, name, version, runtime_status, input,"
             " created_at, last_updated_at, execution_id, parent_instance_id,"
             " parent_execution_id, parent_task_id, replay_state, id_hash)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING *",
             (new.instance_id, new.name, new.version, "Pending", new.input, format_time(now),
              format_time(now), execution_id, parent[0] if parent else None,
              parent[1] if parent else None, new.parent_task_id if parent else None,
-             json.dumps(empty_replay_state()), instance_hash(new.instance_id)))
+             json.dumps(empty_replay_state()), instance_hash(new.instance_id))).fetchone()
         started = event(EventType.ExecutionStarted, now, Name=new.name, Input=new.input,
                         Version=new.version,
                         ParentInstance=({"OrchestrationInstance": {"InstanceId": parent[0]}}
                                         if parent else None))
         self._insert_message(conn, NewMessage(new.instance_id, execution_id, "start", started,
                                               now))
+        return InstanceRecord.from_row(row)
 
     def _delete_instance(self, conn: sqlite3.Connection, instance_id: str) -> None:
         for table in ("history", "inbox", "activities", "instances"):
@@ -124,17 +125,31 @@ class InstanceStore(HubPart):
 
     def _send_control(self, instance_id: str, kind: str, ev: dict[str, Any],
                       allowed: frozenset[str] | None = None) -> None:
-        with db.write(self._conn()) as conn:
+        """Queue a message for an instance in one of ``allowed`` (None: not ended) states.
+
+        One statement (the message inserted only if the instance's row allows it); the row is
+        read only when it did not, for the error (404, 410, or the refusal).
+        """
+        statuses = sorted(allowed if allowed is not None
+                          else set(ALL_STATUSES) - TERMINAL_STATUSES)
+        row = self._message_row(NewMessage(instance_id, None, kind, ev, self.clock.now()))
+        conn = self._conn()
+        for _ in range(3):  # the state may change between the insert and the read
+            if db.write_one(conn, (
+                    "INSERT INTO inbox (instance_id, execution_id, kind, timer_id, event,"
+                    " visible_at) SELECT ?,?,?,?,?,? FROM instances WHERE instance_id=? AND"
+                    f" runtime_status IN ({','.join('?' * len(statuses))})"),
+                    (*row, instance_id, *statuses)).rowcount == 1:
+                return
             inst = self._get(conn, instance_id)
             if inst.runtime_status in TERMINAL_STATUSES:
                 raise InstanceGoneError(
                     f"Instance with ID '{instance_id}' is gone: it is {inst.runtime_status}")
-            if allowed is not None and inst.runtime_status not in allowed:
+            if inst.runtime_status not in statuses:
                 raise RefusedOperationError(
                     f"Cannot {kind} the orchestration instance {instance_id} because "
                     f"instance is in the {inst.runtime_status} state.")
-            self._insert_message(conn, NewMessage(instance_id, None, kind, ev,
-                                                  self.clock.now()))
+        raise TaskHubError(f"instance '{instance_id}' changed state during {kind}; try again")
 
     def raise_event(self, instance_id: str, event_name: str, data_json: str | None) -> None:
         """Queue an EventRaised for the instance (D8).

@@ -89,6 +89,8 @@ class InstanceRecord:
     replay_state: dict[str, Any]
     replay_state_json: str | None = None
     """``replay_state`` as stored, for an episode's own copy (None in hand-built records)."""
+    history_version: int = 0
+    """Writes of the history so far (:mod:`devhost.taskhub.sessions`)."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> InstanceRecord:
@@ -102,6 +104,7 @@ class InstanceRecord:
             parent_execution_id=row["parent_execution_id"],
             parent_task_id=row["parent_task_id"], version=row["version"],
             replay_state=json.loads(row["replay_state"]), replay_state_json=row["replay_state"],
+            history_version=row["history_version"],
         )
 
 
@@ -129,6 +132,9 @@ class OrchestrationWorkItem:
     messages: list[InboxMessage]
     lock_owner: str
     history_json: list[str] | None = None
+    history_end: int | None = None
+    """The position the episode's first new event is written at, when the task hub knows it
+    (None: found at the commit)."""
 
     def has_history(self) -> bool:
         """Tell whether the current execution has any history yet."""

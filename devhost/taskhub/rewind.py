@@ -95,7 +95,7 @@ class InstanceRewind(InstanceStore):
                          [(inst.instance_id, k, json.dumps(e)) for k, e in enumerate(kept)])
         conn.execute(
             "UPDATE instances SET runtime_status='Running', output=NULL, execution_id=?,"
-            " replay_state=?, last_updated_at=?,"
+            " replay_state=?, last_updated_at=?, history_version=history_version+1,"
             " parent_execution_id=COALESCE(?, parent_execution_id) WHERE instance_id=?",
             (execution_id, json.dumps(state), self._now(), parent_execution_id,
              inst.instance_id))

@@ -37,7 +37,8 @@ CREATE TABLE IF NOT EXISTS instances (
     lock_owner       TEXT,
     lock_expires     TEXT,
     replay_state     TEXT NOT NULL,
-    id_hash          INTEGER
+    id_hash          INTEGER,
+    history_version  INTEGER NOT NULL DEFAULT 0
 );
 -- Listing and purging read instances in the order of their pages (created_at, instance_id),
 -- so a page is read from an index in order and stops at its LIMIT, however many
@@ -127,20 +128,36 @@ CREATE TABLE IF NOT EXISTS timer_runs (
 """
 
 
+_ADDED_COLUMNS = {
+    "id_hash": ("INTEGER", f"UPDATE instances SET id_hash = {ID_HASH_SQL_FUNCTION}(instance_id)"),
+    "history_version": ("INTEGER NOT NULL DEFAULT 0", None),
+}
+"""Columns of ``instances`` added after the first files were written: type, and the statement
+filling them in for the rows already there (None: the default does)."""
+
+
+def _missing_columns(conn: sqlite3.Connection) -> list[str]:
+    present = {row[1] for row in conn.execute("PRAGMA table_info(instances)")}
+    return [name for name in _ADDED_COLUMNS if name not in present]
+
+
 def needs_migration(conn: sqlite3.Connection) -> bool:
     """Tell whether :func:`migrate` has anything to add (one read, no transaction)."""
-    return "id_hash" not in {row[1] for row in conn.execute("PRAGMA table_info(instances)")}
+    return bool(_missing_columns(conn))
 
 
 def migrate(conn: sqlite3.Connection) -> None:
-    """Add what :data:`SCHEMA` cannot add to an older file: ``instances.id_hash``.
+    """Add what :data:`SCHEMA` cannot add to an older file: columns of ``instances``.
 
-    The FNV-1a hash of the instance id, whose remainder by ``partitionCount`` is the instance's
-    partition (:mod:`devhost.taskhub.partitions`): stored, so a claim filters on it in SQL
-    without calling back into Python for each row; filled in for the rows already there. Run
-    in the caller's write transaction, so two processes opening the file at once add it once.
+    ``id_hash``: the FNV-1a hash of the instance id, whose remainder by ``partitionCount`` is
+    the instance's partition (:mod:`devhost.taskhub.partitions`): stored, so a claim filters on
+    it in SQL without calling back into Python for each row; filled in for the rows already
+    there. ``history_version``: counts the writes of the instance's history, the check of a
+    kept session (:mod:`devhost.taskhub.sessions`). Run in the caller's write transaction, so
+    two processes opening the file at once add them once.
     """
-    if not needs_migration(conn):  # another process added it meanwhile
-        return
-    conn.execute("ALTER TABLE instances ADD COLUMN id_hash INTEGER")
-    conn.execute(f"UPDATE instances SET id_hash = {ID_HASH_SQL_FUNCTION}(instance_id)")
+    for name in _missing_columns(conn):  # none when another process added them meanwhile
+        kind, fill = _ADDED_COLUMNS[name]
+        conn.execute(f"ALTER TABLE instances ADD COLUMN {name} {kind}")
+        if fill is not None:
+            conn.execute(fill)

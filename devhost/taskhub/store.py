@@ -40,6 +40,7 @@ from devhost.taskhub.records import (  # noqa: F401 - re-exported for callers
     empty_replay_state,
 )
 from devhost.taskhub.rewind import InstanceRewind
+from devhost.taskhub.sessions import HistorySessions, Session
 from devhost.taskhub.timer_runs import TimerRuns
 
 _CLAIMABLE = (
@@ -118,6 +119,8 @@ class TaskHub(HubPart):
         self.note_episode_failure, self.note_activity_failure, self.force_fail = \
             f.note_episode_failure, f.note_activity_failure, f.force_fail
         self.host_failure_count = f.host_failure_count
+        self.sessions = HistorySessions()
+        """Histories of instances this object committed, for their next claims."""
 
     def claim_orchestrations(self, owner: str, lease: timedelta, max_instances: int = 1,
                              max_messages: int = 10_000, *,
@@ -138,8 +141,8 @@ class TaskHub(HubPart):
         with db.write(conn):
             if due and partitions is not None:
                 partitions.manage(conn, now)
-            ids = self._claim_instances(conn, owner, now, lease, max_instances, partitions)
-        return self._load_work_items(ids, owner, now, max_messages)
+            claimed = self._claim_instances(conn, owner, now, lease, max_instances, partitions)
+        return self._load_work_items(claimed, owner, now, max_messages)
 
     def release_partitions(self, partitions: PartitionLeases) -> None:
         """Give up every partition lease of ``partitions`` (a graceful stop), in one transaction.
@@ -158,31 +161,35 @@ class TaskHub(HubPart):
 
     def _claim_instances(self, conn: Any, owner: str, now: datetime, lease: timedelta,
                          max_instances: int,
-                         partitions: PartitionLeases | None = None) -> list[str]:
+                         partitions: PartitionLeases | None = None) -> list[InstanceRecord]:
+        """Lease up to ``max_instances`` claimable instances; return their rows as leased."""
         if max_instances <= 0:
             return []
         stamp = format_time(now)
-        # With whether a host failure was counted for it (by any process): its commit clears it.
+        # One statement: the oldest visible messages' instances leased and their rows returned,
+        # with whether a host failure was counted for one (by any process: its commit clears
+        # it) and its first message's time, to run them in the order their messages came.
         rows = conn.execute(
-            "SELECT DISTINCT i.instance_id, EXISTS (SELECT 1 FROM host_failures f"
-            f" WHERE f.work = 'episode:' || i.instance_id) {_claimable(partitions)}"
-            " ORDER BY m.visible_at, m.id LIMIT ?", (stamp, stamp, max_instances)).fetchall()
-        ids = [r[0] for r in rows]
-        self.file.saw_host_failures([episode_key(r[0]) for r in rows if r[1]])
-        if ids:
-            expires = format_time(now + lease)
-            conn.executemany(
-                "UPDATE instances SET lock_owner=?, lock_expires=? WHERE instance_id=?",
-                [(owner, expires, i) for i in ids])
-        return ids
+            "UPDATE instances SET lock_owner=?, lock_expires=? WHERE instance_id IN"
+            f" (SELECT DISTINCT i.instance_id {_claimable(partitions)}"
+            " ORDER BY m.visible_at, m.id LIMIT ?) RETURNING *,"
+            " EXISTS (SELECT 1 FROM host_failures f WHERE f.work = 'episode:' || instance_id)"
+            " AS host_failed, (SELECT MIN(m.visible_at) FROM inbox m"
+            " WHERE m.instance_id = instances.instance_id) AS first_visible",
+            (owner, format_time(now + lease), stamp, stamp, max_instances)).fetchall()
+        rows.sort(key=lambda r: (r["first_visible"] or "", r["instance_id"]))
+        self.file.saw_host_failures([episode_key(r["instance_id"]) for r in rows
+                                     if r["host_failed"]])
+        return [InstanceRecord.from_row(r) for r in rows]
 
-    def _load_work_items(self, ids: list[str], owner: str, now: datetime,
+    def _load_work_items(self, claimed: list[InstanceRecord], owner: str, now: datetime,
                          max_messages: int = 10_000) -> list[OrchestrationWorkItem]:
         # After the claim: the lease keeps writers off the history; later messages wait.
         conn = self._conn()
         stamp = format_time(now)
         items = []
-        for instance_id in ids:
+        for inst in claimed:
+            instance_id = inst.instance_id
             messages = [
                 InboxMessage(r["id"], r["kind"], r["execution_id"], r["timer_id"],
                              json.loads(r["event"]))
@@ -191,10 +198,23 @@ class TaskHub(HubPart):
                     " WHERE instance_id=? AND visible_at <= ? ORDER BY visible_at, id LIMIT ?",
                     (instance_id, stamp, max_messages))
             ]
-            items.append(OrchestrationWorkItem(
-                self.instances._get(conn, instance_id), [], messages, owner,
-                history_json=self.instances.get_history_json(instance_id)))
+            session = self._session(conn, inst)
+            items.append(OrchestrationWorkItem(inst, [], messages, owner,
+                                               history_json=session.texts,
+                                               history_end=session.end))
         return items
+
+    def _session(self, conn: Any, inst: InstanceRecord) -> Session:
+        """Return the claimed instance's history: the kept session, else read from the file."""
+        kept = self.sessions.find(inst.instance_id, inst.execution_id, inst.history_version)
+        if kept is not None:
+            return kept
+        rows = conn.execute("SELECT position, event FROM history WHERE instance_id=?"
+                            " ORDER BY position", (inst.instance_id,)).fetchall()
+        session = Session(inst.execution_id, inst.history_version, [r[1] for r in rows],
+                          rows[-1][0] + 1 if rows else 0)
+        self.sessions.keep(inst.instance_id, session)
+        return session
 
     def release_orchestration(self, item: OrchestrationWorkItem) -> None:
         """Give up a claim without writing anything (the messages stay queued)."""
@@ -218,9 +238,11 @@ class TaskHub(HubPart):
         """Write episodes in one transaction (D3); False per lost lease (nothing of it written)."""
         prepared = [self._prepare(item, commit, self.clock.now()) for item, commit in batch]
         with db.write(self._conn()) as conn:
-            committed = [self._commit_one(conn, p) for p in prepared]
+            versions = [self._commit_one(conn, p) for p in prepared]
+            committed = [v is not None for v in versions]
             self._clear_episode_failures(conn, prepared, committed)
-            return committed
+        self._keep_sessions(prepared, versions)
+        return committed
 
     def run_round(self, commits: list[tuple[OrchestrationWorkItem, EpisodeCommit]],
                   completions: list[tuple[ActivityWorkItem, dict[str, Any]]], owner: str, *,
@@ -249,16 +271,18 @@ class TaskHub(HubPart):
         with db.write(conn):
             if due and partitions is not None:
                 partitions.manage(conn, now)
-            written = [self._commit_one(conn, p) for p in prepared]
+            versions = [self._commit_one(conn, p) for p in prepared]
+            written = [v is not None for v in versions]
             self._clear_episode_failures(conn, prepared, written)
             settled = self.activities._settle(conn, completions, messages)
-            ids = self._claim_instances(conn, owner, now, orchestration_lease, max_instances,
-                                        partitions)
+            claimed = self._claim_instances(conn, owner, now, orchestration_lease,
+                                            max_instances, partitions)
             rows = self.activities._claim_activity_rows(conn, owner, stamp,
                                              format_time(now + activity_lease), max_activities)
+        self._keep_sessions(prepared, versions)
         won = {id(p.item): w for p, w in zip(prepared, written, strict=True)}
         return Round([won.get(id(item), False) for item, _ in commits], settled,
-                     self._load_work_items(ids, owner, now),
+                     self._load_work_items(claimed, owner, now),
                      self.activities._activity_items(rows, owner), refused)
 
     def _prepare_all(self, commits: list[tuple[OrchestrationWorkItem, EpisodeCommit]],
@@ -272,6 +296,22 @@ class TaskHub(HubPart):
             except Exception as exc:  # noqa: BLE001 - a host-side failure of that episode
                 refused.append((item, f"{type(exc).__name__}: {exc}"))
         return prepared, refused
+
+    def _keep_sessions(self, prepared: list[_Prepared], versions: list[int | None]) -> None:
+        """Keep each committed episode's history for the instance's next claim (after COMMIT)."""
+        for p, version in zip(prepared, versions, strict=True):
+            item, commit = p.item, p.commit
+            instance_id = item.instance.instance_id
+            if version is None or item.history_json is None or item.history_end is None:
+                continue  # not written, or a hand-built item: nothing known to keep
+            if commit.status in TERMINAL_STATUSES:
+                self.sessions.forget(instance_id)
+                continue
+            before, end = ([], 0) if commit.reset_history else (item.history_json,
+                                                                 item.history_end)
+            self.sessions.keep(instance_id, Session(
+                commit.execution_id or item.instance.execution_id, version,
+                before + p.history, end + len(p.history)))
 
     def _clear_episode_failures(self, conn: Any, prepared: list[_Prepared],
                                 written: list[bool]) -> None:
@@ -292,67 +332,97 @@ class TaskHub(HubPart):
              commit.input, json.dumps(commit.replay_state) if commit.replay_state else None,
              format_time(now), inst.instance_id))
 
-    def _commit_one(self, conn: Any, prepared: _Prepared) -> bool:
-        item, commit, now = prepared.item, prepared.commit, prepared.now
+    def _commit_one(self, conn: Any, prepared: _Prepared) -> int | None:
+        """Write one episode in the caller's transaction; return its history version.
+
+        None, with nothing written, when the lease was lost: the instance row's update comes
+        first and is the check (lock owner and execution id still the claim's).
+        """
+        item, commit = prepared.item, prepared.commit
         inst = item.instance
-        held = conn.execute(
-            "SELECT 1 FROM instances WHERE instance_id=? AND lock_owner=?"
-            " AND execution_id=?", (inst.instance_id, item.lock_owner,
-                                    inst.execution_id)).fetchone()
-        if held is None:
-            return False
-        gone = commit.consumed + commit.dropped
-        if gone:
-            conn.executemany("DELETE FROM inbox WHERE id=?", [(i,) for i in gone])
-        if commit.reset_history:
-            conn.execute("DELETE FROM history WHERE instance_id=?", (inst.instance_id,))
-            start = 0
-        else:
-            start = conn.execute(
-                "SELECT COALESCE(MAX(position)+1, 0) FROM history WHERE instance_id=?",
-                (inst.instance_id,)).fetchone()[0]
-        conn.executemany(
-            "INSERT INTO history (instance_id, position, event) VALUES (?,?,?)",
-            [(inst.instance_id, start + k, text) for k, text in enumerate(prepared.history)])
-        execution_id = commit.execution_id or inst.execution_id
-        if commit.purge_execution:
-            conn.execute("DELETE FROM inbox WHERE instance_id=? AND execution_id=?",
-                         (inst.instance_id, inst.execution_id))
-            conn.execute("DELETE FROM activities WHERE instance_id=? AND execution_id=?",
-                         (inst.instance_id, inst.execution_id))
-        if commit.cancel_timers:
-            conn.executemany(
-                "DELETE FROM inbox WHERE instance_id=? AND execution_id=? AND timer_id=?",
-                [(inst.instance_id, inst.execution_id, t) for t in commit.cancel_timers])
-        conn.executemany(
-            "INSERT OR IGNORE INTO activities (instance_id, execution_id, task_id, name,"
-            " input, lock_expires) VALUES (?,?,?,?,?,?)", prepared.activities)
-        conn.executemany(self.INSERT_MESSAGE, prepared.messages)
-        for child in commit.instances:
-            existing = conn.execute(
-                "SELECT runtime_status FROM instances WHERE instance_id=?",
-                (child.instance_id,)).fetchone()
-            if existing is not None and existing["runtime_status"] in TERMINAL_STATUSES:
-                self.instances._delete_instance(conn, child.instance_id)
-                existing = None
-            if existing is None:
-                self.instances._insert_instance(conn, child,
-                                                parent=(inst.instance_id, execution_id))
-            else:
-                failed = event(
-                    EventType.SubOrchestrationInstanceFailed, now,
-                    TaskScheduledId=child.parent_task_id,
-                    Reason=f"An instance with ID '{child.instance_id}' already exists.",
-                    Details=None)
-                self._insert_message(conn, NewMessage(inst.instance_id, execution_id,
-                                                      "completion", failed, now))
-        conn.execute(
+        version = conn.execute(
             "UPDATE instances SET runtime_status=COALESCE(?, runtime_status),"
             " output=COALESCE(?, output), custom_status=?, execution_id=?,"
             " input=COALESCE(?, input), replay_state=COALESCE(?, replay_state),"
-            " last_updated_at=?, lock_owner=NULL, lock_expires=NULL WHERE instance_id=?",
-            prepared.update)
-        return True
+            " last_updated_at=?, lock_owner=NULL, lock_expires=NULL,"
+            " history_version=history_version+1"
+            " WHERE instance_id=? AND lock_owner=? AND execution_id=? RETURNING history_version",
+            (*prepared.update, item.lock_owner, inst.execution_id)).fetchone()
+        if version is None:
+            return None
+        self._delete_messages(conn, prepared)
+        self._append_history(conn, prepared)
+        if commit.purge_execution:
+            conn.execute("DELETE FROM activities WHERE instance_id=? AND execution_id=?",
+                         (inst.instance_id, inst.execution_id))
+        conn.executemany(
+            "INSERT OR IGNORE INTO activities (instance_id, execution_id, task_id, name,"
+            " input, lock_expires) VALUES (?,?,?,?,?,?)", prepared.activities)
+        db.insert_rows(conn, self.INSERT_MESSAGES, prepared.messages)
+        for child in commit.instances:
+            self._start_child(conn, prepared, child)
+        return int(version[0])
+
+    @staticmethod
+    def _delete_messages(conn: Any, prepared: _Prepared) -> None:
+        """Delete the episode's messages in one statement (more only past a chunk of ids).
+
+        The consumed and dropped ones, and the cancelled timers' or, when the execution
+        ended, all of its own.
+        """
+        commit, inst = prepared.commit, prepared.item.instance
+        gone = commit.consumed + commit.dropped
+        head, rest = gone[:db.ROWS_PER_STATEMENT], gone[db.ROWS_PER_STATEMENT:]
+        conditions = [f"id IN ({','.join('?' * len(head))})"]
+        params: list[Any] = list(head)
+        if commit.purge_execution:
+            conditions.append("(instance_id=? AND execution_id=?)")
+            params += [inst.instance_id, inst.execution_id]
+        elif commit.cancel_timers:
+            conditions.append("(instance_id=? AND execution_id=? AND timer_id IN"
+                              f" ({','.join('?' * len(commit.cancel_timers))}))")
+            params += [inst.instance_id, inst.execution_id, *commit.cancel_timers]
+        if params:
+            conn.execute(f"DELETE FROM inbox WHERE {' OR '.join(conditions)}", params)
+        db.run_for_each(conn, "DELETE FROM inbox WHERE id IN (?)", (), rest)
+
+    @staticmethod
+    def _append_history(conn: Any, prepared: _Prepared) -> None:
+        """Write the episode's new events after the stored ones (all of them after a reset)."""
+        item, instance_id = prepared.item, prepared.item.instance.instance_id
+        if prepared.commit.reset_history:
+            conn.execute("DELETE FROM history WHERE instance_id=?", (instance_id,))
+            start = 0
+        elif item.history_end is not None:  # known at the claim; the lease kept it so
+            start = item.history_end
+        else:
+            start = conn.execute(
+                "SELECT COALESCE(MAX(position)+1, 0) FROM history WHERE instance_id=?",
+                (instance_id,)).fetchone()[0]
+        db.insert_rows(conn, "INSERT INTO history (instance_id, position, event) VALUES",
+                       [(instance_id, start + k, text)
+                        for k, text in enumerate(prepared.history)])
+
+    def _start_child(self, conn: Any, prepared: _Prepared, child: NewInstance) -> None:
+        """Create a sub-orchestration, or answer SubOrchestrationInstanceFailed if one runs."""
+        inst, now = prepared.item.instance, prepared.now
+        execution_id = prepared.commit.execution_id or inst.execution_id
+        existing = None if child.instance_id == inst.instance_id else conn.execute(
+            "SELECT runtime_status FROM instances WHERE instance_id=?",
+            (child.instance_id,)).fetchone()
+        if existing is not None and existing["runtime_status"] in TERMINAL_STATUSES:
+            self.instances._delete_instance(conn, child.instance_id)
+        elif existing is not None or child.instance_id == inst.instance_id:
+            # The parent itself counts as running: its row is already this episode's.
+            failed = event(
+                EventType.SubOrchestrationInstanceFailed, now,
+                TaskScheduledId=child.parent_task_id,
+                Reason=f"An instance with ID '{child.instance_id}' already exists.",
+                Details=None)
+            self._insert_message(conn, NewMessage(inst.instance_id, execution_id,
+                                                  "completion", failed, now))
+            return
+        self.instances._insert_instance(conn, child, parent=(inst.instance_id, execution_id))
 
     # ----------------------------------------------------------------- scheduling helpers
     def next_due(self) -> datetime | None:

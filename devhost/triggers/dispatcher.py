@@ -15,8 +15,11 @@ renewal, complete or abandon, host failures (L3), the disk gate.
 An idle dispatcher waits once for all its queues: the engine's doorbell
 (:meth:`~sqlitebus.ServiceBusEngine.add_waker`), a slot freeing, or the next message becoming
 visible (a scheduled time, an expiring lock), bounded by the host's growing poll delay for
-what no doorbell announces. Drain mode (:meth:`devhost.run.host.LocalHost.run_until_idle`)
-keeps calling the pollers' ``poll_once`` in one thread instead.
+what no doorbell announces. A round woken by a slot freeing does not read a queue again
+whose last read is fresh and that no ring or receive has touched since: only a ring (a
+send, an abandon) or time makes a message visible sooner than that read said. Drain mode
+(:meth:`devhost.run.host.LocalHost.run_until_idle`) keeps calling the pollers' ``poll_once``
+in one thread instead.
 """
 
 from __future__ import annotations
@@ -42,6 +45,11 @@ log = logging.getLogger("devhost.servicebus")
 FIRST_DELAY_S = 0.001
 MAX_DELAY_S = 0.05
 """The idle wait's bound grows from :data:`FIRST_DELAY_S` to this, as the host's other loops."""
+
+FRESH_S = MAX_DELAY_S
+"""How long a woken round may answer from the last read of a queue instead of reading again
+(:meth:`ServiceBusDispatcher.run_round`): a ring another process sent and the doorbell
+dropped is found within this, as by the idle wait's poll."""
 
 
 class SlotPool:
@@ -134,6 +142,12 @@ class ServiceBusDispatcher:
         self._lock = threading.Lock()  # the functions' running counts, _stopped
         self._finished: queue.SimpleQueue[tuple[_Function, Running]] = queue.SimpleQueue()
         self._stopped = False
+        # The last read of each queue (as the pollers spell it): its next visible time (None:
+        # none queued) and the monotonic time of the read; forgotten when the dispatcher
+        # receives from it. _rang: lower-case names rung since their last read (set in the
+        # waking thread; a ring between the read's start and its end is read again).
+        self._seen: dict[str, tuple[datetime | None, float]] = {}
+        self._rang: set[str] = set()
 
     def wake(self) -> None:
         """End the idle wait now (a stop, or new work the caller knows of)."""
@@ -154,15 +168,17 @@ class ServiceBusDispatcher:
         """
         key = self._engine.add_waker(self._by_queue, self._rung)
         delay = FIRST_DELAY_S
+        woken = False
         try:
             while not stop.is_set():
                 if gate is not None and not gate.is_open():
                     self._settle_finished()
                     stop.wait(CHECK_EVERY_S)
+                    woken = False
                     continue
                 self._ready.clear()
                 try:
-                    received, due = self.run_round()
+                    received, due = self.run_round(trust_seen=woken)
                 except Exception as exc:  # noqa: BLE001 - the next round tries again
                     if on_failure is None:
                         raise
@@ -170,32 +186,43 @@ class ServiceBusDispatcher:
                     received, due = 0, None
                 if received:
                     delay = FIRST_DELAY_S
+                    woken = False
                     continue
-                self._ready.wait(self._idle_timeout(delay, due))
+                # A wait that ran out polls (reads) in the next round; a woken one may not.
+                woken = self._ready.wait(self._idle_timeout(delay, due))
                 delay = min(delay * 2, MAX_DELAY_S)
         finally:
             self._engine.remove_waker(key)
             self.wind_down(deadline())
 
-    def run_round(self) -> tuple[int, datetime | None]:
+    def run_round(self, *, trust_seen: bool = False) -> tuple[int, datetime | None]:
         """Settle finished async calls, receive for the free slots and hand the messages out.
 
         One read for the queues with free slots (``ServiceBusEngine.next_visible_of``), then
         one receive per function whose queue has a message ready, of at most its free slots.
-        Returns the messages received and when the next message of a queue with free slots
-        becomes visible (None if none is queued).
+        ``trust_seen`` (a woken round): if every such queue's last read is younger than
+        :data:`FRESH_S`, found nothing visible yet, and no ring or receive of this dispatcher
+        came since, that read answers and nothing is read (the same answer: only a ring or
+        time makes a message visible sooner). Returns the messages received and when the
+        next message of a queue with free slots becomes visible (None if none is queued).
         """
         self._settle_finished()
         free = [f for f in self._functions if f.free > 0]
         if not free:
             return 0, None
-        visible = self._next_visible({f.poller.queue for f in free})
+        queues = {f.poller.queue for f in free}
+        if trust_seen:
+            known, due = self._seen_due(queues)
+            if known:
+                return 0, due
+        visible = self._read(queues)
         now = self._clock.now()
         received = 0
         for f in free:
             at = visible.get(f.poller.queue)
             if at is None or at > now:
                 continue
+            self._seen.pop(f.poller.queue, None)  # what this receive leaves is not known
             messages = self._engine.receive(f.poller.queue, f.free, lock_owner=f.poller.owner,
                                             seen_ready=True)
             received += len(messages)
@@ -219,9 +246,34 @@ class ServiceBusDispatcher:
         self._settle_finished()
         self._pool.close()
 
-    def _next_visible(self, queues: set[str]) -> dict[str, datetime]:
+    def _seen_due(self, queues: set[str]) -> tuple[bool, datetime | None]:
+        # (True, the earliest next visible time) if the last reads answer for every queue.
+        now, monotonic = self._clock.now(), time.monotonic()
+        due: datetime | None = None
+        for name in queues:
+            seen = self._seen.get(name)
+            if seen is None or name.lower() in self._rang:
+                return False, None
+            at, read_at = seen
+            if monotonic - read_at > FRESH_S or (at is not None and at <= now):
+                return False, None
+            if at is not None:
+                due = at if due is None else min(due, at)
+        return True, due
+
+    def _read(self, queues: set[str]) -> dict[str, datetime]:
+        for name in queues:
+            self._rang.discard(name.lower())  # before the read: a later ring reads again
+        read_at = time.monotonic()
+        visible, complete = self._next_visible(queues)
+        if complete:
+            self._seen.update({name: (visible.get(name), read_at) for name in queues})
+        return visible
+
+    def _next_visible(self, queues: set[str]) -> tuple[dict[str, datetime], bool]:
+        # The times, and whether every queue was read (else none is remembered).
         try:
-            return self._engine.next_visible_of(queues)
+            return self._engine.next_visible_of(queues), True
         except MessagingEntityNotFoundError:
             pass
         # A queue the engine does not know (say, of a client not declared) fails its own
@@ -232,7 +284,7 @@ class ServiceBusDispatcher:
                 visible.update(self._engine.next_visible_of([name]))
             except MessagingEntityNotFoundError as exc:
                 log.error("the functions of queue %s receive nothing: %s", name, exc)
-        return visible
+        return visible, False
 
     def _idle_timeout(self, delay: float, due: datetime | None) -> float:
         if due is None:
@@ -241,7 +293,8 @@ class ServiceBusDispatcher:
 
     def _rung(self, queue_name: str) -> None:
         # Under the engine's wake lock: only signal. A queue whose functions are all busy
-        # need not wake the dispatcher: a slot freeing does.
+        # need not wake the dispatcher: a slot freeing does (and its round reads again).
+        self._rang.add(queue_name)
         if any(f.free > 0 for f in self._by_queue.get(queue_name, ())):
             self._ready.set()
 

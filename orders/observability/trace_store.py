@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import format_span_id, format_trace_id
 
 from orders.observability.tracing import ORDER_KEY
-from sqlitekit import connect, write
+from sqlitekit import connect, insert_rows, write
 
 log = logging.getLogger("orders.observability")
 
@@ -49,7 +49,7 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS ix_spans_start ON spans (start_ns)",
 )
 _INSERT = ("INSERT OR REPLACE INTO spans (span_id, trace_id, parent_id, name, kind, start_ns, "
-           "end_ns, status, order_key, attributes, links) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+           "end_ns, status, order_key, attributes, links) VALUES")
 
 
 def _open(path: Path) -> sqlite3.Connection:
@@ -106,14 +106,18 @@ class SqliteSpanExporter(SpanExporter):
             self._conn, self.path = None, Path(path)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        """Write a batch in one transaction; FAILURE (logged, batch dropped) if SQLite refused."""
+        """Write a batch in one transaction; FAILURE (logged, batch dropped) if SQLite refused.
+
+        One multi-row INSERT per
+        :data:`~sqlitekit.batches.ROWS_PER_STATEMENT` spans, not one per span.
+        """
         rows = [_row(span) for span in spans]
         try:
             with self._lock:
                 if self._conn is None:
                     self._conn = _open(self.path)
                 with write(self._conn):
-                    self._conn.executemany(_INSERT, rows)
+                    insert_rows(self._conn, _INSERT, rows)
                     self._purge_if_due(self._conn)
         except sqlite3.Error as exc:
             log.warning("trace store %s: %d span(s) dropped: %s", self.path, len(rows), exc)

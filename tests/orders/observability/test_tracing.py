@@ -27,6 +27,7 @@ from orders.observability.tracing import (
     wrap_input,
 )
 from sqlitebus import load_queue_catalog, open_engine
+from sqlitekit.batches import ROWS_PER_STATEMENT
 
 PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
@@ -208,3 +209,40 @@ def test_the_simulator_keeps_its_spans_as_long_as_its_ledger(monkeypatch, tmp_pa
         args = cli.parse_args(["--ledger", "x.sqlite", "--trace-store", "t.sqlite", *argv])
         cli.export_spans(args.trace_store, cli._retention(args))
     assert made == [timedelta(hours=12), None]
+
+
+@pytest.mark.parametrize("spans", [1, 3, ROWS_PER_STATEMENT - 1, ROWS_PER_STATEMENT, 600])
+def test_a_batch_of_spans_is_written_by_one_insert_per_chunk_with_every_span_kept(
+        tmp_path, spans):
+    # executemany ran one INSERT per span; a batch now takes one per ROWS_PER_STATEMENT
+    # (the batch holds spans + 1 rows: the last span is given twice).
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    memory = InMemorySpanExporter()
+    own = TracerProvider(sampler=order_sampler(1.0))
+    own.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = own.get_tracer("test")
+    for n in range(spans):
+        with tracer.start_as_current_span(f"step-{n}",
+                                          attributes={"orders.order_key": f"acme~ORD-{n % 2}",
+                                                      "n": n}):
+            pass
+    batch = memory.get_finished_spans()
+    # The last span given twice in the batch, renamed: INSERT OR REPLACE keeps the later row.
+    renamed = type(batch[-1])(name="renamed", context=batch[-1].context,
+                              attributes=batch[-1].attributes, start_time=batch[-1].start_time,
+                              end_time=batch[-1].end_time)
+    exporter = SqliteSpanExporter(tmp_path / "traces.sqlite")
+    exporter.export([])  # opens the store
+    statements: list[str] = []
+    assert exporter._conn is not None
+    exporter._conn.set_trace_callback(statements.append)
+    assert exporter.export([*batch, renamed]).name == "SUCCESS"
+    inserts = [s for s in statements if s.startswith("INSERT OR REPLACE INTO spans")]
+    assert len(inserts) == -(-(spans + 1) // ROWS_PER_STATEMENT)
+    exporter.shutdown()
+    store = TraceStore(tmp_path / "traces.sqlite")
+    stored = store.spans_of("acme~ORD-0") + store.spans_of("acme~ORD-1")
+    assert len(stored) == spans
+    assert sorted(s.attributes["n"] for s in stored) == list(range(spans))
+    assert [s.name for s in stored if s.attributes["n"] == spans - 1] == ["renamed"]
