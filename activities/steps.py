@@ -13,11 +13,11 @@ from activities.compensation_steps import log_step, step_entry
 from activities.declared import implements
 from orders.compensation.plan import request_details
 from orders.lifecycle.changes import complete, set_deadline
-from orders.lifecycle.fencing import FencedError, fenced_finish, fenced_or_none
+from orders.lifecycle.fencing import FencedError, fenced_or_none, finished_record
 from orders.lifecycle.ids import client_order_id
 from orders.lifecycle.transitions import Actor
 from orders.messaging import OutgoingMessage
-from orders.models import CompensationEntry, Order, OrderLine, ProcessState
+from orders.models import CompensationEntry, Order, OrderLine, ProcessState, StateRecord
 from orders.models.activities import (
     ALERT_OPERATOR,
     BEGIN_ATTEMPT,
@@ -243,15 +243,15 @@ def finish_attempt(data: dict[str, Any], services: Services) -> dict[str, Any]:
         log_step(services, step.order_key, step.instance_id, step.workflow_version,
                  step.confirmed.step, step.confirmed.result)
     tell_by = services.clock.now() + services.settings.status_grace
-    fenced = fenced_finish(services.stores.states, step.order_key, step.instance_id,
-                           lambda r: complete(r, tell_by), ProcessState.PROCESSED)
-    if not fenced:
+    record = finished_record(services.stores.states, step.order_key, step.instance_id,
+                             lambda r: complete(r, tell_by), ProcessState.PROCESSED)
+    if record is not None:
         settle_reservation(step.order_key, services)
-    if not fenced and step.reply_to is not None:
+    if record is not None and step.reply_to is not None:
         _publish(services, PublishStatusInput(
             order_key=step.order_key, instance_id=step.instance_id, reply_to=step.reply_to,
-            status=StatusKind.ORDER_COMPLETED))
-    return FencedResult(fenced=fenced).model_dump(mode="json")
+            status=StatusKind.ORDER_COMPLETED), written=record)
+    return FencedResult(fenced=record is None).model_dump(mode="json")
 
 
 @implements(PUBLISH_STATUS)
@@ -264,8 +264,9 @@ def publish_status(data: dict[str, Any], services: Services) -> None:
     _publish(services, PublishStatusInput.model_validate(data))
 
 
-def _publish(services: Services, step: PublishStatusInput) -> None:
-    """Send one status (:func:`publish_status`)."""
+def _publish(services: Services, step: PublishStatusInput,
+             written: StateRecord | None = None) -> None:
+    """Send one status (:func:`publish_status`); ``written`` as ``send_final_status`` takes it."""
     message = StatusMessage(order_id=client_order_id(step.order_key), status=step.status,
                             at=services.clock.now(), reason=step.reason)
     if step.instance_id is None:  # an input from before instance ids were passed
@@ -275,7 +276,7 @@ def _publish(services: Services, step: PublishStatusInput) -> None:
              if step.status in (StatusKind.COMPENSATED, StatusKind.COMPENSATION_FAILED)
              else Actor.ORDER_WORKFLOW)
     send_final_status(services.stores.states, services.sender, step.order_key, step.reply_to,
-                      message, instance_id=step.instance_id, actor=actor)
+                      message, instance_id=step.instance_id, actor=actor, written=written)
 
 
 @implements(ALERT_OPERATOR)

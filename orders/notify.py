@@ -13,11 +13,11 @@ from orders.lifecycle.changes import status_sent
 from orders.lifecycle.ids import split_order_key, status_message_id
 from orders.lifecycle.transitions import Actor
 from orders.messaging import MessageSender, MessagingError, OutgoingMessage
-from orders.models import FINAL_STATES
+from orders.models import FINAL_STATES, StateRecord
 from orders.models.messages import OperatorAlert, StatusMessage
 from orders.names import OPERATOR_ALERTS_QUEUE
 from orders.stores import StateStore
-from orders.stores.errors import StoreError
+from orders.stores.errors import PreconditionFailedError, StoreError
 
 log = logging.getLogger("orders.notify")
 
@@ -92,10 +92,13 @@ def send_alert(sender: MessageSender, alert: OperatorAlert, message_id: str) -> 
 
 def send_final_status(states: StateStore, sender: MessageSender, order_key: str,
                       reply_to: str, message: StatusMessage, *, instance_id: str,
-                      actor: Actor) -> bool:
+                      actor: Actor, written: StateRecord | None = None) -> bool:
     """Send an order's final status and note it in the record, or leave it pending (S8).
 
     False if the send failed (logged): the supervisor resends it, under the same MessageId.
+    ``written``: the record as the caller has just written it (its ETag), noted without
+    reading it again; should another writer have changed it since (412), it is read again
+    and noted as without ``written``.
     """
     try:
         send_status(sender, reply_to, message, dedupe_suffix=f":{instance_id}")
@@ -103,13 +106,32 @@ def send_final_status(states: StateStore, sender: MessageSender, order_key: str,
         log.warning("order %s: final status %s not sent (%s); the supervisor resends it",
                     order_key, message.status.value, exc)
         return False
+    if written is not None:
+        try:
+            _note_sent(states, written, instance_id, actor)
+            return True
+        except PreconditionFailedError:
+            pass  # changed since the caller wrote it: read as it is now
+        except StoreError as exc:
+            _not_noted(order_key, exc)
+            return True
     record = states.get(order_key)
+    try:
+        _note_sent(states, record, instance_id, actor)
+    except StoreError as exc:  # includes another writer first; a resend is a duplicate
+        _not_noted(order_key, exc)
+    return True
+
+
+def _note_sent(states: StateStore, record: StateRecord | None, instance_id: str,
+               actor: Actor) -> None:
+    """Note the final status as sent in ``record`` if pending there; StoreError as replace."""
     if (record is None or record.process_state not in FINAL_STATES
             or record.locked_by != instance_id or record.complete_by is None):
-        return True  # nothing pending: already noted, or an order this attempt did not end
-    try:
-        states.replace(status_sent(record, actor))
-    except StoreError as exc:  # includes another writer first; a resend is a duplicate
-        log.info("order %s: final status sent, not noted (%s); a resend is dropped as a "
-                 "duplicate", order_key, exc)
-    return True
+        return  # nothing pending: already noted, or an order this attempt did not end
+    states.replace(status_sent(record, actor))
+
+
+def _not_noted(order_key: str, exc: StoreError) -> None:
+    log.info("order %s: final status sent, not noted (%s); a resend is dropped as a "
+             "duplicate", order_key, exc)

@@ -245,7 +245,10 @@ def order_problem(order: OrderContent, stores: Stores, priced: bool) -> tuple[st
     if too_large is not None:
         reason = f"order size: {too_large}; nothing was stored"
         return reason, reason
-    mispriced = price_problem(order, stores.inventory.get) if priced else None
+    mispriced = None
+    if priced:  # the items of the order's SKUs read at once (one query on SQLite)
+        items = stores.inventory.get_many(line.sku for line in order.lines)
+        mispriced = price_problem(order, items.__getitem__)
     if mispriced is not None:
         return (f"order price: {mispriced.told}; nothing was stored",
                 f"order price: {mispriced.logged}; nothing was stored")
@@ -288,7 +291,10 @@ def store(parsed: SubmitOrder, key: str, body: bytes, stores: Stores, sender: Me
         # queue does not exist gets no state record, so it never starts, and the message is
         # dead-lettered naming replyTo (a valid resend with the same data is accepted).
         stored = stores.orders.create_if_absent(order)
-        existing = stores.states.get(order.order_key)
+        # An order this call created had no record before it (the order is written first);
+        # a record since is another send's of the same order (its order write matched
+        # ours), so of the same submission: only a stored order needs its record read.
+        existing = None if stored.created else stores.states.get(order.order_key)
         if existing is not None and not existing.same_submission(record):
             stores.states.create_if_absent(record)  # raises ConflictError, writes nothing
         try:

@@ -24,7 +24,7 @@ from sqlitekit.holds import HoldBlock, HoldRecord, attach, read_hold
 __all__ = ["BUSY_TIMEOUT_MS", "ROWS_PER_STATEMENT", "HoldBlock", "HoldRecord",
            "SharedConnection", "WriteLock", "Written", "attach", "connect", "insert_rows",
            "is_busy", "is_disk_full", "read_hold", "record_holds", "run_for_each", "write",
-           "write_one"]
+           "write_one", "write_queue"]
 
 try:
     import fcntl
@@ -193,6 +193,20 @@ def write(conn: sqlite3.Connection) -> _Transaction:
     return _Transaction(conn)
 
 
+def write_queue(conn: sqlite3.Connection) -> WriteLock | threading.Lock:
+    """Return the queue of ``conn``'s writers, to hold for a write that needs no BEGIN.
+
+    A statement run outside a transaction is a transaction of its own (SQLite's
+    autocommit): atomic, and committed with the file's ``synchronous`` setting as
+    ``BEGIN IMMEDIATE``/``COMMIT`` around it would be, in one statement instead of three.
+    Holding the queue keeps the writers' turns :func:`write` keeps (:func:`write_one` for
+    one statement; :class:`sqlitekit.group_commit.GroupCommit` for an operation of one
+    write). A connection not opened by :func:`connect` gets a lock of its own (no queue).
+    """
+    lock = getattr(conn, "write_lock", None)
+    return lock if lock is not None else threading.Lock()
+
+
 class Written(NamedTuple):
     """What :func:`write_one` did: rows changed, and the rows its ``RETURNING`` gave."""
 
@@ -211,8 +225,7 @@ def write_one(conn: sqlite3.Connection, sql: str,
     """
     if conn.in_transaction:
         raise RuntimeError("write_one: a transaction is open on this connection")
-    lock = getattr(conn, "write_lock", None)
-    with lock if lock is not None else threading.Lock():
+    with write_queue(conn):
         cursor = conn.execute(sql, params)
         rows = cursor.fetchall()  # all of them before the lock is let go
         return Written(cursor.rowcount, rows)

@@ -19,6 +19,11 @@ Each caller sees what it would have seen with a transaction of its own, in queue
   twice;
 - a caller returns only once its operation is committed (or has failed).
 
+An operation that writes with one statement (``one_statement``) and finds itself alone in
+its batch runs without BEGIN and COMMIT: SQLite makes the statement a transaction of its own
+(:func:`sqlitekit.write_queue`). Batched with others it shares their transaction as any
+operation does.
+
 Pattern: the leader/follower group commit of write-ahead logs (PostgreSQL flushes the WAL
 of every backend waiting to commit in one fsync).
 """
@@ -31,7 +36,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from sqlitekit import write
+from sqlitekit import write, write_queue
 
 __all__ = ["GroupCommit", "MAX_BATCH"]
 
@@ -44,10 +49,11 @@ MAX_BATCH = 64
 class _Pending(Generic[T]):
     """One queued operation: its function, then its value or error, and its wake-up."""
 
-    __slots__ = ("op", "value", "error", "done", "turn")
+    __slots__ = ("op", "one_statement", "value", "error", "done", "turn")
 
-    def __init__(self, op: Callable[[sqlite3.Connection], T]) -> None:
+    def __init__(self, op: Callable[[sqlite3.Connection], T], one_statement: bool) -> None:
         self.op = op
+        self.one_statement = one_statement
         self.value: T | None = None
         self.error: BaseException | None = None
         self.done = False
@@ -97,16 +103,21 @@ class GroupCommit:
         self.transactions = 0
         """Transactions begun (batches and re-runs), for tests and measurements."""
 
-    def run(self, op: Callable[[sqlite3.Connection], T]) -> T:
+    def run(self, op: Callable[[sqlite3.Connection], T], *, one_statement: bool = False) -> T:
         """Run ``op(conn)`` inside a write transaction, maybe with other threads' operations.
 
         Returns what ``op`` returned, once committed; raises what ``op`` raised (its effects
         rolled back), or the COMMIT's error (see the module docstring). RuntimeError if called
         from inside an operation (it would wait for its own batch).
+
+        ``one_statement``: ``op`` writes with at most one statement and reads, if at all,
+        only after a write that changed nothing; alone in its batch (and without
+        ``before_commit`` bookkeeping) it then runs in autocommit, its statement its own
+        transaction, with no BEGIN or COMMIT (module docstring).
         """
         if getattr(self._inside, "active", False):
             raise RuntimeError("GroupCommit.run: called from inside an operation of a batch")
-        item: _Pending[T] = _Pending(op)
+        item: _Pending[T] = _Pending(op, one_statement)
         with self._guard:
             self._queue.append(item)  # type: ignore[arg-type]
             lead = not self._leading
@@ -149,7 +160,7 @@ class GroupCommit:
             return
         for item in batch:
             try:
-                item.value = self._transaction(item.op)
+                item.value = self._transaction(item.op, item.one_statement)
             except BaseException as exc:  # noqa: BLE001 - raised to its own caller
                 item.error = exc
 
@@ -179,9 +190,14 @@ class GroupCommit:
             item.value = value
         return True
 
-    def _transaction(self, op: Callable[[sqlite3.Connection], T]) -> T:
+    def _transaction(self, op: Callable[[sqlite3.Connection], T],
+                     one_statement: bool = False) -> T:
         self._inside.active = True
         try:
+            if one_statement and self._before_commit is None:
+                with self._lock, write_queue(self._conn):
+                    self.transactions += 1
+                    return op(self._conn)
             with self._lock, write(self._conn) as conn:
                 self.transactions += 1
                 try:

@@ -54,9 +54,20 @@ def fenced_finish(states: StateStore, order_key: str, instance_id: str,
                   change: Callable[[StateRecord], StateRecord],
                   final: ProcessState) -> bool:
     """Write an attempt's ``final`` state; True if fenced (a rerun finding its own is not, X7)."""
-    if fenced_or_none(states, order_key, instance_id, change) is not None:
-        return False
+    return finished_record(states, order_key, instance_id, change, final) is None
+
+
+def finished_record(states: StateStore, order_key: str, instance_id: str,
+                    change: Callable[[StateRecord], StateRecord],
+                    final: ProcessState) -> StateRecord | None:
+    """Write an attempt's ``final`` state as :func:`fenced_finish`; the record, None if fenced.
+
+    The record is the one written (with its new ETag), or on a rerun the one found.
+    """
+    written = fenced_or_none(states, order_key, instance_id, change)
+    if written is not None:
+        return written
     record = states.get(order_key)
     mine = (record is not None and record.locked_by == instance_id
             and record.process_state is final)
-    return not mine
+    return record if mine else None

@@ -158,12 +158,16 @@ class Database:
                     raise TransientStoreError(f"{self.path.name}: {exc}") from exc
                 raise StoreError(f"{self.path.name}: {exc}") from exc
 
-    def transact(self, op: Callable[[sqlite3.Connection], T], kind: str | None = None) -> T:
+    def transact(self, op: Callable[[sqlite3.Connection], T], kind: str | None = None, *,
+                 one_statement: bool = False) -> T:
         """Run ``op(conn)`` in a write transaction, maybe with other threads' (group commit).
 
         Counts one ``kind`` as :meth:`use`. ``op`` may run twice (its batch rolled back, see
         :mod:`sqlitekit.group_commit`): it must keep no effect outside the connection, so
         operation counts that depend on its outcome are counted by the caller after it.
+        ``one_statement``: ``op`` writes with one statement, reading only after a write that
+        changed nothing; alone, it runs as that statement alone, no BEGIN and COMMIT
+        (:meth:`sqlitekit.group_commit.GroupCommit.run`).
 
         Raises
         ------
@@ -173,7 +177,7 @@ class Database:
         if kind is not None:
             self.count(kind)
         try:
-            return self._group.run(op)
+            return self._group.run(op, one_statement=one_statement)
         except sqlite3.Error as exc:
             if is_busy(exc):
                 raise TransientStoreError(f"{self.path.name}: {exc}") from exc

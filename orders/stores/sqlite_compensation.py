@@ -1,7 +1,9 @@
 """Embedded compensation log: one row per order and step, keyed (OrderID, step).
 
-``seq`` is ``MAX(seq) + 1`` in the insert's ``BEGIN IMMEDIATE`` transaction, so it is
-unique per order even with several writers.
+An entry is one ``INSERT ... SELECT`` that numbers it ``MAX(seq) + 1`` (in the row and in its
+JSON document) unless its step is logged: one statement, atomic under the file's write lock,
+so ``seq`` is unique per order even with several writers. Only an insert that changed
+nothing reads the logged entry, to compare it.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from functools import partial
-from typing import Any
 
 from orders.models import CompensationEntry, format_utc
 from orders.stores._records import keep_step
@@ -56,12 +57,15 @@ class SqliteCompensationLog(SqliteAdapter):
         """See :meth:`orders.stores.ports.CompensationLog.record_all`: one write transaction.
 
         The documents are dumped before the write lock is taken; under it only ``seq`` is set.
+        One entry is one statement (no BEGIN/COMMIT when it is alone: its insert is atomic).
         """
         check_one_order(entries)
         if not entries:
             return []
-        documents = [entry.model_dump(mode="json", by_alias=True) for entry in entries]
-        done, conflict = self._db.transact(partial(_record_in, entries, documents), "query")
+        documents = [json.dumps(entry.model_dump(mode="json", by_alias=True),
+                                separators=(",", ":")) for entry in entries]
+        done, conflict = self._db.transact(partial(_record_in, entries, documents), "query",
+                                           one_statement=len(entries) == 1)
         self._db.count("write", sum(c.created for c in done))
         if conflict is not None:
             raise conflict
@@ -88,39 +92,55 @@ class SqliteCompensationLog(SqliteAdapter):
             return cursor.rowcount
 
 
-def _record_in(entries: Sequence[CompensationEntry], documents: list[dict[str, Any]],
+def _record_in(entries: Sequence[CompensationEntry], documents: list[str],
                conn: sqlite3.Connection
                ) -> tuple[list[Created[CompensationEntry]], ConflictError | None]:
     """``record_all``'s transaction: what each entry became, and the conflict that stopped it.
 
     The entries before a conflicting one stay written (as ``record``'s one by one would).
     """
-    order_key = entries[0].order_key
-    logged = {row["step"]: row for row in conn.execute(
-        "SELECT step, body FROM compensation_log WHERE order_id = ?", (order_key,))}
-    seq = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM compensation_log "
-                       "WHERE order_id = ?", (order_key,)).fetchone()[0]
     done: list[Created[CompensationEntry]] = []
     for entry, document in zip(entries, documents, strict=True):
-        found = logged.get(entry.step.value)
-        if found is not None:
-            try:
-                done.append(keep_step(_entry(found["body"]), entry))
-            except ConflictError as exc:
-                return done, exc
-            continue
-        seq += 1
-        done.append(Created(_insert(conn, entry, document, seq), created=True))
+        try:
+            done.append(_record_one(conn, entry, document))
+        except ConflictError as exc:
+            return done, exc
     return done, None
 
 
-def _insert(conn: sqlite3.Connection, entry: CompensationEntry, document: dict[str, Any],
-            seq: int) -> CompensationEntry:
-    """Insert one entry numbered ``seq``; return it as stored."""
-    document["seq"] = seq
-    conn.execute(
-        "INSERT INTO compensation_log (order_id, step, seq, classification, retain_until, "
-        "body) VALUES (?, ?, ?, ?, ?, ?)",
-        (entry.order_key, entry.step.value, seq, entry.classification.value,
-         document["retainUntil"], json.dumps(document, separators=(",", ":"))))
-    return entry.model_copy(update={"seq": seq})
+def _record_one(conn: sqlite3.Connection, entry: CompensationEntry,
+                document: str) -> Created[CompensationEntry]:
+    """Insert ``entry`` unless its step is logged, then compare it with the logged one.
+
+    Raises ConflictError as :func:`orders.stores._records.keep_step`. Outside a transaction
+    the entry found can have been purged between the insert and the read: then the insert
+    runs again.
+    """
+    while True:
+        stored = _insert(conn, entry, document)
+        if stored is not None:
+            return Created(stored, created=True)
+        found = conn.execute(
+            "SELECT body FROM compensation_log WHERE order_id = ? AND step = ?",
+            (entry.order_key, entry.step.value)).fetchone()
+        if found is not None:
+            return keep_step(_entry(found["body"]), entry)
+
+
+_INSERT_SQL = (
+    "INSERT INTO compensation_log (order_id, step, seq, classification, retain_until, body) "
+    "SELECT :order_id, :step, COALESCE(MAX(seq), 0) + 1, :classification, :retain_until, "
+    "json_set(:body, '$.seq', COALESCE(MAX(seq), 0) + 1) "
+    "FROM compensation_log WHERE order_id = :order_id "
+    "ON CONFLICT (order_id, step) DO NOTHING RETURNING seq")
+"""Numbers the entry after the order's last one, in its row and its document (``seq``)."""
+
+
+def _insert(conn: sqlite3.Connection, entry: CompensationEntry,
+            document: str) -> CompensationEntry | None:
+    """Insert one entry numbered after the order's last; it as stored, or None if logged."""
+    rows = conn.execute(_INSERT_SQL, {
+        "order_id": entry.order_key, "step": entry.step.value,
+        "classification": entry.classification.value,
+        "retain_until": format_utc(entry.retain_until), "body": document}).fetchall()
+    return entry.model_copy(update={"seq": rows[0]["seq"]}) if rows else None

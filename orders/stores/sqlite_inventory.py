@@ -1,14 +1,16 @@
 """Embedded inventory: one stock item per SKU in a SQLite file (the local default).
 
 Items are kept as their Cosmos DB JSON documents with an ETag column every write replaces,
-so processes race on conditional updates exactly as they do on Cosmos DB.
+so processes race on conditional updates exactly as they do on Cosmos DB. The SKUs of one
+call are read with one SELECT, whatever their number; the holds an order ends (settle,
+release, undo) are written with one conditional UPDATE of all its items.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from functools import partial
 from pathlib import Path
@@ -17,10 +19,13 @@ from typing import Any
 from orders.models.inventory import StockItem
 from orders.stores._sqlite import SqliteAdapter
 from orders.stores.inventory import (
+    MAX_CONFLICT_RETRIES,
+    Change,
     ConditionalInventory,
     Line,
     LineReservation,
     check_quantity,
+    contended,
     decide_lines,
     new_items,
 )
@@ -42,11 +47,37 @@ def _document(item: StockItem) -> str:
 
 
 def _item(conn: Any, sku: str) -> StockItem | None:
-    row = conn.execute("SELECT document, etag FROM inventory WHERE sku = ?", (sku,)).fetchone()
-    if row is None:
-        return None
-    return StockItem.model_validate_json(row["document"]).model_copy(
-        update={"etag": row["etag"]})
+    return _items(conn, [sku])[sku]
+
+
+def _items(conn: Any, skus: Iterable[str]) -> dict[str, StockItem | None]:
+    """Read the items of ``skus`` (distinct) with one SELECT; None for a SKU without one."""
+    wanted = list(skus)
+    found: dict[str, StockItem | None] = dict.fromkeys(wanted)
+    rows = conn.execute("SELECT sku, document, etag FROM inventory WHERE sku IN "
+                        f"({', '.join('?' * len(wanted))})", wanted).fetchall()
+    for row in rows:
+        found[row["sku"]] = StockItem.model_validate_json(row["document"]).model_copy(
+            update={"etag": row["etag"]})
+    return found
+
+
+def _write_items(conn: Any, items: Iterable[StockItem]) -> set[str]:
+    """Replace each item whose stored ETag is still ``item.etag``, in one UPDATE.
+
+    Each gets a new ETag; returns the SKUs written (the others changed since they were read).
+    """
+    values: list[str | None] = []
+    for item in items:
+        values += (item.sku, _document(item), uuid.uuid4().hex, item.etag)
+    if not values:
+        return set()
+    rows = conn.execute(
+        "UPDATE inventory SET document = v.column2, etag = v.column3 FROM (VALUES "
+        f"{', '.join(['(?, ?, ?, ?)'] * (len(values) // 4))}) AS v "
+        "WHERE inventory.sku = v.column1 AND inventory.etag = v.column4 RETURNING sku",
+        values).fetchall()
+    return {row["sku"] for row in rows}
 
 
 class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
@@ -83,9 +114,9 @@ class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
                       ) -> list[LineReservation]:
         """Reserve the lines in one write transaction; see the port.
 
-        Under SQLite's write lock every line is decided once on one read of its SKU's item,
-        and each changed item is written once: one commit per order, and a crash leaves none
-        taken (X7).
+        Under SQLite's write lock every line is decided once on one read of the items of its
+        SKUs, and each changed item is written once: one commit per order, and a crash leaves
+        none taken (X7).
         """
         for _, _, quantity in lines:
             check_quantity(quantity)
@@ -98,7 +129,7 @@ class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
     def _reserve_in(self, lines: Sequence[Line], by: str | None,
                     conn: sqlite3.Connection) -> tuple[list[LineReservation], int]:
         """``reserve_lines``'s transaction: each line's outcome, and how many items changed."""
-        items = {sku: _item(conn, sku) for sku in dict.fromkeys(s for s, _, _ in lines)}
+        items = _items(conn, dict.fromkeys(s for s, _, _ in lines))
         results, changed = decide_lines(items, lines, by)
         for item in changed.values():
             self._write_item(conn, item)
@@ -109,16 +140,61 @@ class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
         conn.execute("UPDATE inventory SET document = ?, etag = ? WHERE sku = ?",
                      (_document(item), uuid.uuid4().hex, item.sku))
 
+    def _per_sku(self, lines: Sequence[tuple[str, str]], change: Change) -> dict[str, int]:
+        """As the port's release, settle and undo: one conditional write per SKU, batched.
+
+        Each round reads the SKUs still to change with one SELECT (no transaction: one
+        statement sees one state of the file) and writes their changed items with one
+        conditional UPDATE; a SKU whose item changed in between is read and decided again,
+        as :meth:`ConditionalInventory._per_sku` does SKU by SKU.
+        """
+        keys: dict[str, list[str]] = {}
+        for sku, key in lines:
+            keys.setdefault(sku, []).append(key)
+        units: dict[str, int] = {}
+        for _ in range(MAX_CONFLICT_RETRIES):
+            with self._db.use() as conn:
+                items = _items(conn, keys)
+            self._db.count("point_read", len(keys))
+            new: dict[str, StockItem] = {}
+            decided: dict[str, dict[str, int]] = {}
+            for sku, item in items.items():
+                if item is None:
+                    del keys[sku]
+                    continue
+                new_item, decided[sku] = change(item, keys[sku])
+                if new_item is None:
+                    units.update(decided[sku])
+                    del keys[sku]
+                else:
+                    new[sku] = new_item
+            written = self._db.transact(partial(_write_items, items=new.values()),
+                                        one_statement=True) if new else set()
+            self._db.count("write", len(new))
+            for sku in written:
+                units.update(decided[sku])
+                del keys[sku]
+            if not keys:
+                return units
+        raise contended(next(iter(keys)))
+
+    def get_many(self, skus: Iterable[str]) -> dict[str, StockItem | None]:
+        """See :meth:`orders.stores.inventory.InventoryStore.get_many`: one SELECT."""
+        wanted = list(dict.fromkeys(skus))
+        if not wanted:
+            return {}
+        with self._db.use() as conn:
+            items = _items(conn, wanted)
+        self._db.count("point_read", len(wanted))  # Cosmos DB: a point read each
+        return items
+
     def _read(self, sku: str) -> StockItem | None:
         with self._db.use("point_read") as conn:
             return _item(conn, sku)
 
     def _replace(self, item: StockItem) -> bool:
-        with self._db.use("write") as conn, write(conn):
-            cursor = conn.execute(
-                "UPDATE inventory SET document = ?, etag = ? WHERE sku = ? AND etag = ?",
-                (_document(item), uuid.uuid4().hex, item.sku, item.etag))
-            return cursor.rowcount == 1
+        return item.sku in self._db.transact(partial(_write_items, items=[item]), "write",
+                                             one_statement=True)
 
     def _insert(self, item: StockItem) -> bool:
         with self._db.use("write") as conn, write(conn):

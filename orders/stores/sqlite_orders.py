@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+from functools import partial
 from pathlib import Path
 
 from clocks import Clock, SystemClock
@@ -9,7 +11,6 @@ from orders.models import Order, format_utc
 from orders.stores._records import keep_order
 from orders.stores._sqlite import SqliteAdapter
 from orders.stores.ports import Created
-from sqlitekit import write
 
 _SCHEMA = (
     """
@@ -35,21 +36,20 @@ class SqliteOrderStore(SqliteAdapter):
         super().__init__(path, synchronous=synchronous)
 
     def create_if_absent(self, order: Order) -> Created[Order]:
-        """See :meth:`orders.stores.ports.OrderStore.create_if_absent`."""
-        with self._db.use("write") as conn:
-            with write(conn):
-                cursor = conn.execute(
-                    "INSERT INTO orders (order_id, document, stored_at) VALUES (?, ?, ?) "
-                    "ON CONFLICT (order_id) DO NOTHING",
-                    (order.order_key, order.model_dump_json(), format_utc(self._clock.now())),
-                )
-                if cursor.rowcount == 1:
-                    return Created(order, created=True)
-                self._db.count("point_read")
-                row = conn.execute(
-                    "SELECT document FROM orders WHERE order_id = ?", (order.order_key,)
-                ).fetchone()
-        return keep_order(Order.model_validate_json(row["document"]), order)
+        """See :meth:`orders.stores.ports.OrderStore.create_if_absent`.
+
+        One INSERT, atomic on its own (no BEGIN/COMMIT); only an insert that changed nothing
+        reads the stored order, to compare it (orders are never updated, so the read finds
+        what the insert found).
+        """
+        document = order.model_dump_json()
+        stored = self._db.transact(partial(_insert_or_read, order.order_key, document,
+                                           format_utc(self._clock.now())),
+                                   "write", one_statement=True)
+        if stored is None:
+            return Created(order, created=True)
+        self._db.count("point_read")
+        return keep_order(Order.model_validate_json(stored), order)
 
     def get(self, order_key: str) -> Order | None:
         """Return the order stored under ``order_key``, or None."""
@@ -58,3 +58,21 @@ class SqliteOrderStore(SqliteAdapter):
                 "SELECT document FROM orders WHERE order_id = ?", (order_key,)
             ).fetchone()
         return None if row is None else Order.model_validate_json(row["document"])
+
+
+def _insert_or_read(order_key: str, document: str, stored_at: str,
+                    conn: sqlite3.Connection) -> str | None:
+    """Insert the order unless its key exists: None, else the stored order's document.
+
+    Should the order found by the insert be gone by the read (a row deleted by hand), the
+    insert runs again.
+    """
+    while True:
+        if conn.execute("INSERT INTO orders (order_id, document, stored_at) VALUES (?, ?, ?) "
+                        "ON CONFLICT (order_id) DO NOTHING",
+                        (order_key, document, stored_at)).rowcount == 1:
+            return None
+        row = conn.execute("SELECT document FROM orders WHERE order_id = ?",
+                           (order_key,)).fetchone()
+        if row is not None:
+            return str(row["document"])

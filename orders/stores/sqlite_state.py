@@ -1,7 +1,9 @@
 """Embedded state store in a SQLite file, with the indexes the scans need.
 
-The ETag is a new UUID per write; conditional writes are ``UPDATE ... WHERE etag = ?``
-inside ``BEGIN IMMEDIATE``, so writers in any number of processes serialise on the file.
+The ETag is a new UUID per write; a conditional write is one ``UPDATE ... WHERE etag = ?``
+(a claim's count of Processing records in it), atomic on its own, so writers in any number
+of processes serialise on the file; only a write that changed nothing reads the record
+after it, to tell a stale ETag from a missing record or a full house.
 Each query is one index range, keyset-paged (the token is the last key returned):
 
 * ``ix_state_startable`` (partial, ``locked_by IS NULL``) for the starter: no hold is
@@ -60,7 +62,7 @@ from orders.stores.ports import (
 from sqlitekit import write
 
 PROCESSING_COUNT_SQL = "SELECT COUNT(*) FROM state_records WHERE process_state = 'Processing'"
-"""Served by ``ix_state_deadline``: reads the Processing entries only (at most the limit)."""
+"""Served by ``ix_state_deadline``: reads the Processing entries only; in a claim's UPDATE."""
 
 
 class SqliteStateStore(SqliteAdapter, StateScans):
@@ -88,7 +90,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
         stored = stamp(record, etag=str(uuid.uuid4()), now=self._clock.now())
         row = to_row(stored)
         created, existing = self._db.transact(partial(_insert_record, row, record.order_key),
-                                               "write")
+                                               "write", one_statement=True)
         if created:
             return Created(stored, created=True)
         self._db.count("point_read")
@@ -110,7 +112,7 @@ class SqliteStateStore(SqliteAdapter, StateScans):
         return stored
 
     def claim_within(self, record: StateRecord, limit: int) -> StateRecord | None:
-        """See the port; ``BEGIN IMMEDIATE`` holds the write lock from the count to the update."""
+        """See the port; the count of Processing records is part of the one UPDATE."""
         return self._write_if_current(record, check_claim(record, limit))
 
     def _write_if_current(self, record: StateRecord, limit: int | None) -> StateRecord | None:
@@ -119,7 +121,9 @@ class SqliteStateStore(SqliteAdapter, StateScans):
         stored = stamp(record, etag=str(uuid.uuid4()), now=self._clock.now())
         row = to_row(stored)
         row["expected_etag"] = expected
-        outcome = self._db.transact(partial(_update_if_current, row, limit), "write")
+        row["limit"] = limit
+        outcome = self._db.transact(partial(_update_if_current, row, limit), "write",
+                                    one_statement=True)
         if outcome == "written":
             return stored
         if outcome == "full":
@@ -282,13 +286,19 @@ class SqliteStateStore(SqliteAdapter, StateScans):
 _UPDATED = [c for c in COLUMNS if c not in ("order_id", "created_at")]
 _UPDATE_SQL = (f"UPDATE state_records SET {', '.join(f'{c} = :{c}' for c in _UPDATED)} "
                "WHERE order_id = :order_id AND etag = :expected_etag")
+_CLAIM_SQL = (f"{_UPDATE_SQL} AND (process_state = 'Processing' "
+              f"OR ({PROCESSING_COUNT_SQL}) < :limit)")
+"""A claim: written only if the record is Processing already or fewer than ``limit`` are."""
 _INSERT_SQL = (f"INSERT INTO state_records ({', '.join(COLUMNS)}) "
                f"VALUES ({', '.join(':' + c for c in COLUMNS)}) ON CONFLICT (order_id) DO NOTHING")
 
 
 def _insert_record(row: dict[str, Any], order_key: str,
                    conn: sqlite3.Connection) -> tuple[bool, StateRecord | None]:
-    """Insert the record unless its order has one: (True, None), else (False, the stored one)."""
+    """Insert the record unless its order has one: (True, None), else (False, the stored one).
+
+    One writing statement; the read follows only an insert that changed nothing.
+    """
     if conn.execute(_INSERT_SQL, row).rowcount == 1:
         return True, None
     found = conn.execute("SELECT * FROM state_records WHERE order_id = ?", (order_key,))
@@ -297,15 +307,19 @@ def _insert_record(row: dict[str, Any], order_key: str,
 
 def _update_if_current(row: dict[str, Any], limit: int | None,
                        conn: sqlite3.Connection) -> str:
-    """Replace the record if its ETag is current: "written", "full", "stale" or "missing"."""
-    found = conn.execute("SELECT etag, process_state FROM state_records WHERE order_id = ?",
+    """Replace the record if its ETag is current: "written", "full", "stale" or "missing".
+
+    One conditional UPDATE; only when it changed nothing is the record read, to say why.
+    Outside a transaction that read comes later than the UPDATE, and still answers for it:
+    a failed write changed nothing, and an ETag, a new UUID per write, never comes back, so
+    a record found with the expected ETag was unchanged since (the claim found no room).
+    """
+    if conn.execute(_UPDATE_SQL if limit is None else _CLAIM_SQL, row).rowcount == 1:
+        return "written"
+    found = conn.execute("SELECT etag FROM state_records WHERE order_id = ?",
                          (row["order_id"],)).fetchone()
     if found is None:
         return "missing"
-    if found["etag"] != row["expected_etag"]:
+    if found["etag"] != row["expected_etag"] or limit is None:
         return "stale"
-    if limit is not None and found["process_state"] != "Processing" and (
-            conn.execute(PROCESSING_COUNT_SQL).fetchone()[0] >= limit):
-        return "full"
-    conn.execute(_UPDATE_SQL, row)
-    return "written"
+    return "full"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
+from functools import partial
 
 import pytest
 
@@ -152,3 +153,34 @@ def test_bookkeeping_runs_once_per_transaction_and_is_forgotten_on_rollback(tmp_
     assert events == [("commit", True), ("rollback", None), ("commit", True),
                       ("rollback", None), ("commit", True)]
     assert [r[0] for r in conn.execute("SELECT v FROM t ORDER BY v")] == [1, 2, 3, 4]
+
+
+def test_a_one_statement_operation_alone_runs_without_begin_and_commit(shared):
+    group = GroupCommit(shared._conn, shared._lock)
+    seen: list[str] = []
+    shared._conn.set_trace_callback(seen.append)
+    try:
+        assert group.run(insert("a"), one_statement=True) == 1
+        alone = list(seen)
+        results = Batch(group).run([insert("b"), insert("c")])
+    finally:
+        shared._conn.set_trace_callback(None)
+    # Alone: its statements in autocommit. Queued behind another: one shared transaction.
+    assert alone == ["INSERT INTO t (v, parent) VALUES ('a', NULL)", "SELECT COUNT(*) FROM t"]
+    assert results == {-1: "held", 0: 2, 1: 3}
+    assert group.transactions == 1 + 2
+    assert values(shared) == ["a", "b", "c"]
+
+
+def test_a_one_statement_operation_batched_with_others_shares_their_transaction(shared):
+    group = GroupCommit(shared._conn, shared._lock)
+    seen: list[str] = []
+    shared._conn.set_trace_callback(seen.append)
+    try:
+        calls = [partial(group.run, insert(v), one_statement=True) for v in "ab"]
+        results = Batch(group).calls(calls)
+    finally:
+        shared._conn.set_trace_callback(None)
+    assert results == {-1: "held", 0: 1, 1: 2}
+    assert seen.count("BEGIN IMMEDIATE") == 2  # the holder's, then one for both
+    assert values(shared) == ["a", "b"]

@@ -217,3 +217,14 @@ def test_load_prices_the_items_it_creates_and_the_price_survives_every_write(sto
     inv.settle_lines([("P1-S2", "O-1#0")])
     assert inv.get("P1-S2").unit_price == Decimal("901.00")
     assert inv.get("P9-S9").unit_price is None
+
+
+def test_get_many_reads_each_distinct_sku_as_get_does(stores):
+    inv = stores.inventory
+    inv.load({"P1-S1": 10, "P2-S2": 3})
+    inv.reserve("P2-S2", "O-1#0", 1)
+    got = inv.get_many(["P2-S2", "P9-S9", "P1-S1", "P2-S2"])
+    assert list(got) == ["P2-S2", "P9-S9", "P1-S1"]
+    assert got == {sku: inv.get(sku) for sku in ("P2-S2", "P9-S9", "P1-S1")}
+    assert got["P2-S2"].available == 2 and got["P2-S2"].etag
+    assert inv.get_many([]) == {}
