@@ -67,7 +67,10 @@ class ActivityQueue(HubPart):
         _, deleted = db.run_for_each(conn, "DELETE FROM activities WHERE id IN (?) RETURNING id",
                                      (), [item.id for item, _ in done])
         gone = {r[0] for r in deleted}
-        recorded = [item.id in gone for item, _ in done]
+        recorded = []
+        for item, _ in done:  # an item given twice (run again after its lease) counts once
+            recorded.append(item.id in gone)
+            gone.discard(item.id)
         db.insert_rows(conn, self.INSERT_MESSAGES,
                        [m for m, kept in zip(messages, recorded, strict=True) if kept])
         clear_host_failures(conn, self.file, [activity_key(item.id) for (item, _), kept

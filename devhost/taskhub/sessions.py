@@ -74,5 +74,10 @@ class HistorySessions:
         with self._lock:
             self._kept.pop(instance_id, None)
 
+    def clear(self) -> None:
+        """Drop every session (a write failed: what is kept may not be what the file holds)."""
+        with self._lock:
+            self._kept.clear()
+
     def __len__(self) -> int:
         return len(self._kept)

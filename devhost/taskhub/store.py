@@ -8,7 +8,9 @@ serves a batch of episodes or activities.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -57,6 +59,11 @@ def _claimable(partitions: PartitionLeases | None) -> str:
     """Return :data:`_CLAIMABLE`, limited to the owned partitions when ``partitions`` is given."""
     condition = partitions.claim_filter() if partitions is not None else None
     return _CLAIMABLE if condition is None else f"{_CLAIMABLE} AND {condition}"
+
+
+CLAIM_MESSAGE_CHARS = 32 * 1024 * 1024
+"""Event text a claim brings per instance at most (past the first message): the messages
+travel in one JSON value, which SQLite bounds (``SQLITE_MAX_LENGTH``, 1e9 bytes)."""
 
 
 @dataclass
@@ -167,7 +174,9 @@ class TaskHub(HubPart):
 
         One statement: the oldest visible messages' instances leased and their rows
         returned, with whether a host failure was counted for one (by any process: its
-        commit clears it) and, as a JSON array, its first ``max_messages`` visible messages.
+        commit clears it) and, as a JSON array, its first ``max_messages`` visible messages,
+        as many as begin within :data:`CLAIM_MESSAGE_CHARS` of event text (at least one;
+        the others wait for the next episode).
         """
         if max_instances <= 0:
             return []
@@ -178,11 +187,12 @@ class TaskHub(HubPart):
             " ORDER BY m.visible_at, m.id LIMIT ?) RETURNING *,"
             " EXISTS (SELECT 1 FROM host_failures f WHERE f.work = 'episode:' || instance_id)"
             " AS host_failed, (SELECT json_group_array(json_array(visible_at, id, kind,"
-            " execution_id, timer_id, event)) FROM (SELECT * FROM inbox m"
+            " execution_id, timer_id, event)) FROM (SELECT *, SUM(length(event)) OVER"
+            " (ORDER BY visible_at, id) AS upto FROM inbox m"
             " WHERE m.instance_id = instances.instance_id AND m.visible_at <= ?"
-            " ORDER BY m.visible_at, m.id LIMIT ?)) AS messages",
+            " ORDER BY m.visible_at, m.id LIMIT ?) WHERE upto - length(event) < ?) AS messages",
             (owner, format_time(now + lease), stamp, stamp, max_instances, stamp,
-             max_messages)).fetchall()
+             max_messages, CLAIM_MESSAGE_CHARS)).fetchall()
         self.file.saw_host_failures([episode_key(r["instance_id"]) for r in rows
                                      if r["host_failed"]])
         return rows
@@ -237,7 +247,7 @@ class TaskHub(HubPart):
                         ) -> list[bool]:
         """Write episodes in one transaction (D3); False per lost lease (nothing of it written)."""
         prepared = [self._prepare(item, commit, self.clock.now()) for item, commit in batch]
-        with db.write(self._conn()) as conn:
+        with self._dropping_sessions_on_failure(), db.write(self._conn()) as conn:
             versions = [self._commit_one(conn, p) for p in prepared]
             committed = [v is not None for v in versions]
             self._clear_episode_failures(conn, prepared, committed)
@@ -268,7 +278,7 @@ class TaskHub(HubPart):
             return Round()  # nothing to write or claim: no turn at the write lock
         prepared, refused = self._prepare_all(commits, now)
         messages = self.activities._completion_rows(completions, now)
-        with db.write(conn):
+        with self._dropping_sessions_on_failure(), db.write(conn):
             if due and partitions is not None:
                 partitions.manage(conn, now)
             versions = [self._commit_one(conn, p) for p in prepared]
@@ -296,6 +306,19 @@ class TaskHub(HubPart):
             except Exception as exc:  # noqa: BLE001 - a host-side failure of that episode
                 refused.append((item, f"{type(exc).__name__}: {exc}"))
         return prepared, refused
+
+    @contextlib.contextmanager
+    def _dropping_sessions_on_failure(self) -> Iterator[None]:
+        """Drop every kept session if the block raises; the next claims read the file.
+
+        A write that failed may have met what a session did not know (say, a history
+        position taken by a writer that keeps no version).
+        """
+        try:
+            yield
+        except BaseException:
+            self.sessions.clear()
+            raise
 
     def _keep_sessions(self, prepared: list[_Prepared], versions: list[int | None]) -> None:
         """Keep each committed episode's history for the instance's next claim (after COMMIT)."""
@@ -336,7 +359,8 @@ class TaskHub(HubPart):
         """Write one episode in the caller's transaction; return its history version.
 
         None, with nothing written, when the lease was lost: the instance row's update comes
-        first and is the check (lock owner and execution id still the claim's).
+        first and is the check (lock owner, execution id and history version still the
+        claim's, so an episode of an older claim by the same owner is refused too).
         """
         item, commit = prepared.item, prepared.commit
         inst = item.instance
@@ -346,8 +370,10 @@ class TaskHub(HubPart):
             " input=COALESCE(?, input), replay_state=COALESCE(?, replay_state),"
             " last_updated_at=?, lock_owner=NULL, lock_expires=NULL,"
             " history_version=history_version+1"
-            " WHERE instance_id=? AND lock_owner=? AND execution_id=? RETURNING history_version",
-            (*prepared.update, item.lock_owner, inst.execution_id)).fetchone()
+            " WHERE instance_id=? AND lock_owner=? AND execution_id=? AND history_version=?"
+            " RETURNING history_version",
+            (*prepared.update, item.lock_owner, inst.execution_id,
+             inst.history_version)).fetchone()
         if version is None:
             return None
         self._delete_messages(conn, prepared)

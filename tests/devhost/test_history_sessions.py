@@ -6,7 +6,9 @@ must give every orchestration the same history and the same result.
 """
 
 import json
+import sqlite3
 from collections import Counter
+from datetime import timedelta
 
 import pytest
 
@@ -140,3 +142,45 @@ def test_an_older_task_hub_file_gets_the_version_column_and_its_instances_finish
         assert reopened.taskhub.get_instance("c1").history_version == 3  # three commits after
     finally:
         reopened.stop()
+
+
+def test_an_episode_of_an_older_claim_by_the_same_owner_is_refused(host, clock):
+    start(host, "chain", "Ann", "c1")
+    worker = host.worker
+    stale = worker.run_claimed(host.taskhub.claim_orchestrations(
+        worker.owner, timedelta(seconds=1), 1))
+    clock.advance(timedelta(seconds=2))  # its lease ran out; the same owner claims again
+    fresh = worker.run_claimed(host.taskhub.claim_orchestrations(
+        worker.owner, timedelta(seconds=30), 1))
+    assert host.taskhub.commit_episodes(fresh) == [True]
+    (activity,) = worker.claim_activities(1)
+    worker.execute_activities([activity])
+    third = worker.run_claimed(host.taskhub.claim_orchestrations(  # holds the lock again
+        worker.owner, timedelta(seconds=30), 1))
+    assert host.taskhub.commit_episodes(stale) == [False]  # the history moved on since
+    assert host.taskhub.commit_episodes(third) == [True]
+    host.run_until_idle()
+    assert host.taskhub.get_instance("c1").runtime_status == "Completed"
+    positions = [r[0] for r in host.taskhub._conn().execute(
+        "SELECT position FROM history WHERE instance_id='c1' ORDER BY position")]
+    assert positions == list(range(len(positions)))
+
+
+def test_sessions_are_dropped_when_a_write_fails_and_the_instance_goes_on(host, clock):
+    start(host, "chain", "Ann", "c1")
+    host.worker.run_episodes(1)
+    (activity,) = host.worker.claim_activities(1)
+    host.worker.execute_activities([activity])
+    # A writer that keeps no version (a host of the code before) appends an event.
+    end = len(host.taskhub.get_history("c1"))
+    host.taskhub._conn().execute(
+        "INSERT INTO history VALUES ('c1', ?, ?)",
+        (end, json.dumps({"EventType": EventType.GenericEvent, "EventId": -1,
+                          "IsPlayed": True, "Timestamp": "2030-01-01T00:00:00.000000Z"})))
+    assert len(host.taskhub.sessions) == 1
+    with pytest.raises(sqlite3.IntegrityError):
+        host.worker.run_episodes(1)  # its kept history ends one event early
+    assert len(host.taskhub.sessions) == 0
+    clock.advance(host.worker.orchestration_lease + timedelta(seconds=1))
+    host.run_until_idle()  # read from the file again: the position is right
+    assert host.taskhub.get_instance("c1").runtime_status == "Completed"

@@ -5,6 +5,8 @@ from datetime import timedelta
 
 import pytest
 
+from devhost.taskhub import store
+from devhost.taskhub.events import EventType
 from devhost.taskhub.records import (
     InstanceGoneError,
     InstanceNotFoundError,
@@ -107,3 +109,38 @@ def test_a_claim_brings_the_first_visible_messages_in_the_order_they_came(host, 
     assert [m.event["Name"] for m in item.messages] == ["e0", "e1", "e2"]
     assert [json.loads(m.event["Input"]) for m in item.messages] == [0, 1, 2]
     assert item.history_end == len(host.taskhub.get_history("r1"))
+
+
+def test_an_activity_settled_twice_in_one_call_is_recorded_once(host, clock):
+    start(host, "chain", "Ann", "c1")
+    host.worker.run_episodes(1)
+    first = host.taskhub.claim_activities("p", timedelta(seconds=5), 1)
+    clock.advance(timedelta(seconds=6))  # its lease ran out while it ran: delivered again
+    second = host.taskhub.claim_activities("p", timedelta(seconds=5), 1)
+    assert first[0].id == second[0].id
+    done = [(a, host.worker.run_activity(a)) for a in first + second]
+    assert host.taskhub.complete_activities(done) == [True, False]
+    host.run_until_idle()
+    assert sum(e["EventType"] == EventType.TaskCompleted
+               for e in host.taskhub.get_history("c1")) == 3
+
+
+def test_a_claim_brings_messages_up_to_its_size_bound_and_the_rest_come_next(host, clock,
+                                                                            monkeypatch):
+    start(host, "race", 600, "r1")
+    host.run_until_idle()
+    for k in range(5):
+        clock.advance(timedelta(seconds=1))
+        host.taskhub.raise_event("r1", f"e{k}", json.dumps("x" * 100))
+    size = len(host.taskhub._conn().execute("SELECT event FROM inbox WHERE instance_id='r1'"
+                                            " ORDER BY id DESC").fetchone()[0])
+    monkeypatch.setattr(store, "CLAIM_MESSAGE_CHARS", 2 * size)  # two messages a claim
+    names = []
+    for _ in range(4):
+        items = host.taskhub.claim_orchestrations("w", timedelta(seconds=30), 1)
+        names.append([m.event.get("Name") for item in items for m in item.messages])
+        if items:
+            host.taskhub.release_orchestration(items[0])
+            host.taskhub._conn().execute(  # as if the episode consumed them
+                f"DELETE FROM inbox WHERE id IN ({','.join(str(m.id) for m in items[0].messages)})")
+    assert names == [["e0", "e1"], ["e2", "e3"], ["e4"], []]
