@@ -193,7 +193,9 @@ def test_reads_while_another_process_writes_are_never_torn(block):
             longest, whole = now_longest, whole + 1
         assert proc.stdout.readline() == "done\n"
         idle, final = block.read()
-        assert idle is None and final >= longest > 0.0
+        # The reads in the loop may all have come before the first hold ended (a starved
+        # reader): only the final read must show a hold's length, and none that went back.
+        assert idle is None and final >= longest and final > 0.0
     finally:
         proc.kill()
         proc.wait()
