@@ -46,7 +46,7 @@ from sqlitebus.base import FILE_NAME
 from sqlitebus.models import DEAD_LETTER_SUFFIX, NewMessage, QueueCounts, QueueInfo, ReceivedMessage
 from sqlitebus.schema import MAX_US, from_us, span_us
 from sqlitebus.settlement import Settlement
-from sqlitekit import insert_rows, write
+from sqlitekit import first_of_each, insert_rows, write
 
 __all__ = ["FILE_NAME", "ServiceBusEngine", "open_engine"]
 
@@ -332,17 +332,12 @@ class ServiceBusEngine(Settlement):
         # (as if pruned); a MessageId again later in the batch is a duplicate of the first.
         # One upsert for the batch: RETURNING gives the rows it inserted or updated.
         unique = list(dict.fromkeys(message_ids))
-        fresh = {row[0] for row in insert_rows(
+        return first_of_each(message_ids, {row[0] for row in insert_rows(
             conn, "INSERT INTO duplicate_history (queue, message_id, first_sent_us) VALUES",
             [(name, message_id, now) for message_id in unique],
             " ON CONFLICT (queue, message_id) DO UPDATE SET first_sent_us ="
             " excluded.first_sent_us WHERE first_sent_us <= ? RETURNING message_id",
-            (horizon,))}
-        accepted = []
-        for message_id in message_ids:
-            accepted.append(message_id in fresh)
-            fresh.discard(message_id)
-        return accepted
+            (horizon,))})
 
 
 def _counted(name: str, dead_letter: bool) -> str:

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import NamedTuple, Self
 
 from sqlitekit import statement_count
-from sqlitekit.batches import ROWS_PER_STATEMENT, insert_rows, run_for_each
+from sqlitekit.batches import ROWS_PER_STATEMENT, first_of_each, insert_rows, run_for_each
 from sqlitekit.holds import HoldBlock, HoldRecord, attach, read_hold
 
 __all__ = ["BUSY_TIMEOUT_MS", "ROWS_PER_STATEMENT", "HoldBlock", "HoldRecord",
-           "SharedConnection", "WriteLock", "Written", "attach", "connect", "insert_rows",
-           "is_busy", "is_disk_full", "read_hold", "record_holds", "run_for_each", "write",
-           "write_one", "write_queue"]
+           "SharedConnection", "WriteLock", "Written", "attach", "connect", "first_of_each",
+           "insert_rows", "is_busy", "is_disk_full", "read_hold", "record_holds",
+           "run_for_each", "write", "write_one"]
 
 try:
     import fcntl

@@ -58,6 +58,20 @@ def insert_rows(conn: sqlite3.Connection, insert: str, rows: Sequence[Sequence[A
     return returned
 
 
+def first_of_each(values: Sequence[Any], found: set[Any]) -> list[bool]:
+    """Tell, per value in order, whether it is in ``found`` and its first occurrence.
+
+    For a batch statement's ``RETURNING`` (the rows it inserted, deleted or changed) read
+    back against a batch that may name a row twice: the row counts once, for its first.
+    """
+    left = set(found)
+    firsts = []
+    for value in values:
+        firsts.append(value in left)
+        left.discard(value)
+    return firsts
+
+
 def run_for_each(conn: sqlite3.Connection, statement: str, fixed: Sequence[Any],
                  values: Sequence[Any]) -> tuple[int, list[Any]]:
     """Run ``statement`` with its ``IN (?)`` list holding ``values``, in one statement per chunk.

@@ -66,11 +66,8 @@ class ActivityQueue(HubPart):
         """Delete the finished items still there and queue their results: two statements."""
         _, deleted = db.run_for_each(conn, "DELETE FROM activities WHERE id IN (?) RETURNING id",
                                      (), [item.id for item, _ in done])
-        gone = {r[0] for r in deleted}
-        recorded = []
-        for item, _ in done:  # an item given twice (run again after its lease) counts once
-            recorded.append(item.id in gone)
-            gone.discard(item.id)
+        # An item given twice (run again after its lease ran out) is recorded once.
+        recorded = db.first_of_each([item.id for item, _ in done], {r[0] for r in deleted})
         db.insert_rows(conn, self.INSERT_MESSAGES,
                        [m for m, kept in zip(messages, recorded, strict=True) if kept])
         clear_host_failures(conn, self.file, [activity_key(item.id) for (item, _), kept

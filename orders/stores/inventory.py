@@ -208,9 +208,7 @@ class ConditionalInventory:
 
     def _per_sku(self, lines: Sequence[tuple[str, str]], change: Change) -> dict[str, int]:
         """Apply ``change`` to each SKU's item with its keys, one conditional write each."""
-        keys: dict[str, list[str]] = {}
-        for sku, key in lines:
-            keys.setdefault(sku, []).append(key)
+        keys = keys_by_sku(lines)
         units: dict[str, int] = {}
         for sku, its_keys in keys.items():
             for _ in range(MAX_CONFLICT_RETRIES):
@@ -353,6 +351,14 @@ def check_quantity(quantity: int) -> None:
     if isinstance(quantity, bool) or not isinstance(quantity, int) or not (
             0 < quantity <= MAX_QUANTITY):
         raise ValueError(f"quantity: must be an int from 1 to {MAX_QUANTITY}; got {quantity!r}")
+
+
+def keys_by_sku(lines: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+    """Group the (SKU, hold key) lines by SKU, SKUs and keys in the order given."""
+    keys: dict[str, list[str]] = {}
+    for sku, key in lines:
+        keys.setdefault(sku, []).append(key)
+    return keys
 
 
 def contended(sku: str) -> TransientStoreError:

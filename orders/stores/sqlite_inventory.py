@@ -27,6 +27,7 @@ from orders.stores.inventory import (
     check_quantity,
     contended,
     decide_lines,
+    keys_by_sku,
     new_items,
 )
 from sqlitekit import write
@@ -148,9 +149,7 @@ class SqliteInventoryStore(ConditionalInventory, SqliteAdapter):
         conditional UPDATE; a SKU whose item changed in between is read and decided again,
         as :meth:`ConditionalInventory._per_sku` does SKU by SKU.
         """
-        keys: dict[str, list[str]] = {}
-        for sku, key in lines:
-            keys.setdefault(sku, []).append(key)
+        keys = keys_by_sku(lines)
         units: dict[str, int] = {}
         for _ in range(MAX_CONFLICT_RETRIES):
             with self._db.use() as conn:

@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from sqlitekit import batches, insert_rows, run_for_each
+from sqlitekit import batches, first_of_each, insert_rows, run_for_each
 
 
 class Traced(sqlite3.Connection):
@@ -63,3 +63,8 @@ def test_an_upsert_tail_acts_row_by_row_and_returns_what_it_changed(conn, n):
         [(-1, "kept"), (0, "last")] + rows[1:-2]
     chunks = -(-(n + 1) // batches.ROWS_PER_STATEMENT)
     assert sum(s.startswith("INSERT INTO t (k, v) VALUES (") for s in conn.seen) == chunks
+
+
+def test_a_value_found_counts_for_its_first_occurrence_only():
+    assert first_of_each([3, 1, 3, 2, 1], {1, 3}) == [True, True, False, False, False]
+    assert first_of_each([], {1}) == [] and first_of_each([1], set()) == [False]
