@@ -7,7 +7,8 @@ and passes its name; the worker maps it with :func:`attach`. Layout: a sequence 
 while a write is under way), the ``time.monotonic()`` at which the oldest hold began (0:
 none; on Linux CLOCK_MONOTONIC, the same in every process), and the longest hold in s. A
 read retries while the sequence is odd or moves (a seqlock); a record that cannot be read
-reads as no hold, so it can delay an end but never cause a wrong one.
+reads as no hold, so it can delay an end but never cause a wrong one. A hold is noted only
+after ``flock`` returns; :mod:`sqlitekit.kernel_locks` covers the gap in between.
 """
 
 from __future__ import annotations
@@ -144,6 +145,13 @@ class HoldBlock:
     def read(self) -> tuple[float | None, float]:
         """Read the worker's record (see :func:`read_buffer`)."""
         return read_buffer(self._map)
+
+    def sequence(self) -> int:
+        """Return the record's sequence number, which every take and release moves.
+
+        Unchanged between two reads: the worker took and let go of no lock in between.
+        """
+        return int(_SEQ.unpack_from(self._map)[0])
 
     def close(self) -> None:
         """Unmap and remove the block; a worker that still maps it keeps its page."""

@@ -30,8 +30,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 from sqlitekit.holds import HoldBlock, remove_stale_blocks
+from sqlitekit.kernel_locks import exclusive_flocks, write_lock_paths
 
 log = logging.getLogger("devhost")
 
@@ -77,10 +79,17 @@ class WorkerProcesses:
     hold_records : bool
         Give each worker a :class:`sqlitekit.HoldBlock` (``--hold-record NAME`` is added);
         without one :meth:`end_stalled` has nothing to read.
+    clock : callable returning float, optional
+        Times how long the kernel has shown a worker holding a lock, in s (tests move it);
+        a hold record's start is ``time.monotonic`` of the worker, compared with that.
     """
 
-    def __init__(self, argv: list[str], count: int, hold_records: bool = False) -> None:
+    def __init__(self, argv: list[str], count: int, hold_records: bool = False,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.argv = argv
+        self._clock = clock
+        # pid -> (when the kernel was first seen reporting its write lock, record sequence)
+        self._kernel_holds: dict[int, tuple[float, int]] = {}
         self.procs: list[subprocess.Popen[bytes]] = []
         self._offsets = [o.strip() for o in os.environ.get(WORKER_OFFSETS_SETTING, "")
                          .split(",") if o.strip()]
@@ -135,6 +144,7 @@ class WorkerProcesses:
 
     def _drop_block(self, pid: int) -> None:
         """Remove an exited worker's hold block, keeping its longest hold."""
+        self._kernel_holds.pop(pid, None)
         block = self.hold_blocks.pop(pid, None)
         if block is not None:
             self._longest_ended_s = max(self._longest_ended_s, block.read()[1])
@@ -143,22 +153,53 @@ class WorkerProcesses:
     def end_stalled(self, limit_s: float = LOCK_HOLD_LIMIT_S) -> int:
         """Kill each worker holding a write lock for more than ``limit_s``; return how many.
 
+        Held means its hold record says so, or (Linux) the kernel's lock table shows it
+        holding a write-lock file while its record took and released nothing: a worker
+        stopped between ``flock`` and its record (:mod:`sqlitekit.kernel_locks`).
         :meth:`replace_exited` then starts a new one, as after a crash.
         """
         ended = 0
-        now = time.monotonic()
+        now = self._clock()  # of the kernel's reports; the records' starts: time.monotonic
+        holders = exclusive_flocks() if self.hold_blocks else {}
         for proc in self.procs:
             block = self.hold_blocks.get(proc.pid)
-            since = block.read()[0] if block is not None else None
-            if since is None or now - since <= limit_s or proc.poll() is not None:
+            if block is None or proc.poll() is not None:
                 continue
-            log.error("worker process %d has held a write lock for %.1f s (limit %.1f s, "
+            reason = self._stalled(proc.pid, block, holders.get(proc.pid), now, limit_s)
+            if reason is None:
+                continue
+            log.error("worker process %d has held a write lock %s (limit %.1f s, "
                       "--lock-hold-limit-s): killing it; its leases expire and a new worker "
-                      "takes over", proc.pid, now - since, limit_s)
+                      "takes over", proc.pid, reason, limit_s)
             proc.kill()
             proc.wait()
             ended += 1
         return ended
+
+    def _stalled(self, pid: int, block: HoldBlock, locked: set[int] | None, now: float,
+                 limit_s: float) -> str | None:
+        """Say how worker ``pid`` has held a write lock past ``limit_s``, or None if it has not.
+
+        ``locked``: the inodes the kernel shows it holding an exclusive ``flock`` on.
+        """
+        since = block.read()[0]
+        if since is not None and (held_s := time.monotonic() - since) > limit_s:
+            return f"for {held_s:.1f} s"
+        if not locked:
+            self._kernel_holds.pop(pid, None)
+            return None
+        sequence = block.sequence()
+        seen = self._kernel_holds.get(pid)
+        if seen is None or seen[1] != sequence:  # first seen, or it took or let go since
+            self._kernel_holds[pid] = (now, sequence)
+            return None
+        if now - seen[0] <= limit_s:
+            return None
+        paths = write_lock_paths(pid, locked)
+        if not paths:  # a lock of the app's own code, not a database's
+            return None
+        return (f"for at least {now - seen[0]:.1f} s (the kernel's lock table shows it "
+                f"holding {', '.join(paths)}; its hold record shows none)")
 
     def longest_hold_s(self) -> float:
         """Return the longest write-lock hold any worker (this run's) has recorded."""

@@ -172,3 +172,91 @@ def test_a_worker_frozen_with_a_write_lock_during_start_up_is_ended_and_replaced
         assert _flock_free(db) is True
     finally:
         procs.stop(grace_s=0)
+
+
+# A worker in one of the states a write lock can be in (argv: database, state), its record
+# attached: "unrecorded" holds the flock with no hold noted (stopped between ``flock`` and
+# its record), "recorded" holds it noted, "waiting" queues behind the test's own hold,
+# "cycling" takes and lets go of it without end, "app" holds a lock of its own code, and
+# "free" takes none.
+LOCK_STATES = """
+import fcntl, os, sys, time, sqlitekit
+a = sys.argv
+sqlitekit.record_holds(a[a.index('--hold-record') + 1])
+db, state = a[1], a[2]
+lock = sqlitekit.connect(db).write_lock
+ready = lambda: os.write(int(a[-1]), b'ready\\n')
+if state == 'unrecorded':
+    fcntl.flock(os.open(db + '.lock', os.O_RDWR), fcntl.LOCK_EX)
+elif state == 'recorded':
+    lock.__enter__()
+elif state == 'app':
+    fcntl.flock(os.open(db + '.app.lock', os.O_RDWR | os.O_CREAT), fcntl.LOCK_EX)
+ready()
+if state == 'waiting':
+    lock.__enter__()
+while state == 'cycling':
+    with lock:
+        time.sleep(0.001)
+time.sleep(120)
+"""
+
+
+class StepClock:
+    """A monotonic clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = time.monotonic()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _until(condition, what, timeout_s=30.0):
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
+def _waiting_in_kernel(pid) -> bool:
+    return any(line.split()[1:3] == ["->", "FLOCK"] and line.split()[5] == str(pid)
+               for line in open("/proc/locks").read().splitlines())
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="the kernel's lock table: Linux")
+@pytest.mark.parametrize(("state", "ended"), [
+    ("unrecorded", True), ("recorded", True), ("waiting", False), ("cycling", False),
+    ("app", False), ("free", False)])
+def test_a_write_lock_the_kernel_shows_held_with_no_record_moving_ends_the_worker(
+        tmp_path, caplog, state, ended):
+    fcntl = pytest.importorskip("fcntl")
+    db = tmp_path / "hub.sqlite"
+    import sqlitekit
+    sqlitekit.connect(db).close()  # the database and its lock file exist
+    own = os.open(f"{db}.lock", os.O_RDWR)
+    if state == "waiting":
+        fcntl.flock(own, fcntl.LOCK_EX)  # the worker queues behind this
+    clock = StepClock()
+    procs = WorkerProcesses([sys.executable, "-c", LOCK_STATES, str(db), state], 1,
+                            hold_records=True, clock=clock)
+    try:
+        assert procs.wait_ready(threading.Event(), timeout_s=60)
+        worker = procs.procs[0]
+        [block] = procs.hold_blocks.values()
+        if state == "waiting":
+            _until(lambda: _waiting_in_kernel(worker.pid), "the worker never queued")
+        assert procs.end_stalled(limit_s=5.0) == 0  # first seen by the kernel, if at all
+        if state == "cycling":
+            first = block.sequence()
+            _until(lambda: block.sequence() != first, "the worker never took the lock")
+        clock.now += 6.0
+        assert procs.end_stalled(limit_s=5.0) == int(ended)
+        assert (worker.returncode == -signal.SIGKILL) is ended
+        if state == "unrecorded":
+            assert block.read()[0] is None  # the record alone would never have ended it
+            assert "the kernel's lock table shows it holding" in caplog.text
+            assert f"{db}.lock" in caplog.text
+    finally:
+        os.close(own)
+        procs.stop(grace_s=5)
