@@ -10,7 +10,9 @@ A worker frozen while it holds a SQLite file's write lock (a SIGSTOP, a debugger
 suspended container) would stop every host process that writes that file. Each worker
 keeps its holds in a record in a shared-memory block this process creates for it
 (:mod:`sqlitekit.holds`: run-time state, never on the data disk, so a full disk cannot
-fail it), and :meth:`end_stalled` kills one holding a lock past a limit; the kernel then
+fail it), and :meth:`end_stalled` kills one holding a lock past a limit (on Linux also
+one the kernel's lock table shows holding it before its record says so:
+:mod:`sqlitekit.kernel_locks`); the kernel then
 frees its lock (``flock``) and SQLite's (the uncommitted transaction rolls back), its
 leases expire and a new worker replaces it. That is what Azure does with a frozen
 instance: it only loses its leases. The processes split the orchestrations by partition
