@@ -45,6 +45,8 @@ class WriteLock:
         self._fd: int | None = None
         if fcntl is not None:
             self._fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+            if _holds is not None:
+                _holds.lock_file(self._fd)
 
     def __enter__(self) -> WriteLock:
         self._thread_lock.acquire()
@@ -78,8 +80,13 @@ def record_holds(name: str | None = None) -> HoldRecord:
     this process's memory. Raises OSError or ValueError if there is no such block.
     """
     global _holds
-    _holds = HoldRecord(attach(name) if name is not None else None)
-    return _holds
+    record = HoldRecord(attach(name) if name is not None else None)
+    with _registry_guard:
+        for lock in _path_locks.values():  # opened before: named too
+            if lock._fd is not None:
+                record.lock_file(lock._fd)
+        _holds = record
+    return record
 
 
 _path_locks: dict[str, WriteLock] = {}

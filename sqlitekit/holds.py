@@ -5,10 +5,12 @@ that started it reads the record to end it when it is frozen holding one (``devh
 --lock-hold-limit-s``). The supervising process creates one :class:`HoldBlock` per worker
 and passes its name; the worker maps it with :func:`attach`. Layout: a sequence number (odd
 while a write is under way), the ``time.monotonic()`` at which the oldest hold began (0:
-none; on Linux CLOCK_MONOTONIC, the same in every process), and the longest hold in s. A
-read retries while the sequence is odd or moves (a seqlock); a record that cannot be read
-reads as no hold, so it can delay an end but never cause a wrong one. A hold is noted only
-after ``flock`` returns; :mod:`sqlitekit.kernel_locks` covers the gap in between.
+none; on Linux CLOCK_MONOTONIC, the same in every process), the longest hold in s, and the
+file descriptors of the process's write-lock files (a count, then up to
+:data:`MAX_LOCK_FILES`). A read retries while the sequence is odd or moves (a seqlock); a
+record that cannot be read reads as no hold, so it can delay an end but never cause a
+wrong one. A hold is noted only after ``flock`` returns; the descriptors let the
+supervisor ask the kernel about the gap in between (:mod:`sqlitekit.kernel_locks`).
 """
 
 from __future__ import annotations
@@ -28,10 +30,15 @@ from typing import Any
 Buffer = bytearray | memoryview | mmap.mmap
 """A record's bytes: its own memory, or a shared-memory block mapped in."""
 
+MAX_LOCK_FILES = 32
+"""Write-lock files a record names (one per SQLite file a process writes; more go unnamed)."""
+
 _SEQ = struct.Struct("<Q")
 _VALUES = struct.Struct("<dd")
+_FDS = struct.Struct(f"<I{MAX_LOCK_FILES}i")
 _pack_seq, _pack_values = _SEQ.pack_into, _VALUES.pack_into
-RECORD_BYTES = _SEQ.size + _VALUES.size
+_FDS_AT = _SEQ.size + _VALUES.size
+RECORD_BYTES = _FDS_AT + _FDS.size
 READ_ATTEMPTS = 1000
 """Reads of a record being written before it reads as no hold (the next check reads again)."""
 
@@ -56,8 +63,9 @@ class HoldRecord:
         self._guard = threading.Lock()
         self._held: dict[int, float] = {}
         self._longest_s = 0.0
+        self._lock_fds: list[int] = []
         self._seq = (_SEQ.unpack_from(self._buf)[0] + 1) & ~1  # even: no write under way
-        self._write()
+        self._write(with_fds=True)
 
     @property
     def longest_s(self) -> float:
@@ -83,17 +91,32 @@ class HoldRecord:
                     self._longest_s = hold_s
             self._write(next(iter(held.values()), 0.0))
 
+    def lock_file(self, fd: int) -> None:
+        """Name ``fd``, an open write-lock file of this process, in the record.
+
+        The supervisor asks the kernel whether the process holds a lock through exactly
+        these descriptors (:mod:`sqlitekit.kernel_locks`); past :data:`MAX_LOCK_FILES`
+        a file goes unnamed and only the hold times cover it.
+        """
+        with self._guard:
+            if fd not in self._lock_fds and len(self._lock_fds) < MAX_LOCK_FILES:
+                self._lock_fds.append(fd)
+                self._write(with_fds=True)
+
     def read(self) -> tuple[float | None, float]:
         """Read the record as another process does (see :func:`read_buffer`)."""
         return read_buffer(self._buf)
 
-    def _write(self, oldest: float | None = None) -> None:
-        """Publish ``oldest`` (default: from the holds) under the seqlock."""
+    def _write(self, oldest: float | None = None, with_fds: bool = False) -> None:
+        """Publish ``oldest`` (default: from the holds), and the descriptors, under the seqlock."""
         if oldest is None:
             oldest = min(self._held.values(), default=0.0)
         buf, seq = self._buf, self._seq
         _pack_seq(buf, 0, seq + 1)
         _pack_values(buf, _SEQ.size, oldest, self._longest_s)
+        if with_fds:
+            fds = self._lock_fds
+            _FDS.pack_into(buf, _FDS_AT, len(fds), *fds, *[-1] * (MAX_LOCK_FILES - len(fds)))
         self._seq = seq = seq + 2
         _pack_seq(buf, 0, seq)
 
@@ -108,6 +131,17 @@ def read_buffer(buf: Buffer | bytes) -> tuple[float | None, float]:
                 return NO_HOLD
             return (since or None, longest)
     return NO_HOLD
+
+
+def read_lock_fds(buf: Buffer | bytes) -> tuple[int, ...]:
+    """Read the write-lock file descriptors a record names; () if it cannot be read."""
+    for _ in range(READ_ATTEMPTS):
+        (before,) = _SEQ.unpack_from(buf)
+        count, *fds = _FDS.unpack_from(buf, _FDS_AT)
+        (after,) = _SEQ.unpack_from(buf)
+        if before == after and not before & 1:
+            return tuple(fds[:count]) if 0 <= count <= MAX_LOCK_FILES else ()
+    return ()
 
 
 def _load(buf: Buffer | bytes) -> tuple[int, float, float, int]:
@@ -145,6 +179,10 @@ class HoldBlock:
     def read(self) -> tuple[float | None, float]:
         """Read the worker's record (see :func:`read_buffer`)."""
         return read_buffer(self._map)
+
+    def lock_fds(self) -> tuple[int, ...]:
+        """Return the worker's write-lock file descriptors (see :func:`read_lock_fds`)."""
+        return read_lock_fds(self._map)
 
     def sequence(self) -> int:
         """Return the record's sequence number, which every take and release moves.

@@ -1,83 +1,56 @@
-"""Who holds a write lock, as the kernel says (Linux ``/proc/locks``), for the hold limit.
+"""Whether a process holds its write lock, as the kernel says (Linux ``/proc``), for the hold limit.
 
 A worker notes a hold in its :class:`sqlitekit.HoldRecord` only after ``flock`` returns,
 and that thread may wait for the GIL in between: a worker stopped there holds the lock
-with its record saying none, and the record alone never ends it while every other writer
-waits. The kernel's lock table has no such gap. :func:`exclusive_flocks` reads it;
-:func:`write_lock_paths` tells which of a process's locked files are the ``<database>.lock``
-files of :class:`sqlitekit.WriteLock`, so a lock an app's own code takes is never counted.
+with its record saying none, and the record's times alone never end it while every other
+writer waits. The kernel has no such gap. The record names the worker's write-lock file
+descriptors (:meth:`sqlitekit.HoldRecord.lock_file`), and ``/proc/<pid>/fdinfo/<fd>``
+lists the locks granted through exactly that descriptor (a waiter's request is not
+among them), so a lock the app's own code takes, on whatever file, is never counted.
 
-Elsewhere (macOS, Windows) both return nothing, and the record is the only witness.
+Elsewhere (macOS, Windows), or where ``/proc`` shows another PID namespace than this
+process's, :func:`kernel_view` is False and the record is the only witness.
 """
 
 from __future__ import annotations
 
 import os
-from collections import defaultdict
-from pathlib import Path
-
-PROC_LOCKS = Path("/proc/locks")
+import sys
 
 
-def exclusive_flocks(table: Path = PROC_LOCKS) -> dict[int, set[int]]:
-    """Return, per process id, the inode numbers it holds an exclusive ``flock`` on.
+def kernel_view() -> bool:
+    """Tell whether ``/proc`` answers for the processes this process started.
 
-    Parameters
-    ----------
-    table : Path
-        The kernel's lock table; lines read ``1: FLOCK  ADVISORY  WRITE <pid>
-        <major>:<minor>:<inode> 0 EOF``, a waiter's with ``->`` after the number (skipped).
-
-    Returns
-    -------
-    dict of int to set of int
-        Empty where there is no such table or it cannot be read.
+    False off Linux, without ``/proc``, or when ``/proc`` is another PID namespace's
+    (``/proc/self`` then names another number than :func:`os.getpid`).
     """
+    if not sys.platform.startswith("linux"):
+        return False
     try:
-        text = table.read_text()
-    except OSError:
-        return {}
-    held: defaultdict[int, set[int]] = defaultdict(set)
-    for line in text.splitlines():
-        fields = line.split()
-        if len(fields) < 6 or fields[1:4] != ["FLOCK", "ADVISORY", "WRITE"]:
-            continue  # a waiter ("->"), a POSIX or shared lock, or a line of another form
-        try:
-            held[int(fields[4])].add(int(fields[5].rsplit(":", 1)[1]))
-        except (ValueError, IndexError):
-            continue
-    return dict(held)
-
-
-def write_lock_paths(pid: int, inodes: set[int]) -> list[str]:
-    """Return the files among process ``pid``'s open ones that are write-lock files.
-
-    A write-lock file is one whose inode is in ``inodes`` and whose name is that of a
-    SQLite database plus ``.lock`` (:class:`sqlitekit.WriteLock`); read from
-    ``/proc/<pid>/fd``, which a stopped process still shows. Empty if the process is gone
-    or not readable.
-    """
-    fd_dir = f"/proc/{pid}/fd"
-    try:
-        fds = os.listdir(fd_dir)
-    except OSError:
-        return []
-    paths = []
-    for fd in fds:
-        try:
-            target = os.readlink(f"{fd_dir}/{fd}")
-            inode = os.stat(f"{fd_dir}/{fd}").st_ino
-        except OSError:
-            continue  # closed meanwhile
-        if inode in inodes and target.endswith(".lock") and _is_sqlite(target[:-5]):
-            paths.append(target)
-    return paths
-
-
-def _is_sqlite(path: str) -> bool:
-    """Tell whether ``path`` is a SQLite database (its header's first 16 bytes)."""
-    try:
-        with open(path, "rb") as file:
-            return file.read(16) == b"SQLite format 3\x00"
+        return os.readlink("/proc/self") == str(os.getpid())
     except OSError:
         return False
+
+
+def holds_write_lock(pid: int, fd: int) -> bool:
+    """Tell whether process ``pid`` holds a write lock granted through its descriptor ``fd``.
+
+    Reads ``/proc/<pid>/fdinfo/<fd>``: a line ``lock: 1: FLOCK  ADVISORY  WRITE <pid>
+    <dev>:<inode> 0 EOF`` per lock granted through that open file (POSIX on NFS, where
+    Linux emulates ``flock`` with it). False if the process or the descriptor is gone.
+    """
+    try:
+        with open(f"/proc/{pid}/fdinfo/{fd}") as info:
+            lines = info.read().splitlines()
+    except OSError:
+        return False
+    return any(line.startswith("lock:") and "->" not in line and " WRITE " in line
+               for line in lines)
+
+
+def lock_file_path(pid: int, fd: int) -> str:
+    """Return the path of process ``pid``'s descriptor ``fd`` (``fd <n>`` if unreadable)."""
+    try:
+        return os.readlink(f"/proc/{pid}/fd/{fd}")
+    except OSError:
+        return f"fd {fd}"

@@ -11,7 +11,7 @@ suspended container) would stop every host process that writes that file. Each w
 keeps its holds in a record in a shared-memory block this process creates for it
 (:mod:`sqlitekit.holds`: run-time state, never on the data disk, so a full disk cannot
 fail it), and :meth:`end_stalled` kills one holding a lock past a limit (on Linux also
-one the kernel's lock table shows holding it before its record says so:
+one the kernel shows holding it before its record says so:
 :mod:`sqlitekit.kernel_locks`); the kernel then
 frees its lock (``flock``) and SQLite's (the uncommitted transaction rolls back), its
 leases expire and a new worker replaces it. That is what Azure does with a frozen
@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable
 
 from sqlitekit.holds import HoldBlock, remove_stale_blocks
-from sqlitekit.kernel_locks import exclusive_flocks, write_lock_paths
+from sqlitekit.kernel_locks import holds_write_lock, kernel_view, lock_file_path
 
 log = logging.getLogger("devhost")
 
@@ -92,6 +92,10 @@ class WorkerProcesses:
         self._clock = clock
         # pid -> (when the kernel was first seen reporting its write lock, record sequence)
         self._kernel_holds: dict[int, tuple[float, int]] = {}
+        self._kernel_view = hold_records and kernel_view()
+        if hold_records and sys.platform.startswith("linux") and not self._kernel_view:
+            log.warning("/proc shows another PID namespace: a worker stopped between taking a "
+                        "write lock and noting it is not ended (only the hold records are read)")
         self.procs: list[subprocess.Popen[bytes]] = []
         self._offsets = [o.strip() for o in os.environ.get(WORKER_OFFSETS_SETTING, "")
                          .split(",") if o.strip()]
@@ -155,19 +159,18 @@ class WorkerProcesses:
     def end_stalled(self, limit_s: float = LOCK_HOLD_LIMIT_S) -> int:
         """Kill each worker holding a write lock for more than ``limit_s``; return how many.
 
-        Held means its hold record says so, or (Linux) the kernel's lock table shows it
-        holding a write-lock file while its record took and released nothing: a worker
-        stopped between ``flock`` and its record (:mod:`sqlitekit.kernel_locks`).
+        Held means its hold record says so, or (Linux) the kernel shows it holding one of
+        the write-lock files its record names while the record took and released nothing:
+        a worker stopped between ``flock`` and its record (:mod:`sqlitekit.kernel_locks`).
         :meth:`replace_exited` then starts a new one, as after a crash.
         """
         ended = 0
         now = self._clock()  # of the kernel's reports; the records' starts: time.monotonic
-        holders = exclusive_flocks() if self.hold_blocks else {}
         for proc in self.procs:
             block = self.hold_blocks.get(proc.pid)
             if block is None or proc.poll() is not None:
                 continue
-            reason = self._stalled(proc.pid, block, holders.get(proc.pid), now, limit_s)
+            reason = self._stalled(proc.pid, block, now, limit_s)
             if reason is None:
                 continue
             log.error("worker process %d has held a write lock %s (limit %.1f s, "
@@ -178,16 +181,19 @@ class WorkerProcesses:
             ended += 1
         return ended
 
-    def _stalled(self, pid: int, block: HoldBlock, locked: set[int] | None, now: float,
-                 limit_s: float) -> str | None:
+    def _stalled(self, pid: int, block: HoldBlock, now: float, limit_s: float) -> str | None:
         """Say how worker ``pid`` has held a write lock past ``limit_s``, or None if it has not.
 
-        ``locked``: the inodes the kernel shows it holding an exclusive ``flock`` on.
+        By its record's times, or (Linux) by the kernel showing a lock granted through one
+        of the write-lock descriptors its record names, with the record's sequence
+        unchanged (no hold taken or let go) since the check that first saw it.
         """
         since = block.read()[0]
         if since is not None and (held_s := time.monotonic() - since) > limit_s:
             return f"for {held_s:.1f} s"
-        if not locked:
+        held = [fd for fd in block.lock_fds() if holds_write_lock(pid, fd)] \
+            if self._kernel_view else []
+        if not held:
             self._kernel_holds.pop(pid, None)
             return None
         sequence = block.sequence()
@@ -197,11 +203,9 @@ class WorkerProcesses:
             return None
         if now - seen[0] <= limit_s:
             return None
-        paths = write_lock_paths(pid, locked)
-        if not paths:  # a lock of the app's own code, not a database's
-            return None
-        return (f"for at least {now - seen[0]:.1f} s (the kernel's lock table shows it "
-                f"holding {', '.join(paths)}; its hold record shows none)")
+        paths = ", ".join(sorted({lock_file_path(pid, fd) for fd in held}))
+        return (f"for at least {now - seen[0]:.1f} s (the kernel shows it holding {paths}, "
+                f"no hold taken or let go since)")
 
     def longest_hold_s(self) -> float:
         """Return the longest write-lock hold any worker (this run's) has recorded."""
