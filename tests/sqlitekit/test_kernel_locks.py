@@ -48,6 +48,8 @@ def test_a_shared_lock_a_closed_descriptor_and_a_gone_process_hold_no_write_lock
 
 def test_the_record_names_the_write_lock_files_opened_before_and_after_it(tmp_path, monkeypatch):
     monkeypatch.setattr(sqlitekit, "_holds", None)
+    # Only this test's files: a process that ran other tests has more than a record names.
+    monkeypatch.setattr(sqlitekit, "_path_locks", {})
     before = sqlitekit.connect(tmp_path / "before.sqlite").write_lock
     record = sqlitekit.record_holds()
     after = sqlitekit.connect(tmp_path / "after.sqlite").write_lock
