@@ -10,6 +10,7 @@ writer that lost the race stalls long after the lock is free. SQLite still guard
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sqlite3
@@ -20,6 +21,7 @@ from typing import NamedTuple, Self
 from sqlitekit import statement_count
 from sqlitekit.batches import ROWS_PER_STATEMENT, first_of_each, insert_rows, run_for_each
 from sqlitekit.holds import HoldBlock, HoldRecord, attach, read_hold
+from sqlitekit.kernel_locks import kernel_inode
 
 __all__ = ["BUSY_TIMEOUT_MS", "ROWS_PER_STATEMENT", "HoldBlock", "HoldRecord",
            "SharedConnection", "WriteLock", "Written", "attach", "connect", "first_of_each",
@@ -43,10 +45,12 @@ class WriteLock:
     def __init__(self, path: Path) -> None:
         self._thread_lock = threading.Lock()
         self._fd: int | None = None
+        self._inode = 0
         if fcntl is not None:
             self._fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+            self._inode = kernel_inode(self._fd)
             if _holds is not None:
-                _holds.lock_file(self._fd)
+                _holds.lock_file(self._fd, self._inode)
 
     def __enter__(self) -> WriteLock:
         self._thread_lock.acquire()
@@ -84,9 +88,34 @@ def record_holds(name: str | None = None) -> HoldRecord:
     with _registry_guard:
         for lock in _path_locks.values():  # opened before: named too
             if lock._fd is not None:
-                record.lock_file(lock._fd)
+                record.lock_file(lock._fd, lock._inode)
         _holds = record
     return record
+
+
+def _forget_after_fork() -> None:
+    """In a child forked from this process: let go of the parent's write locks and record.
+
+    The child shares each lock file's open file description with the parent, so its
+    ``flock`` would be the parent's (no queue between them) and would keep the lock held
+    after the parent is killed; its notes would race the parent's in the parent's hold
+    record. It opens its own lock files on its next :func:`connect`.
+    """
+    global _holds, _path_locks, _registry_guard
+    _registry_guard = threading.Lock()  # a copy the forking thread held (before= below)
+    for lock in _path_locks.values():
+        fd, lock._fd = lock._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    _path_locks = {}
+    _holds = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=lambda: _registry_guard.acquire(),
+                        after_in_parent=lambda: _registry_guard.release(),
+                        after_in_child=_forget_after_fork)
 
 
 _path_locks: dict[str, WriteLock] = {}

@@ -6,11 +6,11 @@ that started it reads the record to end it when it is frozen holding one (``devh
 and passes its name; the worker maps it with :func:`attach`. Layout: a sequence number (odd
 while a write is under way), the ``time.monotonic()`` at which the oldest hold began (0:
 none; on Linux CLOCK_MONOTONIC, the same in every process), the longest hold in s, and the
-file descriptors of the process's write-lock files (a count, then up to
-:data:`MAX_LOCK_FILES`). A read retries while the sequence is odd or moves (a seqlock); a
-record that cannot be read reads as no hold, so it can delay an end but never cause a
-wrong one. A hold is noted only after ``flock`` returns; the descriptors let the
-supervisor ask the kernel about the gap in between (:mod:`sqlitekit.kernel_locks`).
+write-lock files the process has open (a count, then up to :data:`MAX_LOCK_FILES`
+descriptors and their inode numbers). A read retries while the sequence is odd or moves
+(a seqlock); a record that cannot be read reads as no hold, so it can delay an end but
+never cause a wrong one. A hold is noted only after ``flock`` returns; the descriptors let
+the supervisor ask the kernel about the gap in between (:mod:`sqlitekit.kernel_locks`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ MAX_LOCK_FILES = 32
 
 _SEQ = struct.Struct("<Q")
 _VALUES = struct.Struct("<dd")
-_FDS = struct.Struct(f"<I{MAX_LOCK_FILES}i")
+_FDS = struct.Struct(f"<I{MAX_LOCK_FILES}i{MAX_LOCK_FILES}Q")
 _pack_seq, _pack_values = _SEQ.pack_into, _VALUES.pack_into
 _FDS_AT = _SEQ.size + _VALUES.size
 RECORD_BYTES = _FDS_AT + _FDS.size
@@ -63,7 +63,7 @@ class HoldRecord:
         self._guard = threading.Lock()
         self._held: dict[int, float] = {}
         self._longest_s = 0.0
-        self._lock_fds: list[int] = []
+        self._lock_files: dict[int, int] = {}  # descriptor -> inode number, in order
         self._seq = (_SEQ.unpack_from(self._buf)[0] + 1) & ~1  # even: no write under way
         self._write(with_fds=True)
 
@@ -91,16 +91,17 @@ class HoldRecord:
                     self._longest_s = hold_s
             self._write(next(iter(held.values()), 0.0))
 
-    def lock_file(self, fd: int) -> None:
-        """Name ``fd``, an open write-lock file of this process, in the record.
+    def lock_file(self, fd: int, inode: int) -> None:
+        """Name ``fd``, an open write-lock file of this process (``inode``), in the record.
 
         The supervisor asks the kernel whether the process holds a lock through exactly
-        these descriptors (:mod:`sqlitekit.kernel_locks`); past :data:`MAX_LOCK_FILES`
-        a file goes unnamed and only the hold times cover it.
+        these descriptors, on exactly these files (:mod:`sqlitekit.kernel_locks`); past
+        :data:`MAX_LOCK_FILES` a file goes unnamed and only the hold times cover it.
         """
         with self._guard:
-            if fd not in self._lock_fds and len(self._lock_fds) < MAX_LOCK_FILES:
-                self._lock_fds.append(fd)
+            files = self._lock_files
+            if fd not in files and len(files) < MAX_LOCK_FILES:
+                files[fd] = inode
                 self._write(with_fds=True)
 
     def read(self) -> tuple[float | None, float]:
@@ -115,8 +116,9 @@ class HoldRecord:
         _pack_seq(buf, 0, seq + 1)
         _pack_values(buf, _SEQ.size, oldest, self._longest_s)
         if with_fds:
-            fds = self._lock_fds
-            _FDS.pack_into(buf, _FDS_AT, len(fds), *fds, *[-1] * (MAX_LOCK_FILES - len(fds)))
+            files, room = self._lock_files, MAX_LOCK_FILES - len(self._lock_files)
+            _FDS.pack_into(buf, _FDS_AT, len(files), *files, *[-1] * room,
+                           *files.values(), *[0] * room)
         self._seq = seq = seq + 2
         _pack_seq(buf, 0, seq)
 
@@ -133,15 +135,24 @@ def read_buffer(buf: Buffer | bytes) -> tuple[float | None, float]:
     return NO_HOLD
 
 
-def read_lock_fds(buf: Buffer | bytes) -> tuple[int, ...]:
-    """Read the write-lock file descriptors a record names; () if it cannot be read."""
+def read_lock_files(buf: Buffer | bytes) -> dict[int, int]:
+    """Read the write-lock files a record names: descriptor -> inode number.
+
+    Names are only added, and each write rewrites the earlier ones unchanged, so a record
+    whose writer stopped mid-write (its sequence odd for good) still gives the names
+    written before: read as they stand, without a descriptor below 0.
+    """
     for _ in range(READ_ATTEMPTS):
         (before,) = _SEQ.unpack_from(buf)
-        count, *fds = _FDS.unpack_from(buf, _FDS_AT)
+        fields = _FDS.unpack_from(buf, _FDS_AT)
         (after,) = _SEQ.unpack_from(buf)
         if before == after and not before & 1:
-            return tuple(fds[:count]) if 0 <= count <= MAX_LOCK_FILES else ()
-    return ()
+            break
+    count = fields[0]
+    if not 0 <= count <= MAX_LOCK_FILES:
+        return {}
+    fds, inodes = fields[1:1 + count], fields[1 + MAX_LOCK_FILES:1 + MAX_LOCK_FILES + count]
+    return {fd: inode for fd, inode in zip(fds, inodes, strict=True) if fd >= 0}
 
 
 def _load(buf: Buffer | bytes) -> tuple[int, float, float, int]:
@@ -180,9 +191,9 @@ class HoldBlock:
         """Read the worker's record (see :func:`read_buffer`)."""
         return read_buffer(self._map)
 
-    def lock_fds(self) -> tuple[int, ...]:
-        """Return the worker's write-lock file descriptors (see :func:`read_lock_fds`)."""
-        return read_lock_fds(self._map)
+    def lock_files(self) -> dict[int, int]:
+        """Return the worker's write-lock files, descriptor -> inode (:func:`read_lock_files`)."""
+        return read_lock_files(self._map)
 
     def sequence(self) -> int:
         """Return the record's sequence number, which every take and release moves.

@@ -32,20 +32,41 @@ def kernel_view() -> bool:
         return False
 
 
-def holds_write_lock(pid: int, fd: int) -> bool:
-    """Tell whether process ``pid`` holds a write lock granted through its descriptor ``fd``.
+def holds_write_lock(pid: int, fd: int, inode: int) -> bool:
+    """Tell whether process ``pid`` holds a write lock on ``inode`` through its descriptor ``fd``.
 
     Reads ``/proc/<pid>/fdinfo/<fd>``: a line ``lock: 1: FLOCK  ADVISORY  WRITE <pid>
     <dev>:<inode> 0 EOF`` per lock granted through that open file (POSIX on NFS, where
-    Linux emulates ``flock`` with it). False if the process or the descriptor is gone.
+    Linux emulates ``flock`` with it); the inode tells the write-lock file from another
+    the number may have been reused for. False if the process or the descriptor is gone.
     """
     try:
         with open(f"/proc/{pid}/fdinfo/{fd}") as info:
             lines = info.read().splitlines()
     except OSError:
         return False
-    return any(line.startswith("lock:") and "->" not in line and " WRITE " in line
-               for line in lines)
+    for line in lines:
+        fields = line.split()
+        if fields[:1] == ["lock:"] and "->" not in fields and "WRITE" in fields \
+                and len(fields) >= 4 and fields[-3].rpartition(":")[2] == str(inode):
+            return True
+    return False
+
+
+def kernel_inode(fd: int) -> int:
+    """Return the inode number the kernel's lock lines give this process's open file ``fd``.
+
+    Read from ``/proc/self/fdinfo/<fd>`` (``ino:``), where a file system's ``stat`` might
+    answer another number; else ``os.fstat``. Raises OSError if ``fd`` is not open.
+    """
+    try:
+        with open(f"/proc/self/fdinfo/{fd}") as info:
+            for line in info:
+                if line.startswith("ino:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return os.fstat(fd).st_ino
 
 
 def lock_file_path(pid: int, fd: int) -> str:

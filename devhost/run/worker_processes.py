@@ -191,8 +191,8 @@ class WorkerProcesses:
         since = block.read()[0]
         if since is not None and (held_s := time.monotonic() - since) > limit_s:
             return f"for {held_s:.1f} s"
-        held = [fd for fd in block.lock_fds() if holds_write_lock(pid, fd)] \
-            if self._kernel_view else []
+        held = [fd for fd, inode in block.lock_files().items()
+                if holds_write_lock(pid, fd, inode)] if self._kernel_view else []
         if not held:
             self._kernel_holds.pop(pid, None)
             return None

@@ -179,7 +179,9 @@ def test_a_worker_frozen_with_a_write_lock_during_start_up_is_ended_and_replaced
 # attached: "unrecorded" holds the flock with no hold noted (stopped between ``flock`` and
 # its record), "recorded" holds it noted, "waiting" queues behind the test's own hold,
 # "cycling" takes and lets go of it without end, "app" holds a lock of its own code on
-# ``<its own SQLite file>.lock``, and "free" takes none.
+# ``<its own SQLite file>.lock``, "reused" holds the app's own lock through the number the
+# lock's descriptor had (the app closed it), "midwrite" holds the write lock and stopped
+# inside a write of its record (the sequence odd for good), and "free" takes none.
 LOCK_STATES = """
 import fcntl, os, sys, time, sqlitekit
 a = sys.argv
@@ -191,6 +193,16 @@ if state == 'unrecorded':  # the write lock's own flock, as WriteLock takes it
     fcntl.flock(lock._fd, fcntl.LOCK_EX)
 elif state == 'recorded':
     lock.__enter__()
+elif state == 'reused':
+    os.close(lock._fd)
+    fd = os.open(db + '.app-own.lock', os.O_RDWR | os.O_CREAT)
+    assert fd == lock._fd
+    fcntl.flock(fd, fcntl.LOCK_EX)
+elif state == 'midwrite':
+    import struct
+    fcntl.flock(lock._fd, fcntl.LOCK_EX)
+    record = sqlitekit._holds
+    struct.pack_into('<Q', record._buf, 0, record._seq + 1)
 elif state == 'app':
     import sqlite3
     sqlite3.connect(db + '.app').execute('CREATE TABLE t (x)')
@@ -230,8 +242,8 @@ def _waiting_in_kernel(pid) -> bool:
 
 @pytest.mark.skipif(not kernel_view(), reason="the kernel's view: Linux /proc")
 @pytest.mark.parametrize(("state", "ended"), [
-    ("unrecorded", True), ("recorded", True), ("waiting", False), ("cycling", False),
-    ("app", False), ("free", False)])
+    ("unrecorded", True), ("recorded", True), ("midwrite", True), ("waiting", False),
+    ("cycling", False), ("app", False), ("reused", False), ("free", False)])
 def test_a_write_lock_the_kernel_shows_held_with_no_record_moving_ends_the_worker(
         tmp_path, caplog, state, ended):
     fcntl = pytest.importorskip("fcntl")
@@ -258,7 +270,7 @@ def test_a_write_lock_the_kernel_shows_held_with_no_record_moving_ends_the_worke
         clock.now += 61.0
         assert procs.end_stalled(limit_s=60.0) == int(ended)
         assert (worker.returncode == -signal.SIGKILL) is ended
-        if state == "unrecorded":
+        if state in ("unrecorded", "midwrite"):
             assert block.read()[0] is None  # the record alone would never have ended it
         if ended:
             assert f"the kernel shows it holding {db}.lock, no hold taken" in caplog.text
