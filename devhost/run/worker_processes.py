@@ -94,8 +94,9 @@ class WorkerProcesses:
         self._kernel_holds: dict[int, tuple[float, int]] = {}
         self._kernel_view = hold_records and kernel_view()
         if hold_records and sys.platform.startswith("linux") and not self._kernel_view:
-            log.warning("/proc shows another PID namespace: a worker stopped between taking a "
-                        "write lock and noting it is not ended (only the hold records are read)")
+            log.warning("/proc is missing or of another PID namespace: a worker stopped "
+                        "between taking a write lock and noting it is not ended (only the "
+                        "hold records are read)")
         self.procs: list[subprocess.Popen[bytes]] = []
         self._offsets = [o.strip() for o in os.environ.get(WORKER_OFFSETS_SETTING, "")
                          .split(",") if o.strip()]
