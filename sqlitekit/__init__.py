@@ -26,7 +26,7 @@ from sqlitekit.kernel_locks import kernel_inode
 __all__ = ["BUSY_TIMEOUT_MS", "ROWS_PER_STATEMENT", "HoldBlock", "HoldRecord",
            "SharedConnection", "WriteLock", "Written", "attach", "connect", "first_of_each",
            "insert_rows", "is_busy", "is_disk_full", "read_hold", "record_holds",
-           "run_for_each", "write", "write_one"]
+           "run_for_each", "write", "write_one", "write_queue"]
 
 try:
     import fcntl
