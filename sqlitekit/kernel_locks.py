@@ -40,13 +40,7 @@ def holds_write_lock(pid: int, fd: int, inode: int) -> bool:
     Linux emulates ``flock`` with it); the inode tells the write-lock file from another
     the number may have been reused for. False if the process or the descriptor is gone.
     """
-    try:
-        with open(f"/proc/{pid}/fdinfo/{fd}") as info:
-            lines = info.read().splitlines()
-    except OSError:
-        return False
-    for line in lines:
-        fields = line.split()
+    for fields in _fdinfo(pid, fd):
         if fields[:1] == ["lock:"] and "->" not in fields and "WRITE" in fields \
                 and len(fields) >= 4 and fields[-3].rpartition(":")[2] == str(inode):
             return True
@@ -59,14 +53,19 @@ def kernel_inode(fd: int) -> int:
     Read from ``/proc/self/fdinfo/<fd>`` (``ino:``), where a file system's ``stat`` might
     answer another number; else ``os.fstat``. Raises OSError if ``fd`` is not open.
     """
-    try:
-        with open(f"/proc/self/fdinfo/{fd}") as info:
-            for line in info:
-                if line.startswith("ino:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
+    for fields in _fdinfo("self", fd):
+        if fields[:1] == ["ino:"] and len(fields) == 2 and fields[1].isdigit():
+            return int(fields[1])
     return os.fstat(fd).st_ino
+
+
+def _fdinfo(pid: int | str, fd: int) -> list[list[str]]:
+    """Return the lines of ``/proc/<pid>/fdinfo/<fd>``, split on blanks; [] if unreadable."""
+    try:
+        with open(f"/proc/{pid}/fdinfo/{fd}") as info:
+            return [line.split() for line in info]
+    except OSError:
+        return []
 
 
 def lock_file_path(pid: int, fd: int) -> str:

@@ -20,7 +20,8 @@ linux = pytest.mark.skipif(not kernel_view(), reason="the kernel's view: Linux /
 fcntl = pytest.importorskip("fcntl")
 
 
-def _queued(pid: int) -> bool:
+def queued_in_kernel(pid: int) -> bool:
+    """Tell whether the kernel's lock table lists a ``flock`` request of ``pid`` as waiting."""
     with open("/proc/locks") as table:
         return any(line.split()[1:3] == ["->", "FLOCK"] and line.split()[5] == str(pid)
                    for line in table)
@@ -38,7 +39,7 @@ def test_a_lock_counts_only_through_the_descriptor_that_was_granted_it(tmp_path)
         queued = threading.Thread(target=fcntl.flock, args=(waiter, fcntl.LOCK_EX))
         queued.start()
         deadline = time.monotonic() + 30
-        while not _queued(pid):  # until the kernel lists this process's request as waiting
+        while not queued_in_kernel(pid):  # until the kernel lists this process's request as waiting
             assert time.monotonic() < deadline, "the request never queued"
             time.sleep(0.01)
         assert holds_write_lock(pid, waiter, inode) is False  # waiting is not holding

@@ -10,6 +10,7 @@ import pytest
 
 from devhost.run.worker_processes import WorkerProcesses, WorkerStartError
 from sqlitekit.kernel_locks import kernel_view
+from tests.sqlitekit.test_kernel_locks import queued_in_kernel
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="ready pipes need fd passing")
 
@@ -234,12 +235,6 @@ def _until(condition, what, timeout_s=30.0):
         time.sleep(0.01)
 
 
-def _waiting_in_kernel(pid) -> bool:
-    with open("/proc/locks") as table:
-        return any(line.split()[1:3] == ["->", "FLOCK"] and line.split()[5] == str(pid)
-                   for line in table)
-
-
 @pytest.mark.skipif(not kernel_view(), reason="the kernel's view: Linux /proc")
 @pytest.mark.parametrize(("state", "ended"), [
     ("unrecorded", True), ("recorded", True), ("midwrite", True), ("waiting", False),
@@ -261,7 +256,7 @@ def test_a_write_lock_the_kernel_shows_held_with_no_record_moving_ends_the_worke
         worker = procs.procs[0]
         [block] = procs.hold_blocks.values()
         if state == "waiting":
-            _until(lambda: _waiting_in_kernel(worker.pid), "the worker never queued")
+            _until(lambda: queued_in_kernel(worker.pid), "the worker never queued")
         # A limit no real hold here reaches: only the kernel's view, on the test's clock.
         assert procs.end_stalled(limit_s=60.0) == 0  # first seen by the kernel, if at all
         if state == "cycling":
