@@ -126,6 +126,10 @@ class _Connection(sqlite3.Connection):
     write_lock: WriteLock
 
 
+class _CountedConnection(statement_count.CountedConnection, _Connection):
+    """A connection of a process whose statements are counted (the benchmark's)."""
+
+
 def connect(path: str | Path, *, synchronous: str = "FULL") -> sqlite3.Connection:
     """Open ``path`` (parent folder created) in autocommit mode; use :func:`write` for transactions.
 
@@ -137,14 +141,16 @@ def connect(path: str | Path, *, synchronous: str = "FULL") -> sqlite3.Connectio
     path.parent.mkdir(parents=True, exist_ok=True)
     # isolation_level=None: write() issues BEGIN IMMEDIATE; Python's deferred BEGIN would
     # take the write lock late and fail with SQLITE_BUSY on upgrade instead of waiting.
+    counts = statement_count.counter()  # the benchmark's, else None
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30,
-                           factory=_Connection)
+                           factory=_CountedConnection if counts is not None and counts.in_python
+                           else _Connection)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute(f"PRAGMA synchronous={synchronous}")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.row_factory = sqlite3.Row
-    if (counts := statement_count.counter()) is not None:  # the benchmark's, else off
+    if counts is not None:
         counts.trace(conn, path)
     with _registry_guard:
         key = str(path.resolve())

@@ -1,9 +1,12 @@
 """Count the SQL statements a process runs, per SQLite file, for the benchmark's figures.
 
 Off unless :data:`COUNT_SETTING` names a folder (the benchmark sets it for the host's
-processes). Then every :func:`sqlitekit.connect` connection gets a trace callback (SQLite's
-``sqlite3_trace``: one call per statement run, BEGIN and COMMIT and each row of an
-``executemany`` included, as ``bench.statements`` counts), and the process writes to
+processes). Then every :func:`sqlitekit.connect` connection counts the statements it runs
+(BEGIN and COMMIT and each row of an ``executemany`` included, as ``bench.statements``
+counts with SQLite's trace callback) in Python, in :class:`CountedConnection` and
+:class:`CountedCursor`: a trace callback would take the interpreter lock back inside every
+statement, a switch more per statement that the benchmark would measure as the host's own
+(docs/performance.md, "The statement count without a trace callback"). The process writes to
 ``<folder>/<pid>.json`` each :data:`WRITE_EVERY_S` and at exit (so a reader after the
 process ends, or one that killed it, loses at most that interval) its statements by file
 name and its context switches, voluntary and involuntary, from ``getrusage``: those of all
@@ -15,6 +18,7 @@ they are the process's trips.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import re
@@ -22,8 +26,9 @@ import resource
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any, Self
 
 COUNT_SETTING = "SQLITEKIT_STATEMENT_COUNTS"
 """Environment variable: the folder each process writes its statement counts to."""
@@ -79,14 +84,23 @@ class StatementCounts:
                          daemon=True).start()
         atexit.register(self.write)
 
+    @property
+    def in_python(self) -> bool:
+        """Whether a :class:`CountedConnection` counts (else the trace callback: kinds kept)."""
+        return self.by_kind is None
+
     def trace(self, conn: sqlite3.Connection, path: str | Path) -> None:
-        """Count each statement ``conn`` runs under ``path``'s file name."""
+        """Count each statement ``conn`` runs under ``path``'s file name.
+
+        A :class:`CountedConnection` counts in Python; with kinds kept, or for another
+        connection class, SQLite's trace callback counts (and names the kind).
+        """
         name = Path(path).name
         by_file, by_kind, lock = self.by_file, self.by_kind, self._lock
 
-        def count(_statement: str) -> None:
+        def add(n: int) -> None:
             with lock:
-                by_file[name] += 1
+                by_file[name] += n
 
         def count_kind(statement: str) -> None:
             kind = name + ": " + " ".join(_LITERALS.sub("?", statement[:400]).split())
@@ -94,7 +108,11 @@ class StatementCounts:
                 by_file[name] += 1
                 by_kind[kind] += 1  # type: ignore[index]
 
-        conn.set_trace_callback(count if by_kind is None else count_kind)
+        if by_kind is None and isinstance(conn, CountedConnection):
+            conn.tally = add
+        else:
+            conn.set_trace_callback(count_kind if by_kind is not None
+                                    else lambda _statement: add(1))
 
     def write(self) -> None:
         """Write the counts so far (atomically: a reader never sees half a file)."""
@@ -112,6 +130,78 @@ class StatementCounts:
     def _write_often(self) -> None:
         while not self._stop.wait(WRITE_EVERY_S):
             self.write()
+
+
+def _no_tally(_n: int) -> None:
+    """Count nothing: a connection's tally until :meth:`StatementCounts.trace` sets one."""
+
+
+def _counted_rows(rows: Iterable[Any], tally: Callable[[int], None]) -> Iterator[Any]:
+    """Yield ``rows``, counting each as SQLite takes it (a row is one statement run)."""
+    for row in rows:
+        tally(1)
+        yield row
+
+
+@contextlib.contextmanager
+def _traced(conn: sqlite3.Connection) -> Iterator[None]:
+    """Count the statements ``conn`` runs inside the block with SQLite's trace callback."""
+    tally = conn.tally  # type: ignore[attr-defined]
+    conn.set_trace_callback(lambda _statement: tally(1))
+    try:
+        yield
+    finally:
+        conn.set_trace_callback(None)
+
+
+class CountedCursor(sqlite3.Cursor):
+    """A cursor counting its statements into its :class:`CountedConnection`'s tally."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Self:
+        """Count one statement, then run it as ``sqlite3.Cursor.execute``."""
+        self.connection.tally(1)  # type: ignore[attr-defined]
+        return super().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> Self:
+        """Run as ``sqlite3.Cursor.executemany``, one count per row SQLite takes."""
+        return super().executemany(sql, _counted_rows(
+            parameters, self.connection.tally))  # type: ignore[attr-defined]
+
+    def executescript(self, script: str, /) -> Self:
+        """Run as ``sqlite3.Cursor.executescript``, counted by the trace callback."""
+        with _traced(self.connection):
+            return super().executescript(script)  # type: ignore[return-value]
+
+
+class CountedConnection(sqlite3.Connection):
+    """A connection counting the statements it runs, as SQLite's trace callback would.
+
+    One count per ``execute`` and per row an ``executemany`` hands SQLite, on the connection
+    or a cursor it makes (an ``executescript``, rare, counts through the trace callback while
+    it runs): ``tally(n)``, which counts
+    nothing until :meth:`StatementCounts.trace` sets it (so ``connect``'s pragmas are not
+    counted). Unlike the callback, it also counts a statement that fails to compile.
+    """
+
+    tally: Callable[[int], None] = staticmethod(_no_tally)
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        """Count one statement, then run it as ``sqlite3.Connection.execute``."""
+        self.tally(1)
+        return super().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
+        """Run as ``sqlite3.Connection.executemany``, one count per row SQLite takes."""
+        return super().executemany(sql, _counted_rows(parameters, self.tally))
+
+    def executescript(self, script: str, /) -> sqlite3.Cursor:
+        """Run as ``sqlite3.Connection.executescript``, counted by the trace callback."""
+        with _traced(self):
+            return super().executescript(script)
+
+    def cursor(self, factory: Any = CountedCursor) -> Any:
+        """Return a cursor, by default a :class:`CountedCursor`."""
+        return super().cursor(factory)
 
 
 _counts: StatementCounts | None = None

@@ -1,10 +1,14 @@
 """Statement counts for the benchmark: off by default, per file when asked, read back whole."""
 
+import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import sqlitekit
 from sqlitekit import statement_count
@@ -74,3 +78,76 @@ def test_kinds_are_kept_only_when_asked_with_literals_replaced(tmp_path):
             f"{name}: CREATE TABLE t (x, y)": 1,
             f"{name}: INSERT INTO t VALUES (?, ?)": 2,
             f"{name}: SELECT x FROM t WHERE y = ? AND x > ?": 1})
+
+
+def _fill(conn):
+    conn.execute("CREATE TABLE t (x UNIQUE)")
+
+
+FORMS = {
+    "a select": lambda c: c.execute("SELECT 1").fetchall(),
+    "a parametrised insert": lambda c: c.execute("INSERT INTO t VALUES (?)", (7,)),
+    "rows from a list": lambda c: c.executemany("INSERT INTO t VALUES (?)", [(1,), (2,)]),
+    "rows from a generator": lambda c: c.executemany(
+        "INSERT INTO t VALUES (?)", ((n,) for n in range(3, 6))),
+    "rows stopped by a violation": lambda c: c.executemany(
+        "INSERT INTO t VALUES (?)", [(10,), (11,), (10,), (12,)]),
+    "a violation": lambda c: c.execute("INSERT INTO t VALUES (1), (1)"),
+    "a script with ';' in a literal and a comment": lambda c: c.executescript(
+        "INSERT INTO t VALUES ('a;b'); INSERT INTO t VALUES (20);\n-- the end; really\n"),
+    "a committed write": lambda c: _write(c, "INSERT INTO t VALUES (30)"),
+    "a rolled-back write": lambda c: _write(c, "INSERT INTO t VALUES (1)"),
+    "rows of insert_rows": lambda c: sqlitekit.insert_rows(
+        c, "INSERT INTO t (x) VALUES", [(n,) for n in range(40, 45)]),
+}
+
+
+def _write(conn, sql):
+    with sqlitekit.write(conn):
+        conn.execute(sql)
+
+
+@pytest.mark.parametrize("through", ["connection", "cursor"])
+@pytest.mark.parametrize("form", FORMS)
+def test_python_counts_equal_sqlites_trace_callback(form, through, monkeypatch, tmp_path):
+    """Each statement form, on a connection or its cursor, counts as SQLite's callback does."""
+    monkeypatch.setenv(statement_count.COUNT_SETTING, str(tmp_path / "counts"))
+    monkeypatch.delenv(statement_count.KINDS_SETTING, raising=False)
+    counted = sqlitekit.connect(tmp_path / "counted.sqlite")
+    assert isinstance(counted, statement_count.CountedConnection)
+    traced = sqlite3.connect(tmp_path / "traced.sqlite", isolation_level=None,
+                             factory=sqlitekit._Connection)
+    traced.write_lock = sqlitekit.WriteLock(tmp_path / "traced.sqlite")
+    calls = []
+    _fill(counted), _fill(traced)
+    traced.set_trace_callback(calls.append)
+    by_file = statement_count.counter().by_file
+    before = by_file["counted.sqlite"]
+    for conn in (counted, traced):
+        target = conn if through == "connection" else _CursorAsConnection(conn)
+        with contextlib.suppress(sqlite3.IntegrityError):
+            FORMS[form](target)
+    assert by_file["counted.sqlite"] - before == len(calls) > 0
+
+
+def test_a_statement_that_does_not_compile_is_counted_where_the_callback_sees_none(
+        monkeypatch, tmp_path):
+    monkeypatch.setenv(statement_count.COUNT_SETTING, str(tmp_path / "counts"))
+    conn = sqlitekit.connect(tmp_path / "a.sqlite")
+    by_file = statement_count.counter().by_file
+    with pytest.raises(sqlite3.OperationalError):
+        conn.execute("SELECT nothing FROM nowhere")
+    assert by_file["a.sqlite"] == 1
+
+
+class _CursorAsConnection:
+    """A connection's cursor standing in for it, so each form runs through a cursor too."""
+
+    def __init__(self, conn):
+        self._conn = conn
+        self.write_lock = conn.write_lock
+
+    def __getattr__(self, name):
+        if name in ("execute", "executemany", "executescript"):
+            return getattr(self._conn.cursor(), name)
+        return getattr(self._conn, name)
