@@ -178,9 +178,9 @@ class CountedConnection(sqlite3.Connection):
 
     One count per ``execute`` and per row an ``executemany`` hands SQLite, on the connection
     or a cursor it makes (an ``executescript``, rare, counts through the trace callback while
-    it runs): ``tally(n)``, which counts
-    nothing until :meth:`StatementCounts.trace` sets it (so ``connect``'s pragmas are not
-    counted). Unlike the callback, it also counts a statement that fails to compile.
+    it runs): ``tally(n)``, which counts nothing until :meth:`StatementCounts.trace` sets it
+    (so ``connect``'s pragmas are not counted). Unlike the callback, it also counts a
+    statement that fails to compile.
     """
 
     tally: Callable[[int], None] = staticmethod(_no_tally)

@@ -96,7 +96,7 @@ FORMS = {
     "a script with ';' in a literal and a comment": lambda c: c.executescript(
         "INSERT INTO t VALUES ('a;b'); INSERT INTO t VALUES (20);\n-- the end; really\n"),
     "a committed write": lambda c: _write(c, "INSERT INTO t VALUES (30)"),
-    "a rolled-back write": lambda c: _write(c, "INSERT INTO t VALUES (1)"),
+    "a rolled-back write": lambda c: _write(c, "INSERT INTO t VALUES (31), (31)"),
     "rows of insert_rows": lambda c: sqlitekit.insert_rows(
         c, "INSERT INTO t (x) VALUES", [(n,) for n in range(40, 45)]),
 }
@@ -133,6 +133,7 @@ def test_python_counts_equal_sqlites_trace_callback(form, through, monkeypatch, 
 def test_a_statement_that_does_not_compile_is_counted_where_the_callback_sees_none(
         monkeypatch, tmp_path):
     monkeypatch.setenv(statement_count.COUNT_SETTING, str(tmp_path / "counts"))
+    monkeypatch.delenv(statement_count.KINDS_SETTING, raising=False)
     conn = sqlitekit.connect(tmp_path / "a.sqlite")
     by_file = statement_count.counter().by_file
     with pytest.raises(sqlite3.OperationalError):
