@@ -143,9 +143,7 @@ def read_lock_files(buf: Buffer | bytes) -> dict[int, int]:
     written before: read as they stand, without a descriptor below 0.
     """
     for _ in range(READ_ATTEMPTS):
-        (before,) = _SEQ.unpack_from(buf)
-        fields = _FDS.unpack_from(buf, _FDS_AT)
-        (after,) = _SEQ.unpack_from(buf)
+        before, fields, after = _pass(buf, _FDS, _FDS_AT)
         if before == after and not before & 1:
             break
     count = fields[0]
@@ -156,11 +154,18 @@ def read_lock_files(buf: Buffer | bytes) -> dict[int, int]:
 
 
 def _load(buf: Buffer | bytes) -> tuple[int, float, float, int]:
-    """One pass of the seqlock read: sequence, values, sequence again."""
-    (before,) = _SEQ.unpack_from(buf)
-    since, longest = _VALUES.unpack_from(buf, _SEQ.size)
-    (after,) = _SEQ.unpack_from(buf)
+    """One pass of the seqlock read of the values: sequence, values, sequence again."""
+    before, (since, longest), after = _pass(buf, _VALUES, _SEQ.size)
     return before, since, longest, after
+
+
+def _pass(buf: Buffer | bytes, layout: struct.Struct, at: int
+          ) -> tuple[int, tuple[Any, ...], int]:
+    """One pass of the seqlock read: sequence, ``layout``'s fields at ``at``, sequence again."""
+    (before,) = _SEQ.unpack_from(buf)
+    fields = layout.unpack_from(buf, at)
+    (after,) = _SEQ.unpack_from(buf)
+    return before, fields, after
 
 
 class HoldBlock:
