@@ -121,9 +121,11 @@ class ServiceBusDispatcher:
 
     ``pollers``: :func:`~devhost.run.runtime.build_host`'s, ``maxConcurrentCalls`` of each
     function; a function's slots are its pollers, the first handles its messages.
+    ``monotonic``: seconds, what ages a read against :data:`FRESH_S` (tests freeze it).
     """
 
-    def __init__(self, pollers: Sequence[ServiceBusTriggerPoller], clock: Clock) -> None:
+    def __init__(self, pollers: Sequence[ServiceBusTriggerPoller], clock: Clock,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         if not pollers:
             raise ValueError("pollers: at least one queue-triggered function's")
         by_name: dict[str, list[ServiceBusTriggerPoller]] = {}
@@ -136,6 +138,7 @@ class ServiceBusDispatcher:
             self._by_queue.setdefault(f.poller.queue.lower(), []).append(f)
         self._engine = pollers[0].engine
         self._clock = clock
+        self._monotonic = monotonic
         self._pool = SlotPool(sum(f.slots for f in self._functions if not f.is_async),
                               "devhost-servicebus-call")
         self._ready = threading.Event()
@@ -248,7 +251,7 @@ class ServiceBusDispatcher:
 
     def _seen_due(self, queues: set[str]) -> tuple[bool, datetime | None]:
         # (True, the earliest next visible time) if the last reads answer for every queue.
-        now, monotonic = self._clock.now(), time.monotonic()
+        now, monotonic = self._clock.now(), self._monotonic()
         due: datetime | None = None
         for name in queues:
             seen = self._seen.get(name)
@@ -264,7 +267,7 @@ class ServiceBusDispatcher:
     def _read(self, queues: set[str]) -> dict[str, datetime]:
         for name in queues:
             self._rang.discard(name.lower())  # before the read: a later ring reads again
-        read_at = time.monotonic()
+        read_at = self._monotonic()
         visible, complete = self._next_visible(queues)
         if complete:
             self._seen.update({name: (visible.get(name), read_at) for name in queues})
