@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from devhost.run.plain_help import plain_help
+from devhost.run.startup_heap import long_lived_startup
 from devhost.run.worker_processes import (
     LOCK_HOLD_LIMIT_S,
     STOP_WAIT_S,
@@ -68,7 +69,8 @@ def _build_or_exit(**kwargs: Any) -> LocalHost:
 
     The message names the user's file, line and column (or the setting at fault); the
     traceback through the host's own modules is logged at debug level only. A full data
-    disk is waited out instead (one ERROR line), as the running host waits it out.
+    disk is waited out instead (one ERROR line), as the running host waits it out. The
+    host's start-up objects are frozen once built (:mod:`devhost.run.startup_heap`).
     """
     from devhost.app.load_errors import AppLoadError
     from devhost.run.runtime import build_host
@@ -77,7 +79,8 @@ def _build_or_exit(**kwargs: Any) -> LocalHost:
     waiting = False
     while True:
         try:
-            return build_host(**kwargs)
+            with long_lived_startup():
+                return build_host(**kwargs)
         except AppLoadError as exc:
             log.debug("start-up failed", exc_info=True)
             typer.echo(f"devhost: {exc}", err=True)
