@@ -165,9 +165,10 @@ def _peer_pairs(n: int, data_root: Path, template: Path,
     """Run :data:`PEER_PAIRS` (host, peer) pairs without faults at full speed, interleaved.
 
     Returns the run of the pair with the median orders/s ratio (``host``, ``peer``), and
-    every pair's orders/s and ratio under ``pairs``: one pair's ratio ran from 0.94 to 1.38
-    on the same code within a day. The first host run's task hub is copied to ``template``
-    (the large hub's seed).
+    every pair's orders/s and ratio, and host CPU ms per order of each side and their
+    ``cpu_ratio``, under ``pairs``: one pair's ratio ran from 0.94 to 1.38 on the same code
+    within a day. The first host run's task hub is copied to ``template`` (the large hub's
+    seed).
     """
     pairs = []
     for i in range(PEER_PAIRS):
@@ -180,9 +181,17 @@ def _peer_pairs(n: int, data_root: Path, template: Path,
                       "ratio": host["orders_per_s"] / peer["orders_per_s"]})
     middle = sorted(pairs, key=lambda p: p["ratio"])[len(pairs) // 2]
     return {**_labels(False, None), "host": middle["host"], "peer": middle["peer"],
-            "pairs": [{"host_orders_per_s": p["host"]["orders_per_s"],
-                       "peer_orders_per_s": p["peer"]["orders_per_s"],
-                       "ratio": p["ratio"]} for p in pairs]}
+            "pairs": [_pair_figures(p["host"], p["peer"]) for p in pairs]}
+
+
+def _pair_figures(host: dict[str, Any], peer: dict[str, Any]) -> dict[str, float]:
+    """One pair's orders/s and host CPU ms per order, each side, and their ratios."""
+    host_cpu = host["host"]["cpu_s_per_order"] * 1000
+    peer_cpu = peer["host"]["cpu_s_per_order"] * 1000
+    return {"host_orders_per_s": host["orders_per_s"], "peer_orders_per_s": peer["orders_per_s"],
+            "ratio": host["orders_per_s"] / peer["orders_per_s"],
+            "host_cpu_ms_per_order": host_cpu, "peer_cpu_ms_per_order": peer_cpu,
+            "cpu_ratio": host_cpu / peer_cpu}
 
 
 def section(n: int, log: Callable[[str], None], seeded: int = SEEDED,

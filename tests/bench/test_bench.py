@@ -317,8 +317,9 @@ def test_report_goal_is_met_at_four_times_the_better_peer():
             "211 | 160 | 990 | 10 | 0 |") in text
     assert ("| DBOS | none | full speed | 16.0 | 36000 | 72000 | 108000 | 144000 | 25 | n/a | "
             "n/a | 160 |") in text
-    assert ("Host CPU per order / DBOS's (no faults, full speed): 0.49; the host's trips per "
-            "order there: 180 SQL statements and 211 voluntary context switches") in text
+    assert ("Host CPU per order / DBOS's (no faults, full speed; one pair, host then peer): "
+            "0.49; the host's trips per order there: 180 SQL statements and 211 voluntary "
+            "context switches") in text
     assert "\norders ratio to peer: 4.00\n" in text
     assert "p50 latency local host / DBOS (no faults, 10/s): 0.25." in text
     assert "no faults: p50_ms=250 p99_ms=750." in text
@@ -359,16 +360,19 @@ def test_the_ratio_to_the_peer_is_taken_in_interleaved_pairs_and_judged_by_the_m
         monkeypatch, tmp_path):
     called = []
     host_rates, peer_rates = iter([30.0, 33.0, 29.0]), iter([25.0, 22.0, 31.0])
+    # CPU s per order: pair ratios 0.5, 0.7, 0.625; the median orders/s pair (the first)
+    # alone would say 0.5.
+    host_cpu, peer_cpu = iter([0.010, 0.014, 0.015]), iter([0.020, 0.020, 0.024])
 
     def fake_run(n, faults, *, data_root, **kwargs):
         called.append("host")
         (data_root / "demo").mkdir(parents=True, exist_ok=True)
         (data_root / "demo" / "taskhub.sqlite").write_text(f"hub {len(called)}")
-        return _run("none", "full speed", next(host_rates), 9000.0)
+        return _run("none", "full speed", next(host_rates), 9000.0, cpu_s=next(host_cpu))
 
     def fake_peer(n, faults, rate, data_root):
         called.append("peer")
-        return _run("none", "full speed", next(peer_rates), 9000.0)
+        return _run("none", "full speed", next(peer_rates), 9000.0, cpu_s=next(peer_cpu))
 
     monkeypatch.setattr(orders, "run", fake_run)
     monkeypatch.setattr(orders, "run_peer", fake_peer)
@@ -377,6 +381,8 @@ def test_the_ratio_to_the_peer_is_taken_in_interleaved_pairs_and_judged_by_the_m
     assert called == ["host", "peer"] * orders.PEER_PAIRS
     assert template.read_text() == "hub 1"  # the first host run's hub seeds the large one
     assert [round(p["ratio"], 2) for p in full["pairs"]] == [1.2, 1.5, 0.94]
+    assert [round(p["cpu_ratio"], 3) for p in full["pairs"]] == [0.5, 0.7, 0.625]
+    assert [p["host_cpu_ms_per_order"] for p in full["pairs"]] == [10.0, 14.0, 15.0]
     assert (full["host"]["orders_per_s"], full["peer"]["orders_per_s"]) == (30.0, 25.0)
     results = _results(host=120.0, dbos=20.0, durabletask=30.0)
     results["orders"]["runs"][0] = full
@@ -385,6 +391,9 @@ def test_the_ratio_to_the_peer_is_taken_in_interleaved_pairs_and_judged_by_the_m
     assert ("(no faults, full speed; the median of 3 interleaved pairs, host then peer; ratios "
             "1.20, 1.50, 0.94; the table's rows are the median pair's): 1.20;") in text
     assert ">= 2 x the peer's orders/s: **not met**" in text
+    assert ("- Host CPU per order / DBOS's (no faults, full speed; the median of 3 interleaved"
+            " pairs, host then peer; ratios 0.50, 0.70, 0.62): 0.62;") in text
+    assert "host CPU per order <= 0.6 x the peer's: **not met**" in text
 
 
 @pytest.mark.parametrize("host_cpu_s, met", [(0.0150, "met"), (0.0151, "not met")])
