@@ -5,10 +5,11 @@ SDKs, pydantic, OpenTelemetry): about 100,000 objects that live as long as the p
 the collector on, the imports alone set off full collections, each a walk over all of
 them, and every later full collection walks them again. :func:`long_lived_startup` pauses
 the collector while the host is built, collects once, and moves what survived to the
-permanent generation (``gc.freeze``), which later collections skip: the practice CPython's
-``gc`` documentation gives for long-lived start-up state (``gc.freeze``). The app's
-objects made later are collected as in any Python worker; measured in docs/performance.md
-("The start-up heap frozen").
+permanent generation (``gc.freeze``), which later collections skip. CPython's ``gc``
+documentation gives the same steps (disable early, freeze once the start-up state is
+built) for a process that forks; here they spare the later walks. The app's objects made
+later are collected as in any Python worker; measured in docs/performance.md ("The
+start-up heap frozen").
 """
 
 from __future__ import annotations
