@@ -396,6 +396,20 @@ def test_the_ratio_to_the_peer_is_taken_in_interleaved_pairs_and_judged_by_the_m
     assert "host CPU per order <= 0.6 x the peer's: **not met**" in text
 
 
+def test_results_without_cpu_figures_per_pair_judge_cpu_by_the_median_orders_pair():
+    # results.json files written before the pairs carried CPU figures still render.
+    results = _results(host=120.0, dbos=20.0, durabletask=30.0)
+    full = results["orders"]["runs"][0]
+    full["pairs"] = [{"host_orders_per_s": 64.0, "peer_orders_per_s": 16.0, "ratio": 4.0},
+                     {"host_orders_per_s": 60.0, "peer_orders_per_s": 20.0, "ratio": 3.0},
+                     {"host_orders_per_s": 70.0, "peer_orders_per_s": 14.0, "ratio": 5.0}]
+    full["host"]["host"]["cpu_s_per_order"] = 0.0140  # the median pair's: the peer's 0.0250
+    text = report.render(results)
+    assert ("- Host CPU per order / DBOS's (no faults, full speed; the pair with the median "
+            "orders/s ratio): 0.56;") in text
+    assert "host CPU per order <= 0.6 x the peer's: **met**" in text
+
+
 @pytest.mark.parametrize("host_cpu_s, met", [(0.0150, "met"), (0.0151, "not met")])
 def test_report_cpu_goal_is_a_ratio_to_the_peer_s_cpu_per_order(host_cpu_s, met):
     results = _results(host=120.0, dbos=20.0, durabletask=30.0)
