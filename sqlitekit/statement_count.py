@@ -176,32 +176,40 @@ class CountedCursor(sqlite3.Cursor):
 class CountedConnection(sqlite3.Connection):
     """A connection counting the statements it runs, as SQLite's trace callback would.
 
-    One count per ``execute`` and per row an ``executemany`` hands SQLite, on the connection
-    or a cursor it makes (an ``executescript``, rare, counts through the trace callback while
-    it runs): ``tally(n)``, which counts nothing until :meth:`StatementCounts.trace` sets it
-    (so ``connect``'s pragmas are not counted). Unlike the callback, it also counts a
-    statement that fails to compile.
+    One count per ``execute`` and per row an ``executemany`` hands SQLite, in the
+    :class:`CountedCursor` that runs them (an ``executescript``, rare, counts through the
+    trace callback while it runs): ``tally(n)``, which counts nothing until
+    :meth:`StatementCounts.trace` sets it (so ``connect``'s pragmas are not counted). Unlike
+    the callback, it also counts a statement that fails to compile.
+
+    The connection's own ``execute``, ``executemany`` and ``executescript`` run on a new
+    cursor from :meth:`cursor` (its ``row_factory`` the connection's), as
+    ``sqlite3.Connection``'s do in C, but call that cursor's Python methods, so the cursor
+    alone counts.
     """
 
     tally: Callable[[int], None] = staticmethod(_no_tally)
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
-        """Count one statement, then run it as ``sqlite3.Connection.execute``."""
-        self.tally(1)
-        return super().execute(sql, parameters)
+        """Run on a new cursor as ``sqlite3.Connection.execute`` does, counted there."""
+        return self._cursor().execute(sql, parameters)
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
-        """Run as ``sqlite3.Connection.executemany``, one count per row SQLite takes."""
-        return super().executemany(sql, _counted_rows(parameters, self.tally))
+        """Run on a new cursor as ``sqlite3.Connection.executemany`` does, counted there."""
+        return self._cursor().executemany(sql, parameters)
 
     def executescript(self, script: str, /) -> sqlite3.Cursor:
-        """Run as ``sqlite3.Connection.executescript``, counted by the trace callback."""
-        with _traced(self):
-            return super().executescript(script)
+        """Run on a new cursor as ``sqlite3.Connection.executescript`` does, counted there."""
+        return self._cursor().executescript(script)
 
     def cursor(self, factory: Any = CountedCursor) -> Any:
         """Return a cursor, by default a :class:`CountedCursor`."""
         return super().cursor(factory)
+
+    def _cursor(self) -> CountedCursor:
+        # Through cursor(), which also gives the cursor the connection's row_factory.
+        made: CountedCursor = self.cursor()
+        return made
 
 
 _counts: StatementCounts | None = None

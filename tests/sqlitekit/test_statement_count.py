@@ -141,6 +141,15 @@ def test_a_statement_that_does_not_compile_is_counted_where_the_callback_sees_no
     assert by_file["a.sqlite"] == 1
 
 
+def test_a_counted_connection_s_rows_are_its_row_factory_s(monkeypatch, tmp_path):
+    monkeypatch.setenv(statement_count.COUNT_SETTING, str(tmp_path / "counts"))
+    monkeypatch.delenv(statement_count.KINDS_SETTING, raising=False)
+    conn = sqlitekit.connect(tmp_path / "a.sqlite")
+    assert isinstance(conn, statement_count.CountedConnection)
+    assert conn.execute("SELECT 1 AS a").fetchone()["a"] == 1
+    assert conn.cursor().execute("SELECT 2 AS b").fetchone()["b"] == 2
+
+
 class _CursorAsConnection:
     """A connection's cursor standing in for it, so each form runs through a cursor too."""
 
