@@ -203,22 +203,27 @@ def action_cut(cut: dict[str, Any]) -> float:
     return 1 - cut["current"]["per_order"]["taskhub"]["dts_actions"] / before
 
 
-def _cpu_ratio(full: dict[str, Any]) -> float:
-    """Host / peer CPU per order: the median of the pairs' ratios, as orders/s is judged.
+def _cpu_pair_ratios(full: dict[str, Any]) -> list[float]:
+    """Each pair's host / peer CPU per order; empty unless every pair has one.
 
-    Results without a CPU figure per pair (before 2026-12-08) give the table's pair's.
+    Results written before 2026-12-08 have no CPU figure per pair.
     """
     pairs = full.get("pairs") or []
-    if pairs and all("cpu_ratio" in p for p in pairs):
-        return float(statistics.median(p["cpu_ratio"] for p in pairs))
+    return [p["cpu_ratio"] for p in pairs] if all("cpu_ratio" in p for p in pairs) else []
+
+
+def _cpu_ratio(full: dict[str, Any]) -> float:
+    """Host / peer CPU per order: the median of the pairs' ratios, as orders/s is judged;
+    without them, the table's pair's (the one with the median orders/s ratio)."""
+    if ratios := _cpu_pair_ratios(full):
+        return float(statistics.median(ratios))
     return float(full["host"]["host"]["cpu_s_per_order"]
                  / full["peer"]["host"]["cpu_s_per_order"])
 
 
 def _cpu_pairs(full: dict[str, Any]) -> str:
     """Say how :func:`_cpu_ratio` was taken."""
-    pairs = full.get("pairs") or []
-    if len(pairs) > 1 and not all("cpu_ratio" in p for p in pairs):
+    if len(full.get("pairs") or []) > 1 and not _cpu_pair_ratios(full):
         return "the pair with the median orders/s ratio"
     return _pairs(full, "host then peer", "one pair, host then peer", key="cpu_ratio")
 
@@ -236,7 +241,7 @@ def _pairs(measured: dict[str, Any], order: str, single: str, tail: str = "",
     ``order`` says which run of a pair came first.
     """
     pairs = measured.get("pairs")
-    if not pairs or len(pairs) == 1 or not all(key in p for p in pairs):
+    if not pairs or len(pairs) == 1:
         return single
     ratios = ", ".join(f"{p[key]:.2f}" for p in pairs)
     return f"the median of {len(pairs)} interleaved pairs, {order}; ratios {ratios}{tail}"
